@@ -1,0 +1,22 @@
+//! Run one scenario (normalized JSON on stdin, or the built-in example with N senders) and
+//! print its full report as JSON: `cargo run --release --example one -- 4`.
+use std::io::Read;
+
+use incast_sim::{Scenario, Simulation};
+
+fn main() {
+    let n: u32 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("senders"))
+        .unwrap_or(4);
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).ok();
+    let mut sc = if text.trim().is_empty() {
+        Scenario::example(n)
+    } else {
+        Scenario::from_json(&text).unwrap_or_else(|e| panic!("{e}"))
+    };
+    sc.topology.senders = n;
+    let r = Simulation::new(sc).and_then(|s| s.run()).unwrap_or_else(|e| panic!("{e}"));
+    println!("{}", serde_json::to_string_pretty(&r).expect("report serializes"));
+}

@@ -1,0 +1,453 @@
+//! The normalized scenario: every value in base units (bits per second, bytes, picoseconds),
+//! every default filled in.
+//!
+//! The Python layer parses user scenarios (unit strings, "did you mean" for unknown keys) and
+//! hands this exact shape over as JSON; Rust callers (benchmarks, tests) build it directly.
+//! `validate` re-checks every invariant the engine relies on, so no input can make it panic.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::units::*;
+
+/// An invalid scenario: names the field and what is allowed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// Dotted path of the offending field, e.g. `topology.buffer`.
+    pub field: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+fn bad(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// One complete scenario.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Seed of every random stream in the run.
+    pub seed: u64,
+    /// Hosts, links and switch buffers.
+    pub topology: Topology,
+    /// TCP parameters shared by every connection.
+    pub tcp: Tcp,
+    /// What the application does.
+    pub workload: Workload,
+    /// Long-lived flows competing with the workload.
+    pub background: Background,
+    /// Budgets and optional outputs.
+    pub run: Run,
+}
+
+/// Topology kinds. Routes are source routes, so more kinds plug in without touching forwarding.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// N senders, background hosts and one receiver on one switch.
+    Star,
+}
+
+/// A queue's drop-tail limit: in bytes, in packets, or both (whichever is hit first).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QueueLimit {
+    /// Limit in frame bytes; `None` for no byte limit.
+    pub bytes: Option<u64>,
+    /// Limit in packets; `None` for no packet limit.
+    pub packets: Option<u32>,
+}
+
+impl QueueLimit {
+    /// No limit at all.
+    pub const UNLIMITED: QueueLimit = QueueLimit {
+        bytes: None,
+        packets: None,
+    };
+}
+
+/// Hosts and links.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Topology kind.
+    pub kind: TopologyKind,
+    /// Number of servers answering the receiver.
+    pub senders: u32,
+    /// Rate of every access link, bits per second.
+    pub link: u64,
+    /// Rate of the receiver's access link (the incast bottleneck), bits per second.
+    pub receiver_link: u64,
+    /// Base round-trip time without queueing or serialization, picoseconds; each of the four
+    /// link traversals of a round trip gets a quarter of it as propagation delay.
+    pub rtt: SimTime,
+    /// Drop-tail limit of every switch egress port.
+    pub buffer: QueueLimit,
+    /// Drop-tail limit of every host NIC queue (Linux hosts do not drop locally: unlimited).
+    pub nic_buffer: QueueLimit,
+    /// Each packet a host sends waits a uniform random time in [0, host_jitter] before it
+    /// reaches the NIC (order within a connection kept). Models host processing noise, like
+    /// ns-2's `overhead_`; without it, perfectly periodic senders lock each other out of a
+    /// drop-tail queue (the phase effect of Floyd and Jacobson, 1992). 0 turns it off.
+    pub host_jitter: SimTime,
+}
+
+/// What a connection does when it sends again after being idle.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndRestart {
+    /// Linux's `tcp_slow_start_after_idle`: halve cwnd per RTO of idleness, down to the IW.
+    Idle,
+    /// Every response starts in slow start from the initial window (the model's assumption).
+    Block,
+    /// Keep cwnd across idle periods.
+    Never,
+}
+
+/// TCP parameters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Tcp {
+    /// Maximum segment size (payload bytes per packet).
+    pub mss: u64,
+    /// Bytes of headers in each frame beyond the payload (Ethernet+FCS, IP, TCP, timestamps).
+    pub header_bytes: u64,
+    /// Bytes on the wire beyond the frame (preamble, start delimiter, inter-frame gap).
+    pub phy_overhead: u64,
+    /// Initial congestion window, segments.
+    pub initial_window: u32,
+    /// Minimum retransmission timeout (RFC 6298 (2.4)).
+    pub rto_min: SimTime,
+    /// Maximum retransmission timeout (RFC 6298 (2.5)).
+    pub rto_max: SimTime,
+    /// Retransmission timeout before any RTT sample (RFC 6298 (2.1)); connections are
+    /// established, so the handshake's sample normally replaces it.
+    pub rto_initial: SimTime,
+    /// Timer and RTT clock granularity G (RFC 6298): 1 µs, 1 ms, 4 ms (HZ=250)...
+    pub clock_granularity: SimTime,
+    /// Delayed-ACK timeout; 0 turns delayed ACKs off (every segment is acknowledged at once).
+    pub delayed_ack: SimTime,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
+    pub sack: bool,
+    /// Limited transmit (RFC 3042).
+    pub limited_transmit: bool,
+    /// Receiver's advertised window, bytes.
+    pub receive_window: u64,
+    /// Congestion-window restart policy.
+    pub cwnd_restart: CwndRestart,
+    /// Duplicate ACKs (or SACKed segments above a hole) that signal a loss.
+    pub dupthresh: u32,
+}
+
+/// Application workloads.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// The client reads blocks from every server; block k+1 is requested when all of block k
+    /// has arrived.
+    SyncRead,
+    /// N flows of `flow_size` bytes start together into one receiver.
+    Incast,
+}
+
+/// What the application does.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Workload kind.
+    pub kind: WorkloadKind,
+    /// Server request unit: bytes each server returns per block (sync_read).
+    pub sru: Option<u64>,
+    /// Block size striped over the servers, S/N each (sync_read; instead of `sru`).
+    pub block: Option<u64>,
+    /// Number of blocks read (sync_read).
+    pub blocks: u32,
+    /// Size of each request message, bytes (sync_read).
+    pub request_size: u64,
+    /// Each server waits a uniform random time in [0, jitter] before answering (sync_read) or
+    /// starting its flow (incast).
+    pub jitter: SimTime,
+    /// Bytes per flow (incast).
+    pub flow_size: Option<u64>,
+}
+
+/// Long-lived background flows into the receiver.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Background {
+    /// Number of long-lived flows, each from its own host.
+    pub flows: u32,
+    /// How long background flows run before the workload starts.
+    pub warmup: SimTime,
+}
+
+/// Budgets and optional outputs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Stop with an error after this many events.
+    pub max_events: u64,
+    /// Stop with an error at this simulated time.
+    pub max_time: SimTime,
+    /// Sample cwnd per flow and queue occupancy at this interval; 0 = no time series.
+    pub sample_interval: SimTime,
+    /// Upper bound on the number of time-series samples kept.
+    pub max_samples: u32,
+}
+
+/// Hard bounds that keep a scenario within what one machine can hold.
+pub const MAX_SENDERS: u32 = 1_000_000;
+
+impl Scenario {
+    /// A 1 Gbps star with `senders` servers, 64 KB per port, RTOmin 200 ms, 256 KB SRUs.
+    pub fn example(senders: u32) -> Scenario {
+        Scenario {
+            seed: 1,
+            topology: Topology {
+                kind: TopologyKind::Star,
+                senders,
+                link: 1_000_000_000,
+                receiver_link: 1_000_000_000,
+                rtt: from_us(100),
+                buffer: QueueLimit {
+                    bytes: Some(64_000),
+                    packets: None,
+                },
+                nic_buffer: QueueLimit::UNLIMITED,
+                host_jitter: from_us(1),
+            },
+            tcp: Tcp {
+                mss: 1448,
+                header_bytes: 70,
+                phy_overhead: 20,
+                initial_window: 10,
+                rto_min: from_ms(200),
+                rto_max: 120 * PS_PER_S,
+                rto_initial: PS_PER_S,
+                clock_granularity: PS_PER_US,
+                delayed_ack: 0,
+                sack: true,
+                limited_transmit: true,
+                receive_window: 4 * 1024 * 1024,
+                cwnd_restart: CwndRestart::Idle,
+                dupthresh: 3,
+            },
+            workload: Workload {
+                kind: WorkloadKind::SyncRead,
+                sru: Some(256_000),
+                block: None,
+                blocks: 20,
+                request_size: 100,
+                jitter: 0,
+                flow_size: None,
+            },
+            background: Background {
+                flows: 0,
+                warmup: from_ms(10),
+            },
+            run: Run {
+                max_events: 2_000_000_000,
+                max_time: 3600 * PS_PER_S,
+                sample_interval: 0,
+                max_samples: 100_000,
+            },
+        }
+    }
+
+    /// Parse the normalized JSON form, then validate it.
+    pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
+        let s: Scenario = serde_json::from_str(text).map_err(|e| bad("scenario", e.to_string()))?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Bytes on the wire (frame plus preamble and gap) of a full-sized segment.
+    pub fn full_frame(&self) -> u64 {
+        self.tcp.mss + self.tcp.header_bytes
+    }
+
+    /// Check every invariant the engine relies on.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        if t.senders == 0 || t.senders > MAX_SENDERS {
+            return Err(bad(
+                "topology.senders",
+                format!("must be between 1 and {MAX_SENDERS}, got {}", t.senders),
+            ));
+        }
+        if t.link == 0 {
+            return Err(bad("topology.link", "rate must be positive"));
+        }
+        if t.receiver_link == 0 {
+            return Err(bad("topology.receiver_link", "rate must be positive"));
+        }
+        if t.host_jitter > PS_PER_S {
+            return Err(bad("topology.host_jitter", "must be at most 1s"));
+        }
+        if t.rtt > 10 * PS_PER_S {
+            return Err(bad("topology.rtt", "must be at most 10s"));
+        }
+        let frame = self.full_frame();
+        for (name, lim) in [("topology.buffer", t.buffer), ("topology.nic_buffer", t.nic_buffer)] {
+            if let Some(b) = lim.bytes {
+                if b < frame {
+                    return Err(bad(
+                        name,
+                        format!("{b} bytes is smaller than one full packet ({frame} bytes)"),
+                    ));
+                }
+            }
+            if lim.packets == Some(0) {
+                return Err(bad(name, "must hold at least one packet"));
+            }
+        }
+        let c = &self.tcp;
+        if c.mss == 0 || c.mss > 65_000 {
+            return Err(bad("tcp.mss", format!("must be 1..65000 bytes, got {}", c.mss)));
+        }
+        if c.header_bytes > 1000 || c.phy_overhead > 1000 {
+            return Err(bad("tcp.header_bytes", "headers must be at most 1000 bytes"));
+        }
+        if c.initial_window == 0 || c.initial_window > 10_000 {
+            return Err(bad(
+                "tcp.initial_window",
+                format!("must be 1..10000 segments, got {}", c.initial_window),
+            ));
+        }
+        if c.clock_granularity == 0 {
+            return Err(bad("tcp.clock_granularity", "must be positive (e.g. 1us, 1ms, 4ms)"));
+        }
+        if c.rto_min == 0 {
+            return Err(bad("tcp.rto_min", "must be positive"));
+        }
+        if c.rto_max < c.rto_min {
+            return Err(bad("tcp.rto_max", "must be at least tcp.rto_min"));
+        }
+        if c.rto_max > 3600 * PS_PER_S {
+            return Err(bad("tcp.rto_max", "must be at most 3600s"));
+        }
+        if c.rto_initial == 0 || c.rto_initial > 3600 * PS_PER_S {
+            return Err(bad("tcp.rto_initial", "must be between 1ps and 3600s"));
+        }
+        if c.receive_window < c.mss {
+            return Err(bad("tcp.receive_window", "must be at least one MSS"));
+        }
+        if c.dupthresh == 0 || c.dupthresh > 1000 {
+            return Err(bad("tcp.dupthresh", "must be 1..1000"));
+        }
+        let w = &self.workload;
+        match w.kind {
+            WorkloadKind::SyncRead => {
+                match (w.sru, w.block) {
+                    (Some(_), Some(_)) => {
+                        return Err(bad("workload.sru", "give either sru or block, not both"))
+                    }
+                    (None, None) => {
+                        return Err(bad("workload.sru", "sync_read needs sru or block"))
+                    }
+                    (Some(0), _) => return Err(bad("workload.sru", "must be positive")),
+                    (_, Some(b)) if b < t.senders as u64 => {
+                        return Err(bad(
+                            "workload.block",
+                            format!("{b} bytes cannot be striped over {} senders", t.senders),
+                        ))
+                    }
+                    _ => {}
+                }
+                if w.blocks == 0 {
+                    return Err(bad("workload.blocks", "must be at least 1"));
+                }
+                if w.request_size == 0 {
+                    return Err(bad("workload.request_size", "must be positive"));
+                }
+                let per_server = self.sru_of(0) as u128 * w.blocks as u128;
+                if per_server > (1u128 << 50) {
+                    return Err(bad("workload.blocks", "total bytes per server exceed 2^50"));
+                }
+            }
+            WorkloadKind::Incast => match w.flow_size {
+                None | Some(0) => {
+                    return Err(bad("workload.flow_size", "incast needs a positive flow_size"))
+                }
+                Some(f) if f > (1u64 << 50) => {
+                    return Err(bad("workload.flow_size", "must be at most 2^50 bytes"))
+                }
+                _ => {}
+            },
+        }
+        if w.jitter > 3600 * PS_PER_S {
+            return Err(bad("workload.jitter", "must be at most 3600s"));
+        }
+        if self.background.flows > 10_000 {
+            return Err(bad("background.flows", "must be at most 10000"));
+        }
+        if self.run.max_events == 0 {
+            return Err(bad("run.max_events", "must be positive"));
+        }
+        if self.run.max_time == 0 {
+            return Err(bad("run.max_time", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// Bytes server `i` returns per block.
+    pub fn sru_of(&self, i: u32) -> u64 {
+        match (self.workload.sru, self.workload.block) {
+            (Some(s), _) => s,
+            (None, Some(b)) => {
+                let n = self.topology.senders as u64;
+                b / n + u64::from((i as u64) < b % n)
+            }
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_is_valid_and_round_trips_through_json() {
+        let s = Scenario::example(8);
+        s.validate().unwrap();
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_json(&j).unwrap(), s);
+    }
+
+    #[test]
+    fn buffer_smaller_than_a_packet_is_rejected_by_name() {
+        let mut s = Scenario::example(4);
+        s.topology.buffer.bytes = Some(1000);
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "topology.buffer");
+    }
+
+    #[test]
+    fn zero_senders_and_zero_rate_are_rejected() {
+        let mut s = Scenario::example(0);
+        assert_eq!(s.validate().unwrap_err().field, "topology.senders");
+        s.topology.senders = 2;
+        s.topology.link = 0;
+        assert_eq!(s.validate().unwrap_err().field, "topology.link");
+    }
+
+    #[test]
+    fn striped_block_spreads_the_remainder() {
+        let mut s = Scenario::example(3);
+        s.workload.sru = None;
+        s.workload.block = Some(10);
+        assert_eq!((s.sru_of(0), s.sru_of(1), s.sru_of(2)), (4, 3, 3));
+    }
+
+    #[test]
+    fn unknown_json_key_is_an_error_not_a_panic() {
+        let e = Scenario::from_json(r#"{"seed": 1, "bogus": 2}"#).unwrap_err();
+        assert_eq!(e.field, "scenario");
+    }
+}

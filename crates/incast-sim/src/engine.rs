@@ -1,0 +1,210 @@
+//! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous events
+//! run in the order they were scheduled and every run of a scenario is identical.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::units::SimTime;
+
+/// Something that happens at a time. Small and `Copy`: the heap moves these around a lot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A link finished serializing the packet at the head of its queue.
+    TxDone(u32),
+    /// The packet at the head of a link's pipe reaches the far end.
+    Arrive(u32),
+    /// A retransmission timer of an endpoint, with the generation it was armed with.
+    Rto(u32, u32),
+    /// A delayed-ACK timer of an endpoint, with its generation.
+    DelAck(u32, u32),
+    /// The packet at the head of an endpoint's host queue reaches its NIC.
+    HostTx(u32),
+    /// A server starts answering (after jitter) on a connection, with the workload's generation.
+    Respond(u32),
+    /// The workload starts.
+    Start,
+    /// Take a time-series sample.
+    Sample,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: u128,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse, so the earliest (time, seq) comes out first.
+        other.key.cmp(&self.key)
+    }
+}
+
+/// Pending events in deterministic order.
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl EventQueue {
+    /// Schedule `event` at `time`.
+    #[inline]
+    pub fn push(&mut self, time: SimTime, event: Event) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            key: ((time as u128) << 64) | self.seq as u128,
+            event,
+        });
+    }
+
+    /// The earliest event and its time.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+        self.heap.pop().map(|e| ((e.key >> 64) as SimTime, e.event))
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// No pending events.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// A timer cancelled lazily: moving a deadline later schedules nothing; the stale event finds
+/// the new deadline when it fires and reschedules itself. Moving it earlier schedules a new
+/// event and bumps the generation, so the older event becomes a no-op.
+#[derive(Debug, Clone, Default)]
+pub struct Timer {
+    /// When the timer is due, if armed.
+    pub deadline: Option<SimTime>,
+    scheduled: Option<SimTime>,
+    gen: u32,
+}
+
+impl Timer {
+    /// Arm (or re-arm) for `at`.
+    #[inline]
+    pub fn set(&mut self, at: SimTime) {
+        self.deadline = Some(at);
+    }
+
+    /// Disarm.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.deadline = None;
+    }
+
+    /// Whether armed.
+    pub fn is_armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// If an event must be scheduled for the current deadline, its time and generation.
+    #[inline]
+    pub fn needs_event(&mut self) -> Option<(SimTime, u32)> {
+        match self.deadline {
+            Some(d) if self.scheduled.is_none_or(|s| d < s) => {
+                self.gen = self.gen.wrapping_add(1);
+                self.scheduled = Some(d);
+                Some((d, self.gen))
+            }
+            _ => None,
+        }
+    }
+
+    /// An event of generation `gen` fired at `now`: true if the timer is due (and it is then
+    /// disarmed). A false answer may leave a later deadline for `needs_event` to schedule.
+    #[inline]
+    pub fn fire(&mut self, now: SimTime, gen: u32) -> bool {
+        if gen != self.gen || self.scheduled.is_none() {
+            return false;
+        }
+        self.scheduled = None;
+        match self.deadline {
+            Some(d) if d <= now => {
+                self.deadline = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simultaneous_events_keep_insertion_order() {
+        let mut q = EventQueue::default();
+        q.push(5, Event::TxDone(2));
+        q.push(5, Event::TxDone(1));
+        q.push(3, Event::Start);
+        assert_eq!(q.pop(), Some((3, Event::Start)));
+        assert_eq!(q.pop(), Some((5, Event::TxDone(2))));
+        assert_eq!(q.pop(), Some((5, Event::TxDone(1))));
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn timer_not_due_one_tick_early_and_due_on_time() {
+        let mut t = Timer::default();
+        t.set(100);
+        let (at, gen) = t.needs_event().unwrap();
+        assert_eq!(at, 100);
+        assert!(!t.fire(99, gen.wrapping_add(1)));
+        assert!(t.fire(100, gen));
+        assert!(!t.is_armed());
+    }
+
+    #[test]
+    fn moving_a_deadline_later_reuses_the_pending_event() {
+        let mut t = Timer::default();
+        t.set(100);
+        let (_, gen) = t.needs_event().unwrap();
+        t.set(200);
+        assert_eq!(t.needs_event(), None);
+        assert!(!t.fire(100, gen));
+        let (at, gen2) = t.needs_event().unwrap();
+        assert_eq!(at, 200);
+        assert!(t.fire(200, gen2));
+    }
+
+    #[test]
+    fn moving_a_deadline_earlier_makes_the_old_event_stale() {
+        let mut t = Timer::default();
+        t.set(200);
+        let (_, old) = t.needs_event().unwrap();
+        t.set(100);
+        let (at, new) = t.needs_event().unwrap();
+        assert_eq!(at, 100);
+        assert!(t.fire(100, new));
+        assert!(!t.fire(200, old));
+    }
+
+    #[test]
+    fn cleared_timer_does_not_fire() {
+        let mut t = Timer::default();
+        t.set(10);
+        let (_, gen) = t.needs_event().unwrap();
+        t.clear();
+        assert!(!t.fire(10, gen));
+        assert_eq!(t.needs_event(), None);
+    }
+}

@@ -1,0 +1,31 @@
+//! incast-sim: a packet-level discrete-event simulator for TCP incast.
+//!
+//! One [`Scenario`] in, one [`Report`] out:
+//!
+//! ```
+//! use incast_sim::{Scenario, Simulation};
+//! let mut sc = Scenario::example(4);
+//! sc.workload.blocks = 2;
+//! let report = Simulation::new(sc).unwrap().run().unwrap();
+//! assert_eq!(report.block_times.len(), 2);
+//! assert!(report.goodput_bps > 0.0);
+//! ```
+//!
+//! Time is integer picoseconds; events at the same time run in the order they were scheduled;
+//! the same scenario and seed give the same report, bit for bit.
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod engine;
+pub mod net;
+pub mod report;
+pub mod rng;
+pub mod sim;
+pub mod tcp;
+pub mod topology;
+pub mod units;
+pub mod workload;
+
+pub use config::{ConfigError, Scenario};
+pub use report::Report;
+pub use sim::{SimError, Simulation};

@@ -1,0 +1,316 @@
+//! Packets, and links made of a drop-tail egress queue (serialization at the link rate) and a
+//! propagation pipe.
+//!
+//! Only the head of each queue and each pipe has an event in the scheduler (as in htsim), so the
+//! number of pending events grows with the number of links, not with the packets in flight.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::config::QueueLimit;
+use crate::units::{tx_time, SimTime};
+
+/// Index of a packet in the [`PacketPool`].
+pub type PktId = u32;
+
+/// Most SACK blocks a segment carries (three fit beside the timestamp option, RFC 2018).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// A TCP segment on the wire. Every segment carries an acknowledgment (RFC 793 after the
+/// handshake), and data segments may carry payload.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Packet {
+    /// Source route the packet follows.
+    pub route: u32,
+    /// Index of the link it is on within its route.
+    pub hop: u16,
+    /// Number of valid SACK blocks.
+    pub nsack: u8,
+    /// Endpoint that receives it.
+    pub dst: u32,
+    /// First payload byte's sequence number (64-bit, so it never wraps).
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Frame bytes (payload plus headers): what switch buffers count.
+    pub frame: u32,
+    /// Cumulative acknowledgment: next byte expected from the peer.
+    pub ack: u64,
+    /// SACK blocks `[start, end)`, most recent first.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+/// Packets live in one arena and are referred to by index; freed slots are reused, so the hot
+/// path allocates nothing once the arena has grown to the peak number of packets alive.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+}
+
+impl PacketPool {
+    /// Store `p`, returning its id.
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+
+    /// Release `id` for reuse.
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.free.push(id);
+    }
+
+    /// The packet `id`.
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    /// The packet `id`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently alive.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Counters of one queue.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct QueueStats {
+    /// Packets dropped on arrival because the queue was full.
+    pub drops: u64,
+    /// Highest occupancy seen, frame bytes (the packet in service included).
+    pub max_bytes: u64,
+    /// Highest occupancy seen, packets.
+    pub max_packets: u32,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Frame bytes transmitted.
+    pub tx_bytes: u64,
+    /// Time spent serializing, picoseconds.
+    pub busy: SimTime,
+}
+
+/// What happened to a packet offered to a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enqueued {
+    /// The queue was full: the packet is gone.
+    Dropped,
+    /// The link was idle: transmission ends at this time.
+    Transmitting(SimTime),
+    /// Waiting behind other packets.
+    Waiting,
+}
+
+/// A one-way link: an egress queue that serializes at `rate`, then a pipe of `delay`.
+#[derive(Debug)]
+pub struct Link {
+    /// Bits per second.
+    pub rate: u64,
+    /// Propagation delay.
+    pub delay: SimTime,
+    /// Bytes on the wire per packet beyond its frame (preamble and inter-frame gap).
+    pub phy_overhead: u64,
+    limit_bytes: u64,
+    limit_packets: u32,
+    /// Packets waiting, the one in service at the front.
+    queue: VecDeque<PktId>,
+    /// Frame bytes in `queue`.
+    bytes: u64,
+    /// Packets propagating, with their arrival time at the far end.
+    pipe: VecDeque<(SimTime, PktId)>,
+    /// Counters.
+    pub stats: QueueStats,
+}
+
+impl Link {
+    /// A link with the given rate, delay and drop-tail limit.
+    pub fn new(rate: u64, delay: SimTime, limit: QueueLimit, phy_overhead: u64) -> Link {
+        Link {
+            rate,
+            delay,
+            phy_overhead,
+            limit_bytes: limit.bytes.unwrap_or(u64::MAX),
+            limit_packets: limit.packets.unwrap_or(u32::MAX),
+            queue: VecDeque::new(),
+            bytes: 0,
+            pipe: VecDeque::new(),
+            stats: QueueStats::default(),
+        }
+    }
+
+    /// The limit this link's queue enforces.
+    pub fn limit(&self) -> QueueLimit {
+        QueueLimit {
+            bytes: (self.limit_bytes != u64::MAX).then_some(self.limit_bytes),
+            packets: (self.limit_packets != u32::MAX).then_some(self.limit_packets),
+        }
+    }
+
+    /// Frame bytes queued now (the packet in service included).
+    pub fn queued_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Packets queued now.
+    pub fn queued_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Packets propagating now.
+    pub fn in_pipe(&self) -> usize {
+        self.pipe.len()
+    }
+
+    #[inline]
+    fn serialization(&mut self, frame: u32) -> SimTime {
+        let t = tx_time(frame as u64 + self.phy_overhead, self.rate);
+        self.stats.busy += t;
+        t
+    }
+
+    /// Offer packet `id` of `frame` bytes at `now`: drop-tail.
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, id: PktId, frame: u32) -> Enqueued {
+        let f = frame as u64;
+        if self.bytes + f > self.limit_bytes || self.queue.len() as u32 >= self.limit_packets {
+            self.stats.drops += 1;
+            return Enqueued::Dropped;
+        }
+        self.queue.push_back(id);
+        self.bytes += f;
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        self.stats.max_packets = self.stats.max_packets.max(self.queue.len() as u32);
+        if self.queue.len() == 1 {
+            Enqueued::Transmitting(now + self.serialization(frame))
+        } else {
+            Enqueued::Waiting
+        }
+    }
+
+    /// The packet in service has been serialized: it enters the pipe. Returns whether the pipe
+    /// was empty (so its arrival must be scheduled at `now + delay`) and, if another packet
+    /// waits, the end of its transmission. `frame_of` looks up a packet's frame size.
+    #[inline]
+    pub fn finish_tx(
+        &mut self,
+        now: SimTime,
+        frame_of: impl Fn(PktId) -> u32,
+    ) -> (bool, Option<SimTime>) {
+        let id = self.queue.pop_front().expect("finish_tx on an idle link");
+        let f = frame_of(id);
+        self.bytes -= f as u64;
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += f as u64;
+        let pipe_was_empty = self.pipe.is_empty();
+        self.pipe.push_back((now + self.delay, id));
+        let next = match self.queue.front() {
+            Some(&n) => {
+                let nf = frame_of(n);
+                Some(now + self.serialization(nf))
+            }
+            None => None,
+        };
+        (pipe_was_empty, next)
+    }
+
+    /// The packet at the head of the pipe reaches the far end. Returns it and the arrival time
+    /// of the next one, if any.
+    #[inline]
+    pub fn arrive(&mut self) -> (PktId, Option<SimTime>) {
+        let (_, id) = self.pipe.pop_front().expect("arrive on an empty pipe");
+        (id, self.pipe.front().map(|&(t, _)| t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(limit_bytes: u64) -> Link {
+        Link::new(
+            1_000_000_000,
+            1_000,
+            QueueLimit {
+                bytes: Some(limit_bytes),
+                packets: None,
+            },
+            20,
+        )
+    }
+
+    #[test]
+    fn idle_link_starts_serializing_at_once() {
+        let mut l = link(10_000);
+        assert_eq!(l.enqueue(0, 1, 1518), Enqueued::Transmitting(1538 * 8000));
+        assert_eq!(l.enqueue(0, 2, 1518), Enqueued::Waiting);
+        assert_eq!(l.queued_bytes(), 3036);
+    }
+
+    #[test]
+    fn drop_tail_at_the_byte_limit_and_not_before() {
+        let mut l = link(3036);
+        assert_ne!(l.enqueue(0, 1, 1518), Enqueued::Dropped);
+        assert_ne!(l.enqueue(0, 2, 1518), Enqueued::Dropped);
+        assert_eq!(l.enqueue(0, 3, 1), Enqueued::Dropped);
+        assert_eq!(l.stats.drops, 1);
+        assert_eq!(l.stats.max_bytes, 3036);
+    }
+
+    #[test]
+    fn packet_limit() {
+        let mut l = Link::new(
+            1_000_000_000,
+            0,
+            QueueLimit {
+                bytes: None,
+                packets: Some(1),
+            },
+            0,
+        );
+        assert_ne!(l.enqueue(0, 1, 100), Enqueued::Dropped);
+        assert_eq!(l.enqueue(0, 2, 100), Enqueued::Dropped);
+    }
+
+    #[test]
+    fn fifo_through_queue_and_pipe() {
+        let mut l = link(100_000);
+        let frames = |_: PktId| 1518u32;
+        let t1 = match l.enqueue(0, 7, 1518) {
+            Enqueued::Transmitting(t) => t,
+            other => panic!("{other:?}"),
+        };
+        l.enqueue(0, 8, 1518);
+        let (empty, next) = l.finish_tx(t1, frames);
+        assert!(empty);
+        assert_eq!(next, Some(2 * t1));
+        let (empty, next) = l.finish_tx(2 * t1, frames);
+        assert!(!empty);
+        assert_eq!(next, None);
+        assert_eq!(l.arrive(), (7, Some(2 * t1 + 1_000)));
+        assert_eq!(l.arrive(), (8, None));
+        assert_eq!(l.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn pool_reuses_slots() {
+        let mut p = PacketPool::default();
+        let a = p.alloc(Packet::default());
+        p.free(a);
+        let b = p.alloc(Packet::default());
+        assert_eq!(a, b);
+        assert_eq!(p.live(), 1);
+    }
+}

@@ -1,0 +1,104 @@
+//! The result of one run: what every backend of incastlab reports, in base units.
+
+use serde::Serialize;
+
+use crate::config::{QueueLimit, WorkloadKind};
+use crate::net::QueueStats;
+use crate::units::SimTime;
+
+/// One flow (connection) of the workload or the background.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowReport {
+    /// Connection index (workload flows first, then background flows).
+    pub flow: u32,
+    /// A long-lived background flow.
+    pub background: bool,
+    /// Bytes delivered to the receiving application.
+    pub bytes: u64,
+    /// Completion time from the workload start (incast workload), picoseconds.
+    pub fct: Option<SimTime>,
+    /// Retransmission timeouts.
+    pub timeouts: u32,
+    /// Fast-recovery episodes.
+    pub fast_recoveries: u32,
+    /// Segments retransmitted by fast retransmit / SACK recovery.
+    pub retx_fast: u32,
+    /// Segments retransmitted after a timeout.
+    pub retx_timeout: u32,
+    /// Longest run of successive timeouts.
+    pub max_successive_timeouts: u32,
+    /// Bytes sent per slow-start round of the first response, until its first loss.
+    pub rounds: Vec<u64>,
+}
+
+/// One queue.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueReport {
+    /// `port-receiver`, `port3`, or `nics` (all host NICs together).
+    pub name: String,
+    /// The queue's limit.
+    pub limit: QueueLimit,
+    /// Counters.
+    #[serde(flatten)]
+    pub stats: QueueStats,
+}
+
+/// Sampled time series.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Series {
+    /// Sample times from the workload start, picoseconds.
+    pub t: Vec<SimTime>,
+    /// Bottleneck queue occupancy, frame bytes.
+    pub queue_bytes: Vec<u64>,
+    /// Congestion window (segments) of each workload flow: `cwnd[flow][sample]`.
+    pub cwnd: Vec<Vec<u32>>,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    /// Number of servers.
+    pub senders: u32,
+    /// Workload kind.
+    pub workload: WorkloadKind,
+    /// Application bytes the workload delivered.
+    pub app_bytes: u64,
+    /// When the workload started, picoseconds.
+    pub start: SimTime,
+    /// Workload duration: start to the completion of the last block or flow.
+    pub duration: SimTime,
+    /// Application bytes / duration, bits per second.
+    pub goodput_bps: f64,
+    /// Rate of the receiver's link, bits per second.
+    pub link_bps: u64,
+    /// Duration of each block (sync_read), picoseconds.
+    pub block_times: Vec<SimTime>,
+    /// Retransmission timeouts of all servers during each block.
+    pub block_timeouts: Vec<u32>,
+    /// Every flow.
+    pub flows: Vec<FlowReport>,
+    /// Retransmission timeouts of the workload's flows.
+    pub timeouts: u64,
+    /// `[k-1]`: times a workload flow suffered k successive timeouts (last bucket: k or more).
+    pub timeout_runs: Vec<u64>,
+    /// Fast-recovery episodes of the workload's flows.
+    pub fast_recoveries: u64,
+    /// Segments retransmitted by fast retransmit / SACK recovery (workload flows).
+    pub retx_fast: u64,
+    /// Segments retransmitted after timeouts (workload flows).
+    pub retx_timeout: u64,
+    /// Packets dropped anywhere.
+    pub drops: u64,
+    /// Switch ports, then all host NICs together.
+    pub queues: Vec<QueueReport>,
+    /// The bottleneck: the switch port towards the receiver.
+    pub bottleneck: QueueReport,
+    /// Share of the workload's duration the bottleneck spent serializing.
+    pub bottleneck_utilization: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time at the end of the run, picoseconds.
+    pub end: SimTime,
+    /// Optional time series.
+    pub series: Option<Series>,
+}

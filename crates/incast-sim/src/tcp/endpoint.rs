@@ -1,0 +1,828 @@
+//! One end of a TCP connection.
+//!
+//! The send half keeps a scoreboard of segments sent and not yet cumulatively acknowledged,
+//! each flagged SACKED, LOST and RETRANS, and counts packets in flight the way Linux does:
+//! `packets_out - sacked_out - lost_out + retrans_out`. The same count drives normal sending,
+//! limited transmit (a dup ACK or SACK takes a packet out of flight), RFC 6675 recovery and
+//! recovery after a timeout. Without SACK, duplicate ACKs stand in for SACKed packets (as in
+//! Linux's Reno emulation) and partial ACKs mark the next hole lost (NewReno).
+//!
+//! There is no clock inside: every entry point receives `now`, appends segments to send to
+//! `out`, and leaves its timers' deadlines in `rto_timer` and `delack_timer`.
+
+use std::collections::VecDeque;
+
+use crate::config::{CwndRestart, Tcp};
+use crate::engine::Timer;
+use crate::net::MAX_SACK_BLOCKS;
+use crate::tcp::rtt::RttEstimator;
+use crate::units::SimTime;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+const EVER_RETX: u8 = 8;
+
+/// Largest congestion window, segments (keeps arithmetic far from overflow).
+const MAX_CWND: u32 = 1 << 24;
+/// Bytes-per-round entries kept for the first transfer.
+const MAX_ROUNDS: usize = 32;
+/// Successive-timeout runs longer than this are counted in the last bucket.
+pub const TIMEOUT_RUN_BUCKETS: usize = 16;
+
+/// The TCP parameters an endpoint uses, copied from the scenario.
+#[derive(Debug, Clone)]
+pub struct TcpParams {
+    /// Maximum segment size, bytes.
+    pub mss: u64,
+    /// Initial window, segments.
+    pub initial_window: u32,
+    /// Duplicate-ACK threshold.
+    pub dupthresh: u32,
+    /// SACK on (RFC 6675) or off (NewReno).
+    pub sack: bool,
+    /// Limited transmit (RFC 3042).
+    pub limited_transmit: bool,
+    /// Peer's receive window, bytes.
+    pub receive_window: u64,
+    /// Delayed-ACK timeout; 0 = off.
+    pub delayed_ack: SimTime,
+    /// cwnd restart policy.
+    pub cwnd_restart: CwndRestart,
+}
+
+impl From<&Tcp> for TcpParams {
+    fn from(t: &Tcp) -> Self {
+        TcpParams {
+            mss: t.mss,
+            initial_window: t.initial_window,
+            dupthresh: t.dupthresh,
+            sack: t.sack,
+            limited_transmit: t.limited_transmit,
+            receive_window: t.receive_window,
+            delayed_ack: t.delayed_ack,
+            cwnd_restart: t.cwnd_restart,
+        }
+    }
+}
+
+/// A segment to put on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// First payload byte (for a pure ACK, the next byte to send).
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Cumulative ACK.
+    pub ack: u64,
+    /// Valid SACK blocks.
+    pub nsack: u8,
+    /// SACK blocks, most recent first.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+/// A sent segment awaiting its cumulative ACK.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    seq: u64,
+    len: u32,
+    flags: u8,
+    /// Last (re)transmission time.
+    sent: SimTime,
+}
+
+impl Seg {
+    fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// Congestion-control state (Linux's `icsk_ca_state`, without Disorder and CWR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CaState {
+    Open,
+    /// Fast recovery until `high_seq` is acknowledged.
+    Recovery,
+    /// After a retransmission timeout, until `high_seq` is acknowledged.
+    Loss,
+}
+
+/// What the send half did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Retransmission timeouts.
+    pub timeouts: u32,
+    /// Entries into fast recovery.
+    pub recoveries: u32,
+    /// Segments retransmitted during fast recovery.
+    pub retx_fast: u32,
+    /// Segments retransmitted after a timeout.
+    pub retx_timeout: u32,
+    /// Data segments sent, retransmissions included.
+    pub segments: u64,
+    /// `runs[k-1]`: times that k timeouts in a row hit before an ACK made progress.
+    pub timeout_runs: [u32; TIMEOUT_RUN_BUCKETS],
+    /// Longest run of successive timeouts.
+    pub max_timeout_run: u32,
+    /// Bytes sent in each slow-start round of the first transfer, until its first loss.
+    pub rounds: Vec<u64>,
+}
+
+/// One end of a connection: a send half and a receive half.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    p: TcpParams,
+    // ---- send half ----
+    /// Oldest unacknowledged byte.
+    snd_una: u64,
+    /// Next new byte to send.
+    snd_nxt: u64,
+    /// End of the data the application has written.
+    write_end: u64,
+    /// Sent segments not yet cumulatively acknowledged, in sequence order.
+    segs: VecDeque<Seg>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Segments marked LOST and not yet retransmitted.
+    lost_pending: u32,
+    /// No LOST-and-unsent segment starts below this sequence number.
+    retx_hint: u64,
+    /// Duplicate ACKs since the last new ACK (without SACK, also the stand-in for sacked_out).
+    dupacks: u32,
+    /// Congestion window, segments.
+    cwnd: u32,
+    /// Fractional growth in congestion avoidance.
+    cwnd_cnt: u32,
+    /// Slow-start threshold, segments.
+    ssthresh: u32,
+    ca: CaState,
+    /// Recovery point: `snd_nxt` when recovery or loss state was entered.
+    high_seq: u64,
+    /// Retransmit the first lost segment regardless of cwnd (fast retransmit).
+    force_retx: bool,
+    /// Whether the last send attempt stopped because of cwnd.
+    cwnd_limited: bool,
+    /// Most packets outstanding in the current window (cwnd validation).
+    max_packets_out: u32,
+    max_packets_seq: u64,
+    rtt: RttEstimator,
+    /// Successive RTO doublings.
+    backoff: u32,
+    /// Timeouts since the last ACK of new data.
+    timeout_run: u32,
+    /// Last time new data or a retransmission was sent.
+    last_send: SimTime,
+    /// Retransmission timer.
+    pub rto_timer: Timer,
+    round_end: u64,
+    round_start: u64,
+    rounds_open: bool,
+    first_end: u64,
+    /// Counters of the send half.
+    pub stats: SenderStats,
+    // ---- receive half ----
+    /// Next byte expected.
+    rcv_nxt: u64,
+    /// Out-of-order ranges received, sorted, disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Start of the most recently received out-of-order segment (first SACK block).
+    last_ooo: u64,
+    /// In-order segments not yet acknowledged.
+    pending_acks: u32,
+    /// An ACK must go out now.
+    ack_now: bool,
+    /// Delayed-ACK timer.
+    pub delack_timer: Timer,
+}
+
+impl Endpoint {
+    /// A connected endpoint. `handshake_rtt`, if given, is the RTT sample of the connection's
+    /// handshake, which the estimator starts from as a real connection would.
+    pub fn new(p: TcpParams, rtt: RttEstimator, handshake_rtt: Option<SimTime>) -> Endpoint {
+        let mut rtt = rtt;
+        if let Some(r) = handshake_rtt {
+            rtt.sample(r);
+        }
+        Endpoint {
+            cwnd: p.initial_window,
+            p,
+            snd_una: 0,
+            snd_nxt: 0,
+            write_end: 0,
+            segs: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            lost_pending: 0,
+            retx_hint: 0,
+            dupacks: 0,
+            cwnd_cnt: 0,
+            ssthresh: MAX_CWND,
+            ca: CaState::Open,
+            high_seq: 0,
+            force_retx: false,
+            cwnd_limited: false,
+            max_packets_out: 0,
+            max_packets_seq: 0,
+            rtt,
+            backoff: 0,
+            timeout_run: 0,
+            last_send: 0,
+            rto_timer: Timer::default(),
+            round_end: 0,
+            round_start: 0,
+            rounds_open: false,
+            first_end: 0,
+            stats: SenderStats::default(),
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            last_ooo: 0,
+            pending_acks: 0,
+            ack_now: false,
+            delack_timer: Timer::default(),
+        }
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn received(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Bytes the peer has cumulatively acknowledged.
+    pub fn acked(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// Congestion window, segments.
+    pub fn cwnd(&self) -> u32 {
+        self.cwnd
+    }
+
+    /// Segments sent and not yet cumulatively acknowledged.
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    /// The application writes `bytes` more.
+    pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+        if bytes == 0 {
+            return;
+        }
+        if self.segs.is_empty() {
+            self.restart_after_idle(now);
+        }
+        if self.write_end == 0 {
+            self.rounds_open = true;
+            self.first_end = bytes;
+        }
+        self.write_end += bytes;
+        self.try_send(now, out);
+    }
+
+    /// A segment from the peer arrived. Returns the bytes newly delivered in order to the
+    /// application; the caller lets the application react, then calls [`Endpoint::flush_ack`].
+    pub fn on_segment(
+        &mut self,
+        now: SimTime,
+        seq: u64,
+        len: u32,
+        ack: u64,
+        sack: &[(u64, u64)],
+        out: &mut Vec<Segment>,
+    ) -> u64 {
+        self.process_ack(now, ack, sack, len > 0);
+        let delivered = if len > 0 {
+            self.receive_data(now, seq, len)
+        } else {
+            0
+        };
+        self.try_send(now, out);
+        delivered
+    }
+
+    /// Send a pure ACK if one is owed now.
+    pub fn flush_ack(&mut self, out: &mut Vec<Segment>) {
+        if self.ack_now {
+            self.emit(self.snd_nxt, 0, out);
+        }
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack(&mut self, out: &mut Vec<Segment>) {
+        if self.pending_acks > 0 {
+            self.emit(self.snd_nxt, 0, out);
+        }
+    }
+
+    /// The retransmission timer fired (RFC 6298 (5.4)-(5.6)).
+    pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if self.segs.is_empty() {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.timeout_run += 1;
+        self.rounds_open = false;
+        if self.ca != CaState::Loss {
+            self.ssthresh = (self.cwnd / 2).max(2);
+        }
+        self.cwnd = 1;
+        self.cwnd_cnt = 0;
+        // Everything not SACKed is presumed lost, retransmissions included (RFC 6675 5.1).
+        self.lost_pending = 0;
+        for s in self.segs.iter_mut() {
+            if s.has(SACKED) {
+                continue;
+            }
+            if !s.has(LOST) {
+                s.flags |= LOST;
+                self.lost_out += 1;
+            }
+            if s.has(RETRANS) {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+            }
+            self.lost_pending += 1;
+        }
+        self.retx_hint = self.snd_una;
+        self.dupacks = 0;
+        self.force_retx = false;
+        self.ca = CaState::Loss;
+        self.high_seq = self.snd_nxt;
+        self.backoff = (self.backoff + 1).min(62);
+        self.rto_timer.clear();
+        self.try_send(now, out);
+        self.arm_rto(now);
+    }
+
+    // ------------------------------------------------------------------ send half
+
+    fn in_flight(&self) -> u32 {
+        let left = if !self.p.sack {
+            // Reno: each duplicate ACK means one segment has left the network.
+            self.dupacks.min(self.packets_out())
+        } else {
+            self.sacked_out
+        };
+        let left = if self.ca == CaState::Open && !self.p.limited_transmit {
+            0
+        } else {
+            left
+        };
+        (self.packets_out() + self.retrans_out).saturating_sub(left + self.lost_out)
+    }
+
+    fn try_send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        if self.force_retx {
+            self.force_retx = false;
+            if let Some(i) = self.next_lost() {
+                self.retransmit(i, now, out);
+            }
+        }
+        loop {
+            if self.in_flight() >= self.cwnd {
+                self.cwnd_limited = self.lost_pending > 0 || self.snd_nxt < self.write_end;
+                break;
+            }
+            if self.lost_pending > 0 {
+                if let Some(i) = self.next_lost() {
+                    self.retransmit(i, now, out);
+                    continue;
+                }
+                self.lost_pending = 0;
+            }
+            if self.snd_nxt >= self.write_end {
+                self.cwnd_limited = false;
+                break;
+            }
+            let len = self.p.mss.min(self.write_end - self.snd_nxt);
+            if self.snd_nxt + len > self.snd_una + self.p.receive_window {
+                self.cwnd_limited = false;
+                break;
+            }
+            self.segs.push_back(Seg {
+                seq: self.snd_nxt,
+                len: len as u32,
+                flags: 0,
+                sent: now,
+            });
+            self.emit(self.snd_nxt, len as u32, out);
+            self.snd_nxt += len;
+            self.sent_data(now);
+        }
+        self.validate_cwnd();
+    }
+
+    /// Linux's `tcp_cwnd_validate`: remember the most packets outstanding per window.
+    fn validate_cwnd(&mut self) {
+        let out = self.packets_out();
+        if self.snd_una >= self.max_packets_seq || out > self.max_packets_out || self.cwnd_limited
+        {
+            self.max_packets_out = out;
+            self.max_packets_seq = self.snd_nxt;
+        }
+    }
+
+    fn sent_data(&mut self, now: SimTime) {
+        self.stats.segments += 1;
+        self.last_send = now;
+        if !self.rto_timer.is_armed() {
+            self.arm_rto(now);
+        }
+    }
+
+    fn arm_rto(&mut self, now: SimTime) {
+        let at = self.rtt.to_tick(now.saturating_add(self.rtt.rto(self.backoff)));
+        self.rto_timer.set(at);
+    }
+
+    fn next_lost(&mut self) -> Option<usize> {
+        let start = self.segs.partition_point(|s| s.seq < self.retx_hint);
+        for i in start..self.segs.len() {
+            let s = &self.segs[i];
+            if s.has(LOST) && !s.has(RETRANS) && !s.has(SACKED) {
+                self.retx_hint = s.seq;
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Vec<Segment>) {
+        let s = &mut self.segs[i];
+        s.flags |= RETRANS | EVER_RETX;
+        s.sent = now;
+        let (seq, len) = (s.seq, s.len);
+        self.retrans_out += 1;
+        self.lost_pending -= 1;
+        if self.ca == CaState::Loss {
+            self.stats.retx_timeout += 1;
+        } else {
+            self.stats.retx_fast += 1;
+        }
+        self.emit(seq, len, out);
+        self.sent_data(now);
+    }
+
+    fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.segs[i];
+        if s.has(SACKED) || s.has(LOST) {
+            return;
+        }
+        s.flags |= LOST;
+        let seq = s.seq;
+        self.lost_out += 1;
+        self.lost_pending += 1;
+        self.retx_hint = self.retx_hint.min(seq);
+    }
+
+    /// RFC 6675 IsLost: a segment with at least DupThresh SACKed segments above it is lost.
+    fn mark_lost_by_sack(&mut self) {
+        let mut above = 0u32;
+        for i in (0..self.segs.len()).rev() {
+            if self.segs[i].has(SACKED) {
+                above += 1;
+            } else if above >= self.p.dupthresh {
+                self.mark_lost(i);
+            }
+        }
+    }
+
+    fn head_lost_by_sack(&self) -> bool {
+        // Every SACKed segment lies above an un-SACKed head.
+        self.sacked_out >= self.p.dupthresh && self.segs.front().is_some_and(|s| !s.has(SACKED))
+    }
+
+    fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
+        let mut n = 0;
+        let first = self.segs.partition_point(|s| s.seq < start);
+        for i in first..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.end() > end {
+                break;
+            }
+            if s.has(SACKED) {
+                continue;
+            }
+            s.flags |= SACKED;
+            self.sacked_out += 1;
+            if s.has(LOST) {
+                s.flags &= !LOST;
+                self.lost_out -= 1;
+                if s.has(RETRANS) {
+                    s.flags &= !RETRANS;
+                    self.retrans_out -= 1;
+                } else {
+                    self.lost_pending -= 1;
+                }
+            }
+            n += 1;
+        }
+        n
+    }
+
+    fn process_ack(&mut self, now: SimTime, ack: u64, sack: &[(u64, u64)], has_data: bool) {
+        if ack > self.snd_nxt {
+            return; // acknowledges data never sent: ignore (RFC 793)
+        }
+        let mut newly_sacked = 0;
+        if self.p.sack {
+            for &(s, e) in sack {
+                if e > ack.max(self.snd_una) {
+                    newly_sacked += self.mark_sacked(s.max(ack), e);
+                }
+            }
+        }
+        let prior_una = self.snd_una;
+        let mut acked = 0u32;
+        if ack > self.snd_una {
+            let mut sample = None;
+            while let Some(f) = self.segs.front() {
+                if f.end() > ack {
+                    break;
+                }
+                let s = self.segs.pop_front().expect("front exists");
+                if s.has(SACKED) {
+                    self.sacked_out -= 1;
+                } else {
+                    acked += 1;
+                }
+                if s.has(LOST) {
+                    self.lost_out -= 1;
+                    if s.has(RETRANS) {
+                        self.retrans_out -= 1;
+                    } else {
+                        self.lost_pending -= 1;
+                    }
+                }
+                sample = Some((s.sent, s.has(EVER_RETX)));
+            }
+            self.snd_una = ack;
+            // Karn's algorithm: no sample from a retransmitted segment.
+            if let Some((sent, false)) = sample {
+                let r = self.rtt.measure(sent, now);
+                self.rtt.sample(r);
+            }
+            self.backoff = 0;
+            if self.timeout_run > 0 {
+                let k = self.timeout_run as usize;
+                self.stats.timeout_runs[k.min(TIMEOUT_RUN_BUCKETS) - 1] += 1;
+                self.stats.max_timeout_run = self.stats.max_timeout_run.max(self.timeout_run);
+                self.timeout_run = 0;
+            }
+            if !self.p.sack && self.ca == CaState::Recovery {
+                self.dupacks = self.dupacks.saturating_sub(acked);
+            } else {
+                self.dupacks = 0;
+            }
+            self.track_round(ack);
+            if self.segs.is_empty() {
+                self.rto_timer.clear();
+            } else {
+                self.arm_rto(now);
+            }
+        } else if ack == self.snd_una && !has_data && !self.segs.is_empty() {
+            self.dupacks += 1;
+        }
+        let delivered = acked + newly_sacked;
+        match self.ca {
+            CaState::Open => {
+                if ack > prior_una {
+                    self.grow(delivered);
+                }
+                let enter = self.dupacks >= self.p.dupthresh
+                    || (self.p.sack && newly_sacked > 0 && self.head_lost_by_sack());
+                if enter && !self.segs.is_empty() {
+                    self.enter_recovery();
+                }
+            }
+            CaState::Recovery => {
+                if self.snd_una >= self.high_seq {
+                    self.ca = CaState::Open;
+                    self.cwnd = self.ssthresh;
+                    self.dupacks = 0;
+                } else if !self.p.sack {
+                    if ack > prior_una {
+                        self.mark_lost(0); // NewReno: a partial ACK reveals the next hole
+                    }
+                } else if newly_sacked > 0 || ack > prior_una {
+                    self.mark_lost_by_sack();
+                }
+            }
+            CaState::Loss => {
+                if ack > prior_una {
+                    self.grow(delivered);
+                }
+                if self.snd_una >= self.high_seq {
+                    self.ca = CaState::Open;
+                    self.dupacks = 0;
+                }
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self) {
+        self.stats.recoveries += 1;
+        self.rounds_open = false;
+        self.ca = CaState::Recovery;
+        self.high_seq = self.snd_nxt;
+        self.ssthresh = (self.cwnd / 2).max(2);
+        self.cwnd = self.ssthresh;
+        self.cwnd_cnt = 0;
+        self.mark_lost(0);
+        if self.p.sack {
+            self.mark_lost_by_sack();
+        }
+        self.force_retx = true;
+    }
+
+    /// Slow start and congestion avoidance for `acked` segments delivered (Linux
+    /// `tcp_slow_start` / `tcp_cong_avoid_ai`), only while cwnd limits the sender.
+    fn grow(&mut self, mut acked: u32) {
+        let limited = self.cwnd_limited
+            || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_packets_out);
+        if acked == 0 || !limited {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            let inc = acked.min(self.ssthresh - self.cwnd);
+            self.cwnd += inc;
+            acked -= inc;
+            if acked == 0 {
+                return;
+            }
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= self.cwnd {
+            let delta = self.cwnd_cnt / self.cwnd;
+            self.cwnd_cnt -= delta * self.cwnd;
+            self.cwnd = (self.cwnd + delta).min(MAX_CWND);
+        }
+    }
+
+    /// RFC 5681 4.1 / Linux `tcp_cwnd_restart`, by policy, before sending after idleness.
+    fn restart_after_idle(&mut self, now: SimTime) {
+        let restart = self.p.initial_window.min(self.cwnd);
+        match self.p.cwnd_restart {
+            CwndRestart::Never => {}
+            CwndRestart::Block => {
+                self.ssthresh = self.ssthresh.max(self.cwnd / 4 * 3);
+                self.cwnd = self.p.initial_window;
+                self.cwnd_cnt = 0;
+            }
+            CwndRestart::Idle => {
+                let rto = self.rtt.rto(0);
+                let mut idle = now.saturating_sub(self.last_send);
+                if self.last_send == 0 || idle <= rto {
+                    return;
+                }
+                self.ssthresh = self.ssthresh.max(self.cwnd / 4 * 3);
+                while idle > rto && self.cwnd > restart {
+                    idle -= rto;
+                    self.cwnd >>= 1;
+                }
+                self.cwnd = self.cwnd.max(restart);
+                self.cwnd_cnt = 0;
+            }
+        }
+    }
+
+    /// Bytes sent per slow-start round of the first transfer (a round ends when an ACK covers
+    /// the data that was outstanding when it began, as Linux's HyStart counts rounds).
+    fn track_round(&mut self, ack: u64) {
+        if !self.rounds_open {
+            return;
+        }
+        if ack > self.round_end {
+            if self.snd_nxt > self.round_start {
+                self.stats.rounds.push(self.snd_nxt - self.round_start);
+            }
+            self.round_start = self.snd_nxt;
+            self.round_end = self.snd_nxt;
+        }
+        if ack >= self.first_end || self.stats.rounds.len() >= MAX_ROUNDS {
+            self.rounds_open = false;
+        }
+    }
+
+    // ------------------------------------------------------------------ receive half
+
+    fn receive_data(&mut self, now: SimTime, seq: u64, len: u32) -> u64 {
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            self.ack_now = true; // a duplicate: tell the sender where we are
+            return 0;
+        }
+        let before = self.rcv_nxt;
+        if seq <= self.rcv_nxt {
+            let filled_hole = !self.ooo.is_empty();
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            if filled_hole {
+                self.ack_now = true;
+            } else {
+                self.pending_acks += 1;
+                if self.p.delayed_ack == 0 || self.pending_acks >= 2 {
+                    self.ack_now = true;
+                } else if !self.delack_timer.is_armed() {
+                    self.delack_timer.set(now + self.p.delayed_ack);
+                }
+            }
+        } else {
+            self.insert_ooo(seq, end);
+            self.last_ooo = seq;
+            self.ack_now = true; // out of order: ACK at once (RFC 5681 4.2)
+        }
+        self.rcv_nxt - before
+    }
+
+    fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < s);
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, [(s, e)]);
+    }
+
+    fn sack_blocks(&self) -> (u8, [(u64, u64); MAX_SACK_BLOCKS]) {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        if !self.p.sack || self.ooo.is_empty() {
+            return (0, blocks);
+        }
+        // RFC 2018: the first block holds the most recently received segment.
+        let first = self
+            .ooo
+            .iter()
+            .position(|r| r.0 <= self.last_ooo && self.last_ooo < r.1)
+            .unwrap_or(self.ooo.len() - 1);
+        blocks[0] = self.ooo[first];
+        let mut n = 1;
+        for (i, r) in self.ooo.iter().enumerate().rev() {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if i != first {
+                blocks[n] = *r;
+                n += 1;
+            }
+        }
+        (n as u8, blocks)
+    }
+
+    fn emit(&mut self, seq: u64, len: u32, out: &mut Vec<Segment>) {
+        let (nsack, sack) = self.sack_blocks();
+        out.push(Segment {
+            seq,
+            len,
+            ack: self.rcv_nxt,
+            nsack,
+            sack,
+        });
+        self.pending_acks = 0;
+        self.ack_now = false;
+        self.delack_timer.clear();
+    }
+
+    /// Check the scoreboard counters against the flags (for tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let count = |f: u8| self.segs.iter().filter(|s| s.has(f)).count() as u32;
+        let pending = self
+            .segs
+            .iter()
+            .filter(|s| s.has(LOST) && !s.has(RETRANS) && !s.has(SACKED))
+            .count() as u32;
+        if count(SACKED) != self.sacked_out
+            || count(LOST) != self.lost_out
+            || count(RETRANS) != self.retrans_out
+            || pending != self.lost_pending
+        {
+            return Err(format!(
+                "scoreboard counters sacked {} lost {} retrans {} pending {} != flags {} {} {} {}",
+                self.sacked_out,
+                self.lost_out,
+                self.retrans_out,
+                self.lost_pending,
+                count(SACKED),
+                count(LOST),
+                count(RETRANS),
+                pending
+            ));
+        }
+        if self.snd_una > self.snd_nxt || self.snd_nxt > self.write_end {
+            return Err("sequence space out of order".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! Round-trip time estimation and the retransmission timeout, RFC 6298.
+//!
+//! RTT samples are taken on a clock of granularity G (a 4 ms jiffy, a 1 ms tick, 1 µs...), so a
+//! sample is a whole number of ticks, as a kernel measures it. The RTO is
+//! `max(RTOmin, SRTT + max(G, K·RTTVAR))`, capped at RTOmax, doubled per backoff.
+
+use crate::units::SimTime;
+
+/// K, RFC 6298 (2.3).
+const K: u64 = 4;
+
+/// SRTT, RTTVAR and the RTO of one connection.
+#[derive(Debug, Clone)]
+pub struct RttEstimator {
+    /// Smoothed RTT; `None` before the first sample.
+    srtt: Option<SimTime>,
+    /// RTT variation.
+    rttvar: SimTime,
+    /// Current RTO before backoff.
+    rto: SimTime,
+    rto_min: SimTime,
+    rto_max: SimTime,
+    granularity: SimTime,
+}
+
+impl RttEstimator {
+    /// An estimator with no sample yet: RTO is `initial` (RFC 6298 (2.1)).
+    pub fn new(rto_min: SimTime, rto_max: SimTime, initial: SimTime, granularity: SimTime) -> Self {
+        RttEstimator {
+            srtt: None,
+            rttvar: 0,
+            rto: initial.clamp(rto_min, rto_max),
+            rto_min,
+            rto_max,
+            granularity,
+        }
+    }
+
+    /// The RTT of a segment sent at `sent` and acknowledged at `now`, as the clock of
+    /// granularity G measures it (a whole number of ticks; may be zero).
+    pub fn measure(&self, sent: SimTime, now: SimTime) -> SimTime {
+        let g = self.granularity;
+        (now / g - sent / g) * g
+    }
+
+    /// Take an RTT sample, RFC 6298 (2.2) and (2.3).
+    pub fn sample(&mut self, r: SimTime) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                // RTTVAR <- (1 - beta) RTTVAR + beta |SRTT - R'|, beta = 1/4
+                self.rttvar = (3 * self.rttvar + srtt.abs_diff(r)) / 4;
+                // SRTT <- (1 - alpha) SRTT + alpha R', alpha = 1/8
+                self.srtt = Some((7 * srtt + r) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        let rto = srtt.saturating_add(self.granularity.max(K.saturating_mul(self.rttvar)));
+        self.rto = rto.clamp(self.rto_min, self.rto_max);
+    }
+
+    /// The RTO after `backoff` doublings (RFC 6298 (5.5)), capped at RTOmax.
+    pub fn rto(&self, backoff: u32) -> SimTime {
+        let shifted = if backoff >= 63 {
+            u64::MAX
+        } else {
+            self.rto.saturating_mul(1u64 << backoff)
+        };
+        shifted.min(self.rto_max)
+    }
+
+    /// Round `t` up to the next tick: timers fire on clock ticks.
+    pub fn to_tick(&self, t: SimTime) -> SimTime {
+        t.div_ceil(self.granularity).saturating_mul(self.granularity)
+    }
+
+    /// Smoothed RTT, if any sample was taken.
+    pub fn srtt(&self) -> Option<SimTime> {
+        self.srtt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::*;
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(from_ms(200), 120 * PS_PER_S, PS_PER_S, PS_PER_US)
+    }
+
+    #[test]
+    fn initial_rto_before_any_sample() {
+        assert_eq!(est().rto(0), PS_PER_S);
+    }
+
+    #[test]
+    fn rto_never_below_rto_min() {
+        let mut e = est();
+        e.sample(from_us(100));
+        assert_eq!(e.rto(0), from_ms(200));
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut e = RttEstimator::new(1, u64::MAX, PS_PER_S, 1);
+        e.sample(from_us(100));
+        // RTO = R + 4 * R/2 = 3R
+        assert_eq!(e.rto(0), from_us(300));
+        e.sample(from_us(100));
+        // RTTVAR = 3/4 * 50us, SRTT = 100us => 100 + 150 = 250us
+        assert_eq!(e.rto(0), from_us(250));
+    }
+
+    #[test]
+    fn granularity_is_a_floor_on_the_variance_term() {
+        let mut e = RttEstimator::new(1, u64::MAX, PS_PER_S, from_ms(4));
+        for _ in 0..50 {
+            e.sample(from_ms(4));
+        }
+        // RTTVAR decays towards 0, so RTO = SRTT + G = 8 ms.
+        assert_eq!(e.rto(0), from_ms(8));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_rto_max() {
+        let mut e = est();
+        e.sample(from_us(100));
+        assert_eq!(e.rto(1), from_ms(400));
+        assert_eq!(e.rto(3), from_ms(1600));
+        assert_eq!(e.rto(20), 120 * PS_PER_S);
+        assert_eq!(e.rto(200), 120 * PS_PER_S);
+    }
+
+    #[test]
+    fn samples_are_whole_ticks() {
+        let e = RttEstimator::new(1, u64::MAX, PS_PER_S, from_ms(1));
+        assert_eq!(e.measure(from_us(900), from_us(1100)), from_ms(1));
+        assert_eq!(e.measure(from_us(100), from_us(900)), 0);
+        assert_eq!(e.to_tick(from_us(1100)), from_ms(2));
+        assert_eq!(e.to_tick(from_ms(2)), from_ms(2));
+    }
+}
