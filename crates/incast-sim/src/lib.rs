@@ -29,3 +29,8 @@ pub mod workload;
 pub use config::{ConfigError, Scenario};
 pub use report::Report;
 pub use sim::{SimError, Simulation};
+
+/// A report as JSON (what the Python binding returns).
+pub fn report_json(r: &Report) -> String {
+    serde_json::to_string(r).expect("a report always serializes")
+}

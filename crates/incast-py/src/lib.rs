@@ -1,0 +1,95 @@
+//! `incastlab._core`: the simulator behind a thin, panic-proof Python boundary.
+//!
+//! Scenarios cross as normalized JSON (the Python layer owns parsing and units) and reports
+//! come back as JSON. The run proceeds in slices with the GIL released; between slices the
+//! binding checks for Ctrl-C and reports progress.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use incast_sim::{SimError, Simulation};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(_core, ScenarioError, PyValueError, "The scenario is invalid.");
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "The simulation stopped without a result (budget exhausted or internal error)."
+);
+
+fn to_py(e: SimError) -> PyErr {
+    match e {
+        SimError::Config(c) => ScenarioError::new_err(c.to_string()),
+        other => SimulationError::new_err(other.to_string()),
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("internal simulator error (please report it with the scenario): {what}")
+}
+
+/// Run the scenario given as normalized JSON; return the report as JSON.
+///
+/// `progress`, if given, is called between slices with (events, simulated seconds).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, progress=None, slice_events=2_000_000))]
+fn simulate(
+    py: Python<'_>,
+    scenario_json: &str,
+    progress: Option<Py<PyAny>>,
+    slice_events: u64,
+) -> PyResult<String> {
+    let sc = incast_sim::Scenario::from_json(scenario_json)
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let mut sim = catch_unwind(|| Simulation::new(sc))
+        .map_err(|p| SimulationError::new_err(panic_message(p)))?
+        .map_err(to_py)?;
+    let slice = slice_events.max(1);
+    loop {
+        let done = py
+            .detach(|| catch_unwind(AssertUnwindSafe(|| sim.step(slice))))
+            .map_err(|p| SimulationError::new_err(panic_message(p)))?
+            .map_err(to_py)?;
+        if done {
+            break;
+        }
+        py.check_signals()?;
+        if let Some(cb) = &progress {
+            let secs = incast_sim::units::to_secs(sim.now());
+            cb.call1(py, (sim.events_processed(), secs))?;
+        }
+    }
+    let report = catch_unwind(AssertUnwindSafe(|| sim.report()))
+        .map_err(|p| SimulationError::new_err(panic_message(p)))?;
+    Ok(serde_json_string(&report))
+}
+
+fn serde_json_string(r: &incast_sim::Report) -> String {
+    incast_sim::report_json(r)
+}
+
+/// Check a normalized scenario without running it.
+#[pyfunction]
+fn validate(scenario_json: &str) -> PyResult<()> {
+    incast_sim::Scenario::from_json(scenario_json)
+        .map(|_| ())
+        .map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// The module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

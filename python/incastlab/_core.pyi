@@ -1,0 +1,13 @@
+from collections.abc import Callable
+
+__version__: str
+
+class ScenarioError(ValueError): ...
+class SimulationError(RuntimeError): ...
+
+def simulate(
+    scenario_json: str,
+    progress: Callable[[int, float], None] | None = None,
+    slice_events: int = 2_000_000,
+) -> str: ...
+def validate(scenario_json: str) -> None: ...

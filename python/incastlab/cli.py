@@ -1,0 +1,324 @@
+"""The ``incast`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from incastlab import _core
+from incastlab import scenario as sc_mod
+from incastlab.result import Result
+from incastlab.scenario import Scenario, ScenarioError
+from incastlab.simulate import simulate
+from incastlab.units import format_rate, format_time
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_POINTS = 10_000
+
+SIM_EXAMPLES = """\
+examples:
+  incast sim --senders 1..48 --sru 256KB --buffer 64KB --rto-min 200ms --plot collapse.png
+  incast sim --senders 1,2,4,8,16,32,47 --sru 256KB --rto-min 1ms --clock 1us
+  incast sim examples/chen-fig4.toml --senders 1..20 --json
+  incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
+  incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit code 2."""
+
+
+def parse_senders(spec: str) -> list[int]:
+    """``"1,2,4"``, ``"1..48"``, ``"4..64:4"`` or a mix: ``"1..8,16,32"``."""
+    out: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)\.\.(\d+)(?::(\d+))?", part)
+        if m:
+            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
+            if lo > hi or step == 0:
+                raise UsageError(f"--senders: empty range {part!r} (write low..high[:step])")
+            out.extend(range(lo, hi + 1, step))
+        elif part.isdigit():
+            out.append(int(part))
+        else:
+            raise UsageError(
+                f"--senders: cannot read {part!r}; use a list and ranges like 1,2,4 or 1..48:2"
+            )
+        if len(out) > MAX_POINTS:
+            raise UsageError(f"--senders: more than {MAX_POINTS} points")
+    if not out:
+        raise UsageError("--senders: no sender counts given")
+    return sorted(set(out))
+
+
+def _parse_set(item: str) -> tuple[str, Any]:
+    if "=" not in item:
+        raise UsageError(f"--set: expected key=value such as tcp.sack=false, got {item!r}")
+    key, raw = item.split("=", 1)
+    try:
+        value: Any = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def _overrides(a: argparse.Namespace) -> dict[str, Any]:
+    o: dict[str, Any] = {}
+    flag_map = {
+        "link": "topology.link",
+        "receiver_link": "topology.receiver_link",
+        "rtt": "topology.rtt",
+        "buffer": "topology.buffer",
+        "host_jitter": "topology.host_jitter",
+        "rto_min": "tcp.rto_min",
+        "rto_max": "tcp.rto_max",
+        "clock": "tcp.clock_granularity",
+        "initial_window": "tcp.initial_window",
+        "delayed_ack": "tcp.delayed_ack",
+        "cwnd_restart": "tcp.cwnd_restart",
+        "workload": "workload.kind",
+        "blocks": "workload.blocks",
+        "jitter": "workload.jitter",
+        "flow_size": "workload.flow_size",
+        "background": "background.flows",
+        "seed": "seed",
+        "max_events": "run.max_events",
+        "max_time": "run.max_time",
+    }
+    for attr, key in flag_map.items():
+        v = getattr(a, attr)
+        if v is not None:
+            o[key] = v
+    if a.no_sack:
+        o["tcp.sack"] = False
+    if a.sru is not None:
+        o["workload.sru"] = a.sru
+        o["workload.block"] = None
+    if a.block is not None:
+        o["workload.block"] = a.block
+        o["workload.sru"] = None
+    if a.flow_size is not None and a.workload is None:
+        o["workload.kind"] = "incast"
+    for item in a.set or []:
+        k, v = _parse_set(item)
+        o[k] = v
+    return o
+
+
+def _points(a: argparse.Namespace) -> list[Scenario]:
+    raw: dict[str, Any] = sc_mod.read_toml(a.scenario) if a.scenario else {}
+    data = sc_mod.apply_overrides(raw, _overrides(a))
+    topo = data.get("topology", {})
+    file_senders = topo.get("senders") if isinstance(topo, dict) else None
+    if a.senders is not None:
+        counts = parse_senders(a.senders)
+    elif isinstance(file_senders, list):
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in file_senders):
+            raise ScenarioError("topology.senders: a list must hold whole numbers")
+        counts = sorted(set(file_senders))
+    elif isinstance(file_senders, str):
+        counts = parse_senders(file_senders)
+    elif file_senders is None:
+        counts = [1, 2, 4, 8, 16, 32]
+    else:
+        counts = [file_senders]
+    points = []
+    for n in counts:
+        d = sc_mod.apply_overrides(data, {"topology.senders": n})
+        points.append(sc_mod.from_dict(d))
+    return points
+
+
+def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
+    first = results[0]
+    incast = first.report["workload"] == "incast"
+    t = Table(title=None, header_style="bold", show_edge=False, pad_edge=False)
+    t.add_column("N", justify="right")
+    t.add_column("goodput", justify="right")
+    t.add_column("% link", justify="right")
+    if incast:
+        t.add_column("last FCT", justify="right")
+        t.add_column("vs optimal", justify="right")
+    else:
+        t.add_column("block p50", justify="right")
+        t.add_column("block max", justify="right")
+        t.add_column("RTO blocks", justify="right")
+    t.add_column("timeouts", justify="right")
+    t.add_column("drops", justify="right")
+    t.add_column("events", justify="right")
+    t.add_column("wall", justify="right")
+    for r, wall in zip(results, walls, strict=True):
+        row = r.row()
+        pct = 100 * r.goodput_fraction
+        style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
+        cells = [str(r.senders), format_rate(r.goodput_bps), f"[{style}]{pct:.1f}%[/{style}]"]
+        if incast:
+            fct = row["fct_max_s"] or 0.0
+            w = r.scenario["workload"]
+            optimal = (
+                r.senders * w["flow_size"] * 8 / r.link_bps
+            )  # the link's serialization of the payload alone
+            cells += [format_time(fct * 1e12), f"{fct / optimal:.2f}×" if optimal else "-"]
+        else:
+            cells += [
+                format_time((row["block_time_median_s"] or 0) * 1e12),
+                format_time((row["block_time_max_s"] or 0) * 1e12),
+                f"{row['blocks_with_timeouts']}/{row['blocks']}",
+            ]
+        cells += [f"{r.timeouts:,}", f"{r.drops:,}", f"{r.events:,}", f"{wall:.2f}s"]
+        t.add_row(*cells)
+    return t
+
+
+def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
+    points = _points(a)
+    results: list[Result] = []
+    walls: list[float] = []
+    show = not a.json and not a.quiet and err.is_terminal
+    with Progress(
+        TextColumn("[bold]simulating[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=len(points))
+        for sc in points:
+            bar.update(task, description=f"N={sc.senders}")
+
+            def tick(events: int, secs: float, n: int = sc.senders) -> None:
+                bar.update(task, description=f"N={n} · {events:,} events · t={secs:.3f}s")
+
+            t0 = time.perf_counter()
+            results.append(simulate(sc, progress=tick))
+            walls.append(time.perf_counter() - t0)
+            bar.advance(task)
+    if a.json:
+        rows = []
+        for r in results:
+            j = r.row()
+            j["block_times_s"] = r.block_times_s
+            j["block_timeouts"] = r.report["block_timeouts"]
+            j["flow_completion_s"] = r.flow_completion_s
+            j["scenario"] = r.scenario
+            rows.append(j)
+        out.print_json(json.dumps(rows)) if out.is_terminal else print(json.dumps(rows, indent=1))
+    elif not a.quiet:
+        from incastlab.plot import _subtitle
+
+        out.print(f"[bold]incast sim[/bold] · {_subtitle(results[0])}")
+        out.print(_table(results, walls))
+    if a.out:
+        from incastlab.store import write_parquet
+
+        p = write_parquet(results, a.out)
+        if not a.json:
+            err.print(f"wrote {p}")
+    if a.plot:
+        from incastlab.plot import goodput_vs_senders
+
+        p = goodput_vs_senders([("", results)], a.plot)
+        if not a.json:
+            err.print(f"wrote {p}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="incast",
+        description="incastlab: predict, simulate and measure TCP incast.",
+    )
+    p.add_argument("--version", action="version", version=f"incastlab {_core.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    s = sub.add_parser(
+        "sim",
+        help="packet-level simulation of a scenario over a range of sender counts",
+        description="Simulate a scenario (file and/or flags; flags override the file) for each "
+        "sender count and print one row per count.",
+        epilog=SIM_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("scenario", nargs="?", help="scenario TOML file (optional)")
+    s.add_argument("--senders", help="sender counts: 1,2,4 or 1..48 or 4..64:4")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--sru", help="bytes each server returns per block, e.g. 256KB")
+    g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
+    s.add_argument("--workload", choices=["sync_read", "incast"], help="workload kind")
+    s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
+    s.add_argument("--blocks", type=int, help="number of blocks to read")
+    s.add_argument("--buffer", help="switch buffer per port: 64KB, 64KiB, 42pkt")
+    s.add_argument("--link", help="access link rate, e.g. 1Gbps")
+    s.add_argument("--receiver-link", help="receiver link rate (default: --link)")
+    s.add_argument("--rtt", help="base round-trip time, e.g. 100us")
+    s.add_argument("--rto-min", help="minimum RTO, e.g. 200ms, 1ms")
+    s.add_argument("--rto-max", help="maximum RTO, e.g. 120s")
+    s.add_argument("--clock", help="timer/RTT clock granularity, e.g. 1us, 1ms, 4ms")
+    s.add_argument("--initial-window", type=int, help="initial window, segments")
+    s.add_argument("--delayed-ack", help="delayed-ACK timeout (e.g. 40ms) or off")
+    s.add_argument(
+        "--cwnd-restart", choices=["idle", "block", "never"], help="slow-start restart policy"
+    )
+    s.add_argument("--no-sack", action="store_true", help="NewReno instead of SACK recovery")
+    s.add_argument("--jitter", help="server response jitter, uniform in [0, J], e.g. 20us")
+    s.add_argument("--host-jitter", help="per-packet host delay jitter, e.g. 1us or 0us")
+    s.add_argument("--background", type=int, help="number of long-lived background flows")
+    s.add_argument("--seed", type=int, help="random seed")
+    s.add_argument("--max-events", type=int, help="event budget per point")
+    s.add_argument("--max-time", help="simulated-time budget per point, e.g. 60s")
+    s.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="any scenario key, e.g. tcp.dupthresh=2"
+    )
+    s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
+    s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
+    s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=140)
+    err = Console(stderr=True, highlight=False)
+    if a.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if a.command == "sim":
+            return cmd_sim(a, out, err)
+    except (ScenarioError, UsageError) as e:
+        err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
+        return 2
+    except _core.SimulationError as e:
+        err.print(f"[bold red]incast: simulation stopped:[/bold red] {e}", soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]")
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

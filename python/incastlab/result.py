@@ -1,0 +1,114 @@
+"""The result of one run, the same shape for every backend.
+
+A :class:`Result` holds the normalized scenario, the seed, the incastlab version, the backend's
+name and the backend's full report; :meth:`Result.row` flattens the headline numbers for
+tables, JSON output and Parquet files.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+PS_PER_S = 1e12
+
+
+@dataclass(frozen=True)
+class Result:
+    """One point: one scenario run by one backend."""
+
+    scenario: dict[str, Any]
+    report: dict[str, Any]
+    version: str
+    backend: str = "sim"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def seed(self) -> int:
+        return int(self.scenario["seed"])
+
+    @property
+    def senders(self) -> int:
+        return int(self.report["senders"])
+
+    @property
+    def goodput_bps(self) -> float:
+        return float(self.report["goodput_bps"])
+
+    @property
+    def link_bps(self) -> int:
+        return int(self.report["link_bps"])
+
+    @property
+    def goodput_fraction(self) -> float:
+        """Goodput as a share of the receiver's link rate."""
+        return self.goodput_bps / self.link_bps
+
+    @property
+    def timeouts(self) -> int:
+        return int(self.report["timeouts"])
+
+    @property
+    def events(self) -> int:
+        return int(self.report["events"])
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.report["duration"]) / PS_PER_S
+
+    @property
+    def block_times_s(self) -> list[float]:
+        return [t / PS_PER_S for t in self.report["block_times"]]
+
+    @property
+    def flow_completion_s(self) -> list[float | None]:
+        return [None if f["fct"] is None else f["fct"] / PS_PER_S for f in self.report["flows"]]
+
+    @property
+    def drops(self) -> int:
+        return int(self.report["drops"])
+
+    def row(self) -> dict[str, Any]:
+        """The headline numbers of this point, flat."""
+        r = self.report
+        blocks = self.block_times_s
+        fcts = [x for x in self.flow_completion_s if x is not None]
+        bn = r["bottleneck"]
+        return {
+            "backend": self.backend,
+            "senders": self.senders,
+            "workload": r["workload"],
+            "goodput_bps": self.goodput_bps,
+            "goodput_fraction": self.goodput_fraction,
+            "link_bps": self.link_bps,
+            "duration_s": self.duration_s,
+            "app_bytes": r["app_bytes"],
+            "blocks": len(blocks),
+            "block_time_median_s": statistics.median(blocks) if blocks else None,
+            "block_time_max_s": max(blocks) if blocks else None,
+            "blocks_with_timeouts": sum(1 for t in r["block_timeouts"] if t > 0),
+            "fct_max_s": max(fcts) if fcts else None,
+            "timeouts": self.timeouts,
+            "timeout_runs": r["timeout_runs"],
+            "fast_recoveries": r["fast_recoveries"],
+            "retx_fast": r["retx_fast"],
+            "retx_timeout": r["retx_timeout"],
+            "drops": r["drops"],
+            "bottleneck_drops": bn["drops"],
+            "bottleneck_max_bytes": bn["max_bytes"],
+            "bottleneck_utilization": r["bottleneck_utilization"],
+            "events": self.events,
+            "seed": self.seed,
+            "version": self.version,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The row plus per-block and per-flow detail and the normalized scenario."""
+        out = self.row()
+        out["block_times_s"] = self.block_times_s
+        out["block_timeouts"] = self.report["block_timeouts"]
+        out["flows"] = self.report["flows"]
+        out["queues"] = self.report["queues"]
+        out["scenario"] = self.scenario
+        return out

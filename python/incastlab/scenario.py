@@ -1,0 +1,294 @@
+"""The scenario: one description of an incast experiment that every backend reads.
+
+A scenario is a TOML file or a dict with explicit units::
+
+    seed = 1
+    [topology]
+    senders = 16
+    link = "1Gbps"
+    rtt = "100us"
+    buffer = "64KB"
+    [tcp]
+    rto_min = "200ms"
+    [workload]
+    kind = "sync_read"
+    sru = "256KB"
+    blocks = 20
+
+Parsing happens once, here: unknown keys are rejected with a "did you mean", values are checked
+for units, and the result is the *normalized* scenario (every default filled in, every value in
+bytes, bits per second or integer picoseconds), which is what the simulator receives and what
+every stored result carries. The simulator core re-checks value invariants (zero rates, a buffer
+smaller than a packet...) and both report through :class:`ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+
+from incastlab import _core
+from incastlab.units import UnitError, parse_queue_limit, parse_rate, parse_size, parse_time
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ScenarioError = _core.ScenarioError
+
+
+def _normalized(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("normalized"))
+
+
+def _unit(parse: Any) -> Any:
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        if _normalized(info) and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return parse(value)
+
+    return BeforeValidator(validate)
+
+
+def _off_or(parse: Any) -> Any:
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        if _normalized(info) and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if value == "off":
+            return 0
+        return parse(value)
+
+    return BeforeValidator(validate)
+
+
+def _limit(value: Any, info: ValidationInfo) -> Any:
+    if _normalized(info) and isinstance(value, dict):
+        return value
+    return parse_queue_limit(value)
+
+
+Size = Annotated[int, _unit(parse_size), Field(ge=0)]
+Rate = Annotated[int, _unit(parse_rate), Field(ge=0)]
+Time = Annotated[int, _unit(parse_time), Field(ge=0)]
+TimeOrOff = Annotated[int, _off_or(parse_time), Field(ge=0)]
+Count = Annotated[int, Field(strict=True, ge=0)]
+
+
+class QueueLimit(BaseModel):
+    """A drop-tail limit in bytes and/or packets (``None``: no limit of that kind)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    bytes: int | None = None
+    packets: int | None = None
+
+
+Limit = Annotated[QueueLimit, BeforeValidator(_limit)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class Topology(_Section):
+    """Hosts, links and switch buffers."""
+
+    kind: Literal["star"] = Field("star", description="star: N servers and a receiver on one switch")
+    senders: Count = Field(1, description="number of servers answering the receiver")
+    link: Rate = Field("1Gbps", description="rate of every access link")
+    receiver_link: Rate | None = Field(None, description="receiver's link rate (default: link)")
+    rtt: Time = Field("100us", description="base round-trip time without queueing")
+    buffer: Limit = Field("64KB", description="drop-tail limit per switch port: 64KB, 42pkt")
+    nic_buffer: Limit = Field("unlimited", description="host NIC queue limit")
+    host_jitter: Time = Field("1us", description="random host delay per packet, [0, jitter]")
+
+
+class Tcp(_Section):
+    """TCP parameters shared by every connection."""
+
+    mss: Size = Field("1448B", description="maximum segment size (payload)")
+    header_bytes: Size = Field("70B", description="frame bytes beyond the payload")
+    phy_overhead: Size = Field("20B", description="preamble and inter-frame gap per frame")
+    initial_window: Count = Field(10, description="initial congestion window, segments")
+    rto_min: Time = Field("200ms", description="minimum retransmission timeout")
+    rto_max: Time = Field("120s", description="maximum retransmission timeout")
+    rto_initial: Time = Field("1s", description="RTO before any RTT sample")
+    clock_granularity: Time = Field("1us", description="timer and RTT clock tick")
+    delayed_ack: TimeOrOff = Field("off", description="delayed-ACK timeout, or off")
+    sack: bool = Field(True, strict=True, description="SACK + RFC 6675 (off: NewReno)")
+    limited_transmit: bool = Field(True, strict=True, description="RFC 3042 limited transmit")
+    receive_window: Size = Field("4MiB", description="receiver's advertised window")
+    cwnd_restart: Literal["idle", "block", "never"] = Field(
+        "idle", description="idle: Linux restart after idle; block: slow start every response"
+    )
+    dupthresh: Count = Field(3, description="duplicate ACKs that signal a loss")
+
+
+class Workload(_Section):
+    """What the application does."""
+
+    kind: Literal["sync_read", "incast"] = Field("sync_read", description="workload kind")
+    sru: Size | None = Field(None, description="bytes each server returns per block")
+    block: Size | None = Field(None, description="block striped over the servers (S/N each)")
+    blocks: Count = Field(20, description="number of blocks read")
+    request_size: Size = Field("100B", description="request message size")
+    jitter: Time = Field("0us", description="server response delay, uniform in [0, jitter]")
+    flow_size: Size | None = Field(None, description="bytes per flow (incast)")
+
+
+class Background(_Section):
+    """Long-lived flows into the receiver."""
+
+    flows: Count = Field(0, description="number of long-lived background flows")
+    warmup: Time = Field("10ms", description="background runs this long before the workload")
+
+
+class Run(_Section):
+    """Budgets and optional outputs."""
+
+    max_events: Count = Field(2_000_000_000, description="stop with an error after this many events")
+    max_time: Time = Field("3600s", description="stop with an error at this simulated time")
+    sample_interval: TimeOrOff = Field("off", description="time-series sampling interval, or off")
+    max_samples: Count = Field(100_000, description="most time-series samples kept")
+
+
+class Scenario(_Section):
+    """One incast experiment."""
+
+    seed: Count = Field(1, description="seed of every random stream")
+    topology: Topology = Field(default_factory=Topology)  # type: ignore[arg-type]
+    tcp: Tcp = Field(default_factory=Tcp)  # type: ignore[arg-type]
+    workload: Workload = Field(default_factory=Workload)  # type: ignore[arg-type]
+    background: Background = Field(default_factory=Background)  # type: ignore[arg-type]
+    run: Run = Field(default_factory=Run)  # type: ignore[arg-type]
+
+    def normalized(self) -> dict[str, Any]:
+        """Every value in base units, every default filled in."""
+        d = self.model_dump()
+        if d["topology"]["receiver_link"] is None:
+            d["topology"]["receiver_link"] = d["topology"]["link"]
+        return d
+
+    def to_json(self) -> str:
+        """The normalized scenario as canonical JSON."""
+        return json.dumps(self.normalized(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def senders(self) -> int:
+        return self.topology.senders
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "topology": Topology,
+    "tcp": Tcp,
+    "workload": Workload,
+    "background": Background,
+    "run": Run,
+}
+
+
+def _suggest(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean '{close[0]}'?)"
+    return f"; allowed: {', '.join(choices)}"
+
+
+def _explain(e: ValidationError) -> str:
+    errors = e.errors()
+    first = errors[0]
+    loc = [str(x) for x in first["loc"] if not isinstance(x, int)]
+    # Drop pydantic's internal tags for Annotated/union branches (e.g. 'function-before[...]').
+    loc = [x for x in loc if "[" not in x]
+    path = ".".join(loc) or "scenario"
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    if first["type"] == "extra_forbidden":
+        parent: type[BaseModel] = Scenario
+        if len(loc) >= 2 and loc[0] in SECTIONS:
+            parent = SECTIONS[loc[0]]
+        if len(loc) >= 3 and loc[1] in ("buffer", "nic_buffer"):
+            parent = QueueLimit
+        choices = list(parent.model_fields)
+        prefix = ".".join(loc[:-1])
+        hint = _suggest(loc[-1], choices)
+        if prefix and "did you mean" in hint:
+            hint = hint.replace("'", f"'{prefix}.", 1)
+        return f"unknown key '{path}'{hint}{more}"
+    if first["type"] == "missing":
+        return f"{path}: required{more}"
+    ctx = first.get("ctx") or {}
+    err = ctx.get("error")
+    if isinstance(err, UnitError | ValueError):
+        return f"{path}: {err}{more}"
+    msg = first["msg"]
+    return f"{path}: {msg[0].lower() + msg[1:]} (got {first.get('input')!r}){more}"
+
+
+def _check_sections(data: Mapping[str, Any]) -> None:
+    for key, value in data.items():
+        if key in SECTIONS and not isinstance(value, Mapping):
+            raise ScenarioError(f"{key}: expected a table of settings, got {value!r}")
+
+
+def from_dict(data: Mapping[str, Any], *, normalized: bool = False) -> Scenario:
+    """Validate a scenario given as a (nested) dict with unit strings.
+
+    With ``normalized=True``, plain integers in base units are accepted too (the form stored
+    with every result).
+    """
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"scenario: expected a table of settings, got {type(data).__name__}")
+    _check_sections(data)
+    try:
+        sc = Scenario.model_validate(dict(data), context={"normalized": normalized})
+    except ValidationError as e:
+        raise ScenarioError(_explain(e)) from None
+    _core.validate(sc.to_json())
+    return sc
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The raw contents of a scenario file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario file {str(p)!r}: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{p.name}: not valid TOML: {e}") from None
+
+
+def load(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    return from_dict(read_toml(path))
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``data`` with dotted keys (``"topology.buffer"``) replaced."""
+    out: dict[str, Any] = copy.deepcopy(dict(data))
+    for dotted, value in overrides.items():
+        parts = dotted.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ScenarioError(f"{part}: expected a table of settings, got {child!r}")
+            node = child
+        node[parts[-1]] = value
+    return out

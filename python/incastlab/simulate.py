@@ -1,0 +1,54 @@
+"""The simulator backend: run scenarios through the Rust engine."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from incastlab import _core
+from incastlab import scenario as sc_mod
+from incastlab.result import Result
+from incastlab.scenario import Scenario
+
+ProgressFn = Callable[[int, float], None]
+
+
+def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, str | Path):
+        return sc_mod.load(scenario)
+    return sc_mod.from_dict(scenario)
+
+
+def simulate(
+    scenario: Scenario | Mapping[str, Any] | str | Path,
+    *,
+    progress: ProgressFn | None = None,
+) -> Result:
+    """Run one scenario (a :class:`Scenario`, a dict with unit strings, or a TOML path).
+
+    ``progress(events, simulated_seconds)`` is called now and then during long runs. Ctrl-C
+    interrupts the run promptly with :class:`KeyboardInterrupt`.
+    """
+    sc = _as_scenario(scenario)
+    text = _core.simulate(sc.to_json(), progress)
+    return Result(scenario=sc.normalized(), report=json.loads(text), version=_core.__version__)
+
+
+def simulate_many(
+    scenarios: Iterable[Scenario],
+    *,
+    on_result: Callable[[Result], None] | None = None,
+    progress: ProgressFn | None = None,
+) -> list[Result]:
+    """Run several scenarios one after the other."""
+    out = []
+    for s in scenarios:
+        r = simulate(s, progress=progress)
+        out.append(r)
+        if on_result is not None:
+            on_result(r)
+    return out
