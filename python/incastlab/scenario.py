@@ -39,6 +39,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    model_validator,
 )
 
 from incastlab import _core
@@ -142,12 +143,20 @@ class Workload(_Section):
     """What the application does."""
 
     kind: Literal["sync_read", "incast"] = Field("sync_read", description="workload kind")
-    sru: Size | None = Field(None, description="bytes each server returns per block")
+    sru: Size | None = Field("256KB", description="bytes each server returns per block")
     block: Size | None = Field(None, description="block striped over the servers (S/N each)")
     blocks: Count = Field(20, description="number of blocks read")
     request_size: Size = Field("100B", description="request message size")
     jitter: Time = Field("0us", description="server response delay, uniform in [0, jitter]")
     flow_size: Size | None = Field(None, description="bytes per flow (incast)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _block_replaces_default_sru(cls, data: Any) -> Any:
+        # Giving `block` means "stripe it": the default SRU must not also apply.
+        if isinstance(data, dict) and data.get("block") is not None and "sru" not in data:
+            return {**data, "sru": None}
+        return data
 
 
 class Background(_Section):

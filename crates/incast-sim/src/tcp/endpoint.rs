@@ -414,6 +414,11 @@ impl Endpoint {
             self.sent_data(now);
         }
         self.validate_cwnd();
+        if self.rounds_open && self.snd_nxt >= self.first_end {
+            // The first transfer is all sent: its current round is its last.
+            self.stats.rounds.push(self.snd_nxt - self.round_start);
+            self.rounds_open = false;
+        }
     }
 
     /// Linux's `tcp_cwnd_validate`: remember the most packets outstanding per window.
@@ -703,7 +708,7 @@ impl Endpoint {
             self.round_start = self.snd_nxt;
             self.round_end = self.snd_nxt;
         }
-        if ack >= self.first_end || self.stats.rounds.len() >= MAX_ROUNDS {
+        if self.stats.rounds.len() >= MAX_ROUNDS {
             self.rounds_open = false;
         }
     }

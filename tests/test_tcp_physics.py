@@ -1,0 +1,153 @@
+"""The simulator against closed forms and the numbers of the seed papers.
+
+Chen et al., "Understanding TCP incast and its implications for big data workloads" (Table 1,
+Eq. 2, Eq. 3) and the CMU PDL incast results (microsecond RTOs keep full throughput to 47
+servers). "Block size" in Chen's Table 1 is what each server returns per request: the SRU.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run, sweep
+
+PS = 1e-12
+GBPS = 10**9
+
+
+def tx_ps(frame_bytes: int, rate: int = GBPS) -> int:
+    """Serialization of a frame plus preamble and inter-frame gap (20 bytes)."""
+    return -(-(frame_bytes + 20) * 8 * 10**12 // rate)
+
+
+def slow_start_rounds(sru: int, iw: int, mss: int = 1448) -> list[int]:
+    """Bytes per round when each round doubles the previous one."""
+    rounds, sent, w = [], 0, iw * mss
+    while sent < sru:
+        n = min(w, sru - sent)
+        rounds.append(n)
+        sent += n
+        w *= 2
+    return rounds
+
+
+def closed_form_fct_ps(sru: int, iw: int, rtt_ps: int, mss: int = 1448) -> int:
+    """Completion time of one response read by one request over two store-and-forward hops
+    of equal rate, when slow-start rounds do not overlap (the window's serialization is shorter
+    than the RTT): request there, one RTT per extra round, then the last round's bytes."""
+    d = rtt_ps // 4
+    t_req = 2 * (tx_ps(100 + 70) + d)
+    t_ack = 2 * (tx_ps(70) + d)
+    full = tx_ps(mss + 70)
+    rounds = slow_start_rounds(sru, iw, mss)
+    # Each new round starts when the ACK of the previous round's first (full) segment returns.
+    start = t_req + (len(rounds) - 1) * (2 * full + 2 * d + t_ack)
+    last = rounds[-1]
+    segs = [mss] * (last // mss) + ([last % mss] if last % mss else [])
+    txs = [tx_ps(s + 70) for s in segs]
+    # The NIC sends the round back to back; the switch port adds the largest segment's time.
+    return start + sum(txs) + max(txs) + 2 * d
+
+
+@pytest.mark.parametrize(
+    ("sru", "iw", "rtt"),
+    [("1448B", 1, "100us"), ("16KB", 1, "1ms"), ("64KB", 1, "1ms"), ("256KB", 10, "10ms")],
+)
+def test_one_flow_completion_time_matches_the_closed_form(sru: str, iw: int, rtt: str) -> None:
+    r = run(
+        topology__senders=1,
+        topology__rtt=rtt,
+        topology__host_jitter="0us",
+        tcp__initial_window=iw,
+        workload__sru=sru,
+        workload__blocks=1,
+    )
+    s = r.scenario
+    expected = closed_form_fct_ps(s["workload"]["sru"], iw, s["topology"]["rtt"])
+    one_packet = tx_ps(1448 + 70)
+    assert r.timeouts == 0 and r.drops == 0
+    assert abs(r.report["duration"] - expected) <= one_packet, (r.report["duration"], expected)
+
+
+TABLE_1 = {
+    "16KB": [1448, 2896, 5792, 5864],
+    "32KB": [1448, 2896, 5792, 11584, 10280],
+    "64KB": [1448, 2896, 5792, 11584, 23168, 19112],
+    "128KB": [1448, 2896, 5792, 11584, 23168, 46336, 36776],
+}
+
+
+@pytest.mark.parametrize("sru", sorted(TABLE_1))
+def test_bytes_per_slow_start_round_reproduce_chen_table_1(sru: str) -> None:
+    r = run(topology__senders=1, tcp__initial_window=1, workload__sru=sru, workload__blocks=1)
+    assert r.report["flows"][0]["rounds"] == TABLE_1[sru]
+
+
+def onset(goodputs: dict[int, float]) -> int | None:
+    """First sender count whose goodput is below half the best goodput of fewer senders."""
+    best = 0.0
+    for n in sorted(goodputs):
+        if best and goodputs[n] < 0.5 * best:
+            return n
+        best = max(best, goodputs[n])
+    return None
+
+
+CHEN_ONSETS = {"16KB": 13, "32KB": 7, "64KB": 4}
+
+
+@pytest.mark.parametrize("sru", sorted(CHEN_ONSETS))
+def test_collapse_onset_with_slow_start_per_block_matches_chen_eq_3(sru: str) -> None:
+    """Every response starts in slow start from one MSS (Chen's assumption): the 64 KB port
+    buffer overflows first at N = 13, 7, 4 for 16, 32, 64 KB SRUs (±1)."""
+    ns = list(range(1, 17))
+    common = dict(
+        topology__buffer="64KB",
+        tcp__initial_window=1,
+        workload__sru=sru,
+        workload__blocks=20,
+    )
+    per_block = sweep(ns, tcp__cwnd_restart="block", **common)
+    n = onset({k: r.goodput_bps for k, r in per_block.items()})
+    assert n is not None and abs(n - CHEN_ONSETS[sru]) <= 1, n
+    # Before the onset no timeouts and goodput grows with N (Eq. 1); at it, a timeout per block.
+    assert all(per_block[k].timeouts == 0 for k in range(1, n - 1))
+    assert per_block[n].timeouts >= 1
+    assert per_block[n - 1].goodput_bps > per_block[1].goodput_bps
+    # Connections that keep their window from block to block burst a whole SRU at once and
+    # collapse earlier.
+    kept = sweep(ns, tcp__cwnd_restart="never", **common)
+    k = onset({m: r.goodput_bps for m, r in kept.items()})
+    assert k is not None and k < n
+
+
+def chen_eq_2(n: int, sru: int, rtt_s: float, rto_s: float, c_bps: float) -> float:
+    """Goodput after collapse with one RTO per block: N·SRU / (RTT + RTO + N·SRU/C)."""
+    return n * sru * 8 / (rtt_s + rto_s + n * sru * 8 / c_bps)
+
+
+def test_shallow_buffer_collapses_at_two_senders_as_eq_2_predicts() -> None:
+    """Nortel 5500 case: 4 KB per port, 256 KB SRU, RTO 200 ms."""
+    res = sweep([1, 2, 4, 8, 16], topology__buffer="4KB", workload__sru="256KB")
+    assert res[2].goodput_bps < 0.5 * res[1].goodput_bps
+    eq2 = chen_eq_2(2, 256_000, 100e-6, 0.2, GBPS)
+    assert abs(res[2].goodput_bps - eq2) <= 0.25 * eq2, (res[2].goodput_bps, eq2)
+    # Beyond N = 2, goodput falls below Eq. 2 because blocks suffer several timeouts, some in
+    # a row (exponential backoff): the model's one-RTO-per-block is a best case.
+    for n in (4, 8, 16):
+        r = res[n]
+        assert r.goodput_bps < chen_eq_2(n, 256_000, 100e-6, 0.2, GBPS)
+        assert r.timeouts > r.row()["blocks"]
+        assert max(f["max_successive_timeouts"] for f in r.report["flows"]) >= 2
+
+
+def test_microsecond_rto_keeps_goodput_while_200ms_collapses() -> None:
+    """CMU: with RTOmin 200 ms goodput collapses; a 1 ms RTOmin on a 1 µs clock keeps it."""
+    ns = [1, 2, 4, 8, 12, 16, 24, 32, 40, 47]
+    fine = sweep(ns, tcp__rto_min="1ms", tcp__clock_granularity="1us", workload__sru="256KB")
+    coarse = sweep(ns, tcp__rto_min="200ms", workload__sru="256KB")
+    for n in ns:
+        assert fine[n].goodput_fraction > 0.70, (n, fine[n].goodput_bps)
+    for n in ns:
+        if n >= 8:
+            assert coarse[n].goodput_fraction < 0.40, (n, coarse[n].goodput_bps)
