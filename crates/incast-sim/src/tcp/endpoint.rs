@@ -89,6 +89,8 @@ struct Seg {
     flags: u8,
     /// Last (re)transmission time.
     sent: SimTime,
+    /// `snd_nxt` when last retransmitted: a SACK beyond it proves the retransmission lost.
+    retx_nxt: u64,
 }
 
 impl Seg {
@@ -408,6 +410,7 @@ impl Endpoint {
                 len: len as u32,
                 flags: 0,
                 sent: now,
+                retx_nxt: 0,
             });
             self.emit(self.snd_nxt, len as u32, out);
             self.snd_nxt += len;
@@ -460,6 +463,7 @@ impl Endpoint {
         let s = &mut self.segs[i];
         s.flags |= RETRANS | EVER_RETX;
         s.sent = now;
+        s.retx_nxt = self.snd_nxt;
         let (seq, len) = (s.seq, s.len);
         self.retrans_out += 1;
         self.lost_pending -= 1;
@@ -501,6 +505,22 @@ impl Endpoint {
         self.sacked_out >= self.p.dupthresh && self.segs.front().is_some_and(|s| !s.has(SACKED))
     }
 
+    /// Linux's `tcp_mark_lost_retrans`: a retransmission is lost if the receiver has SACKed
+    /// data first sent after it (that data would have arrived later). Saves a timeout.
+    fn mark_lost_retransmissions(&mut self, highest_sacked: u64) {
+        if self.retrans_out == 0 {
+            return;
+        }
+        for s in self.segs.iter_mut() {
+            if s.has(RETRANS) && !s.has(SACKED) && highest_sacked > s.retx_nxt {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.lost_pending += 1;
+                self.retx_hint = self.retx_hint.min(s.seq);
+            }
+        }
+    }
+
     fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
         let mut n = 0;
         let first = self.segs.partition_point(|s| s.seq < start);
@@ -535,10 +555,15 @@ impl Endpoint {
         }
         let mut newly_sacked = 0;
         if self.p.sack {
+            let mut highest = 0;
             for &(s, e) in sack {
                 if e > ack.max(self.snd_una) {
                     newly_sacked += self.mark_sacked(s.max(ack), e);
+                    highest = highest.max(e);
                 }
+            }
+            if newly_sacked > 0 && self.ca != CaState::Open {
+                self.mark_lost_retransmissions(highest);
             }
         }
         let prior_una = self.snd_una;
