@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import incastlab
 from conftest import run, scenario
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def _json(r: incastlab.Result) -> str:
@@ -16,12 +15,16 @@ def _json(r: incastlab.Result) -> str:
 
 
 def test_same_scenario_and_seed_give_byte_identical_json() -> None:
-    kw = dict(topology__senders=12, workload__sru="64KB", workload__blocks=5, workload__jitter="20us")
+    kw = dict(
+        topology__senders=12, workload__sru="64KB", workload__blocks=5, workload__jitter="20us"
+    )
     assert _json(run(**kw, seed=3)) == _json(run(**kw, seed=3))
 
 
 def test_with_jitter_different_seeds_differ() -> None:
-    kw = dict(topology__senders=12, workload__sru="64KB", workload__blocks=5, workload__jitter="20us")
+    kw = dict(
+        topology__senders=12, workload__sru="64KB", workload__blocks=5, workload__jitter="20us"
+    )
     a, b = run(**kw, seed=1), run(**kw, seed=2)
     assert a.report["block_times"] != b.report["block_times"]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import incastlab
+import pytest
 from incastlab.scenario import from_dict, load
 from incastlab.units import (
     UnitError,
@@ -73,14 +72,23 @@ def test_normalized_form_round_trips() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"topology": {"bufer": "64KB"}}, "unknown key 'topology.bufer' (did you mean 'topology.buffer'?)"),
+        (
+            {"topology": {"bufer": "64KB"}},
+            "unknown key 'topology.bufer' (did you mean 'topology.buffer'?)",
+        ),
         ({"topolgy": {}}, "unknown key 'topolgy' (did you mean 'topology'?)"),
         ({"tcp": {"rto_min": "200"}}, "tcp.rto_min: expected a duration with a unit"),
         ({"topology": {"link": "0Gbps"}}, "topology.link: rate must be positive"),
         ({"topology": {"senders": 0}}, "topology.senders: must be between 1"),
-        ({"topology": {"senders": -3}}, "topology.senders: input should be greater than or equal to 0"),
+        (
+            {"topology": {"senders": -3}},
+            "topology.senders: input should be greater than or equal to 0",
+        ),
         ({"topology": {"senders": "8"}}, "topology.senders"),
-        ({"topology": {"buffer": "1KB"}}, "topology.buffer: 1000 bytes is smaller than one full packet"),
+        (
+            {"topology": {"buffer": "1KB"}},
+            "topology.buffer: 1000 bytes is smaller than one full packet",
+        ),
         ({"workload": {"sru": "0B"}}, "workload.sru: must be positive"),
         ({"workload": {"sru": "1MB", "block": "1MB"}}, "workload.sru: give either sru or block"),
         ({"workload": {"kind": "incast"}}, "workload.flow_size: incast needs a positive flow_size"),

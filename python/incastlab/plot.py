@@ -8,11 +8,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from incastlab.result import Result  # noqa: E402
-from incastlab.units import format_rate, format_size, format_time  # noqa: E402
+from incastlab.result import Result
+from incastlab.units import format_rate, format_size, format_time
 
 COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"]
 

@@ -108,7 +108,9 @@ class _Section(BaseModel):
 class Topology(_Section):
     """Hosts, links and switch buffers."""
 
-    kind: Literal["star"] = Field("star", description="star: N servers and a receiver on one switch")
+    kind: Literal["star"] = Field(
+        "star", description="star: N servers and a receiver on one switch"
+    )
     senders: Count = Field(1, description="number of servers answering the receiver")
     link: Rate = Field("1Gbps", description="rate of every access link")
     receiver_link: Rate | None = Field(None, description="receiver's link rate (default: link)")
@@ -169,7 +171,9 @@ class Background(_Section):
 class Run(_Section):
     """Budgets and optional outputs."""
 
-    max_events: Count = Field(2_000_000_000, description="stop with an error after this many events")
+    max_events: Count = Field(
+        2_000_000_000, description="stop with an error after this many events"
+    )
     max_time: Time = Field("3600s", description="stop with an error at this simulated time")
     sample_interval: TimeOrOff = Field("off", description="time-series sampling interval, or off")
     max_samples: Count = Field(100_000, description="most time-series samples kept")
@@ -278,9 +282,10 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     except OSError as e:
         raise ScenarioError(f"cannot read scenario file {str(p)!r}: {e.strerror}") from None
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p.name}: not valid TOML: {e}") from None
+    return data
 
 
 def load(path: str | Path) -> Scenario:

@@ -11,7 +11,12 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(_core, ScenarioError, PyValueError, "The scenario is invalid.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "The scenario is invalid."
+);
 create_exception!(
     _core,
     SimulationError,

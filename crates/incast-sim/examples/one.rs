@@ -17,6 +17,11 @@ fn main() {
         Scenario::from_json(&text).unwrap_or_else(|e| panic!("{e}"))
     };
     sc.topology.senders = n;
-    let r = Simulation::new(sc).and_then(|s| s.run()).unwrap_or_else(|e| panic!("{e}"));
-    println!("{}", serde_json::to_string_pretty(&r).expect("report serializes"));
+    let r = Simulation::new(sc)
+        .and_then(|s| s.run())
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&r).expect("report serializes")
+    );
 }

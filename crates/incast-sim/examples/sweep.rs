@@ -8,7 +8,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let senders: Vec<u32> = args
         .get(1)
-        .map(|s| s.split(',').map(|x| x.parse().expect("sender count")).collect())
+        .map(|s| {
+            s.split(',')
+                .map(|x| x.parse().expect("sender count"))
+                .collect()
+        })
         .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).ok();

@@ -293,7 +293,10 @@ impl Scenario {
             return Err(bad("topology.rtt", "must be at most 10s"));
         }
         let frame = self.full_frame();
-        for (name, lim) in [("topology.buffer", t.buffer), ("topology.nic_buffer", t.nic_buffer)] {
+        for (name, lim) in [
+            ("topology.buffer", t.buffer),
+            ("topology.nic_buffer", t.nic_buffer),
+        ] {
             if let Some(b) = lim.bytes {
                 if b < frame {
                     return Err(bad(
@@ -308,10 +311,16 @@ impl Scenario {
         }
         let c = &self.tcp;
         if c.mss == 0 || c.mss > 65_000 {
-            return Err(bad("tcp.mss", format!("must be 1..65000 bytes, got {}", c.mss)));
+            return Err(bad(
+                "tcp.mss",
+                format!("must be 1..65000 bytes, got {}", c.mss),
+            ));
         }
         if c.header_bytes > 1000 || c.phy_overhead > 1000 {
-            return Err(bad("tcp.header_bytes", "headers must be at most 1000 bytes"));
+            return Err(bad(
+                "tcp.header_bytes",
+                "headers must be at most 1000 bytes",
+            ));
         }
         if c.initial_window == 0 || c.initial_window > 10_000 {
             return Err(bad(
@@ -320,7 +329,10 @@ impl Scenario {
             ));
         }
         if c.clock_granularity == 0 {
-            return Err(bad("tcp.clock_granularity", "must be positive (e.g. 1us, 1ms, 4ms)"));
+            return Err(bad(
+                "tcp.clock_granularity",
+                "must be positive (e.g. 1us, 1ms, 4ms)",
+            ));
         }
         if c.rto_min == 0 {
             return Err(bad("tcp.rto_min", "must be positive"));
@@ -372,7 +384,10 @@ impl Scenario {
             }
             WorkloadKind::Incast => match w.flow_size {
                 None | Some(0) => {
-                    return Err(bad("workload.flow_size", "incast needs a positive flow_size"))
+                    return Err(bad(
+                        "workload.flow_size",
+                        "incast needs a positive flow_size",
+                    ))
                 }
                 Some(f) if f > (1u64 << 50) => {
                     return Err(bad("workload.flow_size", "must be at most 2^50 bytes"))

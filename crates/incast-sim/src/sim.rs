@@ -311,7 +311,7 @@ impl Simulation {
         if delivered > 0 && conn < self.wl.connections() {
             let received = self.eps[ep as usize].received();
             let mut act = std::mem::take(&mut self.act);
-            if ep % 2 == 0 {
+            if ep.is_multiple_of(2) {
                 self.wl.on_client_data(conn, received, self.now, &mut act);
             } else {
                 self.wl.on_server_data(conn, received, self.now, &mut act);
@@ -411,7 +411,8 @@ impl Simulation {
     /// Check every endpoint's scoreboard and every queue against its limit.
     pub fn check_invariants(&self) -> Result<(), String> {
         for (i, e) in self.eps.iter().enumerate() {
-            e.check_invariants().map_err(|m| format!("endpoint {i}: {m}"))?;
+            e.check_invariants()
+                .map_err(|m| format!("endpoint {i}: {m}"))?;
         }
         for (i, l) in self.net.links.iter().enumerate() {
             let lim = l.limit();

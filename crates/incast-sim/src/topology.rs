@@ -51,7 +51,11 @@ impl Network {
         let mut links = Vec::with_capacity(2 * hosts as usize);
         let mut roles = Vec::with_capacity(2 * hosts as usize);
         for h in 0..hosts {
-            let rate = if h == receiver { t.receiver_link } else { t.link };
+            let rate = if h == receiver {
+                t.receiver_link
+            } else {
+                t.link
+            };
             links.push(Link::new(rate, delay, t.nic_buffer, sc.tcp.phy_overhead));
             roles.push(LinkRole::Nic(h));
             links.push(Link::new(rate, delay, t.buffer, sc.tcp.phy_overhead));

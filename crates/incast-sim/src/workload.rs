@@ -170,7 +170,13 @@ impl Workload {
     }
 
     /// The server of `conn` has received `received` request bytes in all.
-    pub fn on_server_data(&mut self, conn: u32, received: u64, now: SimTime, act: &mut Vec<Action>) {
+    pub fn on_server_data(
+        &mut self,
+        conn: u32,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
         let c = conn as usize;
         while self.answered[c] < self.issued
             && received >= (self.answered[c] as u64 + 1) * self.request
@@ -181,7 +187,13 @@ impl Workload {
     }
 
     /// The client has received `received` bytes in all on `conn`.
-    pub fn on_client_data(&mut self, conn: u32, received: u64, now: SimTime, act: &mut Vec<Action>) {
+    pub fn on_client_data(
+        &mut self,
+        conn: u32,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
         let c = conn as usize;
         if self.frag_done[c] || received < self.frag_end[c] || self.finish.is_some() {
             return;
@@ -226,7 +238,13 @@ mod tests {
         );
         act.clear();
         w.on_server_data(0, 100, 5, &mut act);
-        assert_eq!(act, vec![Action::Write { ep: 1, bytes: 256_000 }]);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: 1,
+                bytes: 256_000
+            }]
+        );
         act.clear();
         w.on_server_data(0, 100, 6, &mut act);
         assert!(act.is_empty(), "a request is answered once");
@@ -237,7 +255,13 @@ mod tests {
         assert_eq!(w.block_times, vec![20]);
         act.clear();
         w.on_server_data(0, 200, 25, &mut act);
-        assert_eq!(act, vec![Action::Write { ep: 1, bytes: 256_000 }]);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: 1,
+                bytes: 256_000
+            }]
+        );
     }
 
     #[test]

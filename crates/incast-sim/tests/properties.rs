@@ -11,12 +11,21 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         1u32..16,
         1u64..100_000,
         1u32..4,
-        prop_oneof![Just(Some(3_000u64)), Just(Some(16_000)), Just(Some(64_000)), Just(None)],
+        prop_oneof![
+            Just(Some(3_000u64)),
+            Just(Some(16_000)),
+            Just(Some(64_000)),
+            Just(None)
+        ],
         prop_oneof![Just(1u64), Just(10), Just(200)],
         1u32..12,
         any::<bool>(),
         prop_oneof![Just(0u64), Just(from_ms(1))],
-        prop_oneof![Just(CwndRestart::Idle), Just(CwndRestart::Block), Just(CwndRestart::Never)],
+        prop_oneof![
+            Just(CwndRestart::Idle),
+            Just(CwndRestart::Block),
+            Just(CwndRestart::Never)
+        ],
         any::<bool>(),
         any::<u64>(),
     )

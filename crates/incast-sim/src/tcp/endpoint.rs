@@ -427,8 +427,7 @@ impl Endpoint {
     /// Linux's `tcp_cwnd_validate`: remember the most packets outstanding per window.
     fn validate_cwnd(&mut self) {
         let out = self.packets_out();
-        if self.snd_una >= self.max_packets_seq || out > self.max_packets_out || self.cwnd_limited
-        {
+        if self.snd_una >= self.max_packets_seq || out > self.max_packets_out || self.cwnd_limited {
             self.max_packets_out = out;
             self.max_packets_seq = self.snd_nxt;
         }
@@ -443,7 +442,9 @@ impl Endpoint {
     }
 
     fn arm_rto(&mut self, now: SimTime) {
-        let at = self.rtt.to_tick(now.saturating_add(self.rtt.rto(self.backoff)));
+        let at = self
+            .rtt
+            .to_tick(now.saturating_add(self.rtt.rto(self.backoff)));
         self.rto_timer.set(at);
     }
 

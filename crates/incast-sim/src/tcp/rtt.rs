@@ -74,7 +74,8 @@ impl RttEstimator {
 
     /// Round `t` up to the next tick: timers fire on clock ticks.
     pub fn to_tick(&self, t: SimTime) -> SimTime {
-        t.div_ceil(self.granularity).saturating_mul(self.granularity)
+        t.div_ceil(self.granularity)
+            .saturating_mul(self.granularity)
     }
 
     /// Smoothed RTT, if any sample was taken.
