@@ -15,8 +15,11 @@ use incast_sim::config::{QueueLimit, WorkloadKind};
 use incast_sim::units::{from_ms, from_us, PS_PER_S};
 use incast_sim::{Scenario, Simulation};
 
-/// (name, what it is, htsim's wall-time range in seconds if the work is comparable)
-const CASES: [(&str, &str, Option<(f64, f64)>); 3] = [
+/// htsim's wall-time range for the same number of senders and bytes, seconds.
+type HtsimWall = Option<(f64, f64)>;
+
+/// (name, what it is, htsim's wall time for the same senders and bytes)
+const CASES: [(&str, &str, HtsimWall); 3] = [
     (
         "sync-64x100",
         "synchronized reads, 64 servers x 100 blocks of 256 KB, 1 Gbps, 64 KB/port, RTOmin 200 ms",
