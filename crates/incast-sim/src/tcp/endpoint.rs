@@ -637,7 +637,10 @@ impl Endpoint {
                     self.dupacks = 0;
                 } else if !self.p.sack {
                     if ack > prior_una {
-                        self.mark_lost(0); // NewReno: a partial ACK reveals the next hole
+                        // NewReno (RFC 6582 3.2 step 3): a partial ACK reveals the next hole;
+                        // retransmit it at once.
+                        self.mark_lost(0);
+                        self.force_retx = true;
                     }
                 } else if newly_sacked > 0 || ack > prior_una {
                     self.mark_lost_by_sack();
@@ -855,5 +858,218 @@ impl Endpoint {
             return Err("sequence space out of order".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{from_ms, from_us, PS_PER_S};
+
+    const MSS: u64 = 1000;
+
+    fn params(sack: bool) -> TcpParams {
+        TcpParams {
+            mss: MSS,
+            initial_window: 10,
+            dupthresh: 3,
+            sack,
+            limited_transmit: true,
+            receive_window: 1 << 30,
+            delayed_ack: 0,
+            cwnd_restart: CwndRestart::Never,
+        }
+    }
+
+    /// A connected endpoint whose RTT estimator has a 100 us sample, RTOmin 200 ms, 1 us clock.
+    fn endpoint(p: TcpParams) -> Endpoint {
+        let rtt = RttEstimator::new(from_ms(200), 120 * PS_PER_S, PS_PER_S, from_us(1));
+        Endpoint::new(p, rtt, Some(from_us(100)))
+    }
+
+    /// An endpoint that has sent `n` full segments at t = 0.
+    fn sender_with_flight(sack: bool, n: u64) -> (Endpoint, Vec<Segment>) {
+        let mut e = endpoint(params(sack));
+        let mut out = Vec::new();
+        e.write(0, n * MSS, &mut out);
+        (e, out)
+    }
+
+    fn ack(e: &mut Endpoint, now: SimTime, ack: u64, sack: &[(u64, u64)]) -> Vec<Segment> {
+        let mut out = Vec::new();
+        e.on_segment(now, 0, 0, ack, sack, &mut out);
+        e.check_invariants().unwrap();
+        out
+    }
+
+    #[test]
+    fn initial_window_goes_out_at_once() {
+        let (e, out) = sender_with_flight(true, 50);
+        assert_eq!(out.len(), 10);
+        assert_eq!(out[9].seq, 9 * MSS);
+        assert_eq!(e.packets_out(), 10);
+    }
+
+    #[test]
+    fn slow_start_sends_two_segments_per_acked_segment() {
+        let (mut e, _) = sender_with_flight(true, 50);
+        let out = ack(&mut e, from_us(100), MSS, &[]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(e.cwnd(), 11);
+    }
+
+    #[test]
+    fn fast_retransmit_after_triple_duplicate_ack_and_not_before() {
+        for sack in [true, false] {
+            let (mut e, _) = sender_with_flight(sack, 10);
+            let t = from_us(100);
+            // Segment 0 lost; segments 1.. arrive and are SACKed one by one.
+            for k in 1..=2u64 {
+                let out = ack(&mut e, t, 0, &[(MSS, (k + 1) * MSS)]);
+                assert!(
+                    out.iter().all(|s| s.seq != 0),
+                    "no retransmission at dupack {k}"
+                );
+            }
+            let out = ack(&mut e, t, 0, &[(MSS, 4 * MSS)]);
+            assert_eq!(out.first().map(|s| s.seq), Some(0), "sack={sack}");
+            assert_eq!(e.stats.recoveries, 1);
+            assert_eq!(e.stats.retx_fast, 1);
+        }
+    }
+
+    #[test]
+    fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
+        let mut e = endpoint(params(true));
+        let mut out = Vec::new();
+        e.write(0, 100 * MSS, &mut out);
+        // The whole window is out: only a dupack can release more data.
+        let out = ack(&mut e, from_us(100), 0, &[(MSS, 2 * MSS)]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 10 * MSS);
+        let mut off = endpoint(TcpParams {
+            limited_transmit: false,
+            ..params(true)
+        });
+        let mut o = Vec::new();
+        off.write(0, 100 * MSS, &mut o);
+        assert!(ack(&mut off, from_us(100), 0, &[(MSS, 2 * MSS)]).is_empty());
+    }
+
+    #[test]
+    fn retransmission_timer_fires_at_rto_not_a_tick_before() {
+        let (mut e, _) = sender_with_flight(true, 1);
+        // RTO = max(200 ms, 100 us + 4 * 50 us).
+        assert_eq!(e.rto_timer.deadline, Some(from_ms(200)));
+        let mut out = Vec::new();
+        e.on_rto(from_ms(200), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(e.stats.timeouts, 1);
+        assert_eq!(e.cwnd(), 1);
+        // Backed off: the next timeout is 400 ms later.
+        assert_eq!(e.rto_timer.deadline, Some(from_ms(600)));
+    }
+
+    #[test]
+    fn successive_timeouts_are_counted_as_one_run() {
+        let (mut e, _) = sender_with_flight(true, 1);
+        let mut out = Vec::new();
+        e.on_rto(from_ms(200), &mut out);
+        e.on_rto(from_ms(600), &mut out);
+        ack(&mut e, from_ms(601), MSS, &[]);
+        assert_eq!(e.stats.timeout_runs[1], 1);
+        assert_eq!(e.stats.max_timeout_run, 2);
+        assert!(!e.rto_timer.is_armed(), "nothing outstanding");
+    }
+
+    #[test]
+    fn after_a_timeout_sacked_segments_are_not_resent() {
+        let (mut e, _) = sender_with_flight(true, 4);
+        ack(&mut e, from_us(100), 0, &[(2 * MSS, 3 * MSS)]);
+        let mut out = Vec::new();
+        e.on_rto(from_ms(200), &mut out);
+        let out = ack(&mut e, from_ms(201), MSS, &[(2 * MSS, 3 * MSS)]);
+        let resent: Vec<u64> = out.iter().map(|s| s.seq).collect();
+        assert_eq!(resent, vec![MSS, 3 * MSS]);
+    }
+
+    #[test]
+    fn newreno_partial_ack_retransmits_the_next_hole() {
+        let (mut e, _) = sender_with_flight(false, 10);
+        let t = from_us(100);
+        for _ in 0..3 {
+            ack(&mut e, t, 0, &[]);
+        }
+        // The retransmission of 0 arrives; segment 1 was lost too.
+        let out = ack(&mut e, from_us(200), MSS, &[]);
+        assert_eq!(out.first().map(|s| s.seq), Some(MSS));
+        assert_eq!(e.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn lost_retransmission_is_detected_by_a_later_sack() {
+        let (mut e, _) = sender_with_flight(true, 10);
+        let t = from_us(100);
+        for k in 1..=3u64 {
+            ack(&mut e, t, 0, &[(MSS, (k + 1) * MSS)]);
+        }
+        // The retransmission of 0 went out with snd_nxt = 12 segments; SACKs for data sent
+        // after it arrive, the retransmission does not: resend it without waiting for the RTO.
+        let out = ack(&mut e, from_us(300), 0, &[(MSS, 13 * MSS)]);
+        assert!(out.iter().any(|s| s.seq == 0), "{out:?}");
+        assert_eq!(e.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn delayed_ack_acknowledges_every_second_segment() {
+        let mut r = endpoint(TcpParams {
+            delayed_ack: from_ms(40),
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        r.on_segment(0, 0, MSS as u32, 0, &[], &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.delack_timer.deadline, Some(from_ms(40)));
+        r.on_segment(1, MSS, MSS as u32, 0, &[], &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2 * MSS);
+        assert!(!r.delack_timer.is_armed());
+    }
+
+    #[test]
+    fn out_of_order_segment_is_acked_at_once_with_its_sack_block_first() {
+        let mut r = endpoint(params(true));
+        let mut out = Vec::new();
+        r.on_segment(0, 2 * MSS, MSS as u32, 0, &[], &mut out);
+        r.on_segment(0, 4 * MSS, MSS as u32, 0, &[], &mut out);
+        r.flush_ack(&mut out);
+        let last = out.last().unwrap();
+        assert_eq!(last.ack, 0);
+        assert_eq!(last.nsack, 2);
+        assert_eq!(last.sack[0], (4 * MSS, 5 * MSS));
+        assert_eq!(last.sack[1], (2 * MSS, 3 * MSS));
+        // Filling the hole delivers everything contiguous.
+        let got = r.on_segment(0, 0, 2 * MSS as u32, 0, &[], &mut out);
+        assert_eq!(got, 3 * MSS);
+    }
+
+    #[test]
+    fn block_restart_begins_every_response_from_the_initial_window() {
+        let mut e = endpoint(TcpParams {
+            cwnd_restart: CwndRestart::Block,
+            initial_window: 1,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 3 * MSS, &mut out);
+        ack(&mut e, from_us(100), MSS, &[]);
+        ack(&mut e, from_us(200), 3 * MSS, &[]);
+        assert!(e.cwnd() > 1);
+        out.clear();
+        e.write(from_us(300), 3 * MSS, &mut out);
+        assert_eq!(out.len(), 1);
     }
 }
