@@ -69,6 +69,13 @@ class Result:
     def drops(self) -> int:
         return int(self.report["drops"])
 
+    @property
+    def series(self) -> dict[str, Any] | None:
+        """Sampled time series (``t`` in picoseconds from the workload start, bottleneck
+        ``queue_bytes``, ``cwnd[flow]`` in segments), if ``run.sample_interval`` was set."""
+        s: dict[str, Any] | None = self.report.get("series")
+        return s
+
     def row(self) -> dict[str, Any]:
         """The headline numbers of this point, flat."""
         r = self.report

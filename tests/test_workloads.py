@@ -1,0 +1,78 @@
+"""Workloads: background flows, the N-flow incast, time series."""
+
+from __future__ import annotations
+
+from conftest import run, sweep
+
+HAFEEZ = dict(
+    workload__block="1MB",
+    topology__buffer="32KB",
+    tcp__rto_min="10ms",
+    tcp__mss="1000B",
+    workload__jitter="20us",
+)
+
+
+def test_background_flows_make_incast_worse_as_in_hafeez_table_1() -> None:
+    """Hafeez et al. (ns-2, 1 Gbps, 100 us, 1 KB packets, 32 KB buffer, U[0,20] us jitter,
+    RTOmin 10 ms): two long background flows cut task goodput by 2x or more."""
+    ns = [4, 8, 16, 32, 64]
+    alone = sweep(ns, **HAFEEZ)
+    busy = sweep(ns, background__flows=2, **HAFEEZ)
+    for n in ns:
+        assert busy[n].goodput_bps < alone[n].goodput_bps
+        assert busy[n].timeouts >= alone[n].timeouts
+    assert busy[32].goodput_bps < 0.5 * alone[32].goodput_bps
+    # The shape of the seed's table: goodput falls steadily with N.
+    assert alone[4].goodput_bps > alone[16].goodput_bps > alone[64].goodput_bps
+    # Background flows deliver too, and are reported as such.
+    bg = [f for f in busy[8].report["flows"] if f["background"]]
+    assert len(bg) == 2 and all(f["bytes"] > 0 for f in bg)
+
+
+def test_one_incast_flow_finishes_near_the_optimum() -> None:
+    r = run(
+        topology__senders=1,
+        topology__link="10Gbps",
+        topology__rtt="10us",
+        tcp__mss="8948B",
+        workload__kind="incast",
+        workload__flow_size="270000B",
+    )
+    optimal = 270_000 * 8 / 10e9
+    (fct,) = r.flow_completion_s
+    assert fct is not None and optimal < fct < 1.5 * optimal + 40e-6
+
+
+def test_incast_of_many_flows_reports_every_fct() -> None:
+    r = run(
+        topology__senders=200,
+        topology__link="10Gbps",
+        topology__rtt="10us",
+        topology__buffer="100pkt",
+        tcp__mss="8948B",
+        tcp__rto_min="1ms",
+        workload__kind="incast",
+        workload__flow_size="270000B",
+        workload__jitter="1ms",
+    )
+    fcts = r.flow_completion_s
+    assert len(fcts) == 200 and all(f is not None for f in fcts)
+    assert max(f for f in fcts if f is not None) == r.duration_s
+    assert r.drops > 0 and r.timeouts > 0
+
+
+def test_time_series_samples_queue_and_cwnd() -> None:
+    r = run(
+        topology__senders=8,
+        workload__sru="64KB",
+        workload__blocks=3,
+        run__sample_interval="50us",
+    )
+    s = r.series
+    assert s is not None
+    assert len(s["t"]) == len(s["queue_bytes"]) > 10
+    assert all(q <= 64_000 for q in s["queue_bytes"])
+    assert max(s["queue_bytes"]) > 0
+    assert len(s["cwnd"]) == 8 and all(len(c) == len(s["t"]) for c in s["cwnd"])
+    assert s["t"] == sorted(s["t"])
