@@ -131,6 +131,14 @@ class Tcp(_Section):
     rto_max: Time = Field("120s", description="maximum retransmission timeout")
     rto_initial: Time = Field("1s", description="RTO before any RTT sample")
     clock_granularity: Time = Field("1us", description="timer and RTT clock tick")
+    rto_formula: Literal["linux", "rfc6298"] = Field(
+        "linux",
+        description="linux: RTO = SRTT + max(4·RTTVAR, RTOmin); "
+        "rfc6298: RTO = max(RTOmin, SRTT + 4·RTTVAR)",
+    )
+    recovery_cwnd: Literal["prr", "halve"] = Field(
+        "prr", description="prr: RFC 6937 (Linux, ns-3); halve: RFC 6675 cwnd = ssthresh"
+    )
     delayed_ack: TimeOrOff = Field("off", description="delayed-ACK timeout, or off")
     sack: bool = Field(True, strict=True, description="SACK + RFC 6675 (off: NewReno)")
     limited_transmit: bool = Field(True, strict=True, description="RFC 3042 limited transmit")

@@ -109,6 +109,30 @@ pub enum CwndRestart {
     Never,
 }
 
+/// How RTOmin enters the retransmission timeout.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoFormula {
+    /// RFC 6298: `RTO = max(RTOmin, SRTT + max(G, 4·RTTVAR))`: RTOmin is a floor, so every
+    /// connection with a small RTT times out after exactly RTOmin.
+    Rfc6298,
+    /// Linux (`tcp_rtt_estimator`, `__tcp_set_rto`): `RTO = SRTT + max(4·RTTVAR, RTOmin)`:
+    /// RTOmin is added to the smoothed RTT, so RTOs differ with each connection's RTT.
+    Linux,
+}
+
+/// How the congestion window comes down during fast recovery.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryCwnd {
+    /// Proportional rate reduction (RFC 6937; Linux since 3.2, ns-3's default): send about
+    /// one segment per two delivered, so ACKs keep flowing during recovery.
+    Prr,
+    /// RFC 6675 / RFC 5681: cwnd drops to ssthresh at once; nothing is sent until the pipe
+    /// estimate falls below it.
+    Halve,
+}
+
 /// TCP parameters.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -130,6 +154,10 @@ pub struct Tcp {
     pub rto_initial: SimTime,
     /// Timer and RTT clock granularity G (RFC 6298): 1 µs, 1 ms, 4 ms (HZ=250)...
     pub clock_granularity: SimTime,
+    /// How RTOmin combines with the RTT estimate.
+    pub rto_formula: RtoFormula,
+    /// How cwnd comes down during fast recovery.
+    pub recovery_cwnd: RecoveryCwnd,
     /// Delayed-ACK timeout; 0 turns delayed ACKs off (every segment is acknowledged at once).
     pub delayed_ack: SimTime,
     /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
@@ -230,6 +258,8 @@ impl Scenario {
                 rto_max: 120 * PS_PER_S,
                 rto_initial: PS_PER_S,
                 clock_granularity: PS_PER_US,
+                rto_formula: RtoFormula::Linux,
+                recovery_cwnd: RecoveryCwnd::Prr,
                 delayed_ack: 0,
                 sack: true,
                 limited_transmit: true,

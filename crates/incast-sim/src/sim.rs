@@ -101,7 +101,8 @@ impl Simulation {
                     sc.tcp.rto_max,
                     sc.tcp.rto_initial,
                     sc.tcp.clock_granularity,
-                );
+                )
+                .with_formula(sc.tcp.rto_formula);
                 eps.push(Endpoint::new(params.clone(), rtt, Some(handshake)));
                 ep_route.push(route);
             }

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{CwndRestart, Tcp};
+use crate::config::{CwndRestart, RecoveryCwnd, Tcp};
 use crate::engine::Timer;
 use crate::net::MAX_SACK_BLOCKS;
 use crate::tcp::rtt::RttEstimator;
@@ -49,6 +49,8 @@ pub struct TcpParams {
     pub delayed_ack: SimTime,
     /// cwnd restart policy.
     pub cwnd_restart: CwndRestart,
+    /// cwnd reduction during fast recovery.
+    pub recovery_cwnd: RecoveryCwnd,
 }
 
 impl From<&Tcp> for TcpParams {
@@ -62,6 +64,7 @@ impl From<&Tcp> for TcpParams {
             receive_window: t.receive_window,
             delayed_ack: t.delayed_ack,
             cwnd_restart: t.cwnd_restart,
+            recovery_cwnd: t.recovery_cwnd,
         }
     }
 }
@@ -166,6 +169,10 @@ pub struct Endpoint {
     high_seq: u64,
     /// Retransmit the first lost segment regardless of cwnd (fast retransmit).
     force_retx: bool,
+    /// PRR (RFC 6937): cwnd when recovery began, segments delivered and sent since.
+    prior_cwnd: u32,
+    prr_delivered: u32,
+    prr_out: u32,
     /// Whether the last send attempt stopped because of cwnd.
     cwnd_limited: bool,
     /// Most packets outstanding in the current window (cwnd validation).
@@ -227,6 +234,9 @@ impl Endpoint {
             ca: CaState::Open,
             high_seq: 0,
             force_retx: false,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
             cwnd_limited: false,
             max_packets_out: 0,
             max_packets_seq: 0,
@@ -435,6 +445,9 @@ impl Endpoint {
 
     fn sent_data(&mut self, now: SimTime) {
         self.stats.segments += 1;
+        if self.ca == CaState::Recovery {
+            self.prr_out += 1;
+        }
         self.last_send = now;
         if !self.rto_timer.is_armed() {
             self.arm_rto(now);
@@ -618,7 +631,9 @@ impl Endpoint {
         } else if ack == self.snd_una && !has_data && !self.segs.is_empty() {
             self.dupacks += 1;
         }
-        let delivered = acked + newly_sacked;
+        // Without SACK a duplicate ACK stands for one segment delivered.
+        let reno_dup = !self.p.sack && ack == prior_una && !has_data && !self.segs.is_empty();
+        let delivered = acked + newly_sacked + u32::from(reno_dup);
         match self.ca {
             CaState::Open => {
                 if ack > prior_una {
@@ -628,6 +643,7 @@ impl Endpoint {
                     || (self.p.sack && newly_sacked > 0 && self.head_lost_by_sack());
                 if enter && !self.segs.is_empty() {
                     self.enter_recovery();
+                    self.reduce_cwnd(delivered, ack > prior_una);
                 }
             }
             CaState::Recovery => {
@@ -644,6 +660,9 @@ impl Endpoint {
                     }
                 } else if newly_sacked > 0 || ack > prior_una {
                     self.mark_lost_by_sack();
+                }
+                if self.ca == CaState::Recovery {
+                    self.reduce_cwnd(delivered, ack > prior_una);
                 }
             }
             CaState::Loss => {
@@ -663,14 +682,50 @@ impl Endpoint {
         self.rounds_open = false;
         self.ca = CaState::Recovery;
         self.high_seq = self.snd_nxt;
+        self.prior_cwnd = self.cwnd.max(1);
         self.ssthresh = (self.cwnd / 2).max(2);
-        self.cwnd = self.ssthresh;
         self.cwnd_cnt = 0;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
         self.mark_lost(0);
         if self.p.sack {
             self.mark_lost_by_sack();
         }
-        self.force_retx = true;
+        match self.p.recovery_cwnd {
+            // PRR's first step allows the fast retransmit itself.
+            RecoveryCwnd::Prr => {}
+            RecoveryCwnd::Halve => {
+                self.cwnd = self.ssthresh;
+                self.force_retx = true;
+            }
+        }
+    }
+
+    /// Proportional rate reduction (RFC 6937, as Linux's `tcp_cwnd_reduction`): after
+    /// `delivered` more segments left the network, allow sending so that, by the end of
+    /// recovery, cwnd has come down to ssthresh at the pace of the ACKs.
+    fn reduce_cwnd(&mut self, delivered: u32, una_advanced: bool) {
+        if self.p.recovery_cwnd != RecoveryCwnd::Prr || delivered == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let in_flight = self.in_flight() as i64;
+        let delta = self.ssthresh as i64 - in_flight;
+        let mut sndcnt = if delta < 0 {
+            let target =
+                (self.ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd as u64 - 1)
+                    / self.prior_cwnd as u64;
+            target as i64 - self.prr_out as i64
+        } else {
+            // Slow-start reduction bound: grow back towards ssthresh, at most as fast as
+            // slow start.
+            let s = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64)
+                + i64::from(una_advanced);
+            s.min(delta)
+        };
+        // The first step is the fast retransmit.
+        sndcnt = sndcnt.max(i64::from(self.prr_out == 0));
+        self.cwnd = (in_flight + sndcnt).clamp(1, MAX_CWND as i64) as u32;
     }
 
     /// Slow start and congestion avoidance for `acked` segments delivered (Linux
@@ -878,6 +933,7 @@ mod tests {
             receive_window: 1 << 30,
             delayed_ack: 0,
             cwnd_restart: CwndRestart::Never,
+            recovery_cwnd: RecoveryCwnd::Prr,
         }
     }
 

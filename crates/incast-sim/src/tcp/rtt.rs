@@ -4,6 +4,7 @@
 //! sample is a whole number of ticks, as a kernel measures it. The RTO is
 //! `max(RTOmin, SRTT + max(G, K·RTTVAR))`, capped at RTOmax, doubled per backoff.
 
+use crate::config::RtoFormula;
 use crate::units::SimTime;
 
 /// K, RFC 6298 (2.3).
@@ -21,6 +22,7 @@ pub struct RttEstimator {
     rto_min: SimTime,
     rto_max: SimTime,
     granularity: SimTime,
+    formula: RtoFormula,
 }
 
 impl RttEstimator {
@@ -33,7 +35,14 @@ impl RttEstimator {
             rto_min,
             rto_max,
             granularity,
+            formula: RtoFormula::Rfc6298,
         }
+    }
+
+    /// Use `formula` to combine RTOmin with the estimate.
+    pub fn with_formula(mut self, formula: RtoFormula) -> Self {
+        self.formula = formula;
+        self
     }
 
     /// The RTT of a segment sent at `sent` and acknowledged at `now`, as the clock of
@@ -58,8 +67,12 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        let rto = srtt.saturating_add(self.granularity.max(K.saturating_mul(self.rttvar)));
-        self.rto = rto.clamp(self.rto_min, self.rto_max);
+        let var = self.granularity.max(K.saturating_mul(self.rttvar));
+        let rto = match self.formula {
+            RtoFormula::Rfc6298 => srtt.saturating_add(var).max(self.rto_min),
+            RtoFormula::Linux => srtt.saturating_add(var.max(self.rto_min)),
+        };
+        self.rto = rto.min(self.rto_max);
     }
 
     /// The RTO after `backoff` doublings (RFC 6298 (5.5)), capped at RTOmax.
@@ -124,6 +137,13 @@ mod tests {
         }
         // RTTVAR decays towards 0, so RTO = SRTT + G = 8 ms.
         assert_eq!(e.rto(0), from_ms(8));
+    }
+
+    #[test]
+    fn linux_adds_rto_min_to_the_smoothed_rtt() {
+        let mut e = est().with_formula(RtoFormula::Linux);
+        e.sample(from_us(100));
+        assert_eq!(e.rto(0), from_ms(200) + from_us(100));
     }
 
     #[test]
