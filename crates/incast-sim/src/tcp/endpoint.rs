@@ -713,8 +713,7 @@ impl Endpoint {
         let delta = self.ssthresh as i64 - in_flight;
         let mut sndcnt = if delta < 0 {
             let target =
-                (self.ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd as u64 - 1)
-                    / self.prior_cwnd as u64;
+                (self.ssthresh as u64 * self.prr_delivered as u64).div_ceil(self.prior_cwnd as u64);
             target as i64 - self.prr_out as i64
         } else {
             // Slow-start reduction bound: grow back towards ssthresh, at most as fast as
