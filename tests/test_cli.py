@@ -130,3 +130,23 @@ def test_help_has_examples() -> None:
         ["incast", "sim", "--help"], capture_output=True, text=True, check=True, env=os.environ
     ).stdout
     assert "examples:" in out and "--rto-min 1ms" in out
+
+
+def test_vary_runs_one_series_per_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    png = tmp_path / "v.png"
+    argv = ["sim", "--senders", "1,8", "--blocks", "2", "--vary", "tcp.rto_min=200ms,1ms"]
+    assert main([*argv, "--json", "--plot", str(png)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["series"], r["senders"]) for r in rows] == [
+        ("rto_min 200ms", 1),
+        ("rto_min 200ms", 8),
+        ("rto_min 1ms", 1),
+        ("rto_min 1ms", 8),
+    ]
+    assert rows[2]["scenario"]["tcp"]["rto_min"] == 10**9
+    assert png.exists()
+
+
+def test_vary_needs_two_values(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "--vary", "tcp.rto_min=1ms"]) == 2
+    assert "--vary: give at least two values" in capsys.readouterr().err

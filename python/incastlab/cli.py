@@ -32,6 +32,7 @@ SIM_EXAMPLES = """\
 examples:
   incast sim --senders 1..48 --sru 256KB --buffer 64KB --rto-min 200ms --plot collapse.png
   incast sim --senders 1,2,4,8,16,32,47 --sru 256KB --rto-min 1ms --clock 1us
+  incast sim --senders 1..47 --vary tcp.rto_min=200ms,1ms --plot fix.png
   incast sim examples/chen-fig4.toml --senders 1..20 --json
   incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
   incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
@@ -120,7 +121,21 @@ def _overrides(a: argparse.Namespace) -> dict[str, Any]:
     return o
 
 
-def _points(a: argparse.Namespace) -> list[Scenario]:
+def _parse_vary(spec: str | None) -> tuple[str, list[Any]] | None:
+    """``tcp.rto_min=200ms,1ms`` -> ("tcp.rto_min", ["200ms", "1ms"])."""
+    if spec is None:
+        return None
+    if "=" not in spec:
+        raise UsageError(f"--vary: expected key=v1,v2 such as tcp.rto_min=200ms,1ms, got {spec!r}")
+    key, raw = spec.split("=", 1)
+    values = [_parse_set(f"{key}={v}")[1] for v in raw.split(",") if v.strip()]
+    if len(values) < 2:
+        raise UsageError("--vary: give at least two values, separated by commas")
+    return key.strip(), values
+
+
+def _points(a: argparse.Namespace) -> list[tuple[str, list[Scenario]]]:
+    """One labelled series of scenarios per --vary value (a single unlabelled one without)."""
     raw: dict[str, Any] = sc_mod.read_toml(a.scenario) if a.scenario else {}
     data = sc_mod.apply_overrides(raw, _overrides(a))
     topo = data.get("topology", {})
@@ -137,11 +152,17 @@ def _points(a: argparse.Namespace) -> list[Scenario]:
         counts = [1, 2, 4, 8, 16, 32]
     else:
         counts = [file_senders]
-    points = []
-    for n in counts:
-        d = sc_mod.apply_overrides(data, {"topology.senders": n})
-        points.append(sc_mod.from_dict(d))
-    return points
+    vary = _parse_vary(a.vary)
+    variants: list[tuple[str, dict[str, Any]]] = [("", data)]
+    if vary is not None:
+        key, values = vary
+        name = key.rsplit(".", 1)[-1]
+        variants = [(f"{name} {v}", sc_mod.apply_overrides(data, {key: v})) for v in values]
+    series = []
+    for label, d in variants:
+        pts = [sc_mod.from_dict(sc_mod.apply_overrides(d, {"topology.senders": n})) for n in counts]
+        series.append((label, pts))
+    return series
 
 
 def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
@@ -186,9 +207,10 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
 
 
 def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
-    points = _points(a)
-    results: list[Result] = []
-    walls: list[float] = []
+    series_in = _points(a)
+    total = sum(len(pts) for _, pts in series_in)
+    series: list[tuple[str, list[Result]]] = []
+    walls: list[list[float]] = []
     show = not a.json and not a.quiet and err.is_terminal
     with Progress(
         TextColumn("[bold]simulating[/bold] {task.description}"),
@@ -199,42 +221,56 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
         disable=not show,
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=len(points))
-        for sc in points:
-            bar.update(task, description=f"N={sc.senders}")
+        task = bar.add_task("", total=total)
+        for label, pts in series_in:
+            results: list[Result] = []
+            times: list[float] = []
+            for sc in pts:
+                what = f"{label} N={sc.senders}".strip()
+                bar.update(task, description=what)
 
-            def tick(events: int, secs: float, n: int = sc.senders) -> None:
-                bar.update(task, description=f"N={n} · {events:,} events · t={secs:.3f}s")
+                def tick(events: int, secs: float, what: str = what) -> None:
+                    bar.update(task, description=f"{what} · {events:,} events · t={secs:.3f}s")
 
-            t0 = time.perf_counter()
-            results.append(simulate(sc, progress=tick))
-            walls.append(time.perf_counter() - t0)
-            bar.advance(task)
+                t0 = time.perf_counter()
+                results.append(simulate(sc, progress=tick))
+                times.append(time.perf_counter() - t0)
+                bar.advance(task)
+            series.append((label, results))
+            walls.append(times)
+    everything = [r for _, rs in series for r in rs]
     if a.json:
         rows = []
-        for r in results:
-            j = r.row()
-            j["block_times_s"] = r.block_times_s
-            j["block_timeouts"] = r.report["block_timeouts"]
-            j["flow_completion_s"] = r.flow_completion_s
-            j["scenario"] = r.scenario
-            rows.append(j)
-        out.print_json(json.dumps(rows)) if out.is_terminal else print(json.dumps(rows, indent=1))
+        for label, rs in series:
+            for r in rs:
+                j = r.row()
+                if label:
+                    j["series"] = label
+                j["block_times_s"] = r.block_times_s
+                j["block_timeouts"] = r.report["block_timeouts"]
+                j["flow_completion_s"] = r.flow_completion_s
+                j["scenario"] = r.scenario
+                rows.append(j)
+        print(json.dumps(rows, indent=1))
     elif not a.quiet:
         from incastlab.plot import _subtitle
 
-        out.print(f"[bold]incast sim[/bold] · {_subtitle(results[0])}")
-        out.print(_table(results, walls))
+        for (label, rs), times in zip(series, walls, strict=True):
+            head = f"[bold]incast sim[/bold] · {_subtitle(rs[0])}"
+            out.print(head)
+            out.print(_table(rs, times))
     if a.out:
         from incastlab.store import write_parquet
 
-        p = write_parquet(results, a.out)
+        p = write_parquet(everything, a.out)
         if not a.json:
             err.print(f"wrote {p}")
     if a.plot:
         from incastlab.plot import goodput_vs_senders
 
-        p = goodput_vs_senders([("", results)], a.plot)
+        vary = _parse_vary(a.vary)
+        varied = vary[0].rsplit(".", 1)[-1] if vary else ""
+        p = goodput_vs_senders(series, a.plot, varied=varied)
         if not a.json:
             err.print(f"wrote {p}")
     return 0
@@ -284,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-time", help="simulated-time budget per point, e.g. 60s")
     s.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="any scenario key, e.g. tcp.dupthresh=2"
+    )
+    s.add_argument(
+        "--vary",
+        metavar="KEY=V1,V2",
+        help="one series per value, side by side, e.g. tcp.rto_min=200ms,1ms",
     )
     s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
     s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")

@@ -17,7 +17,8 @@ from incastlab.units import format_rate, format_size, format_time
 COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"]
 
 
-def _subtitle(r: Result) -> str:
+def _subtitle(r: Result, omit: str = "") -> str:
+    """One line describing the scenario; ``omit`` names a key that varies between series."""
     s = r.scenario
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
     if w["kind"] == "sync_read":
@@ -26,11 +27,15 @@ def _subtitle(r: Result) -> str:
     else:
         what = f"incast, {format_size(w['flow_size'])} per flow"
     buf = t["buffer"]
-    buffer = format_size(buf["bytes"]) if buf["bytes"] else f"{buf['packets']} pkt"
-    return (
-        f"{what} · {format_rate(t['receiver_link'])} · RTT {format_time(t['rtt'])} · "
-        f"{buffer}/port · RTOmin {format_time(tcp['rto_min'])}"
-    )
+    parts = {
+        "workload": what,
+        "link": format_rate(t["receiver_link"]),
+        "rtt": f"RTT {format_time(t['rtt'])}",
+        "buffer": (format_size(buf["bytes"]) if buf["bytes"] else f"{buf['packets']} pkt")
+        + "/port",
+        "rto_min": f"RTOmin {format_time(tcp['rto_min'])}",
+    }
+    return " · ".join(v for k, v in parts.items() if k != omit)
 
 
 def goodput_vs_senders(
@@ -38,6 +43,7 @@ def goodput_vs_senders(
     path: str | Path,
     *,
     title: str = "Incast goodput collapse",
+    varied: str = "",
 ) -> Path:
     """Goodput (top) and block or flow completion time (bottom) against senders, one line
     per labelled series."""
@@ -72,7 +78,9 @@ def goodput_vs_senders(
     ax.set_title(title, fontsize=13, loc="left", fontweight="bold", pad=20)
     first = next((r for _, rs in series for r in rs), None)
     if first is not None:
-        ax.text(0, 1.025, _subtitle(first), transform=ax.transAxes, fontsize=8.5, color="0.35")
+        ax.text(
+            0, 1.025, _subtitle(first, varied), transform=ax.transAxes, fontsize=8.5, color="0.35"
+        )
     ax.grid(alpha=0.3)
     if len(series) > 1 or series[0][0]:
         ax.legend(frameon=False)
