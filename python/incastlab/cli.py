@@ -255,7 +255,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     elif not a.quiet:
         from incastlab.plot import _subtitle
 
-        for (label, rs), times in zip(series, walls, strict=True):
+        for (_label, rs), times in zip(series, walls, strict=True):
             head = f"[bold]incast sim[/bold] · {_subtitle(rs[0])}"
             out.print(head)
             out.print(_table(rs, times))

@@ -27,12 +27,12 @@ def _subtitle(r: Result, omit: str = "") -> str:
     else:
         what = f"incast, {format_size(w['flow_size'])} per flow"
     buf = t["buffer"]
+    buffer = format_size(buf["bytes"]) if buf["bytes"] else f"{buf['packets']} pkt"
     parts = {
         "workload": what,
         "link": format_rate(t["receiver_link"]),
         "rtt": f"RTT {format_time(t['rtt'])}",
-        "buffer": (format_size(buf["bytes"]) if buf["bytes"] else f"{buf['packets']} pkt")
-        + "/port",
+        "buffer": f"{buffer}/port",
         "rto_min": f"RTOmin {format_time(tcp['rto_min'])}",
     }
     return " · ".join(v for k, v in parts.items() if k != omit)
