@@ -457,7 +457,7 @@ def cppyy_vec_ipv4(ns, n):
 def run_sync(args):
     ns, cppyy = setup_ns(1448, args.minrto_us, args.cc, args.recovery)
     t_build0 = time.time()
-    topo = build_star(ns, args.n, "1Gbps", "25us", 1500, "64000B", args.queue_mode)
+    topo = build_star(ns, args.n, "1Gbps", "25us", 1500, args.buffer, args.queue_mode)
     client = IC.MakeSyncReadApps(
         topo["senders"], topo["rx"].Get(0), topo["sender_addrs"], args.blocks, 100, 256000
     )
@@ -579,6 +579,7 @@ def main():
     ap.add_argument("--max-sim-s", type=float, default=600.0)
     ap.add_argument("--burst-seg", type=int, default=8948)
     ap.add_argument("--burst-queue", default="1000000B")
+    ap.add_argument("--buffer", default="64000B", help="bottleneck drop-tail limit (sync mode)")
     ap.add_argument("--part2", action="store_true")
     ap.add_argument(
         "--queue-mode",
@@ -602,6 +603,8 @@ def main():
         args.recovery,
         "--blocks",
         str(args.blocks),
+        "--buffer",
+        args.buffer,
     ]
     if args.part2:
         ns_list = (
