@@ -1,0 +1,104 @@
+"""The analytical model against the seeds' numbers, Monte Carlo, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from incastlab import model
+from incastlab.model import ModelError
+
+TABLE_1 = {
+    16_000: [1448, 2896, 5792, 5864],
+    32_000: [1448, 2896, 5792, 11584, 10280],
+    64_000: [1448, 2896, 5792, 11584, 23168, 19112],
+    128_000: [1448, 2896, 5792, 11584, 23168, 46336, 36776],
+}
+
+
+@pytest.mark.parametrize("sru", sorted(TABLE_1))
+def test_table_1_exactly(sru: int) -> None:
+    assert model.slow_start_rounds(sru) == TABLE_1[sru]
+
+
+@pytest.mark.parametrize("buffer", [64_000, 65_536])
+def test_chen_onsets(buffer: int) -> None:
+    """Eq. 3 with the article's extra buffering: 13, 7, 4 (and 2 for 128 KB, as the article
+    says Eq. 3 predicts) with 64 KB per port; collapse well underway at N = 2 with 4 KB."""
+    onsets = [model.collapse_onset(s, buffer) for s in (16_000, 32_000, 64_000, 128_000)]
+    assert onsets == [13, 7, 4, 2]
+    assert model.collapse_onset(256_000, 4_096) == 2
+
+
+def test_eq_1_and_eq_2() -> None:
+    ideal = model.ideal_goodput([1, 8], 256_000, 1e9, 1e-3)
+    assert ideal[0] == pytest.approx(256_000 * 8 / (1e-3 + 256_000 * 8 / 1e9))
+    assert ideal[1] > ideal[0]  # grows with N towards the link
+    bound = model.rto_goodput(2, 256_000, 1e9, 100e-6, 0.2)
+    assert float(bound) == pytest.approx(20.06e6, rel=1e-3)
+    partial = model.rto_goodput(8, 1_024_000, 1e9, 1e-3, 0.2, a=0.6)
+    assert float(partial) > float(model.rto_goodput(8, 1_024_000, 1e9, 1e-3, 0.2))
+
+
+def test_prediction_switches_regime_at_the_onset() -> None:
+    p = model.predict(range(1, 20), sru=16_000, buffer=64_000, link_bps=1e9, rtt=1e-3, rto=0.2)
+    regimes = [x.regime for x in p]
+    assert regimes.index("rto") == 12  # N = 13
+    assert p[11].goodput_bps > 10 * p[12].goodput_bps
+    assert p[12].timeouts_per_block == 1.0
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 16, 32, 64, 128, 256])
+def test_expected_max_rto_matches_monte_carlo(n: int) -> None:
+    rng = np.random.default_rng(n)
+    rto_min, delta = 0.010, 0.004
+    draws = rng.uniform(rto_min - delta / 2, rto_min + delta / 2, size=(40_000, n)).max(axis=1)
+    assert float(model.expected_max_rto(n, rto_min, delta)) == pytest.approx(
+        draws.mean(), rel=0.01
+    )
+    if n > 1:
+        assert float(model.var_max_rto(n, rto_min, delta)) == pytest.approx(draws.var(), rel=0.05)
+    k = rto_min + delta / 4
+    assert float(model.rto_exceeds(k, n, rto_min, delta)) == pytest.approx(
+        (draws > k).mean(), abs=0.01
+    )
+
+
+def test_expected_max_rto_tends_to_the_top_of_the_interval() -> None:
+    e = model.expected_max_rto([1, 10, 100, 10_000], 0.010, 0.004)
+    assert e[0] == pytest.approx(0.010)
+    assert np.all(np.diff(e) > 0)
+    assert e[-1] == pytest.approx(0.012, rel=1e-3)
+
+
+def test_tda_and_maa() -> None:
+    assert model.tda_interval(0.010, 0.002, 0) == pytest.approx((0.009, 0.011))
+    assert model.tda_interval(0.010, 0.002, 3) == pytest.approx((0.002, 0.018))
+    assert model.maa_interval(1, 1.0) == 0
+    assert model.maa_interval(256, 1.0) == 46
+
+
+def test_other_closed_forms() -> None:
+    assert model.dctcp_marking_threshold(10e9, 100e-6) == pytest.approx(125_000 / 7)
+    assert float(model.optimal_completion(8000, 270_000, 10e9)) == pytest.approx(1.728)
+    assert float(model.burst_buffer(47, 10, 1538, 1e9, 100e-6)) == pytest.approx(
+        47 * 10 * 1538 - 12_500
+    )
+    assert model.incast_overhead(130, 100) == pytest.approx(0.3)
+    assert model.amdahl_overhead(0.5, 900e6, 100e6) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: model.expected_max_rto(4, 0.010, 0.030), "delta: must be at most 2·rto_min"),
+        (lambda: model.ideal_goodput(4, 1000, 0, 1e-3), "link_bps: must be a positive number"),
+        (lambda: model.ideal_goodput(0, 1000, 1e9, 1e-3), "senders: must be whole numbers"),
+        (lambda: model.collapse_onset(16_000, 0), "buffer: must be a positive"),
+        (lambda: model.slow_start_rounds(0), "sru: must be a positive"),
+        (lambda: model.amdahl_overhead(1.5, 1, 1), "network_share: must be between 0 and 1"),
+    ],
+)
+def test_impossible_inputs_are_named(call: object, needle: str) -> None:
+    with pytest.raises(ModelError, match=needle):
+        call()  # type: ignore[operator]
