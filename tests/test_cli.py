@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from incastlab.cli import main, parse_senders
 from incastlab.store import read_parquet
 

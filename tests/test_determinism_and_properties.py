@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-import incastlab
-from conftest import run, scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import incastlab
+from conftest import run, scenario
 
 
 def _json(r: incastlab.Result) -> str:

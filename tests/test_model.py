@@ -53,9 +53,7 @@ def test_expected_max_rto_matches_monte_carlo(n: int) -> None:
     rng = np.random.default_rng(n)
     rto_min, delta = 0.010, 0.004
     draws = rng.uniform(rto_min - delta / 2, rto_min + delta / 2, size=(40_000, n)).max(axis=1)
-    assert float(model.expected_max_rto(n, rto_min, delta)) == pytest.approx(
-        draws.mean(), rel=0.01
-    )
+    assert float(model.expected_max_rto(n, rto_min, delta)) == pytest.approx(draws.mean(), rel=0.01)
     if n > 1:
         assert float(model.var_max_rto(n, rto_min, delta)) == pytest.approx(draws.var(), rel=0.05)
     k = rto_min + delta / 4

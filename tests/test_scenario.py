@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-import incastlab
 import pytest
+
+import incastlab
 from incastlab.scenario import from_dict, load
 from incastlab.units import (
     UnitError,

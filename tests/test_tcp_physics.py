@@ -8,6 +8,7 @@ servers). "Block size" in Chen's Table 1 is what each server returns per request
 from __future__ import annotations
 
 import pytest
+
 from conftest import run, sweep
 
 PS = 1e-12

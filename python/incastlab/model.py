@@ -203,7 +203,9 @@ def incast_overhead(job_time_default: float, job_time_small_rto: float) -> float
     return (_positive("job_time_default", job_time_default) - small) / small
 
 
-def amdahl_overhead(network_share: float, goodput_small_rto: float, goodput_default: float) -> float:
+def amdahl_overhead(
+    network_share: float, goodput_small_rto: float, goodput_default: float
+) -> float:
     """Eq. 5 through Amdahl's law: a job spends ``network_share`` of its time (with a small
     RTOmin) moving data at ``goodput_small_rto``; with the default RTOmin that part runs at
     ``goodput_default``. The job's overhead is share·(G_small/G_default − 1)."""
