@@ -52,8 +52,9 @@ def _senders(n: ArrayLike) -> NDArray[np.int64]:
 
 def transfer_time(n: ArrayLike, sru: float, link_bps: float) -> FloatArray:
     """Ideal send time of one block: N·SRU·8 / C, seconds."""
-    ns = _senders(n)
-    return ns * _positive("sru", sru) * 8 / _positive("link_bps", link_bps)
+    ns = _senders(n).astype(np.float64)
+    out: FloatArray = ns * (_positive("sru", sru) * 8 / _positive("link_bps", link_bps))
+    return out
 
 
 def ideal_goodput(n: ArrayLike, sru: float, link_bps: float, rtt: float) -> FloatArray:
@@ -178,7 +179,8 @@ def burst_buffer(
         raise ModelError(f"initial_window: must be at least one segment, got {initial_window!r}")
     burst = _senders(n) * initial_window * _positive("frame_bytes", frame_bytes)
     pipe = _positive("link_bps", link_bps) * _non_negative("rtt", rtt) / 8
-    return np.maximum(burst - pipe, 0.0)
+    out: FloatArray = np.maximum(burst - pipe, 0.0).astype(np.float64)
+    return out
 
 
 def dctcp_marking_threshold(link_bps: float, rtt: float) -> float:
