@@ -100,3 +100,44 @@ def test_other_closed_forms() -> None:
 def test_impossible_inputs_are_named(call: object, needle: str) -> None:
     with pytest.raises(ModelError, match=needle):
         call()  # type: ignore[operator]
+
+
+def test_model_cli_table_json_and_plot(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from incastlab.cli import main
+
+    png = Path(str(tmp_path)) / "fig.png"
+    argv = ["model", "--senders", "1..16", "--sru", "16KB,32KB", "--initial-window", "1"]
+    assert main([*argv, "--plot", str(png), "-q"]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_model_cli_json_reports_onset_and_ignored_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from incastlab.cli import main
+
+    argv = ["model", "--senders", "1..16", "--sru", "16KB", "--initial-window", "1", "--json"]
+    assert main([*argv, "--no-sack"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["regime"] for r in rows].index("rto") == 12
+    assert all(r["onset"] == 13 for r in rows)
+    assert rows[0]["ignored"] == ["tcp.sack"]
+    assert {"senders", "goodput_bps", "timeouts_per_block", "scenario"} <= set(rows[0])
+
+
+def test_rto_random_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from incastlab.cli import main
+
+    argv = ["model", "rto-random", "--rto-min", "10ms", "--delta", "4ms", "--senders", "1,256"]
+    assert main([*argv, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["expected_max_rto_s"] == pytest.approx(0.010)
+    assert rows[1]["expected_max_rto_s"] == pytest.approx(0.010 + 0.004 * 255 / 514)
+    assert main(["model", "rto-random", "--rto-min", "1ms", "--delta", "4ms"]) == 2
+    assert "delta: must be at most 2·rto_min" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from incastlab import scenario as sc_mod
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
 from incastlab.simulate import simulate
-from incastlab.units import format_rate, format_time
+from incastlab.units import format_rate, format_size, format_time
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,6 +36,15 @@ examples:
   incast sim examples/chen-fig4.toml --senders 1..20 --json
   incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
   incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
+"""
+
+
+MODEL_EXAMPLES = """\
+examples:
+  incast model --senders 1..20 --sru 16KB,32KB,64KB --buffer 64KB --initial-window 1 --plot fig4.png
+  incast model --senders 1..48 --sru 64KB,256KB,1MB --rtt 1ms --plot fig2.png
+  incast model examples/incast-collapse.toml --json
+  incast model rto-random --rto-min 10ms --delta 4ms --senders 1..256
 """
 
 
@@ -276,21 +285,131 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="incast",
-        description="incastlab: predict, simulate and measure TCP incast.",
-    )
-    p.add_argument("--version", action="version", version=f"incastlab {_core.__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    s = sub.add_parser(
-        "sim",
-        help="packet-level simulation of a scenario over a range of sender counts",
-        description="Simulate a scenario (file and/or flags; flags override the file) for each "
-        "sender count and print one row per count.",
-        epilog=SIM_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab import model
+    from incastlab.model_backend import predict_scenario
+    from incastlab.units import parse_size
+
+    if a.sru and "," in a.sru:
+        if a.vary:
+            raise UsageError("--sru with several values already varies the SRU; drop --vary")
+        a.vary, a.sru = f"workload.sru={a.sru}", None
+    extra = model.CHEN_EXTRA_BUFFER
+    if a.extra_buffer is not None:
+        try:
+            extra = parse_size(a.extra_buffer)
+        except ValueError as e:
+            raise UsageError(f"--extra-buffer: {e}") from None
+    series = []
+    try:
+        for label, pts in _points(a):
+            series.append(
+                (label, [predict_scenario(sc, extra_buffer=extra, a=a.partial_rto) for sc in pts])
+            )
+    except model.ModelError as e:
+        raise ScenarioError(str(e)) from None
+    if a.json:
+        rows = []
+        for label, ps in series:
+            for p in ps:
+                r = p.row()
+                if label:
+                    r["series"] = label
+                rows.append(r)
+        print(json.dumps(rows, indent=1))
+    elif not a.quiet:
+        first = series[0][1][0]
+        if first.ignored:
+            err.print(
+                "[yellow]the model does not account for:[/yellow] " + ", ".join(first.ignored)
+            )
+        for label, ps in series:
+            p0 = ps[0]
+            head = f"[bold]incast model[/bold] · SRU {format_size(p0.sru)}"
+            if label and "sru" not in label:
+                head += f" · {label}"
+            onset = p0.onset
+            head += f" · collapse predicted from N = {onset} (Eq. 3)"
+            out.print(head)
+            t = Table(header_style="bold", show_edge=False, pad_edge=False)
+            for col in ("N", "regime", "goodput", "% link", "block time", "RTOs/block"):
+                t.add_column(col, justify="right")
+            for p in ps:
+                pr = p.prediction
+                pct = 100 * pr.goodput_bps / p.link_bps
+                style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
+                t.add_row(
+                    str(p.senders),
+                    "ideal (Eq. 1)" if pr.regime == "ideal" else "RTO (Eq. 2)",
+                    format_rate(pr.goodput_bps),
+                    f"[{style}]{pct:.1f}%[/{style}]",
+                    format_time(pr.block_time_s * 1e12),
+                    f"{pr.timeouts_per_block:g}",
+                )
+            out.print(t)
+    if a.plot:
+        from incastlab.plot import model_curves
+
+        written = model_curves(series, a.plot)
+        if not a.json:
+            err.print(f"wrote {written}")
+    return 0
+
+
+def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
+    from incastlab import model
+    from incastlab.units import parse_time
+
+    a = build_rto_random_parser().parse_args(argv)
+    try:
+        rto_min = parse_time(a.rto_min) / 1e12
+        delta = parse_time(a.delta) / 1e12
+    except ValueError as e:
+        raise UsageError(f"--rto-min/--delta: {e}") from None
+    ns = parse_senders(a.senders)
+    try:
+        ex = model.expected_max_rto(ns, rto_min, delta)
+        var = model.var_max_rto(ns, rto_min, delta)
+        late = model.rto_exceeds(rto_min + delta / 4, ns, rto_min, delta)
+    except model.ModelError as e:
+        raise UsageError(str(e)) from None
+    rows = [
+        {
+            "senders": n,
+            "expected_max_rto_s": float(e),
+            "sd_max_rto_s": float(v) ** 0.5,
+            "p_exceeds_rto_min_plus_quarter_delta": float(p),
+        }
+        for n, e, v, p in zip(ns, ex, var, late, strict=True)
+    ]
+    if a.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        lo = format_time((rto_min - delta / 2) * 1e12)
+        hi = format_time((rto_min + delta / 2) * 1e12)
+        out.print(f"[bold]incast model rto-random[/bold] · RTO ~ U({lo}, {hi}) · E[X] → {hi}")
+        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        for col in ("N", "E[X] (Eq. 6)", "sd(X) (Eq. 7)", "P(X > RTOmin + Δ/4)"):
+            t.add_column(col, justify="right")
+        for r in rows:
+            t.add_row(
+                str(r["senders"]),
+                format_time(r["expected_max_rto_s"] * 1e12),
+                format_time(r["sd_max_rto_s"] * 1e12),
+                f"{r['p_exceeds_rto_min_plus_quarter_delta']:.3f}",
+            )
+        out.print(t)
+    if a.plot:
+        from incastlab.plot import expected_max_rto
+
+        p = expected_max_rto(ns, rto_min, delta, a.plot)
+        if not a.json:
+            err.print(f"wrote {p}")
+    return 0
+
+
+def _add_scenario_flags(s: argparse.ArgumentParser) -> None:
+    """The scenario file and the flags that override it, shared by sim and model."""
     s.add_argument("scenario", nargs="?", help="scenario TOML file (optional)")
     s.add_argument("--senders", help="sender counts: 1,2,4 or 1..48 or 4..64:4")
     g = s.add_mutually_exclusive_group()
@@ -326,26 +445,95 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=V1,V2",
         help="one series per value, side by side, e.g. tcp.rto_min=200ms,1ms",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="incast",
+        description="incastlab: predict, simulate and measure TCP incast.",
+    )
+    p.add_argument("--version", action="version", version=f"incastlab {_core.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    s = sub.add_parser(
+        "sim",
+        help="packet-level simulation of a scenario over a range of sender counts",
+        description="Simulate a scenario (file and/or flags; flags override the file) for each "
+        "sender count and print one row per count.",
+        epilog=SIM_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_scenario_flags(s)
     s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
     s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
     s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+
+    m = sub.add_parser(
+        "model",
+        help="the analytical model (Chen Eq. 1-4) for the same scenarios, in milliseconds",
+        description="Predict goodput per sender count with the flow-rate model: Eq. 1 before "
+        "the onset of collapse (Eq. 3: the port overflows with the largest slow-start round of "
+        "every sender), Eq. 2/4 after it. Reads the same scenario file and flags as `incast sim` "
+        "and names the fields it does not model. `incast model rto-random --help` for RTO "
+        "randomization (Hafeez Eq. 4-7).",
+        epilog=MODEL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_scenario_flags(m)
+    m.add_argument(
+        "--extra-buffer",
+        default=None,
+        help="buffering beyond the switch port in Eq. 3 (default 8KB, Chen's testbed)",
+    )
+    m.add_argument(
+        "--partial-rto", type=float, default=1.0, help="a in Eq. 4: share of the RTO the link idles"
+    )
+    m.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
+    m.add_argument("--plot", metavar="FILE.png", help="Chen Figure 2: Eq. 1 solid, Eq. 2 dotted")
+    m.add_argument("-q", "--quiet", action="store_true", help="no table")
+    return p
+
+
+def build_rto_random_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="incast model rto-random",
+        description="RTO randomization (Hafeez et al.): N senders draw RTOs from "
+        "U(RTOmin - delta/2, RTOmin + delta/2); the last to retransmit waits X = max. Prints "
+        "E[X] (Eq. 6), its standard deviation (Eq. 7) and P(X > RTOmin + delta/4) (Eq. 4).",
+        epilog="example:\n  incast model rto-random --rto-min 10ms --delta 4ms --senders 1..256 "
+        "--plot ex.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--rto-min", default="10ms", help="RTOmin, e.g. 10ms")
+    p.add_argument("--delta", default="4ms", help="randomization interval length, e.g. 4ms")
+    p.add_argument("--senders", default="1,2,4,8,16,32,64,128,256", help="e.g. 1..256")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--plot", metavar="FILE.png", help="draw E[X] against senders")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    a = parser.parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
     out = Console(highlight=False)
     if not out.is_terminal:
         out = Console(highlight=False, width=140)
     err = Console(stderr=True, highlight=False)
+    if args[:2] == ["model", "rto-random"]:
+        try:
+            return cmd_rto_random(args[2:], out, err)
+        except UsageError as e:
+            err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
+            return 2
+    parser = build_parser()
+    a = parser.parse_args(args)
     if a.command is None:
         parser.print_help()
         return 2
     try:
         if a.command == "sim":
             return cmd_sim(a, out, err)
+        if a.command == "model":
+            return cmd_model(a, out, err)
     except (ScenarioError, UsageError) as e:
         err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
         return 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -93,6 +94,98 @@ def goodput_vs_senders(
     for a in (ax, ax2):
         a.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
+    return _save(fig, path)
+
+
+def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) -> Path:
+    """Chen Figure 2: per SRU, Eq. 1 (ideal, solid) and Eq. 2 (one RTO per block, dotted)
+    against senders, the predicted curve in markers and the onset (Eq. 3) marked."""
+    from incastlab import model
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    link = None
+    for i, (label, pts) in enumerate(series):
+        if not pts:
+            continue
+        color = COLORS[i % len(COLORS)]
+        s = pts[0].scenario
+        rtt = s["topology"]["rtt"] * 1e-12
+        rto = s["tcp"]["rto_min"] * 1e-12 + (rtt if s["tcp"]["rto_formula"] == "linux" else 0)
+        link = pts[0].link_bps
+        n = [p.senders for p in pts]
+        ideal = [float(model.ideal_goodput(p.senders, p.sru, link, rtt)) / 1e6 for p in pts]
+        bound = [float(model.rto_goodput(p.senders, p.sru, link, rtt, rto)) / 1e6 for p in pts]
+        name = label.replace("sru ", "SRU ") if label else f"SRU {format_size(pts[0].sru)}"
+        ax.plot(n, ideal, "-", color=color, lw=2, label=f"{name}: ideal (Eq. 1)")
+        ax.plot(n, bound, ":", color=color, lw=2, label=f"{name}: RTO-bound (Eq. 2)")
+        ax.plot(n, [p.prediction.goodput_bps / 1e6 for p in pts], "o", color=color, ms=4)
+        onset = pts[0].onset
+        if n[0] <= onset <= n[-1]:
+            ax.axvline(onset, color=color, lw=0.8, ls="--", alpha=0.6)
+            ax.text(
+                onset,
+                1.01,
+                f" N={onset}",
+                color=color,
+                fontsize=8,
+                transform=ax.get_xaxis_transform(),
+            )
+    if link:
+        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("number of senders")
+    ax.set_ylabel("goodput (Mbps)")
+    ax.set_title("Flow-rate model of incast (Chen et al.)", loc="left", fontweight="bold", pad=30)
+    first = next((p for _, ps in series for p in ps), None)
+    if first is not None:
+        t, tcp = first.scenario["topology"], first.scenario["tcp"]
+        sub = (
+            f"{format_rate(t['receiver_link'])} · RTT {format_time(t['rtt'])} · "
+            f"RTOmin {format_time(tcp['rto_min'])} · dashed: predicted onset (Eq. 3)"
+        )
+        ax.text(0, 1.07, sub, transform=ax.transAxes, fontsize=8.5, color="0.35")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(frameon=False, fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def expected_max_rto(
+    senders: Sequence[int], rto_min: float, delta: float, path: str | Path
+) -> Path:
+    """Hafeez Figure 4: E[X] (Eq. 6) against senders, ±1 standard deviation (Eq. 7)."""
+    import numpy as np
+
+    from incastlab import model
+
+    n = np.asarray(senders)
+    ex = model.expected_max_rto(n, rto_min, delta) * 1e3
+    sd = np.sqrt(model.var_max_rto(n, rto_min, delta)) * 1e3
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.fill_between(n, ex - sd, ex + sd, color=COLORS[0], alpha=0.15, lw=0, label="± sd (Eq. 7)")
+    ax.plot(n, ex, "o-", color=COLORS[0], lw=2, ms=3, label="E[X] (Eq. 6)")
+    ax.axhline((rto_min + delta / 2) * 1e3, color="0.4", ls="--", lw=1, label="RTOmin + Δ/2")
+    ax.axhline(rto_min * 1e3, color="0.6", ls=":", lw=1, label="RTOmin")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("number of senders")
+    ax.set_ylabel("largest RTO among senders (ms)")
+    ax.set_title(
+        f"RTO randomization: RTOmin {rto_min * 1e3:g} ms, Δ {delta * 1e3:g} ms",
+        loc="left",
+        fontweight="bold",
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,122 @@
+"""The model as a backend: reads the same scenario as ``incast sim`` and answers per sender
+count in the same shape, naming the scenario fields it does not use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from incastlab import model
+from incastlab.scenario import Scenario, from_dict
+
+PS = 1e-12
+
+#: Normalized-scenario fields the model reads.
+USED = {
+    "topology.kind",
+    "topology.senders",
+    "topology.link",
+    "topology.receiver_link",
+    "topology.rtt",
+    "topology.buffer",
+    "tcp.mss",
+    "tcp.header_bytes",
+    "tcp.initial_window",
+    "tcp.rto_min",
+    "tcp.rto_formula",
+    "workload.kind",
+    "workload.sru",
+    "workload.block",
+    "workload.blocks",
+}
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and k not in ("buffer", "nic_buffer"):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def ignored_fields(sc: Scenario) -> list[str]:
+    """Fields set away from their defaults that the model does not account for."""
+    mine = _flatten(sc.normalized())
+    default = _flatten(from_dict({}).normalized())
+    return sorted(k for k, v in mine.items() if k not in USED and v != default.get(k))
+
+
+@dataclass(frozen=True)
+class ModelPoint:
+    """The model's answer for one scenario point."""
+
+    senders: int
+    sru: int
+    onset: int
+    prediction: model.Prediction
+    link_bps: int
+    ignored: list[str]
+    scenario: dict[str, Any]
+
+    def row(self) -> dict[str, Any]:
+        p = self.prediction
+        return {
+            "backend": "model",
+            "senders": self.senders,
+            "sru": self.sru,
+            "regime": p.regime,
+            "onset": self.onset,
+            "goodput_bps": p.goodput_bps,
+            "goodput_fraction": p.goodput_bps / self.link_bps,
+            "block_time_s": p.block_time_s,
+            "timeouts_per_block": p.timeouts_per_block,
+            "ignored": self.ignored,
+            "scenario": self.scenario,
+        }
+
+
+def predict_scenario(
+    sc: Scenario, *, extra_buffer: int = model.CHEN_EXTRA_BUFFER, a: float = 1.0
+) -> ModelPoint:
+    """The model's prediction for one scenario (one sender count)."""
+    s = sc.normalized()
+    t, tcp, w = s["topology"], s["tcp"], s["workload"]
+    if w["kind"] != "sync_read":
+        raise model.ModelError(
+            "workload.kind: the flow-rate model answers synchronized reads (sync_read); "
+            "for the N-flow incast use model.optimal_completion"
+        )
+    n = t["senders"]
+    sru = w["sru"] if w["sru"] is not None else -(-w["block"] // n)
+    frame = tcp["mss"] + tcp["header_bytes"]
+    buf = t["buffer"]
+    buffer = buf["bytes"] if buf["bytes"] is not None else buf["packets"] * frame
+    rtt = t["rtt"] * PS
+    rto = tcp["rto_min"] * PS + (rtt if tcp["rto_formula"] == "linux" else 0.0)
+    kwargs = dict(
+        sru=sru,
+        buffer=buffer,
+        link_bps=t["receiver_link"],
+        rtt=rtt,
+        rto=rto,
+        mss=tcp["mss"],
+        initial_window=tcp["initial_window"],
+        extra_buffer=extra_buffer,
+        a=a,
+    )
+    (pred,) = model.predict([n], **kwargs)
+    onset = model.collapse_onset(
+        sru, buffer, mss=tcp["mss"], initial_window=tcp["initial_window"], extra_buffer=extra_buffer
+    )
+    return ModelPoint(
+        senders=n,
+        sru=sru,
+        onset=onset,
+        prediction=pred,
+        link_bps=t["receiver_link"],
+        ignored=ignored_fields(sc),
+        scenario=s,
+    )
