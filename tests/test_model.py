@@ -141,3 +141,29 @@ def test_rto_random_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows[1]["expected_max_rto_s"] == pytest.approx(0.010 + 0.004 * 255 / 514)
     assert main(["model", "rto-random", "--rto-min", "1ms", "--delta", "4ms"]) == 2
     assert "delta: must be at most 2·rto_min" in capsys.readouterr().err
+
+
+def test_calibration_fits_both_constants_and_scores_the_model() -> None:
+    from incastlab.calibrate import QUICK_GRID, calibrate
+
+    c = calibrate(QUICK_GRID, blocks=3)
+    s = c.summary()
+    assert s["points"] == 40
+    assert 0 <= c.extra_buffer <= 256_000 and c.a > 0
+    assert 0 <= s["median_error"] <= s["p90_error"]
+    assert list(c.breakdown("senders")) == QUICK_GRID["senders"]
+    # One sender is no incast: Eq. 1 with its RTT is close (slow start aside).
+    assert c.breakdown("senders")[1]["p90"] < 0.5
+
+
+def test_calibrate_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from incastlab.cli import main
+
+    assert main(["model", "calibrate", "--quick", "--blocks", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"extra_buffer", "a", "median_error", "p90_error", "points"} <= set(out)
+    assert len(out["points"]) == 40
+    assert main(["model", "calibrate", "--set", "tcp.bogus=1"]) == 2
+    assert "unknown key 'tcp.bogus'" in capsys.readouterr().err

@@ -408,6 +408,96 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
+    from incastlab.calibrate import FULL_GRID, QUICK_GRID, calibrate
+
+    p = argparse.ArgumentParser(
+        prog="incast model calibrate",
+        description="Simulate a grid (N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin "
+        "200/10/1 ms), fit the model's extra buffer (Eq. 3) and partial-RTO factor a (Eq. 4), "
+        "and report its goodput error against the simulator: overall, per grid axis, worst.",
+        epilog="examples:\n  incast model calibrate\n  incast model calibrate --quick --json\n"
+        '  incast model calibrate --set tcp.initial_window=1 --set tcp.cwnd_restart=\\"block\\"',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--quick", action="store_true", help="a 40-point grid instead of 336")
+    p.add_argument("--blocks", type=int, default=5, help="blocks per simulation (default 5)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
+    p.add_argument("--json", action="store_true", help="print the fit and every point as JSON")
+    a = p.parse_args(argv)
+    if a.blocks < 1:
+        raise UsageError("--blocks: must be at least 1")
+    base = sc_mod.apply_overrides({}, dict(_parse_set(x) for x in a.set or []))
+    sc_mod.from_dict(base)  # fail early on a bad key
+    grid = QUICK_GRID if a.quick else FULL_GRID
+    with Progress(
+        TextColumn("[bold]calibrating[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=a.json or not err.is_terminal,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+        c = calibrate(
+            grid,
+            blocks=a.blocks,
+            base=base,
+            on_point=lambda i, n: bar.update(task, completed=i, total=n),
+        )
+    summary = c.summary()
+    if a.json:
+        pts = [
+            {
+                "senders": q.senders,
+                "sru": q.sru,
+                "buffer": q.buffer,
+                "rto_min": q.rto_min,
+                "sim_bps": q.sim.goodput_bps,
+                "model_bps": q.model_bps,
+                "regime": q.regime,
+                "error": q.error,
+                "sim_timeouts": q.sim.timeouts,
+            }
+            for q in c.points
+        ]
+        print(json.dumps({**summary, "points": pts}, indent=1))
+        return 0
+    out.print(
+        f"[bold]incast model calibrate[/bold] · {summary['points']} points · fitted extra buffer "
+        f"{format_size(c.extra_buffer)} (Eq. 3), a = {c.a:.2f} (Eq. 4)"
+    )
+    out.print(
+        f"model vs simulator goodput: median error {100 * summary['median_error']:.0f}%, "
+        f"90th percentile {100 * summary['p90_error']:.0f}%"
+    )
+    t = Table(header_style="bold", show_edge=False, pad_edge=False)
+    for col in ("axis", "value", "median error", "p90 error"):
+        t.add_column(col, justify="right")
+    for axis in ("rto_min", "buffer", "sru", "senders"):
+        for v, e in c.breakdown(axis).items():
+            t.add_row(axis, str(v), f"{100 * e['median']:.0f}%", f"{100 * e['p90']:.0f}%")
+    out.print(t)
+    w = Table(title="where the model breaks down (worst points)", header_style="bold")
+    for col in ("N", "SRU", "buffer", "RTOmin", "regime", "sim", "model", "model/sim", "sim RTOs"):
+        w.add_column(col, justify="right")
+    for q in sorted(c.points, key=lambda q: -q.error)[:12]:
+        w.add_row(
+            str(q.senders),
+            q.sru,
+            q.buffer,
+            q.rto_min,
+            q.regime,
+            format_rate(q.sim.goodput_bps),
+            format_rate(q.model_bps),
+            f"{q.model_bps / q.sim.goodput_bps:.2g}×",
+            f"{q.sim.timeouts:,}",
+        )
+    out.print(w)
+    return 0
+
+
 def _add_scenario_flags(s: argparse.ArgumentParser) -> None:
     """The scenario file and the flags that override it, shared by sim and model."""
     s.add_argument("scenario", nargs="?", help="scenario TOML file (optional)")
@@ -518,6 +608,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not out.is_terminal:
         out = Console(highlight=False, width=140)
     err = Console(stderr=True, highlight=False)
+    if args[:2] == ["model", "calibrate"]:
+        try:
+            return cmd_calibrate(args[2:], out, err)
+        except (ScenarioError, UsageError) as e:
+            err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
+            return 2
     if args[:2] == ["model", "rto-random"]:
         try:
             return cmd_rto_random(args[2:], out, err)
