@@ -106,26 +106,26 @@ def grid_scenarios(
 
 
 def _onsets(points: Sequence[Point]) -> dict[tuple[str, str, str], int | None]:
-    """The simulator's onset per (SRU, buffer, RTOmin): first N below half the best before."""
+    """The simulator's onset per (SRU, buffer, RTOmin): the first N at which at least half
+    the blocks suffer a timeout, the regime Eq. 2 describes (``None`` if none on the grid)."""
     out: dict[tuple[str, str, str], int | None] = {}
     groups: dict[tuple[str, str, str], list[Point]] = {}
     for p in points:
         groups.setdefault((p.sru, p.buffer, p.rto_min), []).append(p)
     for k, ps in groups.items():
-        best, onset = 0.0, None
+        out[k] = None
         for p in sorted(ps, key=lambda q: q.senders):
-            if best and p.sim.goodput_bps < 0.5 * best:
-                onset = p.senders
+            row = p.sim.row()
+            if p.senders > 1 and 2 * row["blocks_with_timeouts"] >= row["blocks"]:
+                out[k] = p.senders
                 break
-            best = max(best, p.sim.goodput_bps)
-        out[k] = onset
     return out
 
 
 def fit_extra_buffer(points: Sequence[Point]) -> int:
     """The extra buffer (0-256 KB, 500-byte steps) whose Eq. 3 onsets best match the
-    simulator's (least total distance in senders; no onset counts as one past the grid)."""
-    onsets = _onsets(points)
+    simulator's (least total distance in senders, over the groups that reach an onset)."""
+    onsets = {k: v for k, v in _onsets(points).items() if v is not None}
     top = max(p.senders for p in points)
     best: tuple[float, int] = (float("inf"), 0)
     for extra in range(0, 256_001, 500):
@@ -138,8 +138,7 @@ def fit_extra_buffer(points: Sequence[Point]) -> int:
             m = model.collapse_onset(
                 parse_size(sru), b, mss=mss, initial_window=iw, extra_buffer=extra
             )
-            s = sim_onset if sim_onset is not None else 2 * top
-            cost += abs(min(m, 2 * top) - s)
+            cost += abs(min(m, 2 * top) - sim_onset)
         if cost < best[0]:
             best = (cost, extra)
     return best[1]
