@@ -124,7 +124,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
             ax.axvline(onset, color=color, lw=0.8, ls="--", alpha=0.6)
             ax.text(
                 onset,
-                1.01,
+                1.01 + 0.045 * i,
                 f" N={onset}",
                 color=color,
                 fontsize=8,
@@ -136,7 +136,12 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xlabel("number of senders")
     ax.set_ylabel("goodput (Mbps)")
-    ax.set_title("Flow-rate model of incast (Chen et al.)", loc="left", fontweight="bold", pad=30)
+    ax.set_title(
+        "Flow-rate model of incast (Chen et al.)",
+        loc="left",
+        fontweight="bold",
+        pad=24 + 10 * len(series),
+    )
     first = next((p for _, ps in series for p in ps), None)
     if first is not None:
         t, tcp = first.scenario["topology"], first.scenario["tcp"]
@@ -144,7 +149,9 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
             f"{format_rate(t['receiver_link'])} · RTT {format_time(t['rtt'])} · "
             f"RTOmin {format_time(tcp['rto_min'])} · dashed: predicted onset (Eq. 3)"
         )
-        ax.text(0, 1.07, sub, transform=ax.transAxes, fontsize=8.5, color="0.35")
+        ax.text(
+            0, 1.03 + 0.045 * len(series), sub, transform=ax.transAxes, fontsize=8.5, color="0.35"
+        )
     ax.grid(alpha=0.3, which="both")
     ax.legend(frameon=False, fontsize=8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
