@@ -151,3 +151,12 @@ def test_vary_runs_one_series_per_value(tmp_path: Path, capsys: pytest.CaptureFi
 def test_vary_needs_two_values(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "--vary", "tcp.rto_min=1ms"]) == 2
     assert "--vary: give at least two values" in capsys.readouterr().err
+
+
+def test_model_overlay_and_sru_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    png = tmp_path / "o.png"
+    argv = ["sim", "--senders", "1,4", "--sru", "16KB,32KB", "--blocks", "2", "--model"]
+    assert main([*argv, "--plot", str(png), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["series"] for r in rows} == {"sru 16KB", "sru 32KB"}
+    assert png.exists()

@@ -33,6 +33,7 @@ examples:
   incast sim --senders 1..48 --sru 256KB --buffer 64KB --rto-min 200ms --plot collapse.png
   incast sim --senders 1,2,4,8,16,32,47 --sru 256KB --rto-min 1ms --clock 1us
   incast sim --senders 1..47 --vary tcp.rto_min=200ms,1ms --plot fix.png
+  incast sim --senders 1..16 --sru 16KB --initial-window 1 --cwnd-restart block --plot m.png --model
   incast sim examples/chen-fig4.toml --senders 1..20 --json
   incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
   incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
@@ -215,7 +216,16 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     return t
 
 
+def _sru_list_as_vary(a: argparse.Namespace) -> None:
+    """``--sru 16KB,32KB`` means one series per SRU."""
+    if a.sru and "," in a.sru:
+        if a.vary:
+            raise UsageError("--sru with several values already varies the SRU; drop --vary")
+        a.vary, a.sru = f"workload.sru={a.sru}", None
+
+
 def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
+    _sru_list_as_vary(a)
     series_in = _points(a)
     total = sum(len(pts) for _, pts in series_in)
     series: list[tuple[str, list[Result]]] = []
@@ -279,7 +289,19 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         vary = _parse_vary(a.vary)
         varied = vary[0].rsplit(".", 1)[-1] if vary else ""
-        p = goodput_vs_senders(series, a.plot, varied=varied)
+        overlay = None
+        if a.model:
+            from incastlab.model import ModelError
+            from incastlab.model_backend import predict_scenario
+
+            try:
+                overlay = [
+                    [(sc.senders, predict_scenario(sc).prediction.goodput_bps) for sc in pts]
+                    for _, pts in series_in
+                ]
+            except ModelError as e:
+                raise ScenarioError(str(e)) from None
+        p = goodput_vs_senders(series, a.plot, varied=varied, model=overlay)
         if not a.json:
             err.print(f"wrote {p}")
     return 0
@@ -290,10 +312,7 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.model_backend import predict_scenario
     from incastlab.units import parse_size
 
-    if a.sru and "," in a.sru:
-        if a.vary:
-            raise UsageError("--sru with several values already varies the SRU; drop --vary")
-        a.vary, a.sru = f"workload.sru={a.sru}", None
+    _sru_list_as_vary(a)
     extra = model.CHEN_EXTRA_BUFFER
     if a.extra_buffer is not None:
         try:
@@ -503,7 +522,9 @@ def _add_scenario_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("scenario", nargs="?", help="scenario TOML file (optional)")
     s.add_argument("--senders", help="sender counts: 1,2,4 or 1..48 or 4..64:4")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--sru", help="bytes each server returns per block, e.g. 256KB")
+    g.add_argument(
+        "--sru", help="bytes each server returns per block, e.g. 256KB (several: 16KB,64KB)"
+    )
     g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
     s.add_argument("--workload", choices=["sync_read", "incast"], help="workload kind")
     s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
@@ -556,6 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
     s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
     s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    s.add_argument(
+        "--model", action="store_true", help="draw the analytical model's curve over the plot"
+    )
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
 
     m = sub.add_parser(

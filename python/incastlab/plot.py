@@ -22,7 +22,9 @@ def _subtitle(r: Result, omit: str = "") -> str:
     """One line describing the scenario; ``omit`` names a key that varies between series."""
     s = r.scenario
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
-    if w["kind"] == "sync_read":
+    if w["kind"] == "sync_read" and omit in ("sru", "block"):
+        what = f"synchronized reads, {w['blocks']} blocks"
+    elif w["kind"] == "sync_read":
         unit = f"SRU {format_size(w['sru'])}" if w["sru"] else f"block {format_size(w['block'])}"
         what = f"synchronized reads, {unit}, {w['blocks']} blocks"
     else:
@@ -39,15 +41,21 @@ def _subtitle(r: Result, omit: str = "") -> str:
     return " · ".join(v for k, v in parts.items() if k != omit)
 
 
+def _pretty(label: str) -> str:
+    return label.replace("sru ", "SRU ").replace("rto_min ", "RTOmin ")
+
+
 def goodput_vs_senders(
     series: Sequence[tuple[str, Sequence[Result]]],
     path: str | Path,
     *,
     title: str = "Incast goodput collapse",
     varied: str = "",
+    model: Sequence[Sequence[tuple[int, float]]] | None = None,
 ) -> Path:
     """Goodput (top) and block or flow completion time (bottom) against senders, one line
-    per labelled series."""
+    per labelled series; ``model[i]``, if given, is the analytical model's (senders, bits per
+    second) for series i, drawn dashed over the simulated points."""
     fig, (ax, ax2) = plt.subplots(
         2, 1, figsize=(8, 6.4), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
     )
@@ -58,7 +66,12 @@ def goodput_vs_senders(
             continue
         color = COLORS[i % len(COLORS)]
         n = [r.senders for r in pts]
+        label = _pretty(label)
         ax.plot(n, [r.goodput_bps / 1e6 for r in pts], "o-", color=color, lw=2, ms=5, label=label)
+        if model is not None and i < len(model) and model[i]:
+            mn, mg = zip(*sorted(model[i]), strict=True)
+            name = f"{label}: model" if label else "model (Chen Eq. 1-3)"
+            ax.plot(mn, [g / 1e6 for g in mg], "--", color=color, lw=1.2, alpha=0.8, label=name)
         link = pts[0].link_bps
         times = []
         for r in pts:
@@ -83,7 +96,7 @@ def goodput_vs_senders(
             0, 1.025, _subtitle(first, varied), transform=ax.transAxes, fontsize=8.5, color="0.35"
         )
     ax.grid(alpha=0.3)
-    if len(series) > 1 or series[0][0]:
+    if len(series) > 1 or series[0][0] or model:
         ax.legend(frameon=False)
     ax2.set_yscale("log")
     ax2.set_ylabel("mean block / flow time (ms)\n× = with timeouts", fontsize=9)
