@@ -166,17 +166,16 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
 
 def test_small_rto_min_keeps_goodput_while_200ms_collapses() -> None:
     """CMU: RTOmin 200 ms collapses goodput to about a tenth of the link; a 1 ms RTOmin on a
-    1 µs clock keeps most of it. With 256 KB SRUs into a 64 KB port, 32-47 senders hold
-    under two packets of buffer each and every loss costs a timeout: there goodput settles
-    near 70% of the link (ns-3 on the identical scenario: 78% at 32, 72% at 47 senders).
+    1 µs clock keeps it above 70% up to 47 senders. With 256 KB SRUs into a 64 KB port, 32-47
+    senders hold under two packets of buffer each and most losses cost a timeout, so goodput
+    settles in the 70s there (ns-3 on the identical scenario: 78% at 32, 72% at 47 senders).
     """
     ns = [1, 2, 4, 8, 12, 16, 24, 32, 40, 47]
     fine = sweep(ns, tcp__rto_min="1ms", tcp__clock_granularity="1us", workload__sru="256KB")
     coarse = sweep(ns, tcp__rto_min="200ms", workload__sru="256KB")
     for n in ns:
-        floor = 0.70 if n <= 24 else 0.65
-        assert fine[n].goodput_fraction > floor, (n, fine[n].goodput_bps)
+        assert fine[n].goodput_fraction > 0.70, (n, fine[n].goodput_bps)
     for n in ns:
         if n >= 8:
             assert coarse[n].goodput_fraction < 0.40, (n, coarse[n].goodput_bps)
-            assert fine[n].goodput_bps > 3 * coarse[n].goodput_bps
+            assert fine[n].goodput_bps > 2 * coarse[n].goodput_bps

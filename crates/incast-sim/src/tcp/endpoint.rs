@@ -338,7 +338,8 @@ impl Endpoint {
         self.stats.timeouts += 1;
         self.timeout_run += 1;
         self.rounds_open = false;
-        if self.ca != CaState::Loss {
+        if self.ca == CaState::Open {
+            // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
             self.ssthresh = (self.cwnd / 2).max(2);
         }
         self.cwnd = 1;
@@ -462,7 +463,7 @@ impl Endpoint {
     }
 
     fn next_lost(&mut self) -> Option<usize> {
-        let start = self.segs.partition_point(|s| s.seq < self.retx_hint);
+        let start = self.segs.partition_point(|s| s.end() <= self.retx_hint);
         for i in start..self.segs.len() {
             let s = &self.segs[i];
             if s.has(LOST) && !s.has(RETRANS) && !s.has(SACKED) {
@@ -488,6 +489,10 @@ impl Endpoint {
         }
         self.emit(seq, len, out);
         self.sent_data(now);
+        if i == 0 {
+            // Linux restarts the retransmission timer when it resends the head.
+            self.arm_rto(now);
+        }
     }
 
     fn mark_lost(&mut self, i: usize) {
@@ -582,8 +587,12 @@ impl Endpoint {
         }
         let prior_una = self.snd_una;
         let mut acked = 0u32;
+        let mut reno_delivered = 0u32;
         if ack > self.snd_una {
-            let mut sample = None;
+            // Linux's tcp_clean_rtx_queue: the RTT of the oldest segment this ACK newly
+            // covers; Karn's algorithm: none at all if any covered segment was retransmitted.
+            let mut first_sent = None;
+            let mut retransmitted = false;
             while let Some(f) = self.segs.front() {
                 if f.end() > ack {
                     break;
@@ -602,11 +611,13 @@ impl Endpoint {
                         self.lost_pending -= 1;
                     }
                 }
-                sample = Some((s.sent, s.has(EVER_RETX)));
+                retransmitted |= s.has(EVER_RETX);
+                if !s.has(SACKED) && first_sent.is_none() {
+                    first_sent = Some(s.sent);
+                }
             }
             self.snd_una = ack;
-            // Karn's algorithm: no sample from a retransmitted segment.
-            if let Some((sent, false)) = sample {
+            if let (Some(sent), false) = (first_sent, retransmitted) {
                 let r = self.rtt.measure(sent, now);
                 self.rtt.sample(r);
             }
@@ -617,8 +628,11 @@ impl Endpoint {
                 self.stats.max_timeout_run = self.stats.max_timeout_run.max(self.timeout_run);
                 self.timeout_run = 0;
             }
-            if !self.p.sack && self.ca == CaState::Recovery {
-                self.dupacks = self.dupacks.saturating_sub(acked);
+            if !self.p.sack && self.ca != CaState::Open {
+                // Linux's tcp_remove_reno_sacks: one ACKed segment filled the hole, the rest
+                // had already been counted by duplicate ACKs.
+                reno_delivered = acked.saturating_sub(self.dupacks).max(1);
+                self.dupacks = self.dupacks.saturating_sub(acked.saturating_sub(1));
             } else {
                 self.dupacks = 0;
             }
@@ -628,12 +642,21 @@ impl Endpoint {
             } else {
                 self.arm_rto(now);
             }
-        } else if ack == self.snd_una && !has_data && !self.segs.is_empty() {
+        } else if ack == self.snd_una
+            && !has_data
+            && !self.segs.is_empty()
+            && (!self.p.sack || newly_sacked > 0)
+        {
+            // RFC 6675: with SACK, a duplicate ACK counts only if it SACKs new data.
             self.dupacks += 1;
         }
         // Without SACK a duplicate ACK stands for one segment delivered.
         let reno_dup = !self.p.sack && ack == prior_una && !has_data && !self.segs.is_empty();
-        let delivered = acked + newly_sacked + u32::from(reno_dup);
+        let delivered = if !self.p.sack && ack > prior_una && self.ca != CaState::Open {
+            reno_delivered
+        } else {
+            acked + newly_sacked + u32::from(reno_dup)
+        };
         match self.ca {
             CaState::Open => {
                 if ack > prior_una {
@@ -1126,5 +1149,144 @@ mod tests {
         out.clear();
         e.write(from_us(300), 3 * MSS, &mut out);
         assert_eq!(out.len(), 1);
+    }
+    #[test]
+    fn rtt_after_a_timeout_comes_from_no_retransmitted_segment() {
+        let (mut e, _) = sender_with_flight(true, 4);
+        // Segment 0 lost, 1..4 SACKed; the RTO resends 0 and its ACK covers everything.
+        ack(&mut e, from_us(100), 0, &[(MSS, 4 * MSS)]);
+        let t = e.rto_timer.deadline.unwrap();
+        let mut out = Vec::new();
+        e.on_rto(t, &mut out);
+        ack(&mut e, t + from_us(100), 4 * MSS, &[]);
+        assert_eq!(
+            e.rtt.srtt(),
+            Some(from_us(100)),
+            "Karn: no sample, the handshake's stays"
+        );
+    }
+
+    #[test]
+    fn rtt_sample_is_the_oldest_newly_acked_segment() {
+        let (mut e, _) = sender_with_flight(true, 10);
+        ack(&mut e, from_us(300), 2 * MSS, &[]);
+        // (7·100 + 300) / 8 = 125 us: the oldest segment covered was sent at 0.
+        assert_eq!(e.rtt.srtt(), Some(from_us(125)));
+    }
+
+    #[test]
+    fn sack_duplicate_acks_without_new_sack_information_do_not_start_recovery() {
+        let (mut e, _) = sender_with_flight(true, 10);
+        ack(&mut e, from_us(100), MSS, &[]);
+        for _ in 0..3 {
+            ack(&mut e, from_us(110), MSS, &[]);
+        }
+        assert_eq!(e.stats.recoveries, 0);
+    }
+
+    #[test]
+    fn a_partly_acknowledged_head_is_retransmitted_after_a_timeout() {
+        let (mut e, _) = sender_with_flight(true, 2);
+        ack(&mut e, from_us(100), MSS / 2, &[]);
+        let mut out = Vec::new();
+        e.on_rto(e.rto_timer.deadline.unwrap(), &mut out);
+        assert_eq!(out.first().map(|s| s.seq), Some(0));
+        e.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn newreno_partial_ack_counts_one_delivered_segment_per_filled_hole() {
+        let (mut e, _) = sender_with_flight(false, 10);
+        // Segments 0 and 5 lost, the other 8 arrive: 8 duplicate ACKs.
+        for _ in 0..8 {
+            ack(&mut e, from_us(100), 0, &[]);
+        }
+        let before = e.prr_delivered;
+        ack(&mut e, from_us(200), 5 * MSS, &[]);
+        assert_eq!(
+            e.prr_delivered,
+            before + 1,
+            "as Linux's tcp_remove_reno_sacks"
+        );
+        assert_eq!(e.dupacks, 4, "the receiver still holds segments 6..9");
+    }
+
+    /// Random ACKs and SACKs (also inside segments), writes and timeouts: the scoreboard's
+    /// counters match its flags, a timer runs whenever data is outstanding, and a connection
+    /// is never idle with unsent data and an open window.
+    #[test]
+    fn random_acks_keep_the_scoreboard_consistent_and_the_timer_armed() {
+        use crate::rng::Rng;
+        for seed in 0..500u64 {
+            let mut r = Rng::new(seed, 99);
+            let p = TcpParams {
+                initial_window: 1 + r.up_to(12) as u32,
+                dupthresh: 1 + r.up_to(4) as u32,
+                sack: r.up_to(1) == 1,
+                limited_transmit: r.up_to(1) == 1,
+                receive_window: MSS * (1 + r.up_to(40)),
+                cwnd_restart: [CwndRestart::Never, CwndRestart::Idle, CwndRestart::Block]
+                    [r.up_to(2) as usize],
+                recovery_cwnd: if r.up_to(1) == 1 {
+                    RecoveryCwnd::Prr
+                } else {
+                    RecoveryCwnd::Halve
+                },
+                ..params(true)
+            };
+            let mut e = endpoint(p);
+            let mut out = Vec::new();
+            let mut now = 0;
+            let mut got: Vec<(u64, u64)> = Vec::new();
+            for step in 0..300 {
+                now += from_us(1 + r.up_to(200));
+                out.clear();
+                match r.up_to(9) {
+                    0 => e.write(now, 1 + r.up_to(20_000), &mut out),
+                    1 if e.rto_timer.is_armed() => {
+                        now = e.rto_timer.deadline.unwrap().max(now);
+                        e.rto_timer.clear();
+                        e.on_rto(now, &mut out);
+                    }
+                    _ => {
+                        for s in e.segs.iter() {
+                            if r.up_to(2) == 0 && !got.contains(&(s.seq, s.end())) {
+                                got.push((s.seq, s.end()));
+                            }
+                        }
+                        got.sort();
+                        let mut cum = e.snd_una;
+                        for &(a, b) in &got {
+                            if a <= cum {
+                                cum = cum.max(b);
+                            }
+                        }
+                        let mut blocks: Vec<(u64, u64)> = Vec::new();
+                        for &(a, b) in got.iter().filter(|x| x.0 > cum) {
+                            match blocks.last_mut() {
+                                Some(l) if l.1 >= a => l.1 = l.1.max(b),
+                                _ => blocks.push((a, b)),
+                            }
+                        }
+                        if r.up_to(3) == 0 && cum > e.snd_una {
+                            cum = e.snd_una + r.up_to(cum - e.snd_una); // inside a segment
+                        }
+                        blocks.reverse();
+                        blocks.truncate(MAX_SACK_BLOCKS);
+                        e.on_segment(now, 0, 0, cum, &blocks, &mut out);
+                    }
+                }
+                let at = format!("seed {seed} step {step}");
+                e.check_invariants().unwrap_or_else(|m| panic!("{at}: {m}"));
+                assert!(
+                    e.segs.is_empty() || e.rto_timer.is_armed(),
+                    "{at}: no timer"
+                );
+                assert!(
+                    !e.segs.is_empty() || e.snd_nxt >= e.write_end,
+                    "{at}: idle with unsent data"
+                );
+            }
+        }
     }
 }
