@@ -176,3 +176,14 @@ def test_calibrate_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(out["points"]) == 40
     assert main(["model", "calibrate", "--set", "tcp.bogus=1"]) == 2
     assert "unknown key 'tcp.bogus'" in capsys.readouterr().err
+
+
+def test_partial_rto_doubles_beyond_a_sender_count() -> None:
+    kw = dict(sru=1_024_000, buffer=64_000, link_bps=1e9, rtt=1e-3, rto=0.2, a=0.6)
+    once = model.predict([8, 16, 32], **kw)  # type: ignore[arg-type]
+    twice = model.predict([8, 16, 32], a_doubles_at=16, **kw)  # type: ignore[arg-type]
+    assert once[0] == twice[0]
+    assert twice[1].timeouts_per_block == pytest.approx(1.2)
+    assert twice[2].goodput_bps < once[2].goodput_bps
+    with pytest.raises(ModelError, match="a_doubles_at"):
+        model.predict([8], a_doubles_at=0, **kw)  # type: ignore[arg-type]

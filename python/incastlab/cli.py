@@ -323,7 +323,18 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         for label, pts in _points(a):
             series.append(
-                (label, [predict_scenario(sc, extra_buffer=extra, a=a.partial_rto) for sc in pts])
+                (
+                    label,
+                    [
+                        predict_scenario(
+                            sc,
+                            extra_buffer=extra,
+                            a=a.partial_rto,
+                            a_doubles_at=a.partial_rto_doubles_at,
+                        )
+                        for sc in pts
+                    ],
+                )
             )
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
@@ -510,7 +521,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
             q.regime,
             format_rate(q.sim.goodput_bps),
             format_rate(q.model_bps),
-            f"{q.model_bps / q.sim.goodput_bps:.2g}×",
+            f"{q.model_bps / q.sim.goodput_bps:.3g}×",
             f"{q.sim.timeouts:,}",
         )
     out.print(w)
@@ -601,6 +612,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument(
         "--partial-rto", type=float, default=1.0, help="a in Eq. 4: share of the RTO the link idles"
+    )
+    m.add_argument(
+        "--partial-rto-doubles-at",
+        type=int,
+        metavar="N",
+        help="from N senders on, two partial RTOs per block (2a)",
     )
     m.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
     m.add_argument("--plot", metavar="FILE.png", help="Chen Figure 2: Eq. 1 solid, Eq. 2 dotted")

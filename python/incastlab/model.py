@@ -146,25 +146,34 @@ def predict(
     initial_window: int = 1,
     extra_buffer: int = CHEN_EXTRA_BUFFER,
     a: float = 1.0,
+    a_doubles_at: int | None = None,
 ) -> list[Prediction]:
-    """Goodput against N: Eq. 1 below the onset (Eq. 3), Eq. 2/4 from it on."""
+    """Goodput against N: Eq. 1 below the onset (Eq. 3), Eq. 2/4 from it on. From
+    ``a_doubles_at`` senders on, two partial RTOs hit each block (Chen: a goes from 0.6 to 1.0
+    for 1 MB SRUs, from 0.8 to 1.5 for 512 KB), modelled as 2a."""
+    if a_doubles_at is not None and (not isinstance(a_doubles_at, int) or a_doubles_at < 1):
+        raise ModelError(
+            f"a_doubles_at: must be a sender count of at least 1, got {a_doubles_at!r}"
+        )
     onset = collapse_onset(
         sru, buffer, mss=mss, initial_window=initial_window, extra_buffer=extra_buffer
     )
     ns = _senders(list(senders))
     ideal = ideal_goodput(ns, sru, link_bps, rtt)
     bound = rto_goodput(ns, sru, link_bps, rtt, rto, a)
+    doubled = rto_goodput(ns, sru, link_bps, rtt, rto, 2 * a)
     out = []
     for i, n in enumerate(ns.tolist()):
         after = n >= onset
-        g = float(bound[i] if after else ideal[i])
+        twice = after and a_doubles_at is not None and n >= a_doubles_at
+        g = float(doubled[i] if twice else bound[i] if after else ideal[i])
         out.append(
             Prediction(
                 senders=n,
                 regime="rto" if after else "ideal",
                 goodput_bps=g,
                 block_time_s=n * sru * 8 / g,
-                timeouts_per_block=a if after else 0.0,
+                timeouts_per_block=(2 * a if twice else a) if after else 0.0,
             )
         )
     return out

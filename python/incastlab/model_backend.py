@@ -79,7 +79,11 @@ class ModelPoint:
 
 
 def predict_scenario(
-    sc: Scenario, *, extra_buffer: int = model.CHEN_EXTRA_BUFFER, a: float = 1.0
+    sc: Scenario,
+    *,
+    extra_buffer: int = model.CHEN_EXTRA_BUFFER,
+    a: float = 1.0,
+    a_doubles_at: int | None = None,
 ) -> ModelPoint:
     """The model's prediction for one scenario (one sender count)."""
     s = sc.normalized()
@@ -107,7 +111,7 @@ def predict_scenario(
         extra_buffer=extra_buffer,
         a=a,
     )
-    (pred,) = model.predict([n], **kwargs)
+    (pred,) = model.predict([n], a_doubles_at=a_doubles_at, **kwargs)
     onset = model.collapse_onset(
         sru, buffer, mss=tcp["mss"], initial_window=tcp["initial_window"], extra_buffer=extra_buffer
     )
