@@ -370,7 +370,9 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
                 style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
                 t.add_row(
                     str(p.senders),
-                    "ideal (Eq. 1)" if pr.regime == "ideal" else "RTO (Eq. 2)",
+                    "ideal (Eq. 1)"
+                    if pr.regime == "ideal"
+                    else ("RTO (Eq. 2)" if pr.timeouts_per_block == 1 else "partial RTO (Eq. 4)"),
                     format_rate(pr.goodput_bps),
                     f"[{style}]{pct:.1f}%[/{style}]",
                     format_time(pr.block_time_s * 1e12),
