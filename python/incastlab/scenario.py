@@ -139,6 +139,16 @@ class Tcp(_Section):
     recovery_cwnd: Literal["prr", "halve"] = Field(
         "prr", description="prr: RFC 6937 (Linux, ns-3); halve: RFC 6675 cwnd = ssthresh"
     )
+    rto_randomization: Literal["none", "uniform", "tda", "maa", "fsa"] = Field(
+        "none",
+        description="RTO randomization (Hafeez): uniform in RTO±Δ/2; tda: interval ×ω per "
+        "successive timeout; maa: ⌊N/(σ ln N)⌋·Δ; fsa: tda with ω_long for long flows",
+    )
+    rto_delta: Time = Field("0us", description="Δ: randomization interval (MAA: its unit)")
+    rto_omega: float = Field(2.0, description="ω: interval growth per successive timeout")
+    rto_omega_long: float = Field(4.0, description="FSA: ω for long flows")
+    rto_sigma: float = Field(1.0, description="MAA: σ")
+    fsa_long_after: Size = Field("100KB", description="FSA: a flow is long after this many bytes")
     delayed_ack: TimeOrOff = Field("off", description="delayed-ACK timeout, or off")
     sack: bool = Field(True, strict=True, description="SACK + RFC 6675 (off: NewReno)")
     limited_transmit: bool = Field(True, strict=True, description="RFC 3042 limited transmit")

@@ -121,6 +121,25 @@ pub enum RtoFormula {
     Linux,
 }
 
+/// How a connection draws its retransmission timeout (Hafeez et al., RTO randomization).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRandomization {
+    /// The estimator's RTO, doubled per successive timeout.
+    None,
+    /// Uniform in [RTO − Δ/2, RTO + Δ/2], then the usual doubling (Hafeez Eq. 3).
+    Uniform,
+    /// Timeout-driven adaptation (Hafeez Eq. 8): after s successive timeouts, uniform over an
+    /// interval ω^s·Δ wide around the RTO, instead of doubling.
+    Tda,
+    /// Multiplexing-aware adaptation: an interval ⌊N/(σ·ln N)⌋·Δ wide for N senders, then the
+    /// usual doubling.
+    Maa,
+    /// Flow-size-aware adaptation: TDA with ω for flows that have sent less than
+    /// `fsa_long_after` bytes and `rto_omega_long` for longer ones.
+    Fsa,
+}
+
 /// How the congestion window comes down during fast recovery.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +177,18 @@ pub struct Tcp {
     pub rto_formula: RtoFormula,
     /// How cwnd comes down during fast recovery.
     pub recovery_cwnd: RecoveryCwnd,
+    /// RTO randomization policy.
+    pub rto_randomization: RtoRandomization,
+    /// Δ: width of the randomization interval (uniform, TDA, FSA) or its unit (MAA).
+    pub rto_delta: SimTime,
+    /// ω: growth of the interval per successive timeout (TDA; FSA's short flows).
+    pub rto_omega: f64,
+    /// ω for FSA's long flows.
+    pub rto_omega_long: f64,
+    /// σ of MAA's ⌊N/(σ·ln N)⌋.
+    pub rto_sigma: f64,
+    /// FSA: a flow that has sent more than this many bytes is long.
+    pub fsa_long_after: u64,
     /// Delayed-ACK timeout; 0 turns delayed ACKs off (every segment is acknowledged at once).
     pub delayed_ack: SimTime,
     /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
@@ -260,6 +291,12 @@ impl Scenario {
                 clock_granularity: PS_PER_US,
                 rto_formula: RtoFormula::Linux,
                 recovery_cwnd: RecoveryCwnd::Prr,
+                rto_randomization: RtoRandomization::None,
+                rto_delta: 0,
+                rto_omega: 2.0,
+                rto_omega_long: 4.0,
+                rto_sigma: 1.0,
+                fsa_long_after: 100_000,
                 delayed_ack: 0,
                 sack: true,
                 limited_transmit: true,
@@ -375,6 +412,38 @@ impl Scenario {
         }
         if c.rto_initial == 0 || c.rto_initial > 3600 * PS_PER_S {
             return Err(bad("tcp.rto_initial", "must be between 1ps and 3600s"));
+        }
+        if c.rto_randomization != RtoRandomization::None {
+            if c.rto_delta == 0 {
+                return Err(bad(
+                    "tcp.rto_delta",
+                    "randomization needs a positive interval Δ",
+                ));
+            }
+            if c.rto_randomization != RtoRandomization::Maa && c.rto_delta > 2 * c.rto_min {
+                return Err(bad(
+                    "tcp.rto_delta",
+                    format!(
+                        "must be at most 2·tcp.rto_min ({} ps) so every RTO stays positive, got {} ps",
+                        2 * c.rto_min,
+                        c.rto_delta
+                    ),
+                ));
+            }
+        }
+        for (name, v) in [
+            ("tcp.rto_omega", c.rto_omega),
+            ("tcp.rto_omega_long", c.rto_omega_long),
+        ] {
+            if !(1.0..=100.0).contains(&v) {
+                return Err(bad(name, format!("must be between 1 and 100, got {v}")));
+            }
+        }
+        if !(c.rto_sigma > 0.0 && c.rto_sigma <= 1000.0) {
+            return Err(bad(
+                "tcp.rto_sigma",
+                format!("must be in (0, 1000], got {}", c.rto_sigma),
+            ));
         }
         if c.receive_window < c.mss {
             return Err(bad("tcp.receive_window", "must be at least one MSS"));

@@ -5,12 +5,12 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
-use crate::config::{ConfigError, Scenario};
+use crate::config::{ConfigError, RtoRandomization, Scenario};
 use crate::engine::{Event, EventQueue};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats};
 use crate::report::{FlowReport, QueueReport, Report, Series};
 use crate::rng::Rng;
-use crate::tcp::{Endpoint, RttEstimator, Segment, TcpParams};
+use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::{to_secs, SimTime};
 use crate::workload::{Action, Workload};
@@ -96,6 +96,7 @@ impl Simulation {
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             for route in [to_server, to_client] {
+                let ep = eps.len() as u64;
                 let rtt = RttEstimator::new(
                     sc.tcp.rto_min,
                     sc.tcp.rto_max,
@@ -103,7 +104,12 @@ impl Simulation {
                     sc.tcp.clock_granularity,
                 )
                 .with_formula(sc.tcp.rto_formula);
-                eps.push(Endpoint::new(params.clone(), rtt, Some(handshake)));
+                let mut e = Endpoint::new(params.clone(), rtt, Some(handshake));
+                if sc.tcp.rto_randomization != RtoRandomization::None {
+                    let rng = Rng::new(sc.seed, (2 << 32) + ep);
+                    e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
+                }
+                eps.push(e);
                 ep_route.push(route);
             }
         }

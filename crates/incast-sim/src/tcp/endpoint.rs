@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use crate::config::{CwndRestart, RecoveryCwnd, Tcp};
 use crate::engine::Timer;
 use crate::net::MAX_SACK_BLOCKS;
+use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::SimTime;
 
@@ -179,6 +180,8 @@ pub struct Endpoint {
     max_packets_out: u32,
     max_packets_seq: u64,
     rtt: RttEstimator,
+    /// How the timeout is drawn (randomization), if not the estimator's alone.
+    rto_policy: Option<RtoPolicy>,
     /// Successive RTO doublings.
     backoff: u32,
     /// Timeouts since the last ACK of new data.
@@ -241,6 +244,7 @@ impl Endpoint {
             max_packets_out: 0,
             max_packets_seq: 0,
             rtt,
+            rto_policy: None,
             backoff: 0,
             timeout_run: 0,
             last_send: 0,
@@ -257,6 +261,12 @@ impl Endpoint {
             ack_now: false,
             delack_timer: Timer::default(),
         }
+    }
+
+    /// Draw timeouts with `policy` (RTO randomization).
+    pub fn with_rto_policy(mut self, policy: RtoPolicy) -> Endpoint {
+        self.rto_policy = Some(policy);
+        self
     }
 
     /// Bytes delivered in order to the application so far.
@@ -456,9 +466,16 @@ impl Endpoint {
     }
 
     fn arm_rto(&mut self, now: SimTime) {
-        let at = self
-            .rtt
-            .to_tick(now.saturating_add(self.rtt.rto(self.backoff)));
+        let timeout = match self.rto_policy.as_mut() {
+            None => self.rtt.rto(self.backoff),
+            Some(p) => p.timeout(
+                self.rtt.rto(0),
+                self.backoff,
+                self.timeout_run,
+                self.snd_nxt,
+            ),
+        };
+        let at = self.rtt.to_tick(now.saturating_add(timeout));
         self.rto_timer.set(at);
     }
 

@@ -7,7 +7,9 @@
 //! RTO), RFC 7661 / Linux `tcp_cwnd_validate` (cwnd grows only while it limits the sender).
 
 mod endpoint;
+mod rto_policy;
 mod rtt;
 
 pub use endpoint::{Endpoint, Segment, SenderStats, TcpParams, TIMEOUT_RUN_BUCKETS};
+pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;

@@ -1,0 +1,81 @@
+"""Mitigations: RTO randomization (Hafeez et al.)."""
+
+from __future__ import annotations
+
+import pytest
+
+import incastlab
+from conftest import scenario, sweep
+
+HAFEEZ = dict(
+    workload__block="1MB",
+    topology__buffer="32KB",
+    tcp__rto_min="10ms",
+    tcp__mss="1000B",
+    workload__jitter="20us",
+)
+
+
+def test_uniform_randomization_trades_small_fan_in_for_large() -> None:
+    """Hafeez Fig. 5: a large interval (16 ms around RTOmin 10 ms is not allowed, Δ ≤ 2·RTOmin,
+    so Δ = 16 ms) lowers goodput at 8 senders and raises it from 64 on."""
+    ns = [8, 64, 128, 256]
+    plain = sweep(ns, **HAFEEZ)
+    wide = sweep(ns, tcp__rto_randomization="uniform", tcp__rto_delta="16ms", **HAFEEZ)
+    assert wide[8].goodput_bps < plain[8].goodput_bps
+    for n in (64, 128, 256):
+        assert wide[n].goodput_bps > 1.5 * plain[n].goodput_bps, n
+
+
+# Two long flows beside the incast; three blocks keep the collapsed baseline short.
+BUSY = dict(background__flows=2, workload__blocks=3, **HAFEEZ)
+
+
+@pytest.fixture(scope="module")
+def busy_baseline() -> dict[int, incastlab.Result]:
+    return sweep([128, 256], **BUSY)
+
+
+@pytest.mark.parametrize(("kind", "delta"), [("tda", "2ms"), ("maa", "1ms"), ("fsa", "2ms")])
+def test_adaptive_randomization_rescues_large_incasts_beside_long_flows(
+    kind: str, delta: str, busy_baseline: dict[int, incastlab.Result]
+) -> None:
+    """Hafeez Figs. 8 and 10: with two long flows in the background, TDA, MAA and FSA raise
+    the goodput of 128- and 256-sender tasks by far more than 3x."""
+    adaptive = sweep([128, 256], tcp__rto_randomization=kind, tcp__rto_delta=delta, **BUSY)
+    for n, plain in busy_baseline.items():
+        assert adaptive[n].goodput_bps > 3 * plain.goodput_bps, (kind, n)
+
+
+def test_tda_raises_large_incasts_without_background_flows() -> None:
+    ns = [128, 256]
+    plain = sweep(ns, **HAFEEZ)
+    tda = sweep(ns, tcp__rto_randomization="tda", tcp__rto_delta="2ms", **HAFEEZ)
+    assert tda[128].goodput_bps > 2 * plain[128].goodput_bps
+    assert tda[256].goodput_bps > 3 * plain[256].goodput_bps
+
+
+def test_randomized_runs_are_deterministic_per_seed() -> None:
+    kw = dict(topology__senders=64, tcp__rto_randomization="uniform", tcp__rto_delta="4ms")
+    a = incastlab.simulate(scenario(seed=3, **HAFEEZ, **kw))
+    b = incastlab.simulate(scenario(seed=3, **HAFEEZ, **kw))
+    c = incastlab.simulate(scenario(seed=4, **HAFEEZ, **kw))
+    assert a.report == b.report
+    assert a.report["block_times"] != c.report["block_times"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            dict(tcp__rto_randomization="uniform", tcp__rto_delta="30ms"),
+            "tcp.rto_delta: must be at most 2·tcp.rto_min",
+        ),
+        (dict(tcp__rto_randomization="tda"), "tcp.rto_delta: randomization needs a positive"),
+        (dict(tcp__rto_omega=0.5), "tcp.rto_omega: must be between 1 and 100"),
+        (dict(tcp__rto_randomization="bogus"), "tcp.rto_randomization"),
+    ],
+)
+def test_bad_randomization_settings_name_the_field(extra: dict[str, object], needle: str) -> None:
+    with pytest.raises(incastlab.ScenarioError, match=needle.replace("·", ".")):
+        scenario(tcp__rto_min="10ms", **extra)
