@@ -79,3 +79,37 @@ def test_randomized_runs_are_deterministic_per_seed() -> None:
 def test_bad_randomization_settings_name_the_field(extra: dict[str, object], needle: str) -> None:
     with pytest.raises(incastlab.ScenarioError, match=needle.replace("·", ".")):
         scenario(tcp__rto_min="10ms", **extra)
+
+
+def test_mitigate_ranks_every_mitigation(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from incastlab.cli import main
+    from incastlab.mitigate import MITIGATIONS
+
+    png = Path(str(tmp_path)) / "m.png"
+    argv = ["mitigate", "--senders", "16", "--sru", "64KB", "--blocks", "3", "--plot", str(png)]
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main([*argv, "--json"]) == 0
+    rows = json.loads(buf.getvalue())
+    assert {r["mitigation"] for r in rows} == {m.name for m in MITIGATIONS}
+    goodputs = [r["mean_goodput_bps"] for r in rows]
+    assert goodputs == sorted(goodputs, reverse=True)
+    base = next(r for r in rows if r["mitigation"] == "baseline")
+    fine = next(r for r in rows if r["mitigation"] == "rto-min-1ms")
+    assert fine["mean_goodput_bps"] > 3 * base["mean_goodput_bps"]
+    bigger = next(r for r in rows if r["mitigation"] == "buffer-x4")
+    assert bigger["points"][0]["scenario"]["topology"]["buffer"]["bytes"] == 256_000
+    assert png.exists()
+
+
+def test_mitigate_rejects_unknown_names(capsys: pytest.CaptureFixture[str]) -> None:
+    from incastlab.cli import main
+
+    assert main(["mitigate", "--only", "rto-tda,warp-drive"]) == 2
+    assert "unknown mitigation 'warp-drive'" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""Mitigations of incast, each a change to the same scenario, and a run that compares them.
+
+Every mitigation is a function from the normalized base scenario to overrides (dotted keys,
+unit strings), so that it scales with the scenario: a bigger buffer is 4x *this* buffer, the
+randomization interval is a share of *this* RTOmin.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from incastlab.result import Result
+
+Overrides = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    """One way to fix incast."""
+
+    name: str
+    what: str
+    overrides: Callable[[dict[str, Any]], Overrides]
+
+
+def _ps(x: float) -> str:
+    return f"{round(x)}ps"
+
+
+def _bigger_buffer(s: dict[str, Any]) -> Overrides:
+    b = s["topology"]["buffer"]
+    if b["bytes"] is not None:
+        return {"topology.buffer": f"{4 * b['bytes']}B"}
+    return {"topology.buffer": f"{4 * b['packets']}pkt"}
+
+
+def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
+    def f(s: dict[str, Any]) -> Overrides:
+        return {
+            "tcp.rto_randomization": kind,
+            "tcp.rto_delta": _ps(share * s["tcp"]["rto_min"]),
+        }
+
+    return f
+
+
+MITIGATIONS: list[Mitigation] = [
+    Mitigation("baseline", "the scenario as given", lambda s: {}),
+    Mitigation(
+        "rto-min-1ms",
+        "RTOmin 1 ms, 1 µs clock (Chen, CMU)",
+        lambda s: {"tcp.rto_min": "1ms", "tcp.clock_granularity": "1us"},
+    ),
+    Mitigation(
+        "rto-min-200us",
+        "RTOmin 200 µs, 1 µs clock (CMU)",
+        lambda s: {"tcp.rto_min": "200us", "tcp.clock_granularity": "1us"},
+    ),
+    Mitigation("rto-uniform", "RTO uniform in RTOmin ± RTOmin/2", _randomized("uniform", 1.0)),
+    Mitigation("rto-tda", "TDA: Δ = RTOmin/5, ω = 2", _randomized("tda", 0.2)),
+    Mitigation("rto-maa", "MAA: Δ = ⌊N/ln N⌋·RTOmin/10", _randomized("maa", 0.1)),
+    Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
+    Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
+    Mitigation(
+        "response-jitter",
+        "servers answer after U[0, 100 µs]",
+        lambda s: {"workload.jitter": "100us"},
+    ),
+    Mitigation(
+        "initial-window-2",
+        "initial window of 2 segments",
+        lambda s: {"tcp.initial_window": 2},
+    ),
+]
+
+BY_NAME = {m.name: m for m in MITIGATIONS}
+
+
+def choose(names: str | None) -> list[Mitigation]:
+    """The mitigations named (comma-separated), baseline first; all when ``None``."""
+    if names is None:
+        return list(MITIGATIONS)
+    chosen = [BY_NAME["baseline"]]
+    for n in (x.strip() for x in names.split(",") if x.strip()):
+        if n not in BY_NAME:
+            raise ValueError(f"--only: unknown mitigation {n!r}; known: {', '.join(BY_NAME)}")
+        if BY_NAME[n] not in chosen:
+            chosen.append(BY_NAME[n])
+    return chosen
+
+
+@dataclass
+class Outcome:
+    """A mitigation's results over the sender counts."""
+
+    mitigation: Mitigation
+    results: list[Result]
+
+    @property
+    def mean_goodput(self) -> float:
+        return statistics.fmean(r.goodput_bps for r in self.results)
+
+    def block_quantile(self, q: float) -> float:
+        times = sorted(t for r in self.results for t in r.block_times_s)
+        if not times:
+            return float("nan")
+        return times[min(len(times) - 1, int(q * len(times)))]
+
+    @property
+    def timeouts_per_block(self) -> float:
+        blocks = sum(len(r.block_times_s) for r in self.results)
+        return sum(r.timeouts for r in self.results) / max(1, blocks)
