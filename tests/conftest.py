@@ -10,6 +10,17 @@ from incastlab.scenario import Scenario, apply_overrides, from_dict
 
 GBPS = 1e9
 
+#: Hafeez et al.'s setup (ns-2): 1 Gbps, 100 us RTT (the default), 1 KB packets, 32 KB per
+#: port, RTOmin 10 ms, responses jittered U[0, 20] us. The paper does not give the block size;
+#: incastlab's tests use 1 MB striped over the senders.
+HAFEEZ = dict(
+    workload__block="1MB",
+    topology__buffer="32KB",
+    tcp__rto_min="10ms",
+    tcp__mss="1000B",
+    workload__jitter="20us",
+)
+
 
 def scenario(**overrides: Any) -> Scenario:
     """A scenario from keyword overrides, ``topology__senders=4`` meaning topology.senders."""

@@ -5,15 +5,7 @@ from __future__ import annotations
 import pytest
 
 import incastlab
-from conftest import scenario, sweep
-
-HAFEEZ = dict(
-    workload__block="1MB",
-    topology__buffer="32KB",
-    tcp__rto_min="10ms",
-    tcp__mss="1000B",
-    workload__jitter="20us",
-)
+from conftest import HAFEEZ, scenario, sweep
 
 
 def test_uniform_randomization_trades_small_fan_in_for_large() -> None:

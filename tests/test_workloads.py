@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import run, sweep
-
-HAFEEZ = dict(
-    workload__block="1MB",
-    topology__buffer="32KB",
-    tcp__rto_min="10ms",
-    tcp__mss="1000B",
-    workload__jitter="20us",
-)
+from conftest import HAFEEZ, run, sweep
 
 
 def test_background_flows_make_incast_worse_as_in_hafeez_table_1() -> None:

@@ -53,6 +53,19 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
+def _progress(err: Console, verb: str, show: bool) -> Progress:
+    """A transient progress bar on stderr, shown only to a person at a terminal."""
+    return Progress(
+        TextColumn(f"[bold]{verb}[/bold] {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not (show and err.is_terminal),
+        transient=True,
+    )
+
+
 def parse_senders(spec: str) -> list[int]:
     """``"1,2,4"``, ``"1..48"``, ``"4..64:4"`` or a mix: ``"1..8,16,32"``."""
     out: list[int] = []
@@ -179,20 +192,9 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     first = results[0]
     incast = first.report["workload"] == "incast"
     t = Table(title=None, header_style="bold", show_edge=False, pad_edge=False)
-    t.add_column("N", justify="right")
-    t.add_column("goodput", justify="right")
-    t.add_column("% link", justify="right")
-    if incast:
-        t.add_column("last FCT", justify="right")
-        t.add_column("vs optimal", justify="right")
-    else:
-        t.add_column("block p50", justify="right")
-        t.add_column("block max", justify="right")
-        t.add_column("RTO blocks", justify="right")
-    t.add_column("timeouts", justify="right")
-    t.add_column("drops", justify="right")
-    t.add_column("events", justify="right")
-    t.add_column("wall", justify="right")
+    middle = ["last FCT", "vs optimal"] if incast else ["block p50", "block max", "RTO blocks"]
+    for col in ["N", "goodput", "% link", *middle, "timeouts", "drops", "events", "wall"]:
+        t.add_column(col, justify="right")
     for r, wall in zip(results, walls, strict=True):
         row = r.row()
         pct = 100 * r.goodput_fraction
@@ -230,16 +232,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     total = sum(len(pts) for _, pts in series_in)
     series: list[tuple[str, list[Result]]] = []
     walls: list[list[float]] = []
-    show = not a.json and not a.quiet and err.is_terminal
-    with Progress(
-        TextColumn("[bold]simulating[/bold] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not show,
-        transient=True,
-    ) as bar:
+    with _progress(err, "simulating", not a.json and not a.quiet) as bar:
         task = bar.add_task("", total=total)
         for label, pts in series_in:
             results: list[Result] = []
@@ -462,15 +455,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
     base = sc_mod.apply_overrides({}, dict(_parse_set(x) for x in a.set or []))
     sc_mod.from_dict(base)  # fail early on a bad key
     grid = QUICK_GRID if a.quick else FULL_GRID
-    with Progress(
-        TextColumn("[bold]calibrating[/bold]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=a.json or not err.is_terminal,
-        transient=True,
-    ) as bar:
+    with _progress(err, "calibrating", not a.json) as bar:
         task = bar.add_task("", total=None)
         c = calibrate(
             grid,
@@ -544,15 +529,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--sru: give one SRU to incast mitigate")
     ((_, base_points),) = _points(a)
     outcomes: list[Outcome] = []
-    with Progress(
-        TextColumn("[bold]mitigating[/bold] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=a.json or a.quiet or not err.is_terminal,
-        transient=True,
-    ) as bar:
+    with _progress(err, "mitigating", not a.json and not a.quiet) as bar:
         task = bar.add_task("", total=len(chosen) * len(base_points))
         for m in chosen:
             results = []
