@@ -105,3 +105,43 @@ def test_mitigate_rejects_unknown_names(capsys: pytest.CaptureFixture[str]) -> N
 
     assert main(["mitigate", "--only", "rto-tda,warp-drive"]) == 2
     assert "unknown mitigation 'warp-drive'" in capsys.readouterr().err
+
+
+def test_dctcp_holds_the_queue_near_k_without_the_timeouts_of_newreno() -> None:
+    """A 10:1 incast of 100 KB responses into a 160 KB port: NewReno overflows the buffer and
+    times out; DCTCP with K = 30 KB keeps the queue around K and does not time out (a few
+    packets of the first synchronized initial windows, 152 KB together, still drop)."""
+    import statistics
+
+    common = dict(
+        topology__senders=10,
+        topology__buffer="160KB",
+        workload__sru="100KB",
+        run__sample_interval="20us",
+    )
+    reno = incastlab.simulate(scenario(tcp__sack=False, **common))
+    dctcp = incastlab.simulate(
+        scenario(tcp__congestion_control="dctcp", topology__ecn_threshold="30KB", **common)
+    )
+    assert reno.timeouts >= 1
+    assert dctcp.timeouts == 0 and dctcp.drops < reno.drops / 10
+    assert dctcp.report["ecn_reductions"] > 0 and dctcp.report["bottleneck"]["marks"] > 0
+    busy = [q for q in dctcp.series["queue_bytes"] if q > 0]  # type: ignore[index]
+    assert abs(statistics.median(busy) - 30_000) < 10_000
+    assert dctcp.goodput_bps > 2 * reno.goodput_bps
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (dict(tcp__congestion_control="dctcp"), "tcp.congestion_control: dctcp needs ECN marking"),
+        (
+            dict(topology__ecn_threshold="64KB"),
+            "topology.ecn_threshold: 64000 bytes must be below topology.buffer",
+        ),
+        (dict(tcp__dctcp_g=0), "tcp.dctcp_g: must be in"),
+    ],
+)
+def test_bad_dctcp_settings_name_the_field(extra: dict[str, object], needle: str) -> None:
+    with pytest.raises(incastlab.ScenarioError, match=needle):
+        scenario(**extra)

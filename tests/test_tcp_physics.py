@@ -133,8 +133,8 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
     RTT + RTO + N·SRU/C; here about a third of the blocks at N = 2 recover by SACK without a
     timeout, so goodput over 20 blocks sits above Eq. 2 (which assumes a timeout in every
     block) by the share of blocks that escaped (ns-3 on the identical scenario: 33.0 Mbps,
-    1.65x Eq. 2; see benchmarks/ns3). Beyond N = 2 every block times out, some several times
-    in a row, and goodput falls below Eq. 2.
+    1.65x Eq. 2; see benchmarks/ns3). Beyond N = 2 every block suffers several timeouts, from
+    8 senders on some in a row, and goodput falls below Eq. 2.
     """
     res = sweep([1, 2, 4, 8, 16], topology__buffer="4KB", workload__sru="256KB")
     assert res[2].goodput_bps < 0.1 * res[1].goodput_bps
@@ -160,8 +160,10 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
         r = res[n]
         assert r.goodput_bps < chen_eq_2(n, 256_000, 100e-6, 0.2, GBPS)
         assert r.row()["blocks_with_timeouts"] == r.row()["blocks"]
-        assert r.timeouts > r.row()["blocks"]
-        assert max(f["max_successive_timeouts"] for f in r.report["flows"]) >= 2
+        assert r.timeouts > 3 * r.row()["blocks"]
+    # From 8 senders on, some of those timeouts come in a row (exponential backoff).
+    for n in (8, 16):
+        assert max(f["max_successive_timeouts"] for f in res[n].report["flows"]) >= 2
 
 
 def test_small_rto_min_keeps_goodput_while_200ms_collapses() -> None:

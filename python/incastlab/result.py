@@ -101,6 +101,8 @@ class Result:
             "fast_recoveries": r["fast_recoveries"],
             "retx_fast": r["retx_fast"],
             "retx_timeout": r["retx_timeout"],
+            "ecn_reductions": r["ecn_reductions"],
+            "bottleneck_marks": r["bottleneck"]["marks"],
             "drops": r["drops"],
             "bottleneck_drops": bn["drops"],
             "bottleneck_max_bytes": bn["max_bytes"],

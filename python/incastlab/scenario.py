@@ -117,6 +117,9 @@ class Topology(_Section):
     rtt: Time = Field("100us", description="base round-trip time without queueing")
     buffer: Limit = Field("64KB", description="drop-tail limit per switch port: 64KB, 42pkt")
     nic_buffer: Limit = Field("unlimited", description="host NIC queue limit")
+    ecn_threshold: Limit = Field(
+        "off", description="ECN marking threshold K per switch port (DCTCP): 30KB, 20pkt, off"
+    )
     host_jitter: Time = Field("1us", description="random host delay per packet, [0, jitter]")
 
 
@@ -139,6 +142,10 @@ class Tcp(_Section):
     recovery_cwnd: Literal["prr", "halve"] = Field(
         "prr", description="prr: RFC 6937 (Linux, ns-3); halve: RFC 6675 cwnd = ssthresh"
     )
+    congestion_control: Literal["reno", "dctcp"] = Field(
+        "reno", description="reno (NewReno/SACK) or dctcp (needs topology.ecn_threshold)"
+    )
+    dctcp_g: float = Field(1 / 16, description="DCTCP's gain g for α")
     rto_randomization: Literal["none", "uniform", "tda", "maa", "fsa"] = Field(
         "none",
         description="RTO randomization (Hafeez): uniform in RTO±Δ/2; tda: interval ×ω per "

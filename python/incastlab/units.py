@@ -95,7 +95,7 @@ def parse_time(text: object) -> int:
 
 def parse_queue_limit(text: object) -> dict[str, int | None]:
     """A drop-tail limit: ``"64KB"`` (bytes), ``"42pkt"`` (packets) or ``"unlimited"``."""
-    if text == "unlimited":
+    if text in ("unlimited", "off"):
         return {"bytes": None, "packets": None}
     if isinstance(text, str):
         m = _RE.match(text)
@@ -107,7 +107,7 @@ def parse_queue_limit(text: object) -> dict[str, int | None]:
         return {"bytes": parse_size(text), "packets": None}
     except UnitError as e:
         raise UnitError(
-            f"expected a buffer such as '64KB', '64KiB', '42pkt' or 'unlimited', got {text!r}"
+            f"expected a limit such as '64KB', '64KiB', '42pkt', 'unlimited' or 'off', got {text!r}"
         ) from e
 
 

@@ -90,6 +90,9 @@ pub struct Topology {
     pub buffer: QueueLimit,
     /// Drop-tail limit of every host NIC queue (Linux hosts do not drop locally: unlimited).
     pub nic_buffer: QueueLimit,
+    /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
+    /// queue at or above it is marked CE; unlimited = no marking.
+    pub ecn_threshold: QueueLimit,
     /// Each packet a host sends waits a uniform random time in [0, host_jitter] before it
     /// reaches the NIC (order within a connection kept). Models host processing noise, like
     /// ns-2's `overhead_`; without it, perfectly periodic senders lock each other out of a
@@ -140,6 +143,16 @@ pub enum RtoRandomization {
     Fsa,
 }
 
+/// Congestion control.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// Reno / NewReno (RFC 5681): halve on loss.
+    Reno,
+    /// DCTCP (RFC 8257): ECN-capable, cuts cwnd by α/2 once per window of CE marks.
+    Dctcp,
+}
+
 /// How the congestion window comes down during fast recovery.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -177,6 +190,10 @@ pub struct Tcp {
     pub rto_formula: RtoFormula,
     /// How cwnd comes down during fast recovery.
     pub recovery_cwnd: RecoveryCwnd,
+    /// Congestion control.
+    pub congestion_control: CongestionControl,
+    /// DCTCP's gain g for the marked fraction α (RFC 8257: 1/16).
+    pub dctcp_g: f64,
     /// RTO randomization policy.
     pub rto_randomization: RtoRandomization,
     /// Δ: width of the randomization interval (uniform, TDA, FSA) or its unit (MAA).
@@ -278,6 +295,7 @@ impl Scenario {
                     packets: None,
                 },
                 nic_buffer: QueueLimit::UNLIMITED,
+                ecn_threshold: QueueLimit::UNLIMITED,
                 host_jitter: from_us(1),
             },
             tcp: Tcp {
@@ -291,6 +309,8 @@ impl Scenario {
                 clock_granularity: PS_PER_US,
                 rto_formula: RtoFormula::Linux,
                 recovery_cwnd: RecoveryCwnd::Prr,
+                congestion_control: CongestionControl::Reno,
+                dctcp_g: 1.0 / 16.0,
                 rto_randomization: RtoRandomization::None,
                 rto_delta: 0,
                 rto_omega: 2.0,
@@ -443,6 +463,35 @@ impl Scenario {
             return Err(bad(
                 "tcp.rto_sigma",
                 format!("must be in (0, 1000], got {}", c.rto_sigma),
+            ));
+        }
+        let marks = t.ecn_threshold != QueueLimit::UNLIMITED;
+        if c.congestion_control == CongestionControl::Dctcp && !marks {
+            return Err(bad(
+                "tcp.congestion_control",
+                "dctcp needs ECN marking at the switch: set topology.ecn_threshold (e.g. \"30KB\")",
+            ));
+        }
+        if let (Some(k), Some(b)) = (t.ecn_threshold.bytes, t.buffer.bytes) {
+            if k >= b {
+                return Err(bad(
+                    "topology.ecn_threshold",
+                    format!("{k} bytes must be below topology.buffer ({b} bytes)"),
+                ));
+            }
+        }
+        if let (Some(k), Some(b)) = (t.ecn_threshold.packets, t.buffer.packets) {
+            if k >= b {
+                return Err(bad(
+                    "topology.ecn_threshold",
+                    format!("{k} packets must be below topology.buffer ({b} packets)"),
+                ));
+            }
+        }
+        if !(c.dctcp_g > 0.0 && c.dctcp_g <= 1.0) {
+            return Err(bad(
+                "tcp.dctcp_g",
+                format!("must be in (0, 1], got {}", c.dctcp_g),
             ));
         }
         if c.receive_window < c.mss {

@@ -17,6 +17,13 @@ pub type PktId = u32;
 /// Most SACK blocks a segment carries (three fit beside the timestamp option, RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// ECN-capable transport (the IP header's ECT codepoint).
+pub const ECT: u8 = 1;
+/// Congestion experienced: set by a switch on an ECT packet (RFC 3168).
+pub const CE: u8 = 2;
+/// ECN echo: the receiver's report of CE marks (the TCP header's ECE flag).
+pub const ECE: u8 = 4;
+
 /// A TCP segment on the wire. Every segment carries an acknowledgment (RFC 793 after the
 /// handshake), and data segments may carry payload.
 #[derive(Debug, Clone, Copy, Default)]
@@ -27,6 +34,8 @@ pub struct Packet {
     pub hop: u16,
     /// Number of valid SACK blocks.
     pub nsack: u8,
+    /// ECN bits: [`ECT`], [`CE`], [`ECE`].
+    pub ecn: u8,
     /// Endpoint that receives it.
     pub dst: u32,
     /// First payload byte's sequence number (64-bit, so it never wraps).
@@ -101,6 +110,8 @@ pub struct QueueStats {
     pub tx_bytes: u64,
     /// Time spent serializing, picoseconds.
     pub busy: SimTime,
+    /// Packets marked CE on arrival.
+    pub marks: u64,
 }
 
 /// What happened to a packet offered to a queue.
@@ -125,6 +136,8 @@ pub struct Link {
     pub phy_overhead: u64,
     limit_bytes: u64,
     limit_packets: u32,
+    mark_bytes: u64,
+    mark_packets: u32,
     /// Packets waiting, the one in service at the front.
     queue: VecDeque<PktId>,
     /// Frame bytes in `queue`.
@@ -144,11 +157,29 @@ impl Link {
             phy_overhead,
             limit_bytes: limit.bytes.unwrap_or(u64::MAX),
             limit_packets: limit.packets.unwrap_or(u32::MAX),
+            mark_bytes: u64::MAX,
+            mark_packets: u32::MAX,
             queue: VecDeque::new(),
             bytes: 0,
             pipe: VecDeque::new(),
             stats: QueueStats::default(),
         }
+    }
+
+    /// Mark ECN-capable packets that arrive to a queue at or above `threshold` (DCTCP's K).
+    pub fn with_marking(mut self, threshold: QueueLimit) -> Link {
+        self.mark_bytes = threshold.bytes.unwrap_or(u64::MAX);
+        self.mark_packets = threshold.packets.unwrap_or(u32::MAX);
+        self
+    }
+
+    /// Whether a packet arriving now is marked CE (counted as such).
+    #[inline]
+    pub fn marks_arrival(&mut self) -> bool {
+        let congested =
+            self.bytes >= self.mark_bytes || self.queue.len() as u32 >= self.mark_packets;
+        self.stats.marks += u64::from(congested);
+        congested
     }
 
     /// The limit this link's queue enforces.

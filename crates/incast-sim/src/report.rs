@@ -27,6 +27,8 @@ pub struct FlowReport {
     pub retx_timeout: u32,
     /// Longest run of successive timeouts.
     pub max_successive_timeouts: u32,
+    /// cwnd reductions in response to ECN echoes (DCTCP).
+    pub ecn_reductions: u32,
     /// Bytes sent per slow-start round of the first response, until its first loss.
     pub rounds: Vec<u64>,
 }
@@ -87,6 +89,8 @@ pub struct Report {
     pub retx_fast: u64,
     /// Segments retransmitted after timeouts (workload flows).
     pub retx_timeout: u64,
+    /// cwnd reductions in response to ECN echoes (workload flows, DCTCP).
+    pub ecn_reductions: u64,
     /// Packets dropped anywhere.
     pub drops: u64,
     /// Switch ports, then all host NICs together.

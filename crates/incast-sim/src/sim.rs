@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use crate::config::{ConfigError, RtoRandomization, Scenario};
 use crate::engine::{Event, EventQueue};
-use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats};
+use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
 use crate::report::{FlowReport, QueueReport, Report, Series};
 use crate::rng::Rng;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
@@ -291,8 +291,13 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, id: PktId) {
-        let frame = self.pkts.get(id).frame;
-        match self.net.links[l as usize].enqueue(self.now, id, frame) {
+        let link = &mut self.net.links[l as usize];
+        let p = self.pkts.get_mut(id);
+        if p.ecn & ECT != 0 && link.marks_arrival() {
+            p.ecn |= CE;
+        }
+        let frame = p.frame;
+        match link.enqueue(self.now, id, frame) {
             Enqueued::Dropped => self.pkts.free(id),
             Enqueued::Transmitting(t) => self.events.push(t, Event::TxDone(l)),
             Enqueued::Waiting => {}
@@ -306,10 +311,13 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.out);
         let delivered = self.eps[ep as usize].on_segment(
             self.now,
-            p.seq,
-            p.len,
-            p.ack,
-            &p.sack[..p.nsack as usize],
+            &crate::tcp::Incoming {
+                seq: p.seq,
+                len: p.len,
+                ack: p.ack,
+                sack: &p.sack[..p.nsack as usize],
+                ecn: p.ecn,
+            },
             &mut out,
         );
         self.out = out;
@@ -364,6 +372,7 @@ impl Simulation {
                 route,
                 hop: 0,
                 nsack: s.nsack,
+                ecn: s.ecn,
                 dst: ep ^ 1,
                 seq: s.seq,
                 len: s.len,
@@ -439,6 +448,7 @@ impl Simulation {
         let mut flows = Vec::with_capacity(conns as usize);
         let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
         let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
+        let mut ecn_reductions = 0;
         for c in 0..conns {
             let s = &self.eps[(2 * c + 1) as usize].stats;
             let background = c >= fg;
@@ -447,6 +457,7 @@ impl Simulation {
                 recoveries += s.recoveries as u64;
                 retx_fast += s.retx_fast as u64;
                 retx_timeout += s.retx_timeout as u64;
+                ecn_reductions += s.ecn_reductions as u64;
                 for (k, n) in s.timeout_runs.iter().enumerate() {
                     timeout_runs[k] += *n as u64;
                 }
@@ -465,6 +476,7 @@ impl Simulation {
                 retx_fast: s.retx_fast,
                 retx_timeout: s.retx_timeout,
                 max_successive_timeouts: s.max_timeout_run,
+                ecn_reductions: s.ecn_reductions,
                 rounds: s.rounds.clone(),
             });
         }
@@ -487,6 +499,7 @@ impl Simulation {
             agg.tx_packets += l.stats.tx_packets;
             agg.tx_bytes += l.stats.tx_bytes;
             agg.busy += l.stats.busy;
+            agg.marks += l.stats.marks;
         }
         let bottleneck = QueueReport {
             name: self.net.name(bn),
@@ -526,6 +539,7 @@ impl Simulation {
             fast_recoveries: recoveries,
             retx_fast,
             retx_timeout,
+            ecn_reductions,
             drops,
             queues,
             bottleneck,

@@ -58,7 +58,9 @@ impl Network {
             };
             links.push(Link::new(rate, delay, t.nic_buffer, sc.tcp.phy_overhead));
             roles.push(LinkRole::Nic(h));
-            links.push(Link::new(rate, delay, t.buffer, sc.tcp.phy_overhead));
+            links.push(
+                Link::new(rate, delay, t.buffer, sc.tcp.phy_overhead).with_marking(t.ecn_threshold),
+            );
             roles.push(LinkRole::Port(h));
         }
         Network {

@@ -12,9 +12,9 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{CwndRestart, RecoveryCwnd, Tcp};
+use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd, Tcp};
 use crate::engine::Timer;
-use crate::net::MAX_SACK_BLOCKS;
+use crate::net::{CE, ECE, ECT, MAX_SACK_BLOCKS};
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::SimTime;
@@ -52,6 +52,10 @@ pub struct TcpParams {
     pub cwnd_restart: CwndRestart,
     /// cwnd reduction during fast recovery.
     pub recovery_cwnd: RecoveryCwnd,
+    /// Congestion control.
+    pub congestion_control: CongestionControl,
+    /// DCTCP's gain g.
+    pub dctcp_g: f64,
 }
 
 impl From<&Tcp> for TcpParams {
@@ -66,8 +70,25 @@ impl From<&Tcp> for TcpParams {
             delayed_ack: t.delayed_ack,
             cwnd_restart: t.cwnd_restart,
             recovery_cwnd: t.recovery_cwnd,
+            congestion_control: t.congestion_control,
+            dctcp_g: t.dctcp_g,
         }
     }
+}
+
+/// A segment arriving from the peer.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    /// First payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Cumulative ACK.
+    pub ack: u64,
+    /// SACK blocks.
+    pub sack: &'a [(u64, u64)],
+    /// ECN bits ([`ECT`], [`CE`], [`ECE`]).
+    pub ecn: u8,
 }
 
 /// A segment to put on the wire.
@@ -83,6 +104,8 @@ pub struct Segment {
     pub nsack: u8,
     /// SACK blocks, most recent first.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// ECN bits: ECT on DCTCP data, ECE echoing the last CE mark received.
+    pub ecn: u8,
 }
 
 /// A sent segment awaiting its cumulative ACK.
@@ -135,6 +158,8 @@ pub struct SenderStats {
     pub max_timeout_run: u32,
     /// Bytes sent in each slow-start round of the first transfer, until its first loss.
     pub rounds: Vec<u64>,
+    /// cwnd reductions in response to ECN echoes (DCTCP).
+    pub ecn_reductions: u32,
 }
 
 /// One end of a connection: a send half and a receive half.
@@ -168,6 +193,8 @@ pub struct Endpoint {
     ca: CaState,
     /// Recovery point: `snd_nxt` when recovery or loss state was entered.
     high_seq: u64,
+    /// End of the highest segment retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: u64,
     /// Retransmit the first lost segment regardless of cwnd (fast retransmit).
     force_retx: bool,
     /// PRR (RFC 6937): cwnd when recovery began, segments delivered and sent since.
@@ -209,6 +236,18 @@ pub struct Endpoint {
     ack_now: bool,
     /// Delayed-ACK timer.
     pub delack_timer: Timer,
+    /// Whether the last data segment received was marked CE (echoed as ECE).
+    ce_state: bool,
+    // ---- DCTCP (RFC 8257) ----
+    /// Estimated fraction of marked bytes, α.
+    dctcp_alpha: f64,
+    /// Bytes acknowledged, and of those acknowledged with ECE, in this observation window.
+    dctcp_acked: u64,
+    dctcp_marked: u64,
+    /// The observation window ends when this byte is acknowledged.
+    dctcp_window_end: u64,
+    /// No new ECN reduction until this byte is acknowledged (one per window).
+    cwr_end: u64,
 }
 
 impl Endpoint {
@@ -236,6 +275,7 @@ impl Endpoint {
             ssthresh: MAX_CWND,
             ca: CaState::Open,
             high_seq: 0,
+            high_rxt: 0,
             force_retx: false,
             prior_cwnd: 0,
             prr_delivered: 0,
@@ -260,6 +300,12 @@ impl Endpoint {
             pending_acks: 0,
             ack_now: false,
             delack_timer: Timer::default(),
+            ce_state: false,
+            dctcp_alpha: 1.0,
+            dctcp_acked: 0,
+            dctcp_marked: 0,
+            dctcp_window_end: 0,
+            cwr_end: 0,
         }
     }
 
@@ -307,18 +353,23 @@ impl Endpoint {
 
     /// A segment from the peer arrived. Returns the bytes newly delivered in order to the
     /// application; the caller lets the application react, then calls [`Endpoint::flush_ack`].
-    pub fn on_segment(
-        &mut self,
-        now: SimTime,
-        seq: u64,
-        len: u32,
-        ack: u64,
-        sack: &[(u64, u64)],
-        out: &mut Vec<Segment>,
-    ) -> u64 {
-        self.process_ack(now, ack, sack, len > 0);
-        let delivered = if len > 0 {
-            self.receive_data(now, seq, len)
+    pub fn on_segment(&mut self, now: SimTime, seg: &Incoming<'_>, out: &mut Vec<Segment>) -> u64 {
+        let prior_una = self.snd_una;
+        self.process_ack(now, seg.ack, seg.sack, seg.len > 0);
+        if self.p.congestion_control == CongestionControl::Dctcp {
+            self.dctcp_on_ack(prior_una, seg.ecn & ECE != 0);
+        }
+        let delivered = if seg.len > 0 {
+            let ce = seg.ecn & CE != 0;
+            if ce != self.ce_state {
+                // RFC 8257 3.2: acknowledge at once when the CE state changes, so the echo
+                // tracks the marks exactly even with delayed ACKs.
+                if self.pending_acks > 0 {
+                    self.ack_now = true;
+                }
+                self.ce_state = ce;
+            }
+            self.receive_data(now, seg.seq, seg.len)
         } else {
             0
         };
@@ -417,12 +468,14 @@ impl Endpoint {
                 }
                 self.lost_pending = 0;
             }
-            if self.snd_nxt >= self.write_end {
-                self.cwnd_limited = false;
-                break;
-            }
-            let len = self.p.mss.min(self.write_end - self.snd_nxt);
-            if self.snd_nxt + len > self.snd_una + self.p.receive_window {
+            let len = self.p.mss.min(self.write_end.saturating_sub(self.snd_nxt));
+            if len == 0 || self.snd_nxt + len > self.snd_una + self.p.receive_window {
+                // Nothing new may go out: RFC 6675 NextSeg rule 3 resends the first segment
+                // above HighRxt that is neither SACKed nor yet deemed lost.
+                if let Some(i) = self.rescue_candidate() {
+                    self.retransmit(i, now, out);
+                    continue;
+                }
                 self.cwnd_limited = false;
                 break;
             }
@@ -496,9 +549,12 @@ impl Endpoint {
         s.flags |= RETRANS | EVER_RETX;
         s.sent = now;
         s.retx_nxt = self.snd_nxt;
-        let (seq, len) = (s.seq, s.len);
+        let (seq, len, lost) = (s.seq, s.len, s.has(LOST));
+        self.high_rxt = self.high_rxt.max(seq + len as u64);
         self.retrans_out += 1;
-        self.lost_pending -= 1;
+        if lost {
+            self.lost_pending -= 1;
+        }
         if self.ca == CaState::Loss {
             self.stats.retx_timeout += 1;
         } else {
@@ -512,15 +568,26 @@ impl Endpoint {
         }
     }
 
+    fn rescue_candidate(&self) -> Option<usize> {
+        if self.ca != CaState::Recovery || !self.p.sack {
+            return None;
+        }
+        let start = self.segs.partition_point(|s| s.end() <= self.high_rxt);
+        (start..self.segs.len()).find(|&i| self.segs[i].flags & (SACKED | LOST | RETRANS) == 0)
+    }
+
     fn mark_lost(&mut self, i: usize) {
         let s = &mut self.segs[i];
         if s.has(SACKED) || s.has(LOST) {
             return;
         }
         s.flags |= LOST;
-        let seq = s.seq;
+        let (seq, in_flight_again) = (s.seq, s.has(RETRANS));
         self.lost_out += 1;
-        self.lost_pending += 1;
+        if !in_flight_again {
+            // A rescue retransmission is still out: only its original is now deemed lost.
+            self.lost_pending += 1;
+        }
         self.retx_hint = self.retx_hint.min(seq);
     }
 
@@ -551,9 +618,27 @@ impl Endpoint {
             if s.has(RETRANS) && !s.has(SACKED) && highest_sacked > s.retx_nxt {
                 s.flags &= !RETRANS;
                 self.retrans_out -= 1;
+                if !s.has(LOST) {
+                    // A rescue retransmission (RFC 6675 rule 3): the original is lost too.
+                    s.flags |= LOST;
+                    self.lost_out += 1;
+                }
                 self.lost_pending += 1;
                 self.retx_hint = self.retx_hint.min(s.seq);
             }
+        }
+    }
+
+    /// Counters for a segment leaving the scoreboard's lost/retransmitted sets.
+    fn forget(&mut self, lost: bool, retrans: bool) {
+        if lost {
+            self.lost_out -= 1;
+            if !retrans {
+                self.lost_pending -= 1;
+            }
+        }
+        if retrans {
+            self.retrans_out -= 1;
         }
     }
 
@@ -570,16 +655,9 @@ impl Endpoint {
             }
             s.flags |= SACKED;
             self.sacked_out += 1;
-            if s.has(LOST) {
-                s.flags &= !LOST;
-                self.lost_out -= 1;
-                if s.has(RETRANS) {
-                    s.flags &= !RETRANS;
-                    self.retrans_out -= 1;
-                } else {
-                    self.lost_pending -= 1;
-                }
-            }
+            let (lost, retrans) = (s.has(LOST), s.has(RETRANS));
+            s.flags &= !(LOST | RETRANS);
+            self.forget(lost, retrans);
             n += 1;
         }
         n
@@ -620,14 +698,7 @@ impl Endpoint {
                 } else {
                     acked += 1;
                 }
-                if s.has(LOST) {
-                    self.lost_out -= 1;
-                    if s.has(RETRANS) {
-                        self.retrans_out -= 1;
-                    } else {
-                        self.lost_pending -= 1;
-                    }
-                }
+                self.forget(s.has(LOST), s.has(RETRANS));
                 retransmitted |= s.has(EVER_RETX);
                 if !s.has(SACKED) && first_sent.is_none() {
                     first_sent = Some(s.sent);
@@ -717,11 +788,40 @@ impl Endpoint {
         }
     }
 
+    /// DCTCP's sender (RFC 8257 3.3): update α once per window of data from the share of
+    /// bytes acknowledged with ECE, and on an echo cut cwnd by α/2, at most once per window.
+    fn dctcp_on_ack(&mut self, prior_una: u64, ece: bool) {
+        let acked = self.snd_una.saturating_sub(prior_una);
+        self.dctcp_acked += acked;
+        if ece {
+            self.dctcp_marked += acked;
+        }
+        if acked > 0 && self.snd_una > self.dctcp_window_end {
+            if self.dctcp_acked > 0 {
+                let f = self.dctcp_marked as f64 / self.dctcp_acked as f64;
+                self.dctcp_alpha = (1.0 - self.p.dctcp_g) * self.dctcp_alpha + self.p.dctcp_g * f;
+            }
+            self.dctcp_acked = 0;
+            self.dctcp_marked = 0;
+            self.dctcp_window_end = self.snd_nxt;
+        }
+        if ece && self.ca == CaState::Open && self.snd_una >= self.cwr_end && !self.segs.is_empty()
+        {
+            let reduced = (self.cwnd as f64 * (1.0 - self.dctcp_alpha / 2.0)) as u32;
+            self.ssthresh = reduced.max(2);
+            self.cwnd = self.ssthresh;
+            self.cwnd_cnt = 0;
+            self.cwr_end = self.snd_nxt;
+            self.stats.ecn_reductions += 1;
+        }
+    }
+
     fn enter_recovery(&mut self) {
         self.stats.recoveries += 1;
         self.rounds_open = false;
         self.ca = CaState::Recovery;
         self.high_seq = self.snd_nxt;
+        self.high_rxt = self.snd_una;
         self.prior_cwnd = self.cwnd.max(1);
         self.ssthresh = (self.cwnd / 2).max(2);
         self.cwnd_cnt = 0;
@@ -911,12 +1011,14 @@ impl Endpoint {
 
     fn emit(&mut self, seq: u64, len: u32, out: &mut Vec<Segment>) {
         let (nsack, sack) = self.sack_blocks();
+        let ect = len > 0 && self.p.congestion_control == CongestionControl::Dctcp;
         out.push(Segment {
             seq,
             len,
             ack: self.rcv_nxt,
             nsack,
             sack,
+            ecn: if ect { ECT } else { 0 } | if self.ce_state { ECE } else { 0 },
         });
         self.pending_acks = 0;
         self.ack_now = false;
@@ -973,6 +1075,18 @@ mod tests {
             delayed_ack: 0,
             cwnd_restart: CwndRestart::Never,
             recovery_cwnd: RecoveryCwnd::Prr,
+            congestion_control: CongestionControl::Reno,
+            dctcp_g: 1.0 / 16.0,
+        }
+    }
+
+    fn seg(seq: u64, len: u32, ack: u64, sack: &[(u64, u64)]) -> Incoming<'_> {
+        Incoming {
+            seq,
+            len,
+            ack,
+            sack,
+            ecn: 0,
         }
     }
 
@@ -992,7 +1106,7 @@ mod tests {
 
     fn ack(e: &mut Endpoint, now: SimTime, ack: u64, sack: &[(u64, u64)]) -> Vec<Segment> {
         let mut out = Vec::new();
-        e.on_segment(now, 0, 0, ack, sack, &mut out);
+        e.on_segment(now, &seg(0, 0, ack, sack), &mut out);
         e.check_invariants().unwrap();
         out
     }
@@ -1123,11 +1237,11 @@ mod tests {
             ..params(true)
         });
         let mut out = Vec::new();
-        r.on_segment(0, 0, MSS as u32, 0, &[], &mut out);
+        r.on_segment(0, &seg(0, MSS as u32, 0, &[]), &mut out);
         r.flush_ack(&mut out);
         assert!(out.is_empty());
         assert_eq!(r.delack_timer.deadline, Some(from_ms(40)));
-        r.on_segment(1, MSS, MSS as u32, 0, &[], &mut out);
+        r.on_segment(1, &seg(MSS, MSS as u32, 0, &[]), &mut out);
         r.flush_ack(&mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 2 * MSS);
@@ -1138,8 +1252,8 @@ mod tests {
     fn out_of_order_segment_is_acked_at_once_with_its_sack_block_first() {
         let mut r = endpoint(params(true));
         let mut out = Vec::new();
-        r.on_segment(0, 2 * MSS, MSS as u32, 0, &[], &mut out);
-        r.on_segment(0, 4 * MSS, MSS as u32, 0, &[], &mut out);
+        r.on_segment(0, &seg(2 * MSS, MSS as u32, 0, &[]), &mut out);
+        r.on_segment(0, &seg(4 * MSS, MSS as u32, 0, &[]), &mut out);
         r.flush_ack(&mut out);
         let last = out.last().unwrap();
         assert_eq!(last.ack, 0);
@@ -1147,7 +1261,7 @@ mod tests {
         assert_eq!(last.sack[0], (4 * MSS, 5 * MSS));
         assert_eq!(last.sack[1], (2 * MSS, 3 * MSS));
         // Filling the hole delivers everything contiguous.
-        let got = r.on_segment(0, 0, 2 * MSS as u32, 0, &[], &mut out);
+        let got = r.on_segment(0, &seg(0, 2 * MSS as u32, 0, &[]), &mut out);
         assert_eq!(got, 3 * MSS);
     }
 
@@ -1290,7 +1404,7 @@ mod tests {
                         }
                         blocks.reverse();
                         blocks.truncate(MAX_SACK_BLOCKS);
-                        e.on_segment(now, 0, 0, cum, &blocks, &mut out);
+                        e.on_segment(now, &seg(0, 0, cum, &blocks), &mut out);
                     }
                 }
                 let at = format!("seed {seed} step {step}");

@@ -10,6 +10,6 @@ mod endpoint;
 mod rto_policy;
 mod rtt;
 
-pub use endpoint::{Endpoint, Segment, SenderStats, TcpParams, TIMEOUT_RUN_BUCKETS};
+pub use endpoint::{Endpoint, Incoming, Segment, SenderStats, TcpParams, TIMEOUT_RUN_BUCKETS};
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;
