@@ -37,6 +37,18 @@ def _bigger_buffer(s: dict[str, Any]) -> Overrides:
     return {"topology.buffer": f"{4 * b['packets']}pkt"}
 
 
+def _dctcp(s: dict[str, Any]) -> Overrides:
+    """DCTCP with K at half the port buffer, and never below DCTCP's C·RTT/7."""
+    b = s["topology"]["buffer"]
+    floor = s["topology"]["receiver_link"] * s["topology"]["rtt"] * 1e-12 / 8 / 7
+    if b["bytes"] is not None:
+        k = max(b["bytes"] // 2, int(floor) + 1)
+        return {"tcp.congestion_control": "dctcp", "topology.ecn_threshold": f"{k}B"}
+    frame = s["tcp"]["mss"] + s["tcp"]["header_bytes"]
+    k = max(b["packets"] // 2, int(floor / frame) + 1)
+    return {"tcp.congestion_control": "dctcp", "topology.ecn_threshold": f"{k}pkt"}
+
+
 def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
     def f(s: dict[str, Any]) -> Overrides:
         return {
@@ -64,6 +76,7 @@ MITIGATIONS: list[Mitigation] = [
     Mitigation("rto-maa", "MAA: Δ = ⌊N/ln N⌋·RTOmin/10", _randomized("maa", 0.1)),
     Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
     Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
+    Mitigation("dctcp", "DCTCP, ECN marking at half the port buffer", _dctcp),
     Mitigation(
         "response-jitter",
         "servers answer after U[0, 100 µs]",
