@@ -19,7 +19,7 @@ pub enum Event {
     DelAck(u32, u32),
     /// The packet at the head of an endpoint's host queue reaches its NIC.
     HostTx(u32),
-    /// A server starts answering (after jitter) on a connection, with the workload's generation.
+    /// A server starts answering (after its jitter) on a connection.
     Respond(u32),
     /// The workload starts.
     Start,
