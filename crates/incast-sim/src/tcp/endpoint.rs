@@ -256,7 +256,7 @@ impl Endpoint {
     pub fn new(p: TcpParams, rtt: RttEstimator, handshake_rtt: Option<SimTime>) -> Endpoint {
         let mut rtt = rtt;
         if let Some(r) = handshake_rtt {
-            rtt.sample(r);
+            rtt.sample_at(r, 0, 0);
         }
         Endpoint {
             cwnd: p.initial_window,
@@ -707,7 +707,7 @@ impl Endpoint {
             self.snd_una = ack;
             if let (Some(sent), false) = (first_sent, retransmitted) {
                 let r = self.rtt.measure(sent, now);
-                self.rtt.sample(r);
+                self.rtt.sample_at(r, ack, self.snd_nxt);
             }
             self.backoff = 0;
             if self.timeout_run > 0 {

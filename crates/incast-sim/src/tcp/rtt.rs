@@ -23,6 +23,14 @@ pub struct RttEstimator {
     rto_max: SimTime,
     granularity: SimTime,
     formula: RtoFormula,
+    /// Linux: four times the mean deviation (`mdev_us`).
+    mdev4: SimTime,
+    /// Linux: the largest `mdev4` in the current round trip, floored at RTOmin.
+    mdev_max: SimTime,
+    /// Linux: the variance term of the RTO (`rttvar_us`), decaying once per round trip.
+    rttvar4: SimTime,
+    /// Linux: the round trip ends when this byte is acknowledged (`rtt_seq`).
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
@@ -36,7 +44,58 @@ impl RttEstimator {
             rto_max,
             granularity,
             formula: RtoFormula::Rfc6298,
+            mdev4: 0,
+            mdev_max: 0,
+            rttvar4: 0,
+            rtt_seq: 0,
         }
+    }
+
+    /// Take an RTT sample with the connection's sequence state (Linux's estimator needs it to
+    /// find round-trip boundaries): `snd_una` after this ACK, `snd_nxt` now.
+    pub fn sample_at(&mut self, r: SimTime, snd_una: u64, snd_nxt: u64) {
+        match self.formula {
+            RtoFormula::Rfc6298 => self.sample(r),
+            RtoFormula::Linux => self.sample_linux(r, snd_una, snd_nxt),
+        }
+    }
+
+    /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`: RTO = SRTT + rttvar, where rttvar
+    /// is the largest 4·mdev of the last round trip (at least RTOmin) and decays by a quarter
+    /// per round trip; an RTT that falls grows mdev with an eighth of the usual gain.
+    fn sample_linux(&mut self, r: SimTime, snd_una: u64, snd_nxt: u64) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.mdev4 = 2 * r;
+                self.rttvar4 = self.mdev4.max(self.rto_min);
+                self.mdev_max = self.rttvar4;
+                self.rtt_seq = snd_nxt;
+            }
+            Some(srtt) => {
+                let err = r as i128 - srtt as i128;
+                let mut d = err.abs() - (self.mdev4 / 4) as i128;
+                if err < 0 && d > 0 {
+                    d >>= 3;
+                }
+                self.mdev4 = (self.mdev4 as i128 + d).max(0) as SimTime;
+                if self.mdev4 > self.mdev_max {
+                    self.mdev_max = self.mdev4;
+                    self.rttvar4 = self.rttvar4.max(self.mdev_max);
+                }
+                if snd_una > self.rtt_seq {
+                    if self.mdev_max < self.rttvar4 {
+                        self.rttvar4 -= (self.rttvar4 - self.mdev_max) / 4;
+                    }
+                    self.rtt_seq = snd_nxt;
+                    self.mdev_max = self.rto_min;
+                }
+                self.srtt = Some(((srtt as i128 + err / 8).max(1)) as SimTime);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        let rto = srtt.saturating_add(self.rttvar4.max(self.granularity));
+        self.rto = rto.min(self.rto_max);
     }
 
     /// Use `formula` to combine RTOmin with the estimate.
@@ -142,8 +201,23 @@ mod tests {
     #[test]
     fn linux_adds_rto_min_to_the_smoothed_rtt() {
         let mut e = est().with_formula(RtoFormula::Linux);
-        e.sample(from_us(100));
+        e.sample_at(from_us(100), 0, 0);
         assert_eq!(e.rto(0), from_ms(200) + from_us(100));
+    }
+
+    #[test]
+    fn linux_rttvar_holds_the_round_trip_maximum_and_decays_slowly() {
+        let mut e = RttEstimator::new(from_us(200), u64::MAX, PS_PER_S, 1)
+            .with_formula(RtoFormula::Linux);
+        e.sample_at(from_us(100), 0, 10);
+        // A spike inside the round trip raises rttvar at once...
+        e.sample_at(from_us(900), 5, 10);
+        let spiked = e.rto(0);
+        assert!(spiked > from_us(1000), "{spiked}");
+        // ...and small samples in the next round trips let it decay by a quarter each time.
+        e.sample_at(from_us(100), 11, 20);
+        let after_one = e.rto(0);
+        assert!(after_one < spiked && after_one > from_us(700), "{after_one}");
     }
 
     #[test]
