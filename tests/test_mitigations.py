@@ -9,12 +9,13 @@ from conftest import HAFEEZ, scenario, sweep
 
 
 def test_uniform_randomization_trades_small_fan_in_for_large() -> None:
-    """Hafeez Fig. 5: a large interval (16 ms around RTOmin 10 ms is not allowed, Δ ≤ 2·RTOmin,
-    so Δ = 16 ms) lowers goodput at 8 senders and raises it from 64 on."""
-    ns = [8, 64, 128, 256]
+    """Hafeez Fig. 5: a large interval (Δ = 16 ms around RTOmin 10 ms) costs goodput at a
+    small fan-in and raises it from 64 senders on. The paper sees the cost at 4-8 senders;
+    here, with F-RTO undoing spurious timeouts, it shows at 16."""
+    ns = [16, 64, 128, 256]
     plain = sweep(ns, **HAFEEZ)
     wide = sweep(ns, tcp__rto_randomization="uniform", tcp__rto_delta="16ms", **HAFEEZ)
-    assert wide[8].goodput_bps < plain[8].goodput_bps
+    assert wide[16].goodput_bps < 0.9 * plain[16].goodput_bps
     for n in (64, 128, 256):
         assert wide[n].goodput_bps > 1.5 * plain[n].goodput_bps, n
 
@@ -145,3 +146,18 @@ def test_dctcp_holds_the_queue_near_k_without_the_timeouts_of_newreno() -> None:
 def test_bad_dctcp_settings_name_the_field(extra: dict[str, object], needle: str) -> None:
     with pytest.raises(incastlab.ScenarioError, match=needle):
         scenario(**extra)
+
+
+def test_microsecond_timers_with_a_200us_rto_min_hold_three_quarters_of_the_link() -> None:
+    """CMU's microsecond retransmissions: RTOmin 200 µs on a 1 µs clock, 47 servers, 256 KB
+    SRUs, 64 KB per port. Queueing alone exceeds the RTO at times; F-RTO undoes those
+    spurious timeouts, and goodput stays at or above 75% of the link."""
+    r = incastlab.simulate(
+        scenario(
+            topology__senders=47,
+            workload__sru="256KB",
+            tcp__rto_min="200us",
+            tcp__clock_granularity="1us",
+        )
+    )
+    assert r.goodput_fraction >= 0.75, r.goodput_bps

@@ -129,12 +129,11 @@ def chen_eq_2(n: int, sru: int, rtt_s: float, rto_s: float, c_bps: float) -> flo
 def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block() -> None:
     """Nortel 5500 case: 4 KB per port, 256 KB SRU, RTO 200 ms.
 
-    Collapse is immediate at N = 2. A block that suffers a timeout lasts Eq. 2's
-    RTT + RTO + N·SRU/C; here about a third of the blocks at N = 2 recover by SACK without a
-    timeout, so goodput over 20 blocks sits above Eq. 2 (which assumes a timeout in every
-    block) by the share of blocks that escaped (ns-3 on the identical scenario: 33.0 Mbps,
-    1.65x Eq. 2; see benchmarks/ns3). Beyond N = 2 every block suffers several timeouts, from
-    8 senders on some in a row, and goodput falls below Eq. 2.
+    Collapse is immediate at N = 2 and goodput is Eq. 2's: a block that suffers a timeout
+    lasts RTT + RTO + N·SRU/C, and at N = 2 (nearly) every block does. Other seeds let a few
+    blocks recover by SACK without a timeout (20-27 Mbps over seeds 1-4; ns-3, without F-RTO,
+    33.0 Mbps; see benchmarks/ns3). Beyond N = 2 every block suffers several timeouts, from 8
+    senders on some in a row, and goodput falls below Eq. 2.
     """
     res = sweep([1, 2, 4, 8, 16], topology__buffer="4KB", workload__sru="256KB")
     assert res[2].goodput_bps < 0.1 * res[1].goodput_bps
@@ -155,7 +154,7 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
     predicted = 2 * 256_000 * 8 * len(blocks) / (len(blocks) * ideal + hit * 0.2)
     assert abs(r2.goodput_bps - predicted) <= 0.25 * predicted, (r2.goodput_bps, predicted)
     eq2 = chen_eq_2(2, 256_000, 100e-6, 0.2, GBPS)
-    assert eq2 <= r2.goodput_bps <= 3 * eq2
+    assert abs(r2.goodput_bps - eq2) <= 0.25 * eq2, (r2.goodput_bps, eq2)
     for n in (4, 8, 16):
         r = res[n]
         assert r.goodput_bps < chen_eq_2(n, 256_000, 100e-6, 0.2, GBPS)

@@ -146,6 +146,9 @@ class Tcp(_Section):
         "reno", description="reno (NewReno/SACK) or dctcp (needs topology.ecn_threshold)"
     )
     dctcp_g: float = Field(1 / 16, description="DCTCP's gain g for α")
+    frto: bool = Field(
+        True, strict=True, description="F-RTO (RFC 5682): detect spurious timeouts and undo"
+    )
     rto_randomization: Literal["none", "uniform", "tda", "maa", "fsa"] = Field(
         "none",
         description="RTO randomization (Hafeez): uniform in RTO±Δ/2; tda: interval ×ω per "

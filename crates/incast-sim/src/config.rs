@@ -192,6 +192,10 @@ pub struct Tcp {
     pub recovery_cwnd: RecoveryCwnd,
     /// Congestion control.
     pub congestion_control: CongestionControl,
+    /// F-RTO (RFC 5682, SACK-enhanced, Linux's default): after a timeout, send new data
+    /// rather than resend everything, and undo the window cut when data never retransmitted
+    /// turns out to have arrived (the timeout was spurious).
+    pub frto: bool,
     /// DCTCP's gain g for the marked fraction α (RFC 8257: 1/16).
     pub dctcp_g: f64,
     /// RTO randomization policy.
@@ -310,6 +314,7 @@ impl Scenario {
                 rto_formula: RtoFormula::Linux,
                 recovery_cwnd: RecoveryCwnd::Prr,
                 congestion_control: CongestionControl::Reno,
+                frto: true,
                 dctcp_g: 1.0 / 16.0,
                 rto_randomization: RtoRandomization::None,
                 rto_delta: 0,

@@ -29,6 +29,8 @@ pub struct FlowReport {
     pub max_successive_timeouts: u32,
     /// cwnd reductions in response to ECN echoes (DCTCP).
     pub ecn_reductions: u32,
+    /// Timeouts that F-RTO found spurious.
+    pub spurious_timeouts: u32,
     /// Bytes sent per slow-start round of the first response, until its first loss.
     pub rounds: Vec<u64>,
 }

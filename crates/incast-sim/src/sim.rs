@@ -477,6 +477,7 @@ impl Simulation {
                 retx_timeout: s.retx_timeout,
                 max_successive_timeouts: s.max_timeout_run,
                 ecn_reductions: s.ecn_reductions,
+                spurious_timeouts: s.spurious_timeouts,
                 rounds: s.rounds.clone(),
             });
         }

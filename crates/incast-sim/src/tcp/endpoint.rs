@@ -54,6 +54,8 @@ pub struct TcpParams {
     pub recovery_cwnd: RecoveryCwnd,
     /// Congestion control.
     pub congestion_control: CongestionControl,
+    /// F-RTO after timeouts.
+    pub frto: bool,
     /// DCTCP's gain g.
     pub dctcp_g: f64,
 }
@@ -71,6 +73,7 @@ impl From<&Tcp> for TcpParams {
             cwnd_restart: t.cwnd_restart,
             recovery_cwnd: t.recovery_cwnd,
             congestion_control: t.congestion_control,
+            frto: t.frto,
             dctcp_g: t.dctcp_g,
         }
     }
@@ -160,6 +163,8 @@ pub struct SenderStats {
     pub rounds: Vec<u64>,
     /// cwnd reductions in response to ECN echoes (DCTCP).
     pub ecn_reductions: u32,
+    /// Timeouts F-RTO found spurious (their window cut undone).
+    pub spurious_timeouts: u32,
 }
 
 /// One end of a connection: a send half and a receive half.
@@ -197,6 +202,16 @@ pub struct Endpoint {
     high_rxt: u64,
     /// Retransmit the first lost segment regardless of cwnd (fast retransmit).
     force_retx: bool,
+    /// F-RTO in progress: after the head's retransmission, only new data goes out until an
+    /// ACK shows whether the timeout was spurious.
+    frto: bool,
+    /// The head has been retransmitted since the timeout that started F-RTO.
+    frto_head_sent: bool,
+    /// cwnd and ssthresh before the timeout, restored if it was spurious.
+    undo_cwnd: u32,
+    undo_ssthresh: u32,
+    /// This ACK delivered (acked or SACKed) a segment that was never retransmitted.
+    orig_delivered: bool,
     /// PRR (RFC 6937): cwnd when recovery began, segments delivered and sent since.
     prior_cwnd: u32,
     prr_delivered: u32,
@@ -277,6 +292,11 @@ impl Endpoint {
             high_seq: 0,
             high_rxt: 0,
             force_retx: false,
+            frto: false,
+            frto_head_sent: false,
+            undo_cwnd: 0,
+            undo_ssthresh: 0,
+            orig_delivered: false,
             prior_cwnd: 0,
             prr_delivered: 0,
             prr_out: 0,
@@ -399,6 +419,14 @@ impl Endpoint {
         self.stats.timeouts += 1;
         self.timeout_run += 1;
         self.rounds_open = false;
+        let first = self.ca != CaState::Loss;
+        if first {
+            self.undo_cwnd = self.cwnd;
+            self.undo_ssthresh = self.ssthresh;
+        }
+        // F-RTO starts only from a timeout that follows progress (not a repeated one).
+        self.frto = self.p.frto && first;
+        self.frto_head_sent = false;
         if self.ca == CaState::Open {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
             self.ssthresh = (self.cwnd / 2).max(2);
@@ -461,8 +489,9 @@ impl Endpoint {
                 self.cwnd_limited = self.lost_pending > 0 || self.snd_nxt < self.write_end;
                 break;
             }
-            if self.lost_pending > 0 {
+            if self.lost_pending > 0 && !(self.frto && self.frto_head_sent) {
                 if let Some(i) = self.next_lost() {
+                    self.frto_head_sent |= self.frto;
                     self.retransmit(i, now, out);
                     continue;
                 }
@@ -655,6 +684,7 @@ impl Endpoint {
             }
             s.flags |= SACKED;
             self.sacked_out += 1;
+            self.orig_delivered |= !s.has(EVER_RETX) && s.end() <= self.high_seq;
             let (lost, retrans) = (s.has(LOST), s.has(RETRANS));
             s.flags &= !(LOST | RETRANS);
             self.forget(lost, retrans);
@@ -667,6 +697,7 @@ impl Endpoint {
         if ack > self.snd_nxt {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
+        self.orig_delivered = false;
         let mut newly_sacked = 0;
         if self.p.sack {
             let mut highest = 0;
@@ -700,6 +731,8 @@ impl Endpoint {
                 }
                 self.forget(s.has(LOST), s.has(RETRANS));
                 retransmitted |= s.has(EVER_RETX);
+                self.orig_delivered |=
+                    !s.has(EVER_RETX) && !s.has(SACKED) && s.end() <= self.high_seq;
                 if !s.has(SACKED) && first_sent.is_none() {
                     first_sent = Some(s.sent);
                 }
@@ -776,7 +809,23 @@ impl Endpoint {
                     self.reduce_cwnd(delivered, ack > prior_una);
                 }
             }
+            CaState::Loss if self.frto && self.orig_delivered => self.undo_spurious_timeout(),
             CaState::Loss => {
+                if self.frto {
+                    if self.snd_nxt > self.high_seq {
+                        // Step 3a: new data went out and the peer still reports holes.
+                        if newly_sacked > 0 || self.dupacks > 0 {
+                            self.frto = false;
+                        }
+                    } else if ack > prior_una && self.snd_una < self.high_seq {
+                        // Step 2b: the head's retransmission came back; send new data next
+                        // (the window's original data, if it arrives, proves the timeout
+                        // spurious), or fall back to resending everything if there is none.
+                        self.high_seq = self.snd_nxt;
+                        self.frto = self.snd_nxt < self.write_end
+                            && self.snd_nxt < self.snd_una + self.p.receive_window;
+                    }
+                }
                 if ack > prior_una {
                     self.grow(delivered);
                 }
@@ -814,6 +863,27 @@ impl Endpoint {
             self.cwr_end = self.snd_nxt;
             self.stats.ecn_reductions += 1;
         }
+    }
+
+    /// F-RTO found the timeout spurious: data never retransmitted has arrived. Restore the
+    /// window (Linux's `tcp_undo_cwnd_reduction`), forget the loss marks, carry on.
+    fn undo_spurious_timeout(&mut self) {
+        self.stats.spurious_timeouts += 1;
+        self.cwnd = self.cwnd.max(self.undo_cwnd);
+        self.ssthresh = self.ssthresh.max(self.undo_ssthresh);
+        for s in self.segs.iter_mut() {
+            if s.has(LOST) {
+                s.flags &= !LOST;
+                self.lost_out -= 1;
+                if !s.has(RETRANS) {
+                    self.lost_pending -= 1;
+                }
+            }
+        }
+        self.ca = CaState::Open;
+        self.frto = false;
+        self.dupacks = 0;
+        self.backoff = 0;
     }
 
     fn enter_recovery(&mut self) {
@@ -1076,6 +1146,7 @@ mod tests {
             cwnd_restart: CwndRestart::Never,
             recovery_cwnd: RecoveryCwnd::Prr,
             congestion_control: CongestionControl::Reno,
+            frto: false,
             dctcp_g: 1.0 / 16.0,
         }
     }
@@ -1363,6 +1434,7 @@ mod tests {
                 } else {
                     RecoveryCwnd::Halve
                 },
+                frto: r.up_to(1) == 1,
                 ..params(true)
             };
             let mut e = endpoint(p);
@@ -1419,5 +1491,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn frto_undoes_a_spurious_timeout_when_original_data_arrives() {
+        let mut e = endpoint(TcpParams {
+            frto: true,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        // The ACKs were only delayed: the timer fires, the head goes out again...
+        out.clear();
+        e.on_rto(e.rto_timer.deadline.unwrap(), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(e.cwnd(), 1);
+        // ...and the original segments' ACKs arrive: the timeout was spurious.
+        ack(&mut e, from_ms(201), 2 * MSS, &[]);
+        assert_eq!(e.stats.spurious_timeouts, 1);
+        assert_eq!(e.cwnd(), 10);
+        assert_eq!(e.ca, CaState::Open);
+    }
+
+    #[test]
+    fn frto_falls_back_to_resending_when_the_loss_was_real() {
+        let mut e = endpoint(TcpParams {
+            frto: true,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 4 * MSS, &mut out);
+        out.clear();
+        e.on_rto(e.rto_timer.deadline.unwrap(), &mut out);
+        // Only the head's retransmission is acknowledged, and there is no new data to send:
+        // F-RTO gives up and the rest is resent in slow start.
+        let out = ack(&mut e, from_ms(201), MSS, &[]);
+        assert_eq!(e.stats.spurious_timeouts, 0);
+        assert_eq!(
+            out.iter().map(|s| s.seq).collect::<Vec<_>>(),
+            vec![MSS, 2 * MSS]
+        );
     }
 }

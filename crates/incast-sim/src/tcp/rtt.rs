@@ -207,8 +207,8 @@ mod tests {
 
     #[test]
     fn linux_rttvar_holds_the_round_trip_maximum_and_decays_slowly() {
-        let mut e = RttEstimator::new(from_us(200), u64::MAX, PS_PER_S, 1)
-            .with_formula(RtoFormula::Linux);
+        let mut e =
+            RttEstimator::new(from_us(200), u64::MAX, PS_PER_S, 1).with_formula(RtoFormula::Linux);
         e.sample_at(from_us(100), 0, 10);
         // A spike inside the round trip raises rttvar at once...
         e.sample_at(from_us(900), 5, 10);
@@ -217,7 +217,10 @@ mod tests {
         // ...and small samples in the next round trips let it decay by a quarter each time.
         e.sample_at(from_us(100), 11, 20);
         let after_one = e.rto(0);
-        assert!(after_one < spiked && after_one > from_us(700), "{after_one}");
+        assert!(
+            after_one < spiked && after_one > from_us(700),
+            "{after_one}"
+        );
     }
 
     #[test]
