@@ -7,7 +7,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -218,6 +218,20 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     return t
 
 
+def _labelled_rows(
+    series: Sequence[tuple[str, Sequence[Any]]], row: Callable[[Any], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One JSON object per point, tagged with its series label when there are several."""
+    rows = []
+    for label, points in series:
+        for p in points:
+            r = row(p)
+            if label:
+                r["series"] = label
+            rows.append(r)
+    return rows
+
+
 def _sru_list_as_vary(a: argparse.Namespace) -> None:
     """``--sru 16KB,32KB`` means one series per SRU."""
     if a.sru and "," in a.sru:
@@ -252,18 +266,16 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             walls.append(times)
     everything = [r for _, rs in series for r in rs]
     if a.json:
-        rows = []
-        for label, rs in series:
-            for r in rs:
-                j = r.row()
-                if label:
-                    j["series"] = label
-                j["block_times_s"] = r.block_times_s
-                j["block_timeouts"] = r.report["block_timeouts"]
-                j["flow_completion_s"] = r.flow_completion_s
-                j["scenario"] = r.scenario
-                rows.append(j)
-        print(json.dumps(rows, indent=1))
+
+        def detail(r: Result) -> dict[str, Any]:
+            return r.row() | {
+                "block_times_s": r.block_times_s,
+                "block_timeouts": r.report["block_timeouts"],
+                "flow_completion_s": r.flow_completion_s,
+                "scenario": r.scenario,
+            }
+
+        print(json.dumps(_labelled_rows(series, detail), indent=1))
     elif not a.quiet:
         from incastlab.plot import _subtitle
 
@@ -332,14 +344,7 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
     if a.json:
-        rows = []
-        for label, ps in series:
-            for p in ps:
-                r = p.row()
-                if label:
-                    r["series"] = label
-                rows.append(r)
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(_labelled_rows(series, lambda p: p.row()), indent=1))
     elif not a.quiet:
         first = series[0][1][0]
         if first.ignored:
