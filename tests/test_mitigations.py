@@ -161,3 +161,11 @@ def test_microsecond_timers_with_a_200us_rto_min_hold_three_quarters_of_the_link
         )
     )
     assert r.goodput_fraction >= 0.75, r.goodput_bps
+
+
+def test_a_fanout_window_trades_parallelism_for_fewer_timeouts() -> None:
+    kw = dict(topology__senders=32, workload__sru="256KB", workload__blocks=10)
+    wide = incastlab.simulate(scenario(**kw))
+    windowed = incastlab.simulate(scenario(workload__fanout_window=4, **kw))
+    assert windowed.timeouts < wide.timeouts / 4
+    assert windowed.goodput_bps > wide.goodput_bps

@@ -49,6 +49,14 @@ def _dctcp(s: dict[str, Any]) -> Overrides:
     return {"tcp.congestion_control": "dctcp", "topology.ecn_threshold": f"{k}pkt"}
 
 
+def _fanout_window(s: dict[str, Any]) -> Overrides:
+    """Ask only as many servers at once as the port can hold initial windows of."""
+    frame = s["tcp"]["mss"] + s["tcp"]["header_bytes"]
+    b = s["topology"]["buffer"]
+    room = b["bytes"] // frame if b["bytes"] is not None else b["packets"]
+    return {"workload.fanout_window": max(1, room // s["tcp"]["initial_window"])}
+
+
 def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
     def f(s: dict[str, Any]) -> Overrides:
         return {
@@ -77,6 +85,11 @@ MITIGATIONS: list[Mitigation] = [
     Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
     Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
     Mitigation("dctcp", "DCTCP, ECN marking at half the port buffer", _dctcp),
+    Mitigation(
+        "fanout-window",
+        "ask only as many servers at once as the buffer holds initial windows",
+        _fanout_window,
+    ),
     Mitigation(
         "response-jitter",
         "servers answer after U[0, 100 µs]",

@@ -179,6 +179,9 @@ class Workload(_Section):
     request_size: Size = Field("100B", description="request message size")
     jitter: Time = Field("0us", description="server response delay, uniform in [0, jitter]")
     flow_size: Size | None = Field(None, description="bytes per flow (incast)")
+    fanout_window: Count = Field(
+        0, description="servers asked at once, the next when a fragment completes (0: all)"
+    )
 
     @model_validator(mode="before")
     @classmethod

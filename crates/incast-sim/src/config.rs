@@ -254,6 +254,9 @@ pub struct Workload {
     pub jitter: SimTime,
     /// Bytes per flow (incast).
     pub flow_size: Option<u64>,
+    /// Application fan-out window (sync_read): at most this many servers are asked at once;
+    /// the next is asked when a fragment completes. 0 asks every server at once.
+    pub fanout_window: u32,
 }
 
 /// Long-lived background flows into the receiver.
@@ -337,6 +340,7 @@ impl Scenario {
                 request_size: 100,
                 jitter: 0,
                 flow_size: None,
+                fanout_window: 0,
             },
             background: Background {
                 flows: 0,

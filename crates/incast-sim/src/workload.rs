@@ -52,6 +52,10 @@ pub struct Workload {
     issued: u32,
     /// Requests each server has answered.
     answered: Vec<u32>,
+    /// Servers asked at once (the fan-out window); `n` for all.
+    window: u32,
+    /// Next server to ask in the current block.
+    next_request: u32,
     block_start: SimTime,
     timeouts_at_block_start: u64,
     /// Workload start time.
@@ -93,6 +97,12 @@ impl Workload {
             frag_done: vec![false; n as usize],
             issued: 0,
             answered: vec![0; n as usize],
+            window: if w.fanout_window == 0 {
+                n
+            } else {
+                w.fanout_window.min(n)
+            },
+            next_request: 0,
             block_start: 0,
             timeouts_at_block_start: 0,
             start: 0,
@@ -154,10 +164,21 @@ impl Workload {
         for c in 0..self.n as usize {
             self.frag_end[c] += self.unit[c];
             self.frag_done[c] = false;
+        }
+        self.next_request = 0;
+        for _ in 0..self.window {
+            self.ask_next(act);
+        }
+    }
+
+    /// Send the block's request to the next server not yet asked.
+    fn ask_next(&mut self, act: &mut Vec<Action>) {
+        if self.next_request < self.n {
             act.push(Action::Write {
-                ep: 2 * c as u32,
+                ep: 2 * self.next_request,
                 bytes: self.request,
             });
+            self.next_request += 1;
         }
     }
 
@@ -204,6 +225,9 @@ impl Workload {
             self.fct[c] = Some(now - self.start);
         }
         if self.remaining > 0 {
+            if self.kind == WorkloadKind::SyncRead {
+                self.ask_next(act); // the fan-out window slides
+            }
             return;
         }
         self.block_times.push(now - self.block_start);
@@ -279,5 +303,28 @@ mod tests {
         assert_eq!(act, vec![Action::Finished]);
         assert_eq!(w.fct, vec![Some(200), Some(50)]);
         assert_eq!(w.total_bytes(), 2000);
+    }
+
+    #[test]
+    fn fanout_window_asks_the_next_server_as_each_fragment_completes() {
+        let mut sc = Scenario::example(3);
+        sc.workload.fanout_window = 2;
+        sc.workload.sru = Some(1000);
+        let mut w = Workload::new(&sc);
+        let mut act = Vec::new();
+        w.start(0, &mut act);
+        assert_eq!(
+            act,
+            vec![
+                Action::Write { ep: 0, bytes: 100 },
+                Action::Write { ep: 2, bytes: 100 }
+            ]
+        );
+        act.clear();
+        w.on_client_data(1, 1000, 10, &mut act);
+        assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
+        act.clear();
+        w.on_client_data(0, 1000, 20, &mut act);
+        assert!(act.is_empty(), "every server of the block has been asked");
     }
 }
