@@ -169,3 +169,13 @@ def test_a_fanout_window_trades_parallelism_for_fewer_timeouts() -> None:
     windowed = incastlab.simulate(scenario(workload__fanout_window=4, **kw))
     assert windowed.timeouts < wide.timeouts / 4
     assert windowed.goodput_bps > wide.goodput_bps
+
+
+def test_cubic_runs_the_workload_and_keeps_more_window_than_reno_after_losses() -> None:
+    """CUBIC (Linux's default) keeps 70% of the window on a loss where Reno keeps half: two
+    long flows sharing the receiver with an incast keep the link busier."""
+    kw = dict(topology__senders=8, workload__sru="64KB", background__flows=2)
+    reno = incastlab.simulate(scenario(**kw))
+    cubic = incastlab.simulate(scenario(tcp__congestion_control="cubic", **kw))
+    assert cubic.report["app_bytes"] == reno.report["app_bytes"] == 8 * 64_000 * 20
+    assert cubic.report["bottleneck_utilization"] >= reno.report["bottleneck_utilization"]

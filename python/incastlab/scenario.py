@@ -142,8 +142,8 @@ class Tcp(_Section):
     recovery_cwnd: Literal["prr", "halve"] = Field(
         "prr", description="prr: RFC 6937 (Linux, ns-3); halve: RFC 6675 cwnd = ssthresh"
     )
-    congestion_control: Literal["reno", "dctcp"] = Field(
-        "reno", description="reno (NewReno/SACK) or dctcp (needs topology.ecn_threshold)"
+    congestion_control: Literal["reno", "cubic", "dctcp"] = Field(
+        "reno", description="reno, cubic (RFC 9438) or dctcp (needs topology.ecn_threshold)"
     )
     dctcp_g: float = Field(1 / 16, description="DCTCP's gain g for α")
     frto: bool = Field(

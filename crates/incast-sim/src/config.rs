@@ -149,6 +149,8 @@ pub enum RtoRandomization {
 pub enum CongestionControl {
     /// Reno / NewReno (RFC 5681): halve on loss.
     Reno,
+    /// CUBIC (RFC 9438), Linux's default: keep 70% on loss, grow along a cubic curve.
+    Cubic,
     /// DCTCP (RFC 8257): ECN-capable, cuts cwnd by α/2 once per window of CE marks.
     Dctcp,
 }

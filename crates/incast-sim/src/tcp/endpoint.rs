@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd, Tcp};
 use crate::engine::Timer;
 use crate::net::{CE, ECE, ECT, MAX_SACK_BLOCKS};
+use crate::tcp::cubic::Cubic;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::SimTime;
@@ -253,6 +254,10 @@ pub struct Endpoint {
     pub delack_timer: Timer,
     /// Whether the last data segment received was marked CE (echoed as ECE).
     ce_state: bool,
+    /// CUBIC's state, when it is the congestion control.
+    cubic: Option<Cubic>,
+    /// Smallest RTT sample seen.
+    min_rtt: SimTime,
     // ---- DCTCP (RFC 8257) ----
     /// Estimated fraction of marked bytes, α.
     dctcp_alpha: f64,
@@ -273,6 +278,7 @@ impl Endpoint {
         if let Some(r) = handshake_rtt {
             rtt.sample_at(r, 0, 0);
         }
+        let cubic = (p.congestion_control == CongestionControl::Cubic).then(Cubic::default);
         Endpoint {
             cwnd: p.initial_window,
             p,
@@ -321,6 +327,8 @@ impl Endpoint {
             ack_now: false,
             delack_timer: Timer::default(),
             ce_state: false,
+            cubic,
+            min_rtt: SimTime::MAX,
             dctcp_alpha: 1.0,
             dctcp_acked: 0,
             dctcp_marked: 0,
@@ -429,7 +437,7 @@ impl Endpoint {
         self.frto_head_sent = false;
         if self.ca == CaState::Open {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
-            self.ssthresh = (self.cwnd / 2).max(2);
+            self.ssthresh = self.loss_ssthresh();
         }
         self.cwnd = 1;
         self.cwnd_cnt = 0;
@@ -741,6 +749,7 @@ impl Endpoint {
             if let (Some(sent), false) = (first_sent, retransmitted) {
                 let r = self.rtt.measure(sent, now);
                 self.rtt.sample_at(r, ack, self.snd_nxt);
+                self.min_rtt = self.min_rtt.min(r);
             }
             self.backoff = 0;
             if self.timeout_run > 0 {
@@ -781,7 +790,7 @@ impl Endpoint {
         match self.ca {
             CaState::Open => {
                 if ack > prior_una {
-                    self.grow(delivered);
+                    self.grow(delivered, now);
                 }
                 let enter = self.dupacks >= self.p.dupthresh
                     || (self.p.sack && newly_sacked > 0 && self.head_lost_by_sack());
@@ -827,7 +836,7 @@ impl Endpoint {
                     }
                 }
                 if ack > prior_una {
-                    self.grow(delivered);
+                    self.grow(delivered, now);
                 }
                 if self.snd_una >= self.high_seq {
                     self.ca = CaState::Open;
@@ -893,7 +902,7 @@ impl Endpoint {
         self.high_seq = self.snd_nxt;
         self.high_rxt = self.snd_una;
         self.prior_cwnd = self.cwnd.max(1);
-        self.ssthresh = (self.cwnd / 2).max(2);
+        self.ssthresh = self.loss_ssthresh();
         self.cwnd_cnt = 0;
         self.prr_delivered = 0;
         self.prr_out = 0;
@@ -939,7 +948,15 @@ impl Endpoint {
 
     /// Slow start and congestion avoidance for `acked` segments delivered (Linux
     /// `tcp_slow_start` / `tcp_cong_avoid_ai`), only while cwnd limits the sender.
-    fn grow(&mut self, mut acked: u32) {
+    /// ssthresh after a loss: half the window (Reno) or 70% of it (CUBIC).
+    fn loss_ssthresh(&mut self) -> u32 {
+        match self.cubic.as_mut() {
+            Some(c) => c.on_loss(self.cwnd),
+            None => (self.cwnd / 2).max(2),
+        }
+    }
+
+    fn grow(&mut self, mut acked: u32, now: SimTime) {
         let limited = self.cwnd_limited
             || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_packets_out);
         if acked == 0 || !limited {
@@ -953,10 +970,22 @@ impl Endpoint {
                 return;
             }
         }
+        // Linux's tcp_cong_avoid_ai: one more segment per `per` segments acknowledged.
+        let per = match self.cubic.as_mut() {
+            Some(c) => {
+                let min_rtt = if self.min_rtt == SimTime::MAX {
+                    0
+                } else {
+                    self.min_rtt
+                };
+                c.acks_per_increment(now, self.cwnd, min_rtt, acked)
+            }
+            None => self.cwnd,
+        };
         self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= self.cwnd {
-            let delta = self.cwnd_cnt / self.cwnd;
-            self.cwnd_cnt -= delta * self.cwnd;
+        if self.cwnd_cnt >= per {
+            let delta = self.cwnd_cnt / per;
+            self.cwnd_cnt -= delta * per;
             self.cwnd = (self.cwnd + delta).min(MAX_CWND);
         }
     }
@@ -1435,6 +1464,11 @@ mod tests {
                     RecoveryCwnd::Halve
                 },
                 frto: r.up_to(1) == 1,
+                congestion_control: if r.up_to(1) == 1 {
+                    CongestionControl::Cubic
+                } else {
+                    CongestionControl::Reno
+                },
                 ..params(true)
             };
             let mut e = endpoint(p);

@@ -6,6 +6,7 @@
 //! loss recovery), RFC 3042 (limited transmit), RFC 1122 4.2.3.2 (delayed ACKs), RFC 6298 (the
 //! RTO), RFC 7661 / Linux `tcp_cwnd_validate` (cwnd grows only while it limits the sender).
 
+mod cubic;
 mod endpoint;
 mod rto_policy;
 mod rtt;
