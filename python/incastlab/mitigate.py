@@ -57,6 +57,13 @@ def _fanout_window(s: dict[str, Any]) -> Overrides:
     return {"workload.fanout_window": max(1, room // s["tcp"]["initial_window"])}
 
 
+def _stagger(s: dict[str, Any]) -> Overrides:
+    """Space requests by the time the receiver's link takes for one initial window."""
+    frame = s["tcp"]["mss"] + s["tcp"]["header_bytes"] + s["tcp"]["phy_overhead"]
+    bits = s["tcp"]["initial_window"] * frame * 8
+    return {"workload.request_stagger": _ps(bits / s["topology"]["receiver_link"] * 1e12)}
+
+
 def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
     def f(s: dict[str, Any]) -> Overrides:
         return {
@@ -89,6 +96,11 @@ MITIGATIONS: list[Mitigation] = [
         "fanout-window",
         "ask only as many servers at once as the buffer holds initial windows",
         _fanout_window,
+    ),
+    Mitigation(
+        "request-stagger",
+        "space requests by one initial window's time on the receiver's link",
+        _stagger,
     ),
     Mitigation(
         "response-jitter",

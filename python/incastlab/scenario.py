@@ -182,6 +182,7 @@ class Workload(_Section):
     fanout_window: Count = Field(
         0, description="servers asked at once, the next when a fragment completes (0: all)"
     )
+    request_stagger: Time = Field("0us", description="the k-th request goes out k·stagger later")
 
     @model_validator(mode="before")
     @classmethod

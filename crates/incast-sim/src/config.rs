@@ -259,6 +259,9 @@ pub struct Workload {
     /// Application fan-out window (sync_read): at most this many servers are asked at once;
     /// the next is asked when a fragment completes. 0 asks every server at once.
     pub fanout_window: u32,
+    /// Request staggering (sync_read): the k-th server of a block is asked k·stagger after
+    /// the first. 0 asks them together.
+    pub request_stagger: SimTime,
 }
 
 /// Long-lived background flows into the receiver.
@@ -343,6 +346,7 @@ impl Scenario {
                 jitter: 0,
                 flow_size: None,
                 fanout_window: 0,
+                request_stagger: 0,
             },
             background: Background {
                 flows: 0,
@@ -553,6 +557,12 @@ impl Scenario {
                 }
                 _ => {}
             },
+        }
+        if w.request_stagger.saturating_mul(t.senders as u64) > 3600 * PS_PER_S {
+            return Err(bad(
+                "workload.request_stagger",
+                "senders × stagger must be at most 3600s",
+            ));
         }
         if w.jitter > 3600 * PS_PER_S {
             return Err(bad("workload.jitter", "must be at most 3600s"));

@@ -19,6 +19,8 @@ pub enum Event {
     DelAck(u32, u32),
     /// The packet at the head of an endpoint's host queue reaches its NIC.
     HostTx(u32),
+    /// The client asks a connection's server for its part of the block (staggered requests).
+    Request(u32),
     /// A server starts answering (after its jitter) on a connection.
     Respond(u32),
     /// The workload starts.

@@ -275,6 +275,11 @@ impl Simulation {
                 let first = self.net.hop(self.ep_route[ep as usize], 0);
                 self.enqueue(first.expect("routes are never empty"), id);
             }
+            Event::Request(conn) => {
+                let mut act = std::mem::take(&mut self.act);
+                self.wl.request(conn, &mut act);
+                self.apply(act);
+            }
             Event::Respond(conn) => {
                 let mut act = std::mem::take(&mut self.act);
                 self.wl.respond(conn, &mut act);
@@ -345,6 +350,7 @@ impl Simulation {
             match a {
                 Action::Write { ep, bytes } => self.write(ep, bytes),
                 Action::RespondAt { conn, at } => self.events.push(at, Event::Respond(conn)),
+                Action::RequestAt { conn, at } => self.events.push(at, Event::Request(conn)),
                 Action::Finished => self.finished = true,
             }
         }

@@ -26,6 +26,13 @@ pub enum Action {
         /// When.
         at: SimTime,
     },
+    /// The client asks connection `conn`'s server at `at` (staggered requests).
+    RequestAt {
+        /// Connection.
+        conn: u32,
+        /// When.
+        at: SimTime,
+    },
     /// The workload is complete.
     Finished,
 }
@@ -56,6 +63,8 @@ pub struct Workload {
     window: u32,
     /// Next server to ask in the current block.
     next_request: u32,
+    /// Delay between successive requests of a block.
+    stagger: SimTime,
     block_start: SimTime,
     timeouts_at_block_start: u64,
     /// Workload start time.
@@ -103,6 +112,7 @@ impl Workload {
                 w.fanout_window.min(n)
             },
             next_request: 0,
+            stagger: w.request_stagger,
             block_start: 0,
             timeouts_at_block_start: 0,
             start: 0,
@@ -166,9 +176,27 @@ impl Workload {
             self.frag_done[c] = false;
         }
         self.next_request = 0;
-        for _ in 0..self.window {
-            self.ask_next(act);
+        for k in 0..self.window {
+            if self.stagger == 0 || k == 0 {
+                self.ask_next(act);
+            } else {
+                act.push(Action::RequestAt {
+                    conn: k,
+                    at: now + k as SimTime * self.stagger,
+                });
+            }
         }
+        if self.stagger > 0 {
+            self.next_request = self.window;
+        }
+    }
+
+    /// A staggered request is due: the client asks `conn`'s server now.
+    pub fn request(&mut self, conn: u32, act: &mut Vec<Action>) {
+        act.push(Action::Write {
+            ep: 2 * conn,
+            bytes: self.request,
+        });
     }
 
     /// Send the block's request to the next server not yet asked.
@@ -326,5 +354,25 @@ mod tests {
         act.clear();
         w.on_client_data(0, 1000, 20, &mut act);
         assert!(act.is_empty(), "every server of the block has been asked");
+    }
+
+    #[test]
+    fn staggered_requests_go_out_one_stagger_apart() {
+        let mut sc = Scenario::example(3);
+        sc.workload.request_stagger = 50;
+        let mut w = Workload::new(&sc);
+        let mut act = Vec::new();
+        w.start(1000, &mut act);
+        assert_eq!(
+            act,
+            vec![
+                Action::Write { ep: 0, bytes: 100 },
+                Action::RequestAt { conn: 1, at: 1050 },
+                Action::RequestAt { conn: 2, at: 1100 }
+            ]
+        );
+        act.clear();
+        w.request(2, &mut act);
+        assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
     }
 }
