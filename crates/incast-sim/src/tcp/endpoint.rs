@@ -5,7 +5,11 @@
 //! `packets_out - sacked_out - lost_out + retrans_out`. The same count drives normal sending,
 //! limited transmit (a dup ACK or SACK takes a packet out of flight), RFC 6675 recovery and
 //! recovery after a timeout. Without SACK, duplicate ACKs stand in for SACKed packets (as in
-//! Linux's Reno emulation) and partial ACKs mark the next hole lost (NewReno).
+//! Linux's Reno emulation) and partial ACKs mark the next hole lost (NewReno). A segment
+//! resent by RFC 6675's rule 3 is RETRANS without LOST: it counts twice, original and copy.
+//!
+//! Congestion control is Reno, CUBIC (see `cubic.rs`) or DCTCP (α from ECN echoes); after a
+//! timeout F-RTO decides whether it was spurious and undoes the cut if so.
 //!
 //! There is no clock inside: every entry point receives `now`, appends segments to send to
 //! `out`, and leaves its timers' deadlines in `rto_timer` and `delack_timer`.
