@@ -68,3 +68,19 @@ def test_time_series_samples_queue_and_cwnd() -> None:
     assert max(s["queue_bytes"]) > 0
     assert len(s["cwnd"]) == 8 and all(len(c) == len(s["t"]) for c in s["cwnd"])
     assert s["t"] == sorted(s["t"])
+
+
+def test_poisson_queries_report_fct_per_size_class_and_suffer_beside_long_flows() -> None:
+    """Hafeez's non-incast workload: queries of 10-50 KB arriving as a Poisson process at
+    half the link, with and without two long flows in the background."""
+    kw = dict(topology__senders=16, workload__kind="queries", workload__queries=400)
+    quiet = run(**kw)
+    busy = run(background__flows=2, **kw)
+    assert len(quiet.query_fct_s) == 400 == len(busy.query_fct_s)
+    assert quiet.report["app_bytes"] == sum(b for b, _ in quiet.query_fct_s)
+    classes = quiet.fct_by_size(4)
+    assert len(classes) == 4 and sum(c["queries"] for c in classes) == 400
+    assert all(c["fct_p99_s"] >= c["fct_mean_s"] > 0 for c in classes)
+    # Bigger responses take longer; long flows' standing queues slow every query down.
+    assert classes[-1]["fct_mean_s"] > classes[0]["fct_mean_s"]
+    assert busy.row()["query_fct_mean_s"] > quiet.row()["query_fct_mean_s"]

@@ -189,10 +189,12 @@ def _points(a: argparse.Namespace) -> list[tuple[str, list[Scenario]]]:
 
 
 def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
-    first = results[0]
-    incast = first.report["workload"] == "incast"
+    kind = results[0].report["workload"]
     t = Table(title=None, header_style="bold", show_edge=False, pad_edge=False)
-    middle = ["last FCT", "vs optimal"] if incast else ["block p50", "block max", "RTO blocks"]
+    middle = {
+        "incast": ["last FCT", "vs optimal"],
+        "queries": ["queries", "FCT mean", "FCT p99"],
+    }.get(kind, ["block p50", "block max", "RTO blocks"])
     for col in ["N", "goodput", "% link", *middle, "timeouts", "drops", "events", "wall"]:
         t.add_column(col, justify="right")
     for r, wall in zip(results, walls, strict=True):
@@ -200,7 +202,13 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
         pct = 100 * r.goodput_fraction
         style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
         cells = [str(r.senders), format_rate(r.goodput_bps), f"[{style}]{pct:.1f}%[/{style}]"]
-        if incast:
+        if kind == "queries":
+            cells += [
+                f"{row['queries']:,}",
+                format_time((row["query_fct_mean_s"] or 0) * 1e12),
+                format_time((row["query_fct_p99_s"] or 0) * 1e12),
+            ]
+        elif kind == "incast":
             fct = row["fct_max_s"] or 0.0
             w = r.scenario["workload"]
             optimal = (
@@ -613,7 +621,7 @@ def _add_scenario_flags(s: argparse.ArgumentParser) -> None:
         "--sru", help="bytes each server returns per block, e.g. 256KB (several: 16KB,64KB)"
     )
     g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
-    s.add_argument("--workload", choices=["sync_read", "incast"], help="workload kind")
+    s.add_argument("--workload", choices=["sync_read", "incast", "queries"], help="workload kind")
     s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
     s.add_argument("--blocks", type=int, help="number of blocks to read")
     s.add_argument("--buffer", help="switch buffer per port: 64KB, 64KiB, 42pkt")

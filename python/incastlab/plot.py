@@ -22,7 +22,12 @@ def _subtitle(r: Result, omit: str = "") -> str:
     """One line describing the scenario; ``omit`` names a key that varies between series."""
     s = r.scenario
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
-    if w["kind"] == "sync_read" and omit in ("sru", "block"):
+    if w["kind"] == "queries":
+        what = (
+            f"{w['queries']} Poisson queries of {format_size(w['query_size_min'])}–"
+            f"{format_size(w['query_size_max'])} at {100 * w['query_load']:.0f}% load"
+        )
+    elif w["kind"] == "sync_read" and omit in ("sru", "block"):
         what = f"synchronized reads, {w['blocks']} blocks"
     elif w["kind"] == "sync_read":
         unit = f"SRU {format_size(w['sru'])}" if w["sru"] else f"block {format_size(w['block'])}"

@@ -66,6 +66,35 @@ class Result:
         return [None if f["fct"] is None else f["fct"] / PS_PER_S for f in self.report["flows"]]
 
     @property
+    def query_fct_s(self) -> list[tuple[int, float]]:
+        """(response bytes, completion seconds) of every query (queries workload)."""
+        return [(int(b), t / PS_PER_S) for b, t in self.report.get("query_fcts", [])]
+
+    def fct_by_size(self, classes: int = 4) -> list[dict[str, float]]:
+        """Mean and 99th-percentile query completion time per size class: the size range
+        split into ``classes`` equal bins."""
+        q = self.query_fct_s
+        if not q:
+            return []
+        lo, hi = min(b for b, _ in q), max(b for b, _ in q)
+        width = max(1, (hi - lo + classes) // classes)
+        out = []
+        for k in range(classes):
+            a, b = lo + k * width, lo + (k + 1) * width
+            times = sorted(t for size, t in q if a <= size < b or (k == classes - 1 and size == hi))
+            if times:
+                out.append(
+                    {
+                        "size_from": a,
+                        "size_to": min(b, hi + 1),
+                        "queries": len(times),
+                        "fct_mean_s": statistics.fmean(times),
+                        "fct_p99_s": times[min(len(times) - 1, int(0.99 * len(times)))],
+                    }
+                )
+        return out
+
+    @property
     def drops(self) -> int:
         return int(self.report["drops"])
 
@@ -81,6 +110,7 @@ class Result:
         r = self.report
         blocks = self.block_times_s
         fcts = [x for x in self.flow_completion_s if x is not None]
+        qf = sorted(t for _, t in self.query_fct_s)
         bn = r["bottleneck"]
         return {
             "backend": self.backend,
@@ -96,6 +126,9 @@ class Result:
             "block_time_max_s": max(blocks) if blocks else None,
             "blocks_with_timeouts": sum(1 for t in r["block_timeouts"] if t > 0),
             "fct_max_s": max(fcts) if fcts else None,
+            "queries": len(qf),
+            "query_fct_mean_s": statistics.fmean(qf) if qf else None,
+            "query_fct_p99_s": qf[min(len(qf) - 1, int(0.99 * len(qf)))] if qf else None,
             "timeouts": self.timeouts,
             "timeout_runs": r["timeout_runs"],
             "fast_recoveries": r["fast_recoveries"],

@@ -172,7 +172,9 @@ class Tcp(_Section):
 class Workload(_Section):
     """What the application does."""
 
-    kind: Literal["sync_read", "incast"] = Field("sync_read", description="workload kind")
+    kind: Literal["sync_read", "incast", "queries"] = Field(
+        "sync_read", description="sync_read, incast (N flows at once) or queries (Poisson)"
+    )
     sru: Size | None = Field("256KB", description="bytes each server returns per block")
     block: Size | None = Field(None, description="block striped over the servers (S/N each)")
     blocks: Count = Field(20, description="number of blocks read")
@@ -183,6 +185,10 @@ class Workload(_Section):
         0, description="servers asked at once, the next when a fragment completes (0: all)"
     )
     request_stagger: Time = Field("0us", description="the k-th request goes out k·stagger later")
+    queries: Count = Field(1000, description="number of Poisson queries (queries)")
+    query_load: float = Field(0.5, description="offered load, share of the receiver's link")
+    query_size_min: Size = Field("10KB", description="smallest query response (queries)")
+    query_size_max: Size = Field("50KB", description="largest query response (queries)")
 
     @model_validator(mode="before")
     @classmethod

@@ -235,6 +235,9 @@ pub enum WorkloadKind {
     SyncRead,
     /// N flows of `flow_size` bytes start together into one receiver.
     Incast,
+    /// Poisson query traffic: `queries` requests at `query_load` of the receiver's link, each
+    /// to a random server, sizes uniform in [`query_size_min`, `query_size_max`].
+    Queries,
 }
 
 /// What the application does.
@@ -262,6 +265,14 @@ pub struct Workload {
     /// Request staggering (sync_read): the k-th server of a block is asked k·stagger after
     /// the first. 0 asks them together.
     pub request_stagger: SimTime,
+    /// Number of queries (queries).
+    pub queries: u32,
+    /// Offered load as a share of the receiver's link (queries).
+    pub query_load: f64,
+    /// Smallest query response, bytes (queries).
+    pub query_size_min: u64,
+    /// Largest query response, bytes (queries).
+    pub query_size_max: u64,
 }
 
 /// Long-lived background flows into the receiver.
@@ -347,6 +358,10 @@ impl Scenario {
                 flow_size: None,
                 fanout_window: 0,
                 request_stagger: 0,
+                queries: 1000,
+                query_load: 0.5,
+                query_size_min: 10_000,
+                query_size_max: 50_000,
             },
             background: Background {
                 flows: 0,
@@ -543,6 +558,26 @@ impl Scenario {
                 let per_server = self.sru_of(0) as u128 * w.blocks as u128;
                 if per_server > (1u128 << 50) {
                     return Err(bad("workload.blocks", "total bytes per server exceed 2^50"));
+                }
+            }
+            WorkloadKind::Queries => {
+                if w.queries == 0 || w.queries > 10_000_000 {
+                    return Err(bad("workload.queries", "must be 1..10000000"));
+                }
+                if !(w.query_load > 0.0 && w.query_load <= 1.0) {
+                    return Err(bad(
+                        "workload.query_load",
+                        format!("must be in (0, 1], got {}", w.query_load),
+                    ));
+                }
+                if w.query_size_min == 0 || w.query_size_min > w.query_size_max {
+                    return Err(bad(
+                        "workload.query_size_min",
+                        "must be positive and at most workload.query_size_max",
+                    ));
+                }
+                if w.query_size_max > (1 << 40) {
+                    return Err(bad("workload.query_size_max", "must be at most 2^40 bytes"));
                 }
             }
             WorkloadKind::Incast => match w.flow_size {

@@ -77,6 +77,8 @@ pub struct Report {
     pub link_bps: u64,
     /// Duration of each block (sync_read), picoseconds.
     pub block_times: Vec<SimTime>,
+    /// (response bytes, completion time in picoseconds) of every query (queries).
+    pub query_fcts: Vec<(u64, SimTime)>,
     /// Retransmission timeouts of all servers during each block.
     pub block_timeouts: Vec<u32>,
     /// Every flow.

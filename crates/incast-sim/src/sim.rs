@@ -277,7 +277,7 @@ impl Simulation {
             }
             Event::Request(conn) => {
                 let mut act = std::mem::take(&mut self.act);
-                self.wl.request(conn, &mut act);
+                self.wl.request(conn, self.now, &mut act);
                 self.apply(act);
             }
             Event::Respond(conn) => {
@@ -539,6 +539,7 @@ impl Simulation {
             goodput_bps: crate::units::rate_of(app_bytes, duration),
             link_bps: self.sc.topology.receiver_link,
             block_times: self.wl.block_times.clone(),
+            query_fcts: self.wl.query_fcts.clone(),
             block_timeouts: self.wl.block_timeouts.clone(),
             flows,
             timeouts,

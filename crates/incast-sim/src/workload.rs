@@ -5,6 +5,8 @@
 //! Connection `c` joins the client endpoint `2c` (at the receiver) and the server endpoint
 //! `2c + 1`. Servers answer on their connection; requests travel the other way on it.
 
+use std::collections::VecDeque;
+
 use crate::config::{Scenario, WorkloadKind};
 use crate::rng::Rng;
 use crate::units::SimTime;
@@ -79,6 +81,32 @@ pub struct Workload {
     pub fct: Vec<Option<SimTime>>,
     /// Timeouts of the workload's servers so far; the simulation counts them here.
     pub timeouts: u64,
+    /// Query traffic, when the workload is `queries`.
+    q: Option<Queries>,
+    /// (response bytes, completion time) of every query, in completion order.
+    pub query_fcts: Vec<(u64, SimTime)>,
+}
+
+/// Poisson query traffic: per connection, the queries planned, asked and answered in order.
+#[derive(Debug)]
+struct Queries {
+    count: u32,
+    load: f64,
+    size_min: u64,
+    size_max: u64,
+    link_bps: u64,
+    rng: Rng,
+    /// Sizes of the queries each connection will be asked, in arrival order.
+    planned: Vec<VecDeque<u64>>,
+    /// Sizes the server of each connection still has to send, in request order.
+    to_answer: Vec<VecDeque<u64>>,
+    /// Requests sent on each connection.
+    asked: Vec<u32>,
+    /// (asked at, size, client offset at which the response is complete), in order.
+    open: Vec<VecDeque<(SimTime, u64, u64)>>,
+    /// Client offset at the end of the last response asked on each connection.
+    end: Vec<u64>,
+    done: u32,
 }
 
 impl Workload {
@@ -90,8 +118,23 @@ impl Workload {
             .map(|i| match w.kind {
                 WorkloadKind::SyncRead => sc.sru_of(i),
                 WorkloadKind::Incast => w.flow_size.unwrap_or(0),
+                WorkloadKind::Queries => 0,
             })
             .collect();
+        let q = (w.kind == WorkloadKind::Queries).then(|| Queries {
+            count: w.queries,
+            load: w.query_load,
+            size_min: w.query_size_min,
+            size_max: w.query_size_max,
+            link_bps: sc.topology.receiver_link,
+            rng: Rng::new(sc.seed, 3 << 32),
+            planned: vec![VecDeque::new(); n as usize],
+            to_answer: vec![VecDeque::new(); n as usize],
+            asked: vec![0; n as usize],
+            open: vec![VecDeque::new(); n as usize],
+            end: vec![0; n as usize],
+            done: 0,
+        });
         Workload {
             kind: w.kind,
             n,
@@ -121,6 +164,8 @@ impl Workload {
             block_timeouts: Vec::new(),
             fct: vec![None; n as usize],
             timeouts: 0,
+            q,
+            query_fcts: Vec::new(),
         }
     }
 
@@ -130,6 +175,7 @@ impl Workload {
         match self.kind {
             WorkloadKind::SyncRead => per_round * self.blocks as u64,
             WorkloadKind::Incast => per_round,
+            WorkloadKind::Queries => 0,
         }
     }
 
@@ -143,6 +189,7 @@ impl Workload {
         self.start = now;
         match self.kind {
             WorkloadKind::SyncRead => self.request_block(now, act),
+            WorkloadKind::Queries => self.plan_queries(now, act),
             WorkloadKind::Incast => {
                 self.remaining = self.n;
                 self.block_start = now;
@@ -154,11 +201,41 @@ impl Workload {
         }
     }
 
+    /// Draw every query's arrival (Poisson at the offered load), server and size up front;
+    /// each becomes a timed request.
+    fn plan_queries(&mut self, now: SimTime, act: &mut Vec<Action>) {
+        let n = self.n as u64;
+        let q = self.q.as_mut().expect("queries workload");
+        let mean_bits = (q.size_min + q.size_max) as f64 / 2.0 * 8.0;
+        let rate = q.load * q.link_bps as f64 / mean_bits; // queries per second
+        let mut t = now as f64;
+        for _ in 0..q.count {
+            let u = (q.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            t += -(1.0 - u).ln() / rate * 1e12;
+            let conn = q.rng.up_to(n - 1) as u32;
+            let size = q.size_min + q.rng.up_to(q.size_max - q.size_min);
+            q.planned[conn as usize].push_back(size);
+            act.push(Action::RequestAt {
+                conn,
+                at: t as SimTime,
+            });
+        }
+    }
+
+    /// Bytes server `c` sends in answer to its next request.
+    fn response_size(&mut self, c: usize) -> u64 {
+        match self.q.as_mut() {
+            Some(q) => q.to_answer[c].pop_front().unwrap_or(0),
+            None => self.unit[c],
+        }
+    }
+
     fn respond_after_jitter(&mut self, c: u32, now: SimTime, act: &mut Vec<Action>) {
         if self.jitter == 0 {
+            let bytes = self.response_size(c as usize);
             act.push(Action::Write {
                 ep: 2 * c + 1,
-                bytes: self.unit[c as usize],
+                bytes,
             });
         } else {
             let at = now + self.rng[c as usize].up_to(self.jitter);
@@ -192,7 +269,15 @@ impl Workload {
     }
 
     /// A staggered request is due: the client asks `conn`'s server now.
-    pub fn request(&mut self, conn: u32, act: &mut Vec<Action>) {
+    pub fn request(&mut self, conn: u32, now: SimTime, act: &mut Vec<Action>) {
+        if let Some(q) = self.q.as_mut() {
+            let c = conn as usize;
+            let size = q.planned[c].pop_front().unwrap_or(0);
+            q.to_answer[c].push_back(size);
+            q.asked[c] += 1;
+            q.end[c] += size;
+            q.open[c].push_back((now, size, q.end[c]));
+        }
         act.push(Action::Write {
             ep: 2 * conn,
             bytes: self.request,
@@ -212,9 +297,10 @@ impl Workload {
 
     /// A server's jitter elapsed: it answers now.
     pub fn respond(&mut self, conn: u32, act: &mut Vec<Action>) {
+        let bytes = self.response_size(conn as usize);
         act.push(Action::Write {
             ep: 2 * conn + 1,
-            bytes: self.unit[conn as usize],
+            bytes,
         });
     }
 
@@ -227,9 +313,8 @@ impl Workload {
         act: &mut Vec<Action>,
     ) {
         let c = conn as usize;
-        while self.answered[c] < self.issued
-            && received >= (self.answered[c] as u64 + 1) * self.request
-        {
+        let asked = self.q.as_ref().map_or(self.issued, |q| q.asked[c]);
+        while self.answered[c] < asked && received >= (self.answered[c] as u64 + 1) * self.request {
             self.answered[c] += 1;
             self.respond_after_jitter(conn, now, act);
         }
@@ -244,6 +329,21 @@ impl Workload {
         act: &mut Vec<Action>,
     ) {
         let c = conn as usize;
+        if let Some(q) = self.q.as_mut() {
+            while let Some(&(at, size, end)) = q.open[c].front() {
+                if received < end {
+                    break;
+                }
+                q.open[c].pop_front();
+                self.query_fcts.push((size, now - at));
+                q.done += 1;
+            }
+            if q.done == q.count && self.finish.is_none() {
+                self.finish = Some(now);
+                act.push(Action::Finished);
+            }
+            return;
+        }
         if self.frag_done[c] || received < self.frag_end[c] || self.finish.is_some() {
             return;
         }
@@ -372,7 +472,44 @@ mod tests {
             ]
         );
         act.clear();
-        w.request(2, &mut act);
+        w.request(2, 1100, &mut act);
         assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
+    }
+
+    #[test]
+    fn queries_are_asked_at_poisson_times_and_completed_in_order() {
+        let mut sc = Scenario::example(4);
+        sc.workload.kind = WorkloadKind::Queries;
+        sc.workload.queries = 200;
+        let mut w = Workload::new(&sc);
+        let mut act = Vec::new();
+        w.start(0, &mut act);
+        let times: Vec<SimTime> = act
+            .iter()
+            .map(|a| match a {
+                Action::RequestAt { at, .. } => *at,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(times.len(), 200);
+        assert!(times.windows(2).all(|p| p[0] <= p[1]));
+        // Mean gap: 30 KB at half of 1 Gbps is 480 us.
+        let mean_gap = *times.last().unwrap() as f64 / 200.0 / 1e6;
+        assert!((300.0..700.0).contains(&mean_gap), "{mean_gap} us");
+        // One query on connection 0: asked, answered, completed.
+        let Action::RequestAt { conn, at } = act[0] else {
+            unreachable!()
+        };
+        let mut a = Vec::new();
+        w.request(conn, at, &mut a);
+        a.clear();
+        w.on_server_data(conn, 100, at + 10, &mut a);
+        let Action::Write { bytes, .. } = a[0] else {
+            unreachable!()
+        };
+        assert!((10_000..=50_000).contains(&bytes));
+        a.clear();
+        w.on_client_data(conn, bytes, at + 1000, &mut a);
+        assert_eq!(w.query_fcts, vec![(bytes, 1000)]);
     }
 }

@@ -69,7 +69,7 @@ proptest! {
         let n = sc.topology.senders as u64;
         let expected = sc.workload.sru.unwrap() * match sc.workload.kind {
             WorkloadKind::SyncRead => sc.workload.blocks as u64,
-            WorkloadKind::Incast => 1,
+            WorkloadKind::Incast | WorkloadKind::Queries => 1,
         };
         let mut sim = Simulation::new(sc).unwrap();
         let mut last = 0;
