@@ -375,12 +375,18 @@ impl Workload {
 mod tests {
     use super::*;
 
+    /// The workload of `sc`, started at `at`, and the actions it took.
+    fn started(sc: &Scenario, at: SimTime) -> (Workload, Vec<Action>) {
+        let mut w = Workload::new(sc);
+        let mut act = Vec::new();
+        w.start(at, &mut act);
+        (w, act)
+    }
+
     #[test]
     fn sync_read_requests_next_block_only_after_every_fragment() {
         let sc = Scenario::example(2);
-        let mut w = Workload::new(&sc);
-        let mut act = Vec::new();
-        w.start(0, &mut act);
+        let (mut w, mut act) = started(&sc, 0);
         assert_eq!(
             act,
             vec![
@@ -421,9 +427,7 @@ mod tests {
         let mut sc = Scenario::example(2);
         sc.workload.kind = WorkloadKind::Incast;
         sc.workload.flow_size = Some(1000);
-        let mut w = Workload::new(&sc);
-        let mut act = Vec::new();
-        w.start(100, &mut act);
+        let (mut w, mut act) = started(&sc, 100);
         assert_eq!(act.len(), 2);
         act.clear();
         w.on_client_data(1, 1000, 150, &mut act);
@@ -438,9 +442,7 @@ mod tests {
         let mut sc = Scenario::example(3);
         sc.workload.fanout_window = 2;
         sc.workload.sru = Some(1000);
-        let mut w = Workload::new(&sc);
-        let mut act = Vec::new();
-        w.start(0, &mut act);
+        let (mut w, mut act) = started(&sc, 0);
         assert_eq!(
             act,
             vec![
@@ -460,9 +462,7 @@ mod tests {
     fn staggered_requests_go_out_one_stagger_apart() {
         let mut sc = Scenario::example(3);
         sc.workload.request_stagger = 50;
-        let mut w = Workload::new(&sc);
-        let mut act = Vec::new();
-        w.start(1000, &mut act);
+        let (mut w, mut act) = started(&sc, 1000);
         assert_eq!(
             act,
             vec![
@@ -481,9 +481,7 @@ mod tests {
         let mut sc = Scenario::example(4);
         sc.workload.kind = WorkloadKind::Queries;
         sc.workload.queries = 200;
-        let mut w = Workload::new(&sc);
-        let mut act = Vec::new();
-        w.start(0, &mut act);
+        let (mut w, act) = started(&sc, 0);
         let times: Vec<SimTime> = act
             .iter()
             .map(|a| match a {
