@@ -64,6 +64,15 @@ def _stagger(s: dict[str, Any]) -> Overrides:
     return {"workload.request_stagger": _ps(bits / s["topology"]["receiver_link"] * 1e12)}
 
 
+def _shared_buffer(s: dict[str, Any]) -> Overrides:
+    """The same total memory as the static per-port buffers, shared with α = 1."""
+    t = s["topology"]
+    b = t["buffer"]
+    per_port = b["bytes"] or b["packets"] * (s["tcp"]["mss"] + s["tcp"]["header_bytes"])
+    ports = t["senders"] + 1 + s["background"]["flows"]
+    return {"topology.buffer": "unlimited", "topology.shared_buffer": f"{per_port * ports}B"}
+
+
 def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
     def f(s: dict[str, Any]) -> Overrides:
         return {
@@ -92,6 +101,11 @@ MITIGATIONS: list[Mitigation] = [
     Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
     Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
     Mitigation("dctcp", "DCTCP, ECN marking at half the port buffer", _dctcp),
+    Mitigation(
+        "shared-buffer",
+        "the same memory shared by all ports, dynamic threshold α = 1",
+        _shared_buffer,
+    ),
     Mitigation(
         "fanout-window",
         "ask only as many servers at once as the buffer holds initial windows",

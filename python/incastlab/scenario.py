@@ -116,6 +116,10 @@ class Topology(_Section):
     receiver_link: Rate | None = Field(None, description="receiver's link rate (default: link)")
     rtt: Time = Field("100us", description="base round-trip time without queueing")
     buffer: Limit = Field("64KB", description="drop-tail limit per switch port: 64KB, 42pkt")
+    shared_buffer: Size | None = Field(
+        None, description="one buffer shared by all switch ports (dynamic threshold), e.g. 1MB"
+    )
+    buffer_alpha: float = Field(1.0, description="shared buffer: a port may use α × free space")
     nic_buffer: Limit = Field("unlimited", description="host NIC queue limit")
     ecn_threshold: Limit = Field(
         "off", description="ECN marking threshold K per switch port (DCTCP): 30KB, 20pkt, off"

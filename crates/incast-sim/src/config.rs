@@ -90,6 +90,10 @@ pub struct Topology {
     pub buffer: QueueLimit,
     /// Drop-tail limit of every host NIC queue (Linux hosts do not drop locally: unlimited).
     pub nic_buffer: QueueLimit,
+    /// A buffer shared by all switch ports, bytes; `None` gives every port its own `buffer`.
+    pub shared_buffer: Option<u64>,
+    /// Dynamic threshold α of the shared buffer: a port may hold α times the free space.
+    pub buffer_alpha: f64,
     /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
     /// queue at or above it is marked CE; unlimited = no marking.
     pub ecn_threshold: QueueLimit,
@@ -318,6 +322,8 @@ impl Scenario {
                     packets: None,
                 },
                 nic_buffer: QueueLimit::UNLIMITED,
+                shared_buffer: None,
+                buffer_alpha: 1.0,
                 ecn_threshold: QueueLimit::UNLIMITED,
                 host_jitter: from_us(1),
             },
@@ -493,6 +499,18 @@ impl Scenario {
             return Err(bad(
                 "tcp.rto_sigma",
                 format!("must be in (0, 1000], got {}", c.rto_sigma),
+            ));
+        }
+        if t.shared_buffer.is_some_and(|b| b < frame) {
+            return Err(bad(
+                "topology.shared_buffer",
+                "must hold at least one full packet",
+            ));
+        }
+        if !(t.buffer_alpha > 0.0 && t.buffer_alpha <= 64.0) {
+            return Err(bad(
+                "topology.buffer_alpha",
+                format!("must be in (0, 64], got {}", t.buffer_alpha),
             ));
         }
         let marks = t.ecn_threshold != QueueLimit::UNLIMITED;

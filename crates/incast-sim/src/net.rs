@@ -114,6 +114,59 @@ pub struct QueueStats {
     pub marks: u64,
 }
 
+/// A buffer shared by several egress queues with a dynamic threshold (Choudhury and Hahne):
+/// a queue may grow to α times the space still free, so one congested port cannot take it all.
+#[derive(Debug, Clone)]
+pub struct SharedBuffer {
+    total: u64,
+    used: u64,
+    alpha: f64,
+    /// Most of the pool in use at once, bytes.
+    pub max_used: u64,
+}
+
+impl SharedBuffer {
+    /// A pool of `total` bytes with threshold factor `alpha`.
+    pub fn new(total: u64, alpha: f64) -> SharedBuffer {
+        SharedBuffer {
+            total,
+            used: 0,
+            alpha,
+            max_used: 0,
+        }
+    }
+
+    /// Whether a queue holding `queued` bytes may take a frame of `frame` bytes.
+    #[inline]
+    pub fn admits(&self, queued: u64, frame: u64) -> bool {
+        let free = self.total - self.used;
+        frame <= free && (queued + frame) as f64 <= self.alpha * free as f64
+    }
+
+    /// Bytes in use now.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Capacity, bytes.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// A frame entered a queue of the pool.
+    #[inline]
+    pub fn take(&mut self, frame: u64) {
+        self.used += frame;
+        self.max_used = self.max_used.max(self.used);
+    }
+
+    /// A frame left a queue of the pool.
+    #[inline]
+    pub fn release(&mut self, frame: u64) {
+        self.used -= frame;
+    }
+}
+
 /// What happened to a packet offered to a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Enqueued {
@@ -171,6 +224,16 @@ impl Link {
         self.mark_bytes = threshold.bytes.unwrap_or(u64::MAX);
         self.mark_packets = threshold.packets.unwrap_or(u32::MAX);
         self
+    }
+
+    /// The packet being serialized, if any.
+    pub fn head(&self) -> Option<PktId> {
+        self.queue.front().copied()
+    }
+
+    /// Count a packet dropped before it reached this queue (a shared buffer refused it).
+    pub fn count_drop(&mut self) {
+        self.stats.drops += 1;
     }
 
     /// Whether a packet arriving now is marked CE (counted as such).

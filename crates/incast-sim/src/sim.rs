@@ -223,6 +223,11 @@ impl Simulation {
             Event::TxDone(l) => {
                 let link = &mut self.net.links[l as usize];
                 let pkts = &self.pkts;
+                if self.net.pooled[l as usize] {
+                    if let (Some(pool), Some(id)) = (self.net.pool.as_mut(), link.head()) {
+                        pool.release(pkts.get(id).frame as u64);
+                    }
+                }
                 let (pipe_was_empty, next) = link.finish_tx(self.now, |id| pkts.get(id).frame);
                 if pipe_was_empty {
                     self.events.push(self.now + link.delay, Event::Arrive(l));
@@ -302,10 +307,28 @@ impl Simulation {
             p.ecn |= CE;
         }
         let frame = p.frame;
+        let pool = if self.net.pooled[l as usize] {
+            self.net.pool.as_mut()
+        } else {
+            None
+        };
+        if let Some(pool) = pool.as_ref() {
+            if !pool.admits(link.queued_bytes(), frame as u64) {
+                link.count_drop();
+                self.pkts.free(id);
+                return;
+            }
+        }
         match link.enqueue(self.now, id, frame) {
             Enqueued::Dropped => self.pkts.free(id),
-            Enqueued::Transmitting(t) => self.events.push(t, Event::TxDone(l)),
-            Enqueued::Waiting => {}
+            e => {
+                if let Some(pool) = pool {
+                    pool.take(frame as u64);
+                }
+                if let Enqueued::Transmitting(t) = e {
+                    self.events.push(t, Event::TxDone(l));
+                }
+            }
         }
     }
 
@@ -436,6 +459,20 @@ impl Simulation {
             e.check_invariants()
                 .map_err(|m| format!("endpoint {i}: {m}"))?;
         }
+        if let Some(pool) = &self.net.pool {
+            let queued: u64 = (0..self.net.links.len())
+                .filter(|&i| self.net.pooled[i])
+                .map(|i| self.net.links[i].queued_bytes())
+                .sum();
+            if queued != pool.used() || pool.used() > pool.total() {
+                return Err(format!(
+                    "shared buffer holds {} of {} bytes, its queues {}",
+                    pool.used(),
+                    pool.total(),
+                    queued
+                ));
+            }
+        }
         for (i, l) in self.net.links.iter().enumerate() {
             let lim = l.limit();
             if lim.bytes.is_some_and(|b| l.stats.max_bytes > b)
@@ -551,6 +588,7 @@ impl Simulation {
             drops,
             queues,
             bottleneck,
+            shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
             bottleneck_utilization: if duration > 0 {
                 (busy as f64 / duration as f64).min(1.0)
             } else {

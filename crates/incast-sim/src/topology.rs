@@ -3,7 +3,7 @@
 //! fat-tree) only need to build links and routes.
 
 use crate::config::{QueueLimit, Scenario, TopologyKind};
-use crate::net::Link;
+use crate::net::{Link, SharedBuffer};
 use crate::units::{tx_time, SimTime};
 
 /// Index of a link.
@@ -32,6 +32,10 @@ pub struct Network {
     pub bottleneck: LinkId,
     /// Host index of the receiver.
     pub receiver: u32,
+    /// The switch's shared buffer, if its ports share one.
+    pub pool: Option<SharedBuffer>,
+    /// Whether each link draws on `pool`.
+    pub pooled: Vec<bool>,
 }
 
 impl Network {
@@ -63,7 +67,16 @@ impl Network {
             );
             roles.push(LinkRole::Port(h));
         }
+        let shared = t.shared_buffer.is_some();
+        let pooled = roles
+            .iter()
+            .map(|r| shared && matches!(r, LinkRole::Port(_)))
+            .collect();
         Network {
+            pool: t
+                .shared_buffer
+                .map(|b| SharedBuffer::new(b, t.buffer_alpha)),
+            pooled,
             links,
             roles,
             route_links: Vec::new(),

@@ -43,6 +43,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         packets: Some(4),
                     },
                 };
+                if seed % 3 == 0 {
+                    // A buffer shared by the switch's ports, with a dynamic threshold.
+                    s.topology.shared_buffer = Some(64_000);
+                    s.topology.buffer = QueueLimit::UNLIMITED;
+                }
                 s.tcp.rto_min = from_ms(rto_ms);
                 s.tcp.initial_window = iw;
                 s.tcp.sack = sack;
