@@ -194,3 +194,30 @@ def test_a_shared_buffer_lends_the_congested_port_more_than_its_static_share() -
     assert shared.report["shared_buffer_max_bytes"] <= 1_000_000
     assert shared.timeouts < static.timeouts
     assert shared.goodput_bps > static.goodput_bps
+
+
+def test_red_holds_a_long_flow_between_its_thresholds_and_does_not_cure_incast() -> None:
+    # Two long flows (one alone never queues: its NIC runs at the port's rate).
+    long_flow = dict(topology__senders=2, workload__kind="incast", workload__flow_size="10MB")
+    tail = incastlab.simulate(scenario(**long_flow))
+    red = dict(topology__red_min="20KB", topology__red_max="40KB", topology__red_weight=1.0)
+    early = incastlab.simulate(scenario(**red, **long_flow))
+    assert tail.report["bottleneck"]["max_bytes"] > 60_000
+    assert early.report["bottleneck"]["max_bytes"] <= 40_000 + 1518
+    # Phanishayee et al. (FAST'08): RED does not prevent the incast collapse; with ECN and
+    # DCTCP the same signals become marks instead of drops.
+    incast = dict(topology__senders=16, workload__sru="64KB")
+    red_incast = incastlab.simulate(scenario(**red, **incast))
+    assert red_incast.timeouts > 0 and red_incast.goodput_fraction < 0.4
+    marking = incastlab.simulate(
+        scenario(**red, **incast, topology__red_ecn=True, tcp__congestion_control="dctcp")
+    )
+    assert marking.report["bottleneck"]["marks"] > 0
+    assert marking.drops < red_incast.drops
+
+
+def test_bad_red_settings_name_the_field() -> None:
+    with pytest.raises(incastlab.ScenarioError, match=r"topology\.red_min: 50000 bytes must be"):
+        scenario(topology__red_min="50KB", topology__red_max="40KB")
+    with pytest.raises(incastlab.ScenarioError, match=r"topology\.red_max: must be at most"):
+        scenario(topology__red_min="10KB", topology__red_max="100KB")

@@ -120,6 +120,11 @@ class Topology(_Section):
         None, description="one buffer shared by all switch ports (dynamic threshold), e.g. 1MB"
     )
     buffer_alpha: float = Field(1.0, description="shared buffer: a port may use α × free space")
+    red_min: Size | None = Field(None, description="RED at switch ports: min average queue")
+    red_max: Size = Field("0B", description="RED: average queue where p reaches red_max_p")
+    red_max_p: float = Field(0.1, description="RED: signal probability at red_max")
+    red_weight: float = Field(0.002, description="RED: EWMA weight of the average queue")
+    red_ecn: bool = Field(False, strict=True, description="RED marks ECN-capable packets")
     nic_buffer: Limit = Field("unlimited", description="host NIC queue limit")
     ecn_threshold: Limit = Field(
         "off", description="ECN marking threshold K per switch port (DCTCP): 30KB, 20pkt, off"

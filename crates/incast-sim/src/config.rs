@@ -94,6 +94,17 @@ pub struct Topology {
     pub shared_buffer: Option<u64>,
     /// Dynamic threshold α of the shared buffer: a port may hold α times the free space.
     pub buffer_alpha: f64,
+    /// RED at every switch port: minimum average queue (bytes) from which it signals;
+    /// `None` for plain drop-tail.
+    pub red_min: Option<u64>,
+    /// RED: average queue (bytes) at which the signal probability reaches `red_max_p`.
+    pub red_max: u64,
+    /// RED: signal probability at `red_max`.
+    pub red_max_p: f64,
+    /// RED: weight of each arrival in the average queue.
+    pub red_weight: f64,
+    /// RED marks ECN-capable packets (CE) instead of dropping them.
+    pub red_ecn: bool,
     /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
     /// queue at or above it is marked CE; unlimited = no marking.
     pub ecn_threshold: QueueLimit,
@@ -322,6 +333,11 @@ impl Scenario {
                     packets: None,
                 },
                 nic_buffer: QueueLimit::UNLIMITED,
+                red_min: None,
+                red_max: 0,
+                red_max_p: 0.1,
+                red_weight: 0.002,
+                red_ecn: false,
                 shared_buffer: None,
                 buffer_alpha: 1.0,
                 ecn_threshold: QueueLimit::UNLIMITED,
@@ -507,17 +523,37 @@ impl Scenario {
                 "must hold at least one full packet",
             ));
         }
+        if let Some(min) = t.red_min {
+            if min >= t.red_max {
+                return Err(bad(
+                    "topology.red_min",
+                    format!(
+                        "{min} bytes must be below topology.red_max ({} bytes)",
+                        t.red_max
+                    ),
+                ));
+            }
+            if t.buffer.bytes.is_some_and(|b| t.red_max > b) {
+                return Err(bad("topology.red_max", "must be at most topology.buffer"));
+            }
+            if !(t.red_max_p > 0.0 && t.red_max_p <= 1.0) {
+                return Err(bad("topology.red_max_p", "must be in (0, 1]"));
+            }
+            if !(t.red_weight > 0.0 && t.red_weight <= 1.0) {
+                return Err(bad("topology.red_weight", "must be in (0, 1]"));
+            }
+        }
         if !(t.buffer_alpha > 0.0 && t.buffer_alpha <= 64.0) {
             return Err(bad(
                 "topology.buffer_alpha",
                 format!("must be in (0, 64], got {}", t.buffer_alpha),
             ));
         }
-        let marks = t.ecn_threshold != QueueLimit::UNLIMITED;
+        let marks = t.ecn_threshold != QueueLimit::UNLIMITED || (t.red_min.is_some() && t.red_ecn);
         if c.congestion_control == CongestionControl::Dctcp && !marks {
             return Err(bad(
                 "tcp.congestion_control",
-                "dctcp needs ECN marking at the switch: set topology.ecn_threshold (e.g. \"30KB\")",
+                "dctcp needs ECN marking at the switch: set topology.ecn_threshold (e.g. \"30KB\") or RED with topology.red_ecn",
             ));
         }
         if let (Some(k), Some(b)) = (t.ecn_threshold.bytes, t.buffer.bytes) {

@@ -18,6 +18,7 @@
 pub mod config;
 pub mod engine;
 pub mod net;
+pub mod red;
 pub mod report;
 pub mod rng;
 pub mod sim;

@@ -303,6 +303,18 @@ impl Simulation {
     fn enqueue(&mut self, l: LinkId, id: PktId) {
         let link = &mut self.net.links[l as usize];
         let p = self.pkts.get_mut(id);
+        if let Some(red) = self.net.red[l as usize].as_mut() {
+            if red.on_arrival(link.queued_bytes()) == crate::red::Verdict::Signal {
+                if red.ecn && p.ecn & ECT != 0 {
+                    p.ecn |= CE;
+                    link.stats.marks += 1;
+                } else {
+                    link.count_drop();
+                    self.pkts.free(id);
+                    return;
+                }
+            }
+        }
         if p.ecn & ECT != 0 && link.marks_arrival() {
             p.ecn |= CE;
         }

@@ -4,6 +4,8 @@
 
 use crate::config::{QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};
+use crate::red::Red;
+use crate::rng::Rng;
 use crate::units::{tx_time, SimTime};
 
 /// Index of a link.
@@ -36,6 +38,8 @@ pub struct Network {
     pub pool: Option<SharedBuffer>,
     /// Whether each link draws on `pool`.
     pub pooled: Vec<bool>,
+    /// RED state of each link that runs it (switch ports, when configured).
+    pub red: Vec<Option<Red>>,
 }
 
 impl Network {
@@ -72,7 +76,23 @@ impl Network {
             .iter()
             .map(|r| shared && matches!(r, LinkRole::Port(_)))
             .collect();
+        let red = roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match (t.red_min, r) {
+                (Some(min), LinkRole::Port(_)) => Some(Red::new(
+                    min,
+                    t.red_max,
+                    t.red_max_p,
+                    t.red_weight,
+                    t.red_ecn,
+                    Rng::new(sc.seed, (4 << 32) + i as u64),
+                )),
+                _ => None,
+            })
+            .collect();
         Network {
+            red,
             pool: t
                 .shared_buffer
                 .map(|b| SharedBuffer::new(b, t.buffer_alpha)),
