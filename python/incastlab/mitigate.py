@@ -73,6 +73,13 @@ def _shared_buffer(s: dict[str, Any]) -> Overrides:
     return {"topology.buffer": "unlimited", "topology.shared_buffer": f"{per_port * ports}B"}
 
 
+def _red(s: dict[str, Any]) -> Overrides:
+    """RED between a quarter and three quarters of the port buffer (bytes buffers only)."""
+    b = s["topology"]["buffer"]
+    size = b["bytes"] or b["packets"] * (s["tcp"]["mss"] + s["tcp"]["header_bytes"])
+    return {"topology.red_min": f"{size // 4}B", "topology.red_max": f"{3 * size // 4}B"}
+
+
 def _randomized(kind: str, share: float) -> Callable[[dict[str, Any]], Overrides]:
     def f(s: dict[str, Any]) -> Overrides:
         return {
@@ -101,6 +108,7 @@ MITIGATIONS: list[Mitigation] = [
     Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
     Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
     Mitigation("dctcp", "DCTCP, ECN marking at half the port buffer", _dctcp),
+    Mitigation("red", "RED between 1/4 and 3/4 of the port buffer (FAST'08: no cure)", _red),
     Mitigation(
         "shared-buffer",
         "the same memory shared by all ports, dynamic threshold α = 1",
