@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import model
-from incastlab.model_backend import predict_scenario
+from incastlab.model_backend import port_buffer_bytes, predict_scenario, rtt_and_rto
 from incastlab.result import Result
 from incastlab.scenario import apply_overrides, from_dict
 from incastlab.simulate import simulate
-from incastlab.units import parse_queue_limit, parse_size
 
 #: The grid of the issue: N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin 200/10/1 ms.
 FULL_GRID: dict[str, list[Any]] = {
@@ -127,16 +126,25 @@ def fit_extra_buffer(points: Sequence[Point]) -> int:
     simulator's (least total distance in senders, over the groups that reach an onset)."""
     onsets = {k: v for k, v in _onsets(points).items() if v is not None}
     top = max(p.senders for p in points)
+    tcp = points[0].sim.scenario["tcp"]
+    # Each group's SRU and port buffer, in bytes, read once from one of its scenarios.
+    sizes = {}
+    for p in points:
+        key = (p.sru, p.buffer, p.rto_min)
+        if key in onsets and key not in sizes:
+            s = p.sim.scenario
+            sizes[key] = (s["workload"]["sru"], port_buffer_bytes(s))
     best: tuple[float, int] = (float("inf"), 0)
     for extra in range(0, 256_001, 500):
         cost = 0.0
-        for (sru, buf, _), sim_onset in onsets.items():
-            sc = points[0].sim.scenario
-            mss, iw = sc["tcp"]["mss"], sc["tcp"]["initial_window"]
-
-            b = parse_queue_limit(buf)["bytes"] or 0
+        for key, sim_onset in onsets.items():
+            sru, buffer = sizes[key]
             m = model.collapse_onset(
-                parse_size(sru), b, mss=mss, initial_window=iw, extra_buffer=extra
+                sru,
+                buffer,
+                mss=tcp["mss"],
+                initial_window=tcp["initial_window"],
+                extra_buffer=extra,
             )
             cost += abs(min(m, 2 * top) - sim_onset)
         if cost < best[0]:
@@ -154,9 +162,7 @@ def fit_partial_rto(points: Sequence[Point], extra_buffer: int) -> float:
         )
         if pred.prediction.regime != "rto":
             continue
-        s = p.sim.scenario
-        rtt = s["topology"]["rtt"] * 1e-12
-        rto = s["tcp"]["rto_min"] * 1e-12 + rtt
+        rtt, rto = rtt_and_rto(p.sim.scenario)
         send = p.senders * pred.sru * 8 / p.sim.link_bps
         mean_block = p.sim.duration_s / max(1, len(p.sim.block_times_s))
         ratios.append(max(0.0, (mean_block - rtt - send) / rto))

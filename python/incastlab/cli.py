@@ -285,10 +285,10 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         print(json.dumps(_labelled_rows(series, detail), indent=1))
     elif not a.quiet:
-        from incastlab.plot import _subtitle
+        from incastlab.plot import scenario_line
 
         for (_label, rs), times in zip(series, walls, strict=True):
-            head = f"[bold]incast sim[/bold] · {_subtitle(rs[0])}"
+            head = f"[bold]incast sim[/bold] · {scenario_line(rs[0])}"
             out.print(head)
             out.print(_table(rs, times))
     if a.out:
@@ -568,11 +568,11 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
         ]
         print(json.dumps(rows, indent=1))
     elif not a.quiet:
-        from incastlab.plot import _subtitle
+        from incastlab.plot import scenario_line
 
         ns = [r.senders for r in ranked[0].results]
         baseline = next(o for o in outcomes if o.mitigation.name == "baseline")
-        out.print(f"[bold]incast mitigate[/bold] · {_subtitle(baseline.results[0])}")
+        out.print(f"[bold]incast mitigate[/bold] · {scenario_line(baseline.results[0])}")
         t = Table(header_style="bold", show_edge=False, pad_edge=False)
         t.add_column("#", justify="right")
         t.add_column("mitigation")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from incastlab.model_backend import port_buffer_bytes
 from incastlab.result import Result
 
 Overrides = dict[str, Any]
@@ -66,17 +67,14 @@ def _stagger(s: dict[str, Any]) -> Overrides:
 
 def _shared_buffer(s: dict[str, Any]) -> Overrides:
     """The same total memory as the static per-port buffers, shared with α = 1."""
-    t = s["topology"]
-    b = t["buffer"]
-    per_port = b["bytes"] or b["packets"] * (s["tcp"]["mss"] + s["tcp"]["header_bytes"])
-    ports = t["senders"] + 1 + s["background"]["flows"]
-    return {"topology.buffer": "unlimited", "topology.shared_buffer": f"{per_port * ports}B"}
+    ports = s["topology"]["senders"] + 1 + s["background"]["flows"]
+    total = port_buffer_bytes(s) * ports
+    return {"topology.buffer": "unlimited", "topology.shared_buffer": f"{total}B"}
 
 
 def _red(s: dict[str, Any]) -> Overrides:
     """RED between a quarter and three quarters of the port buffer (bytes buffers only)."""
-    b = s["topology"]["buffer"]
-    size = b["bytes"] or b["packets"] * (s["tcp"]["mss"] + s["tcp"]["header_bytes"])
+    size = port_buffer_bytes(s)
     return {"topology.red_min": f"{size // 4}B", "topology.red_max": f"{3 * size // 4}B"}
 
 

@@ -42,6 +42,22 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def port_buffer_bytes(s: dict[str, Any]) -> int:
+    """A normalized scenario's per-port buffer in bytes (packet limits count full frames)."""
+    buf = s["topology"]["buffer"]
+    if buf["bytes"] is not None:
+        return int(buf["bytes"])
+    return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])
+
+
+def rtt_and_rto(s: dict[str, Any]) -> tuple[float, float]:
+    """Base RTT and the RTO a connection settles on (RTOmin, plus the RTT where the scenario
+    uses Linux's formula), seconds."""
+    rtt = s["topology"]["rtt"] * PS
+    extra = rtt if s["tcp"]["rto_formula"] == "linux" else 0.0
+    return rtt, s["tcp"]["rto_min"] * PS + extra
+
+
 def ignored_fields(sc: Scenario) -> list[str]:
     """Fields set away from their defaults that the model does not account for."""
     mine = _flatten(sc.normalized())
@@ -95,11 +111,8 @@ def predict_scenario(
         )
     n = t["senders"]
     sru = w["sru"] if w["sru"] is not None else -(-w["block"] // n)
-    frame = tcp["mss"] + tcp["header_bytes"]
-    buf = t["buffer"]
-    buffer = buf["bytes"] if buf["bytes"] is not None else buf["packets"] * frame
-    rtt = t["rtt"] * PS
-    rto = tcp["rto_min"] * PS + (rtt if tcp["rto_formula"] == "linux" else 0.0)
+    buffer = port_buffer_bytes(s)
+    rtt, rto = rtt_and_rto(s)
     kwargs = dict(
         sru=sru,
         buffer=buffer,

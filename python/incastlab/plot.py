@@ -18,7 +18,7 @@ from incastlab.units import format_rate, format_size, format_time
 COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"]
 
 
-def _subtitle(r: Result, omit: str = "") -> str:
+def scenario_line(r: Result, omit: str = "") -> str:
     """One line describing the scenario; ``omit`` names a key that varies between series."""
     s = r.scenario
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
@@ -97,9 +97,8 @@ def goodput_vs_senders(
     ax.set_title(title, fontsize=13, loc="left", fontweight="bold", pad=20)
     first = next((r for _, rs in series for r in rs), None)
     if first is not None:
-        ax.text(
-            0, 1.025, _subtitle(first, varied), transform=ax.transAxes, fontsize=8.5, color="0.35"
-        )
+        line = scenario_line(first, varied)
+        ax.text(0, 1.025, line, transform=ax.transAxes, fontsize=8.5, color="0.35")
     ax.grid(alpha=0.3)
     if len(series) > 1 or series[0][0] or model:
         ax.legend(frameon=False)
@@ -119,6 +118,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
     """Chen Figure 2: per SRU, Eq. 1 (ideal, solid) and Eq. 2 (one RTO per block, dotted)
     against senders, the predicted curve in markers and the onset (Eq. 3) marked."""
     from incastlab import model
+    from incastlab.model_backend import rtt_and_rto
 
     fig, ax = plt.subplots(figsize=(8, 5))
     link = None
@@ -126,9 +126,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
         if not pts:
             continue
         color = COLORS[i % len(COLORS)]
-        s = pts[0].scenario
-        rtt = s["topology"]["rtt"] * 1e-12
-        rto = s["tcp"]["rto_min"] * 1e-12 + (rtt if s["tcp"]["rto_formula"] == "linux" else 0)
+        rtt, rto = rtt_and_rto(pts[0].scenario)
         link = pts[0].link_bps
         n = [p.senders for p in pts]
         ideal = [float(model.ideal_goodput(p.senders, p.sru, link, rtt)) / 1e6 for p in pts]

@@ -258,16 +258,6 @@ impl Link {
         self.bytes
     }
 
-    /// Packets queued now.
-    pub fn queued_packets(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Packets propagating now.
-    pub fn in_pipe(&self) -> usize {
-        self.pipe.len()
-    }
-
     #[inline]
     fn serialization(&mut self, frame: u32) -> SimTime {
         let t = tx_time(frame as u64 + self.phy_overhead, self.rate);

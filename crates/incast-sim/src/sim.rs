@@ -166,11 +166,6 @@ impl Simulation {
         self.processed
     }
 
-    /// Endpoint `i` (`2c` is connection c's client side, `2c + 1` its server side).
-    pub fn endpoint(&self, i: usize) -> &Endpoint {
-        &self.eps[i]
-    }
-
     /// Whether the workload has completed.
     pub fn finished(&self) -> bool {
         self.finished
