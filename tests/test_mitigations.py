@@ -1,11 +1,14 @@
-"""Mitigations: RTO randomization (Hafeez et al.)."""
+"""Mitigations: RTO randomization (Hafeez et al.), DCTCP and ECN, RED, shared buffers, PFC,
+application-level controls, and `incast mitigate`."""
 
 from __future__ import annotations
+
+import statistics
 
 import pytest
 
 import incastlab
-from conftest import HAFEEZ, scenario, sweep
+from conftest import HAFEEZ, run, scenario, sweep
 
 
 def test_uniform_randomization_trades_small_fan_in_for_large() -> None:
@@ -221,3 +224,126 @@ def test_bad_red_settings_name_the_field() -> None:
         scenario(topology__red_min="50KB", topology__red_max="40KB")
     with pytest.raises(incastlab.ScenarioError, match=r"topology\.red_max: must be at most"):
         scenario(topology__red_min="10KB", topology__red_max="100KB")
+
+
+#: Sixteen servers answer 256 KB each into 64 KB per port, RTOmin 200 ms: a collapsing incast.
+COLLAPSE = dict(topology__senders=16, workload__sru="256KB", workload__blocks=10)
+#: Sixteen long flows from the same servers to a host of their own: they never cross the
+#: incast's port, but they share the servers' NICs with the incast's responses.
+VICTIMS = dict(background__flows=16, background__source="senders", background__destination="sink")
+
+
+def test_pfc_makes_the_incast_lossless() -> None:
+    base = run(**COLLAPSE)
+    pfc = run(topology__pfc=True, **COLLAPSE)
+    assert base.report["bottleneck"]["drops"] > 1000 and base.timeouts > 10
+    assert base.goodput_fraction < 0.2
+    assert pfc.report["bottleneck"]["drops"] == 0 and pfc.drops == 0
+    assert pfc.timeouts == 0 and pfc.goodput_fraction > 0.9
+    assert pfc.report["pfc_pauses"] > 100
+    # Lossless because the bottleneck queue grows past the port's 64 KB: each server's
+    # ingress holds up to XOFF plus what is in flight when its pause lands.
+    assert pfc.report["bottleneck"]["max_bytes"] > 10 * 64_000
+    assert pfc.scenario["topology"]["pfc_xoff"] is None  # derived: 54 674 bytes
+
+
+def test_pfc_head_of_line_blocking_spreads_other_congestion_to_the_incast() -> None:
+    """The long flows congest the sink's port. Without PFC that costs the incast nothing. With
+    PFC the sink's port pauses the servers' NICs, and the incast's responses wait behind them:
+    goodput falls from 94% (PFC, no long flows) to a few percent, below even the
+    no-PFC collapse. DCTCP keeps queues below XOFF, so no pause is ever sent."""
+    alone = run(topology__pfc=True, **COLLAPSE)
+    without = run(**VICTIMS, **COLLAPSE)
+    blocked = run(topology__pfc=True, **VICTIMS, **COLLAPSE)
+    assert blocked.goodput_bps < 0.1 * alone.goodput_bps
+    assert blocked.goodput_bps < without.goodput_bps
+    assert statistics.median(blocked.block_times_s) > 0.5  # RTOmin is 0.2 s: no timeouts cause it
+    assert blocked.report["bottleneck"]["drops"] == 0
+    # The same long flows from hosts of their own: nothing shares a paused link.
+    own = run(
+        topology__pfc=True,
+        background__flows=16,
+        background__destination="sink",
+        **COLLAPSE,
+    )
+    assert own.goodput_fraction > 0.9
+    dctcp = run(
+        topology__pfc=True,
+        tcp__congestion_control="dctcp",
+        topology__ecn_threshold="20KB",
+        **VICTIMS,
+        **COLLAPSE,
+    )
+    assert dctcp.report["pfc_pauses"] == 0 and dctcp.goodput_fraction > 0.9
+    assert dctcp.report["background_bps"] > 0.9e9
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (
+            dict(topology__pfc_xoff="40KB", topology__pfc_xon="50KB"),
+            r"topology.pfc_xon: XON \(50000 bytes\) must be at or below XOFF \(40000 bytes\)",
+        ),
+        (dict(topology__pfc_xoff="70KB"), "topology.pfc_xoff: must be between one full frame"),
+        (dict(topology__buffer="8KB"), "topology.buffer: 8000 bytes leave no room for PFC"),
+        (dict(topology__buffer="40pkt"), "topology.buffer: PFC needs a byte limit"),
+        (dict(topology__shared_buffer="1MB"), "topology.pfc: PFC with a shared buffer"),
+        (
+            dict(topology__red_min="10KB", topology__red_max="30KB"),
+            "topology.red_ecn: PFC is lossless",
+        ),
+    ],
+)
+def test_bad_pfc_settings_name_the_field(extra: dict[str, object], needle: str) -> None:
+    with pytest.raises(incastlab.ScenarioError, match=needle):
+        scenario(topology__pfc=True, **extra)
+
+
+def test_classic_ecn_lets_reno_and_cubic_back_off_before_the_buffer_overflows() -> None:
+    """RFC 3168 for the loss-based controls: the 10:1 incast of 100 KB responses into 160 KB
+    drops over a hundred packets without ECN; with marking at 30 KB and ECN negotiated, only
+    the first synchronized windows overflow, and each flow halves (CUBIC: ×0.7) on echoes."""
+    common = dict(
+        topology__senders=10,
+        topology__buffer="160KB",
+        workload__kind="incast",
+        workload__flow_size="100KB",
+    )
+    for cc in ("reno", "cubic"):
+        plain = run(tcp__congestion_control=cc, **common)
+        ecn = run(
+            tcp__congestion_control=cc, tcp__ecn=True, topology__ecn_threshold="30KB", **common
+        )
+        assert plain.drops > 100 and plain.report["ecn_reductions"] == 0
+        assert ecn.drops < plain.drops / 10
+        assert ecn.report["ecn_reductions"] >= 10 and ecn.report["bottleneck"]["marks"] > 100
+        # Without ECN negotiated, marking does nothing: packets are not ECN-capable.
+        unnegotiated = run(tcp__congestion_control=cc, topology__ecn_threshold="30KB", **common)
+        assert unnegotiated.report["bottleneck"]["marks"] == 0
+
+
+def test_ecn_is_negotiated_per_flow_and_non_ecn_flows_fill_the_queue() -> None:
+    """One workload flow beside one long flow, marking at 30 KB of a 160 KB port. When both
+    negotiate ECN they share the link; when the long flow's host does not, its packets are
+    not ECN-capable, so they are queued up to the drop-tail limit while the ECN flow is told
+    to back off at 30 KB: it starves."""
+    common = dict(
+        topology__senders=1,
+        topology__buffer="160KB",
+        topology__ecn_threshold="30KB",
+        workload__sru="10MB",
+        workload__blocks=1,
+        background__flows=1,
+        tcp__ecn=True,
+    )
+    both = run(**common)
+    mixed = run(background__ecn=False, **common)
+    assert 0.5 < both.goodput_bps / both.report["background_bps"] < 2
+    assert mixed.goodput_bps < 0.1 * mixed.report["background_bps"]
+    assert mixed.report["flows"][1]["ecn_reductions"] == 0
+
+
+def test_ecn_off_with_dctcp_is_an_error() -> None:
+    with pytest.raises(incastlab.ScenarioError, match=r"tcp\.ecn: dctcp needs ECN"):
+        scenario(tcp__congestion_control="dctcp", topology__ecn_threshold="30KB", tcp__ecn=False)

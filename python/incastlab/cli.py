@@ -195,7 +195,10 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
         "incast": ["last FCT", "vs optimal"],
         "queries": ["queries", "FCT mean", "FCT p99"],
     }.get(kind, ["block p50", "block max", "RTO blocks"])
-    for col in ["N", "goodput", "% link", *middle, "timeouts", "drops", "events", "wall"]:
+    background = any(r.scenario["background"]["flows"] for r in results)
+    pfc = any(r.scenario["topology"]["pfc"] for r in results)
+    extra = (["background"] if background else []) + (["pauses"] if pfc else [])
+    for col in ["N", "goodput", "% link", *middle, *extra, "timeouts", "drops", "events", "wall"]:
         t.add_column(col, justify="right")
     for r, wall in zip(results, walls, strict=True):
         row = r.row()
@@ -221,6 +224,10 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
                 format_time((row["block_time_max_s"] or 0) * 1e12),
                 f"{row['blocks_with_timeouts']}/{row['blocks']}",
             ]
+        if background:
+            cells.append(format_rate(row["background_bps"]))
+        if pfc:
+            cells.append(f"{row['pfc_pauses']:,}")
         cells += [f"{r.timeouts:,}", f"{r.drops:,}", f"{r.events:,}", f"{wall:.2f}s"]
         t.add_row(*cells)
     return t
@@ -542,14 +549,28 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--sru: give one SRU to incast mitigate")
     ((_, base_points),) = _points(a)
     outcomes: list[Outcome] = []
+    skipped: list[tuple[str, str]] = []
     with _progress(err, "mitigating", not a.json and not a.quiet) as bar:
         task = bar.add_task("", total=len(chosen) * len(base_points))
         for m in chosen:
+            try:
+                # A mitigation that cannot apply to this scenario (PFC with a shared
+                # buffer, say) is reported as skipped with the reason, not run.
+                changed = [
+                    sc_mod.from_dict(
+                        sc_mod.apply_overrides(sc.model_dump(), m.overrides(sc.normalized())),
+                        normalized=True,
+                    )
+                    for sc in base_points
+                ]
+            except ScenarioError as e:
+                skipped.append((m.name, str(e)))
+                bar.advance(task, len(base_points))
+                continue
             results = []
-            for sc in base_points:
+            for sc in changed:
                 bar.update(task, description=f"{m.name} N={sc.senders}")
-                changed = sc_mod.apply_overrides(sc.model_dump(), m.overrides(sc.normalized()))
-                results.append(simulate(sc_mod.from_dict(changed, normalized=True)))
+                results.append(simulate(sc))
                 bar.advance(task)
             outcomes.append(Outcome(m, results))
     ranked = sorted(outcomes, key=lambda o: -o.mean_goodput)
@@ -566,6 +587,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
             }
             for o in ranked
         ]
+        rows += [{"mitigation": name, "skipped": why} for name, why in skipped]
         print(json.dumps(rows, indent=1))
     elif not a.quiet:
         from incastlab.plot import scenario_line
@@ -599,6 +621,8 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
             ]
             t.add_row(*cells)
         out.print(t)
+        for name, why in skipped:
+            err.print(f"[yellow]skipped {name}:[/yellow] {why}")
     if a.plot:
         from incastlab.plot import goodput_vs_senders
 

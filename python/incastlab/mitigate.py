@@ -65,11 +65,30 @@ def _stagger(s: dict[str, Any]) -> Overrides:
     return {"workload.request_stagger": _ps(bits / s["topology"]["receiver_link"] * 1e12)}
 
 
+def _switch_ports(s: dict[str, Any]) -> int:
+    """Ports of the star: servers, receiver, background hosts and their sink."""
+    bg = s["background"]
+    ports = s["topology"]["senders"] + 1
+    if bg["flows"]:
+        ports += bg["flows"] if bg["source"] == "own_hosts" else 0
+        ports += 1 if bg["destination"] == "sink" else 0
+    return int(ports)
+
+
 def _shared_buffer(s: dict[str, Any]) -> Overrides:
     """The same total memory as the static per-port buffers, shared with α = 1."""
-    ports = s["topology"]["senders"] + 1 + s["background"]["flows"]
-    total = port_buffer_bytes(s) * ports
+    total = port_buffer_bytes(s) * _switch_ports(s)
     return {"topology.buffer": "unlimited", "topology.shared_buffer": f"{total}B"}
+
+
+def _pfc(s: dict[str, Any]) -> Overrides:
+    """PFC with the default thresholds; each ingress gets the port's buffer in bytes."""
+    return {"topology.pfc": True, "topology.buffer": f"{port_buffer_bytes(s)}B"}
+
+
+def _classic_ecn(s: dict[str, Any]) -> Overrides:
+    """RFC 3168 ECN for the scenario's own congestion control, marking at half the buffer."""
+    return {"tcp.ecn": True, "topology.ecn_threshold": f"{port_buffer_bytes(s) // 2}B"}
 
 
 def _red(s: dict[str, Any]) -> Overrides:
@@ -106,7 +125,17 @@ MITIGATIONS: list[Mitigation] = [
     Mitigation("rto-fsa", "FSA: Δ = RTOmin/5, ω 2 or 4", _randomized("fsa", 0.2)),
     Mitigation("buffer-x4", "4× the switch buffer per port", _bigger_buffer),
     Mitigation("dctcp", "DCTCP, ECN marking at half the port buffer", _dctcp),
+    Mitigation(
+        "ecn",
+        "ECN (RFC 3168) with the scenario's congestion control, marking at half the buffer",
+        _classic_ecn,
+    ),
     Mitigation("red", "RED between 1/4 and 3/4 of the port buffer (FAST'08: no cure)", _red),
+    Mitigation(
+        "pfc",
+        "PFC/802.3x pause per ingress: lossless, at the price of head-of-line blocking",
+        _pfc,
+    ),
     Mitigation(
         "shared-buffer",
         "the same memory shared by all ports, dynamic threshold α = 1",

@@ -7,6 +7,7 @@ tables, JSON output and Parquet files.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,21 +73,26 @@ class Result:
 
     def fct_by_size(self, classes: int = 4) -> list[dict[str, float]]:
         """Mean and 99th-percentile query completion time per size class: the size range
-        split into ``classes`` equal bins."""
+        split into ``classes`` bins, equal in width, or in ratio when sizes span more than
+        a decade (heavy-tailed empirical distributions)."""
         q = self.query_fct_s
         if not q:
             return []
         lo, hi = min(b for b, _ in q), max(b for b, _ in q)
-        width = max(1, (hi - lo + classes) // classes)
+        if hi > 10 * lo:
+            ratio = (hi / lo) ** (1 / classes)
+            edges = [round(lo * ratio**k) for k in range(classes)] + [hi + 1]
+        else:
+            width = max(1, (hi - lo + classes) // classes)
+            edges = [lo + k * width for k in range(classes)] + [hi + 1]
         out = []
-        for k in range(classes):
-            a, b = lo + k * width, lo + (k + 1) * width
-            times = sorted(t for size, t in q if a <= size < b or (k == classes - 1 and size == hi))
+        for a, b in itertools.pairwise(edges):
+            times = sorted(t for size, t in q if a <= size < b)
             if times:
                 out.append(
                     {
                         "size_from": a,
-                        "size_to": min(b, hi + 1),
+                        "size_to": b,
                         "queries": len(times),
                         "fct_mean_s": statistics.fmean(times),
                         "fct_p99_s": times[min(len(times) - 1, int(0.99 * len(times)))],
@@ -140,6 +146,8 @@ class Result:
             "bottleneck_drops": bn["drops"],
             "bottleneck_max_bytes": bn["max_bytes"],
             "bottleneck_utilization": r["bottleneck_utilization"],
+            "background_bps": r["background_bps"],
+            "pfc_pauses": r["pfc_pauses"],
             "events": self.events,
             "seed": self.seed,
             "version": self.version,

@@ -43,6 +43,7 @@ from pydantic import (
 )
 
 from incastlab import _core
+from incastlab.size_cdf import parse_cdf_points, read_size_cdf
 from incastlab.units import UnitError, parse_queue_limit, parse_rate, parse_size, parse_time
 
 if sys.version_info >= (3, 11):
@@ -90,6 +91,17 @@ TimeOrOff = Annotated[int, _off_or(parse_time), Field(ge=0)]
 Count = Annotated[int, Field(strict=True, ge=0)]
 
 
+def _cdf(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, str | Path):
+        return read_size_cdf(value)
+    if isinstance(value, list):
+        return parse_cdf_points(value)
+    return value
+
+
+SizeCdf = Annotated[list[tuple[int, float]], BeforeValidator(_cdf)]
+
+
 class QueueLimit(BaseModel):
     """A drop-tail limit in bytes and/or packets (``None``: no limit of that kind)."""
 
@@ -129,6 +141,16 @@ class Topology(_Section):
     ecn_threshold: Limit = Field(
         "off", description="ECN marking threshold K per switch port (DCTCP): 30KB, 20pkt, off"
     )
+    pfc: bool = Field(
+        False,
+        strict=True,
+        description="PFC/802.3x: pause a sender when its bytes in the switch reach XOFF "
+        "(lossless; each ingress holds up to `buffer`)",
+    )
+    pfc_xoff: Size | None = Field(
+        None, description="PFC XOFF per ingress (default: buffer minus headroom)"
+    )
+    pfc_xon: Size | None = Field(None, description="PFC XON per ingress (default: XOFF − 2 frames)")
     host_jitter: Time = Field("1us", description="random host delay per packet, [0, jitter]")
 
 
@@ -153,6 +175,12 @@ class Tcp(_Section):
     )
     congestion_control: Literal["reno", "cubic", "dctcp"] = Field(
         "reno", description="reno, cubic (RFC 9438) or dctcp (needs topology.ecn_threshold)"
+    )
+    ecn: bool | None = Field(
+        None,
+        strict=True,
+        description="negotiate ECN (RFC 3168): mark instead of drop, halve once per window "
+        "on an echo (default: on for dctcp, off otherwise)",
     )
     dctcp_g: float = Field(1 / 16, description="DCTCP's gain g for α")
     frto: bool = Field(
@@ -198,6 +226,14 @@ class Workload(_Section):
     query_load: float = Field(0.5, description="offered load, share of the receiver's link")
     query_size_min: Size = Field("10KB", description="smallest query response (queries)")
     query_size_max: Size = Field("50KB", description="largest query response (queries)")
+    query_size_cdf: SizeCdf = Field(
+        [],
+        description="empirical CDF of query sizes: a file of 'size probability' lines, or "
+        "[[size, p], ...] (replaces query_size_min/max)",
+    )
+    tasks: Count = Field(
+        1, description="concurrent tasks, each reading from every server on its own connections"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -209,9 +245,18 @@ class Workload(_Section):
 
 
 class Background(_Section):
-    """Long-lived flows into the receiver."""
+    """Long-lived background flows."""
 
     flows: Count = Field(0, description="number of long-lived background flows")
+    source: Literal["own_hosts", "senders"] = Field(
+        "own_hosts", description="own_hosts: a host each; senders: from server i mod N's host"
+    )
+    destination: Literal["receiver", "sink"] = Field(
+        "receiver", description="receiver: share the incast bottleneck; sink: a host of their own"
+    )
+    ecn: bool | None = Field(
+        None, strict=True, description="background hosts negotiate ECN (default: tcp.ecn)"
+    )
     warmup: Time = Field("10ms", description="background runs this long before the workload")
 
 
@@ -241,6 +286,8 @@ class Scenario(_Section):
         d = self.model_dump()
         if d["topology"]["receiver_link"] is None:
             d["topology"]["receiver_link"] = d["topology"]["link"]
+        if d["tcp"]["ecn"] is None:
+            d["tcp"]["ecn"] = d["tcp"]["congestion_control"] == "dctcp"
         return d
 
     def to_json(self) -> str:
@@ -332,6 +379,12 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{p.name}: not valid TOML: {e}") from None
+    workload = data.get("workload")
+    if isinstance(workload, dict) and isinstance(workload.get("query_size_cdf"), str):
+        # A CDF file named in a scenario file is found beside it.
+        cdf = Path(workload["query_size_cdf"])
+        if not cdf.is_absolute():
+            workload["query_size_cdf"] = str(p.parent / cdf)
     return data
 
 

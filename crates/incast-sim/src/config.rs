@@ -105,6 +105,16 @@ pub struct Topology {
     pub red_weight: f64,
     /// RED marks ECN-capable packets (CE) instead of dropping them.
     pub red_ecn: bool,
+    /// PFC / 802.3x pause at every switch ingress: each ingress may hold `buffer` bytes, and
+    /// when its bytes waiting in the switch reach XOFF the switch pauses the upstream sender
+    /// until they fall to XON. Lossless as long as the headroom above XOFF absorbs what is
+    /// in flight when the pause takes effect.
+    pub pfc: bool,
+    /// PFC XOFF threshold, bytes per ingress; `None`: `buffer` minus the headroom (two
+    /// one-way delays at the link rate plus two full frames).
+    pub pfc_xoff: Option<u64>,
+    /// PFC XON threshold, bytes per ingress; `None`: XOFF minus two full frames.
+    pub pfc_xon: Option<u64>,
     /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
     /// queue at or above it is marked CE; unlimited = no marking.
     pub ecn_threshold: QueueLimit,
@@ -213,6 +223,10 @@ pub struct Tcp {
     /// rather than resend everything, and undo the window cut when data never retransmitted
     /// turns out to have arrived (the timeout was spurious).
     pub frto: bool,
+    /// The workload's hosts (servers and receiver) negotiate ECN (RFC 3168): their data is
+    /// ECN-capable, switches mark instead of dropping where they can, and Reno/CUBIC halve
+    /// (CUBIC: ×0.7) once per window on an echo. DCTCP requires it.
+    pub ecn: bool,
     /// DCTCP's gain g for the marked fraction α (RFC 8257: 1/16).
     pub dctcp_g: f64,
     /// RTO randomization policy.
@@ -288,14 +302,48 @@ pub struct Workload {
     pub query_size_min: u64,
     /// Largest query response, bytes (queries).
     pub query_size_max: u64,
+    /// Empirical CDF of query response sizes as (bytes, cumulative probability) points,
+    /// sizes increasing, probabilities non-decreasing and ending at 1; sizes are interpolated
+    /// linearly between points. Empty: uniform in [`query_size_min`, `query_size_max`].
+    pub query_size_cdf: Vec<(u64, f64)>,
+    /// Concurrent tasks (sync_read, incast): each reads from every server over its own
+    /// connections and waits only for its own blocks.
+    pub tasks: u32,
 }
 
-/// Long-lived background flows into the receiver.
+/// Where background flows start.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundSource {
+    /// Each from a host of its own.
+    OwnHosts,
+    /// From the workload's servers (flow i from server i mod N), sharing their NICs.
+    Senders,
+}
+
+/// Where background flows go.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundDestination {
+    /// The workload's receiver: they share the incast bottleneck.
+    Receiver,
+    /// A sink host of their own: they cross the switch but not the incast bottleneck.
+    Sink,
+}
+
+/// Long-lived background flows.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Background {
-    /// Number of long-lived flows, each from its own host.
+    /// Number of long-lived flows.
     pub flows: u32,
+    /// Where they start.
+    pub source: BackgroundSource,
+    /// Where they go.
+    pub destination: BackgroundDestination,
+    /// Whether their hosts negotiate ECN; `None`: as `tcp.ecn`. A flow is ECN-capable only
+    /// if both of its ends are.
+    pub ecn: Option<bool>,
     /// How long background flows run before the workload starts.
     pub warmup: SimTime,
 }
@@ -341,6 +389,9 @@ impl Scenario {
                 shared_buffer: None,
                 buffer_alpha: 1.0,
                 ecn_threshold: QueueLimit::UNLIMITED,
+                pfc: false,
+                pfc_xoff: None,
+                pfc_xon: None,
                 host_jitter: from_us(1),
             },
             tcp: Tcp {
@@ -356,6 +407,7 @@ impl Scenario {
                 recovery_cwnd: RecoveryCwnd::Prr,
                 congestion_control: CongestionControl::Reno,
                 frto: true,
+                ecn: false,
                 dctcp_g: 1.0 / 16.0,
                 rto_randomization: RtoRandomization::None,
                 rto_delta: 0,
@@ -384,9 +436,14 @@ impl Scenario {
                 query_load: 0.5,
                 query_size_min: 10_000,
                 query_size_max: 50_000,
+                query_size_cdf: Vec::new(),
+                tasks: 1,
             },
             background: Background {
                 flows: 0,
+                source: BackgroundSource::OwnHosts,
+                destination: BackgroundDestination::Receiver,
+                ecn: None,
                 warmup: from_ms(10),
             },
             run: Run {
@@ -572,6 +629,15 @@ impl Scenario {
                 ));
             }
         }
+        if c.congestion_control == CongestionControl::Dctcp && !c.ecn {
+            return Err(bad(
+                "tcp.ecn",
+                "dctcp needs ECN: set tcp.ecn = true (or leave it unset)",
+            ));
+        }
+        if t.pfc {
+            self.validate_pfc()?;
+        }
         if !(c.dctcp_g > 0.0 && c.dctcp_g <= 1.0) {
             return Err(bad(
                 "tcp.dctcp_g",
@@ -633,6 +699,7 @@ impl Scenario {
                 if w.query_size_max > (1 << 40) {
                     return Err(bad("workload.query_size_max", "must be at most 2^40 bytes"));
                 }
+                validate_cdf(&w.query_size_cdf)?;
             }
             WorkloadKind::Incast => match w.flow_size {
                 None | Some(0) => {
@@ -646,6 +713,24 @@ impl Scenario {
                 }
                 _ => {}
             },
+        }
+        if w.tasks == 0 || w.tasks > 1000 {
+            return Err(bad(
+                "workload.tasks",
+                format!("must be 1..1000, got {}", w.tasks),
+            ));
+        }
+        if w.tasks > 1 && w.kind == WorkloadKind::Queries {
+            return Err(bad(
+                "workload.tasks",
+                "concurrent tasks apply to sync_read and incast; queries are concurrent already",
+            ));
+        }
+        if t.senders as u64 * w.tasks as u64 > MAX_SENDERS as u64 {
+            return Err(bad(
+                "workload.tasks",
+                format!("senders × tasks must be at most {MAX_SENDERS}"),
+            ));
         }
         if w.request_stagger.saturating_mul(t.senders as u64) > 3600 * PS_PER_S {
             return Err(bad(
@@ -668,6 +753,71 @@ impl Scenario {
         Ok(())
     }
 
+    /// PFC's (XOFF, XON) per ingress in bytes, defaults derived; `None` without PFC or
+    /// without a byte limit per port.
+    pub fn pfc_thresholds(&self) -> Option<(u64, u64)> {
+        let t = &self.topology;
+        if !t.pfc {
+            return None;
+        }
+        let buffer = t.buffer.bytes?;
+        let frame = self.full_frame() + self.tcp.phy_overhead;
+        let rate = t.link.max(t.receiver_link) as u128;
+        // What still arrives after the switch decides to pause: the pause frame waits for the
+        // frame on the wire towards the sender, crosses the link, and meanwhile the sender
+        // keeps sending, and finishes its frame in service.
+        let in_flight = (2 * (t.rtt / 4) as u128 * rate / 8 / PS_PER_S as u128) as u64;
+        let headroom = in_flight + 2 * frame;
+        let xoff = t.pfc_xoff.unwrap_or(buffer.saturating_sub(headroom));
+        let xon = t.pfc_xon.unwrap_or(xoff.saturating_sub(2 * frame));
+        Some((xoff, xon))
+    }
+
+    fn validate_pfc(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let frame = self.full_frame();
+        if t.shared_buffer.is_some() {
+            return Err(bad(
+                "topology.pfc",
+                "PFC with a shared buffer is not modelled; use per-port buffers",
+            ));
+        }
+        let Some(buffer) = t.buffer.bytes else {
+            return Err(bad(
+                "topology.buffer",
+                "PFC needs a byte limit per port (e.g. \"64KB\"): it is the buffer of each ingress",
+            ));
+        };
+        if t.red_min.is_some() && !t.red_ecn {
+            return Err(bad(
+                "topology.red_ecn",
+                "PFC is lossless, so RED may only mark: set topology.red_ecn = true",
+            ));
+        }
+        let (xoff, xon) = self.pfc_thresholds().expect("pfc with a byte buffer");
+        if t.pfc_xoff.is_none() && xoff < frame {
+            return Err(bad(
+                "topology.buffer",
+                format!(
+                    "{buffer} bytes leave no room for PFC's headroom (two one-way delays at the link rate plus two frames); raise it or set topology.pfc_xoff"
+                ),
+            ));
+        }
+        if xoff < frame || xoff > buffer {
+            return Err(bad(
+                "topology.pfc_xoff",
+                format!("must be between one full frame ({frame} bytes) and topology.buffer ({buffer} bytes), got {xoff}"),
+            ));
+        }
+        if xon > xoff {
+            return Err(bad(
+                "topology.pfc_xon",
+                format!("XON ({xon} bytes) must be at or below XOFF ({xoff} bytes)"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Bytes server `i` returns per block.
     pub fn sru_of(&self, i: u32) -> u64 {
         match (self.workload.sru, self.workload.block) {
@@ -679,6 +829,48 @@ impl Scenario {
             _ => 0,
         }
     }
+}
+
+/// Check an empirical CDF of sizes.
+fn validate_cdf(cdf: &[(u64, f64)]) -> Result<(), ConfigError> {
+    let field = "workload.query_size_cdf";
+    let Some(&(_, last)) = cdf.last() else {
+        return Ok(());
+    };
+    if cdf.len() > 100_000 {
+        return Err(bad(field, "at most 100000 points"));
+    }
+    let mut prev: Option<(u64, f64)> = None;
+    for (i, &(size, p)) in cdf.iter().enumerate() {
+        if size == 0 || size > (1 << 40) {
+            return Err(bad(
+                field,
+                format!("point {i}: size must be 1..2^40 bytes, got {size}"),
+            ));
+        }
+        if !(0.0..=1.0).contains(&p) {
+            return Err(bad(
+                field,
+                format!("point {i}: probability must be in [0, 1], got {p}"),
+            ));
+        }
+        if let Some((ps, pp)) = prev {
+            if size <= ps || p < pp {
+                return Err(bad(
+                    field,
+                    format!("point {i}: sizes must increase and probabilities not decrease ({ps}, {pp}) -> ({size}, {p})"),
+                ));
+            }
+        }
+        prev = Some((size, p));
+    }
+    if last != 1.0 {
+        return Err(bad(
+            field,
+            format!("the last probability must be 1, got {last}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -716,6 +908,41 @@ mod tests {
         s.workload.sru = None;
         s.workload.block = Some(10);
         assert_eq!((s.sru_of(0), s.sru_of(1), s.sru_of(2)), (4, 3, 3));
+    }
+
+    #[test]
+    fn pfc_thresholds_default_below_the_buffer_and_xon_above_xoff_is_rejected() {
+        let mut s = Scenario::example(4);
+        s.topology.pfc = true;
+        // 64 KB less 2 × 25 us at 1 Gbps (6250 B) and two 1538-byte frames.
+        assert_eq!(s.pfc_thresholds(), Some((54_674, 51_598)));
+        s.validate().unwrap();
+        s.topology.pfc_xoff = Some(40_000);
+        s.topology.pfc_xon = Some(50_000);
+        assert_eq!(s.validate().unwrap_err().field, "topology.pfc_xon");
+        s.topology.pfc_xoff = Some(70_000);
+        assert_eq!(s.validate().unwrap_err().field, "topology.pfc_xoff");
+        s.topology.pfc_xoff = None;
+        s.topology.pfc_xon = None;
+        s.topology.buffer.bytes = Some(8_000);
+        assert_eq!(s.validate().unwrap_err().field, "topology.buffer");
+    }
+
+    #[test]
+    fn bad_cdfs_are_rejected_by_name() {
+        let mut s = Scenario::example(4);
+        s.workload.kind = WorkloadKind::Queries;
+        for cdf in [
+            vec![(100, 0.5)],
+            vec![(100, 0.5), (50, 1.0)],
+            vec![(100, 0.7), (200, 0.5), (300, 1.0)],
+            vec![(0, 1.0)],
+        ] {
+            s.workload.query_size_cdf = cdf;
+            assert_eq!(s.validate().unwrap_err().field, "workload.query_size_cdf");
+        }
+        s.workload.query_size_cdf = vec![(100, 0.0), (1000, 1.0)];
+        s.validate().unwrap();
     }
 
     #[test]

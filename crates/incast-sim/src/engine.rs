@@ -23,6 +23,8 @@ pub enum Event {
     Request(u32),
     /// A server starts answering (after its jitter) on a connection.
     Respond(u32),
+    /// A PFC pause (true) or resume (false) reaches the sending end of a link.
+    Pause(u32, bool),
     /// The workload starts.
     Start,
     /// Take a time-series sample.

@@ -22,6 +22,7 @@ pub mod red;
 pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod tasks;
 pub mod tcp;
 pub mod topology;
 pub mod units;

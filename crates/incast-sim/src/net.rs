@@ -23,6 +23,8 @@ pub const ECT: u8 = 1;
 pub const CE: u8 = 2;
 /// ECN echo: the receiver's report of CE marks (the TCP header's ECE flag).
 pub const ECE: u8 = 4;
+/// Congestion window reduced: the sender's answer to ECE (the TCP header's CWR flag).
+pub const CWR: u8 = 8;
 
 /// A TCP segment on the wire. Every segment carries an acknowledgment (RFC 793 after the
 /// handshake), and data segments may carry payload.
@@ -34,7 +36,7 @@ pub struct Packet {
     pub hop: u16,
     /// Number of valid SACK blocks.
     pub nsack: u8,
-    /// ECN bits: [`ECT`], [`CE`], [`ECE`].
+    /// ECN bits: [`ECT`], [`CE`], [`ECE`], [`CWR`].
     pub ecn: u8,
     /// Endpoint that receives it.
     pub dst: u32,
@@ -112,6 +114,10 @@ pub struct QueueStats {
     pub busy: SimTime,
     /// Packets marked CE on arrival.
     pub marks: u64,
+    /// Times the link was paused by PFC / 802.3x.
+    pub pauses: u64,
+    /// Time spent paused, picoseconds.
+    pub paused: SimTime,
 }
 
 /// A buffer shared by several egress queues with a dynamic threshold (Choudhury and Hahne):
@@ -191,12 +197,17 @@ pub struct Link {
     limit_packets: u32,
     mark_bytes: u64,
     mark_packets: u32,
-    /// Packets waiting, the one in service at the front.
-    queue: VecDeque<PktId>,
+    /// Packets waiting (with their frame bytes), the one in service at the front.
+    queue: VecDeque<(PktId, u32)>,
     /// Frame bytes in `queue`.
     bytes: u64,
     /// Packets propagating, with their arrival time at the far end.
     pipe: VecDeque<(SimTime, PktId)>,
+    /// The head of `queue` is being serialized.
+    busy: bool,
+    /// Paused by the next hop (PFC): the packet in service finishes, no new one starts.
+    paused: bool,
+    paused_since: SimTime,
     /// Counters.
     pub stats: QueueStats,
 }
@@ -215,6 +226,9 @@ impl Link {
             queue: VecDeque::new(),
             bytes: 0,
             pipe: VecDeque::new(),
+            busy: false,
+            paused: false,
+            paused_since: 0,
             stats: QueueStats::default(),
         }
     }
@@ -228,7 +242,42 @@ impl Link {
 
     /// The packet being serialized, if any.
     pub fn head(&self) -> Option<PktId> {
-        self.queue.front().copied()
+        self.queue.front().map(|&(id, _)| id).filter(|_| self.busy)
+    }
+
+    /// Whether the link is paused (PFC).
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// A PAUSE (XOFF) took effect: the frame on the wire completes, the next waits.
+    pub fn pause(&mut self, now: SimTime) {
+        if !self.paused {
+            self.paused = true;
+            self.paused_since = now;
+            self.stats.pauses += 1;
+        }
+    }
+
+    /// A resume (XON) took effect. Returns the end of the transmission it starts, if any.
+    pub fn resume(&mut self, now: SimTime) -> Option<SimTime> {
+        if !self.paused {
+            return None;
+        }
+        self.paused = false;
+        self.stats.paused += now - self.paused_since;
+        self.start_next(now)
+    }
+
+    /// Start serializing the head of the queue if the link is free to; returns when it ends.
+    #[inline]
+    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.busy || self.paused {
+            return None;
+        }
+        let &(_, frame) = self.queue.front()?;
+        self.busy = true;
+        Some(now + self.serialization(frame))
     }
 
     /// Count a packet dropped before it reached this queue (a shared buffer refused it).
@@ -273,41 +322,30 @@ impl Link {
             self.stats.drops += 1;
             return Enqueued::Dropped;
         }
-        self.queue.push_back(id);
+        self.queue.push_back((id, frame));
         self.bytes += f;
         self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
         self.stats.max_packets = self.stats.max_packets.max(self.queue.len() as u32);
-        if self.queue.len() == 1 {
-            Enqueued::Transmitting(now + self.serialization(frame))
-        } else {
-            Enqueued::Waiting
+        match self.start_next(now) {
+            Some(t) => Enqueued::Transmitting(t),
+            None => Enqueued::Waiting,
         }
     }
 
     /// The packet in service has been serialized: it enters the pipe. Returns whether the pipe
     /// was empty (so its arrival must be scheduled at `now + delay`) and, if another packet
-    /// waits, the end of its transmission. `frame_of` looks up a packet's frame size.
+    /// starts (the link is not paused), the end of its transmission.
     #[inline]
-    pub fn finish_tx(
-        &mut self,
-        now: SimTime,
-        frame_of: impl Fn(PktId) -> u32,
-    ) -> (bool, Option<SimTime>) {
-        let id = self.queue.pop_front().expect("finish_tx on an idle link");
-        let f = frame_of(id);
+    pub fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
+        let (id, f) = self.queue.pop_front().expect("finish_tx on an idle link");
+        debug_assert!(self.busy);
+        self.busy = false;
         self.bytes -= f as u64;
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += f as u64;
         let pipe_was_empty = self.pipe.is_empty();
         self.pipe.push_back((now + self.delay, id));
-        let next = match self.queue.front() {
-            Some(&n) => {
-                let nf = frame_of(n);
-                Some(now + self.serialization(nf))
-            }
-            None => None,
-        };
-        (pipe_was_empty, next)
+        (pipe_was_empty, self.start_next(now))
     }
 
     /// The packet at the head of the pipe reaches the far end. Returns it and the arrival time
@@ -371,21 +409,41 @@ mod tests {
     #[test]
     fn fifo_through_queue_and_pipe() {
         let mut l = link(100_000);
-        let frames = |_: PktId| 1518u32;
         let t1 = match l.enqueue(0, 7, 1518) {
             Enqueued::Transmitting(t) => t,
             other => panic!("{other:?}"),
         };
         l.enqueue(0, 8, 1518);
-        let (empty, next) = l.finish_tx(t1, frames);
+        let (empty, next) = l.finish_tx(t1);
         assert!(empty);
         assert_eq!(next, Some(2 * t1));
-        let (empty, next) = l.finish_tx(2 * t1, frames);
+        let (empty, next) = l.finish_tx(2 * t1);
         assert!(!empty);
         assert_eq!(next, None);
         assert_eq!(l.arrive(), (7, Some(2 * t1 + 1_000)));
         assert_eq!(l.arrive(), (8, None));
         assert_eq!(l.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn a_paused_link_finishes_its_frame_then_waits_for_resume() {
+        let mut l = link(100_000);
+        let t1 = match l.enqueue(0, 1, 1518) {
+            Enqueued::Transmitting(t) => t,
+            other => panic!("{other:?}"),
+        };
+        l.enqueue(0, 2, 1518);
+        l.pause(10);
+        let (_, next) = l.finish_tx(t1);
+        assert_eq!(next, None, "paused: the second frame waits");
+        assert_eq!(l.head(), None);
+        assert_eq!(l.enqueue(t1, 3, 1518), Enqueued::Waiting);
+        let t2 = l.resume(5 * t1).expect("resume starts the waiting frame");
+        assert_eq!(t2, 6 * t1);
+        assert_eq!(l.head(), Some(2));
+        assert_eq!(l.resume(5 * t1), None, "a second resume is a no-op");
+        assert_eq!(l.stats.pauses, 1);
+        assert_eq!(l.stats.paused, 5 * t1 - 10);
     }
 
     #[test]

@@ -73,6 +73,11 @@ pub struct Report {
     pub duration: SimTime,
     /// Application bytes / duration, bits per second.
     pub goodput_bps: f64,
+    /// Background flows' bytes delivered while the workload ran / its duration, bits per
+    /// second.
+    pub background_bps: f64,
+    /// PFC pauses the switch sent (each XOFF that took a link from running to paused).
+    pub pfc_pauses: u64,
     /// Rate of the receiver's link, bits per second.
     pub link_bps: u64,
     /// Duration of each block (sync_read), picoseconds.

@@ -10,10 +10,11 @@ use crate::engine::{Event, EventQueue};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
 use crate::report::{FlowReport, QueueReport, Report, Series};
 use crate::rng::Rng;
+use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::{to_secs, SimTime};
-use crate::workload::{Action, Workload};
+use crate::workload::Action;
 
 /// Bytes a background flow offers: more than any run can send.
 const BACKGROUND_BYTES: u64 = 1 << 50;
@@ -60,12 +61,14 @@ pub struct Simulation {
     host_q: Vec<VecDeque<(SimTime, PktId)>>,
     /// Per-endpoint random streams for host jitter.
     host_rng: Vec<Rng>,
-    wl: Workload,
+    wl: Tasks,
     out: Vec<Segment>,
     act: Vec<Action>,
     processed: u64,
     finished: bool,
     busy_at_start: SimTime,
+    /// Bytes the background flows had delivered when the workload started.
+    background_at_start: u64,
     series: Option<Series>,
 }
 
@@ -82,17 +85,24 @@ impl Simulation {
     pub fn new(sc: Scenario) -> Result<Simulation, SimError> {
         sc.validate()?;
         let mut net = Network::build(&sc);
-        let wl = Workload::new(&sc);
+        let wl = Tasks::new(&sc);
         let fg = wl.connections();
         let conns = fg + sc.background.flows;
         let params = TcpParams::from(&sc.tcp);
         let mut eps = Vec::with_capacity(2 * conns as usize);
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
+        let n = sc.topology.senders;
         for c in 0..conns {
-            // Background hosts come after the receiver.
-            let host = if c < fg { c } else { c + 1 };
-            let to_server = net.add_route(net.receiver, host);
-            let to_client = net.add_route(host, net.receiver);
+            // Workload connection c is server c mod N's (each task has its own connections).
+            let (server, client) = if c < fg {
+                (c % n, net.receiver)
+            } else {
+                net.background_ends(&sc, c - fg)
+            };
+            // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
+            let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
+            let to_server = net.add_route(client, server);
+            let to_client = net.add_route(server, client);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             for route in [to_server, to_client] {
@@ -104,7 +114,11 @@ impl Simulation {
                     sc.tcp.clock_granularity,
                 )
                 .with_formula(sc.tcp.rto_formula);
-                let mut e = Endpoint::new(params.clone(), rtt, Some(handshake));
+                let p = TcpParams {
+                    ecn,
+                    ..params.clone()
+                };
+                let mut e = Endpoint::new(p, rtt, Some(handshake));
                 if sc.tcp.rto_randomization != RtoRandomization::None {
                     let rng = Rng::new(sc.seed, (2 << 32) + ep);
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
@@ -130,6 +144,7 @@ impl Simulation {
             processed: 0,
             finished: false,
             busy_at_start: 0,
+            background_at_start: 0,
             series: (sc.run.sample_interval > 0).then(|| Series {
                 cwnd: vec![Vec::new(); fg as usize],
                 ..Series::default()
@@ -217,17 +232,29 @@ impl Simulation {
         match ev {
             Event::TxDone(l) => {
                 let link = &mut self.net.links[l as usize];
-                let pkts = &self.pkts;
+                let head = link.head().expect("a TxDone event has a packet in service");
+                let p = *self.pkts.get(head);
                 if self.net.pooled[l as usize] {
-                    if let (Some(pool), Some(id)) = (self.net.pool.as_mut(), link.head()) {
-                        pool.release(pkts.get(id).frame as u64);
+                    if let Some(pool) = self.net.pool.as_mut() {
+                        pool.release(p.frame as u64);
                     }
                 }
-                let (pipe_was_empty, next) = link.finish_tx(self.now, |id| pkts.get(id).frame);
+                let (pipe_was_empty, next) = link.finish_tx(self.now);
                 if pipe_was_empty {
                     self.events.push(self.now + link.delay, Event::Arrive(l));
                 }
                 if let Some(t) = next {
+                    self.events.push(t, Event::TxDone(l));
+                }
+                if self.net.pfc.is_some() && p.hop > 0 {
+                    self.pfc_release(&p);
+                }
+            }
+            Event::Pause(l, on) => {
+                let link = &mut self.net.links[l as usize];
+                if on {
+                    link.pause(self.now);
+                } else if let Some(t) = link.resume(self.now) {
                     self.events.push(t, Event::TxDone(l));
                 }
             }
@@ -250,7 +277,7 @@ impl Simulation {
                     self.eps[ep as usize].on_rto(self.now, &mut out);
                     let fired = self.eps[ep as usize].stats.timeouts - before;
                     if ep % 2 == 1 && ep / 2 < self.wl.connections() {
-                        self.wl.timeouts += fired as u64;
+                        self.wl.add_timeouts(ep / 2, fired as u64);
                     }
                     self.out = out;
                     self.transmit(ep);
@@ -287,6 +314,7 @@ impl Simulation {
             }
             Event::Start => {
                 self.busy_at_start = self.net.links[self.net.bottleneck as usize].stats.busy;
+                self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
                 self.wl.start(self.now, &mut act);
                 self.apply(act);
@@ -296,6 +324,16 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: LinkId, id: PktId) {
+        let (route, hop) = {
+            let p = self.pkts.get(id);
+            (p.route, p.hop)
+        };
+        // Under PFC, the link the packet came over (its ingress into the switch).
+        let ingress = match self.net.pfc {
+            Some(_) if hop > 0 => self.net.hop(route, hop - 1),
+            _ => None,
+        };
+        let ingress_delay = ingress.map_or(0, |up| self.net.links[up as usize].delay);
         let link = &mut self.net.links[l as usize];
         let p = self.pkts.get_mut(id);
         if let Some(red) = self.net.red[l as usize].as_mut() {
@@ -314,6 +352,27 @@ impl Simulation {
             p.ecn |= CE;
         }
         let frame = p.frame;
+        if let (Some(up), Some(pfc)) = (ingress, self.net.pfc.as_mut()) {
+            // Lossless: the frame counts against the ingress it came through; only a headroom
+            // overrun (thresholds set too high) drops it.
+            let held = &mut pfc.ingress[up as usize];
+            if *held + frame as u64 > pfc.limit {
+                link.count_drop();
+                self.pkts.free(id);
+                return;
+            }
+            *held += frame as u64;
+            if *held >= pfc.xoff && !pfc.paused[up as usize] {
+                pfc.paused[up as usize] = true;
+                // The pause frame crosses the link back to its sender.
+                self.events
+                    .push(self.now + ingress_delay, Event::Pause(up, true));
+            }
+            if let Enqueued::Transmitting(t) = link.enqueue(self.now, id, frame) {
+                self.events.push(t, Event::TxDone(l));
+            }
+            return;
+        }
         let pool = if self.net.pooled[l as usize] {
             self.net.pool.as_mut()
         } else {
@@ -336,6 +395,22 @@ impl Simulation {
                     self.events.push(t, Event::TxDone(l));
                 }
             }
+        }
+    }
+
+    /// A frame left the switch: its ingress holds less, and may be resumed.
+    fn pfc_release(&mut self, p: &Packet) {
+        let up = self
+            .net
+            .hop(p.route, p.hop - 1)
+            .expect("hop > 0 has a previous link");
+        let pfc = self.net.pfc.as_mut().expect("PFC is on");
+        let held = &mut pfc.ingress[up as usize];
+        *held -= p.frame as u64;
+        if pfc.paused[up as usize] && *held <= pfc.xon {
+            pfc.paused[up as usize] = false;
+            let delay = self.net.links[up as usize].delay;
+            self.events.push(self.now + delay, Event::Pause(up, false));
         }
     }
 
@@ -433,6 +508,14 @@ impl Simulation {
         self.out = out;
     }
 
+    /// Bytes every background flow has delivered so far.
+    fn background_bytes(&self) -> u64 {
+        let fg = self.wl.connections() as usize;
+        (fg..self.eps.len() / 2)
+            .map(|c| self.eps[2 * c].received())
+            .sum()
+    }
+
     fn sync_timers(&mut self, ep: u32) {
         let e = &mut self.eps[ep as usize];
         if let Some((t, gen)) = e.rto_timer.needs_event() {
@@ -447,7 +530,7 @@ impl Simulation {
         let Some(series) = self.series.as_mut() else {
             return;
         };
-        series.t.push(self.now - self.wl.start);
+        series.t.push(self.now - self.wl.start_time());
         series
             .queue_bytes
             .push(self.net.links[self.net.bottleneck as usize].queued_bytes());
@@ -477,6 +560,19 @@ impl Simulation {
                     pool.used(),
                     pool.total(),
                     queued
+                ));
+            }
+        }
+        if let Some(pfc) = &self.net.pfc {
+            let queued: u64 = (0..self.net.links.len() as u32)
+                .filter(|&l| self.net.is_port(l))
+                .map(|l| self.net.links[l as usize].queued_bytes())
+                .sum();
+            let held: u64 = pfc.ingress.iter().sum();
+            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
+                return Err(format!(
+                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
+                    pfc.limit
                 ));
             }
         }
@@ -516,11 +612,7 @@ impl Simulation {
                 flow: c,
                 background,
                 bytes: self.eps[(2 * c) as usize].received(),
-                fct: if background {
-                    None
-                } else {
-                    self.wl.fct[c as usize]
-                },
+                fct: if background { None } else { self.wl.fct(c) },
                 timeouts: s.timeouts,
                 fast_recoveries: s.recoveries,
                 retx_fast: s.retx_fast,
@@ -551,6 +643,8 @@ impl Simulation {
             agg.tx_bytes += l.stats.tx_bytes;
             agg.busy += l.stats.busy;
             agg.marks += l.stats.marks;
+            agg.pauses += l.stats.pauses;
+            agg.paused += l.stats.paused;
         }
         let bottleneck = QueueReport {
             name: self.net.name(bn),
@@ -570,21 +664,26 @@ impl Simulation {
                 stats: nics,
             },
         ];
-        let end = self.wl.finish.unwrap_or(self.now);
-        let duration = end.saturating_sub(self.wl.start);
+        let end = self.wl.finish_time().unwrap_or(self.now);
+        let duration = end.saturating_sub(self.wl.start_time());
         let app_bytes: u64 = (0..fg).map(|c| self.eps[(2 * c) as usize].received()).sum();
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
             senders: self.sc.topology.senders,
             workload: self.sc.workload.kind,
             app_bytes,
-            start: self.wl.start,
+            start: self.wl.start_time(),
             duration,
             goodput_bps: crate::units::rate_of(app_bytes, duration),
+            background_bps: crate::units::rate_of(
+                self.background_bytes() - self.background_at_start,
+                duration,
+            ),
+            pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
             link_bps: self.sc.topology.receiver_link,
-            block_times: self.wl.block_times.clone(),
-            query_fcts: self.wl.query_fcts.clone(),
-            block_timeouts: self.wl.block_timeouts.clone(),
+            block_times: self.wl.block_times(),
+            query_fcts: self.wl.query_fcts().to_vec(),
+            block_timeouts: self.wl.block_timeouts(),
             flows,
             timeouts,
             timeout_runs,

@@ -2,7 +2,7 @@
 //! forwarding is `route[hop + 1]`, never a table lookup, so new topologies (leaf-spine,
 //! fat-tree) only need to build links and routes.
 
-use crate::config::{QueueLimit, Scenario, TopologyKind};
+use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
 use crate::rng::Rng;
@@ -40,6 +40,26 @@ pub struct Network {
     pub pooled: Vec<bool>,
     /// RED state of each link that runs it (switch ports, when configured).
     pub red: Vec<Option<Red>>,
+    /// Host index of the background flows' sink, if they have one.
+    pub sink: Option<u32>,
+    /// PFC state, when the switch runs it.
+    pub pfc: Option<Pfc>,
+}
+
+/// PFC / 802.3x at the switch: bytes held per ingress (indexed by the upstream link), and the
+/// pauses sent.
+#[derive(Debug)]
+pub struct Pfc {
+    /// Pause the upstream link when its ingress holds this many bytes.
+    pub xoff: u64,
+    /// Resume it when they fall to this.
+    pub xon: u64,
+    /// Bytes an ingress may hold at all (XOFF plus headroom); beyond it a frame is dropped.
+    pub limit: u64,
+    /// Bytes in the switch that arrived over each link.
+    pub ingress: Vec<u64>,
+    /// Whether the switch has paused each link (and not yet resumed it).
+    pub paused: Vec<bool>,
 }
 
 impl Network {
@@ -54,7 +74,22 @@ impl Network {
     fn star(sc: &Scenario) -> Network {
         let t = &sc.topology;
         let receiver = t.senders;
-        let hosts = t.senders + 1 + sc.background.flows;
+        let bg = &sc.background;
+        let own = if bg.source == BackgroundSource::OwnHosts {
+            bg.flows
+        } else {
+            0
+        };
+        let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
+            .then_some(t.senders + 1 + own);
+        let hosts = t.senders + 1 + own + u32::from(sink.is_some());
+        let pfc = sc.pfc_thresholds();
+        // Under PFC an egress queue is bounded by the ingresses feeding it, not by a limit.
+        let port_limit = if pfc.is_some() {
+            QueueLimit::UNLIMITED
+        } else {
+            t.buffer
+        };
         let delay = t.rtt / 4;
         let mut links = Vec::with_capacity(2 * hosts as usize);
         let mut roles = Vec::with_capacity(2 * hosts as usize);
@@ -67,7 +102,8 @@ impl Network {
             links.push(Link::new(rate, delay, t.nic_buffer, sc.tcp.phy_overhead));
             roles.push(LinkRole::Nic(h));
             links.push(
-                Link::new(rate, delay, t.buffer, sc.tcp.phy_overhead).with_marking(t.ecn_threshold),
+                Link::new(rate, delay, port_limit, sc.tcp.phy_overhead)
+                    .with_marking(t.ecn_threshold),
             );
             roles.push(LinkRole::Port(h));
         }
@@ -91,7 +127,16 @@ impl Network {
                 _ => None,
             })
             .collect();
+        let n_links = links.len();
         Network {
+            sink,
+            pfc: pfc.map(|(xoff, xon)| Pfc {
+                xoff,
+                xon,
+                limit: t.buffer.bytes.expect("validated: PFC has a byte buffer"),
+                ingress: vec![0; n_links],
+                paused: vec![false; n_links],
+            }),
             red,
             pool: t
                 .shared_buffer
@@ -104,6 +149,22 @@ impl Network {
             bottleneck: 2 * receiver + 1,
             receiver,
         }
+    }
+
+    /// The host background flow `i` starts from and the host it goes to.
+    pub fn background_ends(&self, sc: &Scenario, i: u32) -> (u32, u32) {
+        let n = sc.topology.senders;
+        let from = match sc.background.source {
+            BackgroundSource::OwnHosts => n + 1 + i,
+            BackgroundSource::Senders => i % n,
+        };
+        (from, self.sink.unwrap_or(self.receiver))
+    }
+
+    /// Whether link `l` is a switch egress port (its packets arrived over another link).
+    #[inline]
+    pub fn is_port(&self, l: LinkId) -> bool {
+        matches!(self.roles[l as usize], LinkRole::Port(_))
     }
 
     /// Add a route from host `a` to host `b`, returning its index.
@@ -144,6 +205,7 @@ impl Network {
         match self.roles[l as usize] {
             LinkRole::Nic(h) if h == self.receiver => "nic-receiver".into(),
             LinkRole::Port(h) if h == self.receiver => "port-receiver".into(),
+            LinkRole::Port(h) if Some(h) == self.sink => "port-sink".into(),
             LinkRole::Nic(h) => format!("nic{h}"),
             LinkRole::Port(h) => format!("port{h}"),
         }

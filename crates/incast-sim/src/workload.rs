@@ -92,8 +92,7 @@ pub struct Workload {
 struct Queries {
     count: u32,
     load: f64,
-    size_min: u64,
-    size_max: u64,
+    sizes: SizeDist,
     link_bps: u64,
     rng: Rng,
     /// Sizes of the queries each connection will be asked, in arrival order.
@@ -109,9 +108,58 @@ struct Queries {
     done: u32,
 }
 
+/// Sizes of query responses.
+#[derive(Debug, Clone)]
+enum SizeDist {
+    /// Uniform in [min, max] bytes.
+    Uniform(u64, u64),
+    /// An empirical CDF: (bytes, cumulative probability) points, linear in between.
+    Cdf(Vec<(u64, f64)>),
+}
+
+impl SizeDist {
+    /// Mean size, bytes.
+    fn mean(&self) -> f64 {
+        match self {
+            SizeDist::Uniform(a, b) => (a + b) as f64 / 2.0,
+            SizeDist::Cdf(pts) => {
+                let (s0, p0) = pts[0];
+                let mut m = s0 as f64 * p0;
+                for w in pts.windows(2) {
+                    let ((sa, pa), (sb, pb)) = (w[0], w[1]);
+                    m += (pb - pa) * (sa + sb) as f64 / 2.0;
+                }
+                m
+            }
+        }
+    }
+
+    /// One draw.
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        match self {
+            SizeDist::Uniform(a, b) => a + rng.up_to(b - a),
+            SizeDist::Cdf(pts) => {
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let i = pts.partition_point(|&(_, p)| p < u).min(pts.len() - 1);
+                if i == 0 {
+                    return pts[0].0;
+                }
+                let ((sa, pa), (sb, pb)) = (pts[i - 1], pts[i]);
+                let f = if pb > pa { (u - pa) / (pb - pa) } else { 1.0 };
+                (sa as f64 + f * (sb - sa) as f64).round() as u64
+            }
+        }
+    }
+}
+
 impl Workload {
-    /// The scenario's workload, not yet started.
+    /// The scenario's workload (its first task, when it has several), not yet started.
     pub fn new(sc: &Scenario) -> Workload {
+        Self::task(sc, 0)
+    }
+
+    /// Task `task` of the scenario's workload: its own random streams.
+    pub fn task(sc: &Scenario, task: u32) -> Workload {
         let n = sc.topology.senders;
         let w = &sc.workload;
         let unit = (0..n)
@@ -124,8 +172,11 @@ impl Workload {
         let q = (w.kind == WorkloadKind::Queries).then(|| Queries {
             count: w.queries,
             load: w.query_load,
-            size_min: w.query_size_min,
-            size_max: w.query_size_max,
+            sizes: if w.query_size_cdf.is_empty() {
+                SizeDist::Uniform(w.query_size_min, w.query_size_max)
+            } else {
+                SizeDist::Cdf(w.query_size_cdf.clone())
+            },
             link_bps: sc.topology.receiver_link,
             rng: Rng::new(sc.seed, 3 << 32),
             planned: vec![VecDeque::new(); n as usize],
@@ -142,7 +193,9 @@ impl Workload {
             blocks: w.blocks,
             request: w.request_size,
             jitter: w.jitter,
-            rng: (0..n).map(|i| Rng::new(sc.seed, i as u64)).collect(),
+            rng: (0..n)
+                .map(|i| Rng::new(sc.seed, task as u64 * n as u64 + i as u64))
+                .collect(),
             block: 0,
             remaining: 0,
             frag_end: vec![0; n as usize],
@@ -206,14 +259,14 @@ impl Workload {
     fn plan_queries(&mut self, now: SimTime, act: &mut Vec<Action>) {
         let n = self.n as u64;
         let q = self.q.as_mut().expect("queries workload");
-        let mean_bits = (q.size_min + q.size_max) as f64 / 2.0 * 8.0;
+        let mean_bits = q.sizes.mean() * 8.0;
         let rate = q.load * q.link_bps as f64 / mean_bits; // queries per second
         let mut t = now as f64;
         for _ in 0..q.count {
             let u = (q.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             t += -(1.0 - u).ln() / rate * 1e12;
             let conn = q.rng.up_to(n - 1) as u32;
-            let size = q.size_min + q.rng.up_to(q.size_max - q.size_min);
+            let size = q.sizes.sample(&mut q.rng);
             q.planned[conn as usize].push_back(size);
             act.push(Action::RequestAt {
                 conn,
@@ -474,6 +527,20 @@ mod tests {
         act.clear();
         w.request(2, 1100, &mut act);
         assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
+    }
+
+    #[test]
+    fn empirical_cdf_sizes_follow_the_cdf() {
+        // 30% of 1 KB, then uniform from 1 KB to 100 KB.
+        let d = SizeDist::Cdf(vec![(1_000, 0.3), (100_000, 1.0)]);
+        assert!((d.mean() - (0.3 * 1000.0 + 0.7 * 50_500.0)).abs() < 1e-6);
+        let mut rng = Rng::new(7, 0);
+        let draws: Vec<u64> = (0..20_000).map(|_| d.sample(&mut rng)).collect();
+        let small = draws.iter().filter(|&&s| s == 1_000).count() as f64 / 20_000.0;
+        assert!((small - 0.3).abs() < 0.02, "{small}");
+        assert!(draws.iter().all(|&s| (1_000..=100_000).contains(&s)));
+        let mean = draws.iter().sum::<u64>() as f64 / 20_000.0;
+        assert!((mean / d.mean() - 1.0).abs() < 0.03, "{mean}");
     }
 
     #[test]

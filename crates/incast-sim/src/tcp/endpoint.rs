@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd, Tcp};
 use crate::engine::Timer;
-use crate::net::{CE, ECE, ECT, MAX_SACK_BLOCKS};
+use crate::net::{CE, CWR, ECE, ECT, MAX_SACK_BLOCKS};
 use crate::tcp::cubic::Cubic;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
@@ -61,6 +61,8 @@ pub struct TcpParams {
     pub congestion_control: CongestionControl,
     /// F-RTO after timeouts.
     pub frto: bool,
+    /// ECN was negotiated for this connection (both ends enabled it): data is ECT.
+    pub ecn: bool,
     /// DCTCP's gain g.
     pub dctcp_g: f64,
 }
@@ -79,6 +81,7 @@ impl From<&Tcp> for TcpParams {
             recovery_cwnd: t.recovery_cwnd,
             congestion_control: t.congestion_control,
             frto: t.frto,
+            ecn: t.ecn,
             dctcp_g: t.dctcp_g,
         }
     }
@@ -112,7 +115,7 @@ pub struct Segment {
     pub nsack: u8,
     /// SACK blocks, most recent first.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    /// ECN bits: ECT on DCTCP data, ECE echoing the last CE mark received.
+    /// ECN bits: ECT on data of ECN-capable connections, ECE echoing CE marks, CWR.
     pub ecn: u8,
 }
 
@@ -256,8 +259,11 @@ pub struct Endpoint {
     ack_now: bool,
     /// Delayed-ACK timer.
     pub delack_timer: Timer,
-    /// Whether the last data segment received was marked CE (echoed as ECE).
+    /// Whether ACKs carry ECE: DCTCP echoes the last data segment's CE mark; classic ECN
+    /// (RFC 3168) latches it from a CE mark until the sender's CWR.
     ce_state: bool,
+    /// Classic ECN sender: the next data segment carries CWR.
+    send_cwr: bool,
     /// CUBIC's state, when it is the congestion control.
     cubic: Option<Cubic>,
     /// Smallest RTT sample seen.
@@ -331,6 +337,7 @@ impl Endpoint {
             ack_now: false,
             delack_timer: Timer::default(),
             ce_state: false,
+            send_cwr: false,
             cubic,
             min_rtt: SimTime::MAX,
             dctcp_alpha: 1.0,
@@ -388,12 +395,24 @@ impl Endpoint {
     pub fn on_segment(&mut self, now: SimTime, seg: &Incoming<'_>, out: &mut Vec<Segment>) -> u64 {
         let prior_una = self.snd_una;
         self.process_ack(now, seg.ack, seg.sack, seg.len > 0);
-        if self.p.congestion_control == CongestionControl::Dctcp {
+        let dctcp = self.p.congestion_control == CongestionControl::Dctcp;
+        if dctcp {
             self.dctcp_on_ack(prior_una, seg.ecn & ECE != 0);
+        } else if self.p.ecn && seg.ecn & ECE != 0 {
+            self.classic_ecn_response();
         }
         let delivered = if seg.len > 0 {
             let ce = seg.ecn & CE != 0;
-            if ce != self.ce_state {
+            if !dctcp {
+                // RFC 3168 6.1.3: echo from a CE mark until a CWR arrives (and again if the
+                // CWR segment is itself marked).
+                if seg.ecn & CWR != 0 {
+                    self.ce_state = false;
+                }
+                if ce {
+                    self.ce_state = true;
+                }
+            } else if ce != self.ce_state {
                 // RFC 8257 3.2: acknowledge at once when the CE state changes, so the echo
                 // tracks the marks exactly even with delayed ACKs.
                 if self.pending_acks > 0 {
@@ -878,6 +897,21 @@ impl Endpoint {
         }
     }
 
+    /// Classic ECN's sender (RFC 3168 6.1.2): an echo is treated as a loss for the window (Reno
+    /// halves, CUBIC keeps 70%), at most once per window and not during loss recovery, and
+    /// the next data segment tells the receiver with CWR.
+    fn classic_ecn_response(&mut self) {
+        if self.ca != CaState::Open || self.snd_una < self.cwr_end || self.segs.is_empty() {
+            return;
+        }
+        self.ssthresh = self.loss_ssthresh();
+        self.cwnd = self.ssthresh;
+        self.cwnd_cnt = 0;
+        self.cwr_end = self.snd_nxt;
+        self.send_cwr = true;
+        self.stats.ecn_reductions += 1;
+    }
+
     /// F-RTO found the timeout spurious: data never retransmitted has arrived. Restore the
     /// window (Linux's `tcp_undo_cwnd_reduction`), forget the loss marks, carry on.
     fn undo_spurious_timeout(&mut self) {
@@ -1114,14 +1148,17 @@ impl Endpoint {
 
     fn emit(&mut self, seq: u64, len: u32, out: &mut Vec<Segment>) {
         let (nsack, sack) = self.sack_blocks();
-        let ect = len > 0 && self.p.congestion_control == CongestionControl::Dctcp;
+        let ect = len > 0 && self.p.ecn;
+        let cwr = ect && std::mem::take(&mut self.send_cwr);
         out.push(Segment {
             seq,
             len,
             ack: self.rcv_nxt,
             nsack,
             sack,
-            ecn: if ect { ECT } else { 0 } | if self.ce_state { ECE } else { 0 },
+            ecn: if ect { ECT } else { 0 }
+                | if self.ce_state { ECE } else { 0 }
+                | if cwr { CWR } else { 0 },
         });
         self.pending_acks = 0;
         self.ack_now = false;
@@ -1180,6 +1217,7 @@ mod tests {
             recovery_cwnd: RecoveryCwnd::Prr,
             congestion_control: CongestionControl::Reno,
             frto: false,
+            ecn: false,
             dctcp_g: 1.0 / 16.0,
         }
     }

@@ -1,0 +1,221 @@
+//! Concurrent tasks of one workload: several synchronized reads (or incasts) from the same
+//! client, each over its own connections to every server, each waiting only for its own blocks
+//! (an aggregator serving several queries at once).
+//!
+//! Task `t` owns connections `t·N .. (t+1)·N`. Each task is a [`Workload`] that speaks in its
+//! own connection numbers; this wrapper routes events to it and renumbers its actions.
+
+use crate::config::Scenario;
+use crate::units::SimTime;
+use crate::workload::{Action, Workload};
+
+/// Every task of the scenario's workload.
+#[derive(Debug)]
+pub struct Tasks {
+    tasks: Vec<Workload>,
+    /// Connections per task (the number of servers).
+    n: u32,
+    /// Tasks finished so far.
+    done: u32,
+    local: Vec<Action>,
+}
+
+impl Tasks {
+    /// The scenario's tasks, not yet started.
+    pub fn new(sc: &Scenario) -> Tasks {
+        Tasks {
+            tasks: (0..sc.workload.tasks)
+                .map(|t| Workload::task(sc, t))
+                .collect(),
+            n: sc.topology.senders,
+            done: 0,
+            local: Vec::new(),
+        }
+    }
+
+    /// Connections of all tasks together.
+    pub fn connections(&self) -> u32 {
+        self.n * self.tasks.len() as u32
+    }
+
+    /// When the workload started.
+    pub fn start_time(&self) -> SimTime {
+        self.tasks[0].start
+    }
+
+    /// When the last task finished, once all have.
+    pub fn finish_time(&self) -> Option<SimTime> {
+        (self.done == self.tasks.len() as u32)
+            .then(|| self.tasks.iter().filter_map(|t| t.finish).max())
+            .flatten()
+    }
+
+    /// Block durations of every task (task by task, each in order).
+    pub fn block_times(&self) -> Vec<SimTime> {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.block_times.clone())
+            .collect()
+    }
+
+    /// Timeouts during each block, in the order of [`Tasks::block_times`].
+    pub fn block_timeouts(&self) -> Vec<u32> {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.block_timeouts.clone())
+            .collect()
+    }
+
+    /// Query completions (the queries workload has one task).
+    pub fn query_fcts(&self) -> &[(u64, SimTime)] {
+        &self.tasks[0].query_fcts
+    }
+
+    /// Completion time of connection `conn`'s flow (incast).
+    pub fn fct(&self, conn: u32) -> Option<SimTime> {
+        self.tasks[(conn / self.n) as usize].fct[(conn % self.n) as usize]
+    }
+
+    /// Count `k` timeouts of connection `conn`'s server towards its task's current block.
+    pub fn add_timeouts(&mut self, conn: u32, k: u64) {
+        self.tasks[(conn / self.n) as usize].timeouts += k;
+    }
+
+    /// Start every task at `now`.
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+        for t in 0..self.tasks.len() as u32 {
+            let mut local = std::mem::take(&mut self.local);
+            self.tasks[t as usize].start(now, &mut local);
+            self.translate(t, &mut local, act);
+            self.local = local;
+        }
+    }
+
+    /// A staggered or planned request of `conn` is due.
+    pub fn request(&mut self, conn: u32, now: SimTime, act: &mut Vec<Action>) {
+        self.route(conn, act, |w, c, a| w.request(c, now, a));
+    }
+
+    /// `conn`'s server answers now (its jitter elapsed).
+    pub fn respond(&mut self, conn: u32, act: &mut Vec<Action>) {
+        self.route(conn, act, |w, c, a| w.respond(c, a));
+    }
+
+    /// `conn`'s server has received `received` request bytes in all.
+    pub fn on_server_data(
+        &mut self,
+        conn: u32,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
+        self.route(conn, act, |w, c, a| w.on_server_data(c, received, now, a));
+    }
+
+    /// The client has received `received` bytes in all on `conn`.
+    pub fn on_client_data(
+        &mut self,
+        conn: u32,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
+        self.route(conn, act, |w, c, a| w.on_client_data(c, received, now, a));
+    }
+
+    fn route(
+        &mut self,
+        conn: u32,
+        act: &mut Vec<Action>,
+        f: impl FnOnce(&mut Workload, u32, &mut Vec<Action>),
+    ) {
+        let t = conn / self.n;
+        let mut local = std::mem::take(&mut self.local);
+        f(&mut self.tasks[t as usize], conn % self.n, &mut local);
+        self.translate(t, &mut local, act);
+        self.local = local;
+    }
+
+    /// Renumber task `t`'s actions into global connections and endpoints; the workload is
+    /// finished when its last task is.
+    fn translate(&mut self, t: u32, local: &mut Vec<Action>, act: &mut Vec<Action>) {
+        let base = t * self.n;
+        for a in local.drain(..) {
+            act.push(match a {
+                Action::Write { ep, bytes } => Action::Write {
+                    ep: ep + 2 * base,
+                    bytes,
+                },
+                Action::RespondAt { conn, at } => Action::RespondAt {
+                    conn: conn + base,
+                    at,
+                },
+                Action::RequestAt { conn, at } => Action::RequestAt {
+                    conn: conn + base,
+                    at,
+                },
+                Action::Finished => {
+                    self.done += 1;
+                    if self.done < self.tasks.len() as u32 {
+                        continue;
+                    }
+                    Action::Finished
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_task_waits_only_for_its_own_block() {
+        let mut sc = Scenario::example(2);
+        sc.workload.tasks = 2;
+        sc.workload.sru = Some(1000);
+        sc.workload.blocks = 2;
+        let mut w = Tasks::new(&sc);
+        assert_eq!(w.connections(), 4);
+        let mut act = Vec::new();
+        w.start(0, &mut act);
+        let eps: Vec<u32> = act
+            .iter()
+            .map(|a| match a {
+                Action::Write { ep, .. } => *ep,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(eps, vec![0, 2, 4, 6], "every task asks both servers");
+        act.clear();
+        // Task 1's server 0 (connection 2) answers on endpoint 5.
+        w.on_server_data(2, 100, 1, &mut act);
+        assert_eq!(act, vec![Action::Write { ep: 5, bytes: 1000 }]);
+        act.clear();
+        // Task 1 completes its first block; task 0 has nothing yet.
+        w.on_client_data(2, 1000, 5, &mut act);
+        w.on_client_data(3, 1000, 9, &mut act);
+        assert_eq!(
+            act,
+            vec![
+                Action::Write { ep: 4, bytes: 100 },
+                Action::Write { ep: 6, bytes: 100 }
+            ],
+            "only task 1 moves on"
+        );
+        assert_eq!(w.block_times(), vec![9]);
+        act.clear();
+        w.on_client_data(2, 2000, 20, &mut act);
+        w.on_client_data(3, 2000, 30, &mut act);
+        assert!(act.is_empty(), "task 1 finished, task 0 has not: {act:?}");
+        assert_eq!(w.finish_time(), None);
+        w.on_client_data(0, 1000, 40, &mut act);
+        w.on_client_data(1, 1000, 40, &mut act);
+        act.clear();
+        w.on_client_data(0, 2000, 50, &mut act);
+        w.on_client_data(1, 2000, 60, &mut act);
+        assert_eq!(act, vec![Action::Finished]);
+        assert_eq!(w.finish_time(), Some(60));
+    }
+}
