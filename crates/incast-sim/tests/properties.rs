@@ -1,7 +1,10 @@
 //! Random small scenarios: the engine's invariants hold at every step, every requested byte
 //! is delivered, and the run terminates.
 
-use incast_sim::config::{CwndRestart, QueueLimit, WorkloadKind};
+use incast_sim::config::{
+    BackgroundDestination, BackgroundSource, CongestionControl, CwndRestart, QueueLimit,
+    WorkloadKind,
+};
 use incast_sim::units::{from_ms, from_us, PS_PER_S};
 use incast_sim::{Scenario, Simulation};
 use proptest::prelude::*;
@@ -47,6 +50,27 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     // A buffer shared by the switch's ports, with a dynamic threshold.
                     s.topology.shared_buffer = Some(64_000);
                     s.topology.buffer = QueueLimit::UNLIMITED;
+                } else if seed % 3 == 1 && buffer.is_some_and(|b| b >= 16_000) {
+                    // PFC: lossless ingresses with the default thresholds.
+                    s.topology.pfc = true;
+                }
+                if seed % 5 == 0 {
+                    s.workload.tasks = 2;
+                }
+                if seed % 7 < 2 && buffer.is_some_and(|b| b >= 16_000) {
+                    // ECN-capable flows marked at 8 KB: DCTCP or RFC 3168 Reno.
+                    s.tcp.ecn = true;
+                    s.topology.ecn_threshold.bytes = Some(8_000);
+                    if seed % 7 == 0 {
+                        s.tcp.congestion_control = CongestionControl::Dctcp;
+                    }
+                }
+                if seed % 4 == 0 {
+                    // A long flow from a server to a sink of its own, through the same NIC.
+                    s.background.flows = 1;
+                    s.background.source = BackgroundSource::Senders;
+                    s.background.destination = BackgroundDestination::Sink;
+                    s.background.warmup = from_us(100);
                 }
                 s.tcp.rto_min = from_ms(rto_ms);
                 s.tcp.initial_window = iw;
@@ -71,7 +95,8 @@ proptest! {
 
     #[test]
     fn invariants_hold_at_every_step_and_every_byte_arrives(sc in scenario()) {
-        let n = sc.topology.senders as u64;
+        let n = sc.topology.senders as u64 * sc.workload.tasks as u64;
+        let lossless = sc.topology.pfc;
         let expected = sc.workload.sru.unwrap() * match sc.workload.kind {
             WorkloadKind::SyncRead => sc.workload.blocks as u64,
             WorkloadKind::Incast | WorkloadKind::Queries => 1,
@@ -91,8 +116,11 @@ proptest! {
         }
         let r = sim.report();
         prop_assert_eq!(r.app_bytes, expected * n);
-        for f in &r.flows {
+        for f in r.flows.iter().filter(|f| !f.background) {
             prop_assert_eq!(f.bytes, expected);
+        }
+        if lossless {
+            prop_assert_eq!(r.queues[0].stats.drops + r.queues[1].stats.drops, 0);
         }
     }
 }
