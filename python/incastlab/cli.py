@@ -735,8 +735,10 @@ def build_parser() -> argparse.ArgumentParser:
         "mitigate",
         help="run a scenario under each mitigation and rank them",
         description="Simulate the scenario as given and under each mitigation (smaller RTOmin, "
-        "microsecond timers, RTO randomization: uniform, TDA, MAA, FSA; a bigger buffer; "
-        "response jitter; a smaller initial window) and print them ranked by goodput.",
+        "microsecond timers, RTO randomization: uniform, TDA, MAA, FSA; DCTCP; ECN; RED; PFC; "
+        "a bigger or shared buffer; fan-out window, request staggering, response jitter; a "
+        "smaller initial window) and print them ranked by goodput. Mitigations the scenario "
+        "cannot take are listed as skipped, with the reason.",
         epilog="examples:\n  incast mitigate examples/incast-collapse.toml --senders 16,47\n"
         "  incast mitigate --senders 64 --block 1MB --buffer 32KB --rto-min 10ms "
         "--only rto-tda,rto-maa --plot m.png",
@@ -747,6 +749,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="print the ranking as JSON")
     g.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per mitigation")
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
+
+    from incastlab import cli_sweep
+
+    cli_sweep.add_parsers(sub)
     return p
 
 
@@ -798,6 +804,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_model(a, out, err)
         if a.command == "mitigate":
             return cmd_mitigate(a, out, err)
+        from incastlab import cli_sweep
+
+        done = cli_sweep.dispatch(a, out, err)
+        if done is not None:
+            return done
     except (ScenarioError, UsageError) as e:
         err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
         return 2

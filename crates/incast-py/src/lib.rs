@@ -12,13 +12,13 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
-    _core,
+    incastlab._core,
     ScenarioError,
     PyValueError,
     "The scenario is invalid."
 );
 create_exception!(
-    _core,
+    incastlab._core,
     SimulationError,
     PyRuntimeError,
     "The simulation stopped without a result (budget exhausted or internal error)."

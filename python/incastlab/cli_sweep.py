@@ -1,0 +1,248 @@
+"""`incast sweep` and `incast results`: run a sweep spec into a directory, and read it back."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from incastlab import _core
+from incastlab.scenario import ScenarioError
+from incastlab.sweep_spec import Point, load_spec
+from incastlab.sweep_store import SweepStore, flat_rows
+from incastlab.units import format_rate, format_time
+
+SWEEP_EXAMPLES = """examples:
+  incast sweep examples/sweep-rto.toml                    # into sweeps/sweep-rto/
+  incast sweep spec.toml --out runs/a --workers 2         # resumes if runs/a has points
+  incast sweep spec.toml --dask local                     # a Dask cluster on this machine
+  incast sweep spec.toml --dask tcp://scheduler:8786      # an existing Dask cluster
+  incast results sweeps/sweep-rto --where tcp.rto_min=1ms --csv rto.csv
+"""
+
+
+class UsageError(Exception):
+    """A command-line mistake."""
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser(
+        "sweep",
+        help="run a sweep spec (lists and ranges of scenario values) into a results directory",
+        description="Run every point of a sweep spec: a scenario TOML file in which any value "
+        "may be a list or a range, with an optional [sweep] table (seeds, zip, backend). Each "
+        "finished point is stored at once; rerunning skips the points already stored.",
+        epilog=SWEEP_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("spec", help="sweep spec (TOML)")
+    s.add_argument("--out", metavar="DIR", help="results directory (default: sweeps/SPEC-NAME)")
+    s.add_argument("--backend", choices=("sim", "model"), help="override sweep.backend")
+    s.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    s.add_argument(
+        "--dask", metavar="ADDR", help="run on a Dask cluster: tcp://host:8786, or 'local'"
+    )
+    s.add_argument("--dry-run", action="store_true", help="list the points, run nothing")
+    s.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+
+    r = sub.add_parser(
+        "results",
+        help="summarize, filter and export a sweep's results",
+        description="One row per stored point: the sweep's coordinates and headline numbers.",
+        epilog="examples:\n  incast results sweeps/rto\n"
+        "  incast results sweeps/rto --where topology.senders=16 --json\n"
+        "  incast results sweeps/rto --csv rto.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("dir", help="a directory written by incast sweep")
+    r.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keep points whose coordinate KEY equals VALUE (repeatable)",
+    )
+    r.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def _label(params: dict[str, Any]) -> str:
+    return " ".join(f"{k.split('.')[-1]}={v}" for k, v in params.items())
+
+
+def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.sweep_run import run_points
+
+    spec = load_spec(a.spec)
+    if a.backend:
+        spec.backend = a.backend
+    if a.workers is not None and a.workers < 1:
+        raise UsageError("--workers: at least 1")
+    points = spec.points()
+    if a.dry_run:
+        for p in points:
+            out.print(f"{p.key}  {_label(p.params)}")
+        err.print(f"{len(points)} points")
+        return 0
+    store = SweepStore(a.out or Path("sweeps") / spec.name)
+    store.create(
+        {
+            "name": spec.name,
+            "backend": spec.backend,
+            "spec": spec.raw,
+            "axes": spec.axis_keys,
+            "points": len(points),
+            "version": _core.__version__,
+        }
+    )
+    show = not a.json and not a.quiet
+    failures = 0
+    bar = Progress(
+        TextColumn("[bold]sweep[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not (show and err.is_terminal),
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task(spec.name, total=len(points), failed=0)
+        done = len(store.done() & {p.key for p in points})
+        bar.update(task, completed=done)
+
+        def progress(p: Point, ok: bool) -> None:
+            nonlocal failures
+            failures += 0 if ok else 1
+            bar.update(task, advance=1, failed=failures, description=_label(p.params))
+
+        res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
+    summary = {
+        "dir": str(store.root),
+        "points": res.total,
+        "already_done": res.skipped,
+        "ran": res.ran,
+        "failed": len(res.failed),
+        "wall_s": res.wall_s,
+    }
+    if a.json:
+        print(json.dumps(summary, indent=1))
+    elif not a.quiet:
+        _print_rows(store, out, err, [])
+        err.print(
+            f"{res.ran} run, {res.skipped} already stored, {len(res.failed)} failed "
+            f"({res.wall_s:.1f}s) → {store.root}"
+        )
+    return 1 if res.failed else 0
+
+
+def _filters(items: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"--where: expected KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out.append((k.strip(), v.strip()))
+    return out
+
+
+def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    rows = store.rows()
+    keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
+    for k, _ in where:
+        if rows and k not in keys:
+            raise UsageError(f"--where: {k!r} is not a coordinate of this sweep: {sorted(keys)}")
+    return [r for r in rows if all(str(r["params"].get(k)) == v for k, v in where)]
+
+
+def _sort_key(r: dict[str, Any]) -> list[Any]:
+    return [(str(type(v)), v) for v in r["params"].values()]
+
+
+def _print_rows(
+    store: SweepStore, out: Console, err: Console, where: list[tuple[str, str]]
+) -> None:
+    rows = sorted(_selected(store, where), key=_sort_key)
+    meta = store.meta()
+    axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
+    t = Table(header_style="bold", show_edge=False, pad_edge=False)
+    for k in axes:
+        t.add_column(k.split(".")[-1], justify="right")
+    for col in ("goodput", "% link", "block p50", "timeouts", "wall"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        pct = 100 * (r.get("goodput_fraction") or 0.0)
+        style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
+        median = r.get("block_time_median_s") or r.get("block_time_s")
+        t.add_row(
+            *[str(r["params"].get(k, "")) for k in axes],
+            format_rate(r["goodput_bps"]),
+            f"[{style}]{pct:.1f}%[/{style}]",
+            format_time(median * 1e12) if median else "-",
+            f"{r.get('timeouts', 0) or 0:,}" if "timeouts" in r else "-",
+            f"{r['wall_s']:.2f}s",
+        )
+    out.print(
+        f"[bold]{meta.get('name', store.root.name)}[/bold] · {meta.get('backend')} · "
+        f"{len(rows)} of {meta.get('points')} points"
+    )
+    out.print(t)
+    for f in store.failures():
+        err.print(f"[red]failed[/red] {_label(f['params'])}: {f['error']}")
+
+
+def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
+    store = SweepStore(a.dir)
+    try:
+        store.meta()
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    where = _filters(a.where)
+    if a.csv or a.json:
+        rows = sorted(_selected(store, where), key=_sort_key)
+        flat = flat_rows(rows)
+        if a.csv:
+            cols: list[str] = []
+            for r in flat:
+                cols += [k for k in r if k not in cols]
+            with open(a.csv, "w", newline="", encoding="utf-8") as fh:
+                w = csv.DictWriter(fh, fieldnames=cols)
+                w.writeheader()
+                w.writerows(flat)
+            err.print(f"wrote {len(flat)} rows to {a.csv}")
+        if a.json:
+            json.dump(flat, sys.stdout, indent=1, default=str)
+            print()
+        return 0
+    _print_rows(store, out, err, where)
+    return 0
+
+
+def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
+    """Run `sweep` or `results`; ``None`` for other commands."""
+    try:
+        if a.command == "sweep":
+            return cmd_sweep(a, out, err)
+        if a.command == "results":
+            return cmd_results(a, out, err)
+    except (UsageError, RuntimeError) as e:
+        raise ScenarioError(str(e)) from None
+    return None

@@ -1,0 +1,177 @@
+"""Running a sweep's points: a local process pool or a Dask cluster, through one code path.
+
+Workers only compute: each gets a point's normalized scenario as JSON and returns its row and
+report. The parent process alone writes the store, one file per point as each finishes, so
+an interrupted sweep keeps everything that finished and a rerun skips it. A point that raises
+is recorded with its error and the others go on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import logging
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from incastlab import _core
+from incastlab.sweep_spec import Point
+from incastlab.sweep_store import SweepStore
+
+
+class PointError(Exception):
+    """A point failed in a worker (the message names the original exception)."""
+
+
+def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
+    """Run one point in a worker: its row, its full report (JSON) and its wall time."""
+    try:
+        return _run_point(backend, scenario_json)
+    except Exception as e:
+        # Exceptions cross process (and machine) boundaries pickled; this one always can.
+        raise PointError(f"{type(e).__name__}: {e}") from None
+
+
+def _run_point(backend: str, scenario_json: str) -> dict[str, Any]:
+    from incastlab import scenario as sc_mod
+
+    t0 = time.perf_counter()
+    sc = sc_mod.from_dict(json.loads(scenario_json), normalized=True)
+    if backend == "sim":
+        from incastlab.simulate import simulate
+
+        r = simulate(sc)
+        row, report = r.row(), r.report
+    elif backend == "model":
+        from incastlab.model_backend import predict_scenario
+
+        row = predict_scenario(sc).row()
+        report = row
+    else:
+        raise ValueError(f"unknown backend {backend!r}")
+    return {
+        "row": row,
+        "report": json.dumps(report, sort_keys=True),
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+@dataclass
+class Outcome:
+    """What a sweep run did."""
+
+    total: int
+    skipped: int = 0
+    ran: int = 0
+    failed: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+Progress = Callable[[Point, bool], None]
+
+
+@contextmanager
+def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[Any], Any]]]:
+    """``(submit, as_completed)`` for a process pool or a Dask client."""
+    if dask is None:
+        # Spawned, not forked: the parent may hold threads (the progress bar) and a fork
+        # would copy their locks.
+        ctx = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            yield pool.submit, cf.as_completed
+        return
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise RuntimeError(
+            "--dask needs Dask's distributed scheduler: pip install 'incastlab[cluster]'"
+        ) from None
+    if dask == "local":
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,  # failures are recorded in the store
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield (lambda f, *a: client.submit(f, *a, pure=False)), as_completed
+    else:
+        with Client(dask) as client:
+            yield (lambda f, *a: client.submit(f, *a, pure=False)), as_completed
+
+
+def run_points(
+    points: Sequence[Point],
+    store: SweepStore,
+    *,
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: Progress | None = None,
+) -> Outcome:
+    """Run every point not yet in ``store`` and store each as it finishes."""
+    t0 = time.perf_counter()
+    done = store.done()
+    todo: dict[str, Point] = {}
+    for p in points:
+        if p.key not in done:
+            todo.setdefault(p.key, p)
+    out = Outcome(total=len(points), skipped=len(points) - len(todo))
+    if not todo:
+        return out
+    n = workers or os.cpu_count() or 1
+    with _executor(min(n, len(todo)), dask) as (submit, as_completed):
+        futures = {
+            submit(run_point, p.backend, p.scenario.to_json()): key for key, p in todo.items()
+        }
+        for fut in as_completed(list(futures)):
+            key = futures[fut]
+            point = todo[key]
+            try:
+                res = fut.result()
+            except Exception as e:  # a failing point is recorded, the others go on
+                store.write_failure(
+                    key,
+                    {
+                        "key": key,
+                        "params": point.params,
+                        "error": str(e)
+                        if isinstance(e, PointError)
+                        else f"{type(e).__name__}: {e}",
+                        "traceback": "".join(traceback.format_exception(e))[-4000:],
+                        "scenario": point.scenario.normalized(),
+                        "version": _core.__version__,
+                    },
+                )
+                out.failed.append(key)
+                if progress:
+                    progress(point, False)
+                continue
+            store.write_point(key, _stored_row(key, point, res))
+            out.ran += 1
+            if progress:
+                progress(point, True)
+    out.wall_s = time.perf_counter() - t0
+    return out
+
+
+def _stored_row(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "key": key,
+        "backend": point.backend,
+        "params": json.dumps(point.params, sort_keys=True),
+    }
+    row.update(res["row"])
+    row["wall_s"] = res["wall_s"]
+    row["scenario"] = point.scenario.to_json()
+    row["report"] = res["report"]
+    row["version"] = _core.__version__
+    return row

@@ -1,0 +1,223 @@
+"""Sweep specifications: a scenario in which any value may be a list or a range.
+
+A sweep spec is a scenario TOML file plus an optional ``[sweep]`` table::
+
+    [sweep]
+    name = "rto-vs-senders"
+    seeds = 3                                   # seeds seed, seed+1, seed+2 per point
+    zip = [["topology.buffer", "tcp.rto_min"]]  # these vary together, not as a product
+    backend = "sim"                             # or "model"
+
+    [topology]
+    senders = "1..48"                           # a range: 1, 2, ..., 48 ("4..64:4" steps)
+    buffer = ["32KB", "64KB"]                   # a list
+    [tcp]
+    rto_min = ["200ms", "1ms"]
+
+Every list- or range-valued key is an axis; the points are the cartesian product of the axes
+(zipped groups count as one axis) times the seeds. Each point is validated before anything
+runs, so a spec with one impossible combination fails at once, naming the point.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from incastlab import _core
+from incastlab import scenario as sc_mod
+from incastlab.scenario import Scenario, ScenarioError
+
+#: Most points one sweep may hold.
+MAX_POINTS = 100_000
+BACKENDS = ("sim", "model")
+_RANGE = re.compile(r"\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?")
+#: Keys whose value is itself a list: only a list *of those* is an axis.
+_LIST_VALUED = {"workload.query_size_cdf"}
+#: Keys whose value may be a table ({bytes = ..., packets = ...}) rather than a section.
+_LIMITS = {"buffer", "nic_buffer", "ecn_threshold"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One scenario of a sweep: its coordinates on the axes and the validated scenario."""
+
+    params: dict[str, Any]
+    scenario: Scenario
+    backend: str
+
+    @property
+    def key(self) -> str:
+        """Identity of the point's result: the normalized scenario, backend and version."""
+        blob = json.dumps(
+            {
+                "backend": self.backend,
+                "scenario": self.scenario.normalized(),
+                "version": _core.__version__,
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+@dataclass
+class Spec:
+    """A parsed sweep spec."""
+
+    name: str
+    backend: str
+    base: dict[str, Any]
+    axes: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]]
+    seeds: list[int]
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def axis_keys(self) -> list[str]:
+        keys = [k for names, _ in self.axes for k in names]
+        return [*keys, "seed"] if len(self.seeds) > 1 else keys
+
+    def points(self) -> list[Point]:
+        """Every point, validated; raises :class:`ScenarioError` naming a bad one."""
+        out: list[Point] = []
+        values = [vals for _, vals in self.axes]
+        for combo in itertools.product(*values):
+            params: dict[str, Any] = {}
+            for (names, _), tup in zip(self.axes, combo, strict=True):
+                params.update(zip(names, tup, strict=True))
+            for seed in self.seeds:
+                p = dict(params)
+                if len(self.seeds) > 1:
+                    p["seed"] = seed
+                data = sc_mod.apply_overrides(self.base, {**params, "seed": seed})
+                try:
+                    sc = sc_mod.from_dict(data)
+                except ScenarioError as e:
+                    where = ", ".join(f"{k}={v}" for k, v in p.items()) or "the base scenario"
+                    raise ScenarioError(f"sweep point {where}: {e}") from None
+                out.append(Point(p, sc, self.backend))
+        return out
+
+
+def _range_values(text: str, key: str) -> list[int] | None:
+    """``"1..48"``, ``"4..64:4"``, ``"1..8,16,32"`` as integers; ``None`` if not a range."""
+    parts = [x.strip() for x in text.split(",")]
+    if not any(_RANGE.fullmatch(x) for x in parts):
+        return None
+    out: list[int] = []
+    for part in parts:
+        m = _RANGE.fullmatch(part)
+        if m:
+            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
+            if lo > hi or step == 0:
+                raise ScenarioError(f"{key}: empty range {part!r} (write low..high[:step])")
+            out.extend(range(lo, hi + 1, step))
+        elif part.isdigit():
+            out.append(int(part))
+        else:
+            raise ScenarioError(f"{key}: cannot read {part!r} in the range {text!r}")
+        if len(out) > MAX_POINTS:
+            raise ScenarioError(f"{key}: more than {MAX_POINTS} values")
+    return sorted(set(out))
+
+
+def _axis_values(key: str, value: Any) -> list[Any] | None:
+    """The values of an axis, or ``None`` if ``value`` is a single value."""
+    if isinstance(value, str):
+        return _range_values(value, key)
+    if isinstance(value, list):
+        if key in _LIST_VALUED and (not value or isinstance(value[0], list | tuple)):
+            return None
+        if not value:
+            raise ScenarioError(f"{key}: an empty list gives no points")
+        return list(value)
+    return None
+
+
+def _leaves(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, Mapping) and k not in _LIMITS:
+            out.extend(_leaves(v, path + "."))
+        else:
+            out.append((path, v))
+    return out
+
+
+def parse_spec(data: Mapping[str, Any], *, name: str = "sweep") -> Spec:
+    """A sweep spec from the contents of its TOML file."""
+    raw = dict(data)
+    sweep = raw.pop("sweep", {})
+    if not isinstance(sweep, Mapping):
+        raise ScenarioError(f"sweep: expected a table of settings, got {sweep!r}")
+    known = {"name", "seeds", "zip", "backend"}
+    for k in sweep:
+        if k not in known:
+            raise ScenarioError(f"unknown key 'sweep.{k}'; allowed: {', '.join(sorted(known))}")
+    seeds = sweep.get("seeds", 1)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= 1000:
+        raise ScenarioError(f"sweep.seeds: a number of seeds 1..1000, got {seeds!r}")
+    backend = sweep.get("backend", "sim")
+    if backend not in BACKENDS:
+        raise ScenarioError(f"sweep.backend: one of {', '.join(BACKENDS)}, got {backend!r}")
+    single: dict[str, Any] = {}
+    axes: dict[str, list[Any]] = {}
+    for key, value in _leaves(raw):
+        vals = _axis_values(key, value)
+        if vals is None:
+            single[key] = value
+        else:
+            axes[key] = vals
+    if "seed" in axes:
+        raise ScenarioError("seed: give sweep.seeds = N for several seeds, not a list")
+    groups: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]] = []
+    zipped: set[str] = set()
+    zips = sweep.get("zip", [])
+    if not isinstance(zips, list) or not all(isinstance(g, list) for g in zips):
+        raise ScenarioError(
+            'sweep.zip: a list of key lists, e.g. [["topology.buffer", "tcp.rto_min"]]'
+        )
+    for group in zips:
+        for k in group:
+            if k not in axes:
+                raise ScenarioError(f"sweep.zip: {k!r} is not a list or range in the spec")
+            if k in zipped:
+                raise ScenarioError(f"sweep.zip: {k!r} is in two groups")
+            zipped.add(k)
+        lengths = {len(axes[k]) for k in group}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{k} has {len(axes[k])}" for k in group)
+            raise ScenarioError(f"sweep.zip: zipped keys need as many values each ({sizes})")
+        groups.append((tuple(group), list(zip(*(axes[k] for k in group), strict=True))))
+    for k, vals in axes.items():
+        if k not in zipped:
+            groups.append(((k,), [(v,) for v in vals]))
+    base = sc_mod.apply_overrides({}, single)
+    first_seed = base.get("seed", 1)
+    if isinstance(first_seed, bool) or not isinstance(first_seed, int) or first_seed < 0:
+        raise ScenarioError(f"seed: a whole number, got {first_seed!r}")
+    total = seeds
+    for _, vals in groups:
+        total *= len(vals)
+    if total > MAX_POINTS:
+        raise ScenarioError(f"the sweep has {total} points; at most {MAX_POINTS}")
+    return Spec(
+        name=str(sweep.get("name", name)),
+        backend=str(backend),
+        base=base,
+        axes=groups,
+        seeds=[first_seed + k for k in range(seeds)],
+        raw=dict(data),
+    )
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read a sweep spec file."""
+    p = Path(path)
+    return parse_spec(sc_mod.read_toml(p), name=p.stem)

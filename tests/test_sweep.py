@@ -1,0 +1,206 @@
+"""Sweeps: specs, the process pool and Dask, the store, resuming, failures, `incast results`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import incastlab
+from incastlab.cli import main
+from incastlab.sweep_run import run_points
+from incastlab.sweep_spec import parse_spec
+from incastlab.sweep_store import SweepStore
+
+SPEC = """
+[sweep]
+name = "small"
+seeds = 2
+[topology]
+senders = "1..3,8"
+[tcp]
+rto_min = ["200ms", "1ms"]
+[workload]
+sru = "64KB"
+blocks = 3
+"""
+
+
+def test_a_spec_expands_lists_ranges_zips_and_seeds() -> None:
+    spec = parse_spec(
+        {
+            "sweep": {"seeds": 3, "zip": [["topology.buffer", "tcp.rto_min"]]},
+            "topology": {"senders": "1..4:2,16", "buffer": ["32KB", "64KB"]},
+            "tcp": {"rto_min": ["10ms", "1ms"]},
+        }
+    )
+    pts = spec.points()
+    assert len(pts) == 3 * 2 * 3  # senders 1, 3, 16; two zipped pairs; three seeds
+    pairs = {(p.params["topology.buffer"], p.params["tcp.rto_min"]) for p in pts}
+    assert pairs == {("32KB", "10ms"), ("64KB", "1ms")}
+    assert {p.scenario.seed for p in pts} == {1, 2, 3}
+    assert len({p.key for p in pts}) == len(pts)
+    # An empirical CDF is a value, not an axis.
+    cdf = parse_spec({"workload": {"kind": "queries", "query_size_cdf": [[100, 0.5], [200, 1]]}})
+    assert len(cdf.points()) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ({"sweep": {"seedz": 2}}, "unknown key 'sweep.seedz'"),
+        ({"sweep": {"seeds": 0}}, "sweep.seeds: a number of seeds 1..1000"),
+        ({"sweep": {"backend": "ns3"}}, "sweep.backend: one of sim, model"),
+        ({"topology": {"senders": "8..1"}}, "topology.senders: empty range '8..1'"),
+        (
+            {
+                "sweep": {"zip": [["topology.buffer", "tcp.rto_min"]]},
+                "topology": {"buffer": ["32KB", "64KB"]},
+                "tcp": {"rto_min": ["1ms"]},
+            },
+            r"sweep.zip: zipped keys need as many values each",
+        ),
+        ({"sweep": {"zip": [["tcp.rto_min"]]}}, "sweep.zip: 'tcp.rto_min' is not a list"),
+        ({"topology": {"bufer": ["32KB"]}}, "did you mean 'topology.buffer'"),
+        (
+            {"topology": {"buffer": ["64KB", "1KB"]}},
+            "sweep point topology.buffer=1KB: topology.buffer: 1000 bytes is smaller",
+        ),
+        ({"seed": [1, 2]}, "seed: give sweep.seeds = N"),
+    ],
+)
+def test_malformed_specs_get_one_clear_error(spec: dict[str, object], needle: str) -> None:
+    with pytest.raises(incastlab.ScenarioError, match=needle):
+        parse_spec(spec).points()
+
+
+def _write_spec(tmp_path: Path, text: str = SPEC) -> Path:
+    p = tmp_path / "spec.toml"
+    p.write_text(text)
+    return p
+
+
+def test_sweep_stores_every_point_once_and_a_rerun_repeats_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write_spec(tmp_path)
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert (first["points"], first["ran"], first["already_done"]) == (16, 16, 0)
+    store = SweepStore(out)
+    rows = store.rows()
+    assert len(rows) == 16 and len({r["key"] for r in rows}) == 16
+    direct = incastlab.simulate(
+        {
+            "seed": 2,
+            "topology": {"senders": 8},
+            "tcp": {"rto_min": "1ms"},
+            "workload": {"sru": "64KB", "blocks": 3},
+        }
+    )
+    stored = next(
+        r for r in rows if r["params"] == {"topology.senders": 8, "tcp.rto_min": "1ms", "seed": 2}
+    )
+    assert stored["report"] == direct.report  # the same bytes as a direct run
+    assert stored["version"] == incastlab.__version__ and stored["scenario"] == direct.scenario
+    assert main(["sweep", str(spec), "--out", str(out), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (again["ran"], again["already_done"]) == (0, 16)
+    # Export and filter.
+    csv_path = tmp_path / "r.csv"
+    assert main(["results", str(out), "--where", "tcp.rto_min=1ms", "--csv", str(csv_path)]) == 0
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 1 + 8 and "goodput_bps" in lines[0] and "tcp.rto_min" in lines[0]
+    assert main(["results", str(out), "--where", "nope=1"]) == 2
+
+
+def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path: Path) -> None:
+    spec = parse_spec(
+        {
+            "topology": {"senders": [2, 4]},
+            "workload": {"sru": "64KB", "blocks": 2},
+            "run": {"max_events": [40, 2_000_000_000]},
+        }
+    )
+    store = SweepStore(tmp_path)
+    store.create({"name": "f", "axes": spec.axis_keys})
+    res = run_points(spec.points(), store, workers=2)
+    assert res.ran == 2 and len(res.failed) == 2
+    failures = store.failures()
+    assert {f["params"]["run.max_events"] for f in failures} == {40}
+    assert all("run.max_events = 40" in f["error"] for f in failures)
+    assert len(store.rows()) == 2
+
+
+def test_a_local_dask_cluster_gives_the_process_pools_results(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    spec = parse_spec(
+        {"topology": {"senders": [1, 4, 16]}, "workload": {"sru": "64KB", "blocks": 3}}
+    )
+    pool, dask = SweepStore(tmp_path / "pool"), SweepStore(tmp_path / "dask")
+    for s in (pool, dask):
+        s.create({"name": "d", "axes": spec.axis_keys})
+    assert run_points(spec.points(), pool, workers=2).ran == 3
+    assert run_points(spec.points(), dask, workers=2, dask="local").ran == 3
+
+    def strip(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return sorted(
+            ({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
+            key=lambda r: str(r["key"]),
+        )
+
+    assert strip(pool.rows()) == strip(dask.rows())
+
+
+def test_a_killed_sweep_resumes_without_losing_or_repeating_points(tmp_path: Path) -> None:
+    """SIGKILL the whole sweep (parent and workers) after a few points are stored; the rerun
+    runs exactly the rest, and every point ends up stored once."""
+    spec = _write_spec(
+        tmp_path,
+        """
+[topology]
+senders = "24..43"
+[tcp]
+rto_min = "1ms"
+[workload]
+sru = "256KB"
+blocks = 10
+""",
+    )
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "incastlab.cli", "sweep", str(spec), "--out", str(out)]
+    proc = subprocess.Popen(
+        [*cmd, "--workers", "1", "-q"],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    points = out / "points"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if points.exists() and len(list(points.glob("*.parquet"))) >= 3:
+            break
+        if proc.poll() is not None:
+            pytest.fail("the sweep ended before it could be killed")
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {p.name: p.stat().st_mtime_ns for p in points.glob("*.parquet")}
+    assert 3 <= len(before) < 20, len(before)
+    res = subprocess.run([*cmd, "--json"], capture_output=True, text=True, check=True)
+    summary = json.loads(res.stdout)
+    assert summary["already_done"] == len(before)
+    assert summary["ran"] == 20 - len(before) and summary["failed"] == 0
+    after = {p.name: p.stat().st_mtime_ns for p in points.glob("*.parquet")}
+    assert len(after) == 20
+    assert all(after[name] == t for name, t in before.items()), "a stored point was redone"
+    assert not list(points.glob(".*.tmp")), "no half-written files"
+    rows = SweepStore(out).rows()
+    assert sorted(r["params"]["topology.senders"] for r in rows) == list(range(24, 44))
