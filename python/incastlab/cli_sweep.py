@@ -22,6 +22,7 @@ from rich.table import Table
 
 from incastlab import _core
 from incastlab.scenario import ScenarioError
+from incastlab.sweep_plot import METRICS
 from incastlab.sweep_spec import Point, load_spec
 from incastlab.sweep_store import SweepStore, flat_rows
 from incastlab.units import format_rate, format_time
@@ -79,6 +80,32 @@ def add_parsers(sub: Any) -> None:
     )
     r.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+    g = sub.add_parser(
+        "plot",
+        help="draw a sweep's results: a metric against a coordinate, CDFs, histograms",
+        description="Figures of a sweep directory. line: a metric against a coordinate, one "
+        "line per --hue value, mean and 95%% interval over seeds (--model overlays the "
+        "analytical model); block-cdf: block completion times; timeouts: successive "
+        "timeouts; fct-overhead: the last flow's completion over optimal (incast).",
+        epilog="examples:\n  incast plot sweeps/rto --x topology.senders --y goodput "
+        "--hue tcp.rto_min --model --out rto.png\n"
+        "  incast plot sweeps/rto --kind block-cdf --hue tcp.rto_min --out cdf.pdf\n"
+        "metrics for --y: " + ", ".join(METRICS) + " or any numeric column",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument("dir", help="a directory written by incast sweep")
+    g.add_argument(
+        "--kind", choices=("line", "block-cdf", "timeouts", "fct-overhead"), default="line"
+    )
+    g.add_argument("--x", default="topology.senders", help="coordinate on the x axis")
+    g.add_argument("--y", default="goodput", help="metric on the y axis (line)")
+    g.add_argument("--hue", help="coordinate that tells the lines apart")
+    g.add_argument("--where", action="append", default=[], metavar="KEY=VALUE")
+    g.add_argument("--model", action="store_true", help="overlay the analytical model (line)")
+    g.add_argument("--logy", action="store_true", help="logarithmic y axis (line)")
+    g.add_argument("--title", default="", help="figure title")
+    g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -174,7 +201,9 @@ def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str,
 
 
 def _sort_key(r: dict[str, Any]) -> list[Any]:
-    return [(str(type(v)), v) for v in r["params"].values()]
+    from incastlab.sweep_plot import _order
+
+    return [_order(v) for v in r["params"].values()]
 
 
 def _print_rows(
@@ -236,13 +265,54 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab import sweep_plot
+
+    if Path(a.out).suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise UsageError(f"--out: a .png, .pdf or .svg file, got {a.out!r}")
+    store = SweepStore(a.dir)
+    try:
+        meta = store.meta()
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    rows = _selected(store, _filters(a.where))
+    if not rows:
+        raise UsageError(f"{a.dir}: no stored points match")
+    axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
+    for flag, key in (
+        ("--x", a.x if a.kind in ("line", "fct-overhead") else None),
+        ("--hue", a.hue),
+    ):
+        if key is not None and key not in axes:
+            raise UsageError(f"{flag}: {key!r} is not a coordinate of this sweep: {sorted(axes)}")
+    if a.kind == "line":
+        col = sweep_plot.metric(a.y)[0]
+        if not any(isinstance(r.get(col), int | float) for r in rows):
+            raise UsageError(
+                f"--y: no numeric {a.y!r} in these results; try one of {', '.join(METRICS)}"
+            )
+        path = sweep_plot.line(
+            rows, a.out, x=a.x, y=a.y, hue=a.hue, model=a.model, title=a.title, logy=a.logy
+        )
+    elif a.kind == "block-cdf":
+        path = sweep_plot.block_cdf(rows, a.out, hue=a.hue)
+    elif a.kind == "timeouts":
+        path = sweep_plot.timeout_histogram(rows, a.out, hue=a.hue)
+    else:
+        path = sweep_plot.fct_overhead(rows, a.out, x=a.x, hue=a.hue)
+    err.print(f"wrote {path}")
+    return 0
+
+
 def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
-    """Run `sweep` or `results`; ``None`` for other commands."""
+    """Run `sweep`, `results` or `plot`; ``None`` for other commands."""
     try:
         if a.command == "sweep":
             return cmd_sweep(a, out, err)
         if a.command == "results":
             return cmd_results(a, out, err)
+        if a.command == "plot":
+            return cmd_plot(a, out, err)
     except (UsageError, RuntimeError) as e:
         raise ScenarioError(str(e)) from None
     return None

@@ -1,0 +1,267 @@
+"""Figures of a sweep: a metric against a coordinate with 95% intervals over seeds (and the
+model's curve where it applies), block-time CDFs, successive-timeout histograms, FCT overhead
+over optimal, and the cwnd and queue time series of one run. PNG, PDF or SVG by extension."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
+
+from incastlab.plot import COLORS, _save
+from incastlab.result import Result
+
+Row = dict[str, Any]
+
+#: Metrics by short name: (row column, scale, axis label).
+METRICS: dict[str, tuple[str, float, str]] = {
+    "goodput": ("goodput_bps", 1e-6, "goodput (Mbps)"),
+    "goodput_fraction": ("goodput_fraction", 100.0, "goodput (% of link)"),
+    "block_time": ("block_time_median_s", 1e3, "median block time (ms)"),
+    "block_time_max": ("block_time_max_s", 1e3, "longest block time (ms)"),
+    "timeouts": ("timeouts", 1.0, "retransmission timeouts"),
+    "drops": ("drops", 1.0, "packets dropped"),
+    "fct_max": ("fct_max_s", 1e3, "last flow completion (ms)"),
+    "query_fct_p99": ("query_fct_p99_s", 1e3, "99th-percentile query FCT (ms)"),
+}
+
+#: Two-sided 95% Student t quantiles by degrees of freedom (1.96 beyond 30).
+_T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14]
+_T95 += [2.13, 2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05]
+_T95 += [2.05, 2.04]
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% confidence interval (0 for one value)."""
+    m = statistics.fmean(values)
+    if len(values) < 2:
+        return m, 0.0
+    t = _T95[len(values) - 2] if len(values) - 1 <= len(_T95) else 1.96
+    return m, t * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def metric(name: str) -> tuple[str, float, str]:
+    """The row column, scale and label of a metric (a short name or any numeric column)."""
+    return METRICS.get(name, (name, 1.0, name))
+
+
+def _order(v: Any) -> tuple[int, Any]:
+    from incastlab.units import parse_rate, parse_size, parse_time
+
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return (0, v)
+    for parse in (parse_time, parse_size, parse_rate):
+        try:
+            return (0, parse(v))
+        except (ValueError, TypeError):
+            pass
+    return (1, str(v))
+
+
+def _hue_groups(rows: Sequence[Row], hue: str | None) -> list[tuple[str, list[Row]]]:
+    groups: dict[Any, list[Row]] = defaultdict(list)
+    for r in rows:
+        groups[r["params"].get(hue) if hue else None].append(r)
+    keys = sorted(groups, key=_order)
+    name = (hue or "").split(".")[-1]
+    return [(f"{name} {k}" if hue else "", groups[k]) for k in keys]
+
+
+def _style(ax: Any, title: str, subtitle: str = "") -> None:
+    ax.set_title(title, loc="left", fontweight="bold", fontsize=12, pad=18 if subtitle else 8)
+    if subtitle:
+        ax.text(0, 1.02, subtitle, transform=ax.transAxes, fontsize=8.5, color="0.35")
+    ax.grid(alpha=0.3, which="both")
+    ax.spines[["top", "right"]].set_visible(False)
+
+
+def line(
+    rows: Sequence[Row],
+    path: str | Path,
+    *,
+    x: str = "topology.senders",
+    y: str = "goodput",
+    hue: str | None = None,
+    model: bool = False,
+    title: str = "",
+    logy: bool = False,
+) -> Path:
+    """``y`` against coordinate ``x``, one line per ``hue`` value: the mean over every other
+    coordinate (normally the seeds) with its 95% interval, and optionally the analytical
+    model's prediction dashed (synchronized reads only)."""
+    col, scale, label = metric(y)
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    link = None
+    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
+        color = COLORS[i % len(COLORS)]
+        by_x: dict[Any, list[float]] = defaultdict(list)
+        first: dict[Any, Row] = {}
+        for r in group:
+            if x not in r["params"] or r.get(col) is None:
+                continue
+            by_x[r["params"][x]].append(float(r[col]) * scale)
+            first.setdefault(r["params"][x], r)
+        xs = sorted(by_x, key=_order)
+        if not xs:
+            continue
+        stats = [mean_ci(by_x[v]) for v in xs]
+        pos = [_order(v)[1] if _order(v)[0] == 0 else k for k, v in enumerate(xs)]
+        means = [m for m, _ in stats]
+        ax.plot(pos, means, "o-", color=color, lw=2, ms=4, label=name or None)
+        if y in ("goodput", "goodput_fraction"):
+            link = first[xs[0]].get("link_bps")
+        # Every metric here is non-negative, and goodput cannot beat the link.
+        top = (link * scale if y == "goodput" else 100.0) if link else math.inf
+        if any(h > 0 for _, h in stats):
+            ax.fill_between(
+                pos,
+                [max(0.0, m - h) for m, h in stats],
+                [min(top, m + h) for m, h in stats],
+                color=color,
+                alpha=0.18,
+                lw=0,
+            )
+        if model and y in ("goodput", "goodput_fraction"):
+            pred = _model_points([first[v] for v in xs], scale if y == "goodput" else None)
+            if pred:
+                ax.plot(pos, pred, "--", color=color, lw=1.2, alpha=0.85)
+    if link and y == "goodput":
+        ax.axhline(link * scale, color="0.4", ls="--", lw=1)
+        if not logy:
+            ax.set_ylim(0, link * scale * 1.08)
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel(x.split(".")[-1])
+    ax.set_ylabel(label)
+    sub = "mean and 95% interval over seeds" + (" · dashed: model" if model else "")
+    what = label.split(" (")[0]
+    _style(ax, title or f"{what[0].upper()}{what[1:]} against {x.split('.')[-1]}", sub)
+    if hue:
+        ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _model_points(rows: Sequence[Row], scale: float | None) -> list[float] | None:
+    from incastlab import scenario as sc_mod
+    from incastlab.model_backend import predict_scenario
+
+    out = []
+    for r in rows:
+        sc = sc_mod.from_dict(r["scenario"], normalized=True)
+        if sc.workload.kind != "sync_read":
+            return None
+        p = predict_scenario(sc).prediction
+        bps = float(p.goodput_bps)
+        out.append(bps * scale if scale is not None else 100 * bps / float(r["link_bps"]))
+    return out
+
+
+def block_cdf(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) -> Path:
+    """CDF of block completion times, one line per ``hue`` value (all its points pooled)."""
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
+        times = sorted(t * 1e3 / 1e12 for r in group for t in r["report"].get("block_times", []))
+        if not times:
+            continue
+        ys = [(k + 1) / len(times) for k in range(len(times))]
+        ax.step(times, ys, where="post", color=COLORS[i % len(COLORS)], lw=2, label=name or None)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("block completion time (ms)")
+    ax.set_ylabel("fraction of blocks")
+    _style(ax, "Block completion times", "a jump near RTOmin is a block that waited out a timeout")
+    if hue:
+        ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def timeout_histogram(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) -> Path:
+    """How often a flow suffered k successive timeouts, per ``hue`` value."""
+    groups = _hue_groups(rows, hue)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    width = 0.8 / max(1, len(groups))
+    for i, (name, group) in enumerate(groups):
+        runs: list[int] = []
+        for r in group:
+            tr = r["report"].get("timeout_runs", [])
+            runs = [a + b for a, b in zip(runs or [0] * len(tr), tr, strict=True)]
+        ks = list(range(1, len(runs) + 1))
+        ax.bar(
+            [k + (i - (len(groups) - 1) / 2) * width for k in ks],
+            runs,
+            width=width,
+            color=COLORS[i % len(COLORS)],
+            label=name or None,
+        )
+    ax.set_yscale("symlog")
+    ax.set_xlabel("successive timeouts of one flow (last bar: that many or more)")
+    ax.set_ylabel("occurrences")
+    _style(ax, "Successive retransmission timeouts")
+    if hue:
+        ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def fct_overhead(
+    rows: Sequence[Row], path: str | Path, *, x: str = "topology.senders", hue: str | None = None
+) -> Path:
+    """The last flow's completion time over the optimal N·bytes·8/rate (incast workload)."""
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
+        by_x: dict[Any, list[float]] = defaultdict(list)
+        for r in group:
+            w, n = r["scenario"]["workload"], r["senders"]
+            if w["kind"] != "incast" or not r.get("fct_max_s"):
+                continue
+            optimal = n * w["flow_size"] * 8 / r["link_bps"]
+            by_x[r["params"].get(x, n)].append(r["fct_max_s"] / optimal)
+        xs = sorted(by_x, key=_order)
+        if xs:
+            means = [statistics.fmean(by_x[v]) for v in xs]
+            ax.plot(xs, means, "o-", color=COLORS[i % len(COLORS)], lw=2, label=name or None)
+    ax.axhline(1.0, color="0.4", ls="--", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel(x.split(".")[-1])
+    ax.set_ylabel("last FCT / optimal")
+    _style(ax, "Incast completion over optimal", "optimal: N·bytes·8 / link rate")
+    if hue:
+        ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def time_series(r: Result, path: str | Path, *, flows: int = 8) -> Path:
+    """Bottleneck queue (top) and the congestion windows of the first ``flows`` flows."""
+    s = r.series
+    if not s or not s.get("t"):
+        raise ValueError("this run has no time series: set run.sample_interval")
+    t = [v / 1e9 for v in s["t"]]
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 5.6), sharex=True)
+    ax.plot(t, [q / 1e3 for q in s["queue_bytes"]], color=COLORS[0], lw=1.2)
+    limit = r.scenario["topology"]["buffer"]["bytes"]
+    if limit and not r.scenario["topology"]["pfc"]:
+        ax.axhline(limit / 1e3, color="0.4", ls="--", lw=1)
+    ax.set_ylabel("bottleneck queue (KB)")
+    for i, w in enumerate(s["cwnd"][:flows]):
+        ax2.plot(t, w, lw=1, color=COLORS[i % len(COLORS)], alpha=0.85)
+    ax2.set_ylabel(f"cwnd (segments), {min(flows, len(s['cwnd']))} flows")
+    ax2.set_xlabel("time since the workload started (ms)")
+    from incastlab.plot import scenario_line
+
+    _style(ax, f"One run, {r.senders} senders", scenario_line(r))
+    _style(ax2, "")
+    fig.tight_layout()
+    return _save(fig, path)
