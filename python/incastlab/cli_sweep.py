@@ -107,6 +107,28 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--title", default="", help="figure title")
     g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
 
+    x = sub.add_parser(
+        "reproduce",
+        help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",
+        description="Run an experiment of the seeds (experiments/NAME: its sweep specs and the "
+        "paper's numbers), draw its figure and write a verdict comparing incastlab's numbers "
+        "with the paper's. Results are stored per sweep, so a rerun resumes.",
+        epilog="examples:\n  incast reproduce --list\n  incast reproduce chen-fig3\n"
+        "  incast reproduce --all --out reproductions",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    x.add_argument("names", nargs="*", metavar="NAME", help="experiments to reproduce")
+    x.add_argument("--list", action="store_true", help="list the experiments")
+    x.add_argument("--all", action="store_true", help="reproduce every experiment")
+    x.add_argument("--out", default="reproductions", metavar="DIR", help="(default: %(default)s)")
+    x.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    x.add_argument(
+        "--update-expected",
+        action="store_true",
+        help="also copy the figures and verdict into experiments/NAME/expected/",
+    )
+    x.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+
 
 def _label(params: dict[str, Any]) -> str:
     return " ".join(f"{k.split('.')[-1]}={v}" for k, v in params.items())
@@ -304,6 +326,58 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.reproduce import experiments, reproduce
+
+    exps = experiments()
+    if a.list:
+        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        t.add_column("name")
+        t.add_column("reproduces")
+        for name, e in exps.items():
+            t.add_row(name, e.title)
+        out.print(t)
+        return 0
+    names = list(exps) if a.all else a.names
+    if not names:
+        raise UsageError("name an experiment (incast reproduce --list), or give --all")
+    for n in names:
+        if n not in exps:
+            raise UsageError(f"unknown experiment {n!r}; known: {', '.join(exps)}")
+    reports = []
+    for n in names:
+        rep = reproduce(
+            n,
+            a.out,
+            workers=a.workers,
+            update_expected=a.update_expected,
+            progress=None if a.json else (lambda m: err.print(f"[dim]{m}[/dim]")),
+        )
+        reports.append(rep)
+        if not a.json:
+            mark = "[green]agrees[/green]" if rep.agrees else "[yellow]differs[/yellow]"
+            out.print(f"[bold]{n}[/bold] · {rep.experiment.title} · {mark} ({rep.wall_s:.1f}s)")
+            for c in rep.findings.claims:
+                sign = "[green]✓[/green]" if c.ok else "[red]✗[/red]"
+                out.print(f"  {sign} {c.text}: {c.measured}")
+            out.print(f"  [dim]→ {rep.out / 'verdict.md'}[/dim]")
+    if a.json:
+        rows = [
+            {
+                "name": r.experiment.name,
+                "agrees": r.agrees,
+                "wall_s": r.wall_s,
+                "claims": [
+                    {"text": c.text, "ok": c.ok, "measured": c.measured} for c in r.findings.claims
+                ],
+                "verdict": str(r.out / "verdict.md"),
+            }
+            for r in reports
+        ]
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
 def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
     """Run `sweep`, `results` or `plot`; ``None`` for other commands."""
     try:
@@ -313,6 +387,8 @@ def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
             return cmd_results(a, out, err)
         if a.command == "plot":
             return cmd_plot(a, out, err)
+        if a.command == "reproduce":
+            return cmd_reproduce(a, out, err)
     except (UsageError, RuntimeError) as e:
         raise ScenarioError(str(e)) from None
     return None

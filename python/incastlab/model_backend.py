@@ -87,6 +87,7 @@ class ModelPoint:
             "onset": self.onset,
             "goodput_bps": p.goodput_bps,
             "goodput_fraction": p.goodput_bps / self.link_bps,
+            "link_bps": self.link_bps,
             "block_time_s": p.block_time_s,
             "timeouts_per_block": p.timeouts_per_block,
             "ignored": self.ignored,

@@ -111,7 +111,7 @@ def goodput_vs_senders(
     for a in (ax, ax2):
         a.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) -> Path:
@@ -173,7 +173,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def expected_max_rto(
@@ -205,10 +205,10 @@ def expected_max_rto(
     ax.legend(frameon=False, fontsize=8)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | Path) -> Path:
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)

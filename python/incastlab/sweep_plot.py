@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
-from incastlab.plot import COLORS, _save
+from incastlab.plot import COLORS, save_figure
 from incastlab.result import Result
 
 Row = dict[str, Any]
@@ -72,8 +72,17 @@ def _hue_groups(rows: Sequence[Row], hue: str | None) -> list[tuple[str, list[Ro
     for r in rows:
         groups[r["params"].get(hue) if hue else None].append(r)
     keys = sorted(groups, key=_order)
-    name = (hue or "").split(".")[-1]
-    return [(f"{name} {k}" if hue else "", groups[k]) for k in keys]
+    return [(f"{axis_label(hue)} {k}" if hue else "", groups[k]) for k in keys]
+
+
+def axis_label(key: str | None) -> str:
+    """A coordinate's name for people: its last part, unless that alone is ambiguous."""
+    if not key:
+        return ""
+    section, _, name = key.rpartition(".")
+    if name in ("flows", "kind", "source", "destination", "ecn"):
+        return f"{section} {name}"
+    return name.replace("_", " ")
 
 
 def _style(ax: Any, title: str, subtitle: str = "") -> None:
@@ -94,10 +103,12 @@ def line(
     model: bool = False,
     title: str = "",
     logy: bool = False,
+    reference: dict[str, Sequence[tuple[float, float]]] | None = None,
 ) -> Path:
     """``y`` against coordinate ``x``, one line per ``hue`` value: the mean over every other
     coordinate (normally the seeds) with its 95% interval, and optionally the analytical
-    model's prediction dashed (synchronized reads only)."""
+    model's prediction dashed (synchronized reads only). ``reference`` maps a label to
+    published (x, y) points, drawn as open markers in the matching line's colour."""
     col, scale, label = metric(y)
     fig, ax = plt.subplots(figsize=(8, 4.8))
     link = None
@@ -134,22 +145,42 @@ def line(
             pred = _model_points([first[v] for v in xs], scale if y == "goodput" else None)
             if pred:
                 ax.plot(pos, pred, "--", color=color, lw=1.2, alpha=0.85)
+    for i, (name, pts) in enumerate((reference or {}).items()):
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            "s",
+            mfc="none",
+            mec=COLORS[i % len(COLORS)],
+            mew=1.5,
+            ms=7,
+            label=name,
+        )
     if link and y == "goodput":
         ax.axhline(link * scale, color="0.4", ls="--", lw=1)
         if not logy:
             ax.set_ylim(0, link * scale * 1.08)
+    xs_all = [_order(r["params"][x])[1] for r in rows if x in r["params"]]
+    if xs_all and all(isinstance(v, int) for v in xs_all):
+        from matplotlib.ticker import MaxNLocator
+
+        if min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 32:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if logy:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel(x.split(".")[-1])
+    ax.set_xlabel(axis_label(x))
     ax.set_ylabel(label)
     sub = "mean and 95% interval over seeds" + (" · dashed: model" if model else "")
     what = label.split(" (")[0]
     _style(ax, title or f"{what[0].upper()}{what[1:]} against {x.split('.')[-1]}", sub)
-    if hue:
+    if hue or reference:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _model_points(rows: Sequence[Row], scale: float | None) -> list[float] | None:
@@ -184,7 +215,7 @@ def block_cdf(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) 
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def timeout_histogram(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) -> Path:
@@ -212,7 +243,7 @@ def timeout_histogram(rows: Sequence[Row], path: str | Path, *, hue: str | None 
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def fct_overhead(
@@ -240,7 +271,7 @@ def fct_overhead(
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def time_series(r: Result, path: str | Path, *, flows: int = 8) -> Path:
@@ -264,4 +295,4 @@ def time_series(r: Result, path: str | Path, *, flows: int = 8) -> Path:
     _style(ax, f"One run, {r.senders} senders", scenario_line(r))
     _style(ax2, "")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
