@@ -15,7 +15,7 @@ import pytest
 import incastlab
 from incastlab.cli import main
 from incastlab.sweep_run import run_points
-from incastlab.sweep_spec import parse_spec
+from incastlab.sweep_spec import load_spec, parse_spec
 from incastlab.sweep_store import SweepStore
 
 SPEC = """
@@ -204,3 +204,72 @@ blocks = 10
     assert not list(points.glob(".*.tmp")), "no half-written files"
     rows = SweepStore(out).rows()
     assert sorted(r["params"]["topology.senders"] for r in rows) == list(range(24, 44))
+
+
+def _small_sweep(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    assert main(["sweep", str(_write_spec(tmp_path)), "--out", str(out), "-q"]) == 0
+    return out
+
+
+def test_plots_of_a_sweep_in_every_format(tmp_path: Path) -> None:
+    out = _small_sweep(tmp_path)
+    magic = {".png": b"\x89PNG", ".pdf": b"%PDF", ".svg": b"<?xml"}
+    for ext, head in magic.items():
+        fig = tmp_path / f"g{ext}"
+        argv = ["plot", str(out), "--hue", "tcp.rto_min", "--model", "--out", str(fig)]
+        assert main(argv) == 0
+        assert fig.read_bytes().startswith(head)
+    for kind in ("block-cdf", "timeouts"):
+        fig = tmp_path / f"{kind}.png"
+        assert (
+            main(["plot", str(out), "--kind", kind, "--hue", "tcp.rto_min", "--out", str(fig)]) == 0
+        )
+        assert fig.stat().st_size > 10_000
+    assert main(["plot", str(out), "--x", "tcp.mss", "--out", str(tmp_path / "x.png")]) == 2
+    assert main(["plot", str(out), "--out", str(tmp_path / "x.gif")]) == 2
+
+
+def test_the_report_is_one_html_file_with_figures_and_every_point(tmp_path: Path) -> None:
+    out = _small_sweep(tmp_path)
+    assert main(["report", str(out)]) == 0
+    text = (out / "report.html").read_text()
+    assert text.count("<img") >= 2 and "data:image/png;base64," in text
+    assert text.count("<tr>") == 1 + 16
+    assert incastlab.__version__ in text
+
+
+def test_every_experiment_parses_and_has_a_check_and_a_reference() -> None:
+    from incastlab.reproduce import CHECKS, experiments
+
+    exps = experiments()
+    assert len(exps) >= 9
+    for name, e in exps.items():
+        assert e.meta["check"] in CHECKS, name
+        for spec in e.sweeps:
+            assert load_spec(spec).points(), spec
+        expected = e.path / "expected"
+        assert (expected / "verdict.md").read_text().count("**Verdict: agrees.**") == 1, name
+        assert list(expected.glob("*.png")), name
+
+
+def test_reproduce_runs_experiments_and_judges_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["reproduce", "chen-table1", "chen-fig3", "--out", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    verdicts = json.loads(capsys.readouterr().out)
+    assert [v["name"] for v in verdicts] == ["chen-table1", "chen-fig3"]
+    assert all(v["agrees"] for v in verdicts), verdicts
+    assert (tmp_path / "chen-fig3" / "figure3.png").stat().st_size > 10_000
+    md = (tmp_path / "chen-table1" / "verdict.md").read_text()
+    assert "[1448, 2896, 5792, 11584, 23168, 46336, 36776]" in md
+    assert main(["reproduce", "chen-fig9", "--out", str(tmp_path)]) == 2
+    assert main(["reproduce", "--list"]) == 0
+    assert "hafeez-table1" in capsys.readouterr().out
+
+
+def test_sim_draws_the_time_series_of_one_run(tmp_path: Path) -> None:
+    fig = tmp_path / "ts.png"
+    assert main(["sim", "--senders", "8", "--blocks", "2", "-q", "--timeseries", str(fig)]) == 0
+    assert fig.read_bytes().startswith(b"\x89PNG")

@@ -255,9 +255,23 @@ def _sru_list_as_vary(a: argparse.Namespace) -> None:
         a.vary, a.sru = f"workload.sru={a.sru}", None
 
 
+def _with_sampling(sc: Scenario) -> Scenario:
+    """``sc`` sampling its time series every quarter RTT (at least 10 µs), if it does not yet."""
+    if sc.run.sample_interval:
+        return sc
+    every = max(sc.topology.rtt // 4, 10_000_000)
+    return sc_mod.from_dict(
+        sc_mod.apply_overrides(sc.normalized(), {"run.sample_interval": every}), normalized=True
+    )
+
+
 def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     _sru_list_as_vary(a)
     series_in = _points(a)
+    if a.timeseries:
+        # The time series is drawn for the largest sender count of the first series.
+        label, pts = series_in[0]
+        series_in[0] = (label, [*pts[:-1], _with_sampling(pts[-1])])
     total = sum(len(pts) for _, pts in series_in)
     series: list[tuple[str, list[Result]]] = []
     walls: list[list[float]] = []
@@ -322,6 +336,12 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             except ModelError as e:
                 raise ScenarioError(str(e)) from None
         p = goodput_vs_senders(series, a.plot, varied=varied, model=overlay)
+        if not a.json:
+            err.print(f"wrote {p}")
+    if a.timeseries:
+        from incastlab.sweep_plot import time_series
+
+        p = time_series(series[0][1][-1], a.timeseries)
         if not a.json:
             err.print(f"wrote {p}")
     return 0
@@ -698,6 +718,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
     s.add_argument(
         "--model", action="store_true", help="draw the analytical model's curve over the plot"
+    )
+    s.add_argument(
+        "--timeseries",
+        metavar="FILE.png",
+        help="draw the bottleneck queue and cwnds over time for the largest sender count",
     )
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
 

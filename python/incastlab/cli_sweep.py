@@ -107,6 +107,15 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--title", default="", help="figure title")
     g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
 
+    h = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a sweep: figures, table, spec",
+        epilog="example:\n  incast report sweeps/rto-vs-senders --out rto.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    h.add_argument("dir", help="a directory written by incast sweep")
+    h.add_argument("--out", metavar="FILE.html", help="(default: DIR/report.html)")
+
     x = sub.add_parser(
         "reproduce",
         help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",
@@ -326,6 +335,19 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.sweep_report import write_report
+
+    store = SweepStore(a.dir)
+    try:
+        store.meta()
+        path = write_report(a.dir, a.out or store.root / "report.html")
+    except (FileNotFoundError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    err.print(f"wrote {path}")
+    return 0
+
+
 def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.reproduce import experiments, reproduce
 
@@ -389,6 +411,8 @@ def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
             return cmd_plot(a, out, err)
         if a.command == "reproduce":
             return cmd_reproduce(a, out, err)
+        if a.command == "report":
+            return cmd_report(a, out, err)
     except (UsageError, RuntimeError) as e:
         raise ScenarioError(str(e)) from None
     return None
