@@ -273,3 +273,24 @@ def test_sim_draws_the_time_series_of_one_run(tmp_path: Path) -> None:
     fig = tmp_path / "ts.png"
     assert main(["sim", "--senders", "8", "--blocks", "2", "-q", "--timeseries", str(fig)]) == 0
     assert fig.read_bytes().startswith(b"\x89PNG")
+
+
+def test_coordinates_may_be_named_by_their_last_part(tmp_path: Path) -> None:
+    out = _small_sweep(tmp_path)
+    fig = tmp_path / "short.png"
+    argv = ["plot", str(out), "--x", "senders", "--y", "goodput", "--hue", "rto_min"]
+    assert main([*argv, "--where", "seed=1", "--out", str(fig)]) == 0
+    assert fig.exists()
+
+
+def test_fct_overhead_of_an_incast_sweep(tmp_path: Path) -> None:
+    spec = tmp_path / "incast.toml"
+    spec.write_text(
+        '[topology]\nsenders = [1, 10, 100]\nlink = "10Gbps"\n[tcp]\nrto_min = "10ms"\n'
+        '[workload]\nkind = "incast"\nflow_size = "270000B"\n'
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "-q"]) == 0
+    fig = tmp_path / "fct.png"
+    assert main(["plot", str(out), "--kind", "fct-overhead", "--out", str(fig)]) == 0
+    assert fig.stat().st_size > 10_000

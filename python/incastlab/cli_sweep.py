@@ -222,12 +222,22 @@ def _filters(items: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def resolve(flag: str, key: str, axes: set[str]) -> str:
+    """A coordinate named in full (``topology.senders``) or by its last part (``senders``)."""
+    if key in axes:
+        return key
+    matches = [a for a in axes if a.rsplit(".", 1)[-1] == key]
+    if len(matches) == 1:
+        return matches[0]
+    what = "is ambiguous" if matches else "is not a coordinate of this sweep"
+    raise UsageError(f"{flag}: {key!r} {what}: {', '.join(sorted(axes))}")
+
+
 def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str, Any]]:
     rows = store.rows()
     keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
-    for k, _ in where:
-        if rows and k not in keys:
-            raise UsageError(f"--where: {k!r} is not a coordinate of this sweep: {sorted(keys)}")
+    if rows:
+        where = [(resolve("--where", k, keys), v) for k, v in where]
     return [r for r in rows if all(str(r["params"].get(k)) == v for k, v in where)]
 
 
@@ -310,12 +320,10 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     if not rows:
         raise UsageError(f"{a.dir}: no stored points match")
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    for flag, key in (
-        ("--x", a.x if a.kind in ("line", "fct-overhead") else None),
-        ("--hue", a.hue),
-    ):
-        if key is not None and key not in axes:
-            raise UsageError(f"{flag}: {key!r} is not a coordinate of this sweep: {sorted(axes)}")
+    if a.kind in ("line", "fct-overhead"):
+        a.x = resolve("--x", a.x, axes)
+    if a.hue is not None:
+        a.hue = resolve("--hue", a.hue, axes)
     if a.kind == "line":
         col = sweep_plot.metric(a.y)[0]
         if not any(isinstance(r.get(col), int | float) for r in rows):
