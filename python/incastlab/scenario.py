@@ -120,10 +120,20 @@ class _Section(BaseModel):
 class Topology(_Section):
     """Hosts, links and switch buffers."""
 
-    kind: Literal["star"] = Field(
-        "star", description="star: N servers and a receiver on one switch"
+    kind: Literal["star", "leaf_spine", "fat_tree"] = Field(
+        "star",
+        description="star: one switch; leaf_spine: leaves and spines; fat_tree: k-ary fat tree",
     )
     senders: Count = Field(1, description="number of servers answering the receiver")
+    hosts: Count = Field(
+        0, description="hosts of a leaf-spine or fat tree (0: just enough; fat tree: k³/4)"
+    )
+    fat_tree_k: Count = Field(0, description="fat tree k, even (0: smallest that holds hosts)")
+    hosts_per_leaf: Count = Field(16, description="leaf-spine: hosts under each leaf")
+    spines: Count = Field(0, description="leaf-spine: spines (0: as many as hosts_per_leaf)")
+    link_delay: Time = Field(
+        "0us", description="propagation delay per link (0: rtt over the longest round trip)"
+    )
     link: Rate = Field("1Gbps", description="rate of every access link")
     receiver_link: Rate | None = Field(None, description="receiver's link rate (default: link)")
     rtt: Time = Field("100us", description="base round-trip time without queueing")
@@ -260,6 +270,21 @@ class Background(_Section):
     warmup: Time = Field("10ms", description="background runs this long before the workload")
 
 
+class Ndp(_Section):
+    """NDP: trimming switches and receiver pulls (transport = "ndp")."""
+
+    mtu: Size = Field("9000B", description="payload bytes per data packet")
+    header_bytes: Size = Field("64B", description="bytes of a header, ACK, NACK or PULL")
+    initial_window: Count = Field(10, description="packets sent before the first pull")
+    data_queue: Count = Field(8, description="data packets a switch port queues before trimming")
+    header_queue: Size = Field("72KB", description="header bytes a port queues before bouncing")
+    header_weight: Count = Field(10, description="headers served per data packet when both wait")
+    return_to_sender: bool = Field(
+        True, strict=True, description="bounce headers from a full header queue (else drop)"
+    )
+    rto: Time = Field("1ms", description="a sender that hears nothing this long resends")
+
+
 class Run(_Section):
     """Budgets and optional outputs."""
 
@@ -275,6 +300,8 @@ class Scenario(_Section):
     """One incast experiment."""
 
     seed: Count = Field(1, description="seed of every random stream")
+    transport: Literal["tcp", "ndp"] = Field("tcp", description="tcp, or ndp (incast only)")
+    ndp: Ndp = Field(default_factory=Ndp)  # type: ignore[arg-type]
     topology: Topology = Field(default_factory=Topology)  # type: ignore[arg-type]
     tcp: Tcp = Field(default_factory=Tcp)  # type: ignore[arg-type]
     workload: Workload = Field(default_factory=Workload)  # type: ignore[arg-type]
@@ -305,6 +332,7 @@ SECTIONS: dict[str, type[BaseModel]] = {
     "workload": Workload,
     "background": Background,
     "run": Run,
+    "ndp": Ndp,
 }
 
 

@@ -33,6 +33,10 @@ fn bad(field: &str, message: impl Into<String>) -> ConfigError {
 pub struct Scenario {
     /// Seed of every random stream in the run.
     pub seed: u64,
+    /// Transport of the workload's connections.
+    pub transport: Transport,
+    /// NDP parameters (transport = "ndp").
+    pub ndp: Ndp,
     /// Hosts, links and switch buffers.
     pub topology: Topology,
     /// TCP parameters shared by every connection.
@@ -45,12 +49,51 @@ pub struct Scenario {
     pub run: Run,
 }
 
-/// Topology kinds. Routes are source routes, so more kinds plug in without touching forwarding.
+/// Topology kinds. A packet's path is computed from its route's ends and a path index, so
+/// forwarding needs no tables.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
     /// N senders, background hosts and one receiver on one switch.
     Star,
+    /// Leaves of `hosts_per_leaf` hosts, every leaf joined to every one of `spines` spines.
+    LeafSpine,
+    /// A k-ary fat tree (Al-Fares et al.): k pods of k/2 ToR and k/2 aggregation switches,
+    /// (k/2)² cores, k³/4 hosts, full bisection bandwidth.
+    FatTree,
+}
+
+/// The transport every connection of the workload uses.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// TCP, configured by the `tcp` section.
+    Tcp,
+    /// NDP (Handley et al., SIGCOMM'17): trimming switches, receiver pulls; the `ndp` section.
+    Ndp,
+}
+
+/// NDP parameters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Ndp {
+    /// Payload bytes per data packet (9000 in the seed: jumbo frames).
+    pub mtu: u64,
+    /// Bytes of a header-only packet: a trimmed data packet, an ACK, a NACK or a PULL.
+    pub header_bytes: u64,
+    /// Packets a sender sends before its first pull.
+    pub initial_window: u32,
+    /// Data packets a switch port queues before it trims arrivals to their headers.
+    pub data_queue: u32,
+    /// Bytes of headers a switch port's priority queue holds before it bounces (or drops).
+    pub header_queue: u64,
+    /// Header-queue packets served per data packet when both queues wait (weighted round
+    /// robin, so data cannot starve).
+    pub header_weight: u32,
+    /// Return a header to its sender when the header queue overflows (else drop it).
+    pub return_to_sender: bool,
+    /// A sender that hears nothing for this long resends what is unacknowledged.
+    pub rto: SimTime,
 }
 
 /// A queue's drop-tail limit: in bytes, in packets, or both (whichever is hit first).
@@ -79,6 +122,16 @@ pub struct Topology {
     pub kind: TopologyKind,
     /// Number of servers answering the receiver.
     pub senders: u32,
+    /// Hosts of a leaf-spine or fat tree; 0 for just enough (senders, receiver, background).
+    pub hosts: u32,
+    /// k of the fat tree (even); 0 for the smallest that holds `hosts`.
+    pub fat_tree_k: u32,
+    /// Hosts under each leaf (leaf-spine).
+    pub hosts_per_leaf: u32,
+    /// Spine switches (leaf-spine); 0 for as many as `hosts_per_leaf` (no oversubscription).
+    pub spines: u32,
+    /// Propagation delay of each link; 0 to spread `rtt` over the longest round trip's links.
+    pub link_delay: SimTime,
     /// Rate of every access link, bits per second.
     pub link: u64,
     /// Rate of the receiver's access link (the incast bottleneck), bits per second.
@@ -370,9 +423,25 @@ impl Scenario {
     pub fn example(senders: u32) -> Scenario {
         Scenario {
             seed: 1,
+            transport: Transport::Tcp,
+            ndp: Ndp {
+                mtu: 9000,
+                header_bytes: 64,
+                initial_window: 10,
+                data_queue: 8,
+                header_queue: 72_000,
+                header_weight: 10,
+                return_to_sender: true,
+                rto: from_ms(1),
+            },
             topology: Topology {
                 kind: TopologyKind::Star,
                 senders,
+                hosts: 0,
+                fat_tree_k: 0,
+                hosts_per_leaf: 16,
+                spines: 0,
+                link_delay: 0,
                 link: 1_000_000_000,
                 receiver_link: 1_000_000_000,
                 rtt: from_us(100),
@@ -462,6 +531,141 @@ impl Scenario {
         Ok(s)
     }
 
+    /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
+    pub fn hosts_needed(&self) -> u32 {
+        let bg = &self.background;
+        let mut n = self.topology.senders + 1;
+        if bg.flows > 0 {
+            if bg.source == BackgroundSource::OwnHosts {
+                n += bg.flows;
+            }
+            if bg.destination == BackgroundDestination::Sink {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn validate_shape(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let need = self.hosts_needed();
+        if t.hosts > 0 && t.hosts < need {
+            return Err(bad(
+                "topology.hosts",
+                format!(
+                    "{} hosts cannot hold {need} (senders, receiver and background hosts)",
+                    t.hosts
+                ),
+            ));
+        }
+        if t.hosts > MAX_SENDERS {
+            return Err(bad(
+                "topology.hosts",
+                format!("must be at most {MAX_SENDERS}"),
+            ));
+        }
+        if t.link_delay > PS_PER_S {
+            return Err(bad("topology.link_delay", "must be at most 1s"));
+        }
+        match t.kind {
+            TopologyKind::Star => {}
+            TopologyKind::LeafSpine => {
+                if t.hosts_per_leaf == 0 || t.hosts_per_leaf > 4096 {
+                    return Err(bad("topology.hosts_per_leaf", "must be 1..4096"));
+                }
+                if t.spines > 4096 {
+                    return Err(bad("topology.spines", "must be at most 4096"));
+                }
+                let leaves = t.hosts.max(need).div_ceil(t.hosts_per_leaf) as u64;
+                let spines = if t.spines == 0 {
+                    t.hosts_per_leaf
+                } else {
+                    t.spines
+                } as u64;
+                if leaves * spines > 4_000_000 {
+                    return Err(bad(
+                        "topology.spines",
+                        format!("{leaves} leaves × {spines} spines is too many links"),
+                    ));
+                }
+            }
+            TopologyKind::FatTree => {
+                let k = t.fat_tree_k;
+                if k > 0 && (k % 2 == 1 || k > 128) {
+                    return Err(bad(
+                        "topology.fat_tree_k",
+                        format!("must be even and at most 128 (k³/4 hosts), got {k}"),
+                    ));
+                }
+                let k = crate::topology::fat_tree_k(self) as u64;
+                let cap = k * k * k / 4;
+                if k > 128 {
+                    return Err(bad(
+                        "topology.senders",
+                        format!("{need} hosts need a fat tree with k > 128"),
+                    ));
+                }
+                if (need as u64) > cap || (t.hosts as u64) > cap {
+                    return Err(bad(
+                        "topology.hosts",
+                        format!(
+                            "a k = {k} fat tree holds {cap} hosts, but {} are asked for",
+                            need.max(t.hosts)
+                        ),
+                    ));
+                }
+            }
+        }
+        if t.kind != TopologyKind::Star && t.shared_buffer.is_some() {
+            return Err(bad(
+                "topology.shared_buffer",
+                "a shared buffer is modelled for the star's single switch only",
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_ndp(&self) -> Result<(), ConfigError> {
+        let n = &self.ndp;
+        if self.workload.kind != WorkloadKind::Incast {
+            return Err(bad(
+                "workload.kind",
+                "NDP runs the incast workload (N flows into one receiver); set workload.kind = \"incast\"",
+            ));
+        }
+        if self.background.flows > 0 {
+            return Err(bad(
+                "background.flows",
+                "background flows are TCP; NDP runs without them",
+            ));
+        }
+        if n.mtu == 0 || n.mtu > 65_000 {
+            return Err(bad(
+                "ndp.mtu",
+                format!("must be 1..65000 bytes, got {}", n.mtu),
+            ));
+        }
+        if n.header_bytes == 0 || n.header_bytes > 1000 {
+            return Err(bad("ndp.header_bytes", "must be 1..1000 bytes"));
+        }
+        if n.initial_window == 0 || n.initial_window > 100_000 {
+            return Err(bad("ndp.initial_window", "must be 1..100000 packets"));
+        }
+        if n.data_queue == 0 {
+            return Err(bad("ndp.data_queue", "must hold at least one packet"));
+        }
+        if n.header_queue < n.header_bytes {
+            return Err(bad("ndp.header_queue", "must hold at least one header"));
+        }
+        if n.header_weight == 0 || n.header_weight > 1000 {
+            return Err(bad("ndp.header_weight", "must be 1..1000"));
+        }
+        if n.rto == 0 {
+            return Err(bad("ndp.rto", "must be positive"));
+        }
+        Ok(())
+    }
+
     /// Bytes on the wire (frame plus preamble and gap) of a full-sized segment.
     pub fn full_frame(&self) -> u64 {
         self.tcp.mss + self.tcp.header_bytes
@@ -487,6 +691,10 @@ impl Scenario {
         }
         if t.rtt > 10 * PS_PER_S {
             return Err(bad("topology.rtt", "must be at most 10s"));
+        }
+        self.validate_shape()?;
+        if self.transport == Transport::Ndp {
+            self.validate_ndp()?;
         }
         let frame = self.full_frame();
         for (name, lim) in [

@@ -25,6 +25,8 @@ pub enum Event {
     Respond(u32),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(u32, bool),
+    /// The NDP receiver's pull pacer may send its next pull.
+    PullTick,
     /// The workload starts.
     Start,
     /// Take a time-series sample.

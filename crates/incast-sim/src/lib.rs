@@ -17,6 +17,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod ndp;
 pub mod net;
 pub mod red;
 pub mod report;

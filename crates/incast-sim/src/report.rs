@@ -78,6 +78,9 @@ pub struct Report {
     pub background_bps: f64,
     /// PFC pauses the switch sent (each XOFF that took a link from running to paused).
     pub pfc_pauses: u64,
+    /// Unloaded one-way latency of a full packet from the first server to the receiver,
+    /// picoseconds: the base latency of an optimal completion time.
+    pub base_latency: SimTime,
     /// Rate of the receiver's link, bits per second.
     pub link_bps: u64,
     /// Duration of each block (sync_read), picoseconds.
@@ -116,4 +119,31 @@ pub struct Report {
     pub end: SimTime,
     /// Optional time series.
     pub series: Option<Series>,
+    /// NDP's counters, when the transport is NDP.
+    pub ndp: Option<NdpReport>,
+}
+
+/// What NDP's switches and endpoints did.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct NdpReport {
+    /// Data packets sent, first transmissions and retransmissions.
+    pub data_packets: u64,
+    /// Data packets trimmed to their headers.
+    pub trimmed: u64,
+    /// Headers returned to their senders.
+    pub bounced: u64,
+    /// Headers or control packets dropped by full header queues.
+    pub dropped: u64,
+    /// Pulls that reached senders.
+    pub pulls: u64,
+    /// NACKs the receiver sent (one per trimmed header that reached it).
+    pub nacks: u64,
+    /// Retransmissions answering a NACK.
+    pub retx_nack: u64,
+    /// Retransmissions answering a bounce.
+    pub retx_bounce: u64,
+    /// Retransmissions after a sender timeout.
+    pub retx_timeout: u64,
+    /// Sender timeouts.
+    pub timeouts: u64,
 }

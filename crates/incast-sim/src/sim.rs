@@ -46,9 +46,9 @@ pub enum SimError {
     Internal(String),
 }
 
-/// One run of one scenario.
+/// One run of one TCP scenario.
 #[derive(Debug)]
-pub struct Simulation {
+pub struct TcpSimulation {
     sc: Scenario,
     now: SimTime,
     events: EventQueue,
@@ -80,9 +80,9 @@ fn sack_option_bytes(nsack: u8) -> u64 {
     }
 }
 
-impl Simulation {
+impl TcpSimulation {
     /// Validate `sc` and set up the run.
-    pub fn new(sc: Scenario) -> Result<Simulation, SimError> {
+    pub fn new(sc: Scenario) -> Result<TcpSimulation, SimError> {
         sc.validate()?;
         let mut net = Network::build(&sc);
         let wl = Tasks::new(&sc);
@@ -101,8 +101,10 @@ impl Simulation {
             };
             // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
             let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
-            let to_server = net.add_route(client, server);
-            let to_client = net.add_route(server, client);
+            // Per-flow ECMP: each connection hashes onto one path (both directions alike).
+            let path = Rng::new(sc.seed, (5 << 32) + c as u64).next_u64() as u32;
+            let to_server = net.add_route(client, server, path);
+            let to_client = net.add_route(server, client, path);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             for route in [to_server, to_client] {
@@ -127,7 +129,7 @@ impl Simulation {
                 ep_route.push(route);
             }
         }
-        let mut sim = Simulation {
+        let mut sim = TcpSimulation {
             now: 0,
             events: EventQueue::default(),
             pkts: PacketPool::default(),
@@ -320,6 +322,7 @@ impl Simulation {
                 self.apply(act);
             }
             Event::Sample => self.sample(),
+            Event::PullTick => {}
         }
     }
 
@@ -633,7 +636,7 @@ impl Simulation {
                 continue;
             }
             let agg = match self.net.roles[i] {
-                LinkRole::Port(_) => &mut ports,
+                LinkRole::Port(_) | LinkRole::Fabric => &mut ports,
                 LinkRole::Nic(_) => &mut nics,
             };
             agg.drops += l.stats.drops;
@@ -680,6 +683,9 @@ impl Simulation {
                 duration,
             ),
             pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
+            base_latency: self
+                .net
+                .latency_between(0, self.net.receiver, self.sc.full_frame()),
             link_bps: self.sc.topology.receiver_link,
             block_times: self.wl.block_times(),
             query_fcts: self.wl.query_fcts().to_vec(),
@@ -703,6 +709,90 @@ impl Simulation {
             events: self.processed,
             end: self.now,
             series: self.series.clone(),
+            ndp: None,
+        }
+    }
+}
+
+/// One run of one scenario, whatever its transport.
+#[derive(Debug)]
+pub enum Simulation {
+    /// TCP connections.
+    Tcp(Box<TcpSimulation>),
+    /// NDP flows.
+    Ndp(Box<crate::ndp::NdpSimulation>),
+}
+
+impl Simulation {
+    /// Validate `sc` and set up the run.
+    pub fn new(sc: Scenario) -> Result<Simulation, SimError> {
+        Ok(match sc.transport {
+            crate::config::Transport::Tcp => Simulation::Tcp(Box::new(TcpSimulation::new(sc)?)),
+            crate::config::Transport::Ndp => {
+                Simulation::Ndp(Box::new(crate::ndp::NdpSimulation::new(sc)?))
+            }
+        })
+    }
+
+    /// Run to completion.
+    pub fn run(mut self) -> Result<Report, SimError> {
+        while !self.step(u64::MAX)? {}
+        Ok(self.report())
+    }
+
+    /// Process up to `max` events; `Ok(true)` once the workload has completed.
+    pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
+        match self {
+            Simulation::Tcp(s) => s.step(max),
+            Simulation::Ndp(s) => s.step(max),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> SimTime {
+        match self {
+            Simulation::Tcp(s) => s.now(),
+            Simulation::Ndp(s) => s.now(),
+        }
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        match self {
+            Simulation::Tcp(s) => s.events_processed(),
+            Simulation::Ndp(s) => s.events_processed(),
+        }
+    }
+
+    /// Whether the workload has completed.
+    pub fn finished(&self) -> bool {
+        match self {
+            Simulation::Tcp(s) => s.finished(),
+            Simulation::Ndp(s) => s.finished(),
+        }
+    }
+
+    /// The scenario being run.
+    pub fn scenario(&self) -> &Scenario {
+        match self {
+            Simulation::Tcp(s) => s.scenario(),
+            Simulation::Ndp(s) => s.scenario(),
+        }
+    }
+
+    /// Check the engine's invariants.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        match self {
+            Simulation::Tcp(s) => s.check_invariants(),
+            Simulation::Ndp(s) => s.check_invariants(),
+        }
+    }
+
+    /// The report of the run so far.
+    pub fn report(&self) -> Report {
+        match self {
+            Simulation::Tcp(s) => s.report(),
+            Simulation::Ndp(s) => s.report(),
         }
     }
 }

@@ -1,6 +1,12 @@
-//! Topologies as links plus source routes. A packet carries its route's index and its hop;
-//! forwarding is `route[hop + 1]`, never a table lookup, so new topologies (leaf-spine,
-//! fat-tree) only need to build links and routes.
+//! Topologies: links, and paths computed from a route's ends and a path index.
+//!
+//! A route is a (source host, destination host) pair plus the path a TCP connection was
+//! hashed onto (per-flow ECMP); NDP picks a path per packet instead. The links of a path are
+//! computed arithmetically from the topology's shape, hop by hop, so no per-pair table exists
+//! and memory grows with the hosts and links, not with their square.
+//!
+//! Host `h`'s NIC is link `2h` and the switch port towards it `2h + 1` in every topology;
+//! switch-to-switch links follow.
 
 use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};
@@ -18,6 +24,34 @@ pub enum LinkRole {
     Nic(u32),
     /// A switch egress port towards a host.
     Port(u32),
+    /// A switch egress port towards another switch.
+    Fabric,
+}
+
+/// The shape of the switches, for computing paths.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Star,
+    /// `per_leaf` hosts per leaf, `spines` spines; leaf→spine links from `up`.
+    LeafSpine {
+        per_leaf: u32,
+        spines: u32,
+        up: u32,
+    },
+    /// k-ary fat tree; ToR→agg links from `tor_up`, agg→core links from `agg_up`.
+    FatTree {
+        k: u32,
+        tor_up: u32,
+        agg_up: u32,
+    },
+}
+
+/// One route: its ends and the path TCP hashed it onto.
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    src: u32,
+    dst: u32,
+    path: u16,
 }
 
 /// Links and the routes over them.
@@ -27,13 +61,14 @@ pub struct Network {
     pub links: Vec<Link>,
     /// What each link is.
     pub roles: Vec<LinkRole>,
-    route_links: Vec<LinkId>,
-    /// (offset into `route_links`, length) of each route.
-    routes: Vec<(u32, u16)>,
+    shape: Shape,
+    routes: Vec<Route>,
     /// The switch port towards the receiver: the incast bottleneck.
     pub bottleneck: LinkId,
     /// Host index of the receiver.
     pub receiver: u32,
+    /// Hosts built.
+    pub hosts: u32,
     /// The switch's shared buffer, if its ports share one.
     pub pool: Option<SharedBuffer>,
     /// Whether each link draws on `pool`.
@@ -42,12 +77,12 @@ pub struct Network {
     pub red: Vec<Option<Red>>,
     /// Host index of the background flows' sink, if they have one.
     pub sink: Option<u32>,
-    /// PFC state, when the switch runs it.
+    /// PFC state, when the switches run it.
     pub pfc: Option<Pfc>,
 }
 
-/// PFC / 802.3x at the switch: bytes held per ingress (indexed by the upstream link), and the
-/// pauses sent.
+/// PFC / 802.3x at the switches: bytes held per ingress (indexed by the upstream link), and
+/// the pauses sent.
 #[derive(Debug)]
 pub struct Pfc {
     /// Pause the upstream link when its ingress holds this many bytes.
@@ -62,16 +97,50 @@ pub struct Pfc {
     pub paused: Vec<bool>,
 }
 
-impl Network {
-    /// Build the scenario's topology. Hosts `0..senders` are the servers, host `senders` the
-    /// receiver, the hosts after it background senders.
-    pub fn build(sc: &Scenario) -> Network {
-        match sc.topology.kind {
-            TopologyKind::Star => Self::star(sc),
+/// The fat tree's k for a scenario: as given, or the smallest even k with k³/4 ≥ hosts.
+pub fn fat_tree_k(sc: &Scenario) -> u32 {
+    let t = &sc.topology;
+    if t.fat_tree_k > 0 {
+        return t.fat_tree_k;
+    }
+    let hosts = t.hosts.max(sc.hosts_needed());
+    let mut k = 2;
+    while (k as u64).pow(3) / 4 < hosts as u64 {
+        k += 2;
+    }
+    k
+}
+
+/// Hosts a scenario's topology holds.
+pub fn host_count(sc: &Scenario) -> u32 {
+    let t = &sc.topology;
+    match t.kind {
+        TopologyKind::Star => sc.hosts_needed(),
+        TopologyKind::LeafSpine => t.hosts.max(sc.hosts_needed()),
+        TopologyKind::FatTree => {
+            let k = fat_tree_k(sc) as u64;
+            if t.hosts > 0 {
+                t.hosts
+            } else {
+                (k * k * k / 4) as u32
+            }
         }
     }
+}
 
-    fn star(sc: &Scenario) -> Network {
+/// Links on the longest path between two hosts.
+pub fn max_hops(kind: TopologyKind) -> u32 {
+    match kind {
+        TopologyKind::Star => 2,
+        TopologyKind::LeafSpine => 4,
+        TopologyKind::FatTree => 6,
+    }
+}
+
+impl Network {
+    /// Build the scenario's topology. Hosts `0..senders` are the servers, host `senders` the
+    /// receiver, the hosts after it background senders and their sink.
+    pub fn build(sc: &Scenario) -> Network {
         let t = &sc.topology;
         let receiver = t.senders;
         let bg = &sc.background;
@@ -82,7 +151,12 @@ impl Network {
         };
         let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
             .then_some(t.senders + 1 + own);
-        let hosts = t.senders + 1 + own + u32::from(sink.is_some());
+        let hosts = host_count(sc);
+        let delay = if t.link_delay > 0 {
+            t.link_delay
+        } else {
+            t.rtt / (2 * max_hops(t.kind) as u64)
+        };
         let pfc = sc.pfc_thresholds();
         // Under PFC an egress queue is bounded by the ingresses feeding it, not by a limit.
         let port_limit = if pfc.is_some() {
@@ -90,23 +164,51 @@ impl Network {
         } else {
             t.buffer
         };
-        let delay = t.rtt / 4;
         let mut links = Vec::with_capacity(2 * hosts as usize);
         let mut roles = Vec::with_capacity(2 * hosts as usize);
+        let phy = sc.tcp.phy_overhead;
         for h in 0..hosts {
             let rate = if h == receiver {
                 t.receiver_link
             } else {
                 t.link
             };
-            links.push(Link::new(rate, delay, t.nic_buffer, sc.tcp.phy_overhead));
+            links.push(Link::new(rate, delay, t.nic_buffer, phy));
             roles.push(LinkRole::Nic(h));
-            links.push(
-                Link::new(rate, delay, port_limit, sc.tcp.phy_overhead)
-                    .with_marking(t.ecn_threshold),
-            );
+            links.push(Link::new(rate, delay, port_limit, phy).with_marking(t.ecn_threshold));
             roles.push(LinkRole::Port(h));
         }
+        let mut fabric = |n: u32, links: &mut Vec<Link>| {
+            for _ in 0..n {
+                links.push(Link::new(t.link, delay, port_limit, phy).with_marking(t.ecn_threshold));
+                roles.push(LinkRole::Fabric);
+            }
+        };
+        let shape = match t.kind {
+            TopologyKind::Star => Shape::Star,
+            TopologyKind::LeafSpine => {
+                let per_leaf = t.hosts_per_leaf;
+                let spines = if t.spines == 0 { per_leaf } else { t.spines };
+                let leaves = hosts.div_ceil(per_leaf);
+                let up = links.len() as u32;
+                fabric(2 * leaves * spines, &mut links);
+                Shape::LeafSpine {
+                    per_leaf,
+                    spines,
+                    up,
+                }
+            }
+            TopologyKind::FatTree => {
+                let k = fat_tree_k(sc);
+                let half = k / 2;
+                let tors = k * half;
+                let tor_up = links.len() as u32;
+                fabric(2 * tors * half, &mut links);
+                let agg_up = links.len() as u32;
+                fabric(2 * tors * half, &mut links);
+                Shape::FatTree { k, tor_up, agg_up }
+            }
+        };
         let shared = t.shared_buffer.is_some();
         let pooled = roles
             .iter()
@@ -116,7 +218,7 @@ impl Network {
             .iter()
             .enumerate()
             .map(|(i, r)| match (t.red_min, r) {
-                (Some(min), LinkRole::Port(_)) => Some(Red::new(
+                (Some(min), LinkRole::Port(_) | LinkRole::Fabric) => Some(Red::new(
                     min,
                     t.red_max,
                     t.red_max_p,
@@ -144,10 +246,11 @@ impl Network {
             pooled,
             links,
             roles,
-            route_links: Vec::new(),
+            shape,
             routes: Vec::new(),
             bottleneck: 2 * receiver + 1,
             receiver,
+            hosts,
         }
     }
 
@@ -164,35 +267,141 @@ impl Network {
     /// Whether link `l` is a switch egress port (its packets arrived over another link).
     #[inline]
     pub fn is_port(&self, l: LinkId) -> bool {
-        matches!(self.roles[l as usize], LinkRole::Port(_))
+        !matches!(self.roles[l as usize], LinkRole::Nic(_))
     }
 
-    /// Add a route from host `a` to host `b`, returning its index.
-    pub fn add_route(&mut self, a: u32, b: u32) -> u32 {
-        let off = self.route_links.len() as u32;
-        // Star: a's NIC, then the switch port towards b.
-        self.route_links.push(2 * a);
-        self.route_links.push(2 * b + 1);
-        self.routes.push((off, 2));
+    /// Number of distinct paths from host `a` to host `b`.
+    pub fn paths_between(&self, a: u32, b: u32) -> u32 {
+        match self.shape {
+            Shape::Star => 1,
+            Shape::LeafSpine {
+                per_leaf, spines, ..
+            } => {
+                if a / per_leaf == b / per_leaf {
+                    1
+                } else {
+                    spines
+                }
+            }
+            Shape::FatTree { k, .. } => {
+                let half = k / 2;
+                let pod = half * half;
+                if a / half == b / half {
+                    1
+                } else if a / pod == b / pod {
+                    half
+                } else {
+                    half * half
+                }
+            }
+        }
+    }
+
+    /// Add a route from host `a` to host `b` on path `path` (reduced modulo the number of
+    /// paths), returning its index.
+    pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
+        let path = (path % self.paths_between(a, b)) as u16;
+        self.routes.push(Route {
+            src: a,
+            dst: b,
+            path,
+        });
         (self.routes.len() - 1) as u32
     }
 
-    /// The link at `hop` of `route`, or `None` past its end.
+    /// Paths of `route`'s ends (what a sprayed packet chooses among).
+    pub fn route_paths(&self, route: u32) -> u32 {
+        let r = self.routes[route as usize];
+        self.paths_between(r.src, r.dst)
+    }
+
+    /// The link at `hop` of `route` on the route's own path, or `None` past its end.
     #[inline]
     pub fn hop(&self, route: u32, hop: u16) -> Option<LinkId> {
-        let (off, len) = self.routes[route as usize];
-        (hop < len).then(|| self.route_links[(off + hop as u32) as usize])
+        let r = self.routes[route as usize];
+        self.hop_via(r.src, r.dst, r.path as u32, hop)
+    }
+
+    /// The link at `hop` from host `a` to host `b` on path `path`, or `None` past its end.
+    #[inline]
+    pub fn hop_via(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<LinkId> {
+        let nic = 2 * a;
+        let down = 2 * b + 1;
+        match self.shape {
+            Shape::Star => match hop {
+                0 => Some(nic),
+                1 => Some(down),
+                _ => None,
+            },
+            Shape::LeafSpine {
+                per_leaf,
+                spines,
+                up,
+            } => {
+                let (la, lb) = (a / per_leaf, b / per_leaf);
+                if la == lb {
+                    return [nic, down].get(hop as usize).copied();
+                }
+                let s = path % spines;
+                match hop {
+                    0 => Some(nic),
+                    1 => Some(up + 2 * (la * spines + s)), // leaf a → spine s
+                    2 => Some(up + 2 * (lb * spines + s) + 1), // spine s → leaf b
+                    3 => Some(down),
+                    _ => None,
+                }
+            }
+            Shape::FatTree { k, tor_up, agg_up } => {
+                let half = k / 2;
+                let (ta, tb) = (a / half, b / half); // ToR indices
+                if ta == tb {
+                    return [nic, down].get(hop as usize).copied();
+                }
+                let (pa, pb) = (ta / half, tb / half); // pods
+                let agg = path % half; // aggregation switch within the pod
+                                       // Link ToR t ↔ its pod's agg j: 2·(t·half + j) (+1 downwards).
+                let tor_link = |t: u32, j: u32| tor_up + 2 * (t * half + j);
+                if pa == pb {
+                    return match hop {
+                        0 => Some(nic),
+                        1 => Some(tor_link(ta, agg)),
+                        2 => Some(tor_link(tb, agg) + 1),
+                        3 => Some(down),
+                        _ => None,
+                    };
+                }
+                let core = (path / half) % half; // core j of agg's group
+                                                 // Link agg (pod p, j) ↔ core (j, c): 2·((p·half + j)·half + c) (+1 downwards).
+                let agg_link = |p: u32, j: u32, c: u32| agg_up + 2 * ((p * half + j) * half + c);
+                match hop {
+                    0 => Some(nic),
+                    1 => Some(tor_link(ta, agg)),
+                    2 => Some(agg_link(pa, agg, core)),
+                    3 => Some(agg_link(pb, agg, core) + 1),
+                    4 => Some(tor_link(tb, agg) + 1),
+                    5 => Some(down),
+                    _ => None,
+                }
+            }
+        }
     }
 
     /// Unloaded one-way latency of `route` for a packet of `frame` bytes.
     pub fn latency(&self, route: u32, frame: u64) -> SimTime {
-        let (off, len) = self.routes[route as usize];
-        (0..len as u32)
-            .map(|h| {
-                let l = &self.links[self.route_links[(off + h) as usize] as usize];
-                l.delay + tx_time(frame + l.phy_overhead, l.rate)
-            })
-            .sum()
+        let r = self.routes[route as usize];
+        self.latency_between(r.src, r.dst, frame)
+    }
+
+    /// Unloaded one-way latency from host `a` to host `b` for a packet of `frame` bytes.
+    pub fn latency_between(&self, a: u32, b: u32, frame: u64) -> SimTime {
+        let mut total = 0;
+        let mut hop = 0;
+        while let Some(l) = self.hop_via(a, b, 0, hop) {
+            let l = &self.links[l as usize];
+            total += l.delay + tx_time(frame + l.phy_overhead, l.rate);
+            hop += 1;
+        }
+        total
     }
 
     /// Queue limit of a link.
@@ -200,7 +409,7 @@ impl Network {
         self.links[l as usize].limit()
     }
 
-    /// A short name for a link: `nic3`, `port3`, `port-receiver`.
+    /// A short name for a link: `nic3`, `port3`, `port-receiver`, `fabric12`.
     pub fn name(&self, l: LinkId) -> String {
         match self.roles[l as usize] {
             LinkRole::Nic(h) if h == self.receiver => "nic-receiver".into(),
@@ -208,6 +417,7 @@ impl Network {
             LinkRole::Port(h) if Some(h) == self.sink => "port-sink".into(),
             LinkRole::Nic(h) => format!("nic{h}"),
             LinkRole::Port(h) => format!("port{h}"),
+            LinkRole::Fabric => format!("fabric{l}"),
         }
     }
 }
@@ -220,7 +430,7 @@ mod tests {
     fn star_routes_go_nic_then_port() {
         let sc = Scenario::example(3);
         let mut n = Network::build(&sc);
-        let r = n.add_route(1, 3);
+        let r = n.add_route(1, 3, 0);
         assert_eq!(n.hop(r, 0), Some(2));
         assert_eq!(n.hop(r, 1), Some(7));
         assert_eq!(n.hop(r, 2), None);
@@ -228,5 +438,100 @@ mod tests {
         assert_eq!(n.name(7), "port-receiver");
         // Two 25 us hops, each serializing 1538 bytes at 1 Gbps.
         assert_eq!(n.latency(r, 1518), 2 * (25_000_000 + 12_304_000));
+    }
+
+    fn fat_tree(k: u32) -> Network {
+        let mut sc = Scenario::example(3);
+        sc.topology.kind = TopologyKind::FatTree;
+        sc.topology.fat_tree_k = k;
+        Network::build(&sc)
+    }
+
+    /// Walk every path between every pair: each path is connected (a link's far end is the
+    /// next link's near end, checked through a map of link → (from, to) nodes), starts at
+    /// the source's NIC and ends at the destination's port; distinct paths are distinct.
+    #[test]
+    fn fat_tree_paths_are_connected_and_distinct() {
+        let k = 4;
+        let n = fat_tree(k);
+        let half = k / 2;
+        assert_eq!(n.hosts, 16);
+        // 16 hosts × 2 + ToR↔agg 8 × 2 × 2 + agg↔core 8 × 2 × 2.
+        assert_eq!(n.links.len(), 32 + 32 + 32);
+        // Nodes: host h = h; ToR t = 100 + t; agg (p, j) = 200 + p·half + j; core (j, c) =
+        // 300 + j·half + c.
+        let mut ends = std::collections::HashMap::new();
+        for h in 0..n.hosts {
+            ends.insert(2 * h, (h, 100 + h / half));
+            ends.insert(2 * h + 1, (100 + h / half, h));
+        }
+        let Shape::FatTree { tor_up, agg_up, .. } = n.shape else {
+            unreachable!()
+        };
+        for t in 0..k * half {
+            for j in 0..half {
+                let l = tor_up + 2 * (t * half + j);
+                let agg = 200 + (t / half) * half + j;
+                ends.insert(l, (100 + t, agg));
+                ends.insert(l + 1, (agg, 100 + t));
+            }
+        }
+        for p in 0..k {
+            for j in 0..half {
+                for c in 0..half {
+                    let l = agg_up + 2 * ((p * half + j) * half + c);
+                    ends.insert(l, (200 + p * half + j, 300 + j * half + c));
+                    ends.insert(l + 1, (300 + j * half + c, 200 + p * half + j));
+                }
+            }
+        }
+        for a in 0..n.hosts {
+            for b in 0..n.hosts {
+                if a == b {
+                    continue;
+                }
+                let paths = n.paths_between(a, b);
+                let mut seen = std::collections::HashSet::new();
+                for path in 0..paths {
+                    let mut hops = Vec::new();
+                    while let Some(l) = n.hop_via(a, b, path, hops.len() as u16) {
+                        hops.push(l);
+                    }
+                    assert_eq!(ends[&hops[0]].0, a);
+                    assert_eq!(ends[hops.last().unwrap()].1, b);
+                    for w in hops.windows(2) {
+                        assert_eq!(ends[&w[0]].1, ends[&w[1]].0, "{a}->{b} path {path}");
+                    }
+                    assert!(seen.insert(hops), "paths differ");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn k_is_the_smallest_that_holds_the_hosts() {
+        let mut sc = Scenario::example(8000);
+        sc.topology.kind = TopologyKind::FatTree;
+        assert_eq!(fat_tree_k(&sc), 32);
+        assert_eq!(host_count(&sc), 8192);
+        sc.topology.senders = 15;
+        assert_eq!(fat_tree_k(&sc), 4);
+    }
+
+    #[test]
+    fn leaf_spine_crosses_one_spine() {
+        let mut sc = Scenario::example(20);
+        sc.topology.kind = TopologyKind::LeafSpine;
+        sc.topology.hosts_per_leaf = 8;
+        sc.topology.spines = 4;
+        let n = Network::build(&sc);
+        assert_eq!(n.hosts, 21);
+        assert_eq!(n.paths_between(0, 20), 4);
+        assert_eq!(n.paths_between(0, 7), 1);
+        // Host 0 (leaf 0) to host 20 (leaf 2) through spine 3.
+        let up = 2 * 21;
+        assert_eq!(n.hop_via(0, 20, 3, 1), Some(up + 2 * 3));
+        assert_eq!(n.hop_via(0, 20, 3, 2), Some(up + 2 * (2 * 4 + 3) + 1));
+        assert_eq!(n.hop_via(0, 20, 3, 3), Some(41));
     }
 }
