@@ -213,11 +213,8 @@ def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
             ]
         elif kind == "incast":
             fct = row["fct_max_s"] or 0.0
-            w = r.scenario["workload"]
-            optimal = (
-                r.senders * w["flow_size"] * 8 / r.link_bps
-            )  # the link's serialization of the payload alone
-            cells += [format_time(fct * 1e12), f"{fct / optimal:.2f}×" if optimal else "-"]
+            over = row["fct_overhead"]
+            cells += [format_time(fct * 1e12), f"{100 * over:+.1f}%" if over is not None else "-"]
         else:
             cells += [
                 format_time((row["block_time_median_s"] or 0) * 1e12),

@@ -101,6 +101,27 @@ class Result:
         return out
 
     @property
+    def optimal_s(self) -> float | None:
+        """Best possible completion of the incast workload: N·bytes·8/C plus the base
+        latency (the NDP seed's yardstick); ``None`` for other workloads."""
+        w = self.scenario["workload"]
+        if w["kind"] != "incast":
+            return None
+        n = self.senders * w.get("tasks", 1)
+        return float(
+            n * w["flow_size"] * 8 / self.link_bps + self.report["base_latency"] / PS_PER_S
+        )
+
+    @property
+    def fct_overhead(self) -> float | None:
+        """The last flow's completion time over optimal, minus one (0.02 = 2% late)."""
+        fcts = [x for x in self.flow_completion_s if x is not None]
+        opt = self.optimal_s
+        if not fcts or not opt:
+            return None
+        return max(fcts) / opt - 1
+
+    @property
     def drops(self) -> int:
         return int(self.report["drops"])
 
@@ -132,6 +153,7 @@ class Result:
             "block_time_max_s": max(blocks) if blocks else None,
             "blocks_with_timeouts": sum(1 for t in r["block_timeouts"] if t > 0),
             "fct_max_s": max(fcts) if fcts else None,
+            "fct_overhead": self.fct_overhead,
             "queries": len(qf),
             "query_fct_mean_s": statistics.fmean(qf) if qf else None,
             "query_fct_p99_s": qf[min(len(qf) - 1, int(0.99 * len(qf)))] if qf else None,
@@ -148,6 +170,8 @@ class Result:
             "bottleneck_utilization": r["bottleneck_utilization"],
             "background_bps": r["background_bps"],
             "pfc_pauses": r["pfc_pauses"],
+            "transport": self.scenario.get("transport", "tcp"),
+            **{f"ndp_{k}": v for k, v in (r.get("ndp") or {}).items()},
             "events": self.events,
             "seed": self.seed,
             "version": self.version,

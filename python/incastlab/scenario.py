@@ -134,6 +134,11 @@ class Topology(_Section):
     link_delay: Time = Field(
         "0us", description="propagation delay per link (0: rtt over the longest round trip)"
     )
+    placement: Literal["spread", "packed"] = Field(
+        "spread",
+        description="spread: consecutive hosts in different leaves/ToRs and pods; "
+        "packed: fill switch by switch",
+    )
     link: Rate = Field("1Gbps", description="rate of every access link")
     receiver_link: Rate | None = Field(None, description="receiver's link rate (default: link)")
     rtt: Time = Field("100us", description="base round-trip time without queueing")

@@ -1,8 +1,8 @@
-//! Simulator speed: wall time, events per second and peak memory for the three
-//! workloads, each in its own process so that peak memory is its own.
+//! Simulator speed: wall time, events per second and peak memory per workload, each in its own
+//! process so that peak memory is its own.
 //!
-//!     cargo bench -p incast-sim --bench throughput            # all three
-//!     cargo bench -p incast-sim --bench throughput -- incast-8000
+//!     cargo bench -p incast-sim --bench throughput            # every case
+//!     cargo bench -p incast-sim --bench throughput -- ndp-8000
 //!
 //! The peers' figures (REFERENCES.md, same 2-core machine): htsim's NDP incast with 8000
 //! senders (270000 B each, 10 Gb/s) took 50-66 s and 5.4 GiB; with 1000 senders 3.7-8.1 s and
@@ -11,7 +11,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use incast_sim::config::{QueueLimit, WorkloadKind};
+use incast_sim::config::{QueueLimit, TopologyKind, Transport, WorkloadKind};
 use incast_sim::units::{from_ms, from_us, PS_PER_S};
 use incast_sim::{Scenario, Simulation};
 
@@ -19,7 +19,7 @@ use incast_sim::{Scenario, Simulation};
 type HtsimWall = Option<(f64, f64)>;
 
 /// (name, what it is, htsim's wall time for the same senders and bytes)
-const CASES: [(&str, &str, HtsimWall); 3] = [
+const CASES: [(&str, &str, HtsimWall); 5] = [
     (
         "sync-64x100",
         "synchronized reads, 64 servers x 100 blocks of 256 KB, 1 Gbps, 64 KB/port, RTOmin 200 ms",
@@ -35,9 +35,31 @@ const CASES: [(&str, &str, HtsimWall); 3] = [
         "8000 TCP flows x 270000 B into one receiver, 10 Gbps, 9 KB frames",
         Some((50.0, 66.0)),
     ),
+    (
+        "ndp-1000",
+        "NDP, 1000 senders x 270000 B, IW 10, 8192-host k=32 fat tree, 10 Gbps, 1 us links",
+        Some((3.7, 8.1)),
+    ),
+    (
+        "ndp-8000",
+        "NDP, 8000 senders x 270000 B, IW 10, 8192-host k=32 fat tree, 10 Gbps, 1 us links",
+        Some((50.0, 66.0)),
+    ),
 ];
 
 fn scenario(name: &str) -> Scenario {
+    if let Some(n) = name.strip_prefix("ndp-") {
+        let mut s = Scenario::example(n.parse().expect("sender count"));
+        s.transport = Transport::Ndp;
+        s.topology.kind = TopologyKind::FatTree;
+        s.topology.hosts = 8192;
+        s.topology.link = 10_000_000_000;
+        s.topology.receiver_link = 10_000_000_000;
+        s.topology.link_delay = from_us(1);
+        s.workload.kind = WorkloadKind::Incast;
+        s.workload.flow_size = Some(270_000);
+        return s;
+    }
     match name {
         "sync-64x100" => {
             let mut s = Scenario::example(64);

@@ -63,6 +63,17 @@ pub enum TopologyKind {
     FatTree,
 }
 
+/// How hosts are placed on a multi-switch topology.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Consecutive hosts (servers, receiver, background) go to different leaves or ToRs, and
+    /// on a fat tree to different pods: an incast crosses the fabric.
+    Spread,
+    /// Hosts fill one leaf or ToR after another: a small incast stays under one switch.
+    Packed,
+}
+
 /// The transport every connection of the workload uses.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -132,6 +143,8 @@ pub struct Topology {
     pub spines: u32,
     /// Propagation delay of each link; 0 to spread `rtt` over the longest round trip's links.
     pub link_delay: SimTime,
+    /// Where hosts sit in a leaf-spine or fat tree.
+    pub placement: Placement,
     /// Rate of every access link, bits per second.
     pub link: u64,
     /// Rate of the receiver's access link (the incast bottleneck), bits per second.
@@ -442,6 +455,7 @@ impl Scenario {
                 hosts_per_leaf: 16,
                 spines: 0,
                 link_delay: 0,
+                placement: Placement::Spread,
                 link: 1_000_000_000,
                 receiver_link: 1_000_000_000,
                 rtt: from_us(100),

@@ -91,10 +91,6 @@ struct Flow {
     acked_count: u32,
     rtx: VecDeque<(u32, Cause)>,
     queued: Vec<bool>,
-    /// The receiver has answered at least once (ACK or NACK).
-    heard: bool,
-    /// Initial-window packets not yet answered nor bounced, while unheard.
-    unheard_in_flight: u32,
     /// Receiver side: packets received, and whether each was.
     received: u32,
     got: Vec<bool>,
@@ -106,6 +102,10 @@ struct Flow {
     /// flight can expect to wait for its next pull.
     last_pull: Option<SimTime>,
     pull_gap: SimTime,
+    /// ACKs and NACKs received, and pulls received. The receiver queues one pull per
+    /// packet it sees (until the flow completes), so while `answers > pulls` a pull is owed.
+    answers: u32,
+    pulls: u32,
     rto_gen: u32,
     rto_at: SimTime,
     rto_pending: bool,
@@ -155,7 +155,7 @@ impl NdpSimulation {
         let frame = mtu + sc.ndp.header_bytes + sc.tcp.phy_overhead;
         let flows = (0..n)
             .map(|f| Flow {
-                src: f,
+                src: net.host(f),
                 packets,
                 bytes: size,
                 next_new: 0,
@@ -163,8 +163,6 @@ impl NdpSimulation {
                 acked_count: 0,
                 rtx: VecDeque::new(),
                 queued: vec![false; packets as usize],
-                heard: false,
-                unheard_in_flight: 0,
                 received: 0,
                 got: vec![false; packets as usize],
                 fct: None,
@@ -172,6 +170,8 @@ impl NdpSimulation {
                 in_flight: 0,
                 last_pull: None,
                 pull_gap: 0,
+                answers: 0,
+                pulls: 0,
                 rto_gen: 0,
                 rto_at: 0,
                 rto_pending: false,
@@ -303,7 +303,7 @@ impl NdpSimulation {
             for _ in 0..iw {
                 self.send_new(f);
             }
-            self.flows[f as usize].unheard_in_flight = iw;
+            let _ = iw;
         }
     }
 
@@ -543,13 +543,13 @@ impl NdpSimulation {
                     fl.acked[p.seq as usize] = true;
                     fl.acked_count += 1;
                 }
+                self.flows[f as usize].answers += 1;
                 self.answered(f, p.seq);
-                self.flows[f as usize].heard = true;
             }
             Kind::Nack => {
                 self.want_again(f, p.seq, Cause::Nack);
+                self.flows[f as usize].answers += 1;
                 self.answered(f, p.seq);
-                self.flows[f as usize].heard = true;
             }
             Kind::Pull => {
                 self.stats.pulls += 1;
@@ -558,20 +558,19 @@ impl NdpSimulation {
                     fl.pull_gap = self.now - t;
                 }
                 fl.last_pull = Some(self.now);
+                fl.pulls += 1;
                 self.send_one(f);
             }
             Kind::Bounce => {
                 self.want_again(f, p.seq, Cause::Bounce);
                 self.answered(f, p.seq);
-                let fl = &mut self.flows[f as usize];
-                if !fl.heard {
-                    fl.unheard_in_flight = fl.unheard_in_flight.saturating_sub(1);
-                    // Nothing of the first window got through and nothing else is in
-                    // flight: nobody will pull, so resend one at once (the rest wait).
-                    if fl.unheard_in_flight == 0 {
-                        fl.unheard_in_flight = 1;
-                        self.send_one(f);
-                    }
+                // The receiver never saw this packet, so it owes no pull for it. If nothing
+                // else is in flight and no pull is owed, nobody will pull this flow again:
+                // resend one now. (So of a first window bounced whole, one packet goes
+                // again at once and the rest wait for the pulls it earns.)
+                let fl = &self.flows[f as usize];
+                if fl.in_flight == 0 && fl.answers <= fl.pulls {
+                    self.send_one(f);
                 }
             }
         }
@@ -649,7 +648,9 @@ impl NdpSimulation {
         let wait = if fl.in_flight > 0 {
             self.sc.ndp.rto
         } else if !fl.rtx.is_empty() {
-            self.sc.ndp.rto.max(2 * fl.pull_gap)
+            // Only a lost pull leaves a flow waiting here; pulls can be a whole pull queue
+            // apart (N flows × one packet time), so wait long before resending.
+            (100 * self.sc.ndp.rto).max(4 * fl.pull_gap)
         } else {
             return;
         };
@@ -755,7 +756,7 @@ impl NdpSimulation {
             background_bps: 0.0,
             pfc_pauses: 0,
             base_latency: self.net.latency_between(
-                0,
+                self.net.host(0),
                 self.receiver,
                 self.sc.ndp.mtu + self.sc.ndp.header_bytes,
             ),

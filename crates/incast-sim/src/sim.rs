@@ -95,7 +95,7 @@ impl TcpSimulation {
         for c in 0..conns {
             // Workload connection c is server c mod N's (each task has its own connections).
             let (server, client) = if c < fg {
-                (c % n, net.receiver)
+                (net.host(c % n), net.receiver)
             } else {
                 net.background_ends(&sc, c - fg)
             };
@@ -683,9 +683,11 @@ impl TcpSimulation {
                 duration,
             ),
             pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
-            base_latency: self
-                .net
-                .latency_between(0, self.net.receiver, self.sc.full_frame()),
+            base_latency: self.net.latency_between(
+                self.net.host(0),
+                self.net.receiver,
+                self.sc.full_frame(),
+            ),
             link_bps: self.sc.topology.receiver_link,
             block_times: self.wl.block_times(),
             query_fcts: self.wl.query_fcts().to_vec(),

@@ -8,7 +8,9 @@
 //! Host `h`'s NIC is link `2h` and the switch port towards it `2h + 1` in every topology;
 //! switch-to-switch links follow.
 
-use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
+use crate::config::{
+    BackgroundDestination, BackgroundSource, Placement, QueueLimit, Scenario, TopologyKind,
+};
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
 use crate::rng::Rng;
@@ -69,6 +71,8 @@ pub struct Network {
     pub receiver: u32,
     /// Hosts built.
     pub hosts: u32,
+    /// Spread placement: (switches, hosts per switch, pods) to interleave over.
+    spread: Option<(u32, u32, u32)>,
     /// The switch's shared buffer, if its ports share one.
     pub pool: Option<SharedBuffer>,
     /// Whether each link draws on `pool`.
@@ -111,21 +115,33 @@ pub fn fat_tree_k(sc: &Scenario) -> u32 {
     k
 }
 
-/// Hosts a scenario's topology holds.
+/// Hosts a scenario's topology holds: every switch full, so that placement is a bijection.
 pub fn host_count(sc: &Scenario) -> u32 {
     let t = &sc.topology;
     match t.kind {
         TopologyKind::Star => sc.hosts_needed(),
-        TopologyKind::LeafSpine => t.hosts.max(sc.hosts_needed()),
+        TopologyKind::LeafSpine => {
+            t.hosts.max(sc.hosts_needed()).div_ceil(t.hosts_per_leaf) * t.hosts_per_leaf
+        }
         TopologyKind::FatTree => {
             let k = fat_tree_k(sc) as u64;
-            if t.hosts > 0 {
-                t.hosts
-            } else {
-                (k * k * k / 4) as u32
-            }
+            (k * k * k / 4) as u32
         }
     }
+}
+
+/// Logical host `i` on the topology: with `spread = (switches, per_switch, pods)`, host i
+/// goes to switch j = i mod switches (interleaved so consecutive j are in different pods),
+/// slot i div switches.
+#[inline]
+fn place(spread: Option<(u32, u32, u32)>, i: u32) -> u32 {
+    let Some((switches, per, pods)) = spread else {
+        return i;
+    };
+    let j = i % switches;
+    let per_pod = switches / pods;
+    let switch = (j % pods) * per_pod + j / pods;
+    switch * per + i / switches
 }
 
 /// Links on the longest path between two hosts.
@@ -142,7 +158,6 @@ impl Network {
     /// receiver, the hosts after it background senders and their sink.
     pub fn build(sc: &Scenario) -> Network {
         let t = &sc.topology;
-        let receiver = t.senders;
         let bg = &sc.background;
         let own = if bg.source == BackgroundSource::OwnHosts {
             bg.flows
@@ -152,6 +167,18 @@ impl Network {
         let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
             .then_some(t.senders + 1 + own);
         let hosts = host_count(sc);
+        let spread = match (t.kind, t.placement) {
+            (TopologyKind::Star, _) | (_, Placement::Packed) => None,
+            (TopologyKind::LeafSpine, Placement::Spread) => {
+                Some((hosts / t.hosts_per_leaf, t.hosts_per_leaf, 1))
+            }
+            (TopologyKind::FatTree, Placement::Spread) => {
+                let k = fat_tree_k(sc);
+                Some((k * k / 2, k / 2, k))
+            }
+        };
+        let receiver = place(spread, t.senders);
+        let sink = sink.map(|h| place(spread, h));
         let delay = if t.link_delay > 0 {
             t.link_delay
         } else {
@@ -251,7 +278,15 @@ impl Network {
             bottleneck: 2 * receiver + 1,
             receiver,
             hosts,
+            spread,
         }
+    }
+
+    /// The physical host of logical host `i` (servers first, then the receiver, background
+    /// hosts, the sink).
+    #[inline]
+    pub fn host(&self, i: u32) -> u32 {
+        place(self.spread, i)
     }
 
     /// The host background flow `i` starts from and the host it goes to.
@@ -261,7 +296,7 @@ impl Network {
             BackgroundSource::OwnHosts => n + 1 + i,
             BackgroundSource::Senders => i % n,
         };
-        (from, self.sink.unwrap_or(self.receiver))
+        (self.host(from), self.sink.unwrap_or(self.receiver))
     }
 
     /// Whether link `l` is a switch egress port (its packets arrived over another link).
@@ -440,10 +475,26 @@ mod tests {
         assert_eq!(n.latency(r, 1518), 2 * (25_000_000 + 12_304_000));
     }
 
+    #[test]
+    fn spread_placement_is_a_bijection_across_pods() {
+        let mut sc = Scenario::example(3);
+        sc.topology.kind = TopologyKind::FatTree;
+        sc.topology.fat_tree_k = 8;
+        let n = Network::build(&sc);
+        let placed: std::collections::HashSet<u32> = (0..n.hosts).map(|i| n.host(i)).collect();
+        assert_eq!(placed.len() as u32, n.hosts);
+        assert!(placed.iter().all(|&h| h < n.hosts));
+        // The first k hosts land in k different pods (16 hosts per pod).
+        let pods: std::collections::HashSet<u32> = (0..8).map(|i| n.host(i) / 16).collect();
+        assert_eq!(pods.len(), 8);
+        assert_eq!(n.receiver, n.host(3));
+    }
+
     fn fat_tree(k: u32) -> Network {
         let mut sc = Scenario::example(3);
         sc.topology.kind = TopologyKind::FatTree;
         sc.topology.fat_tree_k = k;
+        sc.topology.placement = Placement::Packed;
         Network::build(&sc)
     }
 
@@ -524,12 +575,13 @@ mod tests {
         sc.topology.kind = TopologyKind::LeafSpine;
         sc.topology.hosts_per_leaf = 8;
         sc.topology.spines = 4;
+        sc.topology.placement = Placement::Packed;
         let n = Network::build(&sc);
-        assert_eq!(n.hosts, 21);
+        assert_eq!(n.hosts, 24);
         assert_eq!(n.paths_between(0, 20), 4);
         assert_eq!(n.paths_between(0, 7), 1);
         // Host 0 (leaf 0) to host 20 (leaf 2) through spine 3.
-        let up = 2 * 21;
+        let up = 2 * 24;
         assert_eq!(n.hop_via(0, 20, 3, 1), Some(up + 2 * 3));
         assert_eq!(n.hop_via(0, 20, 3, 2), Some(up + 2 * (2 * 4 + 3) + 1));
         assert_eq!(n.hop_via(0, 20, 3, 3), Some(41));

@@ -3,7 +3,7 @@
 
 use incast_sim::config::{
     BackgroundDestination, BackgroundSource, CongestionControl, CwndRestart, QueueLimit,
-    WorkloadKind,
+    TopologyKind, Transport, WorkloadKind,
 };
 use incast_sim::units::{from_ms, from_us, PS_PER_S};
 use incast_sim::{Scenario, Simulation};
@@ -122,5 +122,64 @@ proptest! {
         if lossless {
             prop_assert_eq!(r.queues[0].stats.drops + r.queues[1].stats.drops, 0);
         }
+    }
+}
+
+fn ndp_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        1u32..40,
+        1u64..200_000,
+        prop_oneof![Just(1u32), Just(10), Just(23)],
+        prop_oneof![Just(2u32), Just(8)],
+        prop_oneof![Just(300u64), Just(72_000)],
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(|(n, size, iw, dq, hq, leaf_spine, seed)| {
+            let mut s = Scenario::example(n);
+            s.seed = seed;
+            s.transport = Transport::Ndp;
+            s.topology.kind = if leaf_spine {
+                TopologyKind::LeafSpine
+            } else {
+                TopologyKind::FatTree
+            };
+            s.topology.hosts_per_leaf = 4;
+            s.topology.spines = 3;
+            s.topology.link = 10_000_000_000;
+            s.topology.receiver_link = 10_000_000_000;
+            s.topology.link_delay = from_us(1);
+            s.ndp.initial_window = iw;
+            s.ndp.data_queue = dq;
+            // A tiny header queue forces bounces and drops of control packets.
+            s.ndp.header_queue = hq;
+            s.workload.kind = WorkloadKind::Incast;
+            s.workload.flow_size = Some(size);
+            s.run.max_time = 100 * PS_PER_S;
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// NDP: trims, bounces and lost control packets never lose a byte or a packet.
+    #[test]
+    fn ndp_delivers_every_byte_once_whatever_is_trimmed_or_bounced(sc in ndp_scenario()) {
+        let n = sc.topology.senders as u64;
+        let size = sc.workload.flow_size.unwrap();
+        let mut sim = Simulation::new(sc).unwrap();
+        loop {
+            let done = sim.step(100).unwrap();
+            if let Err(e) = sim.check_invariants() {
+                prop_assert!(false, "{}", e);
+            }
+            if done {
+                break;
+            }
+        }
+        let r = sim.report();
+        prop_assert_eq!(r.app_bytes, n * size);
+        prop_assert!(r.flows.iter().all(|f| f.fct.is_some() && f.bytes == size));
     }
 }
