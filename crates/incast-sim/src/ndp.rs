@@ -26,7 +26,7 @@ use crate::report::{FlowReport, NdpReport, QueueReport, Report};
 use crate::rng::Rng;
 use crate::sim::SimError;
 use crate::topology::Network;
-use crate::units::{to_secs, tx_time, SimTime};
+use crate::units::{tx_time, SimTime};
 
 /// What an NDP packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,23 +228,13 @@ impl NdpSimulation {
     pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
         let mut k = 0;
         while self.finish.is_none() && k < max {
-            if self.processed >= self.sc.run.max_events {
-                return Err(SimError::EventBudget {
-                    events: self.processed,
-                    limit: self.sc.run.max_events,
-                    at_s: to_secs(self.now),
-                });
-            }
-            let Some((t, ev)) = self.events.pop() else {
-                return Err(SimError::Internal(
-                    "NDP: no pending events but flows are unfinished".into(),
-                ));
-            };
-            if t > self.sc.run.max_time {
-                return Err(SimError::TimeBudget {
-                    limit_s: to_secs(self.sc.run.max_time),
-                });
-            }
+            let (t, ev) = crate::sim::next_event(
+                &mut self.events,
+                &self.sc.run,
+                self.processed,
+                self.now,
+                "NDP flows are unfinished",
+            )?;
             self.now = t;
             self.processed += 1;
             k += 1;
@@ -386,23 +376,34 @@ impl NdpSimulation {
             pk.kind = Kind::Header;
             pk.frame = self.sc.ndp.header_bytes as u32;
         }
-        let frame = self.pkts[id as usize].frame as u64;
-        let port = &mut self.ports[l as usize];
-        if trims && port.hdr_bytes + frame > self.sc.ndp.header_queue {
-            let pk = self.pkts[id as usize];
-            if pk.kind == Kind::Header && self.sc.ndp.return_to_sender {
+        if !self.push_header(l, id) {
+            if self.pkts[id as usize].kind == Kind::Header && self.sc.ndp.return_to_sender {
                 self.bounce(id);
             } else {
-                port.stats.drops += 1;
-                self.stats.dropped += 1;
-                self.free.push(id);
+                self.drop_header(l, id);
             }
-            return;
+        }
+    }
+
+    /// Put a header-sized packet in `l`'s priority queue and start the port; `false` if it
+    /// is a switch port whose header queue is full.
+    fn push_header(&mut self, l: u32, id: u32) -> bool {
+        let frame = self.pkts[id as usize].frame as u64;
+        let port = &mut self.ports[l as usize];
+        if self.trims[l as usize] && port.hdr_bytes + frame > self.sc.ndp.header_queue {
+            return false;
         }
         port.hdr.push_back(id);
         port.hdr_bytes += frame;
         port.stats.max_bytes = port.stats.max_bytes.max(port.hdr_bytes);
         self.kick(l);
+        true
+    }
+
+    fn drop_header(&mut self, l: u32, id: u32) {
+        self.ports[l as usize].stats.drops += 1;
+        self.stats.dropped += 1;
+        self.free.push(id);
     }
 
     /// Send a trimmed header back to its sender along the same path, reversed.
@@ -427,22 +428,9 @@ impl NdpSimulation {
             .hop_via(pk.src, pk.dst, pk.path, back)
             .expect("a bounce starts inside the path");
         // A bounce meeting a full header queue on its way back is dropped there.
-        self.enqueue_returning(l, id);
-    }
-
-    fn enqueue_returning(&mut self, l: u32, id: u32) {
-        let frame = self.pkts[id as usize].frame as u64;
-        let port = &mut self.ports[l as usize];
-        if self.trims[l as usize] && port.hdr_bytes + frame > self.sc.ndp.header_queue {
-            port.stats.drops += 1;
-            self.stats.dropped += 1;
-            self.free.push(id);
-            return;
+        if !self.push_header(l, id) {
+            self.drop_header(l, id);
         }
-        port.hdr.push_back(id);
-        port.hdr_bytes += frame;
-        port.stats.max_bytes = port.stats.max_bytes.max(port.hdr_bytes);
-        self.kick(l);
     }
 
     /// Start serializing on `l` if it is idle: headers first, but one data packet after

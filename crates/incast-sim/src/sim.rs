@@ -46,6 +46,40 @@ pub enum SimError {
     Internal(String),
 }
 
+/// The next event, or why the run cannot go on: a budget is spent, nothing is pending while
+/// `unfinished`, or time would go backwards.
+pub(crate) fn next_event(
+    events: &mut EventQueue,
+    run: &crate::config::Run,
+    processed: u64,
+    now: SimTime,
+    unfinished: &str,
+) -> Result<(SimTime, Event), SimError> {
+    if processed >= run.max_events {
+        return Err(SimError::EventBudget {
+            events: processed,
+            limit: run.max_events,
+            at_s: to_secs(now),
+        });
+    }
+    let Some((t, ev)) = events.pop() else {
+        return Err(SimError::Internal(format!(
+            "no pending events but {unfinished}"
+        )));
+    };
+    if t < now {
+        return Err(SimError::Internal(format!(
+            "time went backwards: {t} < {now}"
+        )));
+    }
+    if t > run.max_time {
+        return Err(SimError::TimeBudget {
+            limit_s: to_secs(run.max_time),
+        });
+    }
+    Ok((t, ev))
+}
+
 /// One run of one TCP scenario.
 #[derive(Debug)]
 pub struct TcpSimulation {
@@ -199,29 +233,13 @@ impl TcpSimulation {
     pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
         let mut n = 0;
         while !self.finished && n < max {
-            if self.processed >= self.sc.run.max_events {
-                return Err(SimError::EventBudget {
-                    events: self.processed,
-                    limit: self.sc.run.max_events,
-                    at_s: to_secs(self.now),
-                });
-            }
-            let Some((t, ev)) = self.events.pop() else {
-                return Err(SimError::Internal(
-                    "no pending events but the workload is unfinished".into(),
-                ));
-            };
-            if t < self.now {
-                return Err(SimError::Internal(format!(
-                    "time went backwards: {t} < {}",
-                    self.now
-                )));
-            }
-            if t > self.sc.run.max_time {
-                return Err(SimError::TimeBudget {
-                    limit_s: to_secs(self.sc.run.max_time),
-                });
-            }
+            let (t, ev) = next_event(
+                &mut self.events,
+                &self.sc.run,
+                self.processed,
+                self.now,
+                "the workload is unfinished",
+            )?;
             self.now = t;
             self.processed += 1;
             n += 1;
