@@ -11,3 +11,14 @@ def simulate(
     slice_events: int = 2_000_000,
 ) -> str: ...
 def validate(scenario_json: str) -> None: ...
+def serve(
+    addr: str,
+    max_request: int,
+    max_conns: int,
+    idle_timeout_s: float,
+    nodelay: bool = True,
+    send_buffer: int | None = None,
+    congestion: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None: ...
+def bench(config_json: str) -> str: ...

@@ -296,7 +296,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
         def detail(r: Result) -> dict[str, Any]:
             return r.row() | {
                 "block_times_s": r.block_times_s,
-                "block_timeouts": r.report["block_timeouts"],
+                "block_timeouts": r.report.get("block_timeouts"),
                 "flow_completion_s": r.flow_completion_s,
                 "scenario": r.scenario,
             }
@@ -772,9 +772,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per mitigation")
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
 
-    from incastlab import cli_sweep
+    from incastlab import cli_real, cli_sweep
 
     cli_sweep.add_parsers(sub)
+    cli_real.add_parsers(sub)
     return p
 
 
@@ -826,9 +827,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_model(a, out, err)
         if a.command == "mitigate":
             return cmd_mitigate(a, out, err)
-        from incastlab import cli_sweep
+        from incastlab import cli_real, cli_sweep
 
         done = cli_sweep.dispatch(a, out, err)
+        if done is None:
+            done = cli_real.dispatch(a, out, err)
         if done is not None:
             return done
     except (ScenarioError, UsageError) as e:

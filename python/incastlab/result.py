@@ -43,16 +43,16 @@ class Result:
 
     @property
     def goodput_fraction(self) -> float:
-        """Goodput as a share of the receiver's link rate."""
-        return self.goodput_bps / self.link_bps
+        """Goodput as a share of the receiver's link rate (NaN when the rate is unknown)."""
+        return self.goodput_bps / self.link_bps if self.link_bps else float("nan")
 
     @property
     def timeouts(self) -> int:
-        return int(self.report["timeouts"])
+        return int(self.report.get("timeouts") or 0)
 
     @property
     def events(self) -> int:
-        return int(self.report["events"])
+        return int(self.report.get("events") or 0)
 
     @property
     def duration_s(self) -> float:
@@ -123,7 +123,7 @@ class Result:
 
     @property
     def drops(self) -> int:
-        return int(self.report["drops"])
+        return int(self.report.get("drops") or 0)
 
     @property
     def series(self) -> dict[str, Any] | None:
@@ -133,12 +133,15 @@ class Result:
         return s
 
     def row(self) -> dict[str, Any]:
-        """The headline numbers of this point, flat."""
+        """The headline numbers of this point, flat. A backend that cannot know a figure
+        (a real network has no drop counter per queue) leaves it out of its report, and
+        it is ``None`` here."""
         r = self.report
         blocks = self.block_times_s
         fcts = [x for x in self.flow_completion_s if x is not None]
         qf = sorted(t for _, t in self.query_fct_s)
-        bn = r["bottleneck"]
+        bn = r.get("bottleneck") or {}
+        block_timeouts = r.get("block_timeouts")
         return {
             "backend": self.backend,
             "senders": self.senders,
@@ -151,28 +154,30 @@ class Result:
             "blocks": len(blocks),
             "block_time_median_s": statistics.median(blocks) if blocks else None,
             "block_time_max_s": max(blocks) if blocks else None,
-            "blocks_with_timeouts": sum(1 for t in r["block_timeouts"] if t > 0),
+            "blocks_with_timeouts": (
+                None if block_timeouts is None else sum(1 for t in block_timeouts if t > 0)
+            ),
             "fct_max_s": max(fcts) if fcts else None,
             "fct_overhead": self.fct_overhead,
             "queries": len(qf),
             "query_fct_mean_s": statistics.fmean(qf) if qf else None,
             "query_fct_p99_s": qf[min(len(qf) - 1, int(0.99 * len(qf)))] if qf else None,
-            "timeouts": self.timeouts,
-            "timeout_runs": r["timeout_runs"],
-            "fast_recoveries": r["fast_recoveries"],
-            "retx_fast": r["retx_fast"],
-            "retx_timeout": r["retx_timeout"],
-            "ecn_reductions": r["ecn_reductions"],
-            "bottleneck_marks": r["bottleneck"]["marks"],
-            "drops": r["drops"],
-            "bottleneck_drops": bn["drops"],
-            "bottleneck_max_bytes": bn["max_bytes"],
-            "bottleneck_utilization": r["bottleneck_utilization"],
-            "background_bps": r["background_bps"],
-            "pfc_pauses": r["pfc_pauses"],
+            "timeouts": r.get("timeouts"),
+            "timeout_runs": r.get("timeout_runs"),
+            "fast_recoveries": r.get("fast_recoveries"),
+            "retx_fast": r.get("retx_fast"),
+            "retx_timeout": r.get("retx_timeout"),
+            "ecn_reductions": r.get("ecn_reductions"),
+            "bottleneck_marks": bn.get("marks"),
+            "drops": r.get("drops"),
+            "bottleneck_drops": bn.get("drops"),
+            "bottleneck_max_bytes": bn.get("max_bytes"),
+            "bottleneck_utilization": r.get("bottleneck_utilization"),
+            "background_bps": r.get("background_bps"),
+            "pfc_pauses": r.get("pfc_pauses"),
             "transport": self.scenario.get("transport", "tcp"),
             **{f"ndp_{k}": v for k, v in (r.get("ndp") or {}).items()},
-            "events": self.events,
+            "events": r.get("events"),
             "seed": self.seed,
             "version": self.version,
         }
@@ -181,8 +186,8 @@ class Result:
         """The row plus per-block and per-flow detail and the normalized scenario."""
         out = self.row()
         out["block_times_s"] = self.block_times_s
-        out["block_timeouts"] = self.report["block_timeouts"]
+        out["block_timeouts"] = self.report.get("block_timeouts")
         out["flows"] = self.report["flows"]
-        out["queues"] = self.report["queues"]
+        out["queues"] = self.report.get("queues")
         out["scenario"] = self.scenario
         return out

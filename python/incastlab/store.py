@@ -19,9 +19,9 @@ def to_table(results: Sequence[Result]) -> pa.Table:
     for r in results:
         row = r.row()
         row["block_times_s"] = r.block_times_s
-        row["block_timeouts"] = r.report["block_timeouts"]
+        row["block_timeouts"] = r.report.get("block_timeouts")
         row["flow_completion_s"] = r.flow_completion_s
-        row["flow_timeouts"] = [f["timeouts"] for f in r.report["flows"]]
+        row["flow_timeouts"] = [f.get("timeouts") for f in r.report["flows"]]
         row["scenario"] = json.dumps(r.scenario, sort_keys=True)
         rows.append(row)
     table = pa.Table.from_pylist(rows)

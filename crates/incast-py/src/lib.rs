@@ -88,9 +88,88 @@ fn validate(scenario_json: &str) -> PyResult<()> {
         .map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
+/// Serve blocks of synthetic bytes on `addr` until Ctrl-C (or SIGTERM turned into
+/// KeyboardInterrupt by the caller). `on_ready(address)` is called once listening.
+#[pyfunction]
+#[pyo3(signature = (addr, max_request, max_conns, idle_timeout_s, nodelay=true, send_buffer=None, congestion=None, on_ready=None))]
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    py: Python<'_>,
+    addr: &str,
+    max_request: u64,
+    max_conns: usize,
+    idle_timeout_s: f64,
+    nodelay: bool,
+    send_buffer: Option<usize>,
+    congestion: Option<String>,
+    on_ready: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    use incast_net::server::{Server, ServerConfig};
+    use std::sync::atomic::Ordering;
+    let sock: std::net::SocketAddr = addr.parse().map_err(|_| {
+        PyValueError::new_err(format!(
+            "--listen: expected host:port such as 127.0.0.1:9000, got {addr:?}"
+        ))
+    })?;
+    let cfg = ServerConfig {
+        max_request,
+        max_conns,
+        idle_timeout: std::time::Duration::from_secs_f64(idle_timeout_s.max(0.001)),
+        nodelay,
+        send_buffer,
+        congestion,
+    };
+    let server = Server::bind(sock, cfg)
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot listen on {addr}: {e}")))?;
+    let bound = server
+        .local_addr()
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let server = std::sync::Arc::new(server);
+    let runner = server.clone();
+    let handle = std::thread::spawn(move || runner.run());
+    if let Some(cb) = on_ready {
+        cb.call1(py, (bound.to_string(),))?;
+    }
+    let result = loop {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(100)));
+        if let Err(e) = py.check_signals() {
+            break Err(e);
+        }
+        if handle.is_finished() {
+            break Ok(());
+        }
+    };
+    server.stop.store(true, Ordering::Relaxed);
+    let _ = handle.join();
+    result
+}
+
+/// Run the synchronized-read client; `config_json` is a BenchConfig, the result JSON.
+#[pyfunction]
+#[pyo3(name = "bench")]
+fn run_bench(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let cfg: incast_net::client::BenchConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("bench configuration: {e}")))?;
+    let handle = std::thread::spawn(move || incast_net::client::bench(&cfg));
+    loop {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+        py.check_signals()?;
+        if handle.is_finished() {
+            break;
+        }
+    }
+    match handle.join() {
+        Ok(Ok(r)) => Ok(serde_json::to_string(&r).expect("a bench result serializes")),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e)),
+        Err(p) => Err(SimulationError::new_err(panic_message(p))),
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(serve, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -1,0 +1,167 @@
+//! incast-net: real TCP for incast experiments.
+//!
+//! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
+//! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
+//! - [`protocol`]: the 24-byte versioned request and response headers they speak.
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Mutex};
+    use std::thread;
+    use std::time::Duration;
+
+    use crate::client::{bench, BenchConfig};
+    use crate::protocol::{encode_request, parse_response, Request, Status, HEADER_LEN};
+    use crate::server::{Server, ServerConfig};
+
+    fn start(cfg: ServerConfig) -> (Arc<Server>, Arc<Mutex<Vec<String>>>) {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let s = Server::bind("127.0.0.1:0".parse().unwrap(), cfg)
+            .unwrap()
+            .with_log(move |m| sink.lock().unwrap().push(m.to_string()));
+        let s = Arc::new(s);
+        let r = s.clone();
+        thread::spawn(move || r.run().unwrap());
+        (s, logs)
+    }
+
+    fn config(servers: Vec<std::net::SocketAddr>) -> BenchConfig {
+        BenchConfig {
+            servers,
+            sru: 64_000,
+            blocks: 5,
+            warmup: 1,
+            time_limit_s: 30.0,
+            fanout_window: 0,
+            stagger_s: 0.0,
+            nodelay: true,
+            recv_buffer: None,
+            congestion: None,
+            connect_timeout_s: 2.0,
+        }
+    }
+
+    #[test]
+    fn bench_reads_every_block_from_every_server() {
+        let servers: Vec<_> = (0..3).map(|_| start(ServerConfig::default())).collect();
+        let addrs = servers
+            .iter()
+            .map(|(s, _)| s.local_addr().unwrap())
+            .collect();
+        let mut cfg = config(addrs);
+        cfg.fanout_window = 2;
+        let r = bench(&cfg).unwrap();
+        assert_eq!(r.block_times_us.len(), 5);
+        assert_eq!(r.bytes, 5 * 3 * 64_000);
+        assert!(r.response_us.iter().all(|b| b.len() == 3));
+        assert!(!r.truncated);
+        let served: u64 = servers
+            .iter()
+            .map(|(s, _)| s.stats.requests.load(Ordering::Relaxed))
+            .sum();
+        assert_eq!(served, 6 * 3, "warm-up block included");
+        for (s, _) in &servers {
+            s.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn ask(addr: std::net::SocketAddr, raw: &[u8; HEADER_LEN]) -> (Status, usize) {
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(raw).unwrap();
+        let mut h = [0u8; HEADER_LEN];
+        c.read_exact(&mut h).unwrap();
+        let (status, _, bytes) = parse_response(&h).unwrap();
+        let mut rest = Vec::new();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = c.read_to_end(&mut rest);
+        assert!(bytes == 0 || rest.len() as u64 == bytes);
+        (status, rest.len())
+    }
+
+    #[test]
+    fn oversized_and_malformed_requests_are_refused_and_others_still_served() {
+        let (s, logs) = start(ServerConfig {
+            max_request: 1_000_000,
+            ..ServerConfig::default()
+        });
+        let addr = s.local_addr().unwrap();
+        // A well-behaved client keeps its connection throughout.
+        let mut good = TcpStream::connect(addr).unwrap();
+        let mut read_one = |id: u64| {
+            good.write_all(&encode_request(&Request { id, bytes: 5000 }))
+                .unwrap();
+            let mut h = [0u8; HEADER_LEN];
+            good.read_exact(&mut h).unwrap();
+            assert_eq!(parse_response(&h).unwrap(), (Status::Ok, id, 5000));
+            let mut body = vec![0u8; 5000];
+            good.read_exact(&mut body).unwrap();
+        };
+        read_one(1);
+        let big = encode_request(&Request {
+            id: 2,
+            bytes: 2_000_000,
+        });
+        assert_eq!(ask(addr, &big), (Status::TooLarge, 0));
+        let mut garbage = [0xAAu8; HEADER_LEN];
+        garbage[..4].copy_from_slice(b"GET ");
+        assert_eq!(ask(addr, &garbage), (Status::Malformed, 0));
+        let mut old = encode_request(&Request { id: 3, bytes: 10 });
+        old[4] = 0;
+        assert_eq!(ask(addr, &old), (Status::WrongVersion, 0));
+        read_one(4);
+        thread::sleep(Duration::from_millis(50));
+        let logs = logs.lock().unwrap().join("\n");
+        assert!(
+            logs.contains("2000000 bytes asked for, at most 1000000 allowed"),
+            "{logs}"
+        );
+        assert!(logs.contains("not an incastlab request"), "{logs}");
+        assert!(logs.contains("protocol version 0"), "{logs}");
+        assert_eq!(s.stats.refused.load(Ordering::Relaxed), 3);
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn idle_peers_are_closed_and_the_connection_limit_holds() {
+        let (s, logs) = start(ServerConfig {
+            max_conns: 1,
+            idle_timeout: Duration::from_millis(300),
+            ..ServerConfig::default()
+        });
+        let addr = s.local_addr().unwrap();
+        let mut idle = TcpStream::connect(addr).unwrap();
+        thread::sleep(Duration::from_millis(50));
+        let mut second = TcpStream::connect(addr).unwrap();
+        let mut h = [0u8; HEADER_LEN];
+        second.read_exact(&mut h).unwrap();
+        assert_eq!(parse_response(&h).unwrap().0, Status::Busy);
+        // The idle one is closed after its timeout: reading sees end of stream.
+        idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; 1];
+        assert_eq!(idle.read(&mut b).unwrap(), 0);
+        assert_eq!(s.stats.idle_closed.load(Ordering::Relaxed), 1);
+        assert!(logs
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("turned away")));
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn an_unreachable_server_is_named() {
+        let mut cfg = config(vec!["127.0.0.1:1".parse().unwrap()]);
+        cfg.connect_timeout_s = 0.5;
+        let e = bench(&cfg).unwrap_err();
+        assert!(e.contains("cannot connect to 127.0.0.1:1"), "{e}");
+    }
+}

@@ -1,0 +1,111 @@
+"""Real TCP: run the block client against real servers and report in the simulator's schema.
+
+The server and client are Rust (``incastlab._core.serve`` / ``bench``, from the
+``incast-net`` crate); this module turns a client run into a :class:`Result`, so that real
+runs, simulations and model predictions of one scenario line up in the same tables, stores
+and figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from incastlab import _core
+from incastlab.result import Result
+
+PS_PER_US = 1_000_000
+
+
+def parse_servers(spec: str | None, file: str | None) -> list[str]:
+    """``host:port`` addresses from a comma-separated list and/or a file (one per line, ``#``
+    comments)."""
+    out: list[str] = []
+    if spec:
+        out += [s.strip() for s in spec.split(",") if s.strip()]
+    if file:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"--servers-file: cannot read {file!r}: {e.strerror}") from None
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                out.append(line)
+    if not out:
+        raise ValueError("--servers: give host:port addresses or --servers-file")
+    for s in out:
+        host, _, port = s.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"--servers: expected host:port such as 10.0.0.2:9000, got {s!r}")
+    return out
+
+
+def bench(
+    servers: Sequence[str],
+    *,
+    sru: int,
+    blocks: int,
+    warmup: int = 1,
+    time_limit_s: float = 600.0,
+    fanout_window: int = 0,
+    stagger_s: float = 0.0,
+    nodelay: bool = True,
+    recv_buffer: int | None = None,
+    congestion: str | None = None,
+    connect_timeout_s: float = 5.0,
+) -> dict[str, Any]:
+    """Run the client; the raw result (times in µs)."""
+    cfg = {
+        "servers": list(servers),
+        "sru": sru,
+        "blocks": blocks,
+        "warmup": warmup,
+        "time_limit_s": time_limit_s,
+        "fanout_window": fanout_window,
+        "stagger_s": stagger_s,
+        "nodelay": nodelay,
+        "recv_buffer": recv_buffer,
+        "congestion": congestion,
+        "connect_timeout_s": connect_timeout_s,
+    }
+    out: dict[str, Any] = json.loads(_core.bench(json.dumps(cfg)))
+    return out
+
+
+def to_result(
+    raw: dict[str, Any],
+    scenario: dict[str, Any],
+    *,
+    backend: str,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """A client run as a :class:`Result`. ``scenario`` is the normalized scenario it ran
+    (or, for a cluster, the one it stands for); counters a real network does not expose
+    are left out of the report."""
+    n = scenario["topology"]["senders"]
+    sru = scenario["workload"]["sru"]
+    duration = raw["duration_us"] * PS_PER_US
+    responses = raw["response_us"]
+    report: dict[str, Any] = {
+        "senders": n,
+        "workload": "sync_read",
+        "app_bytes": raw["bytes"],
+        "start": 0,
+        "duration": duration,
+        "goodput_bps": raw["bytes"] * 8 / (duration / 1e12) if duration else 0.0,
+        "link_bps": scenario["topology"]["receiver_link"],
+        "base_latency": 0,
+        "block_times": [t * PS_PER_US for t in raw["block_times_us"]],
+        "response_times": [[t * PS_PER_US for t in b] for b in responses],
+        "flows": [
+            {"flow": i, "background": False, "bytes": sru * len(responses), "fct": None}
+            for i in range(n)
+        ],
+        "truncated": raw["truncated"],
+    }
+    if extra:
+        report.update(extra)
+    return Result(scenario=scenario, report=report, version=_core.__version__, backend=backend)
