@@ -1,0 +1,417 @@
+"""The emulation backend: a scenario run by the real Linux TCP of this machine.
+
+N sender namespaces and one receiver namespace hang off a switch namespace (a Linux bridge)
+through veth pairs, built over netlink by iproute2's batch mode (pyroute2 0.9's namespace
+handling raced in our tests; `ip -batch` is one netlink session per namespace):
+
+- the switch port towards the receiver is shaped to the link rate by a token bucket (tbf)
+  whose queue limit is the scenario's port buffer in bytes: the incast bottleneck;
+- each sender's NIC is shaped to the link rate;
+- RTOmin is set on every route (`rto_min`), congestion control per socket (TCP_CONGESTION);
+- one `incast serve` runs in each sender namespace, `incast bench` in the receiver's;
+- the result carries the kernel's evidence: TcpExt timeouts and retransmitted segments of the
+  senders, and the bottleneck qdisc's drops and peak backlog (sampled).
+
+Everything made is named `il<pid>-…`. It is removed on the way out, on error, Ctrl-C and
+SIGTERM; a run killed outright (SIGKILL) leaves namespaces whose pid is dead, and the next run
+removes those (only those: other runs' and other tools' namespaces are left alone).
+
+This machine has no netem, so no delay is added: the RTT is what the veths and the CPUs give
+(tens of µs). The result says what was and was not emulated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from incastlab.result import Result
+from incastlab.scenario import Scenario
+
+NS_RE = re.compile(r"^il(\d+)-")
+LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
+MTU_FRAME = 1514
+
+
+class EmulationError(RuntimeError):
+    """The testbed cannot be built here (not root, a kernel feature missing...)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _netns_list() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _kill_ns_processes(name: str) -> None:
+    out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
+    for pid in out.stdout.split():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def remove_testbed(pid: int) -> None:
+    """Remove every namespace and root-namespace link of run `pid`, killing what runs there."""
+    for name in _netns_list():
+        m = NS_RE.match(name)
+        if m and int(m[1]) == pid:
+            _kill_ns_processes(name)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    # Veths still in the root namespace (a run killed while building) go too.
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        ifname = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        m = LINK_RE.match(ifname)
+        if m and int(m[1]) == pid:
+            subprocess.run(["ip", "link", "del", ifname], capture_output=True)
+
+
+def remove_leftovers() -> list[int]:
+    """Remove testbeds of earlier runs whose process is gone; the pids cleaned."""
+    dead = set()
+    for name in _netns_list():
+        m = NS_RE.match(name)
+        if m and not _pid_alive(int(m[1])):
+            dead.add(int(m[1]))
+    for pid in dead:
+        remove_testbed(pid)
+    return sorted(dead)
+
+
+def ours() -> list[str]:
+    """Namespaces any incastlab emulation has now (for tests and `--cleanup`)."""
+    return [n for n in _netns_list() if NS_RE.match(n)]
+
+
+def check_can_emulate() -> None:
+    """Raise EmulationError naming what is missing."""
+    if sys.platform != "linux":
+        raise EmulationError("emulation needs Linux network namespaces")
+    if os.geteuid() != 0:
+        raise EmulationError(
+            "emulation builds network namespaces and qdiscs: run it as root "
+            "(e.g. sudo incast emulate ...)"
+        )
+    for tool in ("ip", "tc"):
+        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
+            raise EmulationError(f"emulation needs the '{tool}' command (Debian: iproute2)")
+
+
+@dataclass
+class Testbed:
+    """One built testbed: names, addresses and the processes running in it."""
+
+    pid: int
+    senders: int
+    switch: str
+    receiver: str
+    sender_ns: list[str]
+    sender_ips: list[str]
+    receiver_ip: str
+    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+
+
+def _ip(i: int) -> str:
+    # Senders 10.77.0.1 upwards, the receiver 10.77.255.254.
+    return f"10.77.{(i + 1) // 250}.{(i + 1) % 250 + 1}"
+
+
+def _batch(commands: list[str], netns: str | None = None) -> None:
+    """Run `ip` commands through one netlink session (`ip -batch`), in `netns` if given."""
+    argv = ["ip", "-batch", "-"] if netns is None else ["ip", "-n", netns, "-batch", "-"]
+    p = subprocess.run(argv, input="\n".join(commands) + "\n", capture_output=True, text=True)
+    if p.returncode != 0:
+        raise EmulationError(f"ip: {p.stderr.strip() or p.stdout.strip()}")
+
+
+def _tc(netns: str, dev: str, rate_bps: int, limit: int, burst: int) -> None:
+    p = subprocess.run(
+        [
+            "tc",
+            "-n",
+            netns,
+            "qdisc",
+            "replace",
+            "dev",
+            dev,
+            "root",
+            "tbf",
+            "rate",
+            f"{rate_bps}bit",
+            "burst",
+            str(burst),
+            "limit",
+            str(limit),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        raise EmulationError(f"tc (tbf) failed on {dev}: {p.stderr.strip()}")
+
+
+def build(sc: Scenario, pid: int | None = None) -> Testbed:
+    """Build the star for `sc`: namespaces, veths, bridge, addresses, routes, qdiscs.
+
+    Everything goes through netlink with iproute2's batch mode, one session per namespace.
+    (pyroute2 0.9's NetNS raced here: links moved into a namespace intermittently did not
+    show up there.)
+    """
+    pid = os.getpid() if pid is None else pid
+    s = sc.normalized()
+    t, tcp = s["topology"], s["tcp"]
+    n = t["senders"]
+    link = t["link"]
+    rx_link = t["receiver_link"]
+    buf = t["buffer"]["bytes"] or (t["buffer"]["packets"] or 44) * MTU_FRAME
+    # Linux's route metric takes whole milliseconds at best; the kernel's clock is HZ.
+    rto_ms = max(1, round(tcp["rto_min"] / 1e9))
+    tb = Testbed(
+        pid=pid,
+        senders=n,
+        switch=f"il{pid}-sw",
+        receiver=f"il{pid}-r",
+        sender_ns=[f"il{pid}-s{i}" for i in range(n)],
+        sender_ips=[_ip(i) for i in range(n)],
+        receiver_ip="10.77.255.254",
+    )
+    hosts = [*tb.sender_ns, tb.receiver]
+    ips = [*tb.sender_ips, tb.receiver_ip]
+    _batch([f"netns add {name}" for name in [tb.switch, *hosts]])
+    root = []
+    for i, name in enumerate(hosts):
+        a, b = f"il{pid}a{i}", f"il{pid}b{i}"
+        root += [
+            f"link add {a} type veth peer name {b}",
+            f"link set {a} netns {name}",
+            f"link set {b} netns {tb.switch}",
+        ]
+    _batch(root)
+    sw = ["link add br0 type bridge", "link set br0 up"]
+    for i, (name, addr) in enumerate(zip(hosts, ips, strict=True)):
+        receiver = name == tb.receiver
+        port = "pr" if receiver else f"p{i}"
+        _batch(
+            [
+                f"link set il{pid}a{i} name eth0",
+                f"addr add {addr}/16 dev eth0",
+                "link set eth0 up",
+                "link set lo up",
+                f"route replace 10.77.0.0/16 dev eth0 rto_min {rto_ms}ms",
+            ],
+            name,
+        )
+        # The host's NIC at its link rate, with a deep queue as a host's qdisc has.
+        _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, 2 * MTU_FRAME)
+        sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
+    _batch(sw, tb.switch)
+    # The incast bottleneck: the switch port towards the receiver, limited to the buffer.
+    _tc(tb.switch, "pr", rx_link, buf, 2 * MTU_FRAME)
+    return tb
+
+
+def _netstat(ns: str) -> dict[str, int]:
+    """TcpExt and Tcp counters of a namespace."""
+    out: dict[str, int] = {}
+    for path in ("/proc/net/netstat", "/proc/net/snmp"):
+        text = subprocess.run(
+            ["ip", "netns", "exec", ns, "cat", path], capture_output=True, text=True
+        ).stdout.splitlines()
+        for head, vals in zip(text[::2], text[1::2], strict=False):
+            keys, nums = head.split()[1:], vals.split()[1:]
+            prefix = head.split(":")[0]
+            for k, v in zip(keys, nums, strict=False):
+                with contextlib.suppress(ValueError):
+                    out[f"{prefix}.{k}"] = int(v)
+    return out
+
+
+def _qdisc(tb: Testbed) -> dict[str, int]:
+    text = subprocess.run(
+        ["ip", "netns", "exec", tb.switch, "tc", "-s", "-j", "qdisc", "show", "dev", "pr"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    try:
+        q = json.loads(text)[0]
+    except (ValueError, IndexError):
+        return {}
+    return {"drops": int(q.get("drops", 0)), "backlog": int(q.get("backlog", 0))}
+
+
+@contextlib.contextmanager
+def testbed(sc: Scenario) -> Iterator[Testbed]:
+    """Build a testbed for `sc` and remove it afterwards, whatever happens."""
+    check_can_emulate()
+    remove_leftovers()
+    pid = os.getpid()
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    tb = None
+    try:
+        try:
+            tb = build(sc, pid)
+        except Exception as e:
+            raise EmulationError(f"could not build the testbed: {e}") from e
+        yield tb
+    finally:
+        if tb is not None:
+            for p in tb.procs:
+                with contextlib.suppress(ProcessLookupError):
+                    p.kill()
+                with contextlib.suppress(Exception):
+                    p.communicate(timeout=5)
+        remove_testbed(pid)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result:
+    """Run the scenario's synchronized reads on real TCP in a fresh testbed."""
+    s = sc.normalized()
+    w, tcp = s["workload"], s["tcp"]
+    if w["kind"] != "sync_read":
+        raise EmulationError("workload.kind: emulation runs synchronized reads (sync_read)")
+    if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
+        raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
+    cc = {"reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}[tcp["congestion_control"]]
+    with testbed(sc) as tb:
+        for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True):
+            p = subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    sys.executable,
+                    "-m",
+                    "incastlab.cli",
+                    "serve",
+                    "--listen",
+                    f"{ip}:9000",
+                    "--cc",
+                    cc,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            tb.procs.append(p)
+        for p in tb.procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if not line.startswith("listening on"):
+                err = p.stderr.read() if p.stderr else ""
+                raise EmulationError(f"a server did not start: {line}{err}")
+        before = [_netstat(ns) for ns in tb.sender_ns]
+        peak = {"backlog": 0}
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.is_set():
+                peak["backlog"] = max(peak["backlog"], _qdisc(tb).get("backlog", 0))
+                time.sleep(0.005)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        servers = ",".join(f"{ip}:9000" for ip in tb.sender_ips)
+        t0 = time.perf_counter()
+        client = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                tb.receiver,
+                sys.executable,
+                "-m",
+                "incastlab.cli",
+                "bench",
+                "--servers",
+                servers,
+                "--sru",
+                f"{w['sru']}B",
+                "--blocks",
+                str(w["blocks"]),
+                "--warmup",
+                str(warmup),
+                "--cc",
+                cc,
+                "--time-limit",
+                f"{time_limit_s}s",
+                "--fanout-window",
+                str(w["fanout_window"]),
+                "--stagger",
+                f"{w['request_stagger']}ps",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        wall = time.perf_counter() - t0
+        stop.set()
+        sampler.join()
+        if client.returncode != 0:
+            raise EmulationError(f"the client failed: {client.stderr.strip()}")
+        after = [_netstat(ns) for ns in tb.sender_ns]
+        q = _qdisc(tb)
+    raw = json.loads(client.stdout)
+
+    def delta(key: str) -> int:
+        return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before, strict=True))
+
+    report = dict(raw)
+    report.pop("scenario", None)
+    from incastlab import _core
+
+    out = {
+        "senders": raw["senders"],
+        "workload": "sync_read",
+        "app_bytes": raw["app_bytes"],
+        "start": 0,
+        "duration": round(raw["duration_s"] * 1e12),
+        "goodput_bps": raw["goodput_bps"],
+        "link_bps": s["topology"]["receiver_link"],
+        "base_latency": 0,
+        "block_times": [round(x * 1e12) for x in raw["block_times_s"]],
+        "response_times": [[round(x * 1e12) for x in b] for b in raw["response_times_s"]],
+        "flows": raw["flows"],
+        "timeouts": delta("TcpExt.TCPTimeouts"),
+        "retransmitted_segments": delta("Tcp.RetransSegs"),
+        "drops": q.get("drops", 0),
+        "bottleneck": {"drops": q.get("drops", 0), "max_bytes": peak["backlog"], "marks": 0},
+        "wall_s": wall,
+        "emulated": {
+            "link": "tbf at the rate on every NIC and on the bottleneck port",
+            "buffer": "tbf limit in bytes on the bottleneck port",
+            "rto_min": f"route metric rto_min {max(1, round(tcp['rto_min'] / 1e9))}ms "
+            "(Linux timers tick at HZ)",
+            "congestion_control": cc,
+            "not_emulated": [
+                "propagation delay (no netem here: the RTT is the veths' and CPUs')",
+                "host_jitter, clock_granularity, initial_window, sack and other tcp.* "
+                "knobs (the kernel's own)",
+            ],
+        },
+    }
+    return Result(scenario=s, report=out, version=_core.__version__, backend="emulate")

@@ -1,0 +1,168 @@
+"""Real Linux TCP in network namespaces (`incast emulate`). These need root, iproute2 and the
+tbf qdisc; CI runs them as root. Rates stay inside the envelope measured on a 2-core machine
+(100 Mbps): above it the CPU, not the tc queue, is the bottleneck."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+from incastlab import emulate
+from incastlab.cli import main
+from incastlab.scenario import from_dict
+
+try:
+    emulate.check_can_emulate()
+    CAN, WHY = True, ""
+except emulate.EmulationError as e:
+    CAN, WHY = False, str(e)
+
+needs_root = pytest.mark.skipif(not CAN, reason=f"cannot emulate here: {WHY}")
+
+#: The seeds' collapse at a rate this machine can emulate faithfully.
+INCAST = {
+    "topology": {"senders": 16, "link": "100Mbps", "buffer": "32KB"},
+    "tcp": {"congestion_control": "cubic"},
+    "workload": {"sru": "64KB", "blocks": 8},
+}
+
+
+def _with(rto: str) -> dict[str, object]:
+    return {**INCAST, "tcp": {**INCAST["tcp"], "rto_min": rto}}  # type: ignore[dict-item]
+
+
+@needs_root
+def test_one_sender_reaches_the_shaped_rate() -> None:
+    sc = from_dict({"topology": {"link": "100Mbps"}, "workload": {"sru": "2MB", "blocks": 5}})
+    r = emulate.run(sc)
+    assert r.goodput_fraction >= 0.9, r.goodput_bps
+    assert r.report["drops"] == 0 and r.report["timeouts"] == 0
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_real_tcp_collapses_with_rto_min_200ms_and_recovers_with_the_smallest() -> None:
+    coarse = emulate.run(from_dict(_with("200ms")))
+    assert statistics.median(coarse.block_times_s) >= 0.2
+    assert coarse.goodput_fraction < 0.5 and coarse.report["timeouts"] > 0
+    assert coarse.report["drops"] > 0 and coarse.report["bottleneck"]["max_bytes"] > 16_000
+    # The smallest RTOmin a route takes (1 ms; the kernel's timers tick at HZ).
+    fine = emulate.run(from_dict(_with("1ms")))
+    assert fine.goodput_fraction > 0.7 and fine.goodput_bps > 2 * coarse.goodput_bps
+    assert "propagation delay" in " ".join(fine.report["emulated"]["not_emulated"])
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: object) -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "incastlab.cli",
+            "emulate",
+            "--senders",
+            "4",
+            "--link",
+            "100Mbps",
+            "--sru",
+            "1MB",
+            "--blocks",
+            "200",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        n.startswith(f"il{proc.pid}-") for n in emulate.ours()
+    ):
+        time.sleep(0.1)
+    time.sleep(1.0)  # servers started, traffic flowing
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
+    assert left, "the killed run had built its testbed"
+    # A new run removes the dead run's namespaces (and only those) before building its own.
+    r = emulate.run(from_dict({"topology": {"link": "100Mbps"}, "workload": {"blocks": 2}}))
+    assert r.goodput_bps > 0
+    assert not [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
+    assert emulate.ours() == []
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"il{proc.pid}" not in links
+    qdiscs = subprocess.run(["tc", "qdisc"], capture_output=True, text=True).stdout
+    assert f"il{proc.pid}" not in qdiscs
+
+
+@needs_root
+def test_sigterm_removes_the_testbed_at_once() -> None:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "incastlab.cli",
+            "emulate",
+            "--senders",
+            "2",
+            "--link",
+            "100Mbps",
+            "--sru",
+            "1MB",
+            "--blocks",
+            "200",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        n.startswith(f"il{proc.pid}-") for n in emulate.ours()
+    ):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert not [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
+
+
+def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(emulate.EmulationError, match="run it as root"):
+        emulate.check_can_emulate()
+
+
+@needs_root
+def test_compare_runs_one_scenario_on_three_backends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [
+        "compare",
+        "--backends",
+        "sim,emulate,model",
+        "--senders",
+        "1,4",
+        "--link",
+        "100Mbps",
+        "--sru",
+        "256KB",
+        "--blocks",
+        "4",
+        "--json",
+    ]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["senders"] for r in rows] == [1, 4]
+    one = rows[0]
+    # One sender: the simulator, the model and real TCP agree within 15%.
+    for b in ("emulate_goodput_bps", "model_goodput_bps"):
+        assert abs(one[b] / one["sim_goodput_bps"] - 1) < 0.15, one
