@@ -959,9 +959,16 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.plot:
         from incastlab.plot import goodput_vs_senders
 
-        series = list(by.items())
+        names = {"sim": "simulator", "emulate": "real Linux TCP (namespaces)"}
+        series = [(names[b], rs) for b, rs in by.items()]
         overlay = [model] + [[]] * (len(series) - 1) if model else None
-        goodput_vs_senders(series, a.plot, title="One scenario, several backends", model=overlay)
+        goodput_vs_senders(
+            series,
+            a.plot,
+            title="One scenario: simulator, real Linux TCP, model",
+            model=overlay,
+            model_label="model (Chen Eq. 1-4)",
+        )
         err.print(f"wrote {a.plot}")
     return 0
 

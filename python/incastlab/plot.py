@@ -57,6 +57,7 @@ def goodput_vs_senders(
     title: str = "Incast goodput collapse",
     varied: str = "",
     model: Sequence[Sequence[tuple[int, float]]] | None = None,
+    model_label: str | None = None,
 ) -> Path:
     """Goodput (top) and block or flow completion time (bottom) against senders, one line
     per labelled series; ``model[i]``, if given, is the analytical model's (senders, bits per
@@ -75,7 +76,7 @@ def goodput_vs_senders(
         ax.plot(n, [r.goodput_bps / 1e6 for r in pts], "o-", color=color, lw=2, ms=5, label=label)
         if model is not None and i < len(model) and model[i]:
             mn, mg = zip(*sorted(model[i]), strict=True)
-            name = f"{label}: model" if label else "model (Chen Eq. 1-3)"
+            name = model_label or (f"{label}: model" if label else "model (Chen Eq. 1-3)")
             ax.plot(mn, [g / 1e6 for g in mg], "--", color=color, lw=1.2, alpha=0.8, label=name)
         link = pts[0].link_bps
         times = []
