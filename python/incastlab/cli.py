@@ -823,6 +823,10 @@ EMULATION_RATE_LIMIT = 200_000_000
 
 
 def _emulate_points(a: argparse.Namespace, err: Console) -> list[tuple[str, list[Scenario]]]:
+    raw = sc_mod.read_toml(a.scenario) if a.scenario else {}
+    if a.link is None and "link" not in (raw.get("topology") or {}):
+        # The default rate inside this machine's envelope, rather than the scenario's 1 Gbps.
+        a.link = "100Mbps"
     series = _points(a)
     fast = {sc.topology.link for _, pts in series for sc in pts}
     if max(fast) > EMULATION_RATE_LIMIT:

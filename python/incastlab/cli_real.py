@@ -63,7 +63,8 @@ def add_parsers(sub: Any) -> None:
     )
     b.add_argument("--servers", metavar="H:P,H:P", help="servers, comma-separated")
     b.add_argument("--servers-file", metavar="FILE", help="servers, one host:port per line")
-    b.add_argument("--sru", default="256KB", help="bytes per server per block")
+    b.add_argument("--sru", default=None, help="bytes per server per block (default 256KB)")
+    b.add_argument("--block", help="a block striped over the servers instead: SRU = block/N")
     b.add_argument("--blocks", type=int, default=20, help="measured blocks")
     b.add_argument("--warmup", type=int, default=1, help="blocks read first, not measured")
     b.add_argument("--time-limit", default="600s", help="stop after this long")
@@ -142,9 +143,15 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         link = parse_rate(a.link)
     except (ValueError, UnitError) as e:
         raise UsageError(str(e)) from None
-    sru = _size("--sru", a.sru)
+    if a.sru and a.block:
+        raise UsageError("--sru or --block, not both")
+    if a.block:
+        block = _size("--block", a.block) or 0
+        sru = -(-block // len(servers))
+    else:
+        sru = _size("--sru", a.sru or "256KB") or 0
     if not sru:
-        raise UsageError("--sru: must be positive")
+        raise UsageError("--sru/--block: must be positive")
     if a.blocks < 1 or a.warmup < 0 or a.fanout_window < 0:
         raise UsageError("--blocks must be at least 1, --warmup and --fanout-window at least 0")
     scenario = sc_mod.from_dict(
@@ -196,7 +203,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         format_time(max(blocks) * 1e12),
         f"{len(blocks)}" + (" (time limit)" if raw["truncated"] else ""),
     )
-    out.print(f"[bold]incast bench[/bold] · SRU {a.sru} · {len(servers)} servers")
+    out.print(f"[bold]incast bench[/bold] · SRU {sru:,} B · {len(servers)} servers")
     out.print(t)
     return 0
 

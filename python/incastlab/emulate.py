@@ -184,6 +184,13 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
     buf = t["buffer"]["bytes"] or (t["buffer"]["packets"] or 44) * MTU_FRAME
     # Linux's route metric takes whole milliseconds at best; the kernel's clock is HZ.
     rto_ms = max(1, round(tcp["rto_min"] / 1e9))
+    iw = tcp["initial_window"]
+    # Per-namespace TCP switches the scenario names.
+    sysctls = {
+        "net.ipv4.tcp_sack": int(tcp["sack"]),
+        "net.ipv4.tcp_frto": 2 if tcp["frto"] else 0,
+        "net.ipv4.tcp_ecn": 1 if tcp["ecn"] else 0,
+    }
     tb = Testbed(
         pid=pid,
         senders=n,
@@ -215,10 +222,15 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
                 f"addr add {addr}/16 dev eth0",
                 "link set eth0 up",
                 "link set lo up",
-                f"route replace 10.77.0.0/16 dev eth0 rto_min {rto_ms}ms",
+                f"route replace 10.77.0.0/16 dev eth0 rto_min {rto_ms}ms initcwnd {iw}",
             ],
             name,
         )
+        for key, value in sysctls.items():
+            subprocess.run(
+                ["ip", "netns", "exec", name, "sysctl", "-q", "-w", f"{key}={value}"],
+                capture_output=True,
+            )
         # The host's NIC at its link rate, with a deep queue as a host's qdisc has.
         _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, 2 * MTU_FRAME)
         sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
@@ -407,10 +419,12 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             "rto_min": f"route metric rto_min {max(1, round(tcp['rto_min'] / 1e9))}ms "
             "(Linux timers tick at HZ)",
             "congestion_control": cc,
+            "initial_window": f"route metric initcwnd {tcp['initial_window']}",
+            "sack, frto, ecn": "per-namespace sysctls",
             "not_emulated": [
                 "propagation delay (no netem here: the RTT is the veths' and CPUs')",
-                "host_jitter, clock_granularity, initial_window, sack and other tcp.* "
-                "knobs (the kernel's own)",
+                "host_jitter, clock_granularity, rto_formula, recovery_cwnd, delayed_ack, "
+                "cwnd_restart and RTO randomization (the kernel's own behaviour)",
             ],
         },
     }
