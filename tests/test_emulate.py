@@ -60,8 +60,8 @@ def test_real_tcp_collapses_with_rto_min_200ms_and_recovers_with_the_smallest() 
     assert emulate.ours() == []
 
 
-@needs_root
-def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: object) -> None:
+def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
+    """Start a long `incast emulate` and return once its testbed exists."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -69,7 +69,7 @@ def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: obje
             "incastlab.cli",
             "emulate",
             "--senders",
-            "4",
+            str(senders),
             "--link",
             "100Mbps",
             "--sru",
@@ -80,12 +80,19 @@ def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: obje
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
         n.startswith(f"il{proc.pid}-") for n in emulate.ours()
     ):
         time.sleep(0.1)
+    return proc
+
+
+@needs_root
+def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: object) -> None:
+    proc = _emulation_under_way(4)
     time.sleep(1.0)  # servers started, traffic flowing
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -104,31 +111,7 @@ def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: obje
 
 @needs_root
 def test_sigterm_removes_the_testbed_at_once() -> None:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "incastlab.cli",
-            "emulate",
-            "--senders",
-            "2",
-            "--link",
-            "100Mbps",
-            "--sru",
-            "1MB",
-            "--blocks",
-            "200",
-            "-q",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-        n.startswith(f"il{proc.pid}-") for n in emulate.ours()
-    ):
-        time.sleep(0.1)
+    proc = _emulation_under_way(2)
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
