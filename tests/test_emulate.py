@@ -149,3 +149,22 @@ def test_compare_runs_one_scenario_on_three_backends(
     # One sender: the simulator, the model and real TCP agree within 15%.
     for b in ("emulate_goodput_bps", "model_goodput_bps"):
         assert abs(one[b] / one["sim_goodput_bps"] - 1) < 0.15, one
+
+
+@needs_root
+def test_a_sweep_runs_emulated_points_one_at_a_time(tmp_path: object) -> None:
+    from pathlib import Path
+
+    spec = Path(str(tmp_path)) / "spec.toml"
+    spec.write_text(
+        '[sweep]\nbackend = "emulate"\n[topology]\nsenders = [1, 2]\nlink = "100Mbps"\n'
+        '[workload]\nsru = "256KB"\nblocks = 3\n'
+    )
+    out = Path(str(tmp_path)) / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "-q"]) == 0
+    from incastlab.sweep_store import SweepStore
+
+    rows = SweepStore(out).rows()
+    assert sorted(r["senders"] for r in rows) == [1, 2]
+    assert all(r["backend"] == "emulate" and r["goodput_bps"] > 0 for r in rows)
+    assert emulate.ours() == []

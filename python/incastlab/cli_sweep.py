@@ -52,7 +52,11 @@ def add_parsers(sub: Any) -> None:
     )
     s.add_argument("spec", help="sweep spec (TOML)")
     s.add_argument("--out", metavar="DIR", help="results directory (default: sweeps/SPEC-NAME)")
-    s.add_argument("--backend", choices=("sim", "model"), help="override sweep.backend")
+    s.add_argument(
+        "--backend",
+        choices=("sim", "model", "emulate"),
+        help="override sweep.backend (emulate: real Linux TCP, root, one point at a time)",
+    )
     s.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
     s.add_argument(
         "--dask", metavar="ADDR", help="run on a Dask cluster: tcp://host:8786, or 'local'"

@@ -48,6 +48,11 @@ def _run_point(backend: str, scenario_json: str) -> dict[str, Any]:
 
         r = simulate(sc)
         row, report = r.row(), r.report
+    elif backend == "emulate":
+        from incastlab import emulate
+
+        r = emulate.run(sc)
+        row, report = r.row(), r.report
     elif backend == "model":
         from incastlab.model_backend import predict_scenario
 
@@ -128,6 +133,9 @@ def run_points(
     if not todo:
         return out
     n = workers or os.cpu_count() or 1
+    if any(p.backend == "emulate" for p in todo.values()):
+        # Emulated points share this machine's CPUs and kernel: one at a time, here.
+        n, dask = 1, None
     with _executor(min(n, len(todo)), dask) as (submit, as_completed):
         futures = {
             submit(run_point, p.backend, p.scenario.to_json()): key for key, p in todo.items()

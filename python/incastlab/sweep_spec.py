@@ -36,7 +36,7 @@ from incastlab.scenario import Scenario, ScenarioError
 
 #: Most points one sweep may hold.
 MAX_POINTS = 100_000
-BACKENDS = ("sim", "model")
+BACKENDS = ("sim", "model", "emulate")
 _RANGE = re.compile(r"\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?")
 #: Keys whose value is itself a list: only a list *of those* is an axis.
 _LIST_VALUED = {"workload.query_size_cdf"}
