@@ -34,6 +34,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from incastlab import _core
 from incastlab.result import Result
 from incastlab.scenario import Scenario
 
@@ -391,10 +392,6 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
 
     def delta(key: str) -> int:
         return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before, strict=True))
-
-    report = dict(raw)
-    report.pop("scenario", None)
-    from incastlab import _core
 
     out = {
         "senders": raw["senders"],
