@@ -43,6 +43,12 @@ def scenario_line(r: Result, omit: str = "") -> str:
         "buffer": f"{buffer}/port",
         "rto_min": f"RTOmin {format_time(tcp['rto_min'])}",
     }
+    if s.get("transport") == "ndp":
+        nd = s["ndp"]
+        parts["buffer"] = f"NDP, IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
+        del parts["rto_min"]
+    if t.get("kind", "star") != "star":
+        parts["link"] += f" · {t['kind'].replace('_', ' ')}"
     return " · ".join(v for k, v in parts.items() if k != omit)
 
 
