@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -177,4 +178,21 @@ def test_a_sweep_runs_emulated_points_one_at_a_time(tmp_path: object) -> None:
     rows = SweepStore(out).rows()
     assert sorted(r["senders"] for r in rows) == [1, 2]
     assert all(r["backend"] == "emulate" and r["goodput_bps"] > 0 for r in rows)
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_a_congestion_control_the_kernel_lacks_is_named() -> None:
+    sc = from_dict(
+        {
+            "topology": {"link": "100Mbps", "ecn_threshold": "20KB"},
+            "tcp": {"congestion_control": "dctcp"},
+            "workload": {"blocks": 1},
+        }
+    )
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    if "dctcp" in available.split():
+        pytest.skip("this kernel has dctcp")
+    with pytest.raises(emulate.EmulationError, match="dctcp"):
+        emulate.run(sc)
     assert emulate.ours() == []

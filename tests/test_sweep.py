@@ -294,3 +294,14 @@ def test_fct_overhead_of_an_incast_sweep(tmp_path: Path) -> None:
     fig = tmp_path / "fct.png"
     assert main(["plot", str(out), "--kind", "fct-overhead", "--out", str(fig)]) == 0
     assert fig.stat().st_size > 10_000
+
+
+def test_compare_without_emulation_puts_sim_beside_the_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["compare", "--backends", "sim,model", "--senders", "1,2", "--sru", "64KB", "--json"]
+    assert main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["senders"] for r in rows] == [1, 2]
+    assert all(r["sim_goodput_bps"] > 0 and r["model_goodput_bps"] > 0 for r in rows)
+    assert main(["compare", "--backends", "sim,ns3"]) == 2

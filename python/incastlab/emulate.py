@@ -385,7 +385,16 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         stop.set()
         sampler.join()
         if client.returncode != 0:
-            raise EmulationError(f"the client failed: {client.stderr.strip()}")
+            # The servers' logs usually say why (e.g. a congestion control the kernel lacks).
+            for p in tb.procs:
+                p.kill()
+            logs = []
+            for p in tb.procs:
+                with contextlib.suppress(Exception):
+                    _, e = p.communicate(timeout=5)
+                    logs += [line for line in (e or "").splitlines() if "incast serve:" in line]
+            hint = f"; a server said: {logs[0]}" if logs else ""
+            raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
     raw = json.loads(client.stdout)
