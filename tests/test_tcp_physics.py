@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run, sweep
+from incastlab.reproduce import onset_of
 
 PS = 1e-12
 GBPS = 10**9
@@ -83,16 +84,6 @@ def test_bytes_per_slow_start_round_reproduce_chen_table_1(sru: str) -> None:
     assert r.report["flows"][0]["rounds"] == TABLE_1[sru]
 
 
-def onset(goodputs: dict[int, float]) -> int | None:
-    """First sender count whose goodput is below half the best goodput of fewer senders."""
-    best = 0.0
-    for n in sorted(goodputs):
-        if best and goodputs[n] < 0.5 * best:
-            return n
-        best = max(best, goodputs[n])
-    return None
-
-
 CHEN_ONSETS = {"16KB": 13, "32KB": 7, "64KB": 4}
 
 
@@ -108,7 +99,7 @@ def test_collapse_onset_with_slow_start_per_block_matches_chen_eq_3(sru: str) ->
         workload__blocks=20,
     )
     per_block = sweep(ns, tcp__cwnd_restart="block", **common)
-    n = onset({k: r.goodput_bps for k, r in per_block.items()})
+    n = onset_of({k: r.goodput_bps for k, r in per_block.items()})
     assert n is not None and abs(n - CHEN_ONSETS[sru]) <= 1, n
     # Before the onset no timeouts and goodput grows with N (Eq. 1); at it, a timeout per block.
     assert all(per_block[k].timeouts == 0 for k in range(1, n - 1))
@@ -117,7 +108,7 @@ def test_collapse_onset_with_slow_start_per_block_matches_chen_eq_3(sru: str) ->
     # Connections that keep their window from block to block burst a whole SRU at once and
     # collapse earlier.
     kept = sweep(ns, tcp__cwnd_restart="never", **common)
-    k = onset({m: r.goodput_bps for m, r in kept.items()})
+    k = onset_of({m: r.goodput_bps for m, r in kept.items()})
     assert k is not None and k < n
 
 

@@ -97,7 +97,7 @@ def _mbps(bps: float) -> str:
     return f"{bps / 1e6:.3g}" if bps < 1e8 else f"{bps / 1e6:.0f}"
 
 
-def _onset(goodputs: dict[int, float]) -> int | None:
+def onset_of(goodputs: dict[int, float]) -> int | None:
     """First sender count whose goodput is below half the best of fewer senders."""
     best = 0.0
     for n in sorted(goodputs):
@@ -213,7 +213,7 @@ def chen_fig3(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     lines = ["| RTOmin | N | incastlab (Mbps) | Eq. 2 (Mbps) |", "|---|---|---|---|"]
     for rto_s in ("100ms", "200ms"):
         rto = 0.1 if rto_s == "100ms" else 0.2
-        on = _onset({n: v for (r, n), v in g.items() if r == rto_s})
+        on = onset_of({n: v for (r, n), v in g.items() if r == rto_s})
         f.claim(
             f"RTOmin {rto_s}: collapse begins at N = {paper['collapse_at']}",
             on == paper["collapse_at"],
@@ -256,7 +256,7 @@ def chen_fig4(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     g = _mean_by(rows, "workload.sru", "topology.senders")
     lines = ["| block | paper onset | incastlab onset |", "|---|---|---|"]
     for sru, want in paper["onset"].items():
-        on = _onset({n: v for (s, n), v in g.items() if s == sru})
+        on = onset_of({n: v for (s, n), v in g.items() if s == sru})
         f.claim(
             f"{sru}: collapse at N = {want} (±1)",
             on is not None and abs(on - want) <= 1,
