@@ -20,7 +20,7 @@
 use std::collections::VecDeque;
 
 use crate::config::Scenario;
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Timer};
 use crate::net::QueueStats;
 use crate::report::{FlowReport, NdpReport, QueueReport, Report};
 use crate::rng::Rng;
@@ -106,9 +106,8 @@ struct Flow {
     /// packet it sees (until the flow completes), so while `answers > pulls` a pull is owed.
     answers: u32,
     pulls: u32,
-    rto_gen: u32,
-    rto_at: SimTime,
-    rto_pending: bool,
+    /// The sender's timer (see `arm_rto`).
+    rto: Timer,
     retx: [u32; 3],
 }
 
@@ -172,9 +171,7 @@ impl NdpSimulation {
                 pull_gap: 0,
                 answers: 0,
                 pulls: 0,
-                rto_gen: 0,
-                rto_at: 0,
-                rto_pending: false,
+                rto: Timer::default(),
                 retx: [0; 3],
             })
             .collect();
@@ -293,7 +290,6 @@ impl NdpSimulation {
             for _ in 0..iw {
                 self.send_new(f);
             }
-            let _ = iw;
         }
     }
 
@@ -410,15 +406,8 @@ impl NdpSimulation {
     fn bounce(&mut self, id: u32) {
         self.stats.bounced += 1;
         let p = self.pkts[id as usize];
-        let len = {
-            let mut n = 0;
-            while self.net.hop_via(p.dst, p.src, p.path, n).is_some() {
-                n += 1;
-            }
-            n
-        };
         // The switch at forward position `hop` is at position `len - hop` going back.
-        let back = len - p.hop;
+        let back = self.net.path_len(p.src, p.dst) - p.hop;
         let pk = &mut self.pkts[id as usize];
         pk.kind = Kind::Bounce;
         std::mem::swap(&mut pk.src, &mut pk.dst);
@@ -629,8 +618,8 @@ impl NdpSimulation {
     }
 
     /// Keep a timer while something could be lost unnoticed: packets awaiting an answer
-    /// (`ndp.rto`), or retransmissions waiting for a pull that may never come because the
-    /// packet that would have earned it bounced (twice the flow's last gap between pulls).
+    /// (`ndp.rto`), or retransmissions waiting for a pull that was lost (100 `ndp.rto`, or
+    /// four of the flow's last gaps between pulls if that is longer).
     fn arm_rto(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
         let wait = if fl.in_flight > 0 {
@@ -642,41 +631,34 @@ impl NdpSimulation {
         } else {
             return;
         };
-        let at = self.now + wait;
-        fl.rto_at = at;
-        if !fl.rto_pending {
-            fl.rto_pending = true;
-            fl.rto_gen += 1;
-            self.events.push(at, Event::Rto(f, fl.rto_gen));
+        fl.rto.set(self.now + wait);
+        self.sync_rto(f);
+    }
+
+    /// Schedule the timer's event if its deadline needs one (lazy, as TCP's timers).
+    fn sync_rto(&mut self, f: u32) {
+        if let Some((t, gen)) = self.flows[f as usize].rto.needs_event() {
+            self.events.push(t, Event::Rto(f, gen));
         }
     }
 
     fn on_rto(&mut self, f: u32, gen: u32) {
         let fl = &mut self.flows[f as usize];
-        if gen != fl.rto_gen {
+        if !fl.rto.fire(self.now, gen) {
+            // Re-armed later since this event was scheduled: wait out the rest.
+            self.sync_rto(f);
             return;
         }
-        fl.rto_pending = false;
         if fl.in_flight == 0 && fl.rtx.is_empty() {
-            return;
-        }
-        if self.now < fl.rto_at {
-            // Progress since it was armed: wait out the rest (lazy re-arming).
-            fl.rto_pending = true;
-            fl.rto_gen += 1;
-            let (at, gen) = (fl.rto_at, fl.rto_gen);
-            self.events.push(at, Event::Rto(f, gen));
             return;
         }
         self.stats.timeouts += 1;
         for seq in 0..fl.next_new {
+            let fl = &mut self.flows[f as usize];
             if fl.awaiting[seq as usize] {
                 fl.awaiting[seq as usize] = false;
                 fl.in_flight -= 1;
-                if !fl.acked[seq as usize] && !fl.queued[seq as usize] {
-                    fl.queued[seq as usize] = true;
-                    fl.rtx.push_back((seq, Cause::Timeout));
-                }
+                self.want_again(f, seq, Cause::Timeout);
             }
         }
         self.send_one(f);

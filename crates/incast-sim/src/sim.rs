@@ -222,12 +222,6 @@ impl TcpSimulation {
         self.finished
     }
 
-    /// Run to completion.
-    pub fn run(mut self) -> Result<Report, SimError> {
-        while !self.step(u64::MAX)? {}
-        Ok(self.report())
-    }
-
     /// Process up to `max` events; `Ok(true)` once the workload has completed. Lets a caller
     /// run in slices (to show progress or to honour Ctrl-C between them).
     pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
@@ -340,7 +334,8 @@ impl TcpSimulation {
                 self.apply(act);
             }
             Event::Sample => self.sample(),
-            Event::PullTick => {}
+            // NDP's pacer event; a TCP run never schedules one.
+            Event::PullTick => debug_assert!(false, "PullTick in a TCP run"),
         }
     }
 

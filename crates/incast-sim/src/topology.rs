@@ -48,12 +48,15 @@ enum Shape {
     },
 }
 
-/// One route: its ends and the path TCP hashed it onto.
+/// Longest path between two hosts, links (a fat tree's inter-pod path).
+const MAX_PATH: usize = 6;
+
+/// One route: the links of the path TCP hashed it onto, worked out once when the connection
+/// is set up, so forwarding a packet is an array read.
 #[derive(Debug, Clone, Copy)]
 struct Route {
-    src: u32,
-    dst: u32,
-    path: u16,
+    links: [LinkId; MAX_PATH],
+    len: u8,
 }
 
 /// Links and the routes over them.
@@ -335,26 +338,48 @@ impl Network {
     /// Add a route from host `a` to host `b` on path `path` (reduced modulo the number of
     /// paths), returning its index.
     pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
-        let path = (path % self.paths_between(a, b)) as u16;
-        self.routes.push(Route {
-            src: a,
-            dst: b,
-            path,
-        });
+        let path = path % self.paths_between(a, b);
+        let mut r = Route {
+            links: [0; MAX_PATH],
+            len: 0,
+        };
+        while let Some(l) = self.hop_via(a, b, path, r.len as u16) {
+            r.links[r.len as usize] = l;
+            r.len += 1;
+        }
+        self.routes.push(r);
         (self.routes.len() - 1) as u32
     }
 
-    /// Paths of `route`'s ends (what a sprayed packet chooses among).
-    pub fn route_paths(&self, route: u32) -> u32 {
-        let r = self.routes[route as usize];
-        self.paths_between(r.src, r.dst)
+    /// Links on every path from host `a` to host `b`.
+    pub fn path_len(&self, a: u32, b: u32) -> u16 {
+        match self.shape {
+            Shape::Star => 2,
+            Shape::LeafSpine { per_leaf, .. } => {
+                if a / per_leaf == b / per_leaf {
+                    2
+                } else {
+                    4
+                }
+            }
+            Shape::FatTree { k, .. } => {
+                let half = k / 2;
+                if a / half == b / half {
+                    2
+                } else if a / (half * half) == b / (half * half) {
+                    4
+                } else {
+                    6
+                }
+            }
+        }
     }
 
-    /// The link at `hop` of `route` on the route's own path, or `None` past its end.
+    /// The link at `hop` of `route`, or `None` past its end.
     #[inline]
     pub fn hop(&self, route: u32, hop: u16) -> Option<LinkId> {
-        let r = self.routes[route as usize];
-        self.hop_via(r.src, r.dst, r.path as u32, hop)
+        let r = &self.routes[route as usize];
+        (hop < r.len as u16).then(|| r.links[hop as usize])
     }
 
     /// The link at `hop` from host `a` to host `b` on path `path`, or `None` past its end.
@@ -394,7 +419,8 @@ impl Network {
                 }
                 let (pa, pb) = (ta / half, tb / half); // pods
                 let agg = path % half; // aggregation switch within the pod
-                                       // Link ToR t ↔ its pod's agg j: 2·(t·half + j) (+1 downwards).
+
+                // Link ToR t ↔ its pod's agg j: 2·(t·half + j) (+1 downwards).
                 let tor_link = |t: u32, j: u32| tor_up + 2 * (t * half + j);
                 if pa == pb {
                     return match hop {
@@ -406,7 +432,8 @@ impl Network {
                     };
                 }
                 let core = (path / half) % half; // core j of agg's group
-                                                 // Link agg (pod p, j) ↔ core (j, c): 2·((p·half + j)·half + c) (+1 downwards).
+
+                // Link agg (pod p, j) ↔ core (j, c): 2·((p·half + j)·half + c) (+1 downwards).
                 let agg_link = |p: u32, j: u32, c: u32| agg_up + 2 * ((p * half + j) * half + c);
                 match hop {
                     0 => Some(nic),
@@ -423,20 +450,26 @@ impl Network {
 
     /// Unloaded one-way latency of `route` for a packet of `frame` bytes.
     pub fn latency(&self, route: u32, frame: u64) -> SimTime {
-        let r = self.routes[route as usize];
-        self.latency_between(r.src, r.dst, frame)
+        let r = &self.routes[route as usize];
+        self.unloaded(&r.links[..r.len as usize], frame)
     }
 
     /// Unloaded one-way latency from host `a` to host `b` for a packet of `frame` bytes.
     pub fn latency_between(&self, a: u32, b: u32, frame: u64) -> SimTime {
-        let mut total = 0;
-        let mut hop = 0;
-        while let Some(l) = self.hop_via(a, b, 0, hop) {
-            let l = &self.links[l as usize];
-            total += l.delay + tx_time(frame + l.phy_overhead, l.rate);
-            hop += 1;
-        }
-        total
+        let links: Vec<LinkId> = (0..self.path_len(a, b))
+            .filter_map(|h| self.hop_via(a, b, 0, h))
+            .collect();
+        self.unloaded(&links, frame)
+    }
+
+    fn unloaded(&self, links: &[LinkId], frame: u64) -> SimTime {
+        links
+            .iter()
+            .map(|&l| {
+                let l = &self.links[l as usize];
+                l.delay + tx_time(frame + l.phy_overhead, l.rate)
+            })
+            .sum()
     }
 
     /// Queue limit of a link.
@@ -548,6 +581,7 @@ mod tests {
                     while let Some(l) = n.hop_via(a, b, path, hops.len() as u16) {
                         hops.push(l);
                     }
+                    assert_eq!(hops.len() as u16, n.path_len(a, b));
                     assert_eq!(ends[&hops[0]].0, a);
                     assert_eq!(ends[hops.last().unwrap()].1, b);
                     for w in hops.windows(2) {
