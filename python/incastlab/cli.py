@@ -16,6 +16,8 @@ from rich.table import Table
 
 from incastlab import _core
 from incastlab import scenario as sc_mod
+from incastlab.cli_common import UsageError, require_emulation, seconds_arg, size_arg, table
+from incastlab.emulate import EmulationError
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
 from incastlab.simulate import simulate
@@ -47,10 +49,6 @@ examples:
   incast model examples/incast-collapse.toml --json
   incast model rto-random --rto-min 10ms --delta 4ms --senders 1..256
 """
-
-
-class UsageError(Exception):
-    """Bad command-line input: exit code 2."""
 
 
 def _progress(err: Console, verb: str, show: bool) -> Progress:
@@ -190,7 +188,7 @@ def _points(a: argparse.Namespace) -> list[tuple[str, list[Scenario]]]:
 
 def _table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     kind = results[0].report["workload"]
-    t = Table(title=None, header_style="bold", show_edge=False, pad_edge=False)
+    t = table()
     middle = {
         "incast": ["last FCT", "vs optimal"],
         "queries": ["queries", "FCT mean", "FCT p99"],
@@ -349,15 +347,11 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab import model
     from incastlab.model_backend import predict_scenario
-    from incastlab.units import parse_size
 
     _sru_list_as_vary(a)
-    extra = model.CHEN_EXTRA_BUFFER
-    if a.extra_buffer is not None:
-        try:
-            extra = parse_size(a.extra_buffer)
-        except ValueError as e:
-            raise UsageError(f"--extra-buffer: {e}") from None
+    extra = size_arg("--extra-buffer", a.extra_buffer)
+    if extra is None:
+        extra = model.CHEN_EXTRA_BUFFER
     series = []
     try:
         for label, pts in _points(a):
@@ -393,7 +387,7 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
             onset = p0.onset
             head += f" · collapse predicted from N = {onset} (Eq. 3)"
             out.print(head)
-            t = Table(header_style="bold", show_edge=False, pad_edge=False)
+            t = table()
             for col in ("N", "regime", "goodput", "% link", "block time", "RTOs/block"):
                 t.add_column(col, justify="right")
             for p in ps:
@@ -422,14 +416,10 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
     from incastlab import model
-    from incastlab.units import parse_time
 
     a = build_rto_random_parser().parse_args(argv)
-    try:
-        rto_min = parse_time(a.rto_min) / 1e12
-        delta = parse_time(a.delta) / 1e12
-    except ValueError as e:
-        raise UsageError(f"--rto-min/--delta: {e}") from None
+    rto_min = seconds_arg("--rto-min", a.rto_min)
+    delta = seconds_arg("--delta", a.delta)
     ns = parse_senders(a.senders)
     try:
         ex = model.expected_max_rto(ns, rto_min, delta)
@@ -452,7 +442,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
         lo = format_time((rto_min - delta / 2) * 1e12)
         hi = format_time((rto_min + delta / 2) * 1e12)
         out.print(f"[bold]incast model rto-random[/bold] · RTO ~ U({lo}, {hi}) · E[X] → {hi}")
-        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        t = table()
         for col in ("N", "E[X] (Eq. 6)", "sd(X) (Eq. 7)", "P(X > RTOmin + Δ/4)"):
             t.add_column(col, justify="right")
         for r in rows:
@@ -528,7 +518,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         f"model vs simulator goodput: median error {100 * summary['median_error']:.0f}%, "
         f"90th percentile {100 * summary['p90_error']:.0f}%"
     )
-    t = Table(header_style="bold", show_edge=False, pad_edge=False)
+    t = table()
     for col in ("axis", "value", "median error", "p90 error"):
         t.add_column(col, justify="right")
     for axis in ("rto_min", "buffer", "sru", "senders"):
@@ -614,7 +604,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
         ns = [r.senders for r in ranked[0].results]
         baseline = next(o for o in outcomes if o.mitigation.name == "baseline")
         out.print(f"[bold]incast mitigate[/bold] · {scenario_line(baseline.results[0])}")
-        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        t = table()
         t.add_column("#", justify="right")
         t.add_column("mitigation")
         for n in ns:
@@ -845,10 +835,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
         cleaned = emulate.remove_leftovers()
         err.print(f"removed the testbeds of {len(cleaned)} dead run(s)")
         return 0
-    try:
-        emulate.check_can_emulate()
-    except emulate.EmulationError as e:
-        raise UsageError(str(e)) from None
+    require_emulation()
     series_in = _emulate_points(a, err)
     series: list[tuple[str, list[Result]]] = []
     walls: list[list[float]] = []
@@ -859,11 +846,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
             for sc in pts:
                 bar.update(task, description=f"{label} N={sc.senders}".strip())
                 t0 = time.perf_counter()
-                try:
-                    rs.append(emulate.run(sc, warmup=a.warmup, time_limit_s=a.time_limit))
-                except emulate.EmulationError as e:
-                    err.print(f"[bold red]incast emulate:[/bold red] {e}", soft_wrap=True)
-                    return 1
+                rs.append(emulate.run(sc, warmup=a.warmup, time_limit_s=a.time_limit))
                 ws.append(time.perf_counter() - t0)
                 bar.advance(task)
             series.append((label, rs))
@@ -889,19 +872,18 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab import emulate
     from incastlab.model_backend import predict_scenario
 
-    backends = [b.strip() for b in a.backends.split(",") if b.strip()]
+    # Each backend once, in the order given.
+    backends = list(dict.fromkeys(b.strip() for b in a.backends.split(",") if b.strip()))
     for b in backends:
         if b not in ("sim", "emulate", "model"):
             raise UsageError(f"--backends: sim, emulate or model, got {b!r}")
+    if a.plot and backends == ["model"]:
+        raise UsageError("--plot: give sim or emulate too; the model is drawn over them")
     if "emulate" in backends:
-        from incastlab import emulate
-
-        try:
-            emulate.check_can_emulate()
-        except emulate.EmulationError as e:
-            raise UsageError(str(e)) from None
+        require_emulation()
         series_in = _emulate_points(a, err)
     else:
         series_in = _points(a)
@@ -918,8 +900,6 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
                 if b == "sim":
                     by[b].append(simulate(sc))
                 elif b == "emulate":
-                    from incastlab import emulate
-
                     by[b].append(emulate.run(sc, warmup=a.warmup, time_limit_s=a.time_limit))
                 else:
                     model.append((sc.senders, predict_scenario(sc).prediction.goodput_bps))
@@ -938,7 +918,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.json:
         print(json.dumps(rows, indent=1))
     else:
-        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        t = table()
         t.add_column("N", justify="right")
         for b in by:
             t.add_column(f"{b} goodput", justify="right")
@@ -1041,6 +1021,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except _core.SimulationError as e:
         err.print(f"[bold red]incast: simulation stopped:[/bold red] {e}", soft_wrap=True)
+        return 1
+    except EmulationError as e:
+        err.print(f"[bold red]incast: emulation failed:[/bold red] {e}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")

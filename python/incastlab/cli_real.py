@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import statistics
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from incastlab import _core
 from incastlab import scenario as sc_mod
-from incastlab.scenario import ScenarioError
-from incastlab.units import UnitError, format_rate, format_time, parse_rate, parse_size, parse_time
+from incastlab.cli_common import UsageError, seconds_arg, sigterm_as_interrupt, size_arg, table
+from incastlab.units import UnitError, format_rate, format_time, parse_rate
 
 SERVE_EXAMPLES = """examples:
   incast serve --listen 10.0.0.2:9000
@@ -26,10 +24,6 @@ BENCH_EXAMPLES = """examples:
   incast bench --servers-file servers.txt --sru 64KB --blocks 100 --warmup 5 --link 1Gbps
   incast bench --servers-file servers.txt --sru 64KB --fanout-window 4 --json
 """
-
-
-class UsageError(Exception):
-    """A command-line mistake."""
 
 
 def add_parsers(sub: Any) -> None:
@@ -78,36 +72,13 @@ def add_parsers(sub: Any) -> None:
     b.add_argument("--out", metavar="FILE.parquet", help="store the result as Parquet")
 
 
-def _size(flag: str, v: str | None) -> int | None:
-    if v is None:
-        return None
-    try:
-        return parse_size(v)
-    except UnitError as e:
-        raise UsageError(f"{flag}: {e}") from None
-
-
-def _secs(flag: str, v: str) -> float:
-    try:
-        return parse_time(v) / 1e12
-    except UnitError as e:
-        raise UsageError(f"{flag}: {e}") from None
-
-
-def _sigterm_as_interrupt() -> None:
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
-
-
 def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
-    max_request = _size("--max-request", a.max_request)
+    max_request = size_arg("--max-request", a.max_request)
     if not max_request:
         raise UsageError("--max-request: must be positive")
     if a.max_conns < 1:
         raise UsageError("--max-conns: at least 1")
-    _sigterm_as_interrupt()
+    sigterm_as_interrupt()
 
     def ready(addr: str) -> None:
         # A plain line on stdout, flushed, so scripts and tests can wait for it.
@@ -118,9 +89,9 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
             a.listen,
             max_request,
             a.max_conns,
-            _secs("--idle-timeout", a.idle_timeout),
+            seconds_arg("--idle-timeout", a.idle_timeout),
             not a.no_nodelay,
-            _size("--sndbuf", a.sndbuf),
+            size_arg("--sndbuf", a.sndbuf),
             a.cc,
             ready,
         )
@@ -146,10 +117,10 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.sru and a.block:
         raise UsageError("--sru or --block, not both")
     if a.block:
-        block = _size("--block", a.block) or 0
+        block = size_arg("--block", a.block) or 0
         sru = -(-block // len(servers))
     else:
-        sru = _size("--sru", a.sru or "256KB") or 0
+        sru = size_arg("--sru", a.sru or "256KB") or 0
     if not sru:
         raise UsageError("--sru/--block: must be positive")
     if a.blocks < 1 or a.warmup < 0 or a.fanout_window < 0:
@@ -171,11 +142,11 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
             sru=sru,
             blocks=a.blocks,
             warmup=a.warmup,
-            time_limit_s=_secs("--time-limit", a.time_limit),
+            time_limit_s=seconds_arg("--time-limit", a.time_limit),
             fanout_window=a.fanout_window,
-            stagger_s=_secs("--stagger", a.stagger),
+            stagger_s=seconds_arg("--stagger", a.stagger),
             nodelay=not a.no_nodelay,
-            recv_buffer=_size("--rcvbuf", a.rcvbuf),
+            recv_buffer=size_arg("--rcvbuf", a.rcvbuf),
             congestion=a.cc,
         )
     except RuntimeError as e:
@@ -190,7 +161,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(r.to_json() | {"response_times_s": _responses_s(r)}, indent=1))
         return 0
     blocks = r.block_times_s
-    t = Table(header_style="bold", show_edge=False, pad_edge=False)
+    t = table()
     for col in ("servers", "goodput", "% link", "block p50", "block p99", "block max", "blocks"):
         t.add_column(col, justify="right")
     p99 = sorted(blocks)[min(len(blocks) - 1, int(0.99 * len(blocks)))]
@@ -214,11 +185,8 @@ def _responses_s(r: Any) -> list[list[float]]:
 
 def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
     """Run `serve` or `bench`; ``None`` for other commands."""
-    try:
-        if a.command == "serve":
-            return cmd_serve(a, out, err)
-        if a.command == "bench":
-            return cmd_bench(a, out, err)
-    except UsageError as e:
-        raise ScenarioError(str(e)) from None
+    if a.command == "serve":
+        return cmd_serve(a, out, err)
+    if a.command == "bench":
+        return cmd_bench(a, out, err)
     return None

@@ -1,4 +1,5 @@
-"""`incast sweep` and `incast results`: run a sweep spec into a directory, and read it back."""
+"""`incast sweep`, `results`, `plot`, `report` and `reproduce`: run sweeps into directories,
+read, draw and report them, and rerun the seeds' experiments."""
 
 from __future__ import annotations
 
@@ -18,11 +19,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
-from incastlab import _core
-from incastlab.scenario import ScenarioError
-from incastlab.sweep_plot import METRICS
+from incastlab.cli_common import UsageError, require_emulation, table
+from incastlab.sweep_plot import METRICS, params_key
 from incastlab.sweep_spec import Point, load_spec
 from incastlab.sweep_store import SweepStore, flat_rows
 from incastlab.units import format_rate, format_time
@@ -34,10 +33,6 @@ SWEEP_EXAMPLES = """examples:
   incast sweep spec.toml --dask tcp://scheduler:8786      # an existing Dask cluster
   incast results sweeps/sweep-rto --where tcp.rto_min=1ms --csv rto.csv
 """
-
-
-class UsageError(Exception):
-    """A command-line mistake."""
 
 
 def add_parsers(sub: Any) -> None:
@@ -148,11 +143,13 @@ def _label(params: dict[str, Any]) -> str:
 
 
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.sweep_run import run_points
+    from incastlab.sweep_run import DaskMissing, run_points
 
     spec = load_spec(a.spec)
     if a.backend:
         spec.backend = a.backend
+    if spec.backend == "emulate":
+        require_emulation()
     if a.workers is not None and a.workers < 1:
         raise UsageError("--workers: at least 1")
     points = spec.points()
@@ -162,16 +159,7 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"{len(points)} points")
         return 0
     store = SweepStore(a.out or Path("sweeps") / spec.name)
-    store.create(
-        {
-            "name": spec.name,
-            "backend": spec.backend,
-            "spec": spec.raw,
-            "axes": spec.axis_keys,
-            "points": len(points),
-            "version": _core.__version__,
-        }
-    )
+    store.create(spec.store_meta(len(points)))
     show = not a.json and not a.quiet
     failures = 0
     bar = Progress(
@@ -196,7 +184,10 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
             failures += 0 if ok else 1
             bar.update(task, advance=1, failed=failures, description=_label(p.params))
 
-        res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
+        try:
+            res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
+        except DaskMissing as e:
+            raise UsageError(str(e)) from None
     summary = {
         "dir": str(store.root),
         "points": res.total,
@@ -245,19 +236,13 @@ def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str,
     return [r for r in rows if all(str(r["params"].get(k)) == v for k, v in where)]
 
 
-def _sort_key(r: dict[str, Any]) -> list[Any]:
-    from incastlab.sweep_plot import _order
-
-    return [_order(v) for v in r["params"].values()]
-
-
 def _print_rows(
     store: SweepStore, out: Console, err: Console, where: list[tuple[str, str]]
 ) -> None:
-    rows = sorted(_selected(store, where), key=_sort_key)
+    rows = sorted(_selected(store, where), key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
-    t = Table(header_style="bold", show_edge=False, pad_edge=False)
+    t = table()
     for k in axes:
         t.add_column(k.split(".")[-1], justify="right")
     for col in ("goodput", "% link", "block p50", "timeouts", "wall"):
@@ -291,7 +276,7 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(str(e)) from None
     where = _filters(a.where)
     if a.csv or a.json:
-        rows = sorted(_selected(store, where), key=_sort_key)
+        rows = sorted(_selected(store, where), key=params_key)
         flat = flat_rows(rows)
         if a.csv:
             cols: list[str] = []
@@ -365,7 +350,7 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     exps = experiments()
     if a.list:
-        t = Table(header_style="bold", show_edge=False, pad_edge=False)
+        t = table()
         t.add_column("name")
         t.add_column("reproduces")
         for name, e in exps.items():
@@ -413,18 +398,13 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
-    """Run `sweep`, `results` or `plot`; ``None`` for other commands."""
-    try:
-        if a.command == "sweep":
-            return cmd_sweep(a, out, err)
-        if a.command == "results":
-            return cmd_results(a, out, err)
-        if a.command == "plot":
-            return cmd_plot(a, out, err)
-        if a.command == "reproduce":
-            return cmd_reproduce(a, out, err)
-        if a.command == "report":
-            return cmd_report(a, out, err)
-    except (UsageError, RuntimeError) as e:
-        raise ScenarioError(str(e)) from None
-    return None
+    """Run a sweep command; ``None`` for other commands."""
+    commands = {
+        "sweep": cmd_sweep,
+        "results": cmd_results,
+        "plot": cmd_plot,
+        "reproduce": cmd_reproduce,
+        "report": cmd_report,
+    }
+    command = commands.get(a.command)
+    return None if command is None else command(a, out, err)

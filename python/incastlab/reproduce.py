@@ -111,17 +111,14 @@ def _md_row(*cells: object) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def _size_key(v: Any) -> Any:
-    return sweep_plot._order(v)
-
-
 # ------------------------------------------------------------------------------ checks
 
 
 def chen_table1(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     f = Findings()
+    rows = sorted(runs["sweep"], key=sweep_plot.params_key)
     lines = ["| block | paper: bytes per round | incastlab |", "|---|---|---|"]
-    for r in sorted(runs["sweep"], key=lambda r: _size_key(r["params"]["workload.sru"])):
+    for r in rows:
         sru = r["params"]["workload.sru"]
         got = r["report"]["flows"][0]["rounds"]
         want = paper[sru]
@@ -131,7 +128,6 @@ def chen_table1(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    rows = sorted(runs["sweep"], key=lambda r: _size_key(r["params"]["workload.sru"]))
     for i, r in enumerate(rows):
         rounds = r["report"]["flows"][0]["rounds"]
         ax.plot(
@@ -144,7 +140,7 @@ def chen_table1(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         )
     ax.set_xlabel("slow-start round")
     ax.set_ylabel("bytes sent in the round (KB)")
-    sweep_plot._style(
+    sweep_plot.style_axes(
         ax, "Bytes per slow-start round (Chen Table 1)", "MSS 1448, first round 1 MSS"
     )
     ax.legend(frameon=False, title="block")
@@ -163,7 +159,7 @@ def chen_fig2(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         "| block | onset N (Eq. 3) | goodput N=1 | N=48 | Eq. 2 at N=48 |",
         "|---|---|---|---|---|",
     ]
-    for sru in sorted({k[0] for k in g}, key=_size_key):
+    for sru in sorted({k[0] for k in g}, key=sweep_plot.natural_key):
         one = next(r for r in rows if r["params"]["workload.sru"] == sru)
         size = one["sru"]
         eq2 = float(model.rto_goodput(48, size, 1e9, 1e-3, 0.2))
@@ -203,7 +199,10 @@ def chen_fig2(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
 
 
 def _eq2(n: int, sru: int, rtt: float, rto: float, link: float = 1e9) -> float:
-    return n * sru * 8 / (rtt + rto + n * sru * 8 / link)
+    """Chen Eq. 2 for one point (the model's `rto_goodput`)."""
+    from incastlab import model
+
+    return float(model.rto_goodput(n, sru, link, rtt, rto))
 
 
 def chen_fig3(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
@@ -544,11 +543,8 @@ def hadoop_overhead(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
 
 
 def _overhead(r: Row) -> float:
-    """The last flow's completion over optimal, minus one."""
-    w = r["scenario"]["workload"]
-    fcts = [f["fct"] for f in r["report"]["flows"] if f["fct"] is not None]
-    optimal = r["senders"] * w["flow_size"] * 8 / r["link_bps"] * 1e12 + r["report"]["base_latency"]
-    return float(max(fcts) / optimal - 1)
+    """The last flow's completion over optimal, minus one (stored with every point)."""
+    return float(r["fct_overhead"])
 
 
 def ndp_incast_scaling(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
@@ -619,7 +615,7 @@ def ndp_incast_scaling(runs: Runs, paper: dict[str, Any], out: Path) -> Findings
     ax.axhline(0, color="0.4", lw=0.8)
     ax.set_xlabel("senders")
     ax.set_ylabel("last flow's completion over optimal (%)")
-    sweep_plot._style(
+    sweep_plot.style_axes(
         ax, "NDP incast: completion overhead", "IW 1 is off the scale below 8 senders"
     )
     ax.legend(frameon=False, fontsize=9)
@@ -639,7 +635,7 @@ def ndp_incast_scaling(runs: Runs, paper: dict[str, Any], out: Path) -> Findings
     ax2.set_yscale("log")
     ax2.set_xlabel("senders")
     ax2.set_ylabel("last completion / optimal")
-    sweep_plot._style(ax2, "Against TCP on the same fat tree")
+    sweep_plot.style_axes(ax2, "Against TCP on the same fat tree")
     ax2.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     f.figures.append(save_figure(fig, out / "incast_sensitivity.png").name)
@@ -658,7 +654,7 @@ def ndp_incast_scaling(runs: Runs, paper: dict[str, Any], out: Path) -> Findings
             ax.plot(ns, per, "-", color=COLORS[j], lw=1.6, label=name)
         ax.set_xscale("log")
         ax.set_xlabel("senders")
-        sweep_plot._style(ax, f"IW {iw}")
+        sweep_plot.style_axes(ax, f"IW {iw}")
     axes[0].set_ylabel("retransmissions per packet")
     axes[0].legend(frameon=False, fontsize=9)
     fig.tight_layout()
@@ -744,17 +740,9 @@ def reproduce(
     failed = 0
     for path in e.sweeps:
         spec = load_spec(path)
-        store = SweepStore(out / "results" / path.stem)
-        store.create(
-            {
-                "name": f"{name}/{path.stem}",
-                "backend": spec.backend,
-                "spec": spec.raw,
-                "axes": spec.axis_keys,
-                "points": 0,
-            }
-        )
         points = spec.points()
+        store = SweepStore(out / "results" / path.stem)
+        store.create(spec.store_meta(len(points), name=f"{name}/{path.stem}"))
         if progress:
             progress(f"{name}: {path.name}, {len(points)} points")
         res = run_points(points, store, workers=workers)

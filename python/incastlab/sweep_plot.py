@@ -54,7 +54,7 @@ def metric(name: str) -> tuple[str, float, str]:
     return METRICS.get(name, (name, 1.0, name))
 
 
-def _order(v: Any) -> tuple[int, Any]:
+def natural_key(v: Any) -> tuple[int, Any]:
     from incastlab.units import parse_rate, parse_size, parse_time
 
     if isinstance(v, int | float) and not isinstance(v, bool):
@@ -67,11 +67,16 @@ def _order(v: Any) -> tuple[int, Any]:
     return (1, str(v))
 
 
+def params_key(row: Row) -> list[tuple[int, Any]]:
+    """Sort key of a stored point: its coordinates in natural order."""
+    return [natural_key(v) for v in row["params"].values()]
+
+
 def _hue_groups(rows: Sequence[Row], hue: str | None) -> list[tuple[str, list[Row]]]:
     groups: dict[Any, list[Row]] = defaultdict(list)
     for r in rows:
         groups[r["params"].get(hue) if hue else None].append(r)
-    keys = sorted(groups, key=_order)
+    keys = sorted(groups, key=natural_key)
     return [(f"{axis_label(hue)} {k}" if hue else "", groups[k]) for k in keys]
 
 
@@ -85,7 +90,7 @@ def axis_label(key: str | None) -> str:
     return name.replace("_", " ")
 
 
-def _style(ax: Any, title: str, subtitle: str = "") -> None:
+def style_axes(ax: Any, title: str, subtitle: str = "") -> None:
     ax.set_title(title, loc="left", fontweight="bold", fontsize=12, pad=18 if subtitle else 8)
     if subtitle:
         ax.text(0, 1.02, subtitle, transform=ax.transAxes, fontsize=8.5, color="0.35")
@@ -121,11 +126,11 @@ def line(
                 continue
             by_x[r["params"][x]].append(float(r[col]) * scale)
             first.setdefault(r["params"][x], r)
-        xs = sorted(by_x, key=_order)
+        xs = sorted(by_x, key=natural_key)
         if not xs:
             continue
         stats = [mean_ci(by_x[v]) for v in xs]
-        pos = [_order(v)[1] if _order(v)[0] == 0 else k for k, v in enumerate(xs)]
+        pos = [natural_key(v)[1] if natural_key(v)[0] == 0 else k for k, v in enumerate(xs)]
         means = [m for m, _ in stats]
         ax.plot(pos, means, "o-", color=color, lw=2, ms=4, label=name or None)
         if y in ("goodput", "goodput_fraction"):
@@ -160,7 +165,7 @@ def line(
         ax.axhline(link * scale, color="0.4", ls="--", lw=1)
         if not logy:
             ax.set_ylim(0, link * scale * 1.08)
-    xs_all = [_order(r["params"][x])[1] for r in rows if x in r["params"]]
+    xs_all = [natural_key(r["params"][x])[1] for r in rows if x in r["params"]]
     if xs_all and all(isinstance(v, int) for v in xs_all):
         from matplotlib.ticker import MaxNLocator
 
@@ -176,7 +181,7 @@ def line(
     ax.set_ylabel(label)
     sub = "mean and 95% interval over seeds" + (" · dashed: model" if model else "")
     what = label.split(" (")[0]
-    _style(ax, title or f"{what[0].upper()}{what[1:]} against {x.split('.')[-1]}", sub)
+    style_axes(ax, title or f"{what[0].upper()}{what[1:]} against {x.split('.')[-1]}", sub)
     if hue or reference:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
@@ -211,7 +216,9 @@ def block_cdf(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xlabel("block completion time (ms)")
     ax.set_ylabel("fraction of blocks")
-    _style(ax, "Block completion times", "a jump near RTOmin is a block that waited out a timeout")
+    style_axes(
+        ax, "Block completion times", "a jump near RTOmin is a block that waited out a timeout"
+    )
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
@@ -239,7 +246,7 @@ def timeout_histogram(rows: Sequence[Row], path: str | Path, *, hue: str | None 
     ax.set_yscale("symlog")
     ax.set_xlabel("successive timeouts of one flow (last bar: that many or more)")
     ax.set_ylabel("occurrences")
-    _style(ax, "Successive retransmission timeouts")
+    style_axes(ax, "Successive retransmission timeouts")
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
@@ -259,7 +266,7 @@ def fct_overhead(
                 continue
             optimal = n * w["flow_size"] * 8 / r["link_bps"]
             by_x[r["params"].get(x, n)].append(r["fct_max_s"] / optimal)
-        xs = sorted(by_x, key=_order)
+        xs = sorted(by_x, key=natural_key)
         if xs:
             means = [statistics.fmean(by_x[v]) for v in xs]
             ax.plot(xs, means, "o-", color=COLORS[i % len(COLORS)], lw=2, label=name or None)
@@ -267,7 +274,7 @@ def fct_overhead(
     ax.set_xscale("log")
     ax.set_xlabel(x.split(".")[-1])
     ax.set_ylabel("last FCT / optimal")
-    _style(ax, "Incast completion over optimal", "optimal: N·bytes·8 / link rate")
+    style_axes(ax, "Incast completion over optimal", "optimal: N·bytes·8 / link rate")
     if hue:
         ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
@@ -292,7 +299,7 @@ def time_series(r: Result, path: str | Path, *, flows: int = 8) -> Path:
     ax2.set_xlabel("time since the workload started (ms)")
     from incastlab.plot import scenario_line
 
-    _style(ax, f"One run, {r.senders} senders", scenario_line(r))
-    _style(ax2, "")
+    style_axes(ax, f"One run, {r.senders} senders", scenario_line(r))
+    style_axes(ax2, "")
     fig.tight_layout()
     return save_figure(fig, path)

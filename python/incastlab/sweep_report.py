@@ -41,7 +41,9 @@ def write_report(root: str | Path, path: str | Path) -> Path:
     """Write the HTML report of the sweep in ``root`` to ``path``."""
     store = SweepStore(root)
     meta = store.meta()
-    rows = sorted(store.rows(), key=lambda r: [sweep_plot._order(v) for v in r["params"].values()])
+    rows = sorted(
+        store.rows(), key=lambda r: [sweep_plot.natural_key(v) for v in r["params"].values()]
+    )
     if not rows:
         raise ValueError(f"{root}: no stored points to report")
     axes = [k for k in meta.get("axes", []) if k != "seed"]

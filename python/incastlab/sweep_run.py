@@ -25,6 +25,10 @@ from incastlab.sweep_spec import Point
 from incastlab.sweep_store import SweepStore
 
 
+class DaskMissing(RuntimeError):
+    """--dask was asked for without Dask's distributed scheduler installed."""
+
+
 class PointError(Exception):
     """A point failed in a worker (the message names the original exception)."""
 
@@ -94,7 +98,7 @@ def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[A
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise RuntimeError(
+        raise DaskMissing(
             "--dask needs Dask's distributed scheduler: pip install 'incastlab[cluster]'"
         ) from None
     if dask == "local":

@@ -6,7 +6,7 @@ A sweep spec is a scenario TOML file plus an optional ``[sweep]`` table::
     name = "rto-vs-senders"
     seeds = 3                                   # seeds seed, seed+1, seed+2 per point
     zip = [["topology.buffer", "tcp.rto_min"]]  # these vary together, not as a product
-    backend = "sim"                             # or "model"
+    backend = "sim"                             # or "model", "emulate"
 
     [topology]
     senders = "1..48"                           # a range: 1, 2, ..., 48 ("4..64:4" steps)
@@ -21,6 +21,7 @@ runs, so a spec with one impossible combination fails at once, naming the point.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -52,7 +53,7 @@ class Point:
     scenario: Scenario
     backend: str
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """Identity of the point's result: the normalized scenario, backend and version."""
         blob = json.dumps(
@@ -76,6 +77,17 @@ class Spec:
     axes: list[tuple[tuple[str, ...], list[tuple[Any, ...]]]]
     seeds: list[int]
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def store_meta(self, points: int, name: str | None = None) -> dict[str, Any]:
+        """What a sweep directory records about the sweep it holds."""
+        return {
+            "name": name or self.name,
+            "backend": self.backend,
+            "spec": self.raw,
+            "axes": self.axis_keys,
+            "points": points,
+            "version": _core.__version__,
+        }
 
     @property
     def axis_keys(self) -> list[str]:
