@@ -94,9 +94,10 @@ def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(
-        n.startswith(f"il{proc.pid}-") for n in emulate.ours()
-    ):
+    while not any(n.startswith(f"il{proc.pid}-") for n in emulate.ours()):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("the emulation never built its testbed")
         time.sleep(0.1)
     return proc
 

@@ -4,6 +4,8 @@ same tree, leaf-spine, and clear errors for impossible sizes."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 import incastlab
@@ -21,7 +23,9 @@ TREE = dict(
 )
 
 
+@functools.cache
 def ndp(n: int, iw: int) -> incastlab.Result:
+    """One NDP incast on the tree (cached: several tests look at the same runs)."""
     return run(transport="ndp", ndp__initial_window=iw, topology__senders=n, **TREE)
 
 

@@ -807,11 +807,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-#: Above this rate the testbed on a 2-core machine stops behaving like a network (one shaped
-#: flow reached 198 Mbps of 1 Gbps here, 94 Mbps of 100 Mbps): see the README's envelope.
-EMULATION_RATE_LIMIT = 200_000_000
-
-
 def _emulate_points(a: argparse.Namespace, err: Console) -> list[tuple[str, list[Scenario]]]:
     raw = sc_mod.read_toml(a.scenario) if a.scenario else {}
     if a.link is None and "link" not in (raw.get("topology") or {}):
@@ -819,7 +814,9 @@ def _emulate_points(a: argparse.Namespace, err: Console) -> list[tuple[str, list
         a.link = "100Mbps"
     series = _points(a)
     fast = {sc.topology.link for _, pts in series for sc in pts}
-    if max(fast) > EMULATION_RATE_LIMIT:
+    from incastlab.emulate import RATE_ENVELOPE_BPS
+
+    if max(fast) > RATE_ENVELOPE_BPS:
         err.print(
             f"[yellow]warning:[/yellow] {format_rate(max(fast))} is outside this machine's "
             "emulation envelope (about 100 Mbps on 2 cores): the CPU, not the tc queue, "

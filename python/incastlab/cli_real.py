@@ -158,7 +158,8 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         write_parquet([r], a.out)
     if a.json:
-        print(json.dumps(r.to_json() | {"response_times_s": _responses_s(r)}, indent=1))
+        extra = {"response_times_s": _responses_s(r), "report": r.report}
+        print(json.dumps(r.to_json() | extra, indent=1))
         return 0
     blocks = r.block_times_s
     t = table()
