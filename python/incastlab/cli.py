@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +20,7 @@ from incastlab.emulate import EmulationError
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
 from incastlab.simulate import simulate
-from incastlab.units import format_rate, format_size, format_time
+from incastlab.units import UnitError, format_rate, format_size, format_time, parse_int_ranges
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,26 +65,10 @@ def _progress(err: Console, verb: str, show: bool) -> Progress:
 
 def parse_senders(spec: str) -> list[int]:
     """``"1,2,4"``, ``"1..48"``, ``"4..64:4"`` or a mix: ``"1..8,16,32"``."""
-    out: list[int] = []
-    for part in spec.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)\.\.(\d+)(?::(\d+))?", part)
-        if m:
-            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
-            if lo > hi or step == 0:
-                raise UsageError(f"--senders: empty range {part!r} (write low..high[:step])")
-            out.extend(range(lo, hi + 1, step))
-        elif part.isdigit():
-            out.append(int(part))
-        else:
-            raise UsageError(
-                f"--senders: cannot read {part!r}; use a list and ranges like 1,2,4 or 1..48:2"
-            )
-        if len(out) > MAX_POINTS:
-            raise UsageError(f"--senders: more than {MAX_POINTS} points")
-    if not out:
-        raise UsageError("--senders: no sender counts given")
-    return sorted(set(out))
+    try:
+        return parse_int_ranges(spec, "--senders", MAX_POINTS)
+    except UnitError as e:
+        raise UsageError(str(e)) from None
 
 
 def _parse_set(item: str) -> tuple[str, Any]:

@@ -25,7 +25,6 @@ import functools
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +33,11 @@ from typing import Any
 from incastlab import _core
 from incastlab import scenario as sc_mod
 from incastlab.scenario import Scenario, ScenarioError
+from incastlab.units import UnitError, is_int_ranges, parse_int_ranges
 
 #: Most points one sweep may hold.
 MAX_POINTS = 100_000
 BACKENDS = ("sim", "model", "emulate")
-_RANGE = re.compile(r"\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?")
 #: Keys whose value is itself a list: only a list *of those* is an axis.
 _LIST_VALUED = {"workload.query_size_cdf"}
 #: Keys whose value may be a table ({bytes = ..., packets = ...}) rather than a section.
@@ -118,24 +117,12 @@ class Spec:
 
 def _range_values(text: str, key: str) -> list[int] | None:
     """``"1..48"``, ``"4..64:4"``, ``"1..8,16,32"`` as integers; ``None`` if not a range."""
-    parts = [x.strip() for x in text.split(",")]
-    if not any(_RANGE.fullmatch(x) for x in parts):
+    if not is_int_ranges(text):
         return None
-    out: list[int] = []
-    for part in parts:
-        m = _RANGE.fullmatch(part)
-        if m:
-            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
-            if lo > hi or step == 0:
-                raise ScenarioError(f"{key}: empty range {part!r} (write low..high[:step])")
-            out.extend(range(lo, hi + 1, step))
-        elif part.isdigit():
-            out.append(int(part))
-        else:
-            raise ScenarioError(f"{key}: cannot read {part!r} in the range {text!r}")
-        if len(out) > MAX_POINTS:
-            raise ScenarioError(f"{key}: more than {MAX_POINTS} values")
-    return sorted(set(out))
+    try:
+        return parse_int_ranges(text, key, MAX_POINTS)
+    except UnitError as e:
+        raise ScenarioError(str(e)) from None
 
 
 def _axis_values(key: str, value: Any) -> list[Any] | None:

@@ -49,6 +49,38 @@ class UnitError(ValueError):
     """A value without a unit, with an unknown unit, or of the wrong kind."""
 
 
+_INT_RANGE = re.compile(r"\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?")
+
+
+def is_int_ranges(text: str) -> bool:
+    """Whether ``text`` holds at least one ``low..high`` range."""
+    return any(_INT_RANGE.fullmatch(part) for part in text.split(","))
+
+
+def parse_int_ranges(text: str, what: str, limit: int) -> list[int]:
+    """``"1,2,4"``, ``"1..48"``, ``"4..64:4"`` or a mix (``"1..8,16,32"``), sorted and without
+    repeats; at most ``limit`` values. Errors start with ``what``."""
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        m = _INT_RANGE.fullmatch(part)
+        if m:
+            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
+            if lo > hi or step == 0:
+                raise UnitError(f"{what}: empty range {part!r} (write low..high[:step])")
+            out.extend(range(lo, hi + 1, step))
+        elif part.isdigit():
+            out.append(int(part))
+        else:
+            raise UnitError(
+                f"{what}: cannot read {part!r}; use a list and ranges like 1,2,4 or 1..48:2"
+            )
+        if len(out) > limit:
+            raise UnitError(f"{what}: more than {limit} values")
+    if not out:
+        raise UnitError(f"{what}: no values given")
+    return sorted(set(out))
+
+
 def _split(text: object, kind: str, units: dict[str, int], example: str) -> tuple[Decimal, int]:
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {text!r}")

@@ -73,11 +73,7 @@ fn simulate(
     }
     let report = catch_unwind(AssertUnwindSafe(|| sim.report()))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?;
-    Ok(serde_json_string(&report))
-}
-
-fn serde_json_string(r: &incast_sim::Report) -> String {
-    incast_sim::report_json(r)
+    Ok(incast_sim::report_json(&report))
 }
 
 /// Check a normalized scenario without running it.

@@ -680,7 +680,7 @@ impl Scenario {
         Ok(())
     }
 
-    /// Bytes on the wire (frame plus preamble and gap) of a full-sized segment.
+    /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).
     pub fn full_frame(&self) -> u64 {
         self.tcp.mss + self.tcp.header_bytes
     }

@@ -13,7 +13,7 @@ pub enum Event {
     TxDone(u32),
     /// The packet at the head of a link's pipe reaches the far end.
     Arrive(u32),
-    /// A retransmission timer of an endpoint, with the generation it was armed with.
+    /// A retransmission timer of a TCP endpoint or an NDP sender, with its generation.
     Rto(u32, u32),
     /// A delayed-ACK timer of an endpoint, with its generation.
     DelAck(u32, u32),
