@@ -15,9 +15,9 @@ import tempfile
 import time
 
 import incastlab
-from incastlab.sweep_run import run_points
-from incastlab.sweep_spec import parse_spec
-from incastlab.sweep_store import SweepStore
+from incastlab.sweep.run import run_points
+from incastlab.sweep.spec import parse_spec
+from incastlab.sweep.store import SweepStore
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from incastlab.cli import main, parse_senders
-from incastlab.store import read_parquet
+from incastlab.result.store import read_parquet
 
 
 def test_parse_senders() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from incastlab import emulate
 from incastlab.cli import main
+from incastlab.real import emulate
 from incastlab.scenario import from_dict
 
 try:
@@ -174,7 +174,7 @@ def test_a_sweep_runs_emulated_points_one_at_a_time(tmp_path: object) -> None:
     )
     out = Path(str(tmp_path)) / "out"
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "-q"]) == 0
-    from incastlab.sweep_store import SweepStore
+    from incastlab.sweep.store import SweepStore
 
     rows = SweepStore(out).rows()
     assert sorted(r["senders"] for r in rows) == [1, 2]

@@ -82,7 +82,7 @@ def test_mitigate_ranks_every_mitigation(tmp_path: object) -> None:
     from pathlib import Path
 
     from incastlab.cli import main
-    from incastlab.mitigate import MITIGATIONS
+    from incastlab.studies.mitigate import MITIGATIONS
 
     png = Path(str(tmp_path)) / "m.png"
     argv = ["mitigate", "--senders", "16", "--sru", "64KB", "--blocks", "3", "--plot", str(png)]

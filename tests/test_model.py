@@ -153,7 +153,7 @@ def test_rto_random_cli(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_calibration_fits_both_constants_and_scores_the_model() -> None:
-    from incastlab.calibrate import QUICK_GRID, calibrate
+    from incastlab.model.calibrate import QUICK_GRID, calibrate
 
     c = calibrate(QUICK_GRID, blocks=3)
     s = c.summary()

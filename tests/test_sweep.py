@@ -14,9 +14,9 @@ import pytest
 
 import incastlab
 from incastlab.cli import main
-from incastlab.sweep_run import run_points
-from incastlab.sweep_spec import load_spec, parse_spec
-from incastlab.sweep_store import SweepStore
+from incastlab.sweep.run import run_points
+from incastlab.sweep.spec import load_spec, parse_spec
+from incastlab.sweep.store import SweepStore
 
 SPEC = """
 [sweep]
@@ -240,7 +240,7 @@ def test_the_report_is_one_html_file_with_figures_and_every_point(tmp_path: Path
 
 
 def test_every_experiment_parses_and_has_a_check_and_a_reference() -> None:
-    from incastlab.reproduce import CHECKS, experiments
+    from incastlab.studies.reproduce import CHECKS, experiments
 
     exps = experiments()
     assert len(exps) >= 9

@@ -8,9 +8,9 @@
 
 from incastlab._core import ScenarioError, SimulationError
 from incastlab._core import __version__ as __version__
+from incastlab.backends.sim import simulate, simulate_many
 from incastlab.result import Result
 from incastlab.scenario import Scenario, from_dict, load
-from incastlab.simulate import simulate, simulate_many
 
 __all__ = [
     "Result",

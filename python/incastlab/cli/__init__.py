@@ -15,11 +15,11 @@ from rich.table import Table
 
 from incastlab import _core
 from incastlab import scenario as sc_mod
-from incastlab.cli_common import UsageError, require_emulation, seconds_arg, size_arg, table
-from incastlab.emulate import EmulationError
+from incastlab.backends.sim import simulate
+from incastlab.cli.common import UsageError, require_emulation, seconds_arg, size_arg, table
+from incastlab.real.emulate import EmulationError
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
-from incastlab.simulate import simulate
 from incastlab.units import UnitError, format_rate, format_size, format_time, parse_int_ranges
 
 if sys.version_info >= (3, 11):
@@ -293,7 +293,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(head)
             out.print(_table(rs, times))
     if a.out:
-        from incastlab.store import write_parquet
+        from incastlab.result.store import write_parquet
 
         p = write_parquet(everything, a.out)
         if not a.json:
@@ -305,8 +305,8 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
         varied = vary[0].rsplit(".", 1)[-1] if vary else ""
         overlay = None
         if a.model:
+            from incastlab.backends.model import predict_scenario
             from incastlab.model import ModelError
-            from incastlab.model_backend import predict_scenario
 
             try:
                 overlay = [
@@ -319,7 +319,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
         if not a.json:
             err.print(f"wrote {p}")
     if a.timeseries:
-        from incastlab.sweep_plot import time_series
+        from incastlab.plot.sweep import time_series
 
         p = time_series(series[0][1][-1], a.timeseries)
         if not a.json:
@@ -329,7 +329,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab import model
-    from incastlab.model_backend import predict_scenario
+    from incastlab.backends.model import predict_scenario
 
     _sru_list_as_vary(a)
     extra = size_arg("--extra-buffer", a.extra_buffer)
@@ -446,7 +446,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
 
 
 def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
-    from incastlab.calibrate import FULL_GRID, QUICK_GRID, calibrate
+    from incastlab.model.calibrate import FULL_GRID, QUICK_GRID, calibrate
 
     p = argparse.ArgumentParser(
         prog="incast model calibrate",
@@ -528,7 +528,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
 
 
 def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.mitigate import Outcome, choose
+    from incastlab.studies.mitigate import Outcome, choose
 
     try:
         chosen = choose(a.only)
@@ -783,7 +783,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the comparison as JSON")
     c.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per backend")
 
-    from incastlab import cli_real, cli_sweep
+    from incastlab.cli import real as cli_real
+    from incastlab.cli import sweep as cli_sweep
 
     cli_sweep.add_parsers(sub)
     cli_real.add_parsers(sub)
@@ -797,7 +798,7 @@ def _emulate_points(a: argparse.Namespace, err: Console) -> list[tuple[str, list
         a.link = "100Mbps"
     series = _points(a)
     fast = {sc.topology.link for _, pts in series for sc in pts}
-    from incastlab.emulate import RATE_ENVELOPE_BPS
+    from incastlab.real.emulate import RATE_ENVELOPE_BPS
 
     if max(fast) > RATE_ENVELOPE_BPS:
         err.print(
@@ -809,7 +810,7 @@ def _emulate_points(a: argparse.Namespace, err: Console) -> list[tuple[str, list
 
 
 def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab import emulate
+    from incastlab.real import emulate
 
     if a.cleanup:
         cleaned = emulate.remove_leftovers()
@@ -841,7 +842,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(f"[bold]incast emulate[/bold] · {scenario_line(rs[0])} · real Linux TCP")
             out.print(_table(rs, ws))
     if a.out:
-        from incastlab.store import write_parquet
+        from incastlab.result.store import write_parquet
 
         write_parquet(everything, a.out)
     if a.plot:
@@ -852,8 +853,8 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab import emulate
-    from incastlab.model_backend import predict_scenario
+    from incastlab.backends.model import predict_scenario
+    from incastlab.real import emulate
 
     # Each backend once, in the order given.
     backends = list(dict.fromkeys(b.strip() for b in a.backends.split(",") if b.strip()))
@@ -989,7 +990,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_emulate(a, out, err)
         if a.command == "compare":
             return cmd_compare(a, out, err)
-        from incastlab import cli_real, cli_sweep
+        from incastlab.cli import real as cli_real
+        from incastlab.cli import sweep as cli_sweep
 
         done = cli_sweep.dispatch(a, out, err)
         if done is None:
@@ -1011,7 +1013,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from incastlab import sweep_plot
 from incastlab.plot import COLORS, save_figure
-from incastlab.sweep_spec import load_spec
-from incastlab.sweep_store import SweepStore
+from incastlab.plot import sweep as sweep_plot
+from incastlab.sweep.spec import load_spec
+from incastlab.sweep.store import SweepStore
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -728,7 +728,7 @@ def reproduce(
     progress: Callable[[str], None] | None = None,
 ) -> Reproduction:
     """Run an experiment's sweeps, check them, draw its figures and write its verdict."""
-    from incastlab.sweep_run import run_points
+    from incastlab.sweep.run import run_points
 
     exps = experiments()
     if name not in exps:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import _core
-from incastlab.sweep_spec import Point
-from incastlab.sweep_store import SweepStore
+from incastlab.sweep.spec import Point
+from incastlab.sweep.store import SweepStore
 
 
 class DaskMissing(RuntimeError):
@@ -48,17 +48,17 @@ def _run_point(backend: str, scenario_json: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     sc = sc_mod.from_dict(json.loads(scenario_json), normalized=True)
     if backend == "sim":
-        from incastlab.simulate import simulate
+        from incastlab.backends.sim import simulate
 
         r = simulate(sc)
         row, report = r.row(), r.report
     elif backend == "emulate":
-        from incastlab import emulate
+        from incastlab.real import emulate
 
         r = emulate.run(sc)
         row, report = r.row(), r.report
     elif backend == "model":
-        from incastlab.model_backend import predict_scenario
+        from incastlab.backends.model import predict_scenario
 
         row = predict_scenario(sc).row()
         report = row

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from incastlab import _core
-from incastlab.cli_common import sigterm_as_interrupt
+from incastlab.cli.common import sigterm_as_interrupt
 from incastlab.result import Result
 from incastlab.scenario import Scenario
 

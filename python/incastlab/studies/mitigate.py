@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from incastlab.model_backend import port_buffer_bytes
+from incastlab.backends.model import port_buffer_bytes
 from incastlab.result import Result
 
 Overrides = dict[str, Any]

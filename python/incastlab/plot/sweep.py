@@ -190,7 +190,7 @@ def line(
 
 def _model_points(rows: Sequence[Row], scale: float | None) -> list[float] | None:
     from incastlab import scenario as sc_mod
-    from incastlab.model_backend import predict_scenario
+    from incastlab.backends.model import predict_scenario
 
     out = []
     for r in rows:

@@ -48,7 +48,7 @@ def table() -> Table:
 
 def require_emulation() -> None:
     """Stop with a usage error naming what emulation needs here (root, iproute2...)."""
-    from incastlab.emulate import EmulationError, check_can_emulate
+    from incastlab.real.emulate import EmulationError, check_can_emulate
 
     try:
         check_can_emulate()

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import model
-from incastlab.model_backend import port_buffer_bytes, predict_scenario, rtt_and_rto
+from incastlab.backends.model import port_buffer_bytes, predict_scenario, rtt_and_rto
+from incastlab.backends.sim import simulate
 from incastlab.result import Result
 from incastlab.scenario import apply_overrides, from_dict
-from incastlab.simulate import simulate
 
 #: The grid of the issue: N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin 200/10/1 ms.
 FULL_GRID: dict[str, list[Any]] = {

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from incastlab import sweep_plot
-from incastlab.sweep_store import SweepStore
+from incastlab.plot import sweep as sweep_plot
+from incastlab.sweep.store import SweepStore
 from incastlab.units import format_rate, format_time
 
 _CSS = """

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from incastlab import _core
 from incastlab import scenario as sc_mod
-from incastlab.cli_common import UsageError, seconds_arg, sigterm_as_interrupt, size_arg, table
+from incastlab.cli.common import UsageError, seconds_arg, sigterm_as_interrupt, size_arg, table
 from incastlab.units import UnitError, format_rate, format_time, parse_rate
 
 SERVE_EXAMPLES = """examples:
@@ -107,7 +107,7 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab import realnet
+    from incastlab.real import bench as realnet
 
     try:
         servers = realnet.parse_servers(a.servers, a.servers_file)
@@ -154,7 +154,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         return 1
     r = realnet.to_result(raw, scenario, backend="bench", extra={"servers": servers})
     if a.out:
-        from incastlab.store import write_parquet
+        from incastlab.result.store import write_parquet
 
         write_parquet([r], a.out)
     if a.json:

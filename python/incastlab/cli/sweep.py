@@ -20,10 +20,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from incastlab.cli_common import UsageError, require_emulation, table
-from incastlab.sweep_plot import METRICS, params_key
-from incastlab.sweep_spec import Point, load_spec
-from incastlab.sweep_store import SweepStore, flat_rows
+from incastlab.cli.common import UsageError, require_emulation, table
+from incastlab.plot.sweep import METRICS, params_key
+from incastlab.sweep.spec import Point, load_spec
+from incastlab.sweep.store import SweepStore, flat_rows
 from incastlab.units import format_rate, format_time
 
 SWEEP_EXAMPLES = """examples:
@@ -143,7 +143,7 @@ def _label(params: dict[str, Any]) -> str:
 
 
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.sweep_run import DaskMissing, run_points
+    from incastlab.sweep.run import DaskMissing, run_points
 
     spec = load_spec(a.spec)
     if a.backend:
@@ -296,7 +296,7 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab import sweep_plot
+    from incastlab.plot import sweep as sweep_plot
 
     if Path(a.out).suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"--out: a .png, .pdf or .svg file, got {a.out!r}")
@@ -333,7 +333,7 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.sweep_report import write_report
+    from incastlab.plot.report import write_report
 
     store = SweepStore(a.dir)
     try:
@@ -346,7 +346,7 @@ def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.reproduce import experiments, reproduce
+    from incastlab.studies.reproduce import experiments, reproduce
 
     exps = experiments()
     if a.list:

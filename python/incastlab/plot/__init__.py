@@ -125,7 +125,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
     """Chen Figure 2: per SRU, Eq. 1 (ideal, solid) and Eq. 2 (one RTO per block, dotted)
     against senders, the predicted curve in markers and the onset (Eq. 3) marked."""
     from incastlab import model
-    from incastlab.model_backend import rtt_and_rto
+    from incastlab.backends.model import rtt_and_rto
 
     fig, ax = plt.subplots(figsize=(8, 5))
     link = None
