@@ -45,7 +45,7 @@ def test_bench_reads_blocks_from_real_servers(
 ) -> None:
     argv = ["bench", "--servers", f"{server},{server},{server},{server}", "--sru", "256KB"]
     assert main([*argv, "--blocks", "10", "--warmup", "2", "--json"]) == 0
-    r = json.loads(capsys.readouterr().out)
+    (r,) = json.loads(capsys.readouterr().out)
     assert r["backend"] == "bench" and r["blocks"] == 10 and r["senders"] == 4
     assert r["app_bytes"] == 10 * 4 * 256_000
     assert len(r["response_times_s"]) == 10 and all(len(b) == 4 for b in r["response_times_s"])

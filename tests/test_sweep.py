@@ -115,9 +115,14 @@ def test_sweep_stores_every_point_once_and_a_rerun_repeats_nothing(
     assert (again["ran"], again["already_done"]) == (0, 16)
     # Export and filter.
     csv_path = tmp_path / "r.csv"
-    assert main(["results", str(out), "--where", "tcp.rto_min=1ms", "--csv", str(csv_path)]) == 0
+    argv = ["results", str(out), "--where", "tcp.rto_min=1ms", "--csv", str(csv_path)]
+    assert main([*argv, "--per-seed"]) == 0
     lines = csv_path.read_text().splitlines()
     assert len(lines) == 1 + 8 and "goodput_bps" in lines[0] and "tcp.rto_min" in lines[0]
+    # Two seeds: by default one row per sender count, mean and interval over the seeds.
+    assert main(argv) == 0
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 1 + 4 and "goodput_bps_mean" in lines[0] and "n" in lines[0]
     assert main(["results", str(out), "--where", "nope=1"]) == 2
 
 
@@ -301,7 +306,14 @@ def test_compare_without_emulation_puts_sim_beside_the_model(
 ) -> None:
     argv = ["compare", "--backends", "sim,model", "--senders", "1,2", "--sru", "64KB", "--json"]
     assert main(argv) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert [r["senders"] for r in rows] == [1, 2]
-    assert all(r["sim_goodput_bps"] > 0 and r["model_goodput_bps"] > 0 for r in rows)
+    records = json.loads(capsys.readouterr().out)
+    # One record per backend per point.
+    assert [(r["backend"], r["senders"]) for r in records] == [
+        ("sim", 1),
+        ("model", 1),
+        ("sim", 2),
+        ("model", 2),
+    ]
+    assert all(r["goodput_bps"] > 0 for r in records)
+    assert records[1]["model_regime"] and records[1]["model_onset"] > 0
     assert main(["compare", "--backends", "sim,ns3"]) == 2

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from incastlab import model
+from incastlab import _core, model
+from incastlab.result import Result
 from incastlab.scenario import Scenario, from_dict
 
 PS = 1e-12
@@ -93,6 +94,29 @@ class ModelPoint:
             "ignored": self.ignored,
             "scenario": self.scenario,
         }
+
+    def result(self) -> Result:
+        """The prediction as a :class:`Result` (backend ``model``), so that it is stored and
+        printed as the same record as a run."""
+        return Result(
+            scenario=self.scenario,
+            report=model_report(self.row()),
+            version=_core.__version__,
+            backend="model",
+        )
+
+
+def model_report(row: dict[str, Any]) -> dict[str, Any]:
+    """The model's report: what it predicts for one point, from :meth:`ModelPoint.row` (the
+    shape model points were stored in before records)."""
+    fields = ("regime", "onset", "sru", "block_time_s", "timeouts_per_block", "ignored")
+    return {
+        "senders": row["senders"],
+        "workload": "sync_read",
+        "goodput_bps": row["goodput_bps"],
+        "link_bps": row["link_bps"],
+        "model": {k: row.get(k) for k in fields},
+    }
 
 
 def predict_scenario(

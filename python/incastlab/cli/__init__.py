@@ -275,16 +275,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             walls.append(times)
     everything = [r for _, rs in series for r in rs]
     if a.json:
-
-        def detail(r: Result) -> dict[str, Any]:
-            return r.row() | {
-                "block_times_s": r.block_times_s,
-                "block_timeouts": r.report.get("block_timeouts"),
-                "flow_completion_s": r.flow_completion_s,
-                "scenario": r.scenario,
-            }
-
-        print(json.dumps(_labelled_rows(series, detail), indent=1))
+        print(json.dumps(_labelled_rows(series, lambda r: r.to_json()), indent=1))
     elif not a.quiet:
         from incastlab.plot import scenario_line
 
@@ -871,8 +862,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     if len(series_in) != 1:
         raise UsageError("--vary: compare draws one scenario on several backends; drop --vary")
     ((_, pts),) = series_in
-    by: dict[str, list[Result]] = {b: [] for b in backends if b != "model"}
-    model: list[tuple[int, float]] = []
+    by: dict[str, list[Result]] = {b: [] for b in backends}
     with _progress(err, "comparing", not a.json) as bar:
         task = bar.add_task("", total=len(pts) * len(backends))
         for sc in pts:
@@ -883,8 +873,10 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
                 elif b == "emulate":
                     by[b].append(emulate.run(sc, warmup=a.warmup, time_limit_s=a.time_limit))
                 else:
-                    model.append((sc.senders, predict_scenario(sc).prediction.goodput_bps))
+                    by[b].append(predict_scenario(sc).result())
                 bar.advance(task)
+    results = dict(by)  # every backend, for --json
+    model = [(r.senders, r.goodput_bps) for r in by.pop("model", [])]
     rows = []
     for i, sc in enumerate(pts):
         row: dict[str, Any] = {"senders": sc.senders}
@@ -897,7 +889,9 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
             row["emulate_vs_sim"] = by["emulate"][i].goodput_bps / by["sim"][i].goodput_bps - 1
         rows.append(row)
     if a.json:
-        print(json.dumps(rows, indent=1))
+        # One record per backend per point, point by point, backends in the order given.
+        per_point = zip(*results.values(), strict=True)
+        print(json.dumps([r.to_json() for rs in per_point for r in rs], indent=1))
     else:
         t = table()
         t.add_column("N", justify="right")

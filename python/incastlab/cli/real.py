@@ -158,8 +158,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         write_parquet([r], a.out)
     if a.json:
-        extra = {"response_times_s": _responses_s(r), "report": r.report}
-        print(json.dumps(r.to_json() | extra, indent=1))
+        print(json.dumps([r.to_json()], indent=1))
         return 0
     blocks = r.block_times_s
     t = table()
@@ -178,10 +177,6 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"[bold]incast bench[/bold] · SRU {sru:,} B · {len(servers)} servers")
     out.print(t)
     return 0
-
-
-def _responses_s(r: Any) -> list[list[float]]:
-    return [[t / 1e12 for t in b] for b in r.report["response_times"]]
 
 
 def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from rich.progress import (
 from incastlab.cli.common import UsageError, require_emulation, table
 from incastlab.plot.sweep import METRICS, params_key
 from incastlab.sweep.spec import Point, load_spec
-from incastlab.sweep.store import SweepStore, flat_rows
+from incastlab.sweep.store import SweepStore, flat_rows, over_seeds
 from incastlab.units import format_rate, format_time
 
 SWEEP_EXAMPLES = """examples:
@@ -63,10 +64,13 @@ def add_parsers(sub: Any) -> None:
     r = sub.add_parser(
         "results",
         help="summarize, filter and export a sweep's results",
-        description="One row per stored point: the sweep's coordinates and headline numbers.",
+        description="The sweep's coordinates and headline numbers. With several seeds, one "
+        "row per combination of the other coordinates: n, and each metric's mean and the "
+        "half-width of its 95%% Student-t interval over the seeds (mean ± ci95); --per-seed "
+        "shows every point instead, as records. The table, --csv and --json show the same view.",
         epilog="examples:\n  incast results sweeps/rto\n"
         "  incast results sweeps/rto --where topology.senders=16 --json\n"
-        "  incast results sweeps/rto --csv rto.csv",
+        "  incast results sweeps/rto --per-seed --csv rto.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("dir", help="a directory written by incast sweep")
@@ -76,6 +80,9 @@ def add_parsers(sub: Any) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="keep points whose coordinate KEY equals VALUE (repeatable)",
+    )
+    r.add_argument(
+        "--per-seed", action="store_true", help="one row per point, not aggregated over seeds"
     )
     r.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -250,7 +257,7 @@ def _print_rows(
     for r in rows:
         pct = 100 * (r.get("goodput_fraction") or 0.0)
         style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
-        median = r.get("block_time_median_s") or r.get("block_time_s")
+        median = r.get("block_time_median_s") or r.get("model_block_time_s")
         t.add_row(
             *[str(r["params"].get(k, "")) for k in axes],
             format_rate(r["goodput_bps"]),
@@ -268,30 +275,79 @@ def _print_rows(
         err.print(f"[red]failed[/red] {_label(f['params'])}: {f['error']}")
 
 
+def _print_summary(
+    store: SweepStore, summary: Any, axes: list[str], out: Console, err: Console
+) -> None:
+    """The seed-aggregated view: mean ± 95% interval half-width."""
+
+    def cell(m: str, fmt: Any) -> list[str]:
+        mean, half = summary.get(f"{m}_mean"), summary.get(f"{m}_ci95")
+        if mean is None:
+            return ["-"] * len(summary)
+        return [
+            "-" if math.isnan(x) else fmt(x) + ("" if math.isnan(h) else f" ± {fmt(h)}")
+            for x, h in zip(mean, half, strict=True)
+        ]
+
+    t = table()
+    cols: dict[str, list[str]] = {k.split(".")[-1]: [str(v) for v in summary[k]] for k in axes}
+    cols["n"] = [str(n) for n in summary["n"]]
+    cols["goodput"] = cell("goodput_bps", format_rate)
+    cols["% link"] = cell("goodput_fraction", lambda x: f"{100 * x:.1f}%")
+    cols["block p50"] = cell("block_time_median_s", lambda x: format_time(x * 1e12))
+    cols["timeouts"] = cell("timeouts", lambda x: f"{x:,.1f}")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for i in range(len(summary)):
+        t.add_row(*[v[i] for v in cols.values()])
+    meta = store.meta()
+    out.print(
+        f"[bold]{meta.get('name', store.root.name)}[/bold] · {meta.get('backend')} · "
+        f"{int(summary['n'].sum())} points over {len(summary)} configurations, "
+        "mean ± 95% interval over seeds"
+    )
+    out.print(t)
+    for f in store.failures():
+        err.print(f"[red]failed[/red] {_label(f['params'])}: {f['error']}")
+
+
 def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
     store = SweepStore(a.dir)
     try:
-        store.meta()
+        meta = store.meta()
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     where = _filters(a.where)
+    rows = sorted(_selected(store, where), key=params_key)
+    axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
+    per_seed = a.per_seed or "seed" not in axes
+    view: list[dict[str, Any]]
+    if per_seed:
+        view = flat_rows(rows)
+    else:
+        summary = over_seeds(rows, axes)
+        view = [
+            {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+            for r in summary.to_dict("records")
+        ]
+    if a.csv:
+        cols: list[str] = []
+        for r in view:
+            cols += [k for k in r if k not in cols]
+        with open(a.csv, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            w.writeheader()
+            w.writerows(view)
+        err.print(f"wrote {len(view)} rows to {a.csv}")
+    if a.json:
+        json.dump(view, sys.stdout, indent=1, default=str)
+        print()
     if a.csv or a.json:
-        rows = sorted(_selected(store, where), key=params_key)
-        flat = flat_rows(rows)
-        if a.csv:
-            cols: list[str] = []
-            for r in flat:
-                cols += [k for k in r if k not in cols]
-            with open(a.csv, "w", newline="", encoding="utf-8") as fh:
-                w = csv.DictWriter(fh, fieldnames=cols)
-                w.writeheader()
-                w.writerows(flat)
-            err.print(f"wrote {len(flat)} rows to {a.csv}")
-        if a.json:
-            json.dump(flat, sys.stdout, indent=1, default=str)
-            print()
         return 0
-    _print_rows(store, out, err, where)
+    if per_seed:
+        _print_rows(store, out, err, where)
+    else:
+        _print_summary(store, summary, [k for k in axes if k != "seed"], out, err)
     return 0
 
 

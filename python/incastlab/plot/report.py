@@ -67,7 +67,7 @@ def write_report(root: str | Path, path: str | Path) -> Path:
     for r in rows:
         pct = 100 * (r.get("goodput_fraction") or 0.0)
         cls = "bad" if pct < 40 else ("mid" if pct < 70 else "good")
-        median = r.get("block_time_median_s") or r.get("block_time_s")
+        median = r.get("block_time_median_s") or r.get("model_block_time_s")
         cells = "".join(
             f"<td>{html.escape(str(r['params'].get(k, '')))}</td>" for k in meta["axes"]
         )

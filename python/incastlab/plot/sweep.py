@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
 from incastlab.plot import COLORS, save_figure
-from incastlab.result import Result
+from incastlab.result import Result, mean_ci
 
 Row = dict[str, Any]
 
@@ -33,20 +33,6 @@ METRICS: dict[str, tuple[str, float, str]] = {
     "fct_max": ("fct_max_s", 1e3, "last flow completion (ms)"),
     "query_fct_p99": ("query_fct_p99_s", 1e3, "99th-percentile query FCT (ms)"),
 }
-
-#: Two-sided 95% Student t quantiles by degrees of freedom (1.96 beyond 30).
-_T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14]
-_T95 += [2.13, 2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05]
-_T95 += [2.05, 2.04]
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95% confidence interval (0 for one value)."""
-    m = statistics.fmean(values)
-    if len(values) < 2:
-        return m, 0.0
-    t = _T95[len(values) - 2] if len(values) - 1 <= len(_T95) else 1.96
-    return m, t * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def metric(name: str) -> tuple[str, float, str]:

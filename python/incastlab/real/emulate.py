@@ -407,7 +407,8 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
-    raw = json.loads(client.stdout)
+    # `incast bench --json` prints a list of records; the client's own report is in the one.
+    (raw,) = json.loads(client.stdout)
 
     def delta(key: str) -> int:
         return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before, strict=True))

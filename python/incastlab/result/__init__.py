@@ -1,8 +1,9 @@
 """The result of one run, the same shape for every backend.
 
 A :class:`Result` holds the normalized scenario, the seed, the incastlab version, the backend's
-name and the backend's full report; :meth:`Result.row` flattens the headline numbers for
-tables, JSON output and Parquet files.
+name and the backend's full report; :meth:`Result.record` is its one flat shape for JSON output
+and Parquet files (defined in :mod:`incastlab.result.record`), :meth:`Result.row` the headline
+part of it for tables.
 """
 
 from __future__ import annotations
@@ -60,11 +61,12 @@ class Result:
 
     @property
     def block_times_s(self) -> list[float]:
-        return [t / PS_PER_S for t in self.report["block_times"]]
+        return [t / PS_PER_S for t in self.report.get("block_times", [])]
 
     @property
     def flow_completion_s(self) -> list[float | None]:
-        return [None if f["fct"] is None else f["fct"] / PS_PER_S for f in self.report["flows"]]
+        flows = self.report.get("flows", [])
+        return [None if f.get("fct") is None else f["fct"] / PS_PER_S for f in flows]
 
     @property
     def query_fct_s(self) -> list[tuple[int, float]]:
@@ -132,62 +134,31 @@ class Result:
         s: dict[str, Any] | None = self.report.get("series")
         return s
 
+    def record(self, **point: Any) -> dict[str, Any]:
+        """This run as the one flat record of :mod:`incastlab.result.record` (``key``,
+        ``params`` and ``wall_s`` for a sweep point)."""
+        from incastlab.result.record import record
+
+        return record(self, **point)
+
     def row(self) -> dict[str, Any]:
-        """The headline numbers of this point, flat. A backend that cannot know a figure
-        (a real network has no drop counter per queue) leaves it out of its report, and
-        it is ``None`` here."""
-        r = self.report
-        blocks = self.block_times_s
-        fcts = [x for x in self.flow_completion_s if x is not None]
-        qf = sorted(t for _, t in self.query_fct_s)
-        bn = r.get("bottleneck") or {}
-        block_timeouts = r.get("block_timeouts")
-        return {
-            "backend": self.backend,
-            "senders": self.senders,
-            "workload": r["workload"],
-            "goodput_bps": self.goodput_bps,
-            "goodput_fraction": self.goodput_fraction,
-            "link_bps": self.link_bps,
-            "duration_s": self.duration_s,
-            "app_bytes": r["app_bytes"],
-            "blocks": len(blocks),
-            "block_time_median_s": statistics.median(blocks) if blocks else None,
-            "block_time_max_s": max(blocks) if blocks else None,
-            "blocks_with_timeouts": (
-                None if block_timeouts is None else sum(1 for t in block_timeouts if t > 0)
-            ),
-            "fct_max_s": max(fcts) if fcts else None,
-            "fct_overhead": self.fct_overhead,
-            "queries": len(qf),
-            "query_fct_mean_s": statistics.fmean(qf) if qf else None,
-            "query_fct_p99_s": qf[min(len(qf) - 1, int(0.99 * len(qf)))] if qf else None,
-            "timeouts": r.get("timeouts"),
-            "timeout_runs": r.get("timeout_runs"),
-            "fast_recoveries": r.get("fast_recoveries"),
-            "retx_fast": r.get("retx_fast"),
-            "retx_timeout": r.get("retx_timeout"),
-            "ecn_reductions": r.get("ecn_reductions"),
-            "bottleneck_marks": bn.get("marks"),
-            "drops": r.get("drops"),
-            "bottleneck_drops": bn.get("drops"),
-            "bottleneck_max_bytes": bn.get("max_bytes"),
-            "bottleneck_utilization": r.get("bottleneck_utilization"),
-            "background_bps": r.get("background_bps"),
-            "pfc_pauses": r.get("pfc_pauses"),
-            "transport": self.scenario.get("transport", "tcp"),
-            **{f"ndp_{k}": v for k, v in (r.get("ndp") or {}).items()},
-            "events": r.get("events"),
-            "seed": self.seed,
-            "version": self.version,
-        }
+        """The record's identity, headline numbers, transport and seed: the cells of a table.
+        A figure the backend cannot know is ``None``."""
+        from incastlab.result.record import IDENTITY, METRICS
+
+        rec = self.record()
+        names = [n for n, _ in (*IDENTITY, *METRICS)] + ["transport", "seed"]
+        return {n: rec[n] for n in names}
 
     def to_json(self) -> dict[str, Any]:
-        """The row plus per-block and per-flow detail and the normalized scenario."""
-        out = self.row()
-        out["block_times_s"] = self.block_times_s
-        out["block_timeouts"] = self.report.get("block_timeouts")
-        out["flows"] = self.report["flows"]
-        out["queues"] = self.report.get("queues")
-        out["scenario"] = self.scenario
-        return out
+        """The record, ready for ``json.dumps`` (what ``--json`` prints)."""
+        return self.record()
+
+
+# Light modules (pandas and pyarrow load inside their functions), re-exported here so that
+# ``incastlab.result.load`` and ``incastlab.result.aggregate`` are the public names.
+from incastlab.result.frame import load  # noqa: E402
+from incastlab.result.record import SCHEMA_VERSION  # noqa: E402
+from incastlab.result.stats import aggregate, mean_ci  # noqa: E402
+
+__all__ = ["SCHEMA_VERSION", "Result", "aggregate", "load", "mean_ci"]

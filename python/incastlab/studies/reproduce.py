@@ -161,12 +161,12 @@ def chen_fig2(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     ]
     for sru in sorted({k[0] for k in g}, key=sweep_plot.natural_key):
         one = next(r for r in rows if r["params"]["workload.sru"] == sru)
-        size = one["sru"]
+        size = one["model_sru"]
         eq2 = float(model.rto_goodput(48, size, 1e9, 1e-3, 0.2))
         lines.append(
-            _md_row(sru, one["onset"], _mbps(g[(sru, 1)]), _mbps(g[(sru, 48)]), _mbps(eq2))
+            _md_row(sru, one["model_onset"], _mbps(g[(sru, 1)]), _mbps(g[(sru, 48)]), _mbps(eq2))
         )
-        if one["onset"] <= 48:
+        if one["model_onset"] <= 48:
             f.claim(
                 f"{sru}: after the onset goodput follows Eq. 2",
                 abs(g[(sru, 48)] - eq2) <= 0.01 * eq2,
@@ -178,7 +178,7 @@ def chen_fig2(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         big > 0.7e9,
         f"{_mbps(big)} Mbps at N = 48",
     )
-    on = next(r for r in rows if r["params"]["workload.sru"] == "64KB")["onset"]
+    on = next(r for r in rows if r["params"]["workload.sru"] == "64KB")["model_onset"]
     small = g[("64KB", on)]
     f.claim(
         "64 KB blocks fall to about 1% of the link just after the onset",

@@ -1,9 +1,9 @@
 """Running a sweep's points: a local process pool or a Dask cluster, through one code path.
 
-Workers only compute: each gets a point's normalized scenario as JSON and returns its row and
-report. The parent process alone writes the store, one file per point as each finishes, so
-an interrupted sweep keeps everything that finished and a rerun skips it. A point that raises
-is recorded with its error and the others go on.
+Workers only compute: each gets a point's normalized scenario as JSON and returns its
+:class:`Result`. The parent process alone turns results into records and writes the store, one
+file per point as each finishes, so an interrupted sweep keeps everything that finished and a
+rerun skips it. A point that raises is recorded with its error and the others go on.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import _core
+from incastlab.result import Result
 from incastlab.sweep.spec import Point
 from incastlab.sweep.store import SweepStore
 
@@ -34,7 +35,7 @@ class PointError(Exception):
 
 
 def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
-    """Run one point in a worker: its row, its full report (JSON) and its wall time."""
+    """Run one point in a worker: its :class:`Result` and its wall time."""
     try:
         return _run_point(backend, scenario_json)
     except Exception as e:
@@ -51,24 +52,17 @@ def _run_point(backend: str, scenario_json: str) -> dict[str, Any]:
         from incastlab.backends.sim import simulate
 
         r = simulate(sc)
-        row, report = r.row(), r.report
     elif backend == "emulate":
         from incastlab.real import emulate
 
         r = emulate.run(sc)
-        row, report = r.row(), r.report
     elif backend == "model":
         from incastlab.backends.model import predict_scenario
 
-        row = predict_scenario(sc).row()
-        report = row
+        r = predict_scenario(sc).result()
     else:
         raise ValueError(f"unknown backend {backend!r}")
-    return {
-        "row": row,
-        "report": json.dumps(report, sort_keys=True),
-        "wall_s": time.perf_counter() - t0,
-    }
+    return {"result": r, "wall_s": time.perf_counter() - t0}
 
 
 @dataclass
@@ -167,7 +161,7 @@ def run_points(
                 if progress:
                     progress(point, False)
                 continue
-            store.write_point(key, _stored_row(key, point, res))
+            store.write_point(key, _stored_record(key, point, res))
             out.ran += 1
             if progress:
                 progress(point, True)
@@ -175,15 +169,6 @@ def run_points(
     return out
 
 
-def _stored_row(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "key": key,
-        "backend": point.backend,
-        "params": json.dumps(point.params, sort_keys=True),
-    }
-    row.update(res["row"])
-    row["wall_s"] = res["wall_s"]
-    row["scenario"] = point.scenario.to_json()
-    row["report"] = res["report"]
-    row["version"] = _core.__version__
-    return row
+def _stored_record(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:
+    r: Result = res["result"]
+    return r.record(key=key, params=point.params, wall_s=res["wall_s"])

@@ -3,7 +3,8 @@
 ::
 
     DIR/sweep.json            the spec, its name, backend, total points, incastlab version
-    DIR/points/KEY.parquet    one row: coordinates, headline numbers, scenario, full report
+    DIR/points/KEY.parquet    one record (incastlab.result.record): coordinates, headline
+                              numbers, sweep params, scenario, full report
     DIR/failed/KEY.json       the coordinates, the scenario and the error
 
 ``KEY`` hashes the normalized scenario, the backend and the incastlab version, so a rerun of
@@ -16,14 +17,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
-from incastlab import _core
+from incastlab.result import schema
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _atomic_write(path: Path, write: Any) -> None:
@@ -61,11 +64,10 @@ class SweepStore:
             return set()
         return {p.stem for p in self.points_dir.glob("*.parquet")}
 
-    def write_point(self, key: str, row: dict[str, Any]) -> None:
-        """Store one finished point (and forget an earlier failure of it)."""
-        table = pa.Table.from_pylist([row])
-        meta = {b"incastlab.version": _core.__version__.encode(), b"incastlab.kind": b"point"}
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
+    def write_point(self, key: str, record: dict[str, Any]) -> None:
+        """Store one finished point, a record with its ``key`` and ``params`` (and forget an
+        earlier failure of it)."""
+        table = schema.to_table([record], "point")
         _atomic_write(self.points_dir / f"{key}.parquet", lambda p: pq.write_table(table, p))
         (self.failed_dir / f"{key}.json").unlink(missing_ok=True)
 
@@ -75,14 +77,11 @@ class SweepStore:
         _atomic_write(self.failed_dir / f"{key}.json", lambda p: p.write_text(text))
 
     def rows(self) -> list[dict[str, Any]]:
-        """Every stored point, with ``params``, ``scenario`` and ``report`` decoded."""
+        """Every stored point's record, with ``params``, ``scenario`` and ``report`` decoded
+        (points of earlier versions are rebuilt as records)."""
         out: list[dict[str, Any]] = []
         for path in sorted(self.points_dir.glob("*.parquet")):
-            for row in pq.read_table(path).to_pylist():
-                for k in ("params", "scenario", "report"):
-                    if isinstance(row.get(k), str):
-                        row[k] = json.loads(row[k])
-                out.append(row)
+            out += schema.read_records(path)
         return out
 
     def failures(self) -> list[dict[str, Any]]:
@@ -93,10 +92,34 @@ class SweepStore:
 
 
 def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows for CSV: coordinates and headline numbers, without nested JSON."""
+    """Records for CSV: every column but the nested scenario and report; lists and the
+    sweep params as JSON text."""
     out = []
     for r in rows:
-        flat = {k: v for k, v in r.items() if k not in ("params", "scenario", "report")}
-        flat.update(r.get("params", {}))
+        flat = {k: v for k, v in r.items() if k not in ("scenario", "report")}
         out.append({k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in flat.items()})
     return out
+
+
+def over_seeds(rows: Sequence[dict[str, Any]], axes: Sequence[str]) -> pd.DataFrame:
+    """A sweep's records aggregated over seeds (:func:`incastlab.result.aggregate`): one row
+    per combination of the other ``axes``, their values as the spec wrote them (as in
+    ``params``), with ``n`` and each metric's ``_mean`` and ``_ci95``."""
+    import pandas as pd
+
+    from incastlab.result.stats import NUMERIC, aggregate
+
+    keys = [k for k in axes if k != "seed"]
+
+    def label(v: Any) -> Any:
+        # A table-valued coordinate ({bytes = ...}) groups by its JSON text.
+        return json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v
+
+    frame = pd.DataFrame(
+        [
+            {**{k: label(r["params"].get(k)) for k in keys}, **{m: r.get(m) for m in NUMERIC}}
+            for r in rows
+        ],
+        columns=[*keys, *NUMERIC],
+    )
+    return aggregate(frame, by=keys)

@@ -1,0 +1,297 @@
+"""The record: the one flat shape of one run's result, for every backend and every output.
+
+``--json`` prints records, ``incast sim --out`` and every other Parquet file stores them (see
+:mod:`incastlab.result.schema` for their Arrow types), and a sweep point is a record with its
+sweep fields filled in. A record's columns, in order:
+
+identity
+    ``schema_version``, ``backend`` (sim, emulate, bench, model), ``version`` (incastlab's).
+sweep point
+    ``key`` (the point's content hash), ``params`` (its coordinates as the spec wrote them,
+    ``{"tcp.rto_min": "1ms"}``) and ``wall_s``; null outside sweeps.
+headline metrics (:data:`METRICS`)
+    Goodput, completion times, timeouts, drops... A backend that cannot know a figure (a real
+    network has no drop counter per queue, the model no block list) leaves it null.
+per-block and per-flow lists (:data:`LISTS`)
+    ``block_times_s``, ``block_timeouts``, ``flow_completion_s``, ``flow_timeouts``...
+coordinates
+    Every leaf of the normalized scenario under its dotted path: ``seed``, ``transport``,
+    ``topology.senders``, ``topology.buffer.bytes``, ``tcp.rto_min``... A list-valued leaf
+    (``workload.query_size_cdf``) is its JSON text.
+detail
+    ``scenario`` (the normalized scenario) and ``report`` (the backend's full report), as
+    nested data here and as JSON text in Parquet.
+
+Units. Every *measured* time is float seconds and its name ends in ``_s``. Coordinates are
+the normalized scenario's values unchanged (bytes, bits per second, integer picoseconds for
+times: ``tcp.rto_min`` = 200000000000): they are the point's identity, the very numbers its
+key hashes, so they group and filter exactly, and what unit a scenario key has stays the
+scenario's to say. Divide a time coordinate by :data:`PS_PER_S` for seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import statistics
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from incastlab.result import Result
+
+#: Bumped whenever a column is added, removed, renamed or changes type.
+SCHEMA_VERSION = 1
+PS_PER_S = 1e12
+
+# Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
+INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
+INTS, FLOATS, STRS, FLOATS2 = "list<int>", "list<float>", "list<str>", "list<list<float>>"
+
+IDENTITY: tuple[tuple[str, str], ...] = (
+    ("schema_version", INT),
+    ("backend", STR),
+    ("version", STR),
+)
+POINT: tuple[tuple[str, str], ...] = (("key", STR), ("params", JSON), ("wall_s", FLOAT))
+#: Counters of NDP's switches and endpoints (``ndp_<name>``), null for TCP.
+NDP_FIELDS = (
+    "data_packets",
+    "trimmed",
+    "bounced",
+    "dropped",
+    "pulls",
+    "nacks",
+    "retx_nack",
+    "retx_bounce",
+    "retx_timeout",
+    "timeouts",
+)
+#: What the analytical model answers (``model_<name>``), null for the other backends.
+MODEL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("regime", STR),
+    ("onset", INT),
+    ("sru", INT),
+    ("block_time_s", FLOAT),
+    ("timeouts_per_block", FLOAT),
+    ("ignored", STRS),
+)
+METRICS: tuple[tuple[str, str], ...] = (
+    ("senders", INT),
+    ("workload", STR),
+    ("goodput_bps", FLOAT),
+    ("goodput_fraction", FLOAT),
+    ("link_bps", INT),
+    ("duration_s", FLOAT),
+    ("app_bytes", INT),
+    ("blocks", INT),
+    ("block_time_median_s", FLOAT),
+    ("block_time_max_s", FLOAT),
+    ("blocks_with_timeouts", INT),
+    ("fct_max_s", FLOAT),
+    ("optimal_s", FLOAT),
+    ("fct_overhead", FLOAT),
+    ("queries", INT),
+    ("query_fct_mean_s", FLOAT),
+    ("query_fct_p99_s", FLOAT),
+    ("timeouts", INT),
+    ("fast_recoveries", INT),
+    ("retx_fast", INT),
+    ("retx_timeout", INT),
+    ("ecn_reductions", INT),
+    ("bottleneck_marks", INT),
+    ("drops", INT),
+    ("bottleneck_drops", INT),
+    ("bottleneck_max_bytes", INT),
+    ("bottleneck_utilization", FLOAT),
+    ("background_bps", FLOAT),
+    ("pfc_pauses", INT),
+    ("retransmitted_segments", INT),
+    ("truncated", BOOL),
+    ("events", INT),
+    *((f"ndp_{k}", INT) for k in NDP_FIELDS),
+    *((f"model_{k}", kind) for k, kind in MODEL_FIELDS),
+)
+LISTS: tuple[tuple[str, str], ...] = (
+    ("block_times_s", FLOATS),
+    ("block_timeouts", INTS),
+    ("flow_completion_s", FLOATS),
+    ("flow_timeouts", INTS),
+    ("timeout_runs", INTS),
+    ("query_bytes", INTS),
+    ("query_fct_s", FLOATS),
+    ("response_times_s", FLOATS2),
+)
+DETAIL: tuple[tuple[str, str], ...] = (("scenario", JSON), ("report", JSON))
+
+
+def flatten(scenario: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested scenario's leaves under dotted paths (lists as JSON text)."""
+    out: dict[str, Any] = {}
+    for k, v in scenario.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{prefix}{k}."))
+        elif isinstance(v, list | tuple):
+            out[f"{prefix}{k}"] = json.dumps(v)
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _declared(path: str) -> str | None:
+    """The kind the scenario's own schema declares for ``path`` (for keys whose default is
+    ``None``, which carries no type), if the scenario model can say."""
+    try:
+        from incastlab.scenario import Scenario
+
+        js = Scenario.model_json_schema(mode="serialization")
+    except Exception:  # the scenario may stop being a pydantic model; then INT below
+        return None
+    node: dict[str, Any] = js
+    for part in path.split("."):
+        while "$ref" in node:
+            node = js["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        node = node.get("properties", {}).get(part, {})
+    kinds = {b.get("type") for b in node.get("anyOf", [node])} - {"null", None}
+    by_type = {"integer": INT, "number": FLOAT, "boolean": BOOL, "string": STR}
+    return by_type.get(kinds.pop()) if len(kinds) == 1 else None
+
+
+@functools.cache
+def coordinates() -> tuple[tuple[str, str], ...]:
+    """The coordinate columns and their kinds, from the default normalized scenario: its keys
+    and the types of its values (a ``None`` default takes the type the scenario declares,
+    else integer, the base unit of sizes, rates and times)."""
+    from incastlab import scenario as sc_mod
+
+    def kind(path: str, v: Any) -> str:
+        if isinstance(v, bool):
+            return BOOL
+        if isinstance(v, int):
+            return INT
+        if isinstance(v, float):
+            return FLOAT
+        if isinstance(v, str):
+            return STR
+        return _declared(path) or INT
+
+    leaves = flatten(sc_mod.from_dict({}).normalized())
+    return tuple((path, kind(path, v)) for path, v in leaves.items())
+
+
+def columns() -> tuple[tuple[str, str], ...]:
+    """Every column of a record, in order, with its kind."""
+    coords = coordinates()
+    # ``seed`` and ``transport`` are coordinates; keep them beside the identity.
+    first = [c for c in coords if "." not in c[0]]
+    rest = [c for c in coords if "." in c[0]]
+    return (*IDENTITY, *first, *POINT, *METRICS, *LISTS, *rest, *DETAIL)
+
+
+def _cast(kind: str, v: Any) -> Any:
+    if v is None:
+        return None
+    if kind == INT:
+        return int(v)
+    if kind == FLOAT:
+        return float(v)
+    if kind == BOOL:
+        return bool(v)
+    return v
+
+
+def _seconds(ps: Any) -> float:
+    return float(ps) / PS_PER_S
+
+
+def _metrics(r: Result) -> dict[str, Any]:
+    rep = r.report
+    blocks = [_seconds(t) for t in rep["block_times"]] if "block_times" in rep else None
+    flows = rep.get("flows")
+    fcts = [None if f.get("fct") is None else _seconds(f["fct"]) for f in flows or []]
+    done = [x for x in fcts if x is not None]
+    queries = sorted(_seconds(t) for _, t in rep["query_fcts"]) if "query_fcts" in rep else None
+    bn = rep.get("bottleneck") or {}
+    link = rep.get("link_bps")
+    goodput = rep.get("goodput_bps")
+    block_timeouts = rep.get("block_timeouts")
+    optimal = r.optimal_s if "base_latency" in rep and link else None
+    ndp = rep.get("ndp") or {}
+    model = rep.get("model") or {}
+    values: dict[str, Any] = {
+        "senders": rep.get("senders"),
+        "workload": rep.get("workload"),
+        "goodput_bps": goodput,
+        "goodput_fraction": goodput / link if goodput is not None and link else None,
+        "link_bps": link,
+        "duration_s": _seconds(rep["duration"]) if "duration" in rep else None,
+        "app_bytes": rep.get("app_bytes"),
+        "blocks": None if blocks is None else len(blocks),
+        "block_time_median_s": statistics.median(blocks) if blocks else None,
+        "block_time_max_s": max(blocks) if blocks else None,
+        "blocks_with_timeouts": (
+            None if block_timeouts is None else sum(1 for t in block_timeouts if t > 0)
+        ),
+        "fct_max_s": max(done) if done else None,
+        "optimal_s": optimal,
+        "fct_overhead": r.fct_overhead if optimal else None,
+        "queries": None if queries is None else len(queries),
+        "query_fct_mean_s": statistics.fmean(queries) if queries else None,
+        "query_fct_p99_s": (
+            queries[min(len(queries) - 1, int(0.99 * len(queries)))] if queries else None
+        ),
+        "bottleneck_marks": bn.get("marks"),
+        "bottleneck_drops": bn.get("drops"),
+        "bottleneck_max_bytes": bn.get("max_bytes"),
+        **{f"ndp_{k}": ndp.get(k) for k in NDP_FIELDS},
+        **{f"model_{k}": model.get(k) for k, _ in MODEL_FIELDS},
+    }
+    out = {n: _cast(kind, values[n] if n in values else rep.get(n)) for n, kind in METRICS}
+    out.update(
+        {
+            "block_times_s": blocks,
+            "block_timeouts": block_timeouts,
+            "flow_completion_s": None if flows is None else fcts,
+            "flow_timeouts": None if flows is None else [f.get("timeouts") for f in flows],
+            "timeout_runs": rep.get("timeout_runs"),
+            "query_bytes": None if queries is None else [int(b) for b, _ in rep["query_fcts"]],
+            "query_fct_s": (
+                None if queries is None else [_seconds(t) for _, t in rep["query_fcts"]]
+            ),
+            "response_times_s": (
+                None
+                if rep.get("response_times") is None
+                else [[_seconds(t) for t in b] for b in rep["response_times"]]
+            ),
+        }
+    )
+    return out
+
+
+def record(
+    r: Result,
+    *,
+    key: str | None = None,
+    params: dict[str, Any] | None = None,
+    wall_s: float | None = None,
+) -> dict[str, Any]:
+    """``r`` as one flat record (see the module's docstring); ``key``, ``params`` and
+    ``wall_s`` for a sweep point. JSON-ready: ``json.dumps`` takes it as it is."""
+    values: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "backend": r.backend,
+        "version": r.version,
+        "key": key,
+        "params": params,
+        "wall_s": wall_s,
+        **_metrics(r),
+        "scenario": r.scenario,
+        "report": r.report,
+    }
+    leaves = flatten(r.scenario)
+    out: dict[str, Any] = {}
+    for name, kind in columns():
+        if name in values:
+            out[name] = values[name]
+        else:
+            out[name] = _cast(kind, leaves.get(name))
+    return out

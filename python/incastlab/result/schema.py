@@ -1,0 +1,105 @@
+"""The Arrow schema of a record, the one every Parquet file of results is written with.
+
+Built in one place from the record's column list (:func:`incastlab.result.record.columns`):
+every column typed and nullable, so a metric that does not apply is a null of its type and
+files of different workloads, backends or sweeps concatenate as they are. The file metadata
+says ``incastlab.schema_version``, ``incastlab.version`` and ``incastlab.kind`` (``results``
+for a file of runs, ``point`` for a sweep point). Nested detail (``scenario``, ``report``,
+``params``) is JSON text in the file and nested data again in :func:`read_records`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import incastlab.result.record as rec
+
+_TYPES: dict[str, pa.DataType] = {
+    rec.INT: pa.int64(),
+    rec.FLOAT: pa.float64(),
+    rec.STR: pa.string(),
+    rec.BOOL: pa.bool_(),
+    rec.JSON: pa.string(),
+    rec.INTS: pa.list_(pa.int64()),
+    rec.FLOATS: pa.list_(pa.float64()),
+    rec.STRS: pa.list_(pa.string()),
+    rec.FLOATS2: pa.list_(pa.list_(pa.float64())),
+}
+SCHEMA_VERSION_KEY = b"incastlab.schema_version"
+
+
+@functools.cache
+def schema() -> pa.Schema:
+    """The schema of a record."""
+    return pa.schema([pa.field(name, _TYPES[kind]) for name, kind in rec.columns()])
+
+
+def json_columns() -> list[str]:
+    """Columns holding nested data, stored as JSON text."""
+    return [name for name, kind in rec.columns() if kind == rec.JSON]
+
+
+def to_table(records: Sequence[dict[str, Any]], kind: str = "results") -> pa.Table:
+    """Records as a table of :func:`schema`, with the file metadata."""
+    nested = json_columns()
+    rows = [
+        {
+            **r,
+            **{c: None if r.get(c) is None else json.dumps(r[c], sort_keys=True) for c in nested},
+        }
+        for r in records
+    ]
+    table = pa.Table.from_pylist(rows, schema=schema())
+    versions = sorted({str(r.get("version")) for r in records})
+    meta = {
+        SCHEMA_VERSION_KEY: str(rec.SCHEMA_VERSION).encode(),
+        b"incastlab.version": ",".join(versions).encode(),
+        b"incastlab.kind": kind.encode(),
+    }
+    return table.replace_schema_metadata(meta)
+
+
+def write(records: Sequence[dict[str, Any]], path: str | Path, kind: str = "results") -> Path:
+    """Write ``records`` to the Parquet file ``path``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(to_table(records, kind), p)
+    return p
+
+
+def read_table(path: str | Path) -> pa.Table:
+    """A results file or sweep point as a table of :func:`schema`; a file written before the
+    schema existed (JSON-string scenario and report, inferred columns) is rebuilt from its
+    stored scenario and report."""
+    table = pq.read_table(path)
+    meta = table.schema.metadata or {}
+    if SCHEMA_VERSION_KEY in meta:
+        return table
+    from incastlab.result.legacy import upgrade
+
+    kind = meta.get(b"incastlab.kind", b"results").decode()
+    return to_table(upgrade(table.to_pylist()), kind)
+
+
+def decode(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of a table with their JSON columns as nested data again."""
+    nested = json_columns()
+    out = []
+    for row in rows:
+        for c in nested:
+            if isinstance(row.get(c), str):
+                row[c] = json.loads(row[c])
+        out.append(row)
+    return out
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a results file or sweep point."""
+    return decode(read_table(path).to_pylist())
