@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +198,16 @@ def test_a_point_stored_before_the_schema_is_read_as_a_record(tmp_path: Path) ->
     (row,) = store.rows()
     assert row == r.record(key="k", params={"topology.senders": 2}, wall_s=0.5)
     assert len(incastlab.load(tmp_path)) == 1
+
+
+def test_a_rerun_removes_the_half_written_files_of_a_killed_writer(tmp_path: Path) -> None:
+    store = SweepStore(tmp_path)
+    store.create({"name": "x"})
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = store.points_dir / f".a.parquet.{gone.pid}.tmp"
+    live = store.points_dir / f".b.parquet.{os.getpid()}.tmp"
+    for f in (stale, live):
+        f.write_bytes(b"half")
+    store.create({"name": "x"})
+    assert not stale.exists() and live.exists()

@@ -35,6 +35,16 @@ def _atomic_write(path: Path, write: Any) -> None:
     os.replace(tmp, path)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 class SweepStore:
     """The directory of one sweep."""
 
@@ -47,8 +57,18 @@ class SweepStore:
         """Make the directory (or reuse it) and record what the sweep is."""
         self.points_dir.mkdir(parents=True, exist_ok=True)
         self.failed_dir.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_temporaries()
         text = json.dumps(meta, indent=1, sort_keys=True, default=str)
         _atomic_write(self.root / "sweep.json", lambda p: p.write_text(text, encoding="utf-8"))
+
+    def _remove_stale_temporaries(self) -> None:
+        """Delete the half-written files of writers that died (a sweep killed mid-write); a
+        live writer's file is left alone, since two runs may share a directory."""
+        for d in (self.root, self.points_dir, self.failed_dir):
+            for tmp in d.glob(".*.tmp"):
+                pid = tmp.name.rsplit(".", 2)[-2]
+                if pid.isdigit() and not _alive(int(pid)):
+                    tmp.unlink(missing_ok=True)
 
     def meta(self) -> dict[str, Any]:
         """What :meth:`create` recorded."""
