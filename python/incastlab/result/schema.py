@@ -78,7 +78,10 @@ def read_table(path: str | Path) -> pa.Table:
     """A results file or sweep point as a table of :func:`schema`; a file written before the
     schema existed (JSON-string scenario and report, inferred columns) is rebuilt from its
     stored scenario and report."""
-    table = pq.read_table(path)
+    # One file at a time: ParquetFile skips the dataset machinery of pq.read_table, which
+    # costs more than the read itself for a one-row sweep point.
+    with pq.ParquetFile(path) as f:
+        table = f.read()
     meta = table.schema.metadata or {}
     if SCHEMA_VERSION_KEY in meta:
         return table
