@@ -88,7 +88,12 @@ class SweepStore:
         """Store one finished point, a record with its ``key`` and ``params`` (and forget an
         earlier failure of it)."""
         table = schema.to_table([record], "point")
-        _atomic_write(self.points_dir / f"{key}.parquet", lambda p: pq.write_table(table, p))
+
+        def write(p: Path) -> None:
+            # One row: dictionary pages and statistics would only double the file.
+            pq.write_table(table, p, use_dictionary=False, write_statistics=False)
+
+        _atomic_write(self.points_dir / f"{key}.parquet", write)
         (self.failed_dir / f"{key}.json").unlink(missing_ok=True)
 
     def write_failure(self, key: str, failure: dict[str, Any]) -> None:
