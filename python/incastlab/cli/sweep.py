@@ -9,7 +9,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -26,6 +26,9 @@ from incastlab.plot.sweep import METRICS, params_key
 from incastlab.sweep.spec import Point, load_spec
 from incastlab.sweep.store import SweepStore, flat_rows, over_seeds
 from incastlab.units import format_rate, format_time
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SWEEP_EXAMPLES = """examples:
   incast sweep examples/sweep-rto.toml                    # into sweeps/sweep-rto/
@@ -276,7 +279,7 @@ def _print_rows(
 
 
 def _print_summary(
-    store: SweepStore, summary: Any, axes: list[str], out: Console, err: Console
+    store: SweepStore, summary: pd.DataFrame, axes: list[str], out: Console, err: Console
 ) -> None:
     """The seed-aggregated view: mean ± 95% interval half-width."""
 

@@ -407,7 +407,7 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
-    # `incast bench --json` prints a list of records; the client's own report is in the one.
+    # `incast bench --json` prints a list of one record, which holds the client's report.
     (raw,) = json.loads(client.stdout)
 
     def delta(key: str) -> int:

@@ -13,6 +13,14 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+# Light modules (pandas and pyarrow load inside their functions) whose functions are public
+# here: ``incastlab.result.load``, ``incastlab.result.aggregate``.
+from incastlab.result.frame import load
+from incastlab.result.record import SCHEMA_VERSION
+from incastlab.result.stats import aggregate, mean_ci
+
+__all__ = ["SCHEMA_VERSION", "Result", "aggregate", "load", "mean_ci"]
+
 PS_PER_S = 1e12
 
 
@@ -134,12 +142,18 @@ class Result:
         s: dict[str, Any] | None = self.report.get("series")
         return s
 
-    def record(self, **point: Any) -> dict[str, Any]:
+    def record(
+        self,
+        *,
+        key: str | None = None,
+        params: dict[str, Any] | None = None,
+        wall_s: float | None = None,
+    ) -> dict[str, Any]:
         """This run as the one flat record of :mod:`incastlab.result.record` (``key``,
         ``params`` and ``wall_s`` for a sweep point)."""
         from incastlab.result.record import record
 
-        return record(self, **point)
+        return record(self, key=key, params=params, wall_s=wall_s)
 
     def row(self) -> dict[str, Any]:
         """The record's identity, headline numbers, transport and seed: the cells of a table.
@@ -153,12 +167,3 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         """The record, ready for ``json.dumps`` (what ``--json`` prints)."""
         return self.record()
-
-
-# Light modules (pandas and pyarrow load inside their functions), re-exported here so that
-# ``incastlab.result.load`` and ``incastlab.result.aggregate`` are the public names.
-from incastlab.result.frame import load  # noqa: E402
-from incastlab.result.record import SCHEMA_VERSION  # noqa: E402
-from incastlab.result.stats import aggregate, mean_ci  # noqa: E402
-
-__all__ = ["SCHEMA_VERSION", "Result", "aggregate", "load", "mean_ci"]
