@@ -211,3 +211,22 @@ def test_a_rerun_removes_the_half_written_files_of_a_killed_writer(tmp_path: Pat
         f.write_bytes(b"half")
     store.create({"name": "x"})
     assert not stale.exists() and live.exists()
+
+
+def test_a_results_file_written_before_the_schema_is_read_as_records(tmp_path: Path) -> None:
+    r = incastlab.simulate({"topology": {"senders": 3}, "workload": {"sru": "8KB", "blocks": 3}})
+    new = r.record()
+    old_columns = [
+        *("backend", "senders", "workload", "goodput_bps", "goodput_fraction", "link_bps"),
+        *("duration_s", "app_bytes", "blocks", "block_time_median_s", "block_time_max_s"),
+        *("blocks_with_timeouts", "timeouts", "drops", "bottleneck_drops", "events", "seed"),
+        *("version", "block_times_s", "block_timeouts", "flow_completion_s", "flow_timeouts"),
+    ]
+    old = {k: new[k] for k in old_columns} | {"scenario": json.dumps(r.scenario)}
+    path = tmp_path / "old.parquet"
+    pq.write_table(pa.Table.from_pylist([old]), path)
+    (row,) = read_parquet(path)
+    assert row["schema_version"] == SCHEMA_VERSION and row["scenario"] == r.scenario
+    for k in old_columns:
+        assert row[k] == pytest.approx(new[k]), k
+    assert row["topology.senders"] == 3 and row["fast_recoveries"] is None
