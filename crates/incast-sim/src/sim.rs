@@ -9,7 +9,7 @@ use crate::config::{ConfigError, RtoRandomization, Scenario};
 use crate::engine::{Event, EventQueue};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
 use crate::report::{FlowReport, QueueReport, Report, Series};
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, LinkRole, Network};
@@ -136,13 +136,13 @@ impl TcpSimulation {
             // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
             let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
             // Per-flow ECMP: each connection hashes onto one path (both directions alike).
-            let path = Rng::new(sc.seed, (5 << 32) + c as u64).next_u64() as u32;
+            let path = Rng::stream(sc.seed, Stream::EcmpPath(c)).next_u64() as u32;
             let to_server = net.add_route(client, server, path);
             let to_client = net.add_route(server, client, path);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             for route in [to_server, to_client] {
-                let ep = eps.len() as u64;
+                let ep = eps.len() as u32;
                 let rtt = RttEstimator::new(
                     sc.tcp.rto_min,
                     sc.tcp.rto_max,
@@ -156,7 +156,7 @@ impl TcpSimulation {
                 };
                 let mut e = Endpoint::new(p, rtt, Some(handshake));
                 if sc.tcp.rto_randomization != RtoRandomization::None {
-                    let rng = Rng::new(sc.seed, (2 << 32) + ep);
+                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
                 }
                 eps.push(e);
@@ -169,8 +169,8 @@ impl TcpSimulation {
             pkts: PacketPool::default(),
             net,
             host_q: vec![VecDeque::new(); eps.len()],
-            host_rng: (0..eps.len() as u64)
-                .map(|e| Rng::new(sc.seed, (1 << 32) + e))
+            host_rng: (0..eps.len() as u32)
+                .map(|e| Rng::stream(sc.seed, Stream::HostJitter(e)))
                 .collect(),
             eps,
             ep_route,

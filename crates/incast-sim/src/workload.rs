@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{Scenario, WorkloadKind};
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
 /// Something the workload wants done.
@@ -178,7 +178,7 @@ impl Workload {
                 SizeDist::Cdf(w.query_size_cdf.clone())
             },
             link_bps: sc.topology.receiver_link,
-            rng: Rng::new(sc.seed, 3 << 32),
+            rng: Rng::stream(sc.seed, Stream::Queries),
             planned: vec![VecDeque::new(); n as usize],
             to_answer: vec![VecDeque::new(); n as usize],
             asked: vec![0; n as usize],
@@ -194,7 +194,7 @@ impl Workload {
             request: w.request_size,
             jitter: w.jitter,
             rng: (0..n)
-                .map(|i| Rng::new(sc.seed, task as u64 * n as u64 + i as u64))
+                .map(|i| Rng::stream(sc.seed, Stream::ResponseJitter(task * n + i)))
                 .collect(),
             block: 0,
             remaining: 0,
