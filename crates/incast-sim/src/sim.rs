@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use crate::config::{ConfigError, RtoRandomization, Scenario};
 use crate::engine::{Event, EventQueue};
+use crate::ids::{ConnId, EndpointId};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
 use crate::report::{FlowReport, QueueReport, Report, Series};
 use crate::rng::{Rng, Stream};
@@ -88,6 +89,7 @@ pub struct TcpSimulation {
     events: EventQueue,
     pkts: PacketPool,
     net: Network,
+    /// Every connection's two endpoints, indexed by [`EndpointId`].
     eps: Vec<Endpoint>,
     /// Route each endpoint sends on.
     ep_route: Vec<u32>,
@@ -127,6 +129,7 @@ impl TcpSimulation {
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
         let n = sc.topology.senders;
         for c in 0..conns {
+            let conn = ConnId(c);
             // Workload connection c is server c mod N's (each task has its own connections).
             let (server, client) = if c < fg {
                 (net.host(c % n), net.receiver)
@@ -136,13 +139,14 @@ impl TcpSimulation {
             // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
             let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
             // Per-flow ECMP: each connection hashes onto one path (both directions alike).
-            let path = Rng::stream(sc.seed, Stream::EcmpPath(c)).next_u64() as u32;
+            let path = Rng::stream(sc.seed, Stream::EcmpPath(conn.0)).next_u64() as u32;
             let to_server = net.add_route(client, server, path);
             let to_client = net.add_route(server, client, path);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
-            for route in [to_server, to_client] {
-                let ep = eps.len() as u32;
+            // The client sends towards the server, the server back.
+            for (ep, route) in [(conn.receiver(), to_server), (conn.sender(), to_client)] {
+                debug_assert_eq!(ep.index(), eps.len());
                 let rtt = RttEstimator::new(
                     sc.tcp.rto_min,
                     sc.tcp.rto_max,
@@ -156,7 +160,7 @@ impl TcpSimulation {
                 };
                 let mut e = Endpoint::new(p, rtt, Some(handshake));
                 if sc.tcp.rto_randomization != RtoRandomization::None {
-                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
+                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep.0));
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
                 }
                 eps.push(e);
@@ -188,7 +192,7 @@ impl TcpSimulation {
             sc,
         };
         for c in fg..conns {
-            sim.write(2 * c + 1, BACKGROUND_BYTES);
+            sim.write(ConnId(c).sender(), BACKGROUND_BYTES);
         }
         let start = if sim.sc.background.flows > 0 {
             sim.sc.background.warmup
@@ -285,13 +289,14 @@ impl TcpSimulation {
                 }
             }
             Event::Rto(ep, gen) => {
-                if self.eps[ep as usize].rto_timer.fire(self.now, gen) {
+                let ep = EndpointId(ep);
+                if self.eps[ep.index()].rto_timer.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
-                    let before = self.eps[ep as usize].stats.timeouts;
-                    self.eps[ep as usize].on_rto(self.now, &mut out);
-                    let fired = self.eps[ep as usize].stats.timeouts - before;
-                    if ep % 2 == 1 && ep / 2 < self.wl.connections() {
-                        self.wl.add_timeouts(ep / 2, fired as u64);
+                    let before = self.eps[ep.index()].stats.timeouts;
+                    self.eps[ep.index()].on_rto(self.now, &mut out);
+                    let fired = self.eps[ep.index()].stats.timeouts - before;
+                    if ep.is_sender() && self.wl.owns(ep.conn()) {
+                        self.wl.add_timeouts(ep.conn(), fired as u64);
                     }
                     self.out = out;
                     self.transmit(ep);
@@ -299,21 +304,21 @@ impl TcpSimulation {
                 self.sync_timers(ep);
             }
             Event::DelAck(ep, gen) => {
-                if self.eps[ep as usize].delack_timer.fire(self.now, gen) {
+                if self.eps[ep.index()].delack_timer.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
-                    self.eps[ep as usize].on_delack(&mut out);
+                    self.eps[ep.index()].on_delack(&mut out);
                     self.out = out;
                     self.transmit(ep);
                 }
                 self.sync_timers(ep);
             }
             Event::HostTx(ep) => {
-                let q = &mut self.host_q[ep as usize];
+                let q = &mut self.host_q[ep.index()];
                 let (_, id) = q.pop_front().expect("a HostTx event has a packet");
                 if let Some(&(t, _)) = q.front() {
                     self.events.push(t, Event::HostTx(ep));
                 }
-                let first = self.net.hop(self.ep_route[ep as usize], 0);
+                let first = self.net.hop(self.ep_route[ep.index()], 0);
                 self.enqueue(first.expect("routes are never empty"), id);
             }
             Event::Request(conn) => {
@@ -433,9 +438,9 @@ impl TcpSimulation {
     fn deliver(&mut self, id: PktId) {
         let p = *self.pkts.get(id);
         self.pkts.free(id);
-        let ep = p.dst;
+        let ep = EndpointId(p.dst);
         let mut out = std::mem::take(&mut self.out);
-        let delivered = self.eps[ep as usize].on_segment(
+        let delivered = self.eps[ep.index()].on_segment(
             self.now,
             &crate::tcp::Incoming {
                 seq: p.seq,
@@ -448,19 +453,19 @@ impl TcpSimulation {
         );
         self.out = out;
         self.transmit(ep);
-        let conn = ep / 2;
-        if delivered > 0 && conn < self.wl.connections() {
-            let received = self.eps[ep as usize].received();
+        let conn = ep.conn();
+        if delivered > 0 && self.wl.owns(conn) {
+            let received = self.eps[ep.index()].received();
             let mut act = std::mem::take(&mut self.act);
-            if ep.is_multiple_of(2) {
-                self.wl.on_client_data(conn, received, self.now, &mut act);
-            } else {
+            if ep.is_sender() {
                 self.wl.on_server_data(conn, received, self.now, &mut act);
+            } else {
+                self.wl.on_client_data(conn, received, self.now, &mut act);
             }
             self.apply(act);
         }
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep as usize].flush_ack(&mut out);
+        self.eps[ep.index()].flush_ack(&mut out);
         self.out = out;
         self.transmit(ep);
         self.sync_timers(ep);
@@ -478,17 +483,17 @@ impl TcpSimulation {
         self.act = act;
     }
 
-    fn write(&mut self, ep: u32, bytes: u64) {
+    fn write(&mut self, ep: EndpointId, bytes: u64) {
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep as usize].write(self.now, bytes, &mut out);
+        self.eps[ep.index()].write(self.now, bytes, &mut out);
         self.out = out;
         self.transmit(ep);
         self.sync_timers(ep);
     }
 
     /// Put the segments endpoint `ep` emitted on its route.
-    fn transmit(&mut self, ep: u32) {
-        let route = self.ep_route[ep as usize];
+    fn transmit(&mut self, ep: EndpointId) {
+        let route = self.ep_route[ep.index()];
         let first = self.net.hop(route, 0).expect("routes are never empty");
         let header = self.sc.tcp.header_bytes;
         let jitter = self.sc.topology.host_jitter;
@@ -500,7 +505,7 @@ impl TcpSimulation {
                 hop: 0,
                 nsack: s.nsack,
                 ecn: s.ecn,
-                dst: ep ^ 1,
+                dst: ep.peer().0,
                 seq: s.seq,
                 len: s.len,
                 frame: frame as u32,
@@ -511,8 +516,8 @@ impl TcpSimulation {
                 self.enqueue(first, id);
                 continue;
             }
-            let q = &mut self.host_q[ep as usize];
-            let mut at = self.now + self.host_rng[ep as usize].up_to(jitter);
+            let q = &mut self.host_q[ep.index()];
+            let mut at = self.now + self.host_rng[ep.index()].up_to(jitter);
             if let Some(&(last, _)) = q.back() {
                 at = at.max(last); // a connection's packets leave in order
             }
@@ -526,16 +531,15 @@ impl TcpSimulation {
 
     /// Bytes every background flow has delivered so far.
     fn background_bytes(&self) -> u64 {
-        let fg = self.wl.connections() as usize;
-        (fg..self.eps.len() / 2)
-            .map(|c| self.eps[2 * c].received())
+        (self.wl.connections()..self.eps.len() as u32 / 2)
+            .map(|c| self.eps[ConnId(c).receiver().index()].received())
             .sum()
     }
 
-    fn sync_timers(&mut self, ep: u32) {
-        let e = &mut self.eps[ep as usize];
+    fn sync_timers(&mut self, ep: EndpointId) {
+        let e = &mut self.eps[ep.index()];
         if let Some((t, gen)) = e.rto_timer.needs_event() {
-            self.events.push(t, Event::Rto(ep, gen));
+            self.events.push(t, Event::Rto(ep.0, gen));
         }
         if let Some((t, gen)) = e.delack_timer.needs_event() {
             self.events.push(t, Event::DelAck(ep, gen));
@@ -551,7 +555,7 @@ impl TcpSimulation {
             .queue_bytes
             .push(self.net.links[self.net.bottleneck as usize].queued_bytes());
         for (c, w) in series.cwnd.iter_mut().enumerate() {
-            w.push(self.eps[2 * c + 1].cwnd());
+            w.push(self.eps[ConnId(c as u32).sender().index()].cwnd());
         }
         if !self.finished && series.t.len() < self.sc.run.max_samples as usize {
             self.events
@@ -612,7 +616,8 @@ impl TcpSimulation {
         let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
         let mut ecn_reductions = 0;
         for c in 0..conns {
-            let s = &self.eps[(2 * c + 1) as usize].stats;
+            let conn = ConnId(c);
+            let s = &self.eps[conn.sender().index()].stats;
             let background = c >= fg;
             if !background {
                 timeouts += s.timeouts as u64;
@@ -627,8 +632,8 @@ impl TcpSimulation {
             flows.push(FlowReport {
                 flow: c,
                 background,
-                bytes: self.eps[(2 * c) as usize].received(),
-                fct: if background { None } else { self.wl.fct(c) },
+                bytes: self.eps[conn.receiver().index()].received(),
+                fct: if background { None } else { self.wl.fct(conn) },
                 timeouts: s.timeouts,
                 fast_recoveries: s.recoveries,
                 retx_fast: s.retx_fast,
@@ -682,7 +687,9 @@ impl TcpSimulation {
         ];
         let end = self.wl.finish_time().unwrap_or(self.now);
         let duration = end.saturating_sub(self.wl.start_time());
-        let app_bytes: u64 = (0..fg).map(|c| self.eps[(2 * c) as usize].received()).sum();
+        let app_bytes: u64 = (0..fg)
+            .map(|c| self.eps[ConnId(c).receiver().index()].received())
+            .sum();
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
             senders: self.sc.topology.senders,
