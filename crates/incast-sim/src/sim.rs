@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use thiserror::Error;
 
 use crate::config::{ConfigError, RtoRandomization, Scenario};
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Timer};
 use crate::ids::{ConnId, EndpointId};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
 use crate::report::{FlowReport, QueueReport, Report, Series};
@@ -91,6 +91,8 @@ pub struct TcpSimulation {
     net: Network,
     /// Every connection's two endpoints, indexed by [`EndpointId`].
     eps: Vec<Endpoint>,
+    /// The engine's lazy timers of each endpoint, following the deadlines it reports.
+    timers: Vec<EndpointTimers>,
     /// Route each endpoint sends on.
     ep_route: Vec<u32>,
     /// Packets each endpoint has sent that wait out their host jitter, with release times.
@@ -106,6 +108,24 @@ pub struct TcpSimulation {
     /// Bytes the background flows had delivered when the workload started.
     background_at_start: u64,
     series: Option<Series>,
+}
+
+/// The events of one endpoint's timers.
+#[derive(Debug, Clone, Default)]
+struct EndpointTimers {
+    /// The retransmission timer.
+    rto: Timer,
+    /// The delayed-ACK timer.
+    delack: Timer,
+}
+
+/// Make `timer` follow an agent's `deadline`.
+#[inline]
+fn follow(timer: &mut Timer, deadline: Option<SimTime>) {
+    match deadline {
+        Some(at) => timer.set(at),
+        None => timer.clear(),
+    }
 }
 
 fn sack_option_bytes(nsack: u8) -> u64 {
@@ -173,6 +193,7 @@ impl TcpSimulation {
             pkts: PacketPool::default(),
             net,
             host_q: vec![VecDeque::new(); eps.len()],
+            timers: vec![EndpointTimers::default(); eps.len()],
             host_rng: (0..eps.len() as u32)
                 .map(|e| Rng::stream(sc.seed, Stream::HostJitter(e)))
                 .collect(),
@@ -290,11 +311,11 @@ impl TcpSimulation {
             }
             Event::Rto(ep, gen) => {
                 let ep = EndpointId(ep);
-                if self.eps[ep.index()].rto_timer.fire(self.now, gen) {
+                if self.timers[ep.index()].rto.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
-                    let before = self.eps[ep.index()].stats.timeouts;
+                    let before = self.eps[ep.index()].stats().timeouts;
                     self.eps[ep.index()].on_rto(self.now, &mut out);
-                    let fired = self.eps[ep.index()].stats.timeouts - before;
+                    let fired = self.eps[ep.index()].stats().timeouts - before;
                     if ep.is_sender() && self.wl.owns(ep.conn()) {
                         self.wl.add_timeouts(ep.conn(), fired as u64);
                     }
@@ -304,7 +325,7 @@ impl TcpSimulation {
                 self.sync_timers(ep);
             }
             Event::DelAck(ep, gen) => {
-                if self.eps[ep.index()].delack_timer.fire(self.now, gen) {
+                if self.timers[ep.index()].delack.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
                     self.eps[ep.index()].on_delack(&mut out);
                     self.out = out;
@@ -536,12 +557,16 @@ impl TcpSimulation {
             .sum()
     }
 
+    /// Schedule what endpoint `ep`'s deadlines need now.
     fn sync_timers(&mut self, ep: EndpointId) {
-        let e = &mut self.eps[ep.index()];
-        if let Some((t, gen)) = e.rto_timer.needs_event() {
+        let due = self.eps[ep.index()].poll_at();
+        let timers = &mut self.timers[ep.index()];
+        follow(&mut timers.rto, due.rto);
+        follow(&mut timers.delack, due.delayed_ack);
+        if let Some((t, gen)) = timers.rto.needs_event() {
             self.events.push(t, Event::Rto(ep.0, gen));
         }
-        if let Some((t, gen)) = e.delack_timer.needs_event() {
+        if let Some((t, gen)) = timers.delack.needs_event() {
             self.events.push(t, Event::DelAck(ep, gen));
         }
     }
@@ -617,7 +642,7 @@ impl TcpSimulation {
         let mut ecn_reductions = 0;
         for c in 0..conns {
             let conn = ConnId(c);
-            let s = &self.eps[conn.sender().index()].stats;
+            let s = self.eps[conn.sender().index()].stats();
             let background = c >= fg;
             if !background {
                 timeouts += s.timeouts as u64;
