@@ -1,13 +1,13 @@
 //! One end of a TCP connection: a send half (`sender.rs`, with its scoreboard and congestion
 //! control) and a receive half (`receiver.rs`). Every segment carries an ACK (RFC 793), so
-//! whatever the send half puts out, the receive half stamps with its acknowledgment.
+//! whatever the send half puts out goes through an outbox that adds the receive half's.
 //!
 //! There is no clock inside: every entry point receives `now` and appends segments to send to
 //! `out`; [`Endpoint::poll_at`] says when the endpoint next needs to run.
 
 use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd, Tcp};
 use crate::net::{ECE, MAX_SACK_BLOCKS};
-use crate::tcp::receiver::{EcnEcho, Receiver};
+use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sender::{Sender, SenderStats};
@@ -179,9 +179,9 @@ impl Endpoint {
         if bytes == 0 {
             return;
         }
-        let first = out.len();
-        self.tx.write(now, bytes, out);
-        self.rx.stamp(&mut out[first..]);
+        let mut ob = Outbox::new(out, &self.rx);
+        self.tx.write(now, bytes, &mut ob);
+        self.sent(ob.sent());
     }
 
     /// A segment from the peer arrived. Returns the bytes newly delivered in order to the
@@ -195,9 +195,9 @@ impl Endpoint {
         } else {
             0
         };
-        let first = out.len();
-        self.tx.try_send(now, out);
-        self.rx.stamp(&mut out[first..]);
+        let mut ob = Outbox::new(out, &self.rx);
+        self.tx.try_send(now, &mut ob);
+        self.sent(ob.sent());
         delivered
     }
 
@@ -218,22 +218,22 @@ impl Endpoint {
 
     /// The retransmission timer fired (RFC 6298 (5.4)-(5.6)).
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Segment>) {
-        let first = out.len();
-        self.tx.on_rto(now, out);
-        self.rx.stamp(&mut out[first..]);
+        let mut ob = Outbox::new(out, &self.rx);
+        self.tx.on_rto(now, &mut ob);
+        self.sent(ob.sent());
     }
 
     fn pure_ack(&mut self, out: &mut Vec<Segment>) {
-        let first = out.len();
-        out.push(Segment {
-            seq: self.tx.snd_nxt,
-            len: 0,
-            ack: 0,
-            nsack: 0,
-            sack: [(0, 0); MAX_SACK_BLOCKS],
-            ecn: 0,
-        });
-        self.rx.stamp(&mut out[first..]);
+        Outbox::new(out, &self.rx).push(self.tx.snd_nxt, 0, 0);
+        self.rx.acknowledged();
+    }
+
+    /// Whatever went out acknowledged everything received.
+    #[inline]
+    fn sent(&mut self, any: bool) {
+        if any {
+            self.rx.acknowledged();
+        }
     }
 
     /// Check the scoreboard counters against the flags (for tests).

@@ -2,8 +2,8 @@
 //! blocks (RFC 2018), delayed ACKs (RFC 1122 4.2.3.2; an immediate ACK for out-of-order data,
 //! RFC 5681 4.2) and the ECN echo (RFC 3168 6.1.3, or DCTCP's RFC 8257 3.2).
 //!
-//! It writes no segments itself: it stamps the acknowledgment fields onto every segment its
-//! endpoint sends, and says when a pure ACK is owed.
+//! It writes no segments itself: every segment its endpoint sends goes through an [`Outbox`],
+//! which fills in the acknowledgment; the receive half says when a pure ACK is owed.
 
 use crate::net::{CE, CWR, ECE, MAX_SACK_BLOCKS};
 use crate::tcp::Segment;
@@ -190,24 +190,52 @@ impl Receiver {
         (n as u8, blocks)
     }
 
-    /// Every segment carries an ACK (RFC 793): fill in the cumulative ACK, the SACK blocks and
-    /// ECE on `segs`, about to be sent. Sending any of them acknowledges everything received.
+    /// Segments carrying this half's acknowledgment went out: nothing is owed any more.
     #[inline]
-    pub(super) fn stamp(&mut self, segs: &mut [Segment]) {
-        if segs.is_empty() {
-            return;
-        }
-        let (nsack, sack) = self.sack_blocks();
-        let ece = if self.ce_state { ECE } else { 0 };
-        for s in segs.iter_mut() {
-            s.ack = self.rcv_nxt;
-            s.nsack = nsack;
-            s.sack = sack;
-            s.ecn |= ece;
-        }
+    pub(super) fn acknowledged(&mut self) {
         self.pending_acks = 0;
         self.ack_now = false;
         self.delack_at = None;
+    }
+}
+
+/// Where an endpoint puts the segments it sends: every segment carries an ACK (RFC 793), so
+/// each gets the receive half's cumulative ACK, SACK blocks and ECE as it goes in.
+pub(super) struct Outbox<'a> {
+    /// The caller's segments.
+    segs: &'a mut Vec<Segment>,
+    /// Whose acknowledgment they carry.
+    rx: &'a Receiver,
+    /// Segments already in `segs` before this outbox.
+    first: usize,
+}
+
+impl<'a> Outbox<'a> {
+    /// Segments appended to `segs`, acknowledging what `rx` has received.
+    #[inline]
+    pub(super) fn new(segs: &'a mut Vec<Segment>, rx: &'a Receiver) -> Outbox<'a> {
+        let first = segs.len();
+        Outbox { segs, rx, first }
+    }
+
+    /// Put out `[seq, seq + len)` with the sender's ECN bits `ecn` (ECT, CWR).
+    #[inline]
+    pub(super) fn push(&mut self, seq: u64, len: u32, ecn: u8) {
+        let (nsack, sack) = self.rx.sack_blocks();
+        self.segs.push(Segment {
+            seq,
+            len,
+            ack: self.rx.rcv_nxt,
+            nsack,
+            sack,
+            ecn: ecn | if self.rx.ce_state { ECE } else { 0 },
+        });
+    }
+
+    /// Whether any segment went out.
+    #[inline]
+    pub(super) fn sent(&self) -> bool {
+        self.segs.len() > self.first
     }
 }
 

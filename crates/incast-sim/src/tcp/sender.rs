@@ -8,16 +8,17 @@
 //! after a timeout F-RTO (RFC 5682) decides whether it was spurious and undoes the cut if so.
 //! How cwnd answers losses, ACKs and ECN echoes is the congestion control's (`cc/`).
 //!
-//! It writes segments without their acknowledgment fields; its endpoint's receive half stamps
-//! those. It leaves the retransmission timer's deadline in `rto_at`.
+//! It puts segments into an [`Outbox`], which adds the receive half's acknowledgment, and
+//! leaves the retransmission timer's deadline in `rto_at`.
 
 use crate::config::{CwndRestart, RecoveryCwnd};
-use crate::net::{CWR, ECT, MAX_SACK_BLOCKS};
+use crate::net::{CWR, ECT};
 use crate::tcp::cc::{AnyController, Controller};
+use crate::tcp::receiver::Outbox;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
-use crate::tcp::{Segment, TcpParams};
+use crate::tcp::TcpParams;
 use crate::units::SimTime;
 
 /// Largest congestion window, segments (keeps arithmetic far from overflow).
@@ -199,7 +200,7 @@ impl Sender {
     }
 
     /// The application writes `bytes` more.
-    pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Segment>) {
+    pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Outbox<'_>) {
         if self.board.is_empty() {
             self.restart_after_idle(now);
         }
@@ -212,7 +213,7 @@ impl Sender {
     }
 
     /// The retransmission timer fired (RFC 6298 (5.4)-(5.6)).
-    pub(super) fn on_rto(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+    pub(super) fn on_rto(&mut self, now: SimTime, out: &mut Outbox<'_>) {
         self.rto_at = None;
         if self.board.is_empty() {
             return;
@@ -262,7 +263,7 @@ impl Sender {
 
     /// Send what cwnd, the receive window and the data allow: lost segments first, then new
     /// data, then RFC 6675's rescue retransmission.
-    pub(super) fn try_send(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+    pub(super) fn try_send(&mut self, now: SimTime, out: &mut Outbox<'_>) {
         if self.force_retx {
             self.force_retx = false;
             if let Some(i) = self.board.next_lost() {
@@ -339,7 +340,7 @@ impl Sender {
         self.rto_at = Some(self.rtt.to_tick(now.saturating_add(timeout)));
     }
 
-    fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Vec<Segment>) {
+    fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Outbox<'_>) {
         let (seq, len) = self.board.retransmitted(i, now, self.snd_nxt);
         self.high_rxt = self.high_rxt.max(seq + len as u64);
         if self.ca == CaState::Loss {
@@ -363,18 +364,15 @@ impl Sender {
     }
 
     /// Put a segment out: ECT on data of ECN-capable connections, CWR once after an ECN
-    /// reduction (RFC 3168 6.1.2). The receive half fills in the acknowledgment.
-    fn emit(&mut self, seq: u64, len: u32, out: &mut Vec<Segment>) {
+    /// reduction (RFC 3168 6.1.2). The outbox adds the receive half's acknowledgment.
+    fn emit(&mut self, seq: u64, len: u32, out: &mut Outbox<'_>) {
         let ect = len > 0 && self.p.ecn;
         let cwr = ect && std::mem::take(&mut self.send_cwr);
-        out.push(Segment {
+        out.push(
             seq,
             len,
-            ack: 0,
-            nsack: 0,
-            sack: [(0, 0); MAX_SACK_BLOCKS],
-            ecn: if ect { ECT } else { 0 } | if cwr { CWR } else { 0 },
-        });
+            if ect { ECT } else { 0 } | if cwr { CWR } else { 0 },
+        );
     }
 
     /// An ACK (cumulative `ack`, SACK blocks `sack`) arrived, on a segment with data or not.
@@ -688,6 +686,7 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::config::CongestionControl;
+    use crate::net::MAX_SACK_BLOCKS;
     use crate::tcp::testing::*;
     use crate::units::{from_ms, from_us};
 
