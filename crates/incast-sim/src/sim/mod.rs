@@ -554,9 +554,15 @@ impl TcpSimulation {
 
     /// Bytes every background flow has delivered so far.
     fn background_bytes(&self) -> u64 {
-        (self.wl.connections()..self.eps.len() as u32 / 2)
-            .map(|c| self.eps[ConnId(c).receiver().index()].received())
+        self.connections()
+            .filter(|&c| !self.wl.owns(c))
+            .map(|c| self.eps[c.receiver().index()].received())
             .sum()
+    }
+
+    /// Every connection of the run, workload connections first, then background flows.
+    fn connections(&self) -> impl Iterator<Item = ConnId> {
+        (0..self.eps.len() as u32 / 2).map(ConnId)
     }
 
     /// Schedule what endpoint `ep`'s deadlines need now.

@@ -2,7 +2,6 @@
 //! the tests run over its state.
 
 use super::TcpSimulation;
-use crate::ids::ConnId;
 use crate::net::QueueStats;
 use crate::report::{FlowReport, QueueReport, Report};
 use crate::topology::LinkRole;
@@ -54,16 +53,13 @@ impl TcpSimulation {
 
     /// The report of the run so far (complete once [`TcpSimulation::step`] returned true).
     pub fn report(&self) -> Report {
-        let fg = self.wl.connections();
-        let conns = self.eps.len() as u32 / 2;
-        let mut flows = Vec::with_capacity(conns as usize);
+        let mut flows = Vec::with_capacity(self.eps.len() / 2);
         let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
         let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
         let mut ecn_reductions = 0;
-        for c in 0..conns {
-            let conn = ConnId(c);
+        for conn in self.connections() {
             let s = self.eps[conn.sender().index()].stats();
-            let background = c >= fg;
+            let background = !self.wl.owns(conn);
             if !background {
                 timeouts += s.timeouts as u64;
                 recoveries += s.recoveries as u64;
@@ -75,7 +71,7 @@ impl TcpSimulation {
                 }
             }
             flows.push(FlowReport {
-                flow: c,
+                flow: conn.0,
                 background,
                 bytes: self.eps[conn.receiver().index()].received(),
                 fct: if background { None } else { self.wl.fct(conn) },
@@ -132,8 +128,10 @@ impl TcpSimulation {
         ];
         let end = self.wl.finish_time().unwrap_or(self.now);
         let duration = end.saturating_sub(self.wl.start_time());
-        let app_bytes: u64 = (0..fg)
-            .map(|c| self.eps[ConnId(c).receiver().index()].received())
+        let app_bytes: u64 = self
+            .connections()
+            .filter(|&c| self.wl.owns(c))
+            .map(|c| self.eps[c.receiver().index()].received())
             .sum();
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
