@@ -165,6 +165,7 @@ impl Receiver {
         self.ooo.splice(i..j, [(s, e)]);
     }
 
+    #[inline]
     fn sack_blocks(&self) -> (u8, [(u64, u64); MAX_SACK_BLOCKS]) {
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
         if !self.sack || self.ooo.is_empty() {
@@ -219,7 +220,7 @@ impl<'a> Outbox<'a> {
     }
 
     /// Put out `[seq, seq + len)` with the sender's ECN bits `ecn` (ECT, CWR).
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, seq: u64, len: u32, ecn: u8) {
         let (nsack, sack) = self.rx.sack_blocks();
         self.segs.push(Segment {
