@@ -196,7 +196,7 @@ impl Workload {
             request: w.request_size,
             jitter: w.jitter,
             rng: (0..n)
-                .map(|i| Rng::stream(sc.seed, Stream::ResponseJitter(task * n + i)))
+                .map(|i| Rng::stream(sc.seed, Stream::ResponseJitter(ConnId(task * n + i))))
                 .collect(),
             block: 0,
             remaining: 0,

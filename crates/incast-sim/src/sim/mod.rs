@@ -161,7 +161,7 @@ impl TcpSimulation {
             // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
             let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
             // Per-flow ECMP: each connection hashes onto one path (both directions alike).
-            let path = Rng::stream(sc.seed, Stream::EcmpPath(conn.0)).next_u64() as u32;
+            let path = Rng::stream(sc.seed, Stream::EcmpPath(conn)).next_u64() as u32;
             let to_server = net.add_route(client, server, path);
             let to_client = net.add_route(server, client, path);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
@@ -182,7 +182,7 @@ impl TcpSimulation {
                 };
                 let mut e = Endpoint::new(p, rtt, Some(handshake));
                 if sc.tcp.rto_randomization != RtoRandomization::None {
-                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep.0));
+                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
                 }
                 eps.push(e);
@@ -197,7 +197,7 @@ impl TcpSimulation {
             host_q: vec![VecDeque::new(); eps.len()],
             timers: vec![EndpointTimers::default(); eps.len()],
             host_rng: (0..eps.len() as u32)
-                .map(|e| Rng::stream(sc.seed, Stream::HostJitter(e)))
+                .map(|e| Rng::stream(sc.seed, Stream::HostJitter(EndpointId(e))))
                 .collect(),
             eps,
             ep_route,
