@@ -242,9 +242,48 @@ impl<'a> Outbox<'a> {
 
 #[cfg(test)]
 mod tests {
+    use crate::config::CongestionControl;
+    use crate::net::{CE, CWR, ECE, ECT};
     use crate::tcp::testing::*;
-    use crate::tcp::TcpParams;
+    use crate::tcp::{Endpoint, Incoming, TcpParams};
     use crate::units::from_ms;
+
+    /// The ECE bit of the ACK `r` sends for in-order segment `k` carrying ECN bits `ecn`.
+    fn echo_of(r: &mut Endpoint, k: u64, ecn: u8) -> bool {
+        let mut out = Vec::new();
+        let data = Incoming {
+            ecn,
+            ..seg(k * MSS, MSS as u32, 0, &[])
+        };
+        r.on_segment(k, &data, &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1, "an ACK for every segment");
+        out[0].ecn & ECE != 0
+    }
+
+    #[test]
+    fn classic_ecn_echoes_from_a_mark_until_the_senders_cwr() {
+        let mut r = endpoint(TcpParams {
+            ecn: true,
+            ..params(true)
+        });
+        assert!(!echo_of(&mut r, 0, ECT));
+        assert!(echo_of(&mut r, 1, ECT | CE));
+        assert!(echo_of(&mut r, 2, ECT), "latched");
+        assert!(!echo_of(&mut r, 3, ECT | CWR));
+    }
+
+    #[test]
+    fn dctcp_echoes_each_mark_exactly() {
+        let mut r = endpoint(TcpParams {
+            ecn: true,
+            congestion_control: CongestionControl::Dctcp,
+            ..params(true)
+        });
+        assert!(echo_of(&mut r, 0, ECT | CE));
+        assert!(!echo_of(&mut r, 1, ECT), "no latching");
+        assert!(echo_of(&mut r, 2, ECT | CE));
+    }
 
     #[test]
     fn delayed_ack_acknowledges_every_second_segment() {

@@ -1009,4 +1009,33 @@ mod tests {
             vec![MSS, 2 * MSS]
         );
     }
+
+    #[test]
+    fn classic_ecn_echo_halves_cwnd_once_per_window_and_the_next_data_carries_cwr() {
+        use crate::net::{CWR, ECE, ECT};
+        use crate::tcp::Incoming;
+        let mut e = endpoint(TcpParams {
+            ecn: true,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 100 * MSS, &mut out);
+        assert!(out.iter().all(|s| s.ecn & ECT != 0 && s.ecn & CWR == 0));
+        let echo = |ack: u64| Incoming {
+            ecn: ECE,
+            ..seg(0, 0, ack, &[])
+        };
+        out.clear();
+        e.on_segment(from_us(100), &echo(MSS), &mut out);
+        // Slow start took cwnd to 11 first; the echo halves it.
+        assert_eq!(e.cwnd(), 5);
+        assert_eq!(e.stats().ecn_reductions, 1);
+        e.on_segment(from_us(110), &echo(2 * MSS), &mut out);
+        assert_eq!(e.stats().ecn_reductions, 1, "once per window");
+        // The window drains: new data goes out, the first segment telling the receiver.
+        let out = ack(&mut e, from_us(200), 10 * MSS, &[]);
+        assert!(out.len() >= 2, "{out:?}");
+        assert_ne!(out[0].ecn & CWR, 0);
+        assert!(out[1..].iter().all(|s| s.ecn & CWR == 0));
+    }
 }
