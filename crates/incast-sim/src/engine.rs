@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::ids::{ConnId, EndpointId};
 use crate::units::SimTime;
 
 /// Something that happens at a time. Small and `Copy`: the heap moves these around a lot.
@@ -13,16 +14,17 @@ pub enum Event {
     TxDone(u32),
     /// The packet at the head of a link's pipe reaches the far end.
     Arrive(u32),
-    /// A retransmission timer of a TCP endpoint or an NDP sender, with its generation.
+    /// A retransmission timer of a TCP endpoint ([`EndpointId`]'s number) or an NDP sender,
+    /// with its generation.
     Rto(u32, u32),
     /// A delayed-ACK timer of an endpoint, with its generation.
-    DelAck(u32, u32),
+    DelAck(EndpointId, u32),
     /// The packet at the head of an endpoint's host queue reaches its NIC.
-    HostTx(u32),
+    HostTx(EndpointId),
     /// The client asks a connection's server for its part of the block (staggered requests).
-    Request(u32),
+    Request(ConnId),
     /// A server starts answering (after its jitter) on a connection.
-    Respond(u32),
+    Respond(ConnId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(u32, bool),
     /// The NDP receiver's pull pacer may send its next pull.

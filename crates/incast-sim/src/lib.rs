@@ -17,6 +17,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod ids;
 pub mod ndp;
 pub mod net;
 pub mod red;

@@ -177,7 +177,7 @@ impl NdpSimulation {
             .collect();
         let mut sim = NdpSimulation {
             pull_spacing: tx_time(frame, sc.topology.receiver_link),
-            rng: Rng::new(sc.seed, 6 << 32),
+            rng: Rng::stream(sc.seed, crate::rng::Stream::Ndp),
             sc,
             now: 0,
             events: EventQueue::default(),

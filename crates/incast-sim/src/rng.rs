@@ -4,6 +4,45 @@
 //! from a crate so that a scenario's bytes stay identical across dependency upgrades: the
 //! simulator's output is part of its interface.
 
+use crate::ids::{ConnId, EndpointId};
+
+/// The random streams of a run, one per purpose (and per connection, endpoint or link where
+/// each draws its own), so that adding a flow or a feature does not change the numbers another
+/// part draws. The stream numbers are part of the output: changing one changes every report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// A server's response jitter on one workload connection.
+    ResponseJitter(ConnId),
+    /// The host jitter of one TCP endpoint's packets.
+    HostJitter(EndpointId),
+    /// One TCP endpoint's RTO randomization.
+    RtoPolicy(EndpointId),
+    /// The Poisson arrivals and sizes of the queries workload.
+    Queries,
+    /// One link's RED drop/mark decisions.
+    Red(u32),
+    /// The ECMP path of one connection (both directions).
+    EcmpPath(ConnId),
+    /// NDP's simulation-wide draws.
+    Ndp,
+}
+
+impl Stream {
+    /// The stream number [`Rng::new`] takes: a purpose in the high 32 bits, the index below.
+    pub const fn id(self) -> u64 {
+        let (purpose, index) = match self {
+            Stream::ResponseJitter(c) => (0, c.0),
+            Stream::HostJitter(e) => (1, e.0),
+            Stream::RtoPolicy(e) => (2, e.0),
+            Stream::Queries => (3, 0),
+            Stream::Red(l) => (4, l),
+            Stream::EcmpPath(c) => (5, c.0),
+            Stream::Ndp => (6, 0),
+        };
+        (purpose << 32) + index as u64
+    }
+}
+
 /// A xoshiro256** generator.
 #[derive(Clone, Debug)]
 pub struct Rng {
@@ -30,6 +69,11 @@ impl Rng {
             splitmix64(&mut x),
         ];
         Rng { s }
+    }
+
+    /// The generator of `stream` in the run seeded with `seed`.
+    pub fn stream(seed: u64, stream: Stream) -> Self {
+        Rng::new(seed, stream.id())
     }
 
     /// The next 64 random bits.
@@ -66,6 +110,18 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(a.next_u64(), b.next_u64());
         }
+    }
+
+    #[test]
+    fn named_streams_keep_their_numbers() {
+        // Reports of earlier versions depend on these exact values.
+        assert_eq!(Stream::ResponseJitter(ConnId(7)).id(), 7);
+        assert_eq!(Stream::HostJitter(EndpointId(3)).id(), (1 << 32) + 3);
+        assert_eq!(Stream::RtoPolicy(EndpointId(3)).id(), (2 << 32) + 3);
+        assert_eq!(Stream::Queries.id(), 3 << 32);
+        assert_eq!(Stream::Red(9).id(), (4 << 32) + 9);
+        assert_eq!(Stream::EcmpPath(ConnId(5)).id(), (5 << 32) + 5);
+        assert_eq!(Stream::Ndp.id(), 6 << 32);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! own connection numbers; this wrapper routes events to it and renumbers its actions.
 
 use crate::config::Scenario;
+use crate::ids::ConnId;
 use crate::units::SimTime;
 use crate::workload::{Action, Workload};
 
@@ -71,14 +72,26 @@ impl Tasks {
         &self.tasks[0].query_fcts
     }
 
+    /// Whether `conn` is one of the workload's connections (not a background flow).
+    pub fn owns(&self, conn: ConnId) -> bool {
+        conn.0 < self.connections()
+    }
+
+    /// The task `conn` belongs to, and its number within that task.
+    fn local(&self, conn: ConnId) -> (usize, ConnId) {
+        ((conn.0 / self.n) as usize, ConnId(conn.0 % self.n))
+    }
+
     /// Completion time of connection `conn`'s flow (incast).
-    pub fn fct(&self, conn: u32) -> Option<SimTime> {
-        self.tasks[(conn / self.n) as usize].fct[(conn % self.n) as usize]
+    pub fn fct(&self, conn: ConnId) -> Option<SimTime> {
+        let (t, c) = self.local(conn);
+        self.tasks[t].fct[c.index()]
     }
 
     /// Count `k` timeouts of connection `conn`'s server towards its task's current block.
-    pub fn add_timeouts(&mut self, conn: u32, k: u64) {
-        self.tasks[(conn / self.n) as usize].timeouts += k;
+    pub fn add_timeouts(&mut self, conn: ConnId, k: u64) {
+        let (t, _) = self.local(conn);
+        self.tasks[t].timeouts += k;
     }
 
     /// Start every task at `now`.
@@ -92,19 +105,19 @@ impl Tasks {
     }
 
     /// A staggered or planned request of `conn` is due.
-    pub fn request(&mut self, conn: u32, now: SimTime, act: &mut Vec<Action>) {
+    pub fn request(&mut self, conn: ConnId, now: SimTime, act: &mut Vec<Action>) {
         self.route(conn, act, |w, c, a| w.request(c, now, a));
     }
 
     /// `conn`'s server answers now (its jitter elapsed).
-    pub fn respond(&mut self, conn: u32, act: &mut Vec<Action>) {
+    pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Action>) {
         self.route(conn, act, |w, c, a| w.respond(c, a));
     }
 
     /// `conn`'s server has received `received` request bytes in all.
     pub fn on_server_data(
         &mut self,
-        conn: u32,
+        conn: ConnId,
         received: u64,
         now: SimTime,
         act: &mut Vec<Action>,
@@ -115,7 +128,7 @@ impl Tasks {
     /// The client has received `received` bytes in all on `conn`.
     pub fn on_client_data(
         &mut self,
-        conn: u32,
+        conn: ConnId,
         received: u64,
         now: SimTime,
         act: &mut Vec<Action>,
@@ -125,33 +138,33 @@ impl Tasks {
 
     fn route(
         &mut self,
-        conn: u32,
+        conn: ConnId,
         act: &mut Vec<Action>,
-        f: impl FnOnce(&mut Workload, u32, &mut Vec<Action>),
+        f: impl FnOnce(&mut Workload, ConnId, &mut Vec<Action>),
     ) {
-        let t = conn / self.n;
+        let (t, c) = self.local(conn);
         let mut local = std::mem::take(&mut self.local);
-        f(&mut self.tasks[t as usize], conn % self.n, &mut local);
-        self.translate(t, &mut local, act);
+        f(&mut self.tasks[t], c, &mut local);
+        self.translate(t as u32, &mut local, act);
         self.local = local;
     }
 
     /// Renumber task `t`'s actions into global connections and endpoints; the workload is
     /// finished when its last task is.
     fn translate(&mut self, t: u32, local: &mut Vec<Action>, act: &mut Vec<Action>) {
-        let base = t * self.n;
+        let global = |c: ConnId| ConnId(c.0 + t * self.n);
         for a in local.drain(..) {
             act.push(match a {
                 Action::Write { ep, bytes } => Action::Write {
-                    ep: ep + 2 * base,
+                    ep: ep.same_end_of(global(ep.conn())),
                     bytes,
                 },
                 Action::RespondAt { conn, at } => Action::RespondAt {
-                    conn: conn + base,
+                    conn: global(conn),
                     at,
                 },
                 Action::RequestAt { conn, at } => Action::RequestAt {
-                    conn: conn + base,
+                    conn: global(conn),
                     at,
                 },
                 Action::Finished => {
@@ -183,38 +196,50 @@ mod tests {
         let eps: Vec<u32> = act
             .iter()
             .map(|a| match a {
-                Action::Write { ep, .. } => *ep,
+                Action::Write { ep, .. } => ep.0,
                 other => panic!("{other:?}"),
             })
             .collect();
         assert_eq!(eps, vec![0, 2, 4, 6], "every task asks both servers");
         act.clear();
         // Task 1's server 0 (connection 2) answers on endpoint 5.
-        w.on_server_data(2, 100, 1, &mut act);
-        assert_eq!(act, vec![Action::Write { ep: 5, bytes: 1000 }]);
+        w.on_server_data(ConnId(2), 100, 1, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: ConnId(2).sender(),
+                bytes: 1000
+            }]
+        );
         act.clear();
         // Task 1 completes its first block; task 0 has nothing yet.
-        w.on_client_data(2, 1000, 5, &mut act);
-        w.on_client_data(3, 1000, 9, &mut act);
+        w.on_client_data(ConnId(2), 1000, 5, &mut act);
+        w.on_client_data(ConnId(3), 1000, 9, &mut act);
         assert_eq!(
             act,
             vec![
-                Action::Write { ep: 4, bytes: 100 },
-                Action::Write { ep: 6, bytes: 100 }
+                Action::Write {
+                    ep: ConnId(2).receiver(),
+                    bytes: 100
+                },
+                Action::Write {
+                    ep: ConnId(3).receiver(),
+                    bytes: 100
+                }
             ],
             "only task 1 moves on"
         );
         assert_eq!(w.block_times(), vec![9]);
         act.clear();
-        w.on_client_data(2, 2000, 20, &mut act);
-        w.on_client_data(3, 2000, 30, &mut act);
+        w.on_client_data(ConnId(2), 2000, 20, &mut act);
+        w.on_client_data(ConnId(3), 2000, 30, &mut act);
         assert!(act.is_empty(), "task 1 finished, task 0 has not: {act:?}");
         assert_eq!(w.finish_time(), None);
-        w.on_client_data(0, 1000, 40, &mut act);
-        w.on_client_data(1, 1000, 40, &mut act);
+        w.on_client_data(ConnId(0), 1000, 40, &mut act);
+        w.on_client_data(ConnId(1), 1000, 40, &mut act);
         act.clear();
-        w.on_client_data(0, 2000, 50, &mut act);
-        w.on_client_data(1, 2000, 60, &mut act);
+        w.on_client_data(ConnId(0), 2000, 50, &mut act);
+        w.on_client_data(ConnId(1), 2000, 60, &mut act);
         assert_eq!(act, vec![Action::Finished]);
         assert_eq!(w.finish_time(), Some(60));
     }

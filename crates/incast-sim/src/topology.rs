@@ -13,7 +13,7 @@ use crate::config::{
 };
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 use crate::units::{tx_time, SimTime};
 
 /// Index of a link.
@@ -254,7 +254,7 @@ impl Network {
                     t.red_max_p,
                     t.red_weight,
                     t.red_ecn,
-                    Rng::new(sc.seed, (4 << 32) + i as u64),
+                    Rng::stream(sc.seed, Stream::Red(i as u32)),
                 )),
                 _ => None,
             })

@@ -2,13 +2,15 @@
 //! N-flow incast (the NDP example). The workload never touches TCP directly: it answers events
 //! with [`Action`]s that the simulation carries out, so it can be tested alone.
 //!
-//! Connection `c` joins the client endpoint `2c` (at the receiver) and the server endpoint
-//! `2c + 1`. Servers answer on their connection; requests travel the other way on it.
+//! Each connection joins the client's endpoint at the receiver ([`ConnId::receiver`]) and a
+//! server's ([`ConnId::sender`]). Servers answer on their connection; requests travel the other
+//! way on it. A workload numbers its connections from 0, one per server.
 
 use std::collections::VecDeque;
 
 use crate::config::{Scenario, WorkloadKind};
-use crate::rng::Rng;
+use crate::ids::{ConnId, EndpointId};
+use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
 /// Something the workload wants done.
@@ -17,21 +19,21 @@ pub enum Action {
     /// Endpoint `ep` writes `bytes`.
     Write {
         /// Endpoint.
-        ep: u32,
+        ep: EndpointId,
         /// Bytes written.
         bytes: u64,
     },
     /// Connection `conn`'s server answers at `at` (after its jitter).
     RespondAt {
         /// Connection.
-        conn: u32,
+        conn: ConnId,
         /// When.
         at: SimTime,
     },
     /// The client asks connection `conn`'s server at `at` (staggered requests).
     RequestAt {
         /// Connection.
-        conn: u32,
+        conn: ConnId,
         /// When.
         at: SimTime,
     },
@@ -178,7 +180,7 @@ impl Workload {
                 SizeDist::Cdf(w.query_size_cdf.clone())
             },
             link_bps: sc.topology.receiver_link,
-            rng: Rng::new(sc.seed, 3 << 32),
+            rng: Rng::stream(sc.seed, Stream::Queries),
             planned: vec![VecDeque::new(); n as usize],
             to_answer: vec![VecDeque::new(); n as usize],
             asked: vec![0; n as usize],
@@ -194,7 +196,7 @@ impl Workload {
             request: w.request_size,
             jitter: w.jitter,
             rng: (0..n)
-                .map(|i| Rng::new(sc.seed, task as u64 * n as u64 + i as u64))
+                .map(|i| Rng::stream(sc.seed, Stream::ResponseJitter(ConnId(task * n + i))))
                 .collect(),
             block: 0,
             remaining: 0,
@@ -248,7 +250,7 @@ impl Workload {
                 self.block_start = now;
                 for c in 0..self.n {
                     self.frag_end[c as usize] = self.unit[c as usize];
-                    self.respond_after_jitter(c, now, act);
+                    self.respond_after_jitter(ConnId(c), now, act);
                 }
             }
         }
@@ -265,9 +267,9 @@ impl Workload {
         for _ in 0..q.count {
             let u = (q.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             t += -(1.0 - u).ln() / rate * 1e12;
-            let conn = q.rng.up_to(n - 1) as u32;
+            let conn = ConnId(q.rng.up_to(n - 1) as u32);
             let size = q.sizes.sample(&mut q.rng);
-            q.planned[conn as usize].push_back(size);
+            q.planned[conn.index()].push_back(size);
             act.push(Action::RequestAt {
                 conn,
                 at: t as SimTime,
@@ -283,15 +285,15 @@ impl Workload {
         }
     }
 
-    fn respond_after_jitter(&mut self, c: u32, now: SimTime, act: &mut Vec<Action>) {
+    fn respond_after_jitter(&mut self, c: ConnId, now: SimTime, act: &mut Vec<Action>) {
         if self.jitter == 0 {
-            let bytes = self.response_size(c as usize);
+            let bytes = self.response_size(c.index());
             act.push(Action::Write {
-                ep: 2 * c + 1,
+                ep: c.sender(),
                 bytes,
             });
         } else {
-            let at = now + self.rng[c as usize].up_to(self.jitter);
+            let at = now + self.rng[c.index()].up_to(self.jitter);
             act.push(Action::RespondAt { conn: c, at });
         }
     }
@@ -311,7 +313,7 @@ impl Workload {
                 self.ask_next(act);
             } else {
                 act.push(Action::RequestAt {
-                    conn: k,
+                    conn: ConnId(k),
                     at: now + k as SimTime * self.stagger,
                 });
             }
@@ -322,9 +324,9 @@ impl Workload {
     }
 
     /// A staggered request is due: the client asks `conn`'s server now.
-    pub fn request(&mut self, conn: u32, now: SimTime, act: &mut Vec<Action>) {
+    pub fn request(&mut self, conn: ConnId, now: SimTime, act: &mut Vec<Action>) {
         if let Some(q) = self.q.as_mut() {
-            let c = conn as usize;
+            let c = conn.index();
             let size = q.planned[c].pop_front().unwrap_or(0);
             q.to_answer[c].push_back(size);
             q.asked[c] += 1;
@@ -332,7 +334,7 @@ impl Workload {
             q.open[c].push_back((now, size, q.end[c]));
         }
         act.push(Action::Write {
-            ep: 2 * conn,
+            ep: conn.receiver(),
             bytes: self.request,
         });
     }
@@ -341,7 +343,7 @@ impl Workload {
     fn ask_next(&mut self, act: &mut Vec<Action>) {
         if self.next_request < self.n {
             act.push(Action::Write {
-                ep: 2 * self.next_request,
+                ep: ConnId(self.next_request).receiver(),
                 bytes: self.request,
             });
             self.next_request += 1;
@@ -349,10 +351,10 @@ impl Workload {
     }
 
     /// A server's jitter elapsed: it answers now.
-    pub fn respond(&mut self, conn: u32, act: &mut Vec<Action>) {
-        let bytes = self.response_size(conn as usize);
+    pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Action>) {
+        let bytes = self.response_size(conn.index());
         act.push(Action::Write {
-            ep: 2 * conn + 1,
+            ep: conn.sender(),
             bytes,
         });
     }
@@ -360,12 +362,12 @@ impl Workload {
     /// The server of `conn` has received `received` request bytes in all.
     pub fn on_server_data(
         &mut self,
-        conn: u32,
+        conn: ConnId,
         received: u64,
         now: SimTime,
         act: &mut Vec<Action>,
     ) {
-        let c = conn as usize;
+        let c = conn.index();
         let asked = self.q.as_ref().map_or(self.issued, |q| q.asked[c]);
         while self.answered[c] < asked && received >= (self.answered[c] as u64 + 1) * self.request {
             self.answered[c] += 1;
@@ -376,12 +378,12 @@ impl Workload {
     /// The client has received `received` bytes in all on `conn`.
     pub fn on_client_data(
         &mut self,
-        conn: u32,
+        conn: ConnId,
         received: u64,
         now: SimTime,
         act: &mut Vec<Action>,
     ) {
-        let c = conn as usize;
+        let c = conn.index();
         if let Some(q) = self.q.as_mut() {
             while let Some(&(at, size, end)) = q.open[c].front() {
                 if received < end {
@@ -443,33 +445,39 @@ mod tests {
         assert_eq!(
             act,
             vec![
-                Action::Write { ep: 0, bytes: 100 },
-                Action::Write { ep: 2, bytes: 100 }
+                Action::Write {
+                    ep: ConnId(0).receiver(),
+                    bytes: 100
+                },
+                Action::Write {
+                    ep: ConnId(1).receiver(),
+                    bytes: 100
+                }
             ]
         );
         act.clear();
-        w.on_server_data(0, 100, 5, &mut act);
+        w.on_server_data(ConnId(0), 100, 5, &mut act);
         assert_eq!(
             act,
             vec![Action::Write {
-                ep: 1,
+                ep: ConnId(0).sender(),
                 bytes: 256_000
             }]
         );
         act.clear();
-        w.on_server_data(0, 100, 6, &mut act);
+        w.on_server_data(ConnId(0), 100, 6, &mut act);
         assert!(act.is_empty(), "a request is answered once");
-        w.on_client_data(0, 256_000, 10, &mut act);
+        w.on_client_data(ConnId(0), 256_000, 10, &mut act);
         assert!(act.is_empty());
-        w.on_client_data(1, 256_000, 20, &mut act);
+        w.on_client_data(ConnId(1), 256_000, 20, &mut act);
         assert_eq!(act.len(), 2, "both servers get block 2's request");
         assert_eq!(w.block_times, vec![20]);
         act.clear();
-        w.on_server_data(0, 200, 25, &mut act);
+        w.on_server_data(ConnId(0), 200, 25, &mut act);
         assert_eq!(
             act,
             vec![Action::Write {
-                ep: 1,
+                ep: ConnId(0).sender(),
                 bytes: 256_000
             }]
         );
@@ -483,8 +491,8 @@ mod tests {
         let (mut w, mut act) = started(&sc, 100);
         assert_eq!(act.len(), 2);
         act.clear();
-        w.on_client_data(1, 1000, 150, &mut act);
-        w.on_client_data(0, 1000, 300, &mut act);
+        w.on_client_data(ConnId(1), 1000, 150, &mut act);
+        w.on_client_data(ConnId(0), 1000, 300, &mut act);
         assert_eq!(act, vec![Action::Finished]);
         assert_eq!(w.fct, vec![Some(200), Some(50)]);
         assert_eq!(w.total_bytes(), 2000);
@@ -499,15 +507,27 @@ mod tests {
         assert_eq!(
             act,
             vec![
-                Action::Write { ep: 0, bytes: 100 },
-                Action::Write { ep: 2, bytes: 100 }
+                Action::Write {
+                    ep: ConnId(0).receiver(),
+                    bytes: 100
+                },
+                Action::Write {
+                    ep: ConnId(1).receiver(),
+                    bytes: 100
+                }
             ]
         );
         act.clear();
-        w.on_client_data(1, 1000, 10, &mut act);
-        assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
+        w.on_client_data(ConnId(1), 1000, 10, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: ConnId(2).receiver(),
+                bytes: 100
+            }]
+        );
         act.clear();
-        w.on_client_data(0, 1000, 20, &mut act);
+        w.on_client_data(ConnId(0), 1000, 20, &mut act);
         assert!(act.is_empty(), "every server of the block has been asked");
     }
 
@@ -519,14 +539,29 @@ mod tests {
         assert_eq!(
             act,
             vec![
-                Action::Write { ep: 0, bytes: 100 },
-                Action::RequestAt { conn: 1, at: 1050 },
-                Action::RequestAt { conn: 2, at: 1100 }
+                Action::Write {
+                    ep: ConnId(0).receiver(),
+                    bytes: 100
+                },
+                Action::RequestAt {
+                    conn: ConnId(1),
+                    at: 1050
+                },
+                Action::RequestAt {
+                    conn: ConnId(2),
+                    at: 1100
+                }
             ]
         );
         act.clear();
-        w.request(2, 1100, &mut act);
-        assert_eq!(act, vec![Action::Write { ep: 4, bytes: 100 }]);
+        w.request(ConnId(2), 1100, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: ConnId(2).receiver(),
+                bytes: 100
+            }]
+        );
     }
 
     #[test]

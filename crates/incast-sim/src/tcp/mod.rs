@@ -1,5 +1,5 @@
-//! TCP: one connection endpoint ([`Endpoint`]) holding a send half and a receive half, and its
-//! RTT/RTO estimator.
+//! TCP: one connection endpoint ([`Endpoint`]) holding a send half (with its SACK scoreboard
+//! and congestion control) and a receive half, and its RTT/RTO estimator.
 //!
 //! Read with: RFC 793 (segments always carry an ACK), RFC 5681 (slow start, congestion
 //! avoidance, fast retransmit), RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK and SACK-based
@@ -7,12 +7,25 @@
 //! RTO), RFC 7661 / Linux `tcp_cwnd_validate` (cwnd grows only while it limits the sender),
 //! RFC 6937 (PRR), RFC 5682 (F-RTO), RFC 9438 (CUBIC), RFC 8257 (DCTCP), and Hafeez et al.
 //! for RTO randomization.
+//!
+//! - `endpoint.rs`: the two halves together, the segment types, the timers' deadlines.
+//! - `sender.rs`: what to send, loss recovery (fast retransmit, NewReno, RFC 6675, PRR,
+//!   timeouts, F-RTO) and the window; `scoreboard.rs`: its segments and their flags.
+//! - `cc/`: congestion control, Reno, CUBIC or DCTCP.
+//! - `receiver.rs`: in-order delivery, SACK blocks, delayed ACKs, the ECN echo.
+//! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
 
-mod cubic;
+mod cc;
 mod endpoint;
+mod receiver;
 mod rto_policy;
 mod rtt;
+mod scoreboard;
+mod sender;
+#[cfg(test)]
+mod testing;
 
-pub use endpoint::{Endpoint, Incoming, Segment, SenderStats, TcpParams, TIMEOUT_RUN_BUCKETS};
+pub use endpoint::{Deadlines, Endpoint, Incoming, Segment, TcpParams};
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;
+pub use sender::{SenderStats, TIMEOUT_RUN_BUCKETS};

@@ -2,16 +2,17 @@
 //! loss the window grows along W(t) = C·(t − K)³ + W_max, concave up to the window where the
 //! loss happened and convex beyond it, never slower than Reno would (the TCP-friendly region).
 
+use super::Controller;
 use crate::units::{SimTime, PS_PER_S};
 
 /// C, RFC 9438 4.1 (segments per second cubed).
 const C: f64 = 0.4;
 /// β_cubic, RFC 9438 4.6: the window keeps 70% after a loss.
-pub const BETA: f64 = 0.7;
+pub(crate) const BETA: f64 = 0.7;
 
 /// CUBIC's state for one connection.
 #[derive(Debug, Clone, Default)]
-pub struct Cubic {
+pub(crate) struct Cubic {
     /// The window before the last reduction, W_max (segments).
     w_max: f64,
     /// When the current congestion-avoidance epoch began.
@@ -27,7 +28,7 @@ pub struct Cubic {
 impl Cubic {
     /// A loss with the window at `cwnd`: returns the new ssthresh (RFC 9438 4.6, 4.7 with
     /// fast convergence).
-    pub fn on_loss(&mut self, cwnd: u32) -> u32 {
+    pub(crate) fn on_loss(&mut self, cwnd: u32) -> u32 {
         let w = cwnd as f64;
         self.w_max = if w < self.w_max {
             w * (1.0 + BETA) / 2.0 // fast convergence: yield to newer flows
@@ -39,7 +40,7 @@ impl Cubic {
     }
 
     /// ACKed segments per one-segment increase of the window now (Linux's `ca->cnt`).
-    pub fn acks_per_increment(
+    pub(crate) fn acks_per_increment(
         &mut self,
         now: SimTime,
         cwnd: u32,
@@ -76,6 +77,16 @@ impl Cubic {
     /// W_cubic(t), t seconds into the epoch (RFC 9438 Eq. 1).
     fn window_at(&self, t: f64) -> f64 {
         self.origin + C * (t - self.k).powi(3)
+    }
+}
+
+impl Controller for Cubic {
+    fn ssthresh_after_loss(&mut self, cwnd: u32) -> u32 {
+        self.on_loss(cwnd)
+    }
+
+    fn acks_per_increment(&mut self, now: SimTime, cwnd: u32, min_rtt: SimTime, acked: u32) -> u32 {
+        Cubic::acks_per_increment(self, now, cwnd, min_rtt, acked)
     }
 }
 

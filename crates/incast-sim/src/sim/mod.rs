@@ -6,14 +6,17 @@ use std::collections::VecDeque;
 use thiserror::Error;
 
 use crate::config::{ConfigError, RtoRandomization, Scenario};
-use crate::engine::{Event, EventQueue};
-use crate::net::{Enqueued, Packet, PacketPool, PktId, QueueStats, CE, ECT};
-use crate::report::{FlowReport, QueueReport, Report, Series};
-use crate::rng::Rng;
+use crate::engine::{Event, EventQueue, Timer};
+use crate::ids::{ConnId, EndpointId};
+use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
+use crate::report::{Report, Series};
+use crate::rng::{Rng, Stream};
 use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
-use crate::topology::{LinkId, LinkRole, Network};
+use crate::topology::{LinkId, Network};
 use crate::units::{to_secs, SimTime};
+
+mod report;
 use crate::workload::Action;
 
 /// Bytes a background flow offers: more than any run can send.
@@ -88,7 +91,10 @@ pub struct TcpSimulation {
     events: EventQueue,
     pkts: PacketPool,
     net: Network,
+    /// Every connection's two endpoints, indexed by [`EndpointId`].
     eps: Vec<Endpoint>,
+    /// The engine's lazy timers of each endpoint, following the deadlines it reports.
+    timers: Vec<EndpointTimers>,
     /// Route each endpoint sends on.
     ep_route: Vec<u32>,
     /// Packets each endpoint has sent that wait out their host jitter, with release times.
@@ -104,6 +110,24 @@ pub struct TcpSimulation {
     /// Bytes the background flows had delivered when the workload started.
     background_at_start: u64,
     series: Option<Series>,
+}
+
+/// The events of one endpoint's timers.
+#[derive(Debug, Clone, Default)]
+struct EndpointTimers {
+    /// The retransmission timer.
+    rto: Timer,
+    /// The delayed-ACK timer.
+    delack: Timer,
+}
+
+/// Make `timer` follow an agent's `deadline`.
+#[inline]
+fn follow(timer: &mut Timer, deadline: Option<SimTime>) {
+    match deadline {
+        Some(at) => timer.set(at),
+        None => timer.clear(),
+    }
 }
 
 fn sack_option_bytes(nsack: u8) -> u64 {
@@ -127,6 +151,7 @@ impl TcpSimulation {
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
         let n = sc.topology.senders;
         for c in 0..conns {
+            let conn = ConnId(c);
             // Workload connection c is server c mod N's (each task has its own connections).
             let (server, client) = if c < fg {
                 (net.host(c % n), net.receiver)
@@ -136,13 +161,14 @@ impl TcpSimulation {
             // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
             let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
             // Per-flow ECMP: each connection hashes onto one path (both directions alike).
-            let path = Rng::new(sc.seed, (5 << 32) + c as u64).next_u64() as u32;
+            let path = Rng::stream(sc.seed, Stream::EcmpPath(conn)).next_u64() as u32;
             let to_server = net.add_route(client, server, path);
             let to_client = net.add_route(server, client, path);
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
-            for route in [to_server, to_client] {
-                let ep = eps.len() as u64;
+            // The client sends towards the server, the server back.
+            for (ep, route) in [(conn.receiver(), to_server), (conn.sender(), to_client)] {
+                debug_assert_eq!(ep.index(), eps.len());
                 let rtt = RttEstimator::new(
                     sc.tcp.rto_min,
                     sc.tcp.rto_max,
@@ -156,7 +182,7 @@ impl TcpSimulation {
                 };
                 let mut e = Endpoint::new(p, rtt, Some(handshake));
                 if sc.tcp.rto_randomization != RtoRandomization::None {
-                    let rng = Rng::new(sc.seed, (2 << 32) + ep);
+                    let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
                 }
                 eps.push(e);
@@ -169,8 +195,9 @@ impl TcpSimulation {
             pkts: PacketPool::default(),
             net,
             host_q: vec![VecDeque::new(); eps.len()],
-            host_rng: (0..eps.len() as u64)
-                .map(|e| Rng::new(sc.seed, (1 << 32) + e))
+            timers: vec![EndpointTimers::default(); eps.len()],
+            host_rng: (0..eps.len() as u32)
+                .map(|e| Rng::stream(sc.seed, Stream::HostJitter(EndpointId(e))))
                 .collect(),
             eps,
             ep_route,
@@ -188,7 +215,7 @@ impl TcpSimulation {
             sc,
         };
         for c in fg..conns {
-            sim.write(2 * c + 1, BACKGROUND_BYTES);
+            sim.write(ConnId(c).sender(), BACKGROUND_BYTES);
         }
         let start = if sim.sc.background.flows > 0 {
             sim.sc.background.warmup
@@ -285,13 +312,14 @@ impl TcpSimulation {
                 }
             }
             Event::Rto(ep, gen) => {
-                if self.eps[ep as usize].rto_timer.fire(self.now, gen) {
+                let ep = EndpointId(ep);
+                if self.timers[ep.index()].rto.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
-                    let before = self.eps[ep as usize].stats.timeouts;
-                    self.eps[ep as usize].on_rto(self.now, &mut out);
-                    let fired = self.eps[ep as usize].stats.timeouts - before;
-                    if ep % 2 == 1 && ep / 2 < self.wl.connections() {
-                        self.wl.add_timeouts(ep / 2, fired as u64);
+                    let before = self.eps[ep.index()].stats().timeouts;
+                    self.eps[ep.index()].on_rto(self.now, &mut out);
+                    let fired = self.eps[ep.index()].stats().timeouts - before;
+                    if ep.is_sender() && self.wl.owns(ep.conn()) {
+                        self.wl.add_timeouts(ep.conn(), fired as u64);
                     }
                     self.out = out;
                     self.transmit(ep);
@@ -299,21 +327,21 @@ impl TcpSimulation {
                 self.sync_timers(ep);
             }
             Event::DelAck(ep, gen) => {
-                if self.eps[ep as usize].delack_timer.fire(self.now, gen) {
+                if self.timers[ep.index()].delack.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
-                    self.eps[ep as usize].on_delack(&mut out);
+                    self.eps[ep.index()].on_delack(&mut out);
                     self.out = out;
                     self.transmit(ep);
                 }
                 self.sync_timers(ep);
             }
             Event::HostTx(ep) => {
-                let q = &mut self.host_q[ep as usize];
+                let q = &mut self.host_q[ep.index()];
                 let (_, id) = q.pop_front().expect("a HostTx event has a packet");
                 if let Some(&(t, _)) = q.front() {
                     self.events.push(t, Event::HostTx(ep));
                 }
-                let first = self.net.hop(self.ep_route[ep as usize], 0);
+                let first = self.net.hop(self.ep_route[ep.index()], 0);
                 self.enqueue(first.expect("routes are never empty"), id);
             }
             Event::Request(conn) => {
@@ -433,9 +461,9 @@ impl TcpSimulation {
     fn deliver(&mut self, id: PktId) {
         let p = *self.pkts.get(id);
         self.pkts.free(id);
-        let ep = p.dst;
+        let ep = EndpointId(p.dst);
         let mut out = std::mem::take(&mut self.out);
-        let delivered = self.eps[ep as usize].on_segment(
+        let delivered = self.eps[ep.index()].on_segment(
             self.now,
             &crate::tcp::Incoming {
                 seq: p.seq,
@@ -448,19 +476,19 @@ impl TcpSimulation {
         );
         self.out = out;
         self.transmit(ep);
-        let conn = ep / 2;
-        if delivered > 0 && conn < self.wl.connections() {
-            let received = self.eps[ep as usize].received();
+        let conn = ep.conn();
+        if delivered > 0 && self.wl.owns(conn) {
+            let received = self.eps[ep.index()].received();
             let mut act = std::mem::take(&mut self.act);
-            if ep.is_multiple_of(2) {
-                self.wl.on_client_data(conn, received, self.now, &mut act);
-            } else {
+            if ep.is_sender() {
                 self.wl.on_server_data(conn, received, self.now, &mut act);
+            } else {
+                self.wl.on_client_data(conn, received, self.now, &mut act);
             }
             self.apply(act);
         }
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep as usize].flush_ack(&mut out);
+        self.eps[ep.index()].flush_ack(&mut out);
         self.out = out;
         self.transmit(ep);
         self.sync_timers(ep);
@@ -478,17 +506,17 @@ impl TcpSimulation {
         self.act = act;
     }
 
-    fn write(&mut self, ep: u32, bytes: u64) {
+    fn write(&mut self, ep: EndpointId, bytes: u64) {
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep as usize].write(self.now, bytes, &mut out);
+        self.eps[ep.index()].write(self.now, bytes, &mut out);
         self.out = out;
         self.transmit(ep);
         self.sync_timers(ep);
     }
 
     /// Put the segments endpoint `ep` emitted on its route.
-    fn transmit(&mut self, ep: u32) {
-        let route = self.ep_route[ep as usize];
+    fn transmit(&mut self, ep: EndpointId) {
+        let route = self.ep_route[ep.index()];
         let first = self.net.hop(route, 0).expect("routes are never empty");
         let header = self.sc.tcp.header_bytes;
         let jitter = self.sc.topology.host_jitter;
@@ -500,7 +528,7 @@ impl TcpSimulation {
                 hop: 0,
                 nsack: s.nsack,
                 ecn: s.ecn,
-                dst: ep ^ 1,
+                dst: ep.peer().0,
                 seq: s.seq,
                 len: s.len,
                 frame: frame as u32,
@@ -511,8 +539,8 @@ impl TcpSimulation {
                 self.enqueue(first, id);
                 continue;
             }
-            let q = &mut self.host_q[ep as usize];
-            let mut at = self.now + self.host_rng[ep as usize].up_to(jitter);
+            let q = &mut self.host_q[ep.index()];
+            let mut at = self.now + self.host_rng[ep.index()].up_to(jitter);
             if let Some(&(last, _)) = q.back() {
                 at = at.max(last); // a connection's packets leave in order
             }
@@ -526,18 +554,27 @@ impl TcpSimulation {
 
     /// Bytes every background flow has delivered so far.
     fn background_bytes(&self) -> u64 {
-        let fg = self.wl.connections() as usize;
-        (fg..self.eps.len() / 2)
-            .map(|c| self.eps[2 * c].received())
+        self.connections()
+            .filter(|&c| !self.wl.owns(c))
+            .map(|c| self.eps[c.receiver().index()].received())
             .sum()
     }
 
-    fn sync_timers(&mut self, ep: u32) {
-        let e = &mut self.eps[ep as usize];
-        if let Some((t, gen)) = e.rto_timer.needs_event() {
-            self.events.push(t, Event::Rto(ep, gen));
+    /// Every connection of the run, workload connections first, then background flows.
+    fn connections(&self) -> impl Iterator<Item = ConnId> {
+        (0..self.eps.len() as u32 / 2).map(ConnId)
+    }
+
+    /// Schedule what endpoint `ep`'s deadlines need now.
+    fn sync_timers(&mut self, ep: EndpointId) {
+        let due = self.eps[ep.index()].poll_at();
+        let timers = &mut self.timers[ep.index()];
+        follow(&mut timers.rto, due.rto);
+        follow(&mut timers.delack, due.delayed_ack);
+        if let Some((t, gen)) = timers.rto.needs_event() {
+            self.events.push(t, Event::Rto(ep.0, gen));
         }
-        if let Some((t, gen)) = e.delack_timer.needs_event() {
+        if let Some((t, gen)) = timers.delack.needs_event() {
             self.events.push(t, Event::DelAck(ep, gen));
         }
     }
@@ -551,180 +588,11 @@ impl TcpSimulation {
             .queue_bytes
             .push(self.net.links[self.net.bottleneck as usize].queued_bytes());
         for (c, w) in series.cwnd.iter_mut().enumerate() {
-            w.push(self.eps[2 * c + 1].cwnd());
+            w.push(self.eps[ConnId(c as u32).sender().index()].cwnd());
         }
         if !self.finished && series.t.len() < self.sc.run.max_samples as usize {
             self.events
                 .push(self.now + self.sc.run.sample_interval, Event::Sample);
-        }
-    }
-
-    /// Check every endpoint's scoreboard and every queue against its limit.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        for (i, e) in self.eps.iter().enumerate() {
-            e.check_invariants()
-                .map_err(|m| format!("endpoint {i}: {m}"))?;
-        }
-        if let Some(pool) = &self.net.pool {
-            let queued: u64 = (0..self.net.links.len())
-                .filter(|&i| self.net.pooled[i])
-                .map(|i| self.net.links[i].queued_bytes())
-                .sum();
-            if queued != pool.used() || pool.used() > pool.total() {
-                return Err(format!(
-                    "shared buffer holds {} of {} bytes, its queues {}",
-                    pool.used(),
-                    pool.total(),
-                    queued
-                ));
-            }
-        }
-        if let Some(pfc) = &self.net.pfc {
-            let queued: u64 = (0..self.net.links.len() as u32)
-                .filter(|&l| self.net.is_port(l))
-                .map(|l| self.net.links[l as usize].queued_bytes())
-                .sum();
-            let held: u64 = pfc.ingress.iter().sum();
-            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
-                return Err(format!(
-                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
-                    pfc.limit
-                ));
-            }
-        }
-        for (i, l) in self.net.links.iter().enumerate() {
-            let lim = l.limit();
-            if lim.bytes.is_some_and(|b| l.stats.max_bytes > b)
-                || lim.packets.is_some_and(|p| l.stats.max_packets > p)
-            {
-                return Err(format!("link {i} exceeded its limit"));
-            }
-        }
-        Ok(())
-    }
-
-    /// The report of the run so far (complete once [`Simulation::step`] returned true).
-    pub fn report(&self) -> Report {
-        let fg = self.wl.connections();
-        let conns = self.eps.len() as u32 / 2;
-        let mut flows = Vec::with_capacity(conns as usize);
-        let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
-        let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
-        let mut ecn_reductions = 0;
-        for c in 0..conns {
-            let s = &self.eps[(2 * c + 1) as usize].stats;
-            let background = c >= fg;
-            if !background {
-                timeouts += s.timeouts as u64;
-                recoveries += s.recoveries as u64;
-                retx_fast += s.retx_fast as u64;
-                retx_timeout += s.retx_timeout as u64;
-                ecn_reductions += s.ecn_reductions as u64;
-                for (k, n) in s.timeout_runs.iter().enumerate() {
-                    timeout_runs[k] += *n as u64;
-                }
-            }
-            flows.push(FlowReport {
-                flow: c,
-                background,
-                bytes: self.eps[(2 * c) as usize].received(),
-                fct: if background { None } else { self.wl.fct(c) },
-                timeouts: s.timeouts,
-                fast_recoveries: s.recoveries,
-                retx_fast: s.retx_fast,
-                retx_timeout: s.retx_timeout,
-                max_successive_timeouts: s.max_timeout_run,
-                ecn_reductions: s.ecn_reductions,
-                spurious_timeouts: s.spurious_timeouts,
-                rounds: s.rounds.clone(),
-            });
-        }
-        let bn = self.net.bottleneck;
-        let mut ports = QueueStats::default();
-        let mut nics = QueueStats::default();
-        let mut drops = 0;
-        for (i, l) in self.net.links.iter().enumerate() {
-            drops += l.stats.drops;
-            if i as u32 == bn {
-                continue;
-            }
-            let agg = match self.net.roles[i] {
-                LinkRole::Port(_) | LinkRole::Fabric => &mut ports,
-                LinkRole::Nic(_) => &mut nics,
-            };
-            agg.drops += l.stats.drops;
-            agg.max_bytes = agg.max_bytes.max(l.stats.max_bytes);
-            agg.max_packets = agg.max_packets.max(l.stats.max_packets);
-            agg.tx_packets += l.stats.tx_packets;
-            agg.tx_bytes += l.stats.tx_bytes;
-            agg.busy += l.stats.busy;
-            agg.marks += l.stats.marks;
-            agg.pauses += l.stats.pauses;
-            agg.paused += l.stats.paused;
-        }
-        let bottleneck = QueueReport {
-            name: self.net.name(bn),
-            limit: self.net.limit(bn),
-            stats: self.net.links[bn as usize].stats.clone(),
-        };
-        let queues = vec![
-            bottleneck.clone(),
-            QueueReport {
-                name: "ports-to-senders".into(),
-                limit: self.sc.topology.buffer,
-                stats: ports,
-            },
-            QueueReport {
-                name: "nics".into(),
-                limit: self.sc.topology.nic_buffer,
-                stats: nics,
-            },
-        ];
-        let end = self.wl.finish_time().unwrap_or(self.now);
-        let duration = end.saturating_sub(self.wl.start_time());
-        let app_bytes: u64 = (0..fg).map(|c| self.eps[(2 * c) as usize].received()).sum();
-        let busy = bottleneck.stats.busy - self.busy_at_start;
-        Report {
-            senders: self.sc.topology.senders,
-            workload: self.sc.workload.kind,
-            app_bytes,
-            start: self.wl.start_time(),
-            duration,
-            goodput_bps: crate::units::rate_of(app_bytes, duration),
-            background_bps: crate::units::rate_of(
-                self.background_bytes() - self.background_at_start,
-                duration,
-            ),
-            pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
-            base_latency: self.net.latency_between(
-                self.net.host(0),
-                self.net.receiver,
-                self.sc.full_frame(),
-            ),
-            link_bps: self.sc.topology.receiver_link,
-            block_times: self.wl.block_times(),
-            query_fcts: self.wl.query_fcts().to_vec(),
-            block_timeouts: self.wl.block_timeouts(),
-            flows,
-            timeouts,
-            timeout_runs,
-            fast_recoveries: recoveries,
-            retx_fast,
-            retx_timeout,
-            ecn_reductions,
-            drops,
-            queues,
-            bottleneck,
-            shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
-            bottleneck_utilization: if duration > 0 {
-                (busy as f64 / duration as f64).min(1.0)
-            } else {
-                0.0
-            },
-            events: self.processed,
-            end: self.now,
-            series: self.series.clone(),
-            ndp: None,
         }
     }
 }

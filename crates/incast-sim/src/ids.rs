@@ -1,0 +1,91 @@
+//! Ids of TCP connections and their endpoints, so that which end of which connection a number
+//! means is spelled out at every use instead of computed (`2c + 1`, `ep ^ 1`).
+//!
+//! Connection `c` joins two endpoints: the client's at the receiver host, which asks for the
+//! data, and the server's at a sender host, which answers with it. Workload connections come
+//! first, then background flows.
+
+/// A TCP connection: a workload connection (task by task, server by server) or a background
+/// flow after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConnId(pub u32);
+
+/// One end of a TCP connection; endpoints of connection `c` are numbered `2c` (the client,
+/// at the receiver) and `2c + 1` (the server, a sender).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EndpointId(pub u32);
+
+impl ConnId {
+    /// The client's endpoint, at the receiver host: it sends requests and receives the data.
+    #[inline]
+    pub const fn receiver(self) -> EndpointId {
+        EndpointId(2 * self.0)
+    }
+
+    /// The server's endpoint, at a sender host: it receives requests and sends the data.
+    #[inline]
+    pub const fn sender(self) -> EndpointId {
+        EndpointId(2 * self.0 + 1)
+    }
+
+    /// The connection as an index into per-connection tables.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl EndpointId {
+    /// The connection this endpoint belongs to.
+    #[inline]
+    pub const fn conn(self) -> ConnId {
+        ConnId(self.0 / 2)
+    }
+
+    /// The other end of the same connection.
+    #[inline]
+    pub const fn peer(self) -> EndpointId {
+        EndpointId(self.0 ^ 1)
+    }
+
+    /// Whether this is the server's end, which sends the data (see [`ConnId::sender`]).
+    #[inline]
+    pub const fn is_sender(self) -> bool {
+        self.0 % 2 == 1
+    }
+
+    /// The same end (sender or receiver) of connection `conn`.
+    #[inline]
+    pub const fn same_end_of(self, conn: ConnId) -> EndpointId {
+        if self.is_sender() {
+            conn.sender()
+        } else {
+            conn.receiver()
+        }
+    }
+
+    /// The endpoint as an index into per-endpoint tables.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connections_ends_know_their_connection_and_each_other() {
+        let c = ConnId(5);
+        assert_eq!(c.receiver(), EndpointId(10));
+        assert_eq!(c.sender(), EndpointId(11));
+        assert_eq!(c.sender().conn(), c);
+        assert_eq!(c.receiver().conn(), c);
+        assert_eq!(c.sender().peer(), c.receiver());
+        assert_eq!(c.receiver().peer(), c.sender());
+        assert!(c.sender().is_sender() && !c.receiver().is_sender());
+        assert_eq!(c.sender().same_end_of(ConnId(2)), ConnId(2).sender());
+        assert_eq!(c.receiver().same_end_of(ConnId(2)), ConnId(2).receiver());
+    }
+}

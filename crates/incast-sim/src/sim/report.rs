@@ -1,0 +1,180 @@
+//! What a TCP run reports: per-flow counters, the queues, goodput; and the consistency checks
+//! the tests run over its state.
+
+use super::TcpSimulation;
+use crate::net::QueueStats;
+use crate::report::{FlowReport, QueueReport, Report};
+use crate::topology::LinkRole;
+
+impl TcpSimulation {
+    /// Check every endpoint's scoreboard and every queue against its limit.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (i, e) in self.eps.iter().enumerate() {
+            e.check_invariants()
+                .map_err(|m| format!("endpoint {i}: {m}"))?;
+        }
+        if let Some(pool) = &self.net.pool {
+            let queued: u64 = (0..self.net.links.len())
+                .filter(|&i| self.net.pooled[i])
+                .map(|i| self.net.links[i].queued_bytes())
+                .sum();
+            if queued != pool.used() || pool.used() > pool.total() {
+                return Err(format!(
+                    "shared buffer holds {} of {} bytes, its queues {}",
+                    pool.used(),
+                    pool.total(),
+                    queued
+                ));
+            }
+        }
+        if let Some(pfc) = &self.net.pfc {
+            let queued: u64 = (0..self.net.links.len() as u32)
+                .filter(|&l| self.net.is_port(l))
+                .map(|l| self.net.links[l as usize].queued_bytes())
+                .sum();
+            let held: u64 = pfc.ingress.iter().sum();
+            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
+                return Err(format!(
+                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
+                    pfc.limit
+                ));
+            }
+        }
+        for (i, l) in self.net.links.iter().enumerate() {
+            let lim = l.limit();
+            if lim.bytes.is_some_and(|b| l.stats.max_bytes > b)
+                || lim.packets.is_some_and(|p| l.stats.max_packets > p)
+            {
+                return Err(format!("link {i} exceeded its limit"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The report of the run so far (complete once [`TcpSimulation::step`] returned true).
+    pub fn report(&self) -> Report {
+        let mut flows = Vec::with_capacity(self.eps.len() / 2);
+        let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
+        let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
+        let mut ecn_reductions = 0;
+        for conn in self.connections() {
+            let s = self.eps[conn.sender().index()].stats();
+            let background = !self.wl.owns(conn);
+            if !background {
+                timeouts += s.timeouts as u64;
+                recoveries += s.recoveries as u64;
+                retx_fast += s.retx_fast as u64;
+                retx_timeout += s.retx_timeout as u64;
+                ecn_reductions += s.ecn_reductions as u64;
+                for (k, n) in s.timeout_runs.iter().enumerate() {
+                    timeout_runs[k] += *n as u64;
+                }
+            }
+            flows.push(FlowReport {
+                flow: conn.0,
+                background,
+                bytes: self.eps[conn.receiver().index()].received(),
+                fct: if background { None } else { self.wl.fct(conn) },
+                timeouts: s.timeouts,
+                fast_recoveries: s.recoveries,
+                retx_fast: s.retx_fast,
+                retx_timeout: s.retx_timeout,
+                max_successive_timeouts: s.max_timeout_run,
+                ecn_reductions: s.ecn_reductions,
+                spurious_timeouts: s.spurious_timeouts,
+                rounds: s.rounds.clone(),
+            });
+        }
+        let bn = self.net.bottleneck;
+        let mut ports = QueueStats::default();
+        let mut nics = QueueStats::default();
+        let mut drops = 0;
+        for (i, l) in self.net.links.iter().enumerate() {
+            drops += l.stats.drops;
+            if i as u32 == bn {
+                continue;
+            }
+            let agg = match self.net.roles[i] {
+                LinkRole::Port(_) | LinkRole::Fabric => &mut ports,
+                LinkRole::Nic(_) => &mut nics,
+            };
+            agg.drops += l.stats.drops;
+            agg.max_bytes = agg.max_bytes.max(l.stats.max_bytes);
+            agg.max_packets = agg.max_packets.max(l.stats.max_packets);
+            agg.tx_packets += l.stats.tx_packets;
+            agg.tx_bytes += l.stats.tx_bytes;
+            agg.busy += l.stats.busy;
+            agg.marks += l.stats.marks;
+            agg.pauses += l.stats.pauses;
+            agg.paused += l.stats.paused;
+        }
+        let bottleneck = QueueReport {
+            name: self.net.name(bn),
+            limit: self.net.limit(bn),
+            stats: self.net.links[bn as usize].stats.clone(),
+        };
+        let queues = vec![
+            bottleneck.clone(),
+            QueueReport {
+                name: "ports-to-senders".into(),
+                limit: self.sc.topology.buffer,
+                stats: ports,
+            },
+            QueueReport {
+                name: "nics".into(),
+                limit: self.sc.topology.nic_buffer,
+                stats: nics,
+            },
+        ];
+        let end = self.wl.finish_time().unwrap_or(self.now);
+        let duration = end.saturating_sub(self.wl.start_time());
+        let app_bytes: u64 = self
+            .connections()
+            .filter(|&c| self.wl.owns(c))
+            .map(|c| self.eps[c.receiver().index()].received())
+            .sum();
+        let busy = bottleneck.stats.busy - self.busy_at_start;
+        Report {
+            senders: self.sc.topology.senders,
+            workload: self.sc.workload.kind,
+            app_bytes,
+            start: self.wl.start_time(),
+            duration,
+            goodput_bps: crate::units::rate_of(app_bytes, duration),
+            background_bps: crate::units::rate_of(
+                self.background_bytes() - self.background_at_start,
+                duration,
+            ),
+            pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
+            base_latency: self.net.latency_between(
+                self.net.host(0),
+                self.net.receiver,
+                self.sc.full_frame(),
+            ),
+            link_bps: self.sc.topology.receiver_link,
+            block_times: self.wl.block_times(),
+            query_fcts: self.wl.query_fcts().to_vec(),
+            block_timeouts: self.wl.block_timeouts(),
+            flows,
+            timeouts,
+            timeout_runs,
+            fast_recoveries: recoveries,
+            retx_fast,
+            retx_timeout,
+            ecn_reductions,
+            drops,
+            queues,
+            bottleneck,
+            shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
+            bottleneck_utilization: if duration > 0 {
+                (busy as f64 / duration as f64).min(1.0)
+            } else {
+                0.0
+            },
+            events: self.processed,
+            end: self.now,
+            series: self.series.clone(),
+            ndp: None,
+        }
+    }
+}

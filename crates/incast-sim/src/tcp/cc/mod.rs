@@ -1,0 +1,105 @@
+//! Congestion control: how cwnd answers losses, ACKs and ECN echoes. Reno (RFC 5681) is the
+//! default behaviour of every hook; CUBIC (RFC 9438) replaces the loss response and the growth
+//! in congestion avoidance, DCTCP (RFC 8257) the response to ECN echoes. The sender keeps the
+//! window itself (slow start, recovery, PRR, F-RTO undo) and asks its controller only these.
+
+mod cubic;
+mod dctcp;
+mod reno;
+
+pub(crate) use cubic::Cubic;
+pub(crate) use dctcp::Dctcp;
+pub(crate) use reno::Reno;
+
+use crate::config::CongestionControl;
+use crate::units::SimTime;
+
+/// The hooks a congestion control answers; the defaults are Reno's.
+pub(crate) trait Controller {
+    /// ssthresh after a loss with the window at `cwnd` segments: half of it, at least 2
+    /// (RFC 5681 (4), counted in the window as Linux does).
+    fn ssthresh_after_loss(&mut self, cwnd: u32) -> u32 {
+        (cwnd / 2).max(2)
+    }
+
+    /// Segments to be acknowledged per one-segment increase of cwnd in congestion avoidance
+    /// (Linux's `snd_cwnd_cnt` threshold); Reno's is cwnd: one segment per round trip.
+    fn acks_per_increment(
+        &mut self,
+        _now: SimTime,
+        cwnd: u32,
+        _min_rtt: SimTime,
+        _acked: u32,
+    ) -> u32 {
+        cwnd
+    }
+
+    /// An ACK arrived that acknowledged `acked` new bytes, carrying ECE or not; `snd_una` and
+    /// `snd_nxt` are the sender's after it.
+    fn on_ack(&mut self, _acked: u64, _ece: bool, _snd_una: u64, _snd_nxt: u64) {}
+
+    /// ssthresh after an ECN echo with the window at `cwnd`: as after a loss (RFC 3168 6.1.2).
+    fn ssthresh_after_ecn(&mut self, cwnd: u32) -> u32 {
+        self.ssthresh_after_loss(cwnd)
+    }
+}
+
+/// One connection's congestion control, dispatched without a `Box<dyn>`.
+#[derive(Debug, Clone)]
+pub(crate) enum AnyController {
+    /// Reno / NewReno.
+    Reno(Reno),
+    /// CUBIC.
+    Cubic(Cubic),
+    /// DCTCP.
+    Dctcp(Dctcp),
+}
+
+impl AnyController {
+    /// The controller `kind` names; `dctcp_g` is DCTCP's gain g.
+    pub(crate) fn new(kind: CongestionControl, dctcp_g: f64) -> AnyController {
+        match kind {
+            CongestionControl::Reno => AnyController::Reno(Reno),
+            CongestionControl::Cubic => AnyController::Cubic(Cubic::default()),
+            CongestionControl::Dctcp => AnyController::Dctcp(Dctcp::new(dctcp_g)),
+        }
+    }
+
+    /// DCTCP answers every echo by α and needs no CWR; the others are classic ECN.
+    pub(crate) fn is_dctcp(&self) -> bool {
+        matches!(self, AnyController::Dctcp(_))
+    }
+}
+
+/// Calls `$call` on whichever controller `$self` holds (static dispatch).
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $call:expr) => {
+        match $self {
+            AnyController::Reno($c) => $call,
+            AnyController::Cubic($c) => $call,
+            AnyController::Dctcp($c) => $call,
+        }
+    };
+}
+
+impl Controller for AnyController {
+    #[inline]
+    fn ssthresh_after_loss(&mut self, cwnd: u32) -> u32 {
+        dispatch!(self, c => c.ssthresh_after_loss(cwnd))
+    }
+
+    #[inline]
+    fn acks_per_increment(&mut self, now: SimTime, cwnd: u32, min_rtt: SimTime, acked: u32) -> u32 {
+        dispatch!(self, c => c.acks_per_increment(now, cwnd, min_rtt, acked))
+    }
+
+    #[inline]
+    fn on_ack(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
+        dispatch!(self, c => c.on_ack(acked, ece, snd_una, snd_nxt))
+    }
+
+    #[inline]
+    fn ssthresh_after_ecn(&mut self, cwnd: u32) -> u32 {
+        dispatch!(self, c => c.ssthresh_after_ecn(cwnd))
+    }
+}

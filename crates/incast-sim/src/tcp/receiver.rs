@@ -1,0 +1,322 @@
+//! The receive half of an endpoint: in-order delivery, out-of-order ranges reported as SACK
+//! blocks (RFC 2018), delayed ACKs (RFC 1122 4.2.3.2; an immediate ACK for out-of-order data,
+//! RFC 5681 4.2) and the ECN echo (RFC 3168 6.1.3, or DCTCP's RFC 8257 3.2).
+//!
+//! It writes no segments itself: every segment its endpoint sends goes through an [`Outbox`],
+//! which fills in the acknowledgment; the receive half says when a pure ACK is owed.
+
+use crate::net::{CE, CWR, ECE, MAX_SACK_BLOCKS};
+use crate::tcp::Segment;
+use crate::units::SimTime;
+
+/// How ACKs echo CE marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EcnEcho {
+    /// RFC 3168: from a CE mark until the sender's CWR.
+    UntilCwr,
+    /// DCTCP (RFC 8257 3.2): each ACK echoes the last data segment's mark exactly.
+    EachMark,
+}
+
+/// The receive half.
+#[derive(Debug, Clone)]
+pub(super) struct Receiver {
+    /// SACK is on: ACKs carry SACK blocks.
+    sack: bool,
+    /// Delayed-ACK timeout; 0 = off.
+    delayed_ack: SimTime,
+    /// How CE marks are echoed.
+    echo: EcnEcho,
+    /// Next byte expected.
+    rcv_nxt: u64,
+    /// Out-of-order ranges received, sorted, disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Start of the most recently received out-of-order segment (first SACK block).
+    last_ooo: u64,
+    /// In-order segments not yet acknowledged.
+    pending_acks: u32,
+    /// An ACK must go out now.
+    ack_now: bool,
+    /// When the delayed ACK is due, if one is pending.
+    delack_at: Option<SimTime>,
+    /// Whether ACKs carry ECE.
+    ce_state: bool,
+}
+
+impl Receiver {
+    /// A receive half expecting byte 0.
+    pub(super) fn new(sack: bool, delayed_ack: SimTime, echo: EcnEcho) -> Receiver {
+        Receiver {
+            sack,
+            delayed_ack,
+            echo,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            last_ooo: 0,
+            pending_acks: 0,
+            ack_now: false,
+            delack_at: None,
+            ce_state: false,
+        }
+    }
+
+    /// Bytes delivered in order so far (the next byte expected).
+    #[inline]
+    pub(super) fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// When the delayed-ACK timer is due, if armed.
+    #[inline]
+    pub(super) fn delack_at(&self) -> Option<SimTime> {
+        self.delack_at
+    }
+
+    /// An ACK is owed at once.
+    #[inline]
+    pub(super) fn ack_now(&self) -> bool {
+        self.ack_now
+    }
+
+    /// Some received segment is not acknowledged yet.
+    #[inline]
+    pub(super) fn ack_pending(&self) -> bool {
+        self.pending_acks > 0
+    }
+
+    /// The delayed-ACK timer fired (the caller then sends an ACK if one is pending).
+    #[inline]
+    pub(super) fn delack_fired(&mut self) {
+        self.delack_at = None;
+    }
+
+    /// A data segment `[seq, seq + len)` with ECN bits `ecn` arrived at `now`: returns the bytes
+    /// newly delivered in order.
+    pub(super) fn on_data(&mut self, now: SimTime, seq: u64, len: u32, ecn: u8) -> u64 {
+        let ce = ecn & CE != 0;
+        match self.echo {
+            EcnEcho::UntilCwr => {
+                // RFC 3168 6.1.3: echo from a CE mark until a CWR arrives (and again if the
+                // CWR segment is itself marked).
+                if ecn & CWR != 0 {
+                    self.ce_state = false;
+                }
+                if ce {
+                    self.ce_state = true;
+                }
+            }
+            EcnEcho::EachMark => {
+                if ce != self.ce_state {
+                    // RFC 8257 3.2: acknowledge at once when the CE state changes, so the echo
+                    // tracks the marks exactly even with delayed ACKs.
+                    if self.pending_acks > 0 {
+                        self.ack_now = true;
+                    }
+                    self.ce_state = ce;
+                }
+            }
+        }
+        self.receive(now, seq, len)
+    }
+
+    fn receive(&mut self, now: SimTime, seq: u64, len: u32) -> u64 {
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            self.ack_now = true; // a duplicate: tell the sender where we are
+            return 0;
+        }
+        let before = self.rcv_nxt;
+        if seq <= self.rcv_nxt {
+            let filled_hole = !self.ooo.is_empty();
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove(0);
+            }
+            if filled_hole {
+                self.ack_now = true;
+            } else {
+                self.pending_acks += 1;
+                if self.delayed_ack == 0 || self.pending_acks >= 2 {
+                    self.ack_now = true;
+                } else if self.delack_at.is_none() {
+                    self.delack_at = Some(now + self.delayed_ack);
+                }
+            }
+        } else {
+            self.insert_ooo(seq, end);
+            self.last_ooo = seq;
+            self.ack_now = true; // out of order: ACK at once (RFC 5681 4.2)
+        }
+        self.rcv_nxt - before
+    }
+
+    fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < s);
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, [(s, e)]);
+    }
+
+    #[inline]
+    fn sack_blocks(&self) -> (u8, [(u64, u64); MAX_SACK_BLOCKS]) {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        if !self.sack || self.ooo.is_empty() {
+            return (0, blocks);
+        }
+        // RFC 2018: the first block holds the most recently received segment.
+        let first = self
+            .ooo
+            .iter()
+            .position(|r| r.0 <= self.last_ooo && self.last_ooo < r.1)
+            .unwrap_or(self.ooo.len() - 1);
+        blocks[0] = self.ooo[first];
+        let mut n = 1;
+        for (i, r) in self.ooo.iter().enumerate().rev() {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if i != first {
+                blocks[n] = *r;
+                n += 1;
+            }
+        }
+        (n as u8, blocks)
+    }
+
+    /// Segments carrying this half's acknowledgment went out: nothing is owed any more.
+    #[inline]
+    pub(super) fn acknowledged(&mut self) {
+        self.pending_acks = 0;
+        self.ack_now = false;
+        self.delack_at = None;
+    }
+}
+
+/// Where an endpoint puts the segments it sends: every segment carries an ACK (RFC 793), so
+/// each gets the receive half's cumulative ACK, SACK blocks and ECE as it goes in.
+pub(super) struct Outbox<'a> {
+    /// The caller's segments.
+    segs: &'a mut Vec<Segment>,
+    /// Whose acknowledgment they carry.
+    rx: &'a Receiver,
+    /// Segments already in `segs` before this outbox.
+    first: usize,
+}
+
+impl<'a> Outbox<'a> {
+    /// Segments appended to `segs`, acknowledging what `rx` has received.
+    #[inline]
+    pub(super) fn new(segs: &'a mut Vec<Segment>, rx: &'a Receiver) -> Outbox<'a> {
+        let first = segs.len();
+        Outbox { segs, rx, first }
+    }
+
+    /// Put out `[seq, seq + len)` with the sender's ECN bits `ecn` (ECT, CWR).
+    #[inline(always)]
+    pub(super) fn push(&mut self, seq: u64, len: u32, ecn: u8) {
+        let (nsack, sack) = self.rx.sack_blocks();
+        self.segs.push(Segment {
+            seq,
+            len,
+            ack: self.rx.rcv_nxt,
+            nsack,
+            sack,
+            ecn: ecn | if self.rx.ce_state { ECE } else { 0 },
+        });
+    }
+
+    /// Whether any segment went out.
+    #[inline]
+    pub(super) fn sent(&self) -> bool {
+        self.segs.len() > self.first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::CongestionControl;
+    use crate::net::{CE, CWR, ECE, ECT};
+    use crate::tcp::testing::*;
+    use crate::tcp::{Endpoint, Incoming, TcpParams};
+    use crate::units::from_ms;
+
+    /// The ECE bit of the ACK `r` sends for in-order segment `k` carrying ECN bits `ecn`.
+    fn echo_of(r: &mut Endpoint, k: u64, ecn: u8) -> bool {
+        let mut out = Vec::new();
+        let data = Incoming {
+            ecn,
+            ..seg(k * MSS, MSS as u32, 0, &[])
+        };
+        r.on_segment(k, &data, &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1, "an ACK for every segment");
+        out[0].ecn & ECE != 0
+    }
+
+    #[test]
+    fn classic_ecn_echoes_from_a_mark_until_the_senders_cwr() {
+        let mut r = endpoint(TcpParams {
+            ecn: true,
+            ..params(true)
+        });
+        assert!(!echo_of(&mut r, 0, ECT));
+        assert!(echo_of(&mut r, 1, ECT | CE));
+        assert!(echo_of(&mut r, 2, ECT), "latched");
+        assert!(!echo_of(&mut r, 3, ECT | CWR));
+    }
+
+    #[test]
+    fn dctcp_echoes_each_mark_exactly() {
+        let mut r = endpoint(TcpParams {
+            ecn: true,
+            congestion_control: CongestionControl::Dctcp,
+            ..params(true)
+        });
+        assert!(echo_of(&mut r, 0, ECT | CE));
+        assert!(!echo_of(&mut r, 1, ECT), "no latching");
+        assert!(echo_of(&mut r, 2, ECT | CE));
+    }
+
+    #[test]
+    fn delayed_ack_acknowledges_every_second_segment() {
+        let mut r = endpoint(TcpParams {
+            delayed_ack: from_ms(40),
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        r.on_segment(0, &seg(0, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.poll_at().delayed_ack, Some(from_ms(40)));
+        r.on_segment(1, &seg(MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2 * MSS);
+        assert_eq!(r.poll_at().delayed_ack, None);
+    }
+
+    #[test]
+    fn out_of_order_segment_is_acked_at_once_with_its_sack_block_first() {
+        let mut r = endpoint(params(true));
+        let mut out = Vec::new();
+        r.on_segment(0, &seg(2 * MSS, MSS as u32, 0, &[]), &mut out);
+        r.on_segment(0, &seg(4 * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        let last = out.last().unwrap();
+        assert_eq!(last.ack, 0);
+        assert_eq!(last.nsack, 2);
+        assert_eq!(last.sack[0], (4 * MSS, 5 * MSS));
+        assert_eq!(last.sack[1], (2 * MSS, 3 * MSS));
+        // Filling the hole delivers everything contiguous.
+        let got = r.on_segment(0, &seg(0, 2 * MSS as u32, 0, &[]), &mut out);
+        assert_eq!(got, 3 * MSS);
+    }
+}

@@ -1,0 +1,391 @@
+//! The send half's scoreboard (RFC 6675, as Linux keeps it): the segments sent and not yet
+//! cumulatively acknowledged, each flagged SACKED, LOST and RETRANS, with counters of each so
+//! that packets in flight are `packets_out - sacked_out - lost_out + retrans_out` without a
+//! scan. A segment resent by RFC 6675's rule 3 is RETRANS without LOST: it counts twice,
+//! original and copy.
+
+use std::collections::VecDeque;
+
+use crate::units::SimTime;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+const EVER_RETX: u8 = 8;
+
+/// A sent segment awaiting its cumulative ACK.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seg {
+    /// First byte.
+    pub(super) seq: u64,
+    /// Bytes.
+    pub(super) len: u32,
+    /// SACKED, LOST, RETRANS, EVER_RETX.
+    flags: u8,
+    /// Last (re)transmission time.
+    sent: SimTime,
+    /// `snd_nxt` when last retransmitted: a SACK beyond it proves the retransmission lost.
+    retx_nxt: u64,
+}
+
+impl Seg {
+    /// One past the last byte.
+    pub(super) fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// What a cumulative ACK took off the scoreboard.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Cleaned {
+    /// Segments newly delivered (acknowledged and not SACKed before).
+    pub(super) acked: u32,
+    /// Send time of the oldest of those, the RTT sample's start (Linux's
+    /// `tcp_clean_rtx_queue`).
+    pub(super) first_sent: Option<SimTime>,
+    /// Some segment covered was ever retransmitted: no RTT sample (Karn).
+    pub(super) retransmitted: bool,
+    /// A segment never retransmitted and below the recovery point was delivered (F-RTO).
+    pub(super) orig_delivered: bool,
+}
+
+/// Segments sent and not yet cumulatively acknowledged, with their loss-recovery flags.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Scoreboard {
+    /// The segments, in sequence order.
+    segs: VecDeque<Seg>,
+    /// Segments SACKed.
+    sacked_out: u32,
+    /// Segments deemed lost.
+    lost_out: u32,
+    /// Segments retransmitted and not yet acknowledged or deemed lost again.
+    retrans_out: u32,
+    /// Segments marked LOST and not yet retransmitted.
+    lost_pending: u32,
+    /// No LOST-and-unsent segment starts below this sequence number.
+    retx_hint: u64,
+}
+
+impl Scoreboard {
+    /// Segments sent and not yet cumulatively acknowledged.
+    #[inline]
+    pub(super) fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    /// Nothing outstanding.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// Segments SACKed.
+    #[inline]
+    pub(super) fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+
+    /// Segments deemed lost.
+    #[inline]
+    pub(super) fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+
+    /// Retransmissions in flight.
+    #[inline]
+    pub(super) fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+
+    /// Lost segments still to be retransmitted.
+    #[inline]
+    pub(super) fn lost_pending(&self) -> u32 {
+        self.lost_pending
+    }
+
+    /// Nothing deemed lost is waiting any more (the lost segments are gone or retransmitted).
+    #[inline]
+    pub(super) fn forget_pending(&mut self) {
+        self.lost_pending = 0;
+    }
+
+    /// The segments, oldest first (for tests).
+    #[cfg(test)]
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Seg> {
+        self.segs.iter()
+    }
+
+    /// A new segment `[seq, seq + len)` went out at `now`.
+    #[inline]
+    pub(super) fn push(&mut self, seq: u64, len: u32, now: SimTime) {
+        self.segs.push_back(Seg {
+            seq,
+            len,
+            flags: 0,
+            sent: now,
+            retx_nxt: 0,
+        });
+    }
+
+    /// The first segment deemed lost and not yet retransmitted.
+    pub(super) fn next_lost(&mut self) -> Option<usize> {
+        let start = self.segs.partition_point(|s| s.end() <= self.retx_hint);
+        for i in start..self.segs.len() {
+            let s = &self.segs[i];
+            if s.has(LOST) && !s.has(RETRANS) && !s.has(SACKED) {
+                self.retx_hint = s.seq;
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Segment `i` is retransmitted at `now`, with `snd_nxt` the next new byte: returns its
+    /// sequence number and length.
+    pub(super) fn retransmitted(&mut self, i: usize, now: SimTime, snd_nxt: u64) -> (u64, u32) {
+        let s = &mut self.segs[i];
+        s.flags |= RETRANS | EVER_RETX;
+        s.sent = now;
+        s.retx_nxt = snd_nxt;
+        let (seq, len, lost) = (s.seq, s.len, s.has(LOST));
+        self.retrans_out += 1;
+        if lost {
+            self.lost_pending -= 1;
+        }
+        (seq, len)
+    }
+
+    /// RFC 6675 NextSeg rule 3: the first segment above `high_rxt` that is neither SACKed nor
+    /// yet deemed lost nor retransmitted.
+    pub(super) fn rescue_candidate(&self, high_rxt: u64) -> Option<usize> {
+        let start = self.segs.partition_point(|s| s.end() <= high_rxt);
+        (start..self.segs.len()).find(|&i| self.segs[i].flags & (SACKED | LOST | RETRANS) == 0)
+    }
+
+    /// Deem segment `i` lost (unless SACKed or already lost).
+    pub(super) fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.segs[i];
+        if s.has(SACKED) || s.has(LOST) {
+            return;
+        }
+        s.flags |= LOST;
+        let (seq, in_flight_again) = (s.seq, s.has(RETRANS));
+        self.lost_out += 1;
+        if !in_flight_again {
+            // A rescue retransmission is still out: only its original is now deemed lost.
+            self.lost_pending += 1;
+        }
+        self.retx_hint = self.retx_hint.min(seq);
+    }
+
+    /// RFC 6675 IsLost: a segment with at least DupThresh SACKed segments above it is lost.
+    pub(super) fn mark_lost_by_sack(&mut self, dupthresh: u32) {
+        let mut above = 0u32;
+        for i in (0..self.segs.len()).rev() {
+            if self.segs[i].has(SACKED) {
+                above += 1;
+            } else if above >= dupthresh {
+                self.mark_lost(i);
+            }
+        }
+    }
+
+    /// The head is lost by RFC 6675's rule: every SACKed segment lies above an un-SACKed head.
+    pub(super) fn head_lost_by_sack(&self, dupthresh: u32) -> bool {
+        self.sacked_out >= dupthresh && self.segs.front().is_some_and(|s| !s.has(SACKED))
+    }
+
+    /// Linux's `tcp_mark_lost_retrans`: a retransmission is lost if the receiver has SACKed
+    /// data first sent after it (that data would have arrived later). Saves a timeout.
+    pub(super) fn mark_lost_retransmissions(&mut self, highest_sacked: u64) {
+        if self.retrans_out == 0 {
+            return;
+        }
+        for s in self.segs.iter_mut() {
+            if s.has(RETRANS) && !s.has(SACKED) && highest_sacked > s.retx_nxt {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                if !s.has(LOST) {
+                    // A rescue retransmission (RFC 6675 rule 3): the original is lost too.
+                    s.flags |= LOST;
+                    self.lost_out += 1;
+                }
+                self.lost_pending += 1;
+                self.retx_hint = self.retx_hint.min(s.seq);
+            }
+        }
+    }
+
+    /// Counters for a segment leaving the scoreboard's lost/retransmitted sets.
+    fn forget(&mut self, lost: bool, retrans: bool) {
+        if lost {
+            self.lost_out -= 1;
+            if !retrans {
+                self.lost_pending -= 1;
+            }
+        }
+        if retrans {
+            self.retrans_out -= 1;
+        }
+    }
+
+    /// A SACK block `[start, end)`: returns the segments newly SACKed, and whether one of them
+    /// was never retransmitted and lies below `high_seq` (original data delivered, for F-RTO).
+    pub(super) fn mark_sacked(&mut self, start: u64, end: u64, high_seq: u64) -> (u32, bool) {
+        let mut n = 0;
+        let mut orig_delivered = false;
+        let first = self.segs.partition_point(|s| s.seq < start);
+        for i in first..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.end() > end {
+                break;
+            }
+            if s.has(SACKED) {
+                continue;
+            }
+            s.flags |= SACKED;
+            self.sacked_out += 1;
+            orig_delivered |= !s.has(EVER_RETX) && s.end() <= high_seq;
+            let (lost, retrans) = (s.has(LOST), s.has(RETRANS));
+            s.flags &= !(LOST | RETRANS);
+            self.forget(lost, retrans);
+            n += 1;
+        }
+        (n, orig_delivered)
+    }
+
+    /// Take every segment the cumulative ACK `ack` covers off the scoreboard.
+    pub(super) fn clean(&mut self, ack: u64, high_seq: u64) -> Cleaned {
+        let mut c = Cleaned::default();
+        while let Some(f) = self.segs.front() {
+            if f.end() > ack {
+                break;
+            }
+            let s = self.segs.pop_front().expect("front exists");
+            if s.has(SACKED) {
+                self.sacked_out -= 1;
+            } else {
+                c.acked += 1;
+            }
+            self.forget(s.has(LOST), s.has(RETRANS));
+            c.retransmitted |= s.has(EVER_RETX);
+            c.orig_delivered |= !s.has(EVER_RETX) && !s.has(SACKED) && s.end() <= high_seq;
+            if !s.has(SACKED) && c.first_sent.is_none() {
+                c.first_sent = Some(s.sent);
+            }
+        }
+        c
+    }
+
+    /// After a timeout everything not SACKed is presumed lost, retransmissions included
+    /// (RFC 6675 5.1); retransmission starts again from `snd_una`.
+    pub(super) fn mark_all_lost(&mut self, snd_una: u64) {
+        self.lost_pending = 0;
+        for s in self.segs.iter_mut() {
+            if s.has(SACKED) {
+                continue;
+            }
+            if !s.has(LOST) {
+                s.flags |= LOST;
+                self.lost_out += 1;
+            }
+            if s.has(RETRANS) {
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+            }
+            self.lost_pending += 1;
+        }
+        self.retx_hint = snd_una;
+    }
+
+    /// Forget every loss mark (a spurious timeout is undone).
+    pub(super) fn clear_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            if s.has(LOST) {
+                s.flags &= !LOST;
+                self.lost_out -= 1;
+                if !s.has(RETRANS) {
+                    self.lost_pending -= 1;
+                }
+            }
+        }
+    }
+
+    /// Check the counters against the flags.
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        let count = |f: u8| self.segs.iter().filter(|s| s.has(f)).count() as u32;
+        let pending = self
+            .segs
+            .iter()
+            .filter(|s| s.has(LOST) && !s.has(RETRANS) && !s.has(SACKED))
+            .count() as u32;
+        if count(SACKED) != self.sacked_out
+            || count(LOST) != self.lost_out
+            || count(RETRANS) != self.retrans_out
+            || pending != self.lost_pending
+        {
+            return Err(format!(
+                "scoreboard counters sacked {} lost {} retrans {} pending {} != flags {} {} {} {}",
+                self.sacked_out,
+                self.lost_out,
+                self.retrans_out,
+                self.lost_pending,
+                count(SACKED),
+                count(LOST),
+                count(RETRANS),
+                pending
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scoreboard of `n` segments of 1000 bytes sent at t = 0.
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for k in 0..n {
+            b.push(k * 1000, 1000, 0);
+        }
+        b
+    }
+
+    #[test]
+    fn a_hole_below_dupthresh_sacked_segments_is_lost_and_not_before() {
+        let mut b = board(5);
+        b.mark_sacked(1000, 3000, 5000);
+        b.mark_lost_by_sack(3);
+        assert_eq!(b.lost_out(), 0, "two SACKed segments above the hole");
+        b.mark_sacked(3000, 4000, 5000);
+        b.mark_lost_by_sack(3);
+        assert_eq!((b.lost_out(), b.lost_pending()), (1, 1));
+        assert_eq!(b.next_lost(), Some(0));
+        b.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_retransmission_overtaken_by_later_sacked_data_is_lost_again() {
+        let mut b = board(4);
+        b.mark_lost(0);
+        b.retransmitted(0, 10, 4000);
+        assert_eq!((b.retrans_out(), b.lost_pending()), (1, 0));
+        b.mark_sacked(3000, 4000, 4000);
+        b.mark_lost_retransmissions(4000);
+        assert_eq!(
+            b.retrans_out(),
+            1,
+            "the SACKed data was sent before the retransmission"
+        );
+        b.push(4000, 1000, 20);
+        b.mark_sacked(4000, 5000, 4000);
+        b.mark_lost_retransmissions(5000);
+        assert_eq!((b.retrans_out(), b.lost_pending()), (0, 1));
+        b.check_invariants().unwrap();
+    }
+}
