@@ -64,11 +64,19 @@ mod tests {
         assert_eq!(r.bytes, 5 * 3 * 64_000);
         assert!(r.response_us.iter().all(|b| b.len() == 3));
         assert!(!r.truncated);
-        let served: u64 = servers
-            .iter()
-            .map(|(s, _)| s.stats.requests.load(Ordering::Relaxed))
-            .sum();
-        assert_eq!(served, 6 * 3, "warm-up block included");
+        // A server counts a request once its last byte is written, which may be just after
+        // the client has read that byte and returned: wait (bounded) for the counters.
+        let served = || -> u64 {
+            servers
+                .iter()
+                .map(|(s, _)| s.stats.requests.load(Ordering::Relaxed))
+                .sum()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while served() < 6 * 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(served(), 6 * 3, "warm-up block included");
         for (s, _) in &servers {
             s.stop.store(true, Ordering::Relaxed);
         }
