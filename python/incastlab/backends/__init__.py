@@ -34,6 +34,13 @@ class BackendUnavailable(RuntimeError):
     """The backend cannot run on this machine (not root, a tool missing...); says what."""
 
 
+class BackendFailed(RuntimeError):
+    """A run failed for a reason outside the scenario (a testbed that did not come up)."""
+
+    #: What failed, for the one-line message: "emulation failed: ...".
+    what = "run"
+
+
 @runtime_checkable
 class Backend(Protocol):
     """One way to answer a scenario."""

@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
-from incastlab.backends import BackendUnavailable, UnknownBackend
+from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
 from incastlab.cli import model, real, sim, studies, sweep
 from incastlab.cli.common import UsageError
-from incastlab.real.emulate import EmulationError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,8 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _core.SimulationError as e:
         err.print(f"[bold red]incast: simulation stopped:[/bold red] {e}", soft_wrap=True)
         return 1
-    except EmulationError as e:
-        err.print(f"[bold red]incast: emulation failed:[/bold red] {e}", soft_wrap=True)
+    except BackendFailed as e:
+        err.print(f"[bold red]incast: {e.what} failed:[/bold red] {e}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")

@@ -80,8 +80,8 @@ def add_emulate_parser(sub: Any) -> None:
         help="run a scenario on real Linux TCP in network namespaces (root)",
         description="Build N sender namespaces and a receiver namespace on a bridge, shape "
         "the receiver's switch port to the link rate with a tc queue of the port buffer, set "
-        "RTOmin per route and the congestion control per socket, run incast serve/bench "
-        "inside, and report with the kernel's timeout and retransmission counters and the "
+        "RTOmin per route and the congestion control per socket, run the block server and "
+        "client inside, and report with the kernel's timeout and retransmission counters and the "
         "queue's drops. Everything made is removed afterwards, also on Ctrl-C or SIGTERM; "
         "leftovers of killed runs are removed at the next start (or with --cleanup).",
         epilog="examples:\n  sudo incast emulate --senders 1,4,16 --link 100Mbps --buffer 32KB "

@@ -108,7 +108,7 @@ def compare_backends(a: argparse.Namespace) -> list[backends.Backend]:
     names = list(dict.fromkeys(b.strip() for b in a.backends.split(",") if b.strip()))
     for n in names:
         if n not in backends.names():
-            raise UsageError(f"--backends: {', '.join(backends.names())}, got {n!r}")
+            raise UsageError(f"--backends: one of {', '.join(backends.names())}, got {n!r}")
     chosen = [backend(n, warmup=a.warmup, time_limit_s=a.time_limit) for n in names]
     if a.plot and all(b.predicts for b in chosen):
         raise UsageError("--plot: give sim or emulate too; the model is drawn over them")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from incastlab import _core
-from incastlab.backends import BackendUnavailable, ProgressFn, off_defaults
+from incastlab.backends import BackendFailed, BackendUnavailable, ProgressFn, off_defaults
 from incastlab.real import bench
 from incastlab.real.signals import sigterm_as_interrupt
 from incastlab.result import Result
@@ -56,8 +56,10 @@ MTU_FRAME = 1514
 RATE_ENVELOPE_BPS = 200_000_000
 
 
-class EmulationError(RuntimeError):
+class EmulationError(BackendFailed):
     """The testbed cannot be built here (not root, a kernel feature missing...)."""
+
+    what = "emulation"
 
 
 def _pid_alive(pid: int) -> bool:
