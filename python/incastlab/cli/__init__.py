@@ -35,11 +35,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"incastlab {_core.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    sim.add_parsers(sub)
-    model.add_parsers(sub)
-    studies.add_parsers(sub)
-    real.add_parsers(sub)
-    sweep.add_parsers(sub)
+    for add in (
+        sim.add_sim_parser,
+        model.add_model_parser,
+        studies.add_mitigate_parser,
+        real.add_emulate_parser,
+        studies.add_compare_parser,
+        sweep.add_sweep_parser,
+        sweep.add_results_parser,
+        sweep.add_plot_parser,
+        sweep.add_report_parser,
+        studies.add_reproduce_parser,
+        real.add_serve_parser,
+        real.add_bench_parser,
+    ):
+        add(sub)
     return p
 
 

@@ -22,7 +22,7 @@ examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_model_parser(sub: Any) -> None:
     m = sub.add_parser(
         "model",
         help="the analytical model (Chen Eq. 1-4) for the same scenarios, in milliseconds",

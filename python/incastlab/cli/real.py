@@ -25,7 +25,7 @@ BENCH_EXAMPLES = """examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_serve_parser(sub: Any) -> None:
     s = sub.add_parser(
         "serve",
         help="serve blocks of synthetic bytes over TCP (the storage server of the incast papers)",
@@ -45,6 +45,8 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
     s.set_defaults(handler=cmd_serve)
 
+
+def add_bench_parser(sub: Any) -> None:
     b = sub.add_parser(
         "bench",
         help="read blocks striped over real servers, block k+1 after all of block k",
@@ -71,7 +73,6 @@ def add_parsers(sub: Any) -> None:
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--out", metavar="FILE.parquet", help="store the result as Parquet")
     b.set_defaults(handler=cmd_bench)
-    add_emulate_parser(sub)
 
 
 def add_emulate_parser(sub: Any) -> None:

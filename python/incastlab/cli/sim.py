@@ -26,7 +26,7 @@ examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_sim_parser(sub: Any) -> None:
     s = sub.add_parser(
         "sim",
         help="packet-level simulation of a scenario over a range of sender counts",

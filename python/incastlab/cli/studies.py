@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def add_parsers(sub: Any) -> None:
+def add_mitigate_parser(sub: Any) -> None:
     g = sub.add_parser(
         "mitigate",
         help="run a scenario under each mitigation and rank them",
@@ -35,6 +35,8 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
     g.set_defaults(handler=cmd_mitigate)
 
+
+def add_compare_parser(sub: Any) -> None:
     c = sub.add_parser(
         "compare",
         help="run one scenario on several backends (sim, emulate, model) side by side",
@@ -52,6 +54,8 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per backend")
     c.set_defaults(handler=cmd_compare)
 
+
+def add_reproduce_parser(sub: Any) -> None:
     x = sub.add_parser(
         "reproduce",
         help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",

@@ -28,7 +28,7 @@ SWEEP_EXAMPLES = """examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_sweep_parser(sub: Any) -> None:
     s = sub.add_parser(
         "sweep",
         help="run a sweep spec (lists and ranges of scenario values) into a results directory",
@@ -54,6 +54,8 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
     s.set_defaults(handler=cmd_sweep)
 
+
+def add_results_parser(sub: Any) -> None:
     r = sub.add_parser(
         "results",
         help="summarize, filter and export a sweep's results",
@@ -75,6 +77,8 @@ def add_parsers(sub: Any) -> None:
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
     r.set_defaults(handler=cmd_results)
 
+
+def add_plot_parser(sub: Any) -> None:
     g = sub.add_parser(
         "plot",
         help="draw a sweep's results: a metric against a coordinate, CDFs, histograms",
@@ -102,6 +106,8 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
     g.set_defaults(handler=cmd_plot)
 
+
+def add_report_parser(sub: Any) -> None:
     h = sub.add_parser(
         "report",
         help="write a self-contained HTML report of a sweep: figures, table, spec",
