@@ -129,6 +129,9 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     ((_, points),) = one_series(a, "compare", "compare draws one scenario on several backends")
     if real:
         envelope_warning(points, err)
+    for b in [] if a.json else chosen:
+        if missing := b.unsupported(points[-1]):
+            err.print(f"[yellow]{b.name} does not honour:[/yellow] " + ", ".join(missing))
     with tracking(err, "comparing", len(points) * len(chosen), not a.json) as tracker:
         c = compare(points, chosen, tracker)
     rows = c.rows()
