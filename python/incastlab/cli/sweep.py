@@ -252,7 +252,7 @@ def _print_rows(
             format_rate(r["goodput_bps"]),
             pct_cell(r.get("goodput_fraction") or 0.0),
             format_time(median * 1e12) if median else "-",
-            f"{r.get('timeouts', 0) or 0:,}" if "timeouts" in r else "-",
+            "-" if r.get("timeouts") is None else f"{r['timeouts']:,}",
             f"{r['wall_s']:.2f}s",
         )
     out.print(
