@@ -3,12 +3,14 @@ count in the same shape, naming the scenario fields it does not use."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from incastlab import _core, model
+from incastlab.backends import ProgressFn, off_defaults
 from incastlab.result import Result
-from incastlab.scenario import Scenario, from_dict
+from incastlab.scenario import Scenario
 
 PS = 1e-12
 
@@ -32,17 +34,6 @@ USED = {
 }
 
 
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and k not in ("buffer", "nic_buffer"):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
-
-
 def port_buffer_bytes(s: dict[str, Any]) -> int:
     """A normalized scenario's per-port buffer in bytes (packet limits count full frames)."""
     buf = s["topology"]["buffer"]
@@ -61,9 +52,7 @@ def rtt_and_rto(s: dict[str, Any]) -> tuple[float, float]:
 
 def ignored_fields(sc: Scenario) -> list[str]:
     """Fields set away from their defaults that the model does not account for."""
-    mine = _flatten(sc.normalized())
-    default = _flatten(from_dict({}).normalized())
-    return sorted(k for k, v in mine.items() if k not in USED and v != default.get(k))
+    return off_defaults(sc, USED)
 
 
 @dataclass(frozen=True)
@@ -96,25 +85,37 @@ class ModelPoint:
         }
 
     def result(self) -> Result:
-        """The prediction as a :class:`Result` (backend ``model``), so that it is stored and
-        printed as the same record as a run."""
+        """The prediction as a :class:`Result` (backend ``model``), so that it is stored,
+        printed and compared as the same record as a run."""
         return Result(
             scenario=self.scenario,
-            report=model_report(self.row()),
+            report=model_report(self.row(), self.scenario),
             version=_core.__version__,
             backend="model",
         )
 
 
-def model_report(row: dict[str, Any]) -> dict[str, Any]:
-    """The model's report: what it predicts for one point, from :meth:`ModelPoint.row` (the
-    shape model points were stored in before records)."""
+def model_report(row: dict[str, Any], scenario: dict[str, Any]) -> dict[str, Any]:
+    """The model's report for one point: every block takes the predicted block time, and the
+    model's own figures (regime, onset, timeouts per block, ignored fields) sit under
+    ``model``. Counters the model does not predict (drops, events) are left out."""
     fields = ("regime", "onset", "sru", "block_time_s", "timeouts_per_block", "ignored")
+    blocks = int(scenario["workload"]["blocks"])
+    block_ps = round(row["block_time_s"] * 1e12)
     return {
         "senders": row["senders"],
         "workload": "sync_read",
+        "app_bytes": row["senders"] * row["sru"] * blocks,
+        "start": 0,
+        "duration": block_ps * blocks,
         "goodput_bps": row["goodput_bps"],
         "link_bps": row["link_bps"],
+        "base_latency": 0,
+        "block_times": [block_ps] * blocks,
+        "flows": [
+            {"flow": i, "background": False, "bytes": row["sru"] * blocks, "fct": None}
+            for i in range(row["senders"])
+        ],
         "model": {k: row.get(k) for k in fields},
     }
 
@@ -162,3 +163,37 @@ def predict_scenario(
         ignored=ignored_fields(sc),
         scenario=s,
     )
+
+
+def predict_series(
+    series: Sequence[tuple[str, Sequence[Scenario]]], **options: Any
+) -> list[tuple[str, list[ModelPoint]]]:
+    """:func:`predict_scenario` (with ``options``) for every point of labelled series."""
+    return [(label, [predict_scenario(sc, **options) for sc in pts]) for label, pts in series]
+
+
+@dataclass(frozen=True)
+class ModelBackend:
+    """The analytical model as a :class:`~incastlab.backends.Backend`: synchronized reads
+    only; names the fields it does not model (:func:`ignored_fields`)."""
+
+    extra_buffer: int = model.CHEN_EXTRA_BUFFER
+    a: float = 1.0
+    a_doubles_at: int | None = None
+    name: str = "model"
+    title: str = "analytical model (Chen Eq. 1-4)"
+    needs_root: bool = False
+    predicts: bool = True
+    parallel: bool = True
+
+    def check(self) -> None:
+        """The model needs nothing but numpy."""
+
+    def unsupported(self, scenario: Scenario) -> list[str]:
+        return ignored_fields(scenario)
+
+    def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
+        point = predict_scenario(
+            scenario, extra_buffer=self.extra_buffer, a=self.a, a_doubles_at=self.a_doubles_at
+        )
+        return point.result()

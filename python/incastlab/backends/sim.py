@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from incastlab import _core
 from incastlab import scenario as sc_mod
+from incastlab.backends import ProgressFn
 from incastlab.result import Result
 from incastlab.scenario import Scenario
-
-ProgressFn = Callable[[int, float], None]
 
 
 def _as_scenario(scenario: Scenario | Mapping[str, Any] | str | Path) -> Scenario:
@@ -52,3 +52,24 @@ def simulate_many(
         if on_result is not None:
             on_result(r)
     return out
+
+
+@dataclass(frozen=True)
+class SimBackend:
+    """The packet-level simulator as a :class:`~incastlab.backends.Backend`: honours every
+    scenario field, runs anywhere, in parallel."""
+
+    name: str = "sim"
+    title: str = "simulator"
+    needs_root: bool = False
+    predicts: bool = False
+    parallel: bool = True
+
+    def check(self) -> None:
+        """The simulator needs nothing beyond the extension module."""
+
+    def unsupported(self, scenario: Scenario) -> list[str]:
+        return []
+
+    def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
+        return simulate(scenario, progress=progress)

@@ -1,18 +1,17 @@
-"""`incast serve` and `incast bench`: the real-TCP block server and synchronized-read client."""
+"""`incast serve`, `bench` and `emulate`: the real-TCP block server, the synchronized-read
+client, and both run in network namespaces on this machine."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from incastlab.cli.common import UsageError, backend, seconds_arg, size_arg, tracking
+from incastlab.cli.flags import add_scenario_flags, envelope_warning, real_tcp_link, series_from
 
-from incastlab import _core
-from incastlab import scenario as sc_mod
-from incastlab.cli.common import UsageError, seconds_arg, sigterm_as_interrupt, size_arg, table
-from incastlab.units import UnitError, format_rate, format_time, parse_rate
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SERVE_EXAMPLES = """examples:
   incast serve --listen 10.0.0.2:9000
@@ -26,7 +25,7 @@ BENCH_EXAMPLES = """examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_serve_parser(sub: Any) -> None:
     s = sub.add_parser(
         "serve",
         help="serve blocks of synthetic bytes over TCP (the storage server of the incast papers)",
@@ -44,7 +43,10 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--cc", metavar="NAME", help="TCP congestion control (TCP_CONGESTION)")
     s.add_argument("--sndbuf", help="socket send buffer (SO_SNDBUF), e.g. 4MiB")
     s.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
+    s.set_defaults(handler=cmd_serve)
 
+
+def add_bench_parser(sub: Any) -> None:
     b = sub.add_parser(
         "bench",
         help="read blocks striped over real servers, block k+1 after all of block k",
@@ -70,9 +72,38 @@ def add_parsers(sub: Any) -> None:
     b.add_argument("--link", default="1Gbps", help="the client's link rate, for '%% link'")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
     b.add_argument("--out", metavar="FILE.parquet", help="store the result as Parquet")
+    b.set_defaults(handler=cmd_bench)
+
+
+def add_emulate_parser(sub: Any) -> None:
+    e = sub.add_parser(
+        "emulate",
+        help="run a scenario on real Linux TCP in network namespaces (root)",
+        description="Build N sender namespaces and a receiver namespace on a bridge, shape "
+        "the receiver's switch port to the link rate with a tc queue of the port buffer, set "
+        "RTOmin per route and the congestion control per socket, run the block server and "
+        "client inside, and report with the kernel's timeout and retransmission counters and the "
+        "queue's drops. Everything made is removed afterwards, also on Ctrl-C or SIGTERM; "
+        "leftovers of killed runs are removed at the next start (or with --cleanup).",
+        epilog="examples:\n  sudo incast emulate --senders 1,4,16 --link 100Mbps --buffer 32KB "
+        "--sru 64KB --blocks 10\n  sudo incast emulate --cleanup",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_scenario_flags(e)
+    e.add_argument("--warmup", type=int, default=1, help="blocks read first, not measured")
+    e.add_argument("--time-limit", type=float, default=300.0, help="seconds per point at most")
+    e.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
+    e.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
+    e.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    e.add_argument("--cleanup", action="store_true", help="only remove dead runs' testbeds")
+    e.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    e.set_defaults(handler=cmd_emulate)
 
 
 def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab import _core
+    from incastlab.real.signals import sigterm_as_interrupt
+
     max_request = size_arg("--max-request", a.max_request)
     if not max_request:
         raise UsageError("--max-request: must be positive")
@@ -106,53 +137,47 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.real import bench as realnet
-
-    try:
-        servers = realnet.parse_servers(a.servers, a.servers_file)
-        link = parse_rate(a.link)
-    except (ValueError, UnitError) as e:
-        raise UsageError(str(e)) from None
+def _bench_sru(a: argparse.Namespace, servers: int) -> int:
+    """Bytes per server per block from --sru or --block (striped over the servers)."""
     if a.sru and a.block:
         raise UsageError("--sru or --block, not both")
     if a.block:
-        block = size_arg("--block", a.block) or 0
-        sru = -(-block // len(servers))
+        sru = -(-(size_arg("--block", a.block) or 0) // servers)
     else:
         sru = size_arg("--sru", a.sru or "256KB") or 0
     if not sru:
         raise UsageError("--sru/--block: must be positive")
     if a.blocks < 1 or a.warmup < 0 or a.fanout_window < 0:
         raise UsageError("--blocks must be at least 1, --warmup and --fanout-window at least 0")
-    scenario = sc_mod.from_dict(
-        {
-            "topology": {"senders": len(servers), "link": f"{link}bps"},
-            "workload": {
-                "sru": f"{sru}B",
-                "blocks": a.blocks,
-                "fanout_window": a.fanout_window,
-                "request_stagger": a.stagger,
-            },
-        }
-    ).normalized()
+    return sru
+
+
+def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.real import bench as realnet
+    from incastlab.units import UnitError, parse_rate
+
     try:
-        raw = realnet.bench(
-            servers,
-            sru=sru,
-            blocks=a.blocks,
-            warmup=a.warmup,
-            time_limit_s=seconds_arg("--time-limit", a.time_limit),
-            fanout_window=a.fanout_window,
-            stagger_s=seconds_arg("--stagger", a.stagger),
-            nodelay=not a.no_nodelay,
-            recv_buffer=size_arg("--rcvbuf", a.rcvbuf),
-            congestion=a.cc,
-        )
+        servers = realnet.parse_servers(a.servers, a.servers_file)
+        link = parse_rate(a.link)
+    except (ValueError, UnitError) as e:
+        raise UsageError(str(e)) from None
+    sru = _bench_sru(a, len(servers))
+    options = dict(
+        sru=sru,
+        blocks=a.blocks,
+        warmup=a.warmup,
+        time_limit_s=seconds_arg("--time-limit", a.time_limit),
+        fanout_window=a.fanout_window,
+        stagger_s=seconds_arg("--stagger", a.stagger),
+        nodelay=not a.no_nodelay,
+        recv_buffer=size_arg("--rcvbuf", a.rcvbuf),
+        congestion=a.cc,
+    )
+    try:
+        r = realnet.run(servers, link_bps=link, request_stagger=a.stagger, **options)
     except RuntimeError as e:
         err.print(f"[bold red]incast bench:[/bold red] {e}", soft_wrap=True)
         return 1
-    r = realnet.to_result(raw, scenario, backend="bench", extra={"servers": servers})
     if a.out:
         from incastlab.result.store import write_parquet
 
@@ -160,29 +185,33 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.json:
         print(json.dumps([r.to_json()], indent=1))
         return 0
-    blocks = r.block_times_s
-    t = table()
-    for col in ("servers", "goodput", "% link", "block p50", "block p99", "block max", "blocks"):
-        t.add_column(col, justify="right")
-    p99 = sorted(blocks)[min(len(blocks) - 1, int(0.99 * len(blocks)))]
-    t.add_row(
-        str(len(servers)),
-        format_rate(r.goodput_bps),
-        f"{100 * r.goodput_fraction:.1f}%",
-        format_time(statistics.median(blocks) * 1e12),
-        format_time(p99 * 1e12),
-        format_time(max(blocks) * 1e12),
-        f"{len(blocks)}" + (" (time limit)" if raw["truncated"] else ""),
-    )
-    out.print(f"[bold]incast bench[/bold] · SRU {sru:,} B · {len(servers)} servers")
-    out.print(t)
+    from incastlab.cli.render import print_bench
+
+    print_bench(out, r, sru, len(servers))
     return 0
 
 
-def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
-    """Run `serve` or `bench`; ``None`` for other commands."""
-    if a.command == "serve":
-        return cmd_serve(a, out, err)
-    if a.command == "bench":
-        return cmd_bench(a, out, err)
-    return None
+def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.cli.sim import write_outputs
+    from incastlab.series import labelled, run_series
+
+    if a.cleanup:
+        from incastlab.real.emulate import remove_leftovers
+
+        err.print(f"removed the testbeds of {len(remove_leftovers())} dead run(s)")
+        return 0
+    emulation = backend("emulate", warmup=a.warmup, time_limit_s=a.time_limit)
+    real_tcp_link(a)
+    series = series_from(a)
+    envelope_warning((sc for _, pts in series for sc in pts), err)
+    total = sum(len(p) for _, p in series)
+    with tracking(err, "emulating", total, not a.json and not a.quiet) as tracker:
+        run = run_series(series, emulation, tracker)
+    if a.json:
+        print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+    elif not a.quiet:
+        from incastlab.cli.render import print_runs
+
+        print_runs(out, run, "emulate", " · real Linux TCP")
+    write_outputs(a, run, series, "Incast on real Linux TCP (namespaces)")
+    return 0

@@ -1,34 +1,24 @@
-"""`incast sweep`, `results`, `plot`, `report` and `reproduce`: run sweeps into directories,
-read, draw and report them, and rerun the seeds' experiments."""
+"""`incast sweep`, `results`, `plot` and `report`: run sweeps into directories, read, draw
+and report them."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-from incastlab.cli.common import UsageError, require_emulation, table
-from incastlab.plot.sweep import METRICS, params_key
-from incastlab.sweep.spec import Point, load_spec
-from incastlab.sweep.store import SweepStore, flat_rows, over_seeds
-from incastlab.units import format_rate, format_time
+from incastlab import backends
+from incastlab.cli.common import UsageError, backend, pct_cell, table
+from incastlab.sweep.metrics import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from incastlab.sweep.store import SweepStore
 
 SWEEP_EXAMPLES = """examples:
   incast sweep examples/sweep-rto.toml                    # into sweeps/sweep-rto/
@@ -39,7 +29,7 @@ SWEEP_EXAMPLES = """examples:
 """
 
 
-def add_parsers(sub: Any) -> None:
+def add_sweep_parser(sub: Any) -> None:
     s = sub.add_parser(
         "sweep",
         help="run a sweep spec (lists and ranges of scenario values) into a results directory",
@@ -53,7 +43,7 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--out", metavar="DIR", help="results directory (default: sweeps/SPEC-NAME)")
     s.add_argument(
         "--backend",
-        choices=("sim", "model", "emulate"),
+        choices=backends.names(),
         help="override sweep.backend (emulate: real Linux TCP, root, one point at a time)",
     )
     s.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
@@ -63,17 +53,17 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--dry-run", action="store_true", help="list the points, run nothing")
     s.add_argument("--json", action="store_true", help="print the outcome as JSON")
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    s.set_defaults(handler=cmd_sweep)
 
+
+def add_results_parser(sub: Any) -> None:
     r = sub.add_parser(
         "results",
         help="summarize, filter and export a sweep's results",
-        description="The sweep's coordinates and headline numbers. With several seeds, one "
-        "row per combination of the other coordinates: n, and each metric's mean and the "
-        "half-width of its 95%% Student-t interval over the seeds (mean ± ci95); --per-seed "
-        "shows every point instead, as records. The table, --csv and --json show the same view.",
+        description="One row per stored point: the sweep's coordinates and headline numbers.",
         epilog="examples:\n  incast results sweeps/rto\n"
         "  incast results sweeps/rto --where topology.senders=16 --json\n"
-        "  incast results sweeps/rto --per-seed --csv rto.csv",
+        "  incast results sweeps/rto --csv rto.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("dir", help="a directory written by incast sweep")
@@ -89,7 +79,10 @@ def add_parsers(sub: Any) -> None:
     )
     r.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.set_defaults(handler=cmd_results)
 
+
+def add_plot_parser(sub: Any) -> None:
     g = sub.add_parser(
         "plot",
         help="draw a sweep's results: a metric against a coordinate, CDFs, histograms",
@@ -115,7 +108,10 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--logy", action="store_true", help="logarithmic y axis (line)")
     g.add_argument("--title", default="", help="figure title")
     g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
+    g.set_defaults(handler=cmd_plot)
 
+
+def add_report_parser(sub: Any) -> None:
     h = sub.add_parser(
         "report",
         help="write a self-contained HTML report of a sweep: figures, table, spec",
@@ -125,27 +121,7 @@ def add_parsers(sub: Any) -> None:
     h.add_argument("dir", help="a directory written by incast sweep")
     h.add_argument("--out", metavar="FILE.html", help="(default: DIR/report.html)")
 
-    x = sub.add_parser(
-        "reproduce",
-        help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",
-        description="Run an experiment of the seeds (experiments/NAME: its sweep specs and the "
-        "paper's numbers), draw its figure and write a verdict comparing incastlab's numbers "
-        "with the paper's. Results are stored per sweep, so a rerun resumes.",
-        epilog="examples:\n  incast reproduce --list\n  incast reproduce chen-fig3\n"
-        "  incast reproduce --all --out reproductions",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    x.add_argument("names", nargs="*", metavar="NAME", help="experiments to reproduce")
-    x.add_argument("--list", action="store_true", help="list the experiments")
-    x.add_argument("--all", action="store_true", help="reproduce every experiment")
-    x.add_argument("--out", default="reproductions", metavar="DIR", help="(default: %(default)s)")
-    x.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
-    x.add_argument(
-        "--update-expected",
-        action="store_true",
-        help="also copy the figures and verdict into experiments/NAME/expected/",
-    )
-    x.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    h.set_defaults(handler=cmd_report)
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -154,12 +130,12 @@ def _label(params: dict[str, Any]) -> str:
 
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.sweep.run import DaskMissing, run_points
+    from incastlab.sweep.spec import load_spec
+    from incastlab.sweep.store import SweepStore
 
     spec = load_spec(a.spec)
-    if a.backend:
-        spec.backend = a.backend
-    if spec.backend == "emulate":
-        require_emulation()
+    spec.backend = a.backend or spec.backend
+    backend(spec.backend)
     if a.workers is not None and a.workers < 1:
         raise UsageError("--workers: at least 1")
     points = spec.points()
@@ -170,9 +146,42 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     store = SweepStore(a.out or Path("sweeps") / spec.name)
     store.create(spec.store_meta(len(points)))
-    show = not a.json and not a.quiet
-    failures = 0
-    bar = Progress(
+    with _sweep_bar(err, not a.json and not a.quiet) as bar:
+        task = bar.add_task(spec.name, total=len(points), failed=0)
+        bar.update(task, completed=len(store.done() & {p.key for p in points}))
+        failed = [0]
+
+        def progress(p: Any, ok: bool) -> None:
+            failed[0] += 0 if ok else 1
+            bar.update(task, advance=1, failed=failed[0], description=_label(p.params))
+
+        try:
+            res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
+        except DaskMissing as e:
+            raise UsageError(str(e)) from None
+    if a.json:
+        print(json.dumps(res.summary(store.root), indent=1))
+    elif not a.quiet:
+        _print_rows(store, out, err, [])
+        err.print(
+            f"{res.ran} run, {res.skipped} already stored, {len(res.failed)} failed "
+            f"({res.wall_s:.1f}s) → {store.root}"
+        )
+    return 1 if res.failed else 0
+
+
+def _sweep_bar(err: Console, show: bool) -> Progress:
+    """The sweep's progress bar: points done, failed, time and ETA."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
         TextColumn("[bold]sweep[/bold] {task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -184,37 +193,6 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         disable=not (show and err.is_terminal),
         transient=True,
     )
-    with bar:
-        task = bar.add_task(spec.name, total=len(points), failed=0)
-        done = len(store.done() & {p.key for p in points})
-        bar.update(task, completed=done)
-
-        def progress(p: Point, ok: bool) -> None:
-            nonlocal failures
-            failures += 0 if ok else 1
-            bar.update(task, advance=1, failed=failures, description=_label(p.params))
-
-        try:
-            res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
-        except DaskMissing as e:
-            raise UsageError(str(e)) from None
-    summary = {
-        "dir": str(store.root),
-        "points": res.total,
-        "already_done": res.skipped,
-        "ran": res.ran,
-        "failed": len(res.failed),
-        "wall_s": res.wall_s,
-    }
-    if a.json:
-        print(json.dumps(summary, indent=1))
-    elif not a.quiet:
-        _print_rows(store, out, err, [])
-        err.print(
-            f"{res.ran} run, {res.skipped} already stored, {len(res.failed)} failed "
-            f"({res.wall_s:.1f}s) → {store.root}"
-        )
-    return 1 if res.failed else 0
 
 
 def _filters(items: list[str]) -> list[tuple[str, str]]:
@@ -238,6 +216,17 @@ def resolve(flag: str, key: str, axes: set[str]) -> str:
     raise UsageError(f"{flag}: {key!r} {what}: {', '.join(sorted(axes))}")
 
 
+def _open(path: str) -> tuple[SweepStore, dict[str, Any]]:
+    """A sweep directory and its metadata; a usage error if it is none."""
+    from incastlab.sweep.store import SweepStore
+
+    store = SweepStore(path)
+    try:
+        return store, store.meta()
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+
+
 def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str, Any]]:
     rows = store.rows()
     keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
@@ -249,6 +238,9 @@ def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str,
 def _print_rows(
     store: SweepStore, out: Console, err: Console, where: list[tuple[str, str]]
 ) -> None:
+    from incastlab.plot.sweep import params_key
+    from incastlab.units import format_rate, format_time
+
     rows = sorted(_selected(store, where), key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
@@ -258,15 +250,13 @@ def _print_rows(
     for col in ("goodput", "% link", "block p50", "timeouts", "wall"):
         t.add_column(col, justify="right")
     for r in rows:
-        pct = 100 * (r.get("goodput_fraction") or 0.0)
-        style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
         median = r.get("block_time_median_s") or r.get("model_block_time_s")
         t.add_row(
             *[str(r["params"].get(k, "")) for k in axes],
             format_rate(r["goodput_bps"]),
-            f"[{style}]{pct:.1f}%[/{style}]",
+            pct_cell(r.get("goodput_fraction") or 0.0),
             format_time(median * 1e12) if median else "-",
-            f"{r.get('timeouts', 0) or 0:,}" if "timeouts" in r else "-",
+            "-" if r.get("timeouts") is None else f"{r['timeouts']:,}",
             f"{r['wall_s']:.2f}s",
         )
     out.print(
@@ -282,6 +272,9 @@ def _print_summary(
     store: SweepStore, summary: pd.DataFrame, axes: list[str], out: Console, err: Console
 ) -> None:
     """The seed-aggregated view: mean ± 95% interval half-width."""
+    import math
+
+    from incastlab.units import format_rate, format_time
 
     def cell(m: str, fmt: Any) -> list[str]:
         mean, half = summary.get(f"{m}_mean"), summary.get(f"{m}_ci95")
@@ -315,39 +308,23 @@ def _print_summary(
 
 
 def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
-    store = SweepStore(a.dir)
-    try:
-        meta = store.meta()
-    except FileNotFoundError as e:
-        raise UsageError(str(e)) from None
+    from incastlab.plot.sweep import params_key
+    from incastlab.sweep.store import results_view, write_csv
+
+    store, meta = _open(a.dir)
     where = _filters(a.where)
     rows = sorted(_selected(store, where), key=params_key)
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
-    per_seed = a.per_seed or "seed" not in axes
-    view: list[dict[str, Any]]
-    if per_seed:
-        view = flat_rows(rows)
-    else:
-        summary = over_seeds(rows, axes)
-        view = [
-            {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
-            for r in summary.to_dict("records")
-        ]
+    view, summary = results_view(rows, axes, per_seed=a.per_seed)
     if a.csv:
-        cols: list[str] = []
-        for r in view:
-            cols += [k for k in r if k not in cols]
-        with open(a.csv, "w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=cols)
-            w.writeheader()
-            w.writerows(view)
+        write_csv(view, a.csv)
         err.print(f"wrote {len(view)} rows to {a.csv}")
     if a.json:
         json.dump(view, sys.stdout, indent=1, default=str)
         print()
     if a.csv or a.json:
         return 0
-    if per_seed:
+    if summary is None:
         _print_rows(store, out, err, where)
     else:
         _print_summary(store, summary, [k for k in axes if k != "seed"], out, err)
@@ -356,14 +333,11 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.plot import sweep as sweep_plot
+    from incastlab.sweep.metrics import metric
 
     if Path(a.out).suffix.lower() not in (".png", ".pdf", ".svg"):
         raise UsageError(f"--out: a .png, .pdf or .svg file, got {a.out!r}")
-    store = SweepStore(a.dir)
-    try:
-        meta = store.meta()
-    except FileNotFoundError as e:
-        raise UsageError(str(e)) from None
+    store, meta = _open(a.dir)
     rows = _selected(store, _filters(a.where))
     if not rows:
         raise UsageError(f"{a.dir}: no stored points match")
@@ -373,7 +347,7 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.hue is not None:
         a.hue = resolve("--hue", a.hue, axes)
     if a.kind == "line":
-        col = sweep_plot.metric(a.y)[0]
+        col = metric(a.y)[0]
         if not any(isinstance(r.get(col), int | float) for r in rows):
             raise UsageError(
                 f"--y: no numeric {a.y!r} in these results; try one of {', '.join(METRICS)}"
@@ -394,76 +368,10 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.plot.report import write_report
 
-    store = SweepStore(a.dir)
+    store, _ = _open(a.dir)
     try:
-        store.meta()
         path = write_report(a.dir, a.out or store.root / "report.html")
     except (FileNotFoundError, ValueError) as e:
         raise UsageError(str(e)) from None
     err.print(f"wrote {path}")
     return 0
-
-
-def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.studies.reproduce import experiments, reproduce
-
-    exps = experiments()
-    if a.list:
-        t = table()
-        t.add_column("name")
-        t.add_column("reproduces")
-        for name, e in exps.items():
-            t.add_row(name, e.title)
-        out.print(t)
-        return 0
-    names = list(exps) if a.all else a.names
-    if not names:
-        raise UsageError("name an experiment (incast reproduce --list), or give --all")
-    for n in names:
-        if n not in exps:
-            raise UsageError(f"unknown experiment {n!r}; known: {', '.join(exps)}")
-    reports = []
-    for n in names:
-        rep = reproduce(
-            n,
-            a.out,
-            workers=a.workers,
-            update_expected=a.update_expected,
-            progress=None if a.json else (lambda m: err.print(f"[dim]{m}[/dim]")),
-        )
-        reports.append(rep)
-        if not a.json:
-            mark = "[green]agrees[/green]" if rep.agrees else "[yellow]differs[/yellow]"
-            out.print(f"[bold]{n}[/bold] · {rep.experiment.title} · {mark} ({rep.wall_s:.1f}s)")
-            for c in rep.findings.claims:
-                sign = "[green]✓[/green]" if c.ok else "[red]✗[/red]"
-                out.print(f"  {sign} {c.text}: {c.measured}")
-            out.print(f"  [dim]→ {rep.out / 'verdict.md'}[/dim]")
-    if a.json:
-        rows = [
-            {
-                "name": r.experiment.name,
-                "agrees": r.agrees,
-                "wall_s": r.wall_s,
-                "claims": [
-                    {"text": c.text, "ok": c.ok, "measured": c.measured} for c in r.findings.claims
-                ],
-                "verdict": str(r.out / "verdict.md"),
-            }
-            for r in reports
-        ]
-        print(json.dumps(rows, indent=1))
-    return 0
-
-
-def dispatch(a: argparse.Namespace, out: Console, err: Console) -> int | None:
-    """Run a sweep command; ``None`` for other commands."""
-    commands = {
-        "sweep": cmd_sweep,
-        "results": cmd_results,
-        "plot": cmd_plot,
-        "reproduce": cmd_reproduce,
-        "report": cmd_report,
-    }
-    command = commands.get(a.command)
-    return None if command is None else command(a, out, err)

@@ -287,3 +287,22 @@ def maa_interval(n: int, sigma: float) -> int:
     if n == 1:
         return 0
     return math.floor(n / (s * math.log(n)))
+
+
+def rto_random_table(
+    senders: Sequence[int], rto_min: float, delta: float
+) -> list[dict[str, float | int]]:
+    """Per sender count: E[X] (Eq. 6), its standard deviation (Eq. 7) and
+    P(X > RTOmin + delta/4) (Eq. 4), for RTOs uniform in RTOmin ± delta/2 (seconds)."""
+    ex = expected_max_rto(senders, rto_min, delta)
+    var = var_max_rto(senders, rto_min, delta)
+    late = rto_exceeds(rto_min + delta / 4, senders, rto_min, delta)
+    return [
+        {
+            "senders": n,
+            "expected_max_rto_s": float(e),
+            "sd_max_rto_s": float(v) ** 0.5,
+            "p_exceeds_rto_min_plus_quarter_delta": float(p),
+        }
+        for n, e, v, p in zip(senders, ex, var, late, strict=True)
+    ]

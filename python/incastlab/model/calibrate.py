@@ -74,6 +74,28 @@ class Calibration:
             "p90_error": e[int(0.9 * (len(e) - 1))],
         }
 
+    def worst(self, k: int = 12) -> list[Point]:
+        """The ``k`` points where the model is furthest from the simulator."""
+        return sorted(self.points, key=lambda q: -q.error)[:k]
+
+    def to_json(self) -> dict[str, Any]:
+        """The fit, its summary and every point."""
+        pts = [
+            {
+                "senders": q.senders,
+                "sru": q.sru,
+                "buffer": q.buffer,
+                "rto_min": q.rto_min,
+                "sim_bps": q.sim.goodput_bps,
+                "model_bps": q.model_bps,
+                "regime": q.regime,
+                "error": q.error,
+                "sim_timeouts": q.sim.timeouts,
+            }
+            for q in self.points
+        ]
+        return {**self.summary(), "points": pts}
+
     def breakdown(self, key: str) -> dict[Any, dict[str, float]]:
         """Median and 90th-percentile error grouped by one grid axis."""
         out: dict[Any, dict[str, float]] = {}

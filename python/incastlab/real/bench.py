@@ -43,7 +43,7 @@ def parse_servers(spec: str | None, file: str | None) -> list[str]:
     return out
 
 
-def bench(
+def config(
     servers: Sequence[str],
     *,
     sru: int,
@@ -57,8 +57,8 @@ def bench(
     congestion: str | None = None,
     connect_timeout_s: float = 5.0,
 ) -> dict[str, Any]:
-    """Run the client; the raw result (times in µs)."""
-    cfg = {
+    """The Rust client's configuration (what ``_core.bench`` reads as JSON)."""
+    return {
         "servers": list(servers),
         "sru": sru,
         "blocks": blocks,
@@ -71,7 +71,11 @@ def bench(
         "congestion": congestion,
         "connect_timeout_s": connect_timeout_s,
     }
-    out: dict[str, Any] = json.loads(_core.bench(json.dumps(cfg)))
+
+
+def bench(servers: Sequence[str], **options: Any) -> dict[str, Any]:
+    """Run the client (options as :func:`config`); the raw result (times in µs)."""
+    out: dict[str, Any] = json.loads(_core.bench(json.dumps(config(servers, **options))))
     return out
 
 
@@ -109,3 +113,30 @@ def to_result(
     if extra:
         report.update(extra)
     return Result(scenario=scenario, report=report, version=_core.__version__, backend=backend)
+
+
+def run(
+    servers: Sequence[str], *, link_bps: int, request_stagger: str = "0us", **options: Any
+) -> Result:
+    """Run the client against real servers (options as :func:`config`) and report it as a
+    :class:`Result` of backend ``bench``, with the scenario it stands for."""
+    from incastlab.scenario import from_dict
+
+    scenario = from_dict(
+        {
+            "topology": {"senders": len(servers), "link": f"{link_bps}bps"},
+            "workload": {
+                "sru": f"{options['sru']}B",
+                "blocks": options["blocks"],
+                "fanout_window": options.get("fanout_window", 0),
+                "request_stagger": request_stagger,
+            },
+        }
+    ).normalized()
+    raw = bench(servers, **options)
+    return to_result(raw, scenario, backend="bench", extra={"servers": list(servers)})
+
+
+def responses_s(r: Result) -> list[list[float]]:
+    """Each block's per-server response times, seconds."""
+    return [[t / 1e12 for t in b] for b in r.report["response_times"]]

@@ -8,7 +8,8 @@ handling raced in our tests; `ip -batch` is one netlink session per namespace):
   whose queue limit is the scenario's port buffer in bytes: the incast bottleneck;
 - each sender's NIC is shaped to the link rate;
 - RTOmin is set on every route (`rto_min`), congestion control per socket (TCP_CONGESTION);
-- one `incast serve` runs in each sender namespace, `incast bench` in the receiver's;
+- the Rust block server runs in each sender namespace and the Rust client in the receiver's,
+  through the small :mod:`incastlab.real.agent` entry point (not the whole CLI);
 - the result carries the kernel's evidence: TcpExt timeouts and retransmitted segments of the
   senders, and the bottleneck qdisc's drops and peak backlog (sampled).
 
@@ -34,11 +35,16 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from incastlab import _core
-from incastlab.cli.common import sigterm_as_interrupt
+from incastlab.backends import BackendFailed, BackendUnavailable, ProgressFn, off_defaults
+from incastlab.real import bench
+from incastlab.real.signals import sigterm_as_interrupt
 from incastlab.result import Result
-from incastlab.scenario import Scenario
+
+if TYPE_CHECKING:
+    from incastlab.scenario import Scenario
 
 NS_RE = re.compile(r"^il(\d+)-")
 LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
@@ -50,8 +56,10 @@ MTU_FRAME = 1514
 RATE_ENVELOPE_BPS = 200_000_000
 
 
-class EmulationError(RuntimeError):
+class EmulationError(BackendFailed):
     """The testbed cannot be built here (not root, a kernel feature missing...)."""
+
+    what = "emulation"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -308,6 +316,11 @@ def testbed(sc: Scenario) -> Iterator[Testbed]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _agent(netns: str) -> list[str]:
+    """The command line of the namespace agent run in ``netns``."""
+    return ["ip", "netns", "exec", netns, sys.executable, "-m", "incastlab.real.agent"]
+
+
 def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result:
     """Run the scenario's synchronized reads on real TCP in a fresh testbed."""
     s = sc.normalized()
@@ -317,23 +330,11 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
+    sru = w["sru"] if w["sru"] is not None else -(-w["block"] // s["topology"]["senders"])
     with testbed(sc) as tb:
         for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True):
             p = subprocess.Popen(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    sys.executable,
-                    "-m",
-                    "incastlab.cli",
-                    "serve",
-                    "--listen",
-                    f"{ip}:9000",
-                    "--cc",
-                    cc,
-                ],
+                [*_agent(ns), "serve", f"{ip}:9000", cc],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -356,40 +357,20 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        servers = ",".join(f"{ip}:9000" for ip in tb.sender_ips)
+        servers = [f"{ip}:9000" for ip in tb.sender_ips]
+        config = bench.config(
+            servers,
+            sru=sru,
+            blocks=w["blocks"],
+            warmup=warmup,
+            time_limit_s=time_limit_s,
+            fanout_window=w["fanout_window"],
+            stagger_s=w["request_stagger"] / 1e12,
+            congestion=cc,
+        )
         t0 = time.perf_counter()
         client = subprocess.run(
-            [
-                "ip",
-                "netns",
-                "exec",
-                tb.receiver,
-                sys.executable,
-                "-m",
-                "incastlab.cli",
-                "bench",
-                "--servers",
-                servers,
-                "--sru",
-                f"{w['sru']}B",
-                "--blocks",
-                str(w["blocks"]),
-                "--warmup",
-                str(warmup),
-                "--cc",
-                cc,
-                "--time-limit",
-                f"{time_limit_s}s",
-                "--fanout-window",
-                str(w["fanout_window"]),
-                "--stagger",
-                f"{w['request_stagger']}ps",
-                "--link",
-                f"{s['topology']['receiver_link']}bps",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
+            [*_agent(tb.receiver), "bench", json.dumps(config)], capture_output=True, text=True
         )
         wall = time.perf_counter() - t0
         stop.set()
@@ -407,14 +388,17 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
-    # `incast bench --json` prints a list of one record, which holds the client's report.
-    (raw,) = json.loads(client.stdout)
+    # The per-server size, also when the scenario gives a block striped over the servers.
+    as_run = {**s, "workload": {**w, "sru": sru}}
+    measured = bench.to_result(
+        json.loads(client.stdout), as_run, backend="emulate", extra={"servers": servers}
+    ).report
 
     def delta(key: str) -> int:
         return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before, strict=True))
 
     # The client's own report (exact times, its time-limit flag), plus the kernel's evidence.
-    out = dict(raw["report"])
+    out = dict(measured)
     out.update(
         {
             "timeouts": delta("TcpExt.TCPTimeouts"),
@@ -439,3 +423,54 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         }
     )
     return Result(scenario=s, report=out, version=_core.__version__, backend="emulate")
+
+
+#: Normalized-scenario fields the testbed builds or the kernel is told (the rest is the
+#: kernel's own behaviour, or, like propagation delay, missing without netem).
+HONOURED = {
+    "topology.kind",
+    "topology.senders",
+    "topology.link",
+    "topology.receiver_link",
+    "topology.buffer",
+    "tcp.rto_min",
+    "tcp.congestion_control",
+    "tcp.initial_window",
+    "tcp.sack",
+    "tcp.frto",
+    "tcp.ecn",
+    "transport",
+    "workload.kind",
+    "workload.sru",
+    "workload.block",
+    "workload.blocks",
+    "workload.fanout_window",
+    "workload.request_stagger",
+}
+
+
+@dataclass(frozen=True)
+class EmulateBackend:
+    """Real Linux TCP in network namespaces as a :class:`~incastlab.backends.Backend`: needs
+    root; one point at a time, as its testbed shares this machine's CPUs and kernel."""
+
+    warmup: int = 1
+    time_limit_s: float = 300.0
+    name: str = "emulate"
+    title: str = "real Linux TCP (namespaces)"
+    needs_root: bool = True
+    predicts: bool = False
+    parallel: bool = False
+
+    def check(self) -> None:
+        try:
+            check_can_emulate()
+        except EmulationError as e:
+            raise BackendUnavailable(str(e)) from None
+
+    def unsupported(self, scenario: Scenario) -> list[str]:
+        # The RTT is the veths' and CPUs' whatever the scenario says: no netem here.
+        return sorted({*off_defaults(scenario, HONOURED), "topology.rtt"})
+
+    def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
+        return run(scenario, warmup=self.warmup, time_limit_s=self.time_limit_s)

@@ -25,7 +25,7 @@ def upgrade(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if backend == "model":
             from incastlab.backends.model import model_report
 
-            report = model_report(row)
+            report = model_report(row, scenario)
         elif not isinstance(report, dict):
             report = _report_from_row(row)
         r = Result(scenario=scenario, report=report, version=str(row["version"]), backend=backend)

@@ -8,12 +8,17 @@ randomization interval is a share of *this* RTOmin.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from incastlab.backends.model import port_buffer_bytes
 from incastlab.result import Result
+
+if TYPE_CHECKING:
+    from incastlab.backends import Backend
+    from incastlab.scenario import Scenario
+    from incastlab.series import Tracker
 
 Overrides = dict[str, Any]
 
@@ -200,3 +205,78 @@ class Outcome:
     def timeouts_per_block(self) -> float:
         blocks = sum(len(r.block_times_s) for r in self.results)
         return sum(r.timeouts for r in self.results) / max(1, blocks)
+
+
+@dataclass
+class Ranking:
+    """The mitigations that ran, best mean goodput first, and those skipped with why."""
+
+    ranked: list[Outcome]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> Outcome:
+        return next(o for o in self.ranked if o.mitigation.name == "baseline")
+
+    def to_json(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = [
+            {
+                "mitigation": o.mitigation.name,
+                "what": o.mitigation.what,
+                "mean_goodput_bps": o.mean_goodput,
+                "block_time_p50_s": o.block_quantile(0.5),
+                "block_time_p99_s": o.block_quantile(0.99),
+                "timeouts_per_block": o.timeouts_per_block,
+                "points": [r.row() | {"scenario": r.scenario} for r in o.results],
+            }
+            for o in self.ranked
+        ]
+        rows += [{"mitigation": name, "skipped": why} for name, why in self.skipped]
+        return rows
+
+
+def apply(m: Mitigation, points: Sequence[Scenario]) -> list[Scenario]:
+    """``points`` with ``m`` applied; :class:`ScenarioError` if the scenario cannot take it."""
+    from incastlab import scenario as sc_mod
+
+    return [
+        sc_mod.from_dict(
+            sc_mod.apply_overrides(sc.model_dump(), m.overrides(sc.normalized())),
+            normalized=True,
+        )
+        for sc in points
+    ]
+
+
+def mitigate(
+    points: Sequence[Scenario],
+    chosen: Sequence[Mitigation] = MITIGATIONS,
+    *,
+    backend: Backend | None = None,
+    tracker: Tracker | None = None,
+) -> Ranking:
+    """Run ``points`` under each mitigation (on the simulator unless told otherwise) and rank
+    them by mean goodput. A mitigation the scenario cannot take (PFC with a shared buffer,
+    say) is skipped with the reason, not run."""
+    from incastlab import backends
+    from incastlab.scenario import ScenarioError
+
+    runner = backend or backends.get("sim")
+    outcomes: list[Outcome] = []
+    skipped: list[tuple[str, str]] = []
+    for m in chosen:
+        try:
+            changed = apply(m, points)
+        except ScenarioError as e:
+            skipped.append((m.name, str(e)))
+            if tracker:
+                tracker.done(len(points))
+            continue
+        results = []
+        for sc in changed:
+            tick = tracker.start(f"{m.name} N={sc.senders}") if tracker else None
+            results.append(runner.run(sc, progress=tick))
+            if tracker:
+                tracker.done()
+        outcomes.append(Outcome(m, results))
+    return Ranking(sorted(outcomes, key=lambda o: -o.mean_goodput), skipped)

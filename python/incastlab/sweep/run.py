@@ -18,9 +18,10 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from incastlab import _core
+from incastlab import _core, backends
 from incastlab.result import Result
 from incastlab.sweep.spec import Point
 from incastlab.sweep.store import SweepStore
@@ -44,24 +45,12 @@ def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
 
 
 def _run_point(backend: str, scenario_json: str) -> dict[str, Any]:
+    from incastlab import backends
     from incastlab import scenario as sc_mod
 
     t0 = time.perf_counter()
     sc = sc_mod.from_dict(json.loads(scenario_json), normalized=True)
-    if backend == "sim":
-        from incastlab.backends.sim import simulate
-
-        r = simulate(sc)
-    elif backend == "emulate":
-        from incastlab.real import emulate
-
-        r = emulate.run(sc)
-    elif backend == "model":
-        from incastlab.backends.model import predict_scenario
-
-        r = predict_scenario(sc).result()
-    else:
-        raise ValueError(f"unknown backend {backend!r}")
+    r = backends.get(backend).run(sc)
     return {"result": r, "wall_s": time.perf_counter() - t0}
 
 
@@ -74,6 +63,17 @@ class Outcome:
     ran: int = 0
     failed: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+
+    def summary(self, root: Path) -> dict[str, Any]:
+        """What ``incast sweep --json`` prints."""
+        return {
+            "dir": str(root),
+            "points": self.total,
+            "already_done": self.skipped,
+            "ran": self.ran,
+            "failed": len(self.failed),
+            "wall_s": self.wall_s,
+        }
 
 
 Progress = Callable[[Point, bool], None]
@@ -131,8 +131,8 @@ def run_points(
     if not todo:
         return out
     n = workers or os.cpu_count() or 1
-    if any(p.backend == "emulate" for p in todo.values()):
-        # Emulated points share this machine's CPUs and kernel: one at a time, here.
+    if not all(backends.get(b).parallel for b in {p.backend for p in todo.values()}):
+        # Real TCP shares this machine's CPUs and kernel: one point at a time, here.
         n, dask = 1, None
     with _executor(min(n, len(todo)), dask) as (submit, as_completed):
         futures = {

@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from incastlab import _core
+from incastlab import _core, backends
 from incastlab import scenario as sc_mod
 from incastlab.scenario import Scenario, ScenarioError
 from incastlab.units import UnitError, is_int_ranges, parse_int_ranges
 
 #: Most points one sweep may hold.
 MAX_POINTS = 100_000
-BACKENDS = ("sim", "model", "emulate")
 #: Keys whose value is itself a list: only a list *of those* is an axis.
 _LIST_VALUED = {"workload.query_size_cdf"}
 #: Keys whose value may be a table ({bytes = ..., packets = ...}) rather than a section.
@@ -163,8 +162,8 @@ def parse_spec(data: Mapping[str, Any], *, name: str = "sweep") -> Spec:
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= 1000:
         raise ScenarioError(f"sweep.seeds: a number of seeds 1..1000, got {seeds!r}")
     backend = sweep.get("backend", "sim")
-    if backend not in BACKENDS:
-        raise ScenarioError(f"sweep.backend: one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend not in backends.names():
+        raise ScenarioError(f"sweep.backend: one of {', '.join(backends.names())}, got {backend!r}")
     single: dict[str, Any] = {}
     axes: dict[str, list[Any]] = {}
     for key, value in _leaves(raw):

@@ -16,6 +16,7 @@ moment leaves only whole points behind.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -148,3 +149,33 @@ def over_seeds(rows: Sequence[dict[str, Any]], axes: Sequence[str]) -> pd.DataFr
         columns=[*keys, *NUMERIC],
     )
     return aggregate(frame, by=keys)
+
+
+def results_view(
+    rows: Sequence[dict[str, Any]], axes: Sequence[str], *, per_seed: bool = False
+) -> tuple[list[dict[str, Any]], pd.DataFrame | None]:
+    """What ``incast results`` shows: the flat rows of every point, or, when the sweep has
+    several seeds and ``per_seed`` is not asked for, one row per configuration aggregated
+    over seeds (:func:`over_seeds`; NaN becomes ``None``). The aggregate frame is returned
+    too, ``None`` for the per-point view."""
+    if per_seed or "seed" not in axes:
+        return flat_rows(rows), None
+    summary = over_seeds(rows, axes)
+    view = [
+        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+        for r in summary.to_dict("records")
+    ]
+    return view, summary
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """``rows`` as CSV, with every key any row has as a column (in order of appearance)."""
+    import csv
+
+    cols: list[str] = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)

@@ -1,0 +1,262 @@
+"""The tables the commands print: what a person reads (``--json`` is for machines)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import pct_cell, table
+from incastlab.units import format_rate, format_size, format_time
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from incastlab.backends.model import ModelPoint
+    from incastlab.model.calibrate import Calibration
+    from incastlab.result import Result
+    from incastlab.series import SeriesRun
+    from incastlab.studies.compare import Comparison
+    from incastlab.studies.mitigate import Ranking
+
+
+def _s(seconds: float | None) -> str:
+    return format_time((seconds or 0) * 1e12)
+
+
+def _workload_cells(kind: str, row: dict[str, Any]) -> list[str]:
+    if kind == "queries":
+        return [f"{row['queries']:,}", _s(row["query_fct_mean_s"]), _s(row["query_fct_p99_s"])]
+    if kind == "incast":
+        over = row["fct_overhead"]
+        return [_s(row["fct_max_s"]), f"{100 * over:+.1f}%" if over is not None else "-"]
+    timeouts = row["blocks_with_timeouts"]
+    return [
+        _s(row["block_time_median_s"]),
+        _s(row["block_time_max_s"]),
+        "-" if timeouts is None else f"{timeouts}/{row['blocks']}",
+    ]
+
+
+def results_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
+    """One row per sender count: goodput, the workload's times, timeouts, drops, wall time."""
+    kind = results[0].report["workload"]
+    t = table()
+    middle = {
+        "incast": ["last FCT", "vs optimal"],
+        "queries": ["queries", "FCT mean", "FCT p99"],
+    }.get(kind, ["block p50", "block max", "RTO blocks"])
+    background = any(r.scenario["background"]["flows"] for r in results)
+    pfc = any(r.scenario["topology"]["pfc"] for r in results)
+    extra = (["background"] if background else []) + (["pauses"] if pfc else [])
+    for col in ["N", "goodput", "% link", *middle, *extra, "timeouts", "drops", "events", "wall"]:
+        t.add_column(col, justify="right")
+    for r, wall in zip(results, walls, strict=True):
+        row = r.row()
+        cells = [str(r.senders), format_rate(r.goodput_bps), pct_cell(r.goodput_fraction)]
+        cells += _workload_cells(kind, row)
+        if background:
+            cells.append(format_rate(row["background_bps"]))
+        if pfc:
+            cells.append(f"{row['pfc_pauses']:,}")
+        cells += [f"{r.timeouts:,}", f"{r.drops:,}", f"{r.events:,}", f"{wall:.2f}s"]
+        t.add_row(*cells)
+    return t
+
+
+def print_runs(out: Console, run: SeriesRun, command: str, suffix: str = "") -> None:
+    """Each series' heading and table."""
+    from incastlab.plot import scenario_line
+
+    for (_label, rs), walls in zip(run.series, run.walls, strict=True):
+        out.print(f"[bold]incast {command}[/bold] · {scenario_line(rs[0])}{suffix}")
+        out.print(results_table(rs, walls))
+
+
+def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[ModelPoint]]]) -> None:
+    """Per series: the onset and one row per sender count with the equation that applies."""
+    first = series[0][1][0]
+    if first.ignored:
+        err.print("[yellow]the model does not account for:[/yellow] " + ", ".join(first.ignored))
+    for label, ps in series:
+        p0 = ps[0]
+        head = f"[bold]incast model[/bold] · SRU {format_size(p0.sru)}"
+        if label and "sru" not in label:
+            head += f" · {label}"
+        out.print(head + f" · collapse predicted from N = {p0.onset} (Eq. 3)")
+        t = table()
+        for col in ("N", "regime", "goodput", "% link", "block time", "RTOs/block"):
+            t.add_column(col, justify="right")
+        for p in ps:
+            pr = p.prediction
+            regime = (
+                "ideal (Eq. 1)"
+                if pr.regime == "ideal"
+                else ("RTO (Eq. 2)" if pr.timeouts_per_block == 1 else "partial RTO (Eq. 4)")
+            )
+            share = pct_cell(pr.goodput_bps / p.link_bps)
+            t.add_row(
+                str(p.senders),
+                regime,
+                format_rate(pr.goodput_bps),
+                share,
+                _s(pr.block_time_s),
+                f"{pr.timeouts_per_block:g}",
+            )
+        out.print(t)
+
+
+def print_rto_random(
+    out: Console, rows: Sequence[dict[str, Any]], rto_min: float, delta: float
+) -> None:
+    lo, hi = _s(rto_min - delta / 2), _s(rto_min + delta / 2)
+    out.print(f"[bold]incast model rto-random[/bold] · RTO ~ U({lo}, {hi}) · E[X] → {hi}")
+    t = table()
+    for col in ("N", "E[X] (Eq. 6)", "sd(X) (Eq. 7)", "P(X > RTOmin + Δ/4)"):
+        t.add_column(col, justify="right")
+    for r in rows:
+        t.add_row(
+            str(r["senders"]),
+            _s(r["expected_max_rto_s"]),
+            _s(r["sd_max_rto_s"]),
+            f"{r['p_exceeds_rto_min_plus_quarter_delta']:.3f}",
+        )
+    out.print(t)
+
+
+def print_calibration(out: Console, c: Calibration) -> None:
+    """The fit, the error per grid axis and the worst points."""
+    from rich.table import Table
+
+    summary = c.summary()
+    out.print(
+        f"[bold]incast model calibrate[/bold] · {summary['points']} points · fitted extra buffer "
+        f"{format_size(c.extra_buffer)} (Eq. 3), a = {c.a:.2f} (Eq. 4)"
+    )
+    out.print(
+        f"model vs simulator goodput: median error {100 * summary['median_error']:.0f}%, "
+        f"90th percentile {100 * summary['p90_error']:.0f}%"
+    )
+    t = table()
+    for col in ("axis", "value", "median error", "p90 error"):
+        t.add_column(col, justify="right")
+    for axis in ("rto_min", "buffer", "sru", "senders"):
+        for v, e in c.breakdown(axis).items():
+            t.add_row(axis, str(v), f"{100 * e['median']:.0f}%", f"{100 * e['p90']:.0f}%")
+    out.print(t)
+    w = Table(title="where the model breaks down (worst points)", header_style="bold")
+    for col in ("N", "SRU", "buffer", "RTOmin", "regime", "sim", "model", "model/sim", "sim RTOs"):
+        w.add_column(col, justify="right")
+    for q in c.worst(12):
+        w.add_row(
+            str(q.senders),
+            q.sru,
+            q.buffer,
+            q.rto_min,
+            q.regime,
+            format_rate(q.sim.goodput_bps),
+            format_rate(q.model_bps),
+            f"{q.model_bps / q.sim.goodput_bps:.3g}×",
+            f"{q.sim.timeouts:,}",
+        )
+    out.print(w)
+
+
+def print_ranking(out: Console, err: Console, ranking: Ranking) -> None:
+    """The mitigations, best first, against the baseline; then the skipped ones."""
+    from incastlab.plot import scenario_line
+
+    ranked, baseline = ranking.ranked, ranking.baseline
+    ns = [r.senders for r in ranked[0].results]
+    out.print(f"[bold]incast mitigate[/bold] · {scenario_line(baseline.results[0])}")
+    t = table()
+    t.add_column("#", justify="right")
+    t.add_column("mitigation")
+    for n in ns:
+        t.add_column(f"N={n}", justify="right")
+    if len(ns) > 1:
+        t.add_column("mean", justify="right")
+    for col in ("vs base", "block p50", "block p99", "RTOs/block"):
+        t.add_column(col, justify="right")
+    t.add_column("what", style="dim")
+    base = baseline.mean_goodput
+    for i, o in enumerate(ranked, 1):
+        cells = [str(i), o.mitigation.name]
+        cells += [format_rate(r.goodput_bps) for r in o.results]
+        if len(ns) > 1:
+            cells.append(format_rate(o.mean_goodput))
+        gain = o.mean_goodput / base if base else float("nan")
+        cells += [
+            f"{gain:.2g}×",
+            _s(o.block_quantile(0.5)),
+            _s(o.block_quantile(0.99)),
+            f"{o.timeouts_per_block:.2f}",
+            o.mitigation.what,
+        ]
+        t.add_row(*cells)
+    out.print(t)
+    for name, why in ranking.skipped:
+        err.print(f"[yellow]skipped {name}:[/yellow] {why}")
+
+
+def print_comparison(out: Console, c: Comparison, rows: Sequence[dict[str, Any]]) -> None:
+    t = table()
+    t.add_column("N", justify="right")
+    for b in c.runs:
+        t.add_column(f"{b} goodput", justify="right")
+        t.add_column(f"{b} block p50", justify="right")
+    for b in c.predictions:
+        t.add_column(f"{b} goodput", justify="right")
+    versus = [k for k in rows[0] if "_vs_" in k]
+    for k in versus:
+        t.add_column(k.replace("_", " "), justify="right")
+    for row in rows:
+        cells = [str(row["senders"])]
+        for b in c.runs:
+            cells += [format_rate(row[f"{b}_goodput_bps"]), _s(row[f"{b}_block_time_median_s"])]
+        cells += [format_rate(row[f"{b}_goodput_bps"]) for b in c.predictions]
+        cells += [f"{100 * row[k]:+.0f}%" for k in versus]
+        t.add_row(*cells)
+    out.print(t)
+
+
+def print_bench(out: Console, r: Result, sru: int, servers: int) -> None:
+    """One row: goodput and the block-time distribution of a real-cluster run."""
+    import statistics
+
+    blocks = r.block_times_s
+    t = table()
+    for col in ("servers", "goodput", "% link", "block p50", "block p99", "block max", "blocks"):
+        t.add_column(col, justify="right")
+    p99 = sorted(blocks)[min(len(blocks) - 1, int(0.99 * len(blocks)))]
+    t.add_row(
+        str(servers),
+        format_rate(r.goodput_bps),
+        f"{100 * r.goodput_fraction:.1f}%",
+        _s(statistics.median(blocks)),
+        _s(p99),
+        _s(max(blocks)),
+        f"{len(blocks)}" + (" (time limit)" if r.report["truncated"] else ""),
+    )
+    out.print(f"[bold]incast bench[/bold] · SRU {sru:,} B · {servers} servers")
+    out.print(t)
+
+
+def print_experiments(out: Console, exps: dict[str, Any]) -> None:
+    t = table()
+    t.add_column("name")
+    t.add_column("reproduces")
+    for name, e in exps.items():
+        t.add_row(name, e.title)
+    out.print(t)
+
+
+def print_reproduction(out: Console, rep: Any) -> None:
+    """The verdict of one experiment, claim by claim."""
+    mark = "[green]agrees[/green]" if rep.agrees else "[yellow]differs[/yellow]"
+    name, title = rep.experiment.name, rep.experiment.title
+    out.print(f"[bold]{name}[/bold] · {title} · {mark} ({rep.wall_s:.1f}s)")
+    for c in rep.findings.claims:
+        sign = "[green]✓[/green]" if c.ok else "[red]✗[/red]"
+        out.print(f"  {sign} {c.text}: {c.measured}")
+    out.print(f"  [dim]→ {rep.out / 'verdict.md'}[/dim]")

@@ -1,0 +1,114 @@
+"""`incast sim`: the packet-level simulator over a range of sender counts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import tracking
+from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from incastlab.series import Series, SeriesRun
+
+SIM_EXAMPLES = """\
+examples:
+  incast sim --senders 1..48 --sru 256KB --buffer 64KB --rto-min 200ms --plot collapse.png
+  incast sim --senders 1,2,4,8,16,32,47 --sru 256KB --rto-min 1ms --clock 1us
+  incast sim --senders 1..47 --vary tcp.rto_min=200ms,1ms --plot fix.png
+  incast sim --senders 1..16 --sru 16KB --initial-window 1 --cwnd-restart block --plot m.png --model
+  incast sim examples/chen-fig4.toml --senders 1..20 --json
+  incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
+  incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
+"""
+
+
+def add_sim_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "sim",
+        help="packet-level simulation of a scenario over a range of sender counts",
+        description="Simulate a scenario (file and/or flags; flags override the file) for each "
+        "sender count and print one row per count.",
+        epilog=SIM_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_scenario_flags(s)
+    s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
+    s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
+    s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    s.add_argument(
+        "--model", action="store_true", help="draw the analytical model's curve over the plot"
+    )
+    s.add_argument(
+        "--timeseries",
+        metavar="FILE.png",
+        help="draw the bottleneck queue and cwnds over time for the largest sender count",
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    s.set_defaults(handler=cmd_sim)
+
+
+def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab import backends
+    from incastlab.series import labelled, run_series, sample_last
+
+    sru_list_as_vary(a)
+    series = series_from(a)
+    if a.timeseries:
+        # The time series is drawn for the largest sender count of the first series.
+        series = sample_last(series)
+    total = sum(len(pts) for _, pts in series)
+    with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as tracker:
+        run = run_series(series, backends.get("sim"), tracker)
+    if a.json:
+        print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+    elif not a.quiet:
+        from incastlab.cli.render import print_runs
+
+        print_runs(out, run, "sim")
+    written = write_outputs(a, run, series)
+    if not a.json:
+        for path in written:
+            err.print(f"wrote {path}")
+    return 0
+
+
+def write_outputs(
+    a: argparse.Namespace, run: SeriesRun, series: Series, title: str = ""
+) -> list[str]:
+    """The Parquet file, the goodput plot (with the model over it) and the time series that
+    the flags ask for; the paths written. A ``title`` replaces the plot's own."""
+    written = []
+    if getattr(a, "out", None):
+        from incastlab.result.store import write_parquet
+
+        written.append(str(write_parquet(run.results, a.out)))
+    if a.plot:
+        from incastlab.plot import goodput_vs_senders
+        from incastlab.series import varied_name
+
+        overlay = model_curves(series) if getattr(a, "model", False) else None
+        options: dict[str, Any] = {"title": title} if title else {"varied": varied_name(a.vary)}
+        p = goodput_vs_senders(run.series, a.plot, model=overlay, **options)
+        written.append(str(p))
+    if getattr(a, "timeseries", None):
+        from incastlab.plot.sweep import time_series
+
+        written.append(str(time_series(run.series[0][1][-1], a.timeseries)))
+    return written
+
+
+def model_curves(series: Series) -> list[list[tuple[int, float]]]:
+    """The model's goodput for every point of every series."""
+    from incastlab import backends
+    from incastlab.model import ModelError
+    from incastlab.scenario import ScenarioError
+
+    model = backends.get("model")
+    try:
+        return [[(sc.senders, model.run(sc).goodput_bps) for sc in pts] for _, pts in series]
+    except ModelError as e:
+        raise ScenarioError(str(e)) from None

@@ -1,0 +1,185 @@
+"""`incast mitigate`, `compare` and `reproduce`: the studies of :mod:`incastlab.studies`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from incastlab import backends
+from incastlab.cli.common import UsageError, backend, tracking
+from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_mitigate_parser(sub: Any) -> None:
+    g = sub.add_parser(
+        "mitigate",
+        help="run a scenario under each mitigation and rank them",
+        description="Simulate the scenario as given and under each mitigation (smaller RTOmin, "
+        "microsecond timers, RTO randomization: uniform, TDA, MAA, FSA; DCTCP; ECN; RED; PFC; "
+        "a bigger or shared buffer; fan-out window, request staggering, response jitter; a "
+        "smaller initial window) and print them ranked by goodput. Mitigations the scenario "
+        "cannot take are listed as skipped, with the reason.",
+        epilog="examples:\n  incast mitigate examples/incast-collapse.toml --senders 16,47\n"
+        "  incast mitigate --senders 64 --block 1MB --buffer 32KB --rto-min 10ms "
+        "--only rto-tda,rto-maa --plot m.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_scenario_flags(g)
+    g.add_argument("--only", metavar="A,B", help="run only these mitigations (and the baseline)")
+    g.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    g.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per mitigation")
+    g.add_argument("-q", "--quiet", action="store_true", help="no table")
+    g.set_defaults(handler=cmd_mitigate)
+
+
+def add_compare_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "compare",
+        help="run one scenario on several backends (sim, emulate, model) side by side",
+        epilog="example:\n  sudo incast compare --backends sim,emulate,model --senders 1..16 "
+        "--link 100Mbps --buffer 32KB --sru 64KB --plot compare.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_scenario_flags(c)
+    c.add_argument(
+        "--backends", default="sim,model", help=f"comma-separated: {','.join(backends.names())}"
+    )
+    c.add_argument("--warmup", type=int, default=1, help="emulation: blocks not measured")
+    c.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per point")
+    c.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    c.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per backend")
+    c.set_defaults(handler=cmd_compare)
+
+
+def add_reproduce_parser(sub: Any) -> None:
+    x = sub.add_parser(
+        "reproduce",
+        help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",
+        description="Run an experiment of the seeds (experiments/NAME: its sweep specs and the "
+        "paper's numbers), draw its figure and write a verdict comparing incastlab's numbers "
+        "with the paper's. Results are stored per sweep, so a rerun resumes.",
+        epilog="examples:\n  incast reproduce --list\n  incast reproduce chen-fig3\n"
+        "  incast reproduce --all --out reproductions",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    x.add_argument("names", nargs="*", metavar="NAME", help="experiments to reproduce")
+    x.add_argument("--list", action="store_true", help="list the experiments")
+    x.add_argument("--all", action="store_true", help="reproduce every experiment")
+    x.add_argument("--out", default="reproductions", metavar="DIR", help="(default: %(default)s)")
+    x.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    x.add_argument(
+        "--update-expected",
+        action="store_true",
+        help="also copy the figures and verdict into experiments/NAME/expected/",
+    )
+    x.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    x.set_defaults(handler=cmd_reproduce)
+
+
+def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.studies.mitigate import choose, mitigate
+
+    try:
+        chosen = choose(a.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
+    total = len(chosen) * len(points)
+    with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
+        ranking = mitigate(points, chosen, tracker=tracker)
+    if a.json:
+        print(json.dumps(ranking.to_json(), indent=1))
+    elif not a.quiet:
+        from incastlab.cli.render import print_ranking
+
+        print_ranking(out, err, ranking)
+    if a.plot:
+        from incastlab.plot import goodput_vs_senders
+
+        series = [(o.mitigation.name, o.results) for o in ranking.ranked]
+        written = goodput_vs_senders(series, a.plot, title="Incast mitigations")
+        if not a.json:
+            err.print(f"wrote {written}")
+    return 0
+
+
+def compare_backends(a: argparse.Namespace) -> list[backends.Backend]:
+    """The --backends, each once in the order given, checked to run here."""
+    names = list(dict.fromkeys(b.strip() for b in a.backends.split(",") if b.strip()))
+    for n in names:
+        if n not in backends.names():
+            raise UsageError(f"--backends: one of {', '.join(backends.names())}, got {n!r}")
+    chosen = [backend(n, warmup=a.warmup, time_limit_s=a.time_limit) for n in names]
+    if a.plot and all(b.predicts for b in chosen):
+        raise UsageError("--plot: give sim or emulate too; the model is drawn over them")
+    return chosen
+
+
+def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.studies.compare import compare
+
+    chosen = compare_backends(a)
+    real = any(b.needs_root for b in chosen)
+    if real:
+        real_tcp_link(a)
+    ((_, points),) = one_series(a, "compare", "compare draws one scenario on several backends")
+    if real:
+        envelope_warning(points, err)
+    for b in [] if a.json else chosen:
+        if missing := b.unsupported(points[-1]):
+            err.print(f"[yellow]{b.name} does not honour:[/yellow] " + ", ".join(missing))
+    with tracking(err, "comparing", len(points) * len(chosen), not a.json) as tracker:
+        c = compare(points, chosen, tracker)
+    if a.json:
+        print(json.dumps(c.records(), indent=1))
+    else:
+        from incastlab.cli.render import print_comparison
+
+        print_comparison(out, c, c.rows())
+    if a.plot:
+        from incastlab.plot import goodput_vs_senders
+
+        series_ = [(b.title, c.runs[b.name]) for b in chosen if not b.predicts]
+        curve = c.curves()
+        overlay = [curve] + [[]] * (len(series_) - 1) if curve else None
+        title = "One scenario: simulator, real Linux TCP, model"
+        goodput_vs_senders(
+            series_, a.plot, title=title, model=overlay, model_label="model (Chen Eq. 1-4)"
+        )
+        err.print(f"wrote {a.plot}")
+    return 0
+
+
+def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.studies.reproduce import experiments, reproduce
+
+    exps = experiments()
+    if a.list:
+        from incastlab.cli.render import print_experiments
+
+        print_experiments(out, exps)
+        return 0
+    names = list(exps) if a.all else a.names
+    if not names:
+        raise UsageError("name an experiment (incast reproduce --list), or give --all")
+    for n in names:
+        if n not in exps:
+            raise UsageError(f"unknown experiment {n!r}; known: {', '.join(exps)}")
+    say = None if a.json else (lambda m: err.print(f"[dim]{m}[/dim]"))
+    reports = []
+    for n in names:
+        rep = reproduce(
+            n, a.out, workers=a.workers, update_expected=a.update_expected, progress=say
+        )
+        reports.append(rep)
+        if not a.json:
+            from incastlab.cli.render import print_reproduction
+
+            print_reproduction(out, rep)
+    if a.json:
+        print(json.dumps([r.to_json() for r in reports], indent=1))
+    return 0
