@@ -54,16 +54,27 @@ pub struct Packet {
 
 /// Packets live in one arena and are referred to by index; freed slots are reused, so the hot
 /// path allocates nothing once the arena has grown to the peak number of packets alive.
-#[derive(Debug, Default)]
-pub struct PacketPool {
-    slots: Vec<Packet>,
+/// Generic over the packet type (TCP segments by default, NDP's packets in `ndp`), so each
+/// transport keeps its own small `Copy` packet and the same arena.
+#[derive(Debug)]
+pub struct PacketPool<P = Packet> {
+    slots: Vec<P>,
     free: Vec<PktId>,
 }
 
-impl PacketPool {
+impl<P> Default for PacketPool<P> {
+    fn default() -> Self {
+        PacketPool {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<P> PacketPool<P> {
     /// Store `p`, returning its id.
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PktId {
+    pub fn alloc(&mut self, p: P) -> PktId {
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             id
@@ -81,13 +92,13 @@ impl PacketPool {
 
     /// The packet `id`.
     #[inline]
-    pub fn get(&self, id: PktId) -> &Packet {
+    pub fn get(&self, id: PktId) -> &P {
         &self.slots[id as usize]
     }
 
     /// The packet `id`, mutably.
     #[inline]
-    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+    pub fn get_mut(&mut self, id: PktId) -> &mut P {
         &mut self.slots[id as usize]
     }
 
@@ -305,6 +316,16 @@ impl Link {
     /// Frame bytes queued now (the packet in service included).
     pub fn queued_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Packets queued now (the packet in service included).
+    pub fn queued_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Packets propagating in the pipe now.
+    pub fn in_pipe(&self) -> usize {
+        self.pipe.len()
     }
 
     #[inline]
