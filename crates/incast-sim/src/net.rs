@@ -305,6 +305,12 @@ impl Link {
         congested
     }
 
+    /// Enforce `limit` from now on (a transport with its own queues in front of the link).
+    pub fn set_limit(&mut self, limit: QueueLimit) {
+        self.limit_bytes = limit.bytes.unwrap_or(u64::MAX);
+        self.limit_packets = limit.packets.unwrap_or(u32::MAX);
+    }
+
     /// The limit this link's queue enforces.
     pub fn limit(&self) -> QueueLimit {
         QueueLimit {

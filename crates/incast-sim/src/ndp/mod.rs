@@ -96,7 +96,7 @@ pub struct NdpSimulation {
     now: SimTime,
     events: EventQueue,
     net: Network,
-    /// One per link of `net`: switch ports trim, host NICs do not.
+    /// One in front of each link of `net`: switch ports trim, host NICs do not.
     ports: Vec<Port>,
     pkts: PacketPool<Pkt>,
     senders: Vec<Sender>,
@@ -118,7 +118,7 @@ impl NdpSimulation {
     /// Validate `sc` and set up the run.
     pub fn new(sc: Scenario) -> Result<NdpSimulation, SimError> {
         sc.validate()?;
-        let net = Network::build(&sc);
+        let mut net = Network::build(&sc);
         let n = sc.topology.senders;
         let size = sc.workload.flow_size.unwrap_or(0);
         let ndp = &sc.ndp;
@@ -126,20 +126,15 @@ impl NdpSimulation {
         let header = ndp.header_bytes as u32;
         let ports = (0..net.links.len() as u32)
             .map(|l| {
-                let link = &net.links[l as usize];
                 if net.is_port(l) {
-                    Port::switch(
-                        link,
-                        ndp.data_queue,
-                        ndp.header_queue,
-                        ndp.header_weight,
-                        header,
-                    )
+                    let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
+                    Port::switch(dq, hq, w, header)
                 } else {
-                    Port::nic(link, ndp.header_weight, header)
+                    Port::nic(ndp.header_weight)
                 }
             })
             .collect();
+        net.links.iter_mut().for_each(Port::attach);
         let frame = ndp.mtu + ndp.header_bytes + sc.tcp.phy_overhead;
         let pull_spacing = tx_time(frame, sc.topology.receiver_link);
         let mut sim = NdpSimulation {
@@ -319,7 +314,8 @@ impl NdpSimulation {
     /// Offer packet `id` to link `l`'s port: trim, bounce or drop at switch ports.
     fn enqueue(&mut self, l: u32, id: PktId) {
         let p = self.pkts.get_mut(id);
-        match self.ports[l as usize].offer(self.now, id, p) {
+        let link = &mut self.net.links[l as usize];
+        match self.ports[l as usize].offer(link, self.now, id, p) {
             Offered::Queued(end) => self.transmitting(l, end),
             Offered::Trimmed(end) => {
                 self.stats.trimmed += 1;
@@ -345,7 +341,7 @@ impl NdpSimulation {
     }
 
     fn drop_header(&mut self, l: u32, id: PktId) {
-        self.ports[l as usize].count_drop();
+        self.net.links[l as usize].count_drop();
         self.stats.dropped += 1;
         self.pkts.free(id);
     }
@@ -365,23 +361,24 @@ impl NdpSimulation {
             .hop_via(pk.src, pk.dst, pk.path, back)
             .expect("a bounce starts inside the path");
         // A bounce meeting a full header queue on its way back is dropped there.
-        match self.ports[l as usize].offer(self.now, id, pk) {
+        let link = &mut self.net.links[l as usize];
+        match self.ports[l as usize].offer(link, self.now, id, pk) {
             Offered::Queued(end) | Offered::Trimmed(end) => self.transmitting(l, end),
             Offered::Refused { .. } => self.drop_header(l, id),
         }
     }
 
     fn tx_done(&mut self, l: u32) {
-        let port = &mut self.ports[l as usize];
-        let (pipe_was_empty, next) = port.finish_tx(self.now);
+        let link = &mut self.net.links[l as usize];
+        let (pipe_was_empty, next) = self.ports[l as usize].finish_tx(link, self.now);
         if pipe_was_empty {
-            self.events.push(self.now + port.delay(), Event::Arrive(l));
+            self.events.push(self.now + link.delay, Event::Arrive(l));
         }
         self.transmitting(l, next);
     }
 
     fn arrive(&mut self, l: u32) {
-        let (id, next) = self.ports[l as usize].arrive();
+        let (id, next) = self.net.links[l as usize].arrive();
         if let Some(t) = next {
             self.events.push(t, Event::Arrive(l));
         }
@@ -451,7 +448,7 @@ impl NdpSimulation {
                 bytes: None,
                 packets: Some(self.sc.ndp.data_queue),
             },
-            stats: self.ports[bn as usize].stats(),
+            stats: self.ports[bn as usize].stats(&self.net.links[bn as usize]),
         };
         let busy = bottleneck.stats.busy;
         let base_latency = self.net.latency_between(
@@ -484,7 +481,9 @@ impl NdpSimulation {
 
     /// Every packet is somewhere exactly once, and flows' counters agree with their bitmaps.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let queued: usize = self.ports.iter().map(Port::packets).sum();
+        let queued: usize = (self.ports.iter().zip(&self.net.links))
+            .map(|(p, l)| p.packets(l))
+            .sum();
         if queued != self.pkts.live() {
             return Err(format!(
                 "NDP: {} packets alive, {} in ports",

@@ -1,6 +1,8 @@
-//! NDP's trimming switch port: a small data queue and a priority header queue in front of a
-//! [`Link`], whose own queue then only ever holds the frame being serialized (so the link's
-//! serialization and pipe are TCP's, and only the heads of queue and pipe are scheduled).
+//! NDP's trimming switch port: a small data queue and a priority header queue in front of the
+//! topology's [`Link`], whose own queue then only ever holds the frame being serialized (so the
+//! link's serialization and pipe are TCP's, and only the heads of queue and pipe are
+//! scheduled). The port does not own its link: the caller passes it in, so the network keeps
+//! one link per port whatever the transport.
 //!
 //! A data packet arriving to a full data queue is trimmed to its header, which joins the header
 //! queue; headers and control packets are served first, but one data packet goes after every
@@ -40,11 +42,10 @@ pub(crate) enum Offered {
     },
 }
 
-/// Egress port of a switch (trims) or of a host NIC (never does: both queues unbounded).
-#[derive(Debug)]
+/// Egress port of a switch (trims) or of a host NIC (never does: both queues unbounded),
+/// in front of its link.
+#[derive(Debug, Default)]
 pub(crate) struct Port {
-    /// Serialization at the link rate, then the propagation pipe.
-    link: Link,
     /// Data packets waiting, with their frame bytes.
     data: VecDeque<(PktId, u32)>,
     /// Headers and control packets waiting, with their frame bytes.
@@ -68,61 +69,56 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    /// A switch port that trims, sending over a link of `rate`, `delay` and `phy_overhead`.
+    /// A switch port that trims: `data_queue` packets of data, `header_queue` bytes of
+    /// headers served `weight`:1, trimmed packets keeping `header_bytes`.
     pub(crate) fn switch(
-        link: &Link,
         data_queue: u32,
         header_queue: u64,
         weight: u32,
         header_bytes: u32,
     ) -> Port {
-        Port::new(
-            link,
-            data_queue as usize,
-            header_queue,
-            weight,
-            header_bytes,
-        )
-    }
-
-    /// A host NIC: never trims, never refuses.
-    pub(crate) fn nic(link: &Link, weight: u32, header_bytes: u32) -> Port {
-        Port::new(link, usize::MAX, u64::MAX, weight, header_bytes)
-    }
-
-    fn new(link: &Link, data: usize, hdr: u64, weight: u32, header_bytes: u32) -> Port {
         Port {
-            // The trimming queues hold the backlog: the link's own queue is unlimited and
-            // only ever holds the frame in service.
-            link: Link::new(
-                link.rate,
-                link.delay,
-                QueueLimit::UNLIMITED,
-                link.phy_overhead,
-            ),
-            data: VecDeque::new(),
-            hdr: VecDeque::new(),
-            hdr_bytes: 0,
-            hdr_run: 0,
-            max_data: 0,
-            max_hdr_bytes: 0,
-            data_limit: data,
-            hdr_limit: hdr,
+            data_limit: data_queue as usize,
+            hdr_limit: header_queue,
             weight,
             header_bytes,
+            ..Port::default()
         }
     }
 
-    /// Offer packet `id` (its contents `p`) at `now`: queue data if the data queue has room,
-    /// else trim it; queue headers and control packets if the header queue has room.
+    /// A host NIC: never trims, never refuses.
+    pub(crate) fn nic(weight: u32) -> Port {
+        Port {
+            data_limit: usize::MAX,
+            hdr_limit: u64::MAX,
+            weight,
+            ..Port::default()
+        }
+    }
+
+    /// Ready `link` to serve this port: the trimming queues hold the backlog, so the link's
+    /// own queue, which only ever holds the frame in service, must not limit it.
+    pub(crate) fn attach(link: &mut Link) {
+        link.set_limit(QueueLimit::UNLIMITED);
+    }
+
+    /// Offer packet `id` (its contents `p`) at `now` to the port in front of `link`: queue
+    /// data if the data queue has room, else trim it; queue headers and control packets if
+    /// the header queue has room.
     #[inline]
-    pub(crate) fn offer<P: Trimmable>(&mut self, now: SimTime, id: PktId, p: &mut P) -> Offered {
+    pub(crate) fn offer<P: Trimmable>(
+        &mut self,
+        link: &mut Link,
+        now: SimTime,
+        id: PktId,
+        p: &mut P,
+    ) -> Offered {
         let mut trimmed = false;
         if p.is_data() {
             if self.data.len() < self.data_limit {
                 self.data.push_back((id, p.frame()));
                 self.max_data = self.max_data.max(self.data.len() as u32);
-                return Offered::Queued(self.kick(now));
+                return Offered::Queued(self.kick(link, now));
             }
             // Trim: the payload is lost, the header goes on with priority.
             p.trim(self.header_bytes);
@@ -135,7 +131,7 @@ impl Port {
         self.hdr.push_back((id, frame));
         self.hdr_bytes += frame as u64;
         self.max_hdr_bytes = self.max_hdr_bytes.max(self.hdr_bytes);
-        let end = self.kick(now);
+        let end = self.kick(link, now);
         if trimmed {
             Offered::Trimmed(end)
         } else {
@@ -143,16 +139,11 @@ impl Port {
         }
     }
 
-    /// Count a packet refused here and dropped.
-    pub(crate) fn count_drop(&mut self) {
-        self.link.count_drop();
-    }
-
     /// Start serializing if the link is idle: headers first, but one data packet after every
     /// `weight` headers when data waits. Returns when the transmission ends.
     #[inline]
-    fn kick(&mut self, now: SimTime) -> Option<SimTime> {
-        if self.link.head().is_some() {
+    fn kick(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
+        if link.head().is_some() {
             return None;
         }
         let take_data =
@@ -166,7 +157,7 @@ impl Port {
             self.hdr_bytes -= frame as u64;
             (id, frame)
         };
-        match self.link.enqueue(now, id, frame) {
+        match link.enqueue(now, id, frame) {
             Enqueued::Transmitting(end) => Some(end),
             other => unreachable!("an idle unlimited link answered {other:?}"),
         }
@@ -176,27 +167,14 @@ impl Port {
     /// the pipe was empty (its arrival must be scheduled at `now + delay`) and the end of the
     /// next transmission, if one starts.
     #[inline]
-    pub(crate) fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
-        let (pipe_was_empty, _) = self.link.finish_tx(now);
-        (pipe_was_empty, self.kick(now))
+    pub(crate) fn finish_tx(&mut self, link: &mut Link, now: SimTime) -> (bool, Option<SimTime>) {
+        let (pipe_was_empty, _) = link.finish_tx(now);
+        (pipe_was_empty, self.kick(link, now))
     }
 
-    /// The packet at the head of the pipe reaches the far end: it, and the arrival time of
-    /// the next one.
-    #[inline]
-    pub(crate) fn arrive(&mut self) -> (PktId, Option<SimTime>) {
-        self.link.arrive()
-    }
-
-    /// Propagation delay of the link.
-    #[inline]
-    pub(crate) fn delay(&self) -> SimTime {
-        self.link.delay
-    }
-
-    /// Packets held anywhere in the port: queued, in service, propagating.
-    pub(crate) fn packets(&self) -> usize {
-        self.data.len() + self.hdr.len() + self.link.queued_packets() + self.link.in_pipe()
+    /// Packets held anywhere in the port and its link: queued, in service, propagating.
+    pub(crate) fn packets(&self, link: &Link) -> usize {
+        self.data.len() + self.hdr.len() + link.queued_packets() + link.in_pipe()
     }
 
     /// Data packets waiting now.
@@ -204,10 +182,11 @@ impl Port {
         self.data.len()
     }
 
-    /// Counters as a queue report shows them: drops of refused packets, the header queue's
-    /// peak in bytes, the data queue's peak in packets, and the link's transmissions.
-    pub(crate) fn stats(&self) -> QueueStats {
-        let mut s = self.link.stats.clone();
+    /// Counters as a queue report shows them: drops of refused packets (the caller counts
+    /// them on the link), the header queue's peak in bytes, the data queue's peak in packets,
+    /// and the link's transmissions.
+    pub(crate) fn stats(&self, link: &Link) -> QueueStats {
+        let mut s = link.stats.clone();
         s.max_bytes = self.max_hdr_bytes;
         s.max_packets = self.max_data;
         s
@@ -239,6 +218,7 @@ mod tests {
     }
 
     const RATE: u64 = 10_000_000_000;
+    const DELAY: SimTime = 1_000;
     const DATA: P = P {
         data: true,
         frame: 9064,
@@ -248,36 +228,77 @@ mod tests {
         frame: 64,
     };
 
+    /// A port and the link it feeds.
+    struct Fixture {
+        port: Port,
+        link: Link,
+    }
+
+    impl Fixture {
+        fn offer(&mut self, now: SimTime, id: PktId, mut p: P) -> Offered {
+            self.port.offer(&mut self.link, now, id, &mut p)
+        }
+        fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
+            self.port.finish_tx(&mut self.link, now)
+        }
+        fn packets(&self) -> usize {
+            self.port.packets(&self.link)
+        }
+        fn stats(&self) -> QueueStats {
+            self.port.stats(&self.link)
+        }
+    }
+
+    /// A link with a tiny drop-tail limit, which the port lifts when attached.
+    fn link() -> Link {
+        let limit = QueueLimit {
+            bytes: Some(100),
+            packets: Some(1),
+        };
+        let mut link = Link::new(RATE, DELAY, limit, 20);
+        Port::attach(&mut link);
+        link
+    }
+
     /// A switch port with a data queue of 2 packets and a header queue of 3 headers.
-    fn port() -> Port {
-        let l = Link::new(RATE, 1_000, QueueLimit::UNLIMITED, 20);
-        Port::switch(&l, 2, 3 * 64, 2, 64)
+    fn switch() -> Fixture {
+        Fixture {
+            port: Port::switch(2, 3 * 64, 2, 64),
+            link: link(),
+        }
     }
 
     fn tx(frame: u64) -> SimTime {
         tx_time(frame + 20, RATE)
     }
 
+    fn end(o: Offered) -> SimTime {
+        match o {
+            Offered::Queued(Some(t)) | Offered::Trimmed(Some(t)) => t,
+            other => panic!("not transmitting: {other:?}"),
+        }
+    }
+
     #[test]
     fn an_idle_port_serializes_the_first_packet_at_once() {
-        let mut p = port();
-        assert_eq!(
-            p.offer(5, 0, &mut DATA.clone()),
-            Offered::Queued(Some(5 + tx(9064)))
-        );
-        assert_eq!(p.offer(5, 1, &mut DATA.clone()), Offered::Queued(None));
+        let mut p = switch();
+        assert_eq!(p.offer(5, 0, DATA), Offered::Queued(Some(5 + tx(9064))));
+        assert_eq!(p.offer(5, 1, DATA), Offered::Queued(None));
         assert_eq!(p.packets(), 2);
     }
 
     #[test]
     fn data_beyond_the_data_queue_is_trimmed_to_a_header() {
-        let mut p = port();
-        p.offer(0, 0, &mut DATA.clone()); // in service
-        p.offer(0, 1, &mut DATA.clone());
-        p.offer(0, 2, &mut DATA.clone());
-        assert_eq!(p.data_len(), 2);
+        let mut p = switch();
+        p.offer(0, 0, DATA); // in service
+        p.offer(0, 1, DATA);
+        p.offer(0, 2, DATA);
+        assert_eq!(p.port.data_len(), 2);
         let mut third = DATA;
-        assert_eq!(p.offer(0, 3, &mut third), Offered::Trimmed(None));
+        assert_eq!(
+            p.port.offer(&mut p.link, 0, 3, &mut third),
+            Offered::Trimmed(None)
+        );
         assert!(!third.data);
         assert_eq!(third.frame, 64);
         assert_eq!(p.stats().max_packets, 2);
@@ -286,52 +307,44 @@ mod tests {
 
     #[test]
     fn a_full_header_queue_refuses_and_says_whether_it_trimmed() {
-        let mut p = port();
-        p.offer(0, 0, &mut HDR.clone()); // in service
+        let mut p = switch();
+        p.offer(0, 0, HDR); // in service
         for id in 1..4 {
-            assert_eq!(p.offer(0, id, &mut HDR.clone()), Offered::Queued(None));
+            assert_eq!(p.offer(0, id, HDR), Offered::Queued(None));
         }
-        assert_eq!(
-            p.offer(0, 4, &mut HDR.clone()),
-            Offered::Refused { trimmed: false }
-        );
-        p.offer(0, 5, &mut DATA.clone());
-        p.offer(0, 6, &mut DATA.clone());
-        assert_eq!(
-            p.offer(0, 7, &mut DATA.clone()),
-            Offered::Refused { trimmed: true }
-        );
-        p.count_drop();
-        assert_eq!(p.stats().drops, 1);
+        assert_eq!(p.offer(0, 4, HDR), Offered::Refused { trimmed: false });
+        p.offer(0, 5, DATA);
+        p.offer(0, 6, DATA);
+        assert_eq!(p.offer(0, 7, DATA), Offered::Refused { trimmed: true });
+        assert_eq!(p.packets(), 6);
     }
 
     #[test]
     fn a_nic_never_trims_nor_refuses() {
-        let l = Link::new(RATE, 0, QueueLimit::UNLIMITED, 20);
-        let mut p = Port::nic(&l, 2, 64);
+        let mut p = Fixture {
+            port: Port::nic(2),
+            link: link(),
+        };
         for id in 0..100 {
-            assert!(matches!(
-                p.offer(0, id, &mut DATA.clone()),
-                Offered::Queued(_)
-            ));
+            assert!(matches!(p.offer(0, id, DATA), Offered::Queued(_)));
         }
         assert_eq!(p.packets(), 100);
     }
 
     #[test]
     fn headers_go_first_but_data_gets_one_turn_in_weight_plus_one() {
-        let mut p = port();
+        let mut p = switch();
         // Packet 0 (data) in service; then data 1, 2 and headers 3, 4, 5 wait.
-        let mut t = p.offer(0, 0, &mut DATA.clone()).into_end();
-        p.offer(0, 1, &mut DATA.clone());
-        p.offer(0, 2, &mut DATA.clone());
+        let mut t = end(p.offer(0, 0, DATA));
+        p.offer(0, 1, DATA);
+        p.offer(0, 2, DATA);
         for id in 3..6 {
-            p.offer(0, id, &mut HDR.clone());
+            p.offer(0, id, HDR);
         }
         let mut order = Vec::new();
         loop {
             let (_, next) = p.finish_tx(t);
-            let (id, _) = p.arrive();
+            let (id, _) = p.link.arrive();
             order.push(id);
             match next {
                 Some(end) => t = end,
@@ -344,28 +357,20 @@ mod tests {
 
     #[test]
     fn the_pipe_delivers_after_the_delay_in_order() {
-        let mut p = port();
-        let end = p.offer(0, 7, &mut HDR.clone()).into_end();
-        assert_eq!(p.offer(0, 8, &mut HDR.clone()), Offered::Queued(None));
-        let (empty, next) = p.finish_tx(end);
+        let mut p = switch();
+        let t = end(p.offer(0, 7, HDR));
+        assert_eq!(p.offer(0, 8, HDR), Offered::Queued(None));
+        assert_eq!(p.link.in_pipe(), 0);
+        let (empty, next) = p.finish_tx(t);
         assert!(empty, "the first packet's arrival must be scheduled");
-        assert_eq!(next, Some(end + tx(64)));
-        let (empty, next) = p.finish_tx(end + tx(64));
+        assert_eq!(next, Some(t + tx(64)));
+        let (empty, next) = p.finish_tx(t + tx(64));
         assert!(!empty);
         assert_eq!(next, None);
-        assert_eq!(p.arrive(), (7, Some(end + tx(64) + p.delay())));
-        assert_eq!(p.arrive(), (8, None));
+        assert_eq!(p.link.arrive(), (7, Some(t + tx(64) + DELAY)));
+        assert_eq!(p.link.arrive(), (8, None));
         let s = p.stats();
         assert_eq!((s.tx_packets, s.tx_bytes, s.busy), (2, 128, 2 * tx(64)));
         assert_eq!(p.packets(), 0);
-    }
-
-    impl Offered {
-        fn into_end(self) -> SimTime {
-            match self {
-                Offered::Queued(Some(t)) | Offered::Trimmed(Some(t)) => t,
-                other => panic!("not transmitting: {other:?}"),
-            }
-        }
     }
 }
