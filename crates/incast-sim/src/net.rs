@@ -305,12 +305,6 @@ impl Link {
         congested
     }
 
-    /// Enforce `limit` from now on (a transport with its own queues in front of the link).
-    pub fn set_limit(&mut self, limit: QueueLimit) {
-        self.limit_bytes = limit.bytes.unwrap_or(u64::MAX);
-        self.limit_packets = limit.packets.unwrap_or(u32::MAX);
-    }
-
     /// The limit this link's queue enforces.
     pub fn limit(&self) -> QueueLimit {
         QueueLimit {
@@ -324,11 +318,6 @@ impl Link {
         self.bytes
     }
 
-    /// Packets queued now (the packet in service included).
-    pub fn queued_packets(&self) -> usize {
-        self.queue.len()
-    }
-
     /// Packets propagating in the pipe now.
     pub fn in_pipe(&self) -> usize {
         self.pipe.len()
@@ -339,6 +328,25 @@ impl Link {
         let t = tx_time(frame as u64 + self.phy_overhead, self.rate);
         self.stats.busy += t;
         t
+    }
+
+    /// Serialize a frame of `frame` bytes from `now` for a caller that keeps its own queues in
+    /// front of the link and this link's queue empty (NDP's trimming port): returns when it
+    /// ends. The caller then hands the packet to [`Link::into_pipe`].
+    #[inline]
+    pub fn serialize(&mut self, now: SimTime, frame: u32) -> SimTime {
+        now + self.serialization(frame)
+    }
+
+    /// Packet `id` of `frame` bytes has been serialized at `now`: it enters the pipe. Returns
+    /// whether the pipe was empty (so its arrival must be scheduled at `now + delay`).
+    #[inline]
+    pub fn into_pipe(&mut self, now: SimTime, id: PktId, frame: u32) -> bool {
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += frame as u64;
+        let pipe_was_empty = self.pipe.is_empty();
+        self.pipe.push_back((now + self.delay, id));
+        pipe_was_empty
     }
 
     /// Offer packet `id` of `frame` bytes at `now`: drop-tail.
@@ -368,10 +376,7 @@ impl Link {
         debug_assert!(self.busy);
         self.busy = false;
         self.bytes -= f as u64;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += f as u64;
-        let pipe_was_empty = self.pipe.is_empty();
-        self.pipe.push_back((now + self.delay, id));
+        let pipe_was_empty = self.into_pipe(now, id, f);
         (pipe_was_empty, self.start_next(now))
     }
 

@@ -118,7 +118,7 @@ impl NdpSimulation {
     /// Validate `sc` and set up the run.
     pub fn new(sc: Scenario) -> Result<NdpSimulation, SimError> {
         sc.validate()?;
-        let mut net = Network::build(&sc);
+        let net = Network::build(&sc);
         let n = sc.topology.senders;
         let size = sc.workload.flow_size.unwrap_or(0);
         let ndp = &sc.ndp;
@@ -134,7 +134,6 @@ impl NdpSimulation {
                 }
             })
             .collect();
-        net.links.iter_mut().for_each(Port::attach);
         let frame = ndp.mtu + ndp.header_bytes + sc.tcp.phy_overhead;
         let pull_spacing = tx_time(frame, sc.topology.receiver_link);
         let mut sim = NdpSimulation {

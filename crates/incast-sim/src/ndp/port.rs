@@ -1,8 +1,8 @@
 //! NDP's trimming switch port: a small data queue and a priority header queue in front of the
-//! topology's [`Link`], whose own queue then only ever holds the frame being serialized (so the
-//! link's serialization and pipe are TCP's, and only the heads of queue and pipe are
-//! scheduled). The port does not own its link: the caller passes it in, so the network keeps
-//! one link per port whatever the transport.
+//! topology's [`Link`], used for its serialization and its pipe only (TCP's drop-tail queue in
+//! the link stays empty), so only the heads of queue and pipe are scheduled. The port does not
+//! own its link: the caller passes it in, so the network keeps one link per port whatever the
+//! transport.
 //!
 //! A data packet arriving to a full data queue is trimmed to its header, which joins the header
 //! queue; headers and control packets are served first, but one data packet goes after every
@@ -11,8 +11,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::QueueLimit;
-use crate::net::{Enqueued, Link, PktId, QueueStats};
+use crate::net::{Link, PktId, QueueStats};
 use crate::units::SimTime;
 
 /// What a port needs to know of a packet: whether it carries payload, its frame bytes, and
@@ -46,6 +45,8 @@ pub(crate) enum Offered {
 /// in front of its link.
 #[derive(Debug, Default)]
 pub(crate) struct Port {
+    /// The packet being serialized, with its frame bytes.
+    serving: Option<(PktId, u32)>,
     /// Data packets waiting, with their frame bytes.
     data: VecDeque<(PktId, u32)>,
     /// Headers and control packets waiting, with their frame bytes.
@@ -96,12 +97,6 @@ impl Port {
         }
     }
 
-    /// Ready `link` to serve this port: the trimming queues hold the backlog, so the link's
-    /// own queue, which only ever holds the frame in service, must not limit it.
-    pub(crate) fn attach(link: &mut Link) {
-        link.set_limit(QueueLimit::UNLIMITED);
-    }
-
     /// Offer packet `id` (its contents `p`) at `now` to the port in front of `link`: queue
     /// data if the data queue has room, else trim it; queue headers and control packets if
     /// the header queue has room.
@@ -143,7 +138,7 @@ impl Port {
     /// `weight` headers when data waits. Returns when the transmission ends.
     #[inline]
     fn kick(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
-        if link.head().is_some() {
+        if self.serving.is_some() {
             return None;
         }
         let take_data =
@@ -157,10 +152,8 @@ impl Port {
             self.hdr_bytes -= frame as u64;
             (id, frame)
         };
-        match link.enqueue(now, id, frame) {
-            Enqueued::Transmitting(end) => Some(end),
-            other => unreachable!("an idle unlimited link answered {other:?}"),
-        }
+        self.serving = Some((id, frame));
+        Some(link.serialize(now, frame))
     }
 
     /// The frame in service has been serialized at `now` and enters the pipe. Returns whether
@@ -168,13 +161,14 @@ impl Port {
     /// next transmission, if one starts.
     #[inline]
     pub(crate) fn finish_tx(&mut self, link: &mut Link, now: SimTime) -> (bool, Option<SimTime>) {
-        let (pipe_was_empty, _) = link.finish_tx(now);
+        let (id, frame) = self.serving.take().expect("finish_tx on an idle NDP port");
+        let pipe_was_empty = link.into_pipe(now, id, frame);
         (pipe_was_empty, self.kick(link, now))
     }
 
     /// Packets held anywhere in the port and its link: queued, in service, propagating.
     pub(crate) fn packets(&self, link: &Link) -> usize {
-        self.data.len() + self.hdr.len() + link.queued_packets() + link.in_pipe()
+        self.data.len() + self.hdr.len() + usize::from(self.serving.is_some()) + link.in_pipe()
     }
 
     /// Data packets waiting now.
@@ -249,15 +243,13 @@ mod tests {
         }
     }
 
-    /// A link with a tiny drop-tail limit, which the port lifts when attached.
+    /// A link whose own drop-tail limit would refuse every packet: the port never uses it.
     fn link() -> Link {
-        let limit = QueueLimit {
+        let limit = crate::config::QueueLimit {
             bytes: Some(100),
-            packets: Some(1),
+            packets: Some(0),
         };
-        let mut link = Link::new(RATE, DELAY, limit, 20);
-        Port::attach(&mut link);
-        link
+        Link::new(RATE, DELAY, limit, 20)
     }
 
     /// A switch port with a data queue of 2 packets and a header queue of 3 headers.
