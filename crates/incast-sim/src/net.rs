@@ -479,6 +479,20 @@ mod tests {
     }
 
     #[test]
+    fn a_caller_kept_queue_uses_only_serialization_and_pipe() {
+        let mut l = link(0);
+        let t = l.serialize(10, 1518);
+        assert_eq!(t, 10 + 1538 * 8000);
+        assert!(l.into_pipe(t, 4, 1518), "first in the pipe");
+        assert!(!l.into_pipe(t + 1, 5, 64));
+        assert_eq!(l.arrive(), (4, Some(t + 1 + 1_000)));
+        assert_eq!(l.arrive(), (5, None));
+        assert_eq!((l.stats.tx_packets, l.stats.tx_bytes), (2, 1582));
+        assert_eq!(l.stats.busy, 1538 * 8000);
+        assert_eq!(l.queued_bytes(), 0);
+    }
+
+    #[test]
     fn pool_reuses_slots() {
         let mut p = PacketPool::default();
         let a = p.alloc(Packet::default());

@@ -246,3 +246,50 @@ impl Report {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(start: SimTime, end: SimTime, busy: SimTime) -> Report {
+        Report::of_run(RunSummary {
+            senders: 2,
+            workload: WorkloadKind::Incast,
+            app_bytes: 1_000,
+            start,
+            end,
+            now: end + 5,
+            events: 7,
+            base_latency: 3,
+            link_bps: 1_000_000_000,
+            flows: vec![FlowReport::delivered(0, 1_000, Some(end - start))],
+            bottleneck: QueueReport {
+                name: "port-receiver".into(),
+                limit: QueueLimit::UNLIMITED,
+                stats: QueueStats {
+                    busy,
+                    ..QueueStats::default()
+                },
+            },
+            bottleneck_busy: busy,
+        })
+    }
+
+    #[test]
+    fn a_run_report_derives_duration_goodput_and_utilization() {
+        let r = run(1_000_000, 9_000_000, 2_000_000);
+        assert_eq!(r.duration, 8_000_000);
+        assert_eq!(r.goodput_bps, 1e9);
+        assert_eq!(r.bottleneck_utilization, 0.25);
+        assert_eq!((r.end, r.events), (9_000_005, 7));
+        assert_eq!(r.queues, std::slice::from_ref(&r.bottleneck));
+        assert_eq!(r.flows[0].fct, Some(8_000_000));
+    }
+
+    #[test]
+    fn utilization_is_capped_at_one_and_zero_for_an_empty_run() {
+        assert_eq!(utilization(10, 5), 1.0);
+        assert_eq!(utilization(10, 0), 0.0);
+        assert_eq!(run(5, 5, 0).goodput_bps, 0.0);
+    }
+}
