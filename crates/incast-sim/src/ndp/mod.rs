@@ -17,8 +17,8 @@
 //! resends what is unacknowledged; control packets never bounce, a full header queue drops
 //! them, which the timeout covers.
 //!
-//! The agents are apart and each testable alone: [`sender`] (one per flow), [`receiver`] (the
-//! receiving host and its pull pacer) and [`port`] (a trimming port in front of a
+//! The agents are apart and each testable alone: `sender` (one per flow), `receiver` (the
+//! receiving host and its pull pacer) and `port` (a trimming port in front of a
 //! [`crate::net::Link`]). This module is the event loop that wires them: it owns the clock,
 //! the packets (in a [`PacketPool`]) and the routes, and turns what the agents return into
 //! packets and events.

@@ -6,7 +6,7 @@
 //!
 //! A data packet arriving to a full data queue is trimmed to its header, which joins the header
 //! queue; headers and control packets are served first, but one data packet goes after every
-//! `header_weight` headers when data waits (NDP paper, §3.1). A packet the header queue cannot
+//! `header_weight` headers when data waits (the NDP paper). A packet the header queue cannot
 //! take is refused: the caller returns a trimmed header to its sender or drops it.
 
 use std::collections::VecDeque;

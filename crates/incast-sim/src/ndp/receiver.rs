@@ -1,4 +1,4 @@
-//! NDP's receiver (NDP paper, §3.2): it ACKs data and NACKs trimmed headers at once, and for
+//! NDP's receiver (the NDP paper): it ACKs data and NACKs trimmed headers at once, and for
 //! each arrival of an unfinished flow queues a PULL. Its pacer sends pulls at the rate of its
 //! own link, one per full packet time, so after the first window its link is exactly filled.
 //!

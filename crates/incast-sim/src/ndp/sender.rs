@@ -1,4 +1,4 @@
-//! NDP's sender: an initial window at line rate, then one packet per pull (NDP paper, §3.2),
+//! NDP's sender: an initial window at line rate, then one packet per pull (the NDP paper),
 //! a retransmission if one waits (after a NACK, a bounce or a timeout), else new data.
 //!
 //! It never touches the clock or the network: every entry point takes `now` and appends what
