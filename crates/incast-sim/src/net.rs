@@ -3,6 +3,10 @@
 //!
 //! Only the head of each queue and each pipe has an event in the scheduler (as in htsim), so the
 //! number of pending events grows with the number of links, not with the packets in flight.
+//!
+//! A transport with another queue discipline keeps its queues in front of the link and uses only
+//! its serialization and pipe ([`Link::serialize`], [`Link::into_pipe`], [`Link::arrive`]), as
+//! NDP's trimming ports do.
 
 use std::collections::VecDeque;
 
