@@ -3,6 +3,10 @@
 //!
 //! Only the head of each queue and each pipe has an event in the scheduler (as in htsim), so the
 //! number of pending events grows with the number of links, not with the packets in flight.
+//!
+//! A transport with another queue discipline keeps its queues in front of the link and uses only
+//! its serialization and pipe ([`Link::serialize`], [`Link::into_pipe`], [`Link::arrive`]), as
+//! NDP's trimming ports do.
 
 use std::collections::VecDeque;
 
@@ -54,16 +58,27 @@ pub struct Packet {
 
 /// Packets live in one arena and are referred to by index; freed slots are reused, so the hot
 /// path allocates nothing once the arena has grown to the peak number of packets alive.
-#[derive(Debug, Default)]
-pub struct PacketPool {
-    slots: Vec<Packet>,
+/// Generic over the packet type (TCP segments by default, NDP's packets in `ndp`), so each
+/// transport keeps its own small `Copy` packet and the same arena.
+#[derive(Debug)]
+pub struct PacketPool<P = Packet> {
+    slots: Vec<P>,
     free: Vec<PktId>,
 }
 
-impl PacketPool {
+impl<P> Default for PacketPool<P> {
+    fn default() -> Self {
+        PacketPool {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<P> PacketPool<P> {
     /// Store `p`, returning its id.
     #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PktId {
+    pub fn alloc(&mut self, p: P) -> PktId {
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             id
@@ -81,13 +96,13 @@ impl PacketPool {
 
     /// The packet `id`.
     #[inline]
-    pub fn get(&self, id: PktId) -> &Packet {
+    pub fn get(&self, id: PktId) -> &P {
         &self.slots[id as usize]
     }
 
     /// The packet `id`, mutably.
     #[inline]
-    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+    pub fn get_mut(&mut self, id: PktId) -> &mut P {
         &mut self.slots[id as usize]
     }
 
@@ -307,11 +322,35 @@ impl Link {
         self.bytes
     }
 
+    /// Packets propagating in the pipe now.
+    pub fn in_pipe(&self) -> usize {
+        self.pipe.len()
+    }
+
     #[inline]
     fn serialization(&mut self, frame: u32) -> SimTime {
         let t = tx_time(frame as u64 + self.phy_overhead, self.rate);
         self.stats.busy += t;
         t
+    }
+
+    /// Serialize a frame of `frame` bytes from `now` for a caller that keeps its own queues in
+    /// front of the link and this link's queue empty (NDP's trimming port): returns when it
+    /// ends. The caller then hands the packet to [`Link::into_pipe`].
+    #[inline]
+    pub fn serialize(&mut self, now: SimTime, frame: u32) -> SimTime {
+        now + self.serialization(frame)
+    }
+
+    /// Packet `id` of `frame` bytes has been serialized at `now`: it enters the pipe. Returns
+    /// whether the pipe was empty (so its arrival must be scheduled at `now + delay`).
+    #[inline]
+    pub fn into_pipe(&mut self, now: SimTime, id: PktId, frame: u32) -> bool {
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += frame as u64;
+        let pipe_was_empty = self.pipe.is_empty();
+        self.pipe.push_back((now + self.delay, id));
+        pipe_was_empty
     }
 
     /// Offer packet `id` of `frame` bytes at `now`: drop-tail.
@@ -341,10 +380,7 @@ impl Link {
         debug_assert!(self.busy);
         self.busy = false;
         self.bytes -= f as u64;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += f as u64;
-        let pipe_was_empty = self.pipe.is_empty();
-        self.pipe.push_back((now + self.delay, id));
+        let pipe_was_empty = self.into_pipe(now, id, f);
         (pipe_was_empty, self.start_next(now))
     }
 
@@ -444,6 +480,20 @@ mod tests {
         assert_eq!(l.resume(5 * t1), None, "a second resume is a no-op");
         assert_eq!(l.stats.pauses, 1);
         assert_eq!(l.stats.paused, 5 * t1 - 10);
+    }
+
+    #[test]
+    fn a_caller_kept_queue_uses_only_serialization_and_pipe() {
+        let mut l = link(0);
+        let t = l.serialize(10, 1518);
+        assert_eq!(t, 10 + 1538 * 8000);
+        assert!(l.into_pipe(t, 4, 1518), "first in the pipe");
+        assert!(!l.into_pipe(t + 1, 5, 64));
+        assert_eq!(l.arrive(), (4, Some(t + 1 + 1_000)));
+        assert_eq!(l.arrive(), (5, None));
+        assert_eq!((l.stats.tx_packets, l.stats.tx_bytes), (2, 1582));
+        assert_eq!(l.stats.busy, 1538 * 8000);
+        assert_eq!(l.queued_bytes(), 0);
     }
 
     #[test]

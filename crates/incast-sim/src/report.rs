@@ -147,3 +147,149 @@ pub struct NdpReport {
     /// Sender timeouts.
     pub timeouts: u64,
 }
+
+/// Share of `duration` a queue spent serializing (`busy`), at most 1.
+pub fn utilization(busy: SimTime, duration: SimTime) -> f64 {
+    if duration > 0 {
+        (busy as f64 / duration as f64).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+impl FlowReport {
+    /// A workload flow with only its delivered bytes and completion time (a transport
+    /// without TCP's counters).
+    pub fn delivered(flow: u32, bytes: u64, fct: Option<SimTime>) -> FlowReport {
+        FlowReport {
+            flow,
+            background: false,
+            bytes,
+            fct,
+            timeouts: 0,
+            fast_recoveries: 0,
+            retx_fast: 0,
+            retx_timeout: 0,
+            max_successive_timeouts: 0,
+            ecn_reductions: 0,
+            spurious_timeouts: 0,
+            rounds: Vec::new(),
+        }
+    }
+}
+
+/// What every transport's run reports alike; [`Report::of_run`] derives the rest.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// Number of servers.
+    pub senders: u32,
+    /// Workload kind.
+    pub workload: WorkloadKind,
+    /// Application bytes the workload delivered.
+    pub app_bytes: u64,
+    /// When the workload started.
+    pub start: SimTime,
+    /// When the workload ended (its last completion), or the current time if it has not.
+    pub end: SimTime,
+    /// Simulated time now.
+    pub now: SimTime,
+    /// Events processed.
+    pub events: u64,
+    /// Unloaded one-way latency of a full packet from the first server to the receiver.
+    pub base_latency: SimTime,
+    /// Rate of the receiver's link, bits per second.
+    pub link_bps: u64,
+    /// Every flow.
+    pub flows: Vec<FlowReport>,
+    /// The bottleneck queue.
+    pub bottleneck: QueueReport,
+    /// Time the bottleneck spent serializing during the workload.
+    pub bottleneck_busy: SimTime,
+}
+
+impl Report {
+    /// The report of a run from what every transport knows: duration, goodput and the
+    /// bottleneck's utilization derived, the bottleneck as the only queue, and every
+    /// transport-specific counter zero or empty for the caller to fill.
+    pub fn of_run(r: RunSummary) -> Report {
+        let duration = r.end.saturating_sub(r.start);
+        Report {
+            senders: r.senders,
+            workload: r.workload,
+            app_bytes: r.app_bytes,
+            start: r.start,
+            duration,
+            goodput_bps: crate::units::rate_of(r.app_bytes, duration),
+            background_bps: 0.0,
+            pfc_pauses: 0,
+            base_latency: r.base_latency,
+            link_bps: r.link_bps,
+            block_times: Vec::new(),
+            query_fcts: Vec::new(),
+            block_timeouts: Vec::new(),
+            flows: r.flows,
+            timeouts: 0,
+            timeout_runs: vec![0; crate::tcp::TIMEOUT_RUN_BUCKETS],
+            fast_recoveries: 0,
+            retx_fast: 0,
+            retx_timeout: 0,
+            ecn_reductions: 0,
+            drops: 0,
+            queues: vec![r.bottleneck.clone()],
+            bottleneck: r.bottleneck,
+            shared_buffer_max_bytes: None,
+            bottleneck_utilization: utilization(r.bottleneck_busy, duration),
+            events: r.events,
+            end: r.now,
+            series: None,
+            ndp: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(start: SimTime, end: SimTime, busy: SimTime) -> Report {
+        Report::of_run(RunSummary {
+            senders: 2,
+            workload: WorkloadKind::Incast,
+            app_bytes: 1_000,
+            start,
+            end,
+            now: end + 5,
+            events: 7,
+            base_latency: 3,
+            link_bps: 1_000_000_000,
+            flows: vec![FlowReport::delivered(0, 1_000, Some(end - start))],
+            bottleneck: QueueReport {
+                name: "port-receiver".into(),
+                limit: QueueLimit::UNLIMITED,
+                stats: QueueStats {
+                    busy,
+                    ..QueueStats::default()
+                },
+            },
+            bottleneck_busy: busy,
+        })
+    }
+
+    #[test]
+    fn a_run_report_derives_duration_goodput_and_utilization() {
+        let r = run(1_000_000, 9_000_000, 2_000_000);
+        assert_eq!(r.duration, 8_000_000);
+        assert_eq!(r.goodput_bps, 1e9);
+        assert_eq!(r.bottleneck_utilization, 0.25);
+        assert_eq!((r.end, r.events), (9_000_005, 7));
+        assert_eq!(r.queues, std::slice::from_ref(&r.bottleneck));
+        assert_eq!(r.flows[0].fct, Some(8_000_000));
+    }
+
+    #[test]
+    fn utilization_is_capped_at_one_and_zero_for_an_empty_run() {
+        assert_eq!(utilization(10, 5), 1.0);
+        assert_eq!(utilization(10, 0), 0.0);
+        assert_eq!(run(5, 5, 0).goodput_bps, 0.0);
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::TcpSimulation;
 use crate::net::QueueStats;
-use crate::report::{FlowReport, QueueReport, Report};
+use crate::report::{FlowReport, QueueReport, Report, RunSummary};
 use crate::topology::LinkRole;
 
 impl TcpSimulation {
@@ -135,27 +135,14 @@ impl TcpSimulation {
             .sum();
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
-            senders: self.sc.topology.senders,
-            workload: self.sc.workload.kind,
-            app_bytes,
-            start: self.wl.start_time(),
-            duration,
-            goodput_bps: crate::units::rate_of(app_bytes, duration),
             background_bps: crate::units::rate_of(
                 self.background_bytes() - self.background_at_start,
                 duration,
             ),
             pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
-            base_latency: self.net.latency_between(
-                self.net.host(0),
-                self.net.receiver,
-                self.sc.full_frame(),
-            ),
-            link_bps: self.sc.topology.receiver_link,
             block_times: self.wl.block_times(),
             query_fcts: self.wl.query_fcts().to_vec(),
             block_timeouts: self.wl.block_timeouts(),
-            flows,
             timeouts,
             timeout_runs,
             fast_recoveries: recoveries,
@@ -164,17 +151,26 @@ impl TcpSimulation {
             ecn_reductions,
             drops,
             queues,
-            bottleneck,
             shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
-            bottleneck_utilization: if duration > 0 {
-                (busy as f64 / duration as f64).min(1.0)
-            } else {
-                0.0
-            },
-            events: self.processed,
-            end: self.now,
             series: self.series.clone(),
-            ndp: None,
+            ..Report::of_run(RunSummary {
+                senders: self.sc.topology.senders,
+                workload: self.sc.workload.kind,
+                app_bytes,
+                start: self.wl.start_time(),
+                end,
+                now: self.now,
+                events: self.processed,
+                base_latency: self.net.latency_between(
+                    self.net.host(0),
+                    self.net.receiver,
+                    self.sc.full_frame(),
+                ),
+                link_bps: self.sc.topology.receiver_link,
+                flows,
+                bottleneck,
+                bottleneck_busy: busy,
+            })
         }
     }
 }

@@ -1,0 +1,368 @@
+//! NDP's trimming switch port: a small data queue and a priority header queue in front of the
+//! topology's [`Link`], used for its serialization and its pipe only (TCP's drop-tail queue in
+//! the link stays empty), so only the heads of queue and pipe are scheduled. The port does not
+//! own its link: the caller passes it in, so the network keeps one link per port whatever the
+//! transport.
+//!
+//! A data packet arriving to a full data queue is trimmed to its header, which joins the header
+//! queue; headers and control packets are served first, but one data packet goes after every
+//! `header_weight` headers when data waits (the NDP paper). A packet the header queue cannot
+//! take is refused: the caller returns a trimmed header to its sender or drops it.
+
+use std::collections::VecDeque;
+
+use crate::net::{Link, PktId, QueueStats};
+use crate::units::SimTime;
+
+/// What a port needs to know of a packet: whether it carries payload, its frame bytes, and
+/// how to trim it to its header.
+pub(crate) trait Trimmable {
+    /// A data packet with its payload (the only kind that is trimmed).
+    fn is_data(&self) -> bool;
+    /// Frame bytes, without preamble and gap.
+    fn frame(&self) -> u32;
+    /// Cut the payload off: the packet becomes a header of `header_bytes`.
+    fn trim(&mut self, header_bytes: u32);
+}
+
+/// What a port did with a packet offered to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Offered {
+    /// Queued as it came; the link starts serializing it (or the head) and ends at the time
+    /// given, if it was idle.
+    Queued(Option<SimTime>),
+    /// Trimmed, and its header queued (the time as for `Queued`).
+    Trimmed(Option<SimTime>),
+    /// The header queue is full: the packet (trimmed if `trimmed`) is the caller's to bounce
+    /// or drop.
+    Refused {
+        /// Whether the port trimmed it before refusing its header.
+        trimmed: bool,
+    },
+}
+
+/// Egress port of a switch (trims) or of a host NIC (never does: both queues unbounded),
+/// in front of its link.
+#[derive(Debug, Default)]
+pub(crate) struct Port {
+    /// The packet being serialized, with its frame bytes.
+    serving: Option<(PktId, u32)>,
+    /// Data packets waiting, with their frame bytes.
+    data: VecDeque<(PktId, u32)>,
+    /// Headers and control packets waiting, with their frame bytes.
+    hdr: VecDeque<(PktId, u32)>,
+    /// Frame bytes in `hdr`.
+    hdr_bytes: u64,
+    /// Header packets served since the last data packet.
+    hdr_run: u32,
+    /// Most data packets waiting at once.
+    max_data: u32,
+    /// Most header bytes waiting at once.
+    max_hdr_bytes: u64,
+    /// Data packets the data queue holds (`usize::MAX` for a NIC).
+    data_limit: usize,
+    /// Header queue size, bytes (`u64::MAX` for a NIC).
+    hdr_limit: u64,
+    /// Headers served per data packet when both wait.
+    weight: u32,
+    /// Header size a trimmed packet keeps.
+    header_bytes: u32,
+}
+
+impl Port {
+    /// A switch port that trims: `data_queue` packets of data, `header_queue` bytes of
+    /// headers served `weight`:1, trimmed packets keeping `header_bytes`.
+    pub(crate) fn switch(
+        data_queue: u32,
+        header_queue: u64,
+        weight: u32,
+        header_bytes: u32,
+    ) -> Port {
+        Port {
+            data_limit: data_queue as usize,
+            hdr_limit: header_queue,
+            weight,
+            header_bytes,
+            ..Port::default()
+        }
+    }
+
+    /// A host NIC: never trims, never refuses.
+    pub(crate) fn nic(weight: u32) -> Port {
+        Port {
+            data_limit: usize::MAX,
+            hdr_limit: u64::MAX,
+            weight,
+            ..Port::default()
+        }
+    }
+
+    /// Offer packet `id` (its contents `p`) at `now` to the port in front of `link`: queue
+    /// data if the data queue has room, else trim it; queue headers and control packets if
+    /// the header queue has room.
+    #[inline]
+    pub(crate) fn offer<P: Trimmable>(
+        &mut self,
+        link: &mut Link,
+        now: SimTime,
+        id: PktId,
+        p: &mut P,
+    ) -> Offered {
+        let mut trimmed = false;
+        if p.is_data() {
+            if self.data.len() < self.data_limit {
+                self.data.push_back((id, p.frame()));
+                self.max_data = self.max_data.max(self.data.len() as u32);
+                return Offered::Queued(self.kick(link, now));
+            }
+            // Trim: the payload is lost, the header goes on with priority.
+            p.trim(self.header_bytes);
+            trimmed = true;
+        }
+        let frame = p.frame();
+        if self.hdr_bytes + frame as u64 > self.hdr_limit {
+            return Offered::Refused { trimmed };
+        }
+        self.hdr.push_back((id, frame));
+        self.hdr_bytes += frame as u64;
+        self.max_hdr_bytes = self.max_hdr_bytes.max(self.hdr_bytes);
+        let end = self.kick(link, now);
+        if trimmed {
+            Offered::Trimmed(end)
+        } else {
+            Offered::Queued(end)
+        }
+    }
+
+    /// Start serializing if the link is idle: headers first, but one data packet after every
+    /// `weight` headers when data waits. Returns when the transmission ends.
+    #[inline]
+    fn kick(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
+        if self.serving.is_some() {
+            return None;
+        }
+        let take_data =
+            !self.data.is_empty() && (self.hdr.is_empty() || self.hdr_run >= self.weight);
+        let (id, frame) = if take_data {
+            self.hdr_run = 0;
+            self.data.pop_front()?
+        } else {
+            let (id, frame) = self.hdr.pop_front()?;
+            self.hdr_run += 1;
+            self.hdr_bytes -= frame as u64;
+            (id, frame)
+        };
+        self.serving = Some((id, frame));
+        Some(link.serialize(now, frame))
+    }
+
+    /// The frame in service has been serialized at `now` and enters the pipe. Returns whether
+    /// the pipe was empty (its arrival must be scheduled at `now + delay`) and the end of the
+    /// next transmission, if one starts.
+    #[inline]
+    pub(crate) fn finish_tx(&mut self, link: &mut Link, now: SimTime) -> (bool, Option<SimTime>) {
+        let (id, frame) = self.serving.take().expect("finish_tx on an idle NDP port");
+        let pipe_was_empty = link.into_pipe(now, id, frame);
+        (pipe_was_empty, self.kick(link, now))
+    }
+
+    /// Packets held anywhere in the port and its link: queued, in service, propagating.
+    pub(crate) fn packets(&self, link: &Link) -> usize {
+        self.data.len() + self.hdr.len() + usize::from(self.serving.is_some()) + link.in_pipe()
+    }
+
+    /// Data packets waiting now.
+    pub(crate) fn data_len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Counters as a queue report shows them: drops of refused packets (the caller counts
+    /// them on the link), the header queue's peak in bytes, the data queue's peak in packets,
+    /// and the link's transmissions.
+    pub(crate) fn stats(&self, link: &Link) -> QueueStats {
+        let mut s = link.stats.clone();
+        s.max_bytes = self.max_hdr_bytes;
+        s.max_packets = self.max_data;
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::tx_time;
+
+    #[derive(Debug, Clone, Copy)]
+    struct P {
+        data: bool,
+        frame: u32,
+    }
+
+    impl Trimmable for P {
+        fn is_data(&self) -> bool {
+            self.data
+        }
+        fn frame(&self) -> u32 {
+            self.frame
+        }
+        fn trim(&mut self, header_bytes: u32) {
+            self.data = false;
+            self.frame = header_bytes;
+        }
+    }
+
+    const RATE: u64 = 10_000_000_000;
+    const DELAY: SimTime = 1_000;
+    const DATA: P = P {
+        data: true,
+        frame: 9064,
+    };
+    const HDR: P = P {
+        data: false,
+        frame: 64,
+    };
+
+    /// A port and the link it feeds.
+    struct Fixture {
+        port: Port,
+        link: Link,
+    }
+
+    impl Fixture {
+        fn offer(&mut self, now: SimTime, id: PktId, mut p: P) -> Offered {
+            self.port.offer(&mut self.link, now, id, &mut p)
+        }
+        fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
+            self.port.finish_tx(&mut self.link, now)
+        }
+        fn packets(&self) -> usize {
+            self.port.packets(&self.link)
+        }
+        fn stats(&self) -> QueueStats {
+            self.port.stats(&self.link)
+        }
+    }
+
+    /// A link whose own drop-tail limit would refuse every packet: the port never uses it.
+    fn link() -> Link {
+        let limit = crate::config::QueueLimit {
+            bytes: Some(100),
+            packets: Some(0),
+        };
+        Link::new(RATE, DELAY, limit, 20)
+    }
+
+    /// A switch port with a data queue of 2 packets and a header queue of 3 headers.
+    fn switch() -> Fixture {
+        Fixture {
+            port: Port::switch(2, 3 * 64, 2, 64),
+            link: link(),
+        }
+    }
+
+    fn tx(frame: u64) -> SimTime {
+        tx_time(frame + 20, RATE)
+    }
+
+    fn end(o: Offered) -> SimTime {
+        match o {
+            Offered::Queued(Some(t)) | Offered::Trimmed(Some(t)) => t,
+            other => panic!("not transmitting: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_idle_port_serializes_the_first_packet_at_once() {
+        let mut p = switch();
+        assert_eq!(p.offer(5, 0, DATA), Offered::Queued(Some(5 + tx(9064))));
+        assert_eq!(p.offer(5, 1, DATA), Offered::Queued(None));
+        assert_eq!(p.packets(), 2);
+    }
+
+    #[test]
+    fn data_beyond_the_data_queue_is_trimmed_to_a_header() {
+        let mut p = switch();
+        p.offer(0, 0, DATA); // in service
+        p.offer(0, 1, DATA);
+        p.offer(0, 2, DATA);
+        assert_eq!(p.port.data_len(), 2);
+        let mut third = DATA;
+        assert_eq!(
+            p.port.offer(&mut p.link, 0, 3, &mut third),
+            Offered::Trimmed(None)
+        );
+        assert!(!third.data);
+        assert_eq!(third.frame, 64);
+        assert_eq!(p.stats().max_packets, 2);
+        assert_eq!(p.stats().max_bytes, 64);
+    }
+
+    #[test]
+    fn a_full_header_queue_refuses_and_says_whether_it_trimmed() {
+        let mut p = switch();
+        p.offer(0, 0, HDR); // in service
+        for id in 1..4 {
+            assert_eq!(p.offer(0, id, HDR), Offered::Queued(None));
+        }
+        assert_eq!(p.offer(0, 4, HDR), Offered::Refused { trimmed: false });
+        p.offer(0, 5, DATA);
+        p.offer(0, 6, DATA);
+        assert_eq!(p.offer(0, 7, DATA), Offered::Refused { trimmed: true });
+        assert_eq!(p.packets(), 6);
+    }
+
+    #[test]
+    fn a_nic_never_trims_nor_refuses() {
+        let mut p = Fixture {
+            port: Port::nic(2),
+            link: link(),
+        };
+        for id in 0..100 {
+            assert!(matches!(p.offer(0, id, DATA), Offered::Queued(_)));
+        }
+        assert_eq!(p.packets(), 100);
+    }
+
+    #[test]
+    fn headers_go_first_but_data_gets_one_turn_in_weight_plus_one() {
+        let mut p = switch();
+        // Packet 0 (data) in service; then data 1, 2 and headers 3, 4, 5 wait.
+        let mut t = end(p.offer(0, 0, DATA));
+        p.offer(0, 1, DATA);
+        p.offer(0, 2, DATA);
+        for id in 3..6 {
+            p.offer(0, id, HDR);
+        }
+        let mut order = Vec::new();
+        loop {
+            let (_, next) = p.finish_tx(t);
+            let (id, _) = p.link.arrive();
+            order.push(id);
+            match next {
+                Some(end) => t = end,
+                None => break,
+            }
+        }
+        // Weight 2: two headers, then a data packet, then the last header, then data.
+        assert_eq!(order, [0, 3, 4, 1, 5, 2]);
+    }
+
+    #[test]
+    fn the_pipe_delivers_after_the_delay_in_order() {
+        let mut p = switch();
+        let t = end(p.offer(0, 7, HDR));
+        assert_eq!(p.offer(0, 8, HDR), Offered::Queued(None));
+        assert_eq!(p.link.in_pipe(), 0);
+        let (empty, next) = p.finish_tx(t);
+        assert!(empty, "the first packet's arrival must be scheduled");
+        assert_eq!(next, Some(t + tx(64)));
+        let (empty, next) = p.finish_tx(t + tx(64));
+        assert!(!empty);
+        assert_eq!(next, None);
+        assert_eq!(p.link.arrive(), (7, Some(t + tx(64) + DELAY)));
+        assert_eq!(p.link.arrive(), (8, None));
+        let s = p.stats();
+        assert_eq!((s.tx_packets, s.tx_bytes, s.busy), (2, 128, 2 * tx(64)));
+        assert_eq!(p.packets(), 0);
+    }
+}

@@ -1,0 +1,413 @@
+//! NDP's sender: an initial window at line rate, then one packet per pull (the NDP paper),
+//! a retransmission if one waits (after a NACK, a bounce or a timeout), else new data.
+//!
+//! It never touches the clock or the network: every entry point takes `now` and appends what
+//! it does to `out`, in order: packets to send, and its timer's next deadline when that needs
+//! an event (the engine's lazy [`Timer`]).
+
+use std::collections::VecDeque;
+
+use crate::engine::Timer;
+use crate::units::SimTime;
+
+/// Why a packet is sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// The receiver NACKed its trimmed header.
+    Nack = 0,
+    /// A switch returned its header.
+    Bounce = 1,
+    /// The sender's timer expired with it unanswered.
+    Timeout = 2,
+}
+
+/// What a sender asks of the network and the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SenderOut {
+    /// Send data packet `seq`.
+    Send(u32),
+    /// Wake the sender at this time with this generation (see [`Sender::on_timer`]).
+    Deadline(SimTime, u32),
+}
+
+/// One flow's sending end.
+#[derive(Debug)]
+pub(crate) struct Sender {
+    /// Packets in the flow.
+    packets: u32,
+    /// Bytes in the flow.
+    bytes: u64,
+    /// Next packet never sent.
+    next_new: u32,
+    /// Packets the receiver ACKed, and how many.
+    acked: Vec<bool>,
+    acked_count: u32,
+    /// Packets to send again, in order, and whether each is in there.
+    rtx: VecDeque<(u32, Cause)>,
+    queued: Vec<bool>,
+    /// Packets sent and not yet answered (ACK, NACK or bounce): only these can time out.
+    awaiting: Vec<bool>,
+    in_flight: u32,
+    /// When the last pull arrived, and the gap before it: how long a flow with nothing in
+    /// flight can expect to wait for its next pull.
+    last_pull: Option<SimTime>,
+    pull_gap: SimTime,
+    /// ACKs and NACKs received, and pulls received. The receiver queues one pull per
+    /// packet it sees (until the flow completes), so while `answers > pulls` a pull is owed.
+    answers: u32,
+    pulls: u32,
+    /// Time to wait for an answer (`ndp.rto`).
+    rto: SimTime,
+    /// The timer (see `arm`).
+    timer: Timer,
+    /// Retransmissions by cause.
+    retx: [u32; 3],
+    /// Timer expiries that resent something.
+    timeouts: u32,
+}
+
+impl Sender {
+    /// A flow of `bytes` in `packets` packets, waiting `rto` for answers.
+    pub(crate) fn new(bytes: u64, packets: u32, rto: SimTime) -> Sender {
+        Sender {
+            packets,
+            bytes,
+            next_new: 0,
+            acked: vec![false; packets as usize],
+            acked_count: 0,
+            rtx: VecDeque::new(),
+            queued: vec![false; packets as usize],
+            awaiting: vec![false; packets as usize],
+            in_flight: 0,
+            last_pull: None,
+            pull_gap: 0,
+            answers: 0,
+            pulls: 0,
+            rto,
+            timer: Timer::default(),
+            retx: [0; 3],
+            timeouts: 0,
+        }
+    }
+
+    /// Bytes in the flow.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Payload bytes of packet `seq` with packets of `mtu`: the last may be short.
+    pub(crate) fn payload(&self, seq: u32, mtu: u64) -> u64 {
+        (self.bytes - seq as u64 * mtu).min(mtu)
+    }
+
+    /// Retransmissions for `cause`.
+    pub(crate) fn retx(&self, cause: Cause) -> u32 {
+        self.retx[cause as usize]
+    }
+
+    /// Timer expiries that resent something.
+    pub(crate) fn timeouts(&self) -> u32 {
+        self.timeouts
+    }
+
+    /// Pulls received.
+    pub(crate) fn pulls(&self) -> u32 {
+        self.pulls
+    }
+
+    /// Packets ACKed, counted from the bitmap and as kept.
+    pub(crate) fn acked(&self) -> (u32, u32) {
+        let bitmap = self.acked.iter().filter(|&&a| a).count() as u32;
+        (bitmap, self.acked_count)
+    }
+
+    /// Send the initial window of `iw` packets at line rate.
+    pub(crate) fn start(&mut self, now: SimTime, iw: u32, out: &mut Vec<SenderOut>) {
+        for _ in 0..iw.min(self.packets) {
+            self.send_new(now, out);
+        }
+    }
+
+    /// The receiver ACKed packet `seq`.
+    pub(crate) fn on_ack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        if !self.acked[seq as usize] {
+            self.acked[seq as usize] = true;
+            self.acked_count += 1;
+        }
+        self.answers += 1;
+        self.answered(now, seq, out);
+    }
+
+    /// The receiver NACKed packet `seq` (it saw only its header): resend it when pulled.
+    pub(crate) fn on_nack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        self.want_again(seq, Cause::Nack);
+        self.answers += 1;
+        self.answered(now, seq, out);
+    }
+
+    /// A pull arrived: send one packet.
+    pub(crate) fn on_pull(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        if let Some(t) = self.last_pull {
+            self.pull_gap = now - t;
+        }
+        self.last_pull = Some(now);
+        self.pulls += 1;
+        self.send_one(now, out);
+    }
+
+    /// A switch returned the header of packet `seq`.
+    pub(crate) fn on_bounce(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        self.want_again(seq, Cause::Bounce);
+        self.answered(now, seq, out);
+        // The receiver never saw this packet, so it owes no pull for it. If nothing else is
+        // in flight and no pull is owed, nobody will pull this flow again: resend one now.
+        // (So of a first window bounced whole, one packet goes again at once and the rest
+        // wait for the pulls it earns.)
+        if self.in_flight == 0 && self.answers <= self.pulls {
+            self.send_one(now, out);
+        }
+    }
+
+    /// The timer's event of generation `gen` fired at `now`: if due, everything unanswered
+    /// is given up for lost and one packet goes again.
+    pub(crate) fn on_timer(&mut self, now: SimTime, gen: u32, out: &mut Vec<SenderOut>) {
+        if !self.timer.fire(now, gen) {
+            // Re-armed later since this event was scheduled: wait out the rest.
+            self.sync(out);
+            return;
+        }
+        if self.in_flight == 0 && self.rtx.is_empty() {
+            return;
+        }
+        self.timeouts += 1;
+        for seq in 0..self.next_new {
+            if self.awaiting[seq as usize] {
+                self.awaiting[seq as usize] = false;
+                self.in_flight -= 1;
+                self.want_again(seq, Cause::Timeout);
+            }
+        }
+        self.send_one(now, out);
+        self.arm(now, out);
+    }
+
+    fn send_new(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        if self.next_new >= self.packets {
+            return;
+        }
+        let seq = self.next_new;
+        self.next_new += 1;
+        self.send_data(now, seq, out);
+    }
+
+    fn send_data(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        if !self.awaiting[seq as usize] {
+            self.awaiting[seq as usize] = true;
+            self.in_flight += 1;
+        }
+        self.arm(now, out);
+        out.push(SenderOut::Send(seq));
+    }
+
+    /// Send a retransmission if one waits, else new data.
+    fn send_one(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        while let Some((seq, cause)) = self.rtx.pop_front() {
+            self.queued[seq as usize] = false;
+            if self.acked[seq as usize] {
+                continue;
+            }
+            self.retx[cause as usize] += 1;
+            self.send_data(now, seq, out);
+            return;
+        }
+        self.send_new(now, out);
+    }
+
+    /// The fate of packet `seq` is known: it no longer needs the timer.
+    fn answered(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        if self.awaiting[seq as usize] {
+            self.awaiting[seq as usize] = false;
+            self.in_flight -= 1;
+            // Restart the timer for what is still unanswered (a flow waiting only for
+            // pulls, however long the receiver's queue of pulls, never times out).
+            self.arm(now, out);
+        }
+    }
+
+    fn want_again(&mut self, seq: u32, cause: Cause) {
+        if !self.acked[seq as usize] && !self.queued[seq as usize] {
+            self.queued[seq as usize] = true;
+            self.rtx.push_back((seq, cause));
+        }
+    }
+
+    /// Keep a timer while something could be lost unnoticed: packets awaiting an answer
+    /// (`rto`), or retransmissions waiting for a pull that was lost (100 `rto`, or four of
+    /// the flow's last gaps between pulls if that is longer).
+    fn arm(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        let wait = if self.in_flight > 0 {
+            self.rto
+        } else if !self.rtx.is_empty() {
+            // Only a lost pull leaves a flow waiting here; pulls can be a whole pull queue
+            // apart (N flows × one packet time), so wait long before resending.
+            (100 * self.rto).max(4 * self.pull_gap)
+        } else {
+            return;
+        };
+        self.timer.set(now + wait);
+        self.sync(out);
+    }
+
+    /// Report the deadline if it needs an event (lazy, as TCP's timers).
+    fn sync(&mut self, out: &mut Vec<SenderOut>) {
+        if let Some((t, gen)) = self.timer.needs_event() {
+            out.push(SenderOut::Deadline(t, gen));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SenderOut::{Deadline, Send};
+
+    const RTO: SimTime = 1_000;
+
+    /// A 5-packet flow that has sent its initial window of 3 at time 0.
+    fn sender_after_window() -> (Sender, u32) {
+        let mut s = Sender::new(5 * 100, 5, RTO);
+        let mut out = Vec::new();
+        s.start(0, 3, &mut out);
+        let gen = match out[0] {
+            Deadline(t, gen) => {
+                assert_eq!(t, RTO);
+                gen
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(out[1..], [Send(0), Send(1), Send(2)]);
+        (s, gen)
+    }
+
+    #[test]
+    fn initial_window_is_capped_by_the_flow_length() {
+        let mut s = Sender::new(150, 2, RTO);
+        let mut out = Vec::new();
+        s.start(0, 10, &mut out);
+        let sends: Vec<_> = out.iter().filter(|o| matches!(o, Send(_))).collect();
+        assert_eq!(sends, [&Send(0), &Send(1)]);
+        assert_eq!(s.payload(1, 100), 50);
+    }
+
+    #[test]
+    fn a_pull_sends_new_data_when_nothing_waits_for_retransmission() {
+        let (mut s, _) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_ack(10, 0, &mut out);
+        out.clear();
+        s.on_pull(20, &mut out);
+        assert_eq!(out.last(), Some(&Send(3)));
+        assert_eq!(s.pulls(), 1);
+    }
+
+    #[test]
+    fn a_nack_queues_the_packet_for_the_next_pull() {
+        let (mut s, _) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_nack(10, 1, &mut out);
+        assert!(!out.iter().any(|o| matches!(o, Send(_))), "{out:?}");
+        s.on_pull(20, &mut out);
+        assert_eq!(out.last(), Some(&Send(1)));
+        assert_eq!(s.retx(Cause::Nack), 1);
+    }
+
+    #[test]
+    fn a_retransmission_acked_meanwhile_is_skipped() {
+        let (mut s, _) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_nack(10, 1, &mut out);
+        s.on_ack(11, 1, &mut out);
+        out.clear();
+        s.on_pull(20, &mut out);
+        assert_eq!(out.last(), Some(&Send(3)));
+        assert_eq!(s.retx(Cause::Nack), 0);
+    }
+
+    #[test]
+    fn a_bounce_with_nothing_in_flight_and_no_pull_owed_resends_at_once() {
+        let mut s = Sender::new(100, 1, RTO);
+        let mut out = Vec::new();
+        s.start(0, 1, &mut out);
+        out.clear();
+        s.on_bounce(10, 0, &mut out);
+        assert_eq!(out.last(), Some(&Send(0)));
+        assert_eq!(s.retx(Cause::Bounce), 1);
+    }
+
+    #[test]
+    fn a_bounce_with_a_pull_owed_waits_for_it() {
+        let (mut s, _) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_ack(5, 0, &mut out);
+        s.on_ack(6, 1, &mut out);
+        out.clear();
+        // Packet 2 bounces: nothing in flight, but two pulls are owed for the ACKs.
+        s.on_bounce(10, 2, &mut out);
+        assert!(!out.iter().any(|o| matches!(o, Send(_))), "{out:?}");
+        s.on_pull(20, &mut out);
+        assert_eq!(out.last(), Some(&Send(2)));
+    }
+
+    #[test]
+    fn the_timer_resends_nothing_one_tick_early_and_everything_unanswered_at_its_deadline() {
+        let (mut s, gen) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_timer(RTO - 1, gen, &mut out);
+        assert_eq!(out, [Deadline(RTO, gen.wrapping_add(1))]);
+        assert_eq!(s.timeouts(), 0);
+        out.clear();
+        s.on_timer(RTO, gen.wrapping_add(1), &mut out);
+        assert_eq!(s.timeouts(), 1);
+        // All three are queued again; one goes now, and the timer is re-armed for it.
+        assert_eq!(
+            out,
+            [Deadline(2 * RTO, gen.wrapping_add(2)), Send(0)],
+            "{out:?}"
+        );
+        assert_eq!(s.retx(Cause::Timeout), 1);
+        out.clear();
+        s.on_pull(2 * RTO - 10, &mut out);
+        assert_eq!(out, [Send(1)]);
+    }
+
+    #[test]
+    fn an_answer_moves_the_deadline_later_without_a_new_event() {
+        let (mut s, gen) = sender_after_window();
+        let mut out = Vec::new();
+        s.on_ack(500, 0, &mut out);
+        assert!(
+            out.is_empty(),
+            "a later deadline reuses the pending event: {out:?}"
+        );
+        // The pending event fires at the old deadline, finds the new one and reschedules.
+        s.on_timer(RTO, gen, &mut out);
+        assert_eq!(out, [Deadline(500 + RTO, gen.wrapping_add(1))]);
+        assert_eq!(s.timeouts(), 0);
+        out.clear();
+        s.on_timer(500 + RTO, gen.wrapping_add(1), &mut out);
+        assert_eq!(s.timeouts(), 1);
+    }
+
+    #[test]
+    fn with_only_retransmissions_waiting_for_pulls_the_timer_waits_long() {
+        let mut s = Sender::new(200, 2, RTO);
+        let mut out = Vec::new();
+        s.start(0, 1, &mut out);
+        out.clear();
+        s.on_nack(10, 0, &mut out);
+        // Nothing in flight, packet 0 waits for a pull: 100 rto, a later deadline.
+        assert!(out.is_empty(), "{out:?}");
+        s.on_ack(20, 0, &mut out);
+        assert_eq!(s.acked(), (1, 1));
+    }
+}
