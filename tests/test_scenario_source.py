@@ -96,6 +96,11 @@ def test_block_split_is_the_engines_one_rule() -> None:
     assert sum(_core.block_split(1_000_000, 48)) == 1_000_000
     with pytest.raises(ValueError):
         _core.block_split(10, 0)
+    # The model's senders are alike: each returns the largest share, the one that ends a block.
+    from incastlab.model_backend import predict_scenario
+
+    point = predict_scenario(from_dict({"topology": {"senders": 3}, "workload": {"block": "10B"}}))
+    assert point.sru == _core.block_split(10, 3)[0] == 4
 
 
 def test_the_editor_schema_describes_every_key_with_units() -> None:

@@ -118,9 +118,16 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--sru or --block, not both")
     if a.block:
         block = size_arg("--block", a.block) or 0
-        sru = -(-block // len(servers))
+        if block < len(servers):
+            raise UsageError(
+                f"--block: {block} bytes cannot be striped over {len(servers)} servers"
+            )
+        # The engine's one split rule, so bench reads what the simulator and model assume.
+        sizes = _core.block_split(block, len(servers))
+        sru, load = max(sizes), {"block": f"{block}B"}
     else:
         sru = size_arg("--sru", a.sru or "256KB") or 0
+        sizes, load = [], {"sru": f"{sru}B"}
     if not sru:
         raise UsageError("--sru/--block: must be positive")
     if a.blocks < 1 or a.warmup < 0 or a.fanout_window < 0:
@@ -129,7 +136,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         {
             "topology": {"senders": len(servers), "link": f"{link}bps"},
             "workload": {
-                "sru": f"{sru}B",
+                **load,
                 "blocks": a.blocks,
                 "fanout_window": a.fanout_window,
                 "request_stagger": a.stagger,
@@ -140,6 +147,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         raw = realnet.bench(
             servers,
             sru=sru,
+            sizes=sizes,
             blocks=a.blocks,
             warmup=a.warmup,
             time_limit_s=seconds_arg("--time-limit", a.time_limit),

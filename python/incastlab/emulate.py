@@ -370,8 +370,11 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
                 "bench",
                 "--servers",
                 servers,
-                "--sru",
-                f"{w['sru']}B",
+                *(
+                    ["--sru", f"{w['sru']}B"]
+                    if w["sru"] is not None
+                    else ["--block", f"{w['block']}B"]
+                ),
                 "--blocks",
                 str(w["blocks"]),
                 "--warmup",

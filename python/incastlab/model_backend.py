@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from incastlab import model
+from incastlab import _core, model
 from incastlab.scenario import Scenario, from_dict
 
 PS = 1e-12
@@ -111,7 +111,9 @@ def predict_scenario(
             "for the N-flow incast use model.optimal_completion"
         )
     n = t["senders"]
-    sru = w["sru"] if w["sru"] is not None else -(-w["block"] // n)
+    # A striped block: the engine's split; the model's senders are alike, so each returns the
+    # largest share (the block ends when the slowest, largest one does).
+    sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
     buffer = port_buffer_bytes(s)
     rtt, rto = rtt_and_rto(s)
     kwargs = dict(

@@ -47,6 +47,7 @@ def bench(
     servers: Sequence[str],
     *,
     sru: int,
+    sizes: Sequence[int] = (),
     blocks: int,
     warmup: int = 1,
     time_limit_s: float = 600.0,
@@ -57,10 +58,12 @@ def bench(
     congestion: str | None = None,
     connect_timeout_s: float = 5.0,
 ) -> dict[str, Any]:
-    """Run the client; the raw result (times in µs)."""
+    """Run the client; the raw result (times in µs). ``sizes``, if given, are the bytes each
+    server returns per block (a striped block), overriding ``sru``."""
     cfg = {
         "servers": list(servers),
         "sru": sru,
+        "sizes": list(sizes),
         "blocks": blocks,
         "warmup": warmup,
         "time_limit_s": time_limit_s,
@@ -86,7 +89,8 @@ def to_result(
     (or, for a cluster, the one it stands for); counters a real network does not expose
     are left out of the report."""
     n = scenario["topology"]["senders"]
-    sru = scenario["workload"]["sru"]
+    w = scenario["workload"]
+    sizes = [w["sru"]] * n if w["sru"] is not None else _core.block_split(w["block"], n)
     duration = raw["duration_us"] * PS_PER_US
     responses = raw["response_us"]
     report: dict[str, Any] = {
@@ -101,8 +105,8 @@ def to_result(
         "block_times": [t * PS_PER_US for t in raw["block_times_us"]],
         "response_times": [[t * PS_PER_US for t in b] for b in responses],
         "flows": [
-            {"flow": i, "background": False, "bytes": sru * len(responses), "fct": None}
-            for i in range(n)
+            {"flow": i, "background": False, "bytes": size * len(responses), "fct": None}
+            for i, size in enumerate(sizes)
         ],
         "truncated": raw["truncated"],
     }
