@@ -114,3 +114,17 @@ def test_the_editor_schema_describes_every_key_with_units() -> None:
         "default": True,
         "description": SECTIONS["tcp"]["sack"]["doc"],
     }
+
+
+def test_a_key_added_in_rust_alone_reaches_python() -> None:
+    # topology.receiver_buffer was added with a Rust line and its doc, no Python line.
+    assert SECTIONS["topology"]["receiver_buffer"]["unit"] == "limit"
+    sc = from_dict({"topology": {"senders": 16, "buffer": "32KB", "receiver_buffer": "8MB"}})
+    assert sc.topology.receiver_buffer.bytes == 8_000_000
+    assert from_dict({}).topology.receiver_buffer is None
+    from incastlab.model_backend import port_buffer_bytes
+
+    assert port_buffer_bytes(sc.normalized()) == 8_000_000
+    with pytest.raises(ScenarioError) as e:
+        from_dict({"topology": {"receiver_buffer": "1KB"}})
+    assert e.value.field == "topology.receiver_buffer"

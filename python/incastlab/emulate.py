@@ -193,7 +193,8 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
     n = t["senders"]
     link = t["link"]
     rx_link = t["receiver_link"]
-    buf = t["buffer"]["bytes"] or (t["buffer"]["packets"] or 44) * MTU_FRAME
+    port = t["receiver_buffer"] or t["buffer"]  # the emulated port is the receiver's
+    buf = port["bytes"] or (port["packets"] or 44) * MTU_FRAME
     rto_ms = route_rto_min_ms(tcp["rto_min"])
     iw = tcp["initial_window"]
     # Per-namespace TCP switches the scenario names.

@@ -19,6 +19,7 @@ USED = {
     "topology.receiver_link",
     "topology.rtt",
     "topology.buffer",
+    "topology.receiver_buffer",
     "tcp.mss",
     "tcp.header_bytes",
     "tcp.initial_window",
@@ -43,8 +44,9 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def port_buffer_bytes(s: dict[str, Any]) -> int:
-    """A normalized scenario's per-port buffer in bytes (packet limits count full frames)."""
-    buf = s["topology"]["buffer"]
+    """A normalized scenario's buffer at the bottleneck, the receiver's port, in bytes
+    (packet limits count full frames)."""
+    buf = s["topology"]["receiver_buffer"] or s["topology"]["buffer"]
     if buf["bytes"] is not None:
         return int(buf["bytes"])
     return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])

@@ -108,6 +108,9 @@ section! {
         pub rtt: SimTime [Time] = from_us(100),
         /// Drop-tail limit of every switch egress port.
         pub buffer: QueueLimit [Limit] = QueueLimit::bytes(64_000),
+        /// Drop-tail limit of the switch port towards the receiver (the incast bottleneck)
+        /// alone, e.g. a deep-buffered port facing a storage client; `None`: `buffer`.
+        pub receiver_buffer: Option<QueueLimit> [Limit] = None,
         /// Drop-tail limit of every host NIC queue (Linux hosts do not drop locally: unlimited).
         pub nic_buffer: QueueLimit [Limit] = QueueLimit::UNLIMITED,
         /// A buffer shared by all switch ports, bytes; `None` gives every port its own `buffer`.

@@ -152,6 +152,10 @@ impl Scenario {
         let frame = self.full_frame();
         for (name, lim) in [
             ("topology.buffer", t.buffer),
+            (
+                "topology.receiver_buffer",
+                t.receiver_buffer.unwrap_or(t.buffer),
+            ),
             ("topology.nic_buffer", t.nic_buffer),
         ] {
             if let Some(b) = lim.bytes {
@@ -437,6 +441,12 @@ impl Scenario {
     fn validate_pfc(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
         let frame = self.full_frame();
+        if t.receiver_buffer.is_some() {
+            return Err(bad(
+                "topology.receiver_buffer",
+                "under PFC a port is bounded by the ingresses feeding it; leave it unset",
+            ));
+        }
         if t.shared_buffer.is_some() {
             return Err(bad(
                 "topology.pfc",
@@ -540,6 +550,9 @@ mod tests {
         s.topology.buffer.bytes = Some(1000);
         let e = s.validate().unwrap_err();
         assert_eq!(e.field, "topology.buffer");
+        s.topology.buffer.bytes = Some(64_000);
+        s.topology.receiver_buffer = Some(QueueLimit::bytes(1000));
+        assert_eq!(s.validate().unwrap_err().field, "topology.receiver_buffer");
     }
 
     #[test]
@@ -572,6 +585,9 @@ mod tests {
         s.topology.pfc_xoff = Some(70_000);
         assert_eq!(s.validate().unwrap_err().field, "topology.pfc_xoff");
         s.topology.pfc_xoff = None;
+        s.topology.receiver_buffer = Some(QueueLimit::bytes(200_000));
+        assert_eq!(s.validate().unwrap_err().field, "topology.receiver_buffer");
+        s.topology.receiver_buffer = None;
         s.topology.pfc_xon = None;
         s.topology.buffer.bytes = Some(8_000);
         assert_eq!(s.validate().unwrap_err().field, "topology.buffer");
