@@ -107,7 +107,7 @@ def test_the_editor_schema_describes_every_key_with_units() -> None:
     s = json_schema()
     topo = s["properties"]["topology"]["properties"]
     assert set(topo) == set(SECTIONS["topology"])
-    assert topo["link"]["type"] == "string" and topo["link"]["default"] == "1000000000bps"
+    assert topo["link"]["type"] == "string" and topo["link"]["default"] == "1Gbps"
     assert "Drop-tail" in topo["buffer"]["description"]
     assert s["properties"]["tcp"]["properties"]["sack"] == {
         "type": "boolean",
@@ -128,3 +128,14 @@ def test_a_key_added_in_rust_alone_reaches_python() -> None:
     with pytest.raises(ScenarioError) as e:
         from_dict({"topology": {"receiver_buffer": "1KB"}})
     assert e.value.field == "topology.receiver_buffer"
+
+
+def test_the_key_reference_is_generated_from_the_engine() -> None:
+    from pathlib import Path
+
+    from incastlab.scenario import reference_markdown
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "scenario.md"
+    assert doc.read_text(encoding="utf-8") == reference_markdown(), (
+        "docs/scenario.md is stale: python -m incastlab.scenario > docs/scenario.md"
+    )

@@ -113,7 +113,7 @@ fn defaults() -> String {
 /// `unit` says how users write it (plain, size, rate, time, time_or_off, limit, cdf, section).
 #[pyfunction]
 fn describe() -> String {
-    incast_sim::Scenario::describe().to_string()
+    incast_sim::Scenario::describe()
 }
 
 /// The bytes each of `n` servers returns of a `block` striped over them (the one split rule).

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from incastlab.scenario.keys import KEYS, SECTIONS, ScenarioError, scenario_error
 from incastlab.scenario.parse import apply_overrides, from_dict, load, read_toml
-from incastlab.scenario.schema import json_schema
+from incastlab.scenario.schema import json_schema, reference_markdown
 from incastlab.scenario.view import Scenario, Section
 
 __all__ = [
@@ -43,5 +43,6 @@ __all__ = [
     "json_schema",
     "load",
     "read_toml",
+    "reference_markdown",
     "scenario_error",
 ]

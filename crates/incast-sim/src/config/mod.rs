@@ -160,9 +160,10 @@ impl Scenario {
     }
 
     /// Every key of every section: unit, doc, default and JSON Schema of its normalized value.
-    pub fn describe() -> Value {
+    /// (JSON text, keys in declaration order.)
+    pub fn describe() -> String {
         let defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
-        let nested = |name: &str| -> Option<Value> {
+        let nested = |name: &str| -> Option<String> {
             let keys = match name {
                 "ndp" => Ndp::keys(),
                 "topology" => Topology::keys(),

@@ -3,7 +3,7 @@
 //! errors that name the key, the key list the Python layer and editors read) follows from it.
 //! Adding a key is one `///` doc and one line in a section.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{bad, ConfigError};
 
@@ -143,27 +143,31 @@ pub(crate) fn join(parent: &str, name: &str) -> String {
     }
 }
 
-/// The key list of a section as JSON: per key its unit, doc, default and schema (nested
-/// sections give their own keys).
+/// The key list of a section as JSON text: per key its unit, doc, default and schema (nested
+/// sections give their own keys), in declaration order, which is the order of the docs.
 pub(crate) fn describe(
     keys: &[Key],
     defaults: &Value,
-    nested: &dyn Fn(&str) -> Option<Value>,
-) -> Value {
-    let mut out = Map::new();
-    for k in keys {
-        let mut d = json!({
-            "unit": k.unit.name(),
-            "doc": k.doc.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "),
-            "default": defaults[k.name],
-            "schema": k.shape,
-        });
-        if let Some(keys) = nested(k.name) {
-            d["keys"] = keys;
-        }
-        out.insert(k.name.to_string(), d);
-    }
-    Value::Object(out)
+    nested: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    let entries: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            let mut text = json!({
+                "unit": k.unit.name(),
+                "doc": k.doc.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "),
+                "default": defaults[k.name],
+                "schema": k.shape,
+            })
+            .to_string();
+            if let Some(keys) = nested(k.name) {
+                text.pop(); // its closing brace
+                text.push_str(&format!(",\"keys\":{keys}}}"));
+            }
+            format!("{}:{text}", Value::from(k.name))
+        })
+        .collect();
+    format!("{{{}}}", entries.join(","))
 }
 
 /// Declare a section: its struct, `Default`, [`Shape`] (loading with named errors) and key list.

@@ -656,7 +656,7 @@ mod tests {
         let mut s = Scenario::example(8);
         s.workload.query_size_cdf = vec![(100, 0.5), (200, 1.0)];
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
-        let described = Scenario::describe();
+        let described: serde_json::Value = serde_json::from_str(&Scenario::describe()).unwrap();
         for (section, keys) in v.as_object().unwrap() {
             if let Some(table) = keys.as_object() {
                 assert_eq!(
