@@ -52,6 +52,15 @@ def test_derived_defaults_come_from_the_engine() -> None:
     assert (w.sru, w.block) == (None, 10**6)
 
 
+def test_overrides_on_the_given_scenario_derive_defaults_anew() -> None:
+    from incastlab.scenario import apply_overrides
+
+    sc = from_dict({"topology": {"senders": 4}})
+    over = {"tcp.congestion_control": "dctcp", "topology.ecn_threshold": "30KB"}
+    again = from_dict(apply_overrides(sc.model_dump(), over), normalized=True)
+    assert again.tcp.ecn is True and again.topology.senders == 4
+
+
 def test_a_stored_normalized_scenario_loads_back_byte_identical() -> None:
     sc = from_dict(
         {
@@ -125,6 +134,9 @@ def test_a_key_added_in_rust_alone_reaches_python() -> None:
     from incastlab.model_backend import port_buffer_bytes
 
     assert port_buffer_bytes(sc.normalized()) == 8_000_000
+    from incastlab.model_backend import ignored_fields
+
+    assert "topology.receiver_buffer" not in ignored_fields(sc)
     with pytest.raises(ScenarioError) as e:
         from_dict({"topology": {"receiver_buffer": "1KB"}})
     assert e.value.field == "topology.receiver_buffer"

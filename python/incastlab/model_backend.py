@@ -36,7 +36,8 @@ def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and k not in ("buffer", "nic_buffer"):
+        # Sections only: a queue limit ({bytes, packets}) is one field.
+        if isinstance(v, dict) and not prefix:
             out.update(_flatten(v, key + "."))
         else:
             out[key] = v

@@ -92,7 +92,7 @@ def from_dict(data: Mapping[str, Any], *, normalized: bool = False) -> Scenario:
     except (TypeError, ValueError) as e:
         plain = "finite numbers, text, booleans and tables only"
         raise scenario_error("scenario", f"{plain}: {e}") from None
-    return Scenario(json.loads(_core.normalize(text)))
+    return Scenario(json.loads(_core.normalize(text)), given=base)
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

@@ -49,13 +49,27 @@ class Section:
 
 
 class Scenario(Section):
-    """One incast experiment, normalized by the simulator core (see :func:`from_dict`)."""
+    """One incast experiment, normalized by the simulator core (see :func:`from_dict`).
 
-    __slots__ = ()
+    ``given`` is what it was made from, in base units (the normalized form if not told).
+    """
+
+    __slots__ = ("_given",)
+    _given: dict[str, Any]
+
+    def __init__(self, data: dict[str, Any], given: dict[str, Any] | None = None) -> None:
+        super().__init__(data)
+        object.__setattr__(self, "_given", data if given is None else given)
+
+    def model_dump(self) -> dict[str, Any]:
+        """The scenario as given, in base units: defaults derived from other keys (tcp.ecn,
+        topology.receiver_link) are left out unless given, so overrides applied to it and
+        normalized again derive them anew (DCTCP turns ECN on)."""
+        return copy.deepcopy(self._given)
 
     def normalized(self) -> dict[str, Any]:
         """Every value in base units, every default filled in (a copy)."""
-        return self.model_dump()
+        return copy.deepcopy(self._d)
 
     def to_json(self) -> str:
         """The normalized scenario as canonical JSON (what sweeps key points by)."""
