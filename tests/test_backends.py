@@ -50,7 +50,7 @@ def test_the_model_answers_with_a_result_like_a_run() -> None:
 
 
 def test_the_cli_starts_without_the_heavy_libraries() -> None:
-    heavy = ["pydantic", "pyarrow", "numpy", "matplotlib", "pandas", "rich", "dask"]
+    heavy = ["pyarrow", "numpy", "matplotlib", "pandas", "rich", "dask"]
     code = f"import sys, incastlab.cli; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

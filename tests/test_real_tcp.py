@@ -55,6 +55,18 @@ def test_bench_reads_blocks_from_real_servers(
     assert r["scenario"]["workload"]["sru"] == 256_000 and r["goodput_bps"] > 0
 
 
+def test_bench_splits_a_block_by_the_engines_rule(
+    server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["bench", "--servers", ",".join([server] * 3), "--block", "100001B", "--blocks", "2"]
+    assert main([*argv, "--warmup", "0", "--json"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)
+    # 33334 + 33334 + 33333: the block exactly, as the simulator reads it (not 3 × ceil).
+    assert r["app_bytes"] == 2 * 100_001
+    assert r["scenario"]["workload"]["block"] == 100_001
+    assert r["scenario"]["workload"]["sru"] is None
+
+
 def test_bench_names_what_is_wrong(server: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--servers", server, "--sru", "20MB", "--blocks", "1"]) == 1
     assert "refused the request (TooLarge)" in capsys.readouterr().err

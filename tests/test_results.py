@@ -86,7 +86,7 @@ def test_pandas_reads_the_mixed_files_as_one_table(files: dict[str, Path]) -> No
     # Integers stay integers beside their missing values.
     assert str(df["blocks"].dtype) == "Int64" and str(df["workload.flow_size"].dtype) == "Int64"
     assert df.loc[df["backend"] == "sim", "topology.senders"].tolist() == [2, 2, 3, 3, 3, 3]
-    assert (df["tcp.rto_min"] == 200 * 10**9).all()  # coordinates in the normalized units
+    assert (df["tcp.rto_min_s"] == 0.2).all()  # time coordinates in seconds
 
 
 def test_polars_reads_the_mixed_files_as_one_table(files: dict[str, Path]) -> None:

@@ -80,6 +80,12 @@ def test_malformed_specs_get_one_clear_error(spec: dict[str, object], needle: st
         parse_spec(spec).points()
 
 
+def test_a_bad_sweep_point_keeps_the_field() -> None:
+    with pytest.raises(incastlab.ScenarioError) as e:
+        parse_spec({"topology": {"buffer": ["64KB", "1KB"]}}).points()
+    assert e.value.field == "topology.buffer"
+
+
 def _write_spec(tmp_path: Path, text: str = SPEC) -> Path:
     p = tmp_path / "spec.toml"
     p.write_text(text)

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Public names imported on first use, so that `import incastlab.cli` (and `incast --help`)
-#: does not pay for pydantic.
+#: does not pay for pyarrow, pandas and the extension's scenario tables.
 _LAZY = {
     "simulate": ("incastlab.backends.sim", "simulate"),
     "simulate_many": ("incastlab.backends.sim", "simulate_many"),

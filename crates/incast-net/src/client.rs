@@ -23,6 +23,10 @@ pub struct BenchConfig {
     pub servers: Vec<SocketAddr>,
     /// Bytes each server returns per block (SRU).
     pub sru: u64,
+    /// Bytes server i returns per block, overriding `sru` when given (a striped block,
+    /// split by `incast_sim::config::block_share`); empty: `sru` from every server.
+    #[serde(default)]
+    pub sizes: Vec<u64>,
     /// Blocks measured.
     pub blocks: u32,
     /// Blocks read first and not measured.
@@ -103,9 +107,17 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
     if cfg.servers.is_empty() {
         return Err("servers: give at least one host:port".into());
     }
-    if cfg.sru == 0 {
+    if cfg.sizes.is_empty() && cfg.sru == 0 {
         return Err("sru: must be positive".into());
     }
+    if !cfg.sizes.is_empty() && cfg.sizes.len() != cfg.servers.len() {
+        return Err("sizes: give one per server".into());
+    }
+    if cfg.sizes.contains(&0) {
+        return Err("sizes: every server must return at least one byte".into());
+    }
+    let size_of = |i: usize| cfg.sizes.get(i).copied().unwrap_or(cfg.sru);
+    let per_block: u64 = (0..cfg.servers.len()).map(size_of).sum();
     if cfg.blocks == 0 {
         return Err("blocks: must be at least 1".into());
     }
@@ -128,7 +140,7 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
         let (tx, rx) = mpsc::channel::<Cmd>();
         cmds.push(tx);
         let done = done_tx.clone();
-        let sru = cfg.sru;
+        let sru = size_of(i);
         let addr = *addr;
         threads.push(thread::spawn(move || {
             let mut s = s;
@@ -220,7 +232,7 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
                     .map(|(s, f)| f.duration_since(*s).as_micros() as u64)
                     .collect(),
             );
-            out.bytes += cfg.sru * n as u64;
+            out.bytes += per_block;
             out.duration_us = end.duration_since(origin).as_micros() as u64;
         }
     }

@@ -38,6 +38,7 @@ mod tests {
         BenchConfig {
             servers,
             sru: 64_000,
+            sizes: Vec::new(),
             blocks: 5,
             warmup: 1,
             time_limit_s: 30.0,

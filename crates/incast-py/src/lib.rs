@@ -1,7 +1,8 @@
 //! `incastlab._core`: the simulator behind a thin, panic-proof Python boundary.
 //!
-//! Scenarios cross as normalized JSON (the Python layer owns parsing and units) and reports
-//! come back as JSON. The run proceeds in slices with the GIL released; between slices the
+//! Scenarios cross as JSON in base units (the Python layer turns unit strings into them; the
+//! engine owns every default and rule: `defaults`, `normalize`, `describe`) and reports come
+//! back as JSON. The run proceeds in slices with the GIL released; between slices the
 //! binding checks for Ctrl-C and reports progress.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,9 +25,18 @@ create_exception!(
     "The simulation stopped without a result (budget exhausted or internal error)."
 );
 
-fn to_py(e: SimError) -> PyErr {
+/// A `ScenarioError` whose `.field` names the offending key (dotted path).
+fn scenario_error(py: Python<'_>, e: &incast_sim::ConfigError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    // Setting an attribute on a fresh exception cannot fail short of memory exhaustion;
+    // the error still carries the field in its message if it does.
+    let _ = err.value(py).setattr("field", &e.field);
+    err
+}
+
+fn to_py(py: Python<'_>, e: SimError) -> PyErr {
     match e {
-        SimError::Config(c) => ScenarioError::new_err(c.to_string()),
+        SimError::Config(c) => scenario_error(py, &c),
         other => SimulationError::new_err(other.to_string()),
     }
 }
@@ -51,17 +61,18 @@ fn simulate(
     progress: Option<Py<PyAny>>,
     slice_events: u64,
 ) -> PyResult<String> {
-    let sc = incast_sim::Scenario::from_json(scenario_json)
-        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    // Simulation::new validates, so parsing here does not: one validation per run.
+    let sc = incast_sim::Scenario::from_json_unchecked(scenario_json)
+        .map_err(|e| scenario_error(py, &e))?;
     let mut sim = catch_unwind(|| Simulation::new(sc))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?
-        .map_err(to_py)?;
+        .map_err(|e| to_py(py, e))?;
     let slice = slice_events.max(1);
     loop {
         let done = py
             .detach(|| catch_unwind(AssertUnwindSafe(|| sim.step(slice))))
             .map_err(|p| SimulationError::new_err(panic_message(p)))?
-            .map_err(to_py)?;
+            .map_err(|e| to_py(py, e))?;
         if done {
             break;
         }
@@ -76,12 +87,47 @@ fn simulate(
     Ok(incast_sim::report_json(&report))
 }
 
-/// Check a normalized scenario without running it.
+/// The normalized scenario (JSON) of a scenario in base units, possibly partial: every
+/// default and derived default filled in, every rule checked.
 #[pyfunction]
-fn validate(scenario_json: &str) -> PyResult<()> {
-    incast_sim::Scenario::from_json(scenario_json)
-        .map(|_| ())
-        .map_err(|e| ScenarioError::new_err(e.to_string()))
+fn normalize(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    catch_unwind(|| incast_sim::Scenario::from_json(scenario_json))
+        .map_err(|p| SimulationError::new_err(panic_message(p)))?
+        .map(|s| s.to_json())
+        .map_err(|e| scenario_error(py, &e))
+}
+
+/// Check a scenario without running it (`normalize` without the result).
+#[pyfunction]
+fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
+    normalize(py, scenario_json).map(|_| ())
+}
+
+/// The default scenario, normalized, as JSON.
+#[pyfunction]
+fn defaults() -> String {
+    incast_sim::Scenario::default().to_json()
+}
+
+/// Every key of every section as JSON: `{key: {unit, doc, default, schema[, keys]}}`, where
+/// `unit` says how users write it (plain, size, rate, time, time_or_off, limit, cdf, section).
+#[pyfunction]
+fn describe() -> String {
+    incast_sim::Scenario::describe()
+}
+
+/// The bytes each of `n` servers returns of a `block` striped over them (the one split rule).
+#[pyfunction]
+fn block_split(block: u64, n: u32) -> PyResult<Vec<u64>> {
+    if n == 0 || n > incast_sim::config::MAX_SENDERS {
+        return Err(PyValueError::new_err(format!(
+            "block_split: n must be 1..{}, got {n}",
+            incast_sim::config::MAX_SENDERS
+        )));
+    }
+    Ok((0..n)
+        .map(|i| incast_sim::config::block_share(block, n, i))
+        .collect())
 }
 
 /// Serve blocks of synthetic bytes on `addr` until Ctrl-C (or SIGTERM turned into
@@ -168,7 +214,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(block_split, m)?)?;
+    let scenario_error = m.py().get_type::<ScenarioError>();
+    // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole
+    // scenario; instances raised with one shadow this.
+    scenario_error.setattr("field", "scenario")?;
+    m.add("ScenarioError", scenario_error)?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

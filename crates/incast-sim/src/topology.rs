@@ -205,7 +205,11 @@ impl Network {
             };
             links.push(Link::new(rate, delay, t.nic_buffer, phy));
             roles.push(LinkRole::Nic(h));
-            links.push(Link::new(rate, delay, port_limit, phy).with_marking(t.ecn_threshold));
+            let limit = match t.receiver_buffer {
+                Some(own) if h == receiver && pfc.is_none() => own,
+                _ => port_limit,
+            };
+            links.push(Link::new(rate, delay, limit, phy).with_marking(t.ecn_threshold));
             roles.push(LinkRole::Port(h));
         }
         let mut fabric = |n: u32, links: &mut Vec<Link>| {
@@ -506,6 +510,23 @@ mod tests {
         assert_eq!(n.name(7), "port-receiver");
         // Two 25 us hops, each serializing 1538 bytes at 1 Gbps.
         assert_eq!(n.latency(r, 1518), 2 * (25_000_000 + 12_304_000));
+    }
+
+    #[test]
+    fn the_receivers_port_alone_takes_receiver_buffer() {
+        let run = |buffer: u64, receiver: Option<u64>| {
+            let mut sc = Scenario::example(16);
+            sc.workload.blocks = 3;
+            sc.topology.buffer = QueueLimit::bytes(buffer);
+            sc.topology.receiver_buffer = receiver.map(QueueLimit::bytes);
+            crate::Simulation::new(sc).unwrap().run().unwrap().timeouts
+        };
+        // 16 × 256 KB answers overflow a 32 KB bottleneck, not an 8 MB one; the other ports
+        // carry one sender's window each and never fill.
+        assert!(run(32_000, None) > 0);
+        assert_eq!(run(32_000, Some(8_000_000)), 0);
+        assert!(run(8_000_000, Some(32_000)) > 0);
+        assert_eq!(run(8_000_000, None), 0);
     }
 
     #[test]

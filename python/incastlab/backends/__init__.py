@@ -8,7 +8,7 @@ namespaces, and whatever comes next) follows one :class:`Backend` protocol, and 
     r = backends.get("sim").run(scenario)
     backends.names()            # ("sim", "model", "emulate")
 
-This module stays light (no pydantic, no numpy): the CLI builds its ``--backend`` choices from
+This module stays light (no numpy, no pyarrow): the CLI builds its ``--backend`` choices from
 it before any scenario is read. Each adapter module is imported only when asked for.
 """
 
@@ -100,21 +100,22 @@ def register(name: str, where: str) -> None:
 
 
 def off_defaults(scenario: Scenario, honoured: set[str]) -> list[str]:
-    """Dotted fields of ``scenario`` set away from their defaults and not in ``honoured``."""
-    from incastlab.scenario import from_dict
+    """Dotted keys of ``scenario`` set away from the core's defaults and not in
+    ``honoured``."""
+    import json
 
-    mine = _flatten(scenario.normalized())
-    default = _flatten(from_dict({}).normalized())
-    return sorted(k for k, v in mine.items() if k not in honoured and v != default.get(k))
+    from incastlab import _core
+    from incastlab.scenario import KEYS
 
-
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        # Queue limits are one value ({bytes, packets}), not a section.
-        if isinstance(v, dict) and k not in ("buffer", "nic_buffer"):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
+    mine, default = scenario.normalized(), json.loads(_core.defaults())
+    off = []
+    for name, key in KEYS.items():
+        if key["unit"] != "section":
+            if name not in honoured and mine.get(name) != default.get(name):
+                off.append(name)
+            continue
+        for sub in key["keys"]:
+            path = f"{name}.{sub}"
+            if path not in honoured and mine[name].get(sub) != default[name].get(sub):
+                off.append(path)
+    return sorted(off)

@@ -22,6 +22,7 @@ USED = {
     "topology.receiver_link",
     "topology.rtt",
     "topology.buffer",
+    "topology.receiver_buffer",
     "tcp.mss",
     "tcp.header_bytes",
     "tcp.initial_window",
@@ -35,8 +36,9 @@ USED = {
 
 
 def port_buffer_bytes(s: dict[str, Any]) -> int:
-    """A normalized scenario's per-port buffer in bytes (packet limits count full frames)."""
-    buf = s["topology"]["buffer"]
+    """A normalized scenario's buffer at the bottleneck, the receiver's port, in bytes
+    (packet limits count full frames)."""
+    buf = s["topology"]["receiver_buffer"] or s["topology"]["buffer"]
     if buf["bytes"] is not None:
         return int(buf["bytes"])
     return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])
@@ -136,7 +138,9 @@ def predict_scenario(
             "for the N-flow incast use model.optimal_completion"
         )
     n = t["senders"]
-    sru = w["sru"] if w["sru"] is not None else -(-w["block"] // n)
+    # A striped block: the engine's split; the model's senders are alike, so each returns the
+    # largest share (the block ends when the slowest, largest one does).
+    sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
     buffer = port_buffer_bytes(s)
     rtt, rto = rtt_and_rto(s)
     kwargs = dict(

@@ -2,7 +2,7 @@
 one place where errors become exit codes.
 
 Each command module is light to import (argparse and these modules only); a command imports
-what it needs (pydantic, numpy, pyarrow, matplotlib, rich) when it runs, so ``incast --help``
+what it needs (numpy, pyarrow, pandas, matplotlib, rich) when it runs, so ``incast --help``
 answers at once.
 """
 
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    # `from incastlab.cli import parse_senders` kept working, without importing pydantic for
+    # `from incastlab.cli import parse_senders` kept working, without importing the scenario machinery for
     # every `incast --help`.
     if name == "parse_senders":
         from incastlab.series import parse_senders

@@ -137,19 +137,20 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-def _bench_sru(a: argparse.Namespace, servers: int) -> int:
-    """Bytes per server per block from --sru or --block (striped over the servers)."""
+def _bench_load(a: argparse.Namespace, servers: int) -> tuple[int, int | None]:
+    """Bytes per server per block and the striped block, if --block gave one (the largest
+    server's share then: the engine's split rule decides each server's)."""
     if a.sru and a.block:
         raise UsageError("--sru or --block, not both")
-    if a.block:
-        sru = -(-(size_arg("--block", a.block) or 0) // servers)
-    else:
-        sru = size_arg("--sru", a.sru or "256KB") or 0
+    block = size_arg("--block", a.block) if a.block else None
+    if block is not None and block < servers:
+        raise UsageError(f"--block: {block} bytes cannot be striped over {servers} servers")
+    sru = -(-block // servers) if block is not None else size_arg("--sru", a.sru or "256KB") or 0
     if not sru:
         raise UsageError("--sru/--block: must be positive")
     if a.blocks < 1 or a.warmup < 0 or a.fanout_window < 0:
         raise UsageError("--blocks must be at least 1, --warmup and --fanout-window at least 0")
-    return sru
+    return sru, block
 
 
 def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
@@ -161,7 +162,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         link = parse_rate(a.link)
     except (ValueError, UnitError) as e:
         raise UsageError(str(e)) from None
-    sru = _bench_sru(a, len(servers))
+    sru, block = _bench_load(a, len(servers))
     options = dict(
         sru=sru,
         blocks=a.blocks,
@@ -174,7 +175,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         congestion=a.cc,
     )
     try:
-        r = realnet.run(servers, link_bps=link, request_stagger=a.stagger, **options)
+        r = realnet.run(servers, link_bps=link, block=block, request_stagger=a.stagger, **options)
     except RuntimeError as e:
         err.print(f"[bold red]incast bench:[/bold red] {e}", soft_wrap=True)
         return 1

@@ -47,6 +47,7 @@ def config(
     servers: Sequence[str],
     *,
     sru: int,
+    sizes: Sequence[int] = (),
     blocks: int,
     warmup: int = 1,
     time_limit_s: float = 600.0,
@@ -61,6 +62,7 @@ def config(
     return {
         "servers": list(servers),
         "sru": sru,
+        "sizes": list(sizes),
         "blocks": blocks,
         "warmup": warmup,
         "time_limit_s": time_limit_s,
@@ -90,7 +92,8 @@ def to_result(
     (or, for a cluster, the one it stands for); counters a real network does not expose
     are left out of the report."""
     n = scenario["topology"]["senders"]
-    sru = scenario["workload"]["sru"]
+    w = scenario["workload"]
+    sizes = [w["sru"]] * n if w["sru"] is not None else _core.block_split(w["block"], n)
     duration = raw["duration_us"] * PS_PER_US
     responses = raw["response_us"]
     report: dict[str, Any] = {
@@ -105,8 +108,8 @@ def to_result(
         "block_times": [t * PS_PER_US for t in raw["block_times_us"]],
         "response_times": [[t * PS_PER_US for t in b] for b in responses],
         "flows": [
-            {"flow": i, "background": False, "bytes": sru * len(responses), "fct": None}
-            for i in range(n)
+            {"flow": i, "background": False, "bytes": size * len(responses), "fct": None}
+            for i, size in enumerate(sizes)
         ],
         "truncated": raw["truncated"],
     }
@@ -116,17 +119,30 @@ def to_result(
 
 
 def run(
-    servers: Sequence[str], *, link_bps: int, request_stagger: str = "0us", **options: Any
+    servers: Sequence[str],
+    *,
+    link_bps: int,
+    block: int | None = None,
+    request_stagger: str = "0us",
+    **options: Any,
 ) -> Result:
     """Run the client against real servers (options as :func:`config`) and report it as a
-    :class:`Result` of backend ``bench``, with the scenario it stands for."""
+    :class:`Result` of backend ``bench``, with the scenario it stands for. With ``block``,
+    each block is striped over the servers by the engine's one rule (``_core.block_split``),
+    so a block is read exactly, as the simulator and the model assume; else every server
+    returns ``sru`` bytes."""
     from incastlab.scenario import from_dict
 
+    load: dict[str, Any] = {"sru": f"{options['sru']}B"}
+    if block is not None:
+        options["sizes"] = _core.block_split(block, len(servers))
+        options["sru"] = max(options["sizes"])
+        load = {"block": f"{block}B"}
     scenario = from_dict(
         {
             "topology": {"senders": len(servers), "link": f"{link_bps}bps"},
             "workload": {
-                "sru": f"{options['sru']}B",
+                **load,
                 "blocks": options["blocks"],
                 "fanout_window": options.get("fanout_window", 0),
                 "request_stagger": request_stagger,
@@ -135,8 +151,3 @@ def run(
     ).normalized()
     raw = bench(servers, **options)
     return to_result(raw, scenario, backend="bench", extra={"servers": list(servers)})
-
-
-def responses_s(r: Result) -> list[list[float]]:
-    """Each block's per-server response times, seconds."""
-    return [[t / 1e12 for t in b] for b in r.report["response_times"]]

@@ -201,7 +201,8 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
     n = t["senders"]
     link = t["link"]
     rx_link = t["receiver_link"]
-    buf = t["buffer"]["bytes"] or (t["buffer"]["packets"] or 44) * MTU_FRAME
+    port = t["receiver_buffer"] or t["buffer"]  # the emulated port is the receiver's
+    buf = port["bytes"] or (port["packets"] or 44) * MTU_FRAME
     rto_ms = route_rto_min_ms(tcp["rto_min"])
     iw = tcp["initial_window"]
     # Per-namespace TCP switches the scenario names.
@@ -330,7 +331,10 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
-    sru = w["sru"] if w["sru"] is not None else -(-w["block"] // s["topology"]["senders"])
+    # A striped block is split by the engine's one rule, so every server sends its own share.
+    n = s["topology"]["senders"]
+    sizes = [] if w["sru"] is not None else _core.block_split(w["block"], n)
+    sru = w["sru"] if w["sru"] is not None else max(sizes)
     with testbed(sc) as tb:
         for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True):
             p = subprocess.Popen(
@@ -361,6 +365,7 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         config = bench.config(
             servers,
             sru=sru,
+            sizes=sizes,
             blocks=w["blocks"],
             warmup=warmup,
             time_limit_s=time_limit_s,
@@ -388,10 +393,8 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
-    # The per-server size, also when the scenario gives a block striped over the servers.
-    as_run = {**s, "workload": {**w, "sru": sru}}
     measured = bench.to_result(
-        json.loads(client.stdout), as_run, backend="emulate", extra={"servers": servers}
+        json.loads(client.stdout), s, backend="emulate", extra={"servers": servers}
     ).report
 
     def delta(key: str) -> int:

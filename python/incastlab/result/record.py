@@ -15,24 +15,19 @@ headline metrics (:data:`METRICS`)
 per-block and per-flow lists (:data:`LISTS`)
     ``block_times_s``, ``block_timeouts``, ``flow_completion_s``, ``flow_timeouts``...
 coordinates
-    Every leaf of the normalized scenario under its dotted path: ``seed``, ``transport``,
-    ``topology.senders``, ``topology.buffer.bytes``, ``tcp.rto_min``... A list-valued leaf
-    (``workload.query_size_cdf``) is its JSON text.
+    The scenario's keys as columns (:mod:`incastlab.scenario.columns`): ``seed``,
+    ``transport``, ``topology.senders``, ``topology.buffer.bytes``, ``tcp.rto_min_s``...
 detail
     ``scenario`` (the normalized scenario) and ``report`` (the backend's full report), as
     nested data here and as JSON text in Parquet.
 
-Units. Every *measured* time is float seconds and its name ends in ``_s``. Coordinates are
-the normalized scenario's values unchanged (bytes, bits per second, integer picoseconds for
-times: ``tcp.rto_min`` = 200000000000): they are the point's identity, the very numbers its
-key hashes, so they group and filter exactly, and what unit a scenario key has stays the
-scenario's to say. Divide a time coordinate by :data:`PS_PER_S` for seconds.
+Units. Every time is float seconds and its name ends in ``_s``, measured or configured
+(``tcp.rto_min_s``); sizes are bytes and rates bits per second. The exact normalized scenario,
+the numbers a sweep point's key hashes, stays in ``scenario``.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import statistics
 from typing import TYPE_CHECKING, Any
 
@@ -124,58 +119,12 @@ LISTS: tuple[tuple[str, str], ...] = (
 DETAIL: tuple[tuple[str, str], ...] = (("scenario", JSON), ("report", JSON))
 
 
-def flatten(scenario: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A nested scenario's leaves under dotted paths (lists as JSON text)."""
-    out: dict[str, Any] = {}
-    for k, v in scenario.items():
-        if isinstance(v, dict):
-            out.update(flatten(v, f"{prefix}{k}."))
-        elif isinstance(v, list | tuple):
-            out[f"{prefix}{k}"] = json.dumps(v)
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _declared(path: str) -> str | None:
-    """The kind the scenario's own schema declares for ``path`` (for keys whose default is
-    ``None``, which carries no type), if the scenario model can say."""
-    try:
-        from incastlab.scenario import Scenario
-
-        js = Scenario.model_json_schema(mode="serialization")
-    except Exception:  # the scenario may stop being a pydantic model; then INT below
-        return None
-    node: dict[str, Any] = js
-    for part in path.split("."):
-        while "$ref" in node:
-            node = js["$defs"][node["$ref"].rsplit("/", 1)[-1]]
-        node = node.get("properties", {}).get(part, {})
-    kinds = {b.get("type") for b in node.get("anyOf", [node])} - {"null", None}
-    by_type = {"integer": INT, "number": FLOAT, "boolean": BOOL, "string": STR}
-    return by_type.get(kinds.pop()) if len(kinds) == 1 else None
-
-
-@functools.cache
 def coordinates() -> tuple[tuple[str, str], ...]:
-    """The coordinate columns and their kinds, from the default normalized scenario: its keys
-    and the types of its values (a ``None`` default takes the type the scenario declares,
-    else integer, the base unit of sizes, rates and times)."""
-    from incastlab import scenario as sc_mod
+    """The coordinate columns and their kinds, as the scenario declares them
+    (:mod:`incastlab.scenario.columns`)."""
+    from incastlab.scenario import columns as scenario_columns
 
-    def kind(path: str, v: Any) -> str:
-        if isinstance(v, bool):
-            return BOOL
-        if isinstance(v, int):
-            return INT
-        if isinstance(v, float):
-            return FLOAT
-        if isinstance(v, str):
-            return STR
-        return _declared(path) or INT
-
-    leaves = flatten(sc_mod.from_dict({}).normalized())
-    return tuple((path, kind(path, v)) for path, v in leaves.items())
+    return scenario_columns.columns()
 
 
 def columns() -> tuple[tuple[str, str], ...]:
@@ -287,7 +236,9 @@ def record(
         "scenario": r.scenario,
         "report": r.report,
     }
-    leaves = flatten(r.scenario)
+    from incastlab.scenario import columns as scenario_columns
+
+    leaves = scenario_columns.values(r.scenario)
     out: dict[str, Any] = {}
     for name, kind in columns():
         if name in values:

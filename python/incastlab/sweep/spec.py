@@ -109,7 +109,9 @@ class Spec:
                     sc = sc_mod.from_dict(data)
                 except ScenarioError as e:
                     where = ", ".join(f"{k}={v}" for k, v in p.items()) or "the base scenario"
-                    raise ScenarioError(f"sweep point {where}: {e}") from None
+                    raise sc_mod.scenario_error(
+                        e.field, f"sweep point {where}: {e}", prefix=False
+                    ) from None
                 out.append(Point(p, sc, self.backend))
         return out
 

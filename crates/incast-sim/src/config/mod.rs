@@ -1,0 +1,209 @@
+//! The scenario: its keys, their defaults, the defaults derived from other keys, and every
+//! rule a valid scenario follows. This module is their one owner; the Python layer asks it
+//! (through `incastlab._core`) instead of keeping copies.
+//!
+//! A scenario arrives as JSON in base units (bits per second, bytes, picoseconds; the Python
+//! layer turns unit strings into these) and may be partial: [`Scenario::from_json`] fills every
+//! absent key with its default, derives the defaults that depend on other keys, and validates
+//! the result. Its output, serialized, is the *normalized* scenario every stored result
+//! carries. `validate` checks every invariant the engine relies on, so no input can make it
+//! panic.
+
+pub(crate) mod section;
+mod tcp;
+mod topology;
+mod validate;
+mod workload;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+pub use section::{Key, Unit};
+pub use tcp::*;
+pub use topology::*;
+pub use workload::*;
+
+use section::{choices, describe, nested, section};
+
+/// An invalid scenario: names the field and what is allowed.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// Dotted path of the offending field, e.g. `topology.buffer`.
+    pub field: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+pub(crate) fn bad(field: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// The transport every connection of the workload uses.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// TCP, configured by the `tcp` section.
+    Tcp,
+    /// NDP (Handley et al., SIGCOMM'17): trimming switches, receiver pulls; the `ndp` section.
+    Ndp,
+}
+
+choices! {
+    Transport: Tcp, Ndp;
+}
+
+nested!(Ndp, Topology, Tcp, Workload, Background, Run);
+
+section! {
+    /// One complete scenario.
+    pub struct Scenario {
+        /// Seed of every random stream in the run.
+        pub seed: u64 [Plain] = 1,
+        /// Transport of the workload's connections.
+        pub transport: Transport [Plain] = Transport::Tcp,
+        /// NDP parameters (transport = "ndp").
+        pub ndp: Ndp [Section] = Ndp::default(),
+        /// Hosts, links and switch buffers.
+        pub topology: Topology [Section] = Topology::default(),
+        /// TCP parameters shared by every connection.
+        pub tcp: Tcp [Section] = Tcp::default(),
+        /// What the application does.
+        pub workload: Workload [Section] = Workload::default(),
+        /// Long-lived flows competing with the workload.
+        pub background: Background [Section] = Background::default(),
+        /// Budgets and optional outputs.
+        pub run: Run [Section] = Run::default(),
+    }
+}
+
+/// Hard bounds that keep a scenario within what one machine can hold.
+pub const MAX_SENDERS: u32 = 1_000_000;
+
+/// Bytes server `i` of `n` returns of a `block` striped over them: ⌊block/n⌋, one more for
+/// the first `block mod n` servers, so the shares add up to the block exactly. The one rule
+/// for every backend (simulator, model, emulation, real cluster).
+pub fn block_share(block: u64, n: u32, i: u32) -> u64 {
+    let n = u64::from(n.max(1));
+    block / n + u64::from(u64::from(i) < block % n)
+}
+
+/// Fill the defaults that depend on other keys, in the JSON as given (so "absent" and "null"
+/// can still be told from a value): `topology.receiver_link` ← `topology.link`, `tcp.ecn` ←
+/// (`tcp.congestion_control` = dctcp), and a given `workload.block` replaces the default
+/// `workload.sru`. `background.ecn` (← `tcp.ecn`) and PFC's XOFF/XON (← buffer, link, RTT)
+/// stay `None` in the normalized form and are resolved where used, as stored results have
+/// always carried them.
+fn fill_derived(v: &mut Value) {
+    fn unset(t: &serde_json::Map<String, Value>, k: &str) -> bool {
+        t.get(k).is_none_or(Value::is_null)
+    }
+    if let Some(t) = v.get_mut("topology").and_then(Value::as_object_mut) {
+        if unset(t, "receiver_link") {
+            match t.get("link").cloned() {
+                Some(link) => t.insert("receiver_link".into(), link),
+                None => t.remove("receiver_link"),
+            };
+        }
+    }
+    if let Some(t) = v.get_mut("tcp").and_then(Value::as_object_mut) {
+        if unset(t, "ecn") {
+            match t.get("congestion_control").and_then(Value::as_str) {
+                Some(cc) => t.insert("ecn".into(), Value::Bool(cc == "dctcp")),
+                None => t.remove("ecn"),
+            };
+        }
+    }
+    if let Some(w) = v.get_mut("workload").and_then(Value::as_object_mut) {
+        if !unset(w, "block") && !w.contains_key("sru") {
+            w.insert("sru".into(), Value::Null);
+        }
+    }
+}
+
+impl Scenario {
+    /// The default scenario with `senders` servers: a 1 Gbps star, 64 KB per port, RTOmin
+    /// 200 ms, 20 blocks of 256 KB SRUs.
+    pub fn example(senders: u32) -> Scenario {
+        let mut s = Scenario::default();
+        s.topology.senders = senders;
+        s
+    }
+
+    /// Parse a scenario in base units, possibly partial: fill its defaults and derived
+    /// defaults, then validate it.
+    pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
+        let mut v: Value =
+            serde_json::from_str(text).map_err(|e| bad("scenario", e.to_string()))?;
+        fill_derived(&mut v);
+        let s = Scenario::load_table("", v)?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Parse without validating, for callers whose next step validates anyway (the engine's
+    /// `Simulation::new` does), so a run validates once.
+    pub fn from_json_unchecked(text: &str) -> Result<Scenario, ConfigError> {
+        let mut v: Value =
+            serde_json::from_str(text).map_err(|e| bad("scenario", e.to_string()))?;
+        fill_derived(&mut v);
+        Scenario::load_table("", v)
+    }
+
+    /// The normalized form as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a scenario always serializes")
+    }
+
+    /// Every key of every section: unit, doc, default and JSON Schema of its normalized value.
+    /// (JSON text, keys in declaration order.)
+    pub fn describe() -> String {
+        let defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
+        let nested = |name: &str| -> Option<String> {
+            let keys = match name {
+                "ndp" => Ndp::keys(),
+                "topology" => Topology::keys(),
+                "tcp" => Tcp::keys(),
+                "workload" => Workload::keys(),
+                "background" => Background::keys(),
+                "run" => Run::keys(),
+                _ => return None,
+            };
+            Some(describe(&keys, &defaults[name], &|_| None))
+        };
+        describe(&Scenario::keys(), &defaults, &nested)
+    }
+
+    /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
+    pub fn hosts_needed(&self) -> u32 {
+        let bg = &self.background;
+        let mut n = self.topology.senders + 1;
+        if bg.flows > 0 {
+            if bg.source == BackgroundSource::OwnHosts {
+                n += bg.flows;
+            }
+            if bg.destination == BackgroundDestination::Sink {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).
+    pub fn full_frame(&self) -> u64 {
+        self.tcp.mss + self.tcp.header_bytes
+    }
+
+    /// Bytes server `i` returns per block: the SRU, or its [`block_share`] of a striped block.
+    pub fn sru_of(&self, i: u32) -> u64 {
+        match (self.workload.sru, self.workload.block) {
+            (Some(s), _) => s,
+            (None, Some(b)) => block_share(b, self.topology.senders, i),
+            _ => 0,
+        }
+    }
+}

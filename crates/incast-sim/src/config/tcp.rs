@@ -1,0 +1,146 @@
+//! The `tcp` section: parameters shared by every TCP connection.
+
+use serde::{Deserialize, Serialize};
+
+use super::section::{choices, section};
+use crate::units::*;
+
+/// What a connection does when it sends again after being idle.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndRestart {
+    /// Linux's `tcp_slow_start_after_idle`: halve cwnd per RTO of idleness, down to the IW.
+    Idle,
+    /// Every response starts in slow start from the initial window (the model's assumption).
+    Block,
+    /// Keep cwnd across idle periods.
+    Never,
+}
+
+/// How RTOmin enters the retransmission timeout.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoFormula {
+    /// RFC 6298: `RTO = max(RTOmin, SRTT + max(G, 4·RTTVAR))`: RTOmin is a floor, so every
+    /// connection with a small RTT times out after exactly RTOmin.
+    Rfc6298,
+    /// Linux (`tcp_rtt_estimator`, `__tcp_set_rto`): `RTO = SRTT + max(4·RTTVAR, RTOmin)`:
+    /// RTOmin is added to the smoothed RTT, so RTOs differ with each connection's RTT.
+    Linux,
+}
+
+/// How a connection draws its retransmission timeout (Hafeez et al., RTO randomization).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRandomization {
+    /// The estimator's RTO, doubled per successive timeout.
+    None,
+    /// Uniform in [RTO − Δ/2, RTO + Δ/2], then the usual doubling (Hafeez Eq. 3).
+    Uniform,
+    /// Timeout-driven adaptation (Hafeez Eq. 8): after s successive timeouts, uniform over an
+    /// interval ω^s·Δ wide around the RTO, instead of doubling.
+    Tda,
+    /// Multiplexing-aware adaptation: an interval ⌊N/(σ·ln N)⌋·Δ wide for N senders, then the
+    /// usual doubling.
+    Maa,
+    /// Flow-size-aware adaptation: TDA with ω for flows that have sent less than
+    /// `fsa_long_after` bytes and `rto_omega_long` for longer ones.
+    Fsa,
+}
+
+/// Congestion control.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// Reno / NewReno (RFC 5681): halve on loss.
+    Reno,
+    /// CUBIC (RFC 9438), Linux's default: keep 70% on loss, grow along a cubic curve.
+    Cubic,
+    /// DCTCP (RFC 8257): ECN-capable, cuts cwnd by α/2 once per window of CE marks.
+    Dctcp,
+}
+
+/// How the congestion window comes down during fast recovery.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryCwnd {
+    /// Proportional rate reduction (RFC 6937; Linux since 3.2, ns-3's default): send about
+    /// one segment per two delivered, so ACKs keep flowing during recovery.
+    Prr,
+    /// RFC 6675 / RFC 5681: cwnd drops to ssthresh at once; nothing is sent until the pipe
+    /// estimate falls below it.
+    Halve,
+}
+
+choices! {
+    CwndRestart: Idle, Block, Never;
+    RtoFormula: Rfc6298, Linux;
+    RtoRandomization: None, Uniform, Tda, Maa, Fsa;
+    CongestionControl: Reno, Cubic, Dctcp;
+    RecoveryCwnd: Prr, Halve;
+}
+
+section! {
+    /// TCP parameters.
+    pub struct Tcp {
+        /// Maximum segment size (payload bytes per packet).
+        pub mss: u64 [Size] = 1448,
+        /// Bytes of headers in each frame beyond the payload (Ethernet+FCS, IP, TCP, timestamps).
+        pub header_bytes: u64 [Size] = 70,
+        /// Bytes on the wire beyond the frame (preamble, start delimiter, inter-frame gap).
+        pub phy_overhead: u64 [Size] = 20,
+        /// Initial congestion window, segments.
+        pub initial_window: u32 [Plain] = 10,
+        /// Minimum retransmission timeout (RFC 6298 (2.4)).
+        pub rto_min: SimTime [Time] = from_ms(200),
+        /// Maximum retransmission timeout (RFC 6298 (2.5)).
+        pub rto_max: SimTime [Time] = 120 * PS_PER_S,
+        /// Retransmission timeout before any RTT sample (RFC 6298 (2.1)); connections are
+        /// established, so the handshake's sample normally replaces it.
+        pub rto_initial: SimTime [Time] = PS_PER_S,
+        /// Timer and RTT clock granularity G (RFC 6298): 1 µs, 1 ms, 4 ms (HZ=250)...
+        pub clock_granularity: SimTime [Time] = PS_PER_US,
+        /// How RTOmin combines with the RTT estimate.
+        pub rto_formula: RtoFormula [Plain] = RtoFormula::Linux,
+        /// How cwnd comes down during fast recovery.
+        pub recovery_cwnd: RecoveryCwnd [Plain] = RecoveryCwnd::Prr,
+        /// Congestion control.
+        pub congestion_control: CongestionControl [Plain] = CongestionControl::Reno,
+        /// F-RTO (RFC 5682, SACK-enhanced, Linux's default): after a timeout, send new data
+        /// rather than resend everything, and undo the window cut when data never retransmitted
+        /// turns out to have arrived (the timeout was spurious).
+        pub frto: bool [Plain] = true,
+        /// The workload's hosts (servers and receiver) negotiate ECN (RFC 3168): their data is
+        /// ECN-capable, switches mark instead of dropping where they can, and Reno/CUBIC halve
+        /// (CUBIC: ×0.7) once per window on an echo. DCTCP requires it; when not given, on
+        /// for dctcp and off otherwise.
+        pub ecn: bool [Plain] = false,
+        /// DCTCP's gain g for the marked fraction α (RFC 8257: 1/16).
+        pub dctcp_g: f64 [Plain] = 1.0 / 16.0,
+        /// RTO randomization policy.
+        pub rto_randomization: RtoRandomization [Plain] = RtoRandomization::None,
+        /// Δ: width of the randomization interval (uniform, TDA, FSA) or its unit (MAA).
+        pub rto_delta: SimTime [Time] = 0,
+        /// ω: growth of the interval per successive timeout (TDA; FSA's short flows).
+        pub rto_omega: f64 [Plain] = 2.0,
+        /// ω for FSA's long flows.
+        pub rto_omega_long: f64 [Plain] = 4.0,
+        /// σ of MAA's ⌊N/(σ·ln N)⌋.
+        pub rto_sigma: f64 [Plain] = 1.0,
+        /// FSA: a flow that has sent more than this many bytes is long.
+        pub fsa_long_after: u64 [Size] = 100_000,
+        /// Delayed-ACK timeout; 0 ("off") turns delayed ACKs off (every segment is acknowledged
+        /// at once).
+        pub delayed_ack: SimTime [TimeOrOff] = 0,
+        /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
+        pub sack: bool [Plain] = true,
+        /// Limited transmit (RFC 3042).
+        pub limited_transmit: bool [Plain] = true,
+        /// Receiver's advertised window, bytes.
+        pub receive_window: u64 [Size] = 4 * 1024 * 1024,
+        /// Congestion-window restart policy.
+        pub cwnd_restart: CwndRestart [Plain] = CwndRestart::Idle,
+        /// Duplicate ACKs (or SACKed segments above a hole) that signal a loss.
+        pub dupthresh: u32 [Plain] = 3,
+    }
+}

@@ -1,0 +1,145 @@
+//! The `workload`, `background`, `ndp` and `run` sections: what the application does, what
+//! competes with it, the NDP transport's parameters and the run's budgets.
+
+use serde::{Deserialize, Serialize};
+
+use super::section::{choices, section};
+use crate::units::*;
+
+/// Application workloads.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// The client reads blocks from every server; block k+1 is requested when all of block k
+    /// has arrived.
+    SyncRead,
+    /// N flows of `flow_size` bytes start together into one receiver.
+    Incast,
+    /// Poisson query traffic: `queries` requests at `query_load` of the receiver's link, each
+    /// to a random server, sizes uniform in [`query_size_min`, `query_size_max`].
+    Queries,
+}
+
+/// Where background flows start.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundSource {
+    /// Each from a host of its own.
+    OwnHosts,
+    /// From the workload's servers (flow i from server i mod N), sharing their NICs.
+    Senders,
+}
+
+/// Where background flows go.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundDestination {
+    /// The workload's receiver: they share the incast bottleneck.
+    Receiver,
+    /// A sink host of their own: they cross the switch but not the incast bottleneck.
+    Sink,
+}
+
+choices! {
+    WorkloadKind: SyncRead, Incast, Queries;
+    BackgroundSource: OwnHosts, Senders;
+    BackgroundDestination: Receiver, Sink;
+}
+
+section! {
+    /// What the application does.
+    pub struct Workload {
+        /// Workload kind.
+        pub kind: WorkloadKind [Plain] = WorkloadKind::SyncRead,
+        /// Server request unit: bytes each server returns per block (sync_read); none when
+        /// `block` is given.
+        pub sru: Option<u64> [Size] = Some(256_000),
+        /// Block size striped over the servers (sync_read; instead of `sru`): server i of N
+        /// returns ⌊S/N⌋ bytes, one more if i < S mod N.
+        pub block: Option<u64> [Size] = None,
+        /// Number of blocks read (sync_read).
+        pub blocks: u32 [Plain] = 20,
+        /// Size of each request message, bytes (sync_read).
+        pub request_size: u64 [Size] = 100,
+        /// Each server waits a uniform random time in [0, jitter] before answering (sync_read) or
+        /// starting its flow (incast).
+        pub jitter: SimTime [Time] = 0,
+        /// Bytes per flow (incast).
+        pub flow_size: Option<u64> [Size] = None,
+        /// Application fan-out window (sync_read): at most this many servers are asked at once;
+        /// the next is asked when a fragment completes. 0 asks every server at once.
+        pub fanout_window: u32 [Plain] = 0,
+        /// Request staggering (sync_read): the k-th server of a block is asked k·stagger after
+        /// the first. 0 asks them together.
+        pub request_stagger: SimTime [Time] = 0,
+        /// Number of queries (queries).
+        pub queries: u32 [Plain] = 1000,
+        /// Offered load as a share of the receiver's link (queries).
+        pub query_load: f64 [Plain] = 0.5,
+        /// Smallest query response, bytes (queries).
+        pub query_size_min: u64 [Size] = 10_000,
+        /// Largest query response, bytes (queries).
+        pub query_size_max: u64 [Size] = 50_000,
+        /// Empirical CDF of query response sizes as (bytes, cumulative probability) points,
+        /// sizes increasing, probabilities non-decreasing and ending at 1; sizes are interpolated
+        /// linearly between points. Empty: uniform in [`query_size_min`, `query_size_max`].
+        pub query_size_cdf: Vec<(u64, f64)> [Cdf] = Vec::new(),
+        /// Concurrent tasks (sync_read, incast): each reads from every server over its own
+        /// connections and waits only for its own blocks.
+        pub tasks: u32 [Plain] = 1,
+    }
+}
+
+section! {
+    /// Long-lived background flows.
+    pub struct Background {
+        /// Number of long-lived flows.
+        pub flows: u32 [Plain] = 0,
+        /// Where they start.
+        pub source: BackgroundSource [Plain] = BackgroundSource::OwnHosts,
+        /// Where they go.
+        pub destination: BackgroundDestination [Plain] = BackgroundDestination::Receiver,
+        /// Whether their hosts negotiate ECN; `None`: as `tcp.ecn`. A flow is ECN-capable only
+        /// if both of its ends are.
+        pub ecn: Option<bool> [Plain] = None,
+        /// How long background flows run before the workload starts.
+        pub warmup: SimTime [Time] = from_ms(10),
+    }
+}
+
+section! {
+    /// NDP parameters.
+    pub struct Ndp {
+        /// Payload bytes per data packet (9000 in the seed: jumbo frames).
+        pub mtu: u64 [Size] = 9000,
+        /// Bytes of a header-only packet: a trimmed data packet, an ACK, a NACK or a PULL.
+        pub header_bytes: u64 [Size] = 64,
+        /// Packets a sender sends before its first pull.
+        pub initial_window: u32 [Plain] = 10,
+        /// Data packets a switch port queues before it trims arrivals to their headers.
+        pub data_queue: u32 [Plain] = 8,
+        /// Bytes of headers a switch port's priority queue holds before it bounces (or drops).
+        pub header_queue: u64 [Size] = 72_000,
+        /// Header-queue packets served per data packet when both queues wait (weighted round
+        /// robin, so data cannot starve).
+        pub header_weight: u32 [Plain] = 10,
+        /// Return a header to its sender when the header queue overflows (else drop it).
+        pub return_to_sender: bool [Plain] = true,
+        /// A sender that hears nothing for this long resends what is unacknowledged.
+        pub rto: SimTime [Time] = from_ms(1),
+    }
+}
+
+section! {
+    /// Budgets and optional outputs.
+    pub struct Run {
+        /// Stop with an error after this many events.
+        pub max_events: u64 [Plain] = 2_000_000_000,
+        /// Stop with an error at this simulated time.
+        pub max_time: SimTime [Time] = 3600 * PS_PER_S,
+        /// Sample cwnd per flow and queue occupancy at this interval; 0 ("off") = no time series.
+        pub sample_interval: SimTime [TimeOrOff] = 0,
+        /// Upper bound on the number of time-series samples kept.
+        pub max_samples: u32 [Plain] = 100_000,
+    }
+}
