@@ -94,8 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    # `from incastlab.cli import parse_senders` kept working, without importing the scenario machinery for
-    # every `incast --help`.
+    # `from incastlab.cli import parse_senders` kept working, without importing the scenario
+    # machinery for every `incast --help`.
     if name == "parse_senders":
         from incastlab.series import parse_senders
 

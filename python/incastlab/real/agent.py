@@ -1,6 +1,6 @@
 """What runs inside an emulation namespace: the Rust block server, or the Rust client printing
-its raw JSON result. Nothing else is imported (no CLI, no scenario parsing, no rich), so each of the N
-servers of a testbed starts in the time the extension module takes to load.
+its raw JSON result. Nothing else is imported (no CLI, no scenario parsing, no rich), so each
+of the N servers of a testbed starts in the time the extension module takes to load.
 
     python -m incastlab.real.agent serve HOST:PORT CC
     python -m incastlab.real.agent bench CONFIG_JSON      # see incastlab.real.bench.config
