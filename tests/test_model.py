@@ -132,10 +132,12 @@ def test_model_cli_json_reports_onset_and_ignored_fields(
     argv = ["model", "--senders", "1..16", "--sru", "16KB", "--initial-window", "1", "--json"]
     assert main([*argv, "--no-sack"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["regime"] for r in rows].index("rto") == 12
-    assert all(r["onset"] == 13 for r in rows)
-    assert rows[0]["ignored"] == ["tcp.sack"]
-    assert {"senders", "goodput_bps", "timeouts_per_block", "scenario"} <= set(rows[0])
+    # Predictions print as records, like every backend's results; the model's own figures
+    # are its model_* columns.
+    assert [r["model_regime"] for r in rows].index("rto") == 12
+    assert all(r["model_onset"] == 13 and r["backend"] == "model" for r in rows)
+    assert rows[0]["model_ignored"] == ["tcp.sack"]
+    assert {"senders", "goodput_bps", "model_timeouts_per_block", "scenario"} <= set(rows[0])
 
 
 def test_rto_random_cli(capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,7 +70,7 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
     if a.json:
-        print(json.dumps(labelled(series, lambda p: p.row()), indent=1))
+        print(json.dumps(labelled(series, lambda p: p.result().to_json()), indent=1))
     elif not a.quiet:
         from incastlab.cli.render import print_model
 
