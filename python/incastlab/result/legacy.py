@@ -23,7 +23,7 @@ def upgrade(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         backend = str(row.get("backend") or "sim")
         report = _decoded(row.get("report"))
         if backend == "model":
-            from incastlab.backends.model import model_report
+            from incastlab.model.report import model_report
 
             report = model_report(row, scenario)
         elif not isinstance(report, dict):
