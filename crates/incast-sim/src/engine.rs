@@ -1,11 +1,77 @@
 //! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous events
-//! run in the order they were scheduled and every run of a scenario is identical.
+//! run in the order they were scheduled and every run of a scenario is identical; and what both
+//! engines (TCP in `sim`, NDP in `ndp`) share to drive it: the next event within a run's budgets,
+//! and why a run stops.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use thiserror::Error;
+
+use crate::config::ConfigError;
 use crate::ids::{ConnId, EndpointId};
-use crate::units::SimTime;
+use crate::units::{to_secs, SimTime};
+
+/// Why a run stopped without a report.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `run.max_events` was reached.
+    #[error("stopped after {events} events (run.max_events = {limit}) at simulated time {at_s:.6}s with the workload unfinished; raise run.max_events or shrink the scenario")]
+    EventBudget {
+        /// Events processed.
+        events: u64,
+        /// The budget.
+        limit: u64,
+        /// Simulated time reached, seconds.
+        at_s: f64,
+    },
+    /// `run.max_time` was reached.
+    #[error("simulated time reached run.max_time ({limit_s}s) with the workload unfinished; raise run.max_time")]
+    TimeBudget {
+        /// The budget, seconds.
+        limit_s: f64,
+    },
+    /// A bug: an invariant of the engine does not hold.
+    #[error("internal simulator error: {0}")]
+    Internal(String),
+}
+
+/// The next event, or why the run cannot go on: a budget is spent, nothing is pending while
+/// `unfinished`, or time would go backwards.
+pub(crate) fn next_event(
+    events: &mut EventQueue,
+    run: &crate::config::Run,
+    processed: u64,
+    now: SimTime,
+    unfinished: &str,
+) -> Result<(SimTime, Event), SimError> {
+    if processed >= run.max_events {
+        return Err(SimError::EventBudget {
+            events: processed,
+            limit: run.max_events,
+            at_s: to_secs(now),
+        });
+    }
+    let Some((t, ev)) = events.pop() else {
+        return Err(SimError::Internal(format!(
+            "no pending events but {unfinished}"
+        )));
+    };
+    if t < now {
+        return Err(SimError::Internal(format!(
+            "time went backwards: {t} < {now}"
+        )));
+    }
+    if t > run.max_time {
+        return Err(SimError::TimeBudget {
+            limit_s: to_secs(run.max_time),
+        });
+    }
+    Ok((t, ev))
+}
 
 /// Something that happens at a time. Small and `Copy`: the heap moves these around a lot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,7 @@ pub mod red;
 pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod simulation;
 pub mod tasks;
 pub mod tcp;
 pub mod topology;
@@ -31,8 +32,9 @@ pub mod units;
 pub mod workload;
 
 pub use config::{ConfigError, Scenario};
+pub use engine::SimError;
 pub use report::Report;
-pub use sim::{SimError, Simulation};
+pub use simulation::Simulation;
 
 /// A report as JSON (what the Python binding returns).
 pub fn report_json(r: &Report) -> String {

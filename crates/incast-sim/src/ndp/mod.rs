@@ -28,11 +28,11 @@ mod receiver;
 mod sender;
 
 use crate::config::Scenario;
+use crate::engine::SimError;
 use crate::engine::{Event, EventQueue};
 use crate::net::{PacketPool, PktId};
 use crate::report::{FlowReport, NdpReport, QueueReport, Report, RunSummary};
 use crate::rng::{Rng, Stream};
-use crate::sim::SimError;
 use crate::topology::Network;
 use crate::units::{tx_time, SimTime};
 
@@ -183,7 +183,7 @@ impl NdpSimulation {
     pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
         let mut k = 0;
         while self.receiver.finish().is_none() && k < max {
-            let (t, ev) = crate::sim::next_event(
+            let (t, ev) = crate::engine::next_event(
                 &mut self.events,
                 &self.sc.run,
                 self.processed,

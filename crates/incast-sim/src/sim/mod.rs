@@ -3,85 +3,22 @@
 
 use std::collections::VecDeque;
 
-use thiserror::Error;
-
-use crate::config::{ConfigError, RtoRandomization, Scenario};
-use crate::engine::{Event, EventQueue, Timer};
+use crate::config::{RtoRandomization, Scenario};
+use crate::engine::{next_event, Event, EventQueue, SimError, Timer};
 use crate::ids::{ConnId, EndpointId};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
-use crate::report::{Report, Series};
+use crate::report::Series;
 use crate::rng::{Rng, Stream};
 use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, Network};
-use crate::units::{to_secs, SimTime};
+use crate::units::SimTime;
 
 mod report;
 use crate::workload::Action;
 
 /// Bytes a background flow offers: more than any run can send.
 const BACKGROUND_BYTES: u64 = 1 << 50;
-
-/// Why a run stopped without a report.
-#[derive(Debug, Error)]
-pub enum SimError {
-    /// The scenario is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// `run.max_events` was reached.
-    #[error("stopped after {events} events (run.max_events = {limit}) at simulated time {at_s:.6}s with the workload unfinished; raise run.max_events or shrink the scenario")]
-    EventBudget {
-        /// Events processed.
-        events: u64,
-        /// The budget.
-        limit: u64,
-        /// Simulated time reached, seconds.
-        at_s: f64,
-    },
-    /// `run.max_time` was reached.
-    #[error("simulated time reached run.max_time ({limit_s}s) with the workload unfinished; raise run.max_time")]
-    TimeBudget {
-        /// The budget, seconds.
-        limit_s: f64,
-    },
-    /// A bug: an invariant of the engine does not hold.
-    #[error("internal simulator error: {0}")]
-    Internal(String),
-}
-
-/// The next event, or why the run cannot go on: a budget is spent, nothing is pending while
-/// `unfinished`, or time would go backwards.
-pub(crate) fn next_event(
-    events: &mut EventQueue,
-    run: &crate::config::Run,
-    processed: u64,
-    now: SimTime,
-    unfinished: &str,
-) -> Result<(SimTime, Event), SimError> {
-    if processed >= run.max_events {
-        return Err(SimError::EventBudget {
-            events: processed,
-            limit: run.max_events,
-            at_s: to_secs(now),
-        });
-    }
-    let Some((t, ev)) = events.pop() else {
-        return Err(SimError::Internal(format!(
-            "no pending events but {unfinished}"
-        )));
-    };
-    if t < now {
-        return Err(SimError::Internal(format!(
-            "time went backwards: {t} < {now}"
-        )));
-    }
-    if t > run.max_time {
-        return Err(SimError::TimeBudget {
-            limit_s: to_secs(run.max_time),
-        });
-    }
-    Ok((t, ev))
-}
 
 /// One run of one TCP scenario.
 #[derive(Debug)]
@@ -593,89 +530,6 @@ impl TcpSimulation {
         if !self.finished && series.t.len() < self.sc.run.max_samples as usize {
             self.events
                 .push(self.now + self.sc.run.sample_interval, Event::Sample);
-        }
-    }
-}
-
-/// One run of one scenario, whatever its transport.
-#[derive(Debug)]
-pub enum Simulation {
-    /// TCP connections.
-    Tcp(Box<TcpSimulation>),
-    /// NDP flows.
-    Ndp(Box<crate::ndp::NdpSimulation>),
-}
-
-impl Simulation {
-    /// Validate `sc` and set up the run.
-    pub fn new(sc: Scenario) -> Result<Simulation, SimError> {
-        Ok(match sc.transport {
-            crate::config::Transport::Tcp => Simulation::Tcp(Box::new(TcpSimulation::new(sc)?)),
-            crate::config::Transport::Ndp => {
-                Simulation::Ndp(Box::new(crate::ndp::NdpSimulation::new(sc)?))
-            }
-        })
-    }
-
-    /// Run to completion.
-    pub fn run(mut self) -> Result<Report, SimError> {
-        while !self.step(u64::MAX)? {}
-        Ok(self.report())
-    }
-
-    /// Process up to `max` events; `Ok(true)` once the workload has completed.
-    pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
-        match self {
-            Simulation::Tcp(s) => s.step(max),
-            Simulation::Ndp(s) => s.step(max),
-        }
-    }
-
-    /// Current simulated time.
-    pub fn now(&self) -> SimTime {
-        match self {
-            Simulation::Tcp(s) => s.now(),
-            Simulation::Ndp(s) => s.now(),
-        }
-    }
-
-    /// Events processed so far.
-    pub fn events_processed(&self) -> u64 {
-        match self {
-            Simulation::Tcp(s) => s.events_processed(),
-            Simulation::Ndp(s) => s.events_processed(),
-        }
-    }
-
-    /// Whether the workload has completed.
-    pub fn finished(&self) -> bool {
-        match self {
-            Simulation::Tcp(s) => s.finished(),
-            Simulation::Ndp(s) => s.finished(),
-        }
-    }
-
-    /// The scenario being run.
-    pub fn scenario(&self) -> &Scenario {
-        match self {
-            Simulation::Tcp(s) => s.scenario(),
-            Simulation::Ndp(s) => s.scenario(),
-        }
-    }
-
-    /// Check the engine's invariants.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        match self {
-            Simulation::Tcp(s) => s.check_invariants(),
-            Simulation::Ndp(s) => s.check_invariants(),
-        }
-    }
-
-    /// The report of the run so far.
-    pub fn report(&self) -> Report {
-        match self {
-            Simulation::Tcp(s) => s.report(),
-            Simulation::Ndp(s) => s.report(),
         }
     }
 }
