@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use crate::config::ConfigError;
 use crate::ids::{ConnId, EndpointId};
+use crate::topology::LinkId;
 use crate::units::{to_secs, SimTime};
 
 /// Why a run stopped without a report.
@@ -77,9 +78,9 @@ pub(crate) fn next_event(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A link finished serializing the packet at the head of its queue.
-    TxDone(u32),
+    TxDone(LinkId),
     /// The packet at the head of a link's pipe reaches the far end.
-    Arrive(u32),
+    Arrive(LinkId),
     /// A retransmission timer of a TCP endpoint ([`EndpointId`]'s number) or an NDP sender,
     /// with its generation.
     Rto(u32, u32),
@@ -92,7 +93,7 @@ pub enum Event {
     /// A server starts answering (after its jitter) on a connection.
     Respond(ConnId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
-    Pause(u32, bool),
+    Pause(LinkId, bool),
     /// The NDP receiver's pull pacer may send its next pull.
     PullTick,
     /// The workload starts.
@@ -227,12 +228,12 @@ mod tests {
     #[test]
     fn simultaneous_events_keep_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(5, Event::TxDone(2));
-        q.push(5, Event::TxDone(1));
+        q.push(5, Event::TxDone(LinkId(2)));
+        q.push(5, Event::TxDone(LinkId(1)));
         q.push(3, Event::Start);
         assert_eq!(q.pop(), Some((3, Event::Start)));
-        assert_eq!(q.pop(), Some((5, Event::TxDone(2))));
-        assert_eq!(q.pop(), Some((5, Event::TxDone(1))));
+        assert_eq!(q.pop(), Some((5, Event::TxDone(LinkId(2)))));
+        assert_eq!(q.pop(), Some((5, Event::TxDone(LinkId(1)))));
         assert_eq!(q.pop(), None);
     }
 

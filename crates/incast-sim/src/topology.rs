@@ -16,8 +16,34 @@ use crate::red::Red;
 use crate::rng::{Rng, Stream};
 use crate::units::{tx_time, SimTime};
 
-/// Index of a link.
-pub type LinkId = u32;
+/// A link: a NIC or a switch port with the wire behind it, by its index in
+/// [`Network::links`]. Its own type, so that a link cannot be taken for a host, a flow or an
+/// endpoint (all bare integers once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct LinkId(pub u32);
+
+impl LinkId {
+    /// Its index in [`Network::links`].
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl std::ops::Index<LinkId> for Vec<Link> {
+    type Output = Link;
+    #[inline]
+    fn index(&self, l: LinkId) -> &Link {
+        &self[l.index()]
+    }
+}
+
+impl std::ops::IndexMut<LinkId> for Vec<Link> {
+    #[inline]
+    fn index_mut(&mut self, l: LinkId) -> &mut Link {
+        &mut self[l.index()]
+    }
+}
 
 /// What a link is, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,7 +308,7 @@ impl Network {
             roles,
             shape,
             routes: Vec::new(),
-            bottleneck: 2 * receiver + 1,
+            bottleneck: LinkId(2 * receiver + 1),
             receiver,
             hosts,
             spread,
@@ -306,10 +332,15 @@ impl Network {
         (self.host(from), self.sink.unwrap_or(self.receiver))
     }
 
+    /// Every link, in index order.
+    pub fn link_ids(&self) -> impl Iterator<Item = LinkId> {
+        (0..self.links.len() as u32).map(LinkId)
+    }
+
     /// Whether link `l` is a switch egress port (its packets arrived over another link).
     #[inline]
     pub fn is_port(&self, l: LinkId) -> bool {
-        !matches!(self.roles[l as usize], LinkRole::Nic(_))
+        !matches!(self.roles[l.index()], LinkRole::Nic(_))
     }
 
     /// Number of distinct paths from host `a` to host `b`.
@@ -344,7 +375,7 @@ impl Network {
     pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
         let path = path % self.paths_between(a, b);
         let mut r = Route {
-            links: [0; MAX_PATH],
+            links: [LinkId(0); MAX_PATH],
             len: 0,
         };
         while let Some(l) = self.hop_via(a, b, path, r.len as u16) {
@@ -389,6 +420,13 @@ impl Network {
     /// The link at `hop` from host `a` to host `b` on path `path`, or `None` past its end.
     #[inline]
     pub fn hop_via(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<LinkId> {
+        self.hop_index(a, b, path, hop).map(LinkId)
+    }
+
+    /// [`Network::hop_via`]'s arithmetic: links are laid out by role (NICs and host ports
+    /// interleaved, then each tier's up/down pairs), so a hop's index is computed, not looked up.
+    #[inline]
+    fn hop_index(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<u32> {
         let nic = 2 * a;
         let down = 2 * b + 1;
         match self.shape {
@@ -470,7 +508,7 @@ impl Network {
         links
             .iter()
             .map(|&l| {
-                let l = &self.links[l as usize];
+                let l = &self.links[l];
                 l.delay + tx_time(frame + l.phy_overhead, l.rate)
             })
             .sum()
@@ -478,18 +516,18 @@ impl Network {
 
     /// Queue limit of a link.
     pub fn limit(&self, l: LinkId) -> QueueLimit {
-        self.links[l as usize].limit()
+        self.links[l].limit()
     }
 
     /// A short name for a link: `nic3`, `port3`, `port-receiver`, `fabric12`.
     pub fn name(&self, l: LinkId) -> String {
-        match self.roles[l as usize] {
+        match self.roles[l.index()] {
             LinkRole::Nic(h) if h == self.receiver => "nic-receiver".into(),
             LinkRole::Port(h) if h == self.receiver => "port-receiver".into(),
             LinkRole::Port(h) if Some(h) == self.sink => "port-sink".into(),
             LinkRole::Nic(h) => format!("nic{h}"),
             LinkRole::Port(h) => format!("port{h}"),
-            LinkRole::Fabric => format!("fabric{l}"),
+            LinkRole::Fabric => format!("fabric{}", l.0),
         }
     }
 }
@@ -503,11 +541,11 @@ mod tests {
         let sc = Scenario::example(3);
         let mut n = Network::build(&sc);
         let r = n.add_route(1, 3, 0);
-        assert_eq!(n.hop(r, 0), Some(2));
-        assert_eq!(n.hop(r, 1), Some(7));
+        assert_eq!(n.hop(r, 0), Some(LinkId(2)));
+        assert_eq!(n.hop(r, 1), Some(LinkId(7)));
         assert_eq!(n.hop(r, 2), None);
-        assert_eq!(n.bottleneck, 7);
-        assert_eq!(n.name(7), "port-receiver");
+        assert_eq!(n.bottleneck, LinkId(7));
+        assert_eq!(n.name(LinkId(7)), "port-receiver");
         // Two 25 us hops, each serializing 1538 bytes at 1 Gbps.
         assert_eq!(n.latency(r, 1518), 2 * (25_000_000 + 12_304_000));
     }
@@ -600,7 +638,7 @@ mod tests {
                 for path in 0..paths {
                     let mut hops = Vec::new();
                     while let Some(l) = n.hop_via(a, b, path, hops.len() as u16) {
-                        hops.push(l);
+                        hops.push(l.0);
                     }
                     assert_eq!(hops.len() as u16, n.path_len(a, b));
                     assert_eq!(ends[&hops[0]].0, a);
@@ -637,8 +675,11 @@ mod tests {
         assert_eq!(n.paths_between(0, 7), 1);
         // Host 0 (leaf 0) to host 20 (leaf 2) through spine 3.
         let up = 2 * 24;
-        assert_eq!(n.hop_via(0, 20, 3, 1), Some(up + 2 * 3));
-        assert_eq!(n.hop_via(0, 20, 3, 2), Some(up + 2 * (2 * 4 + 3) + 1));
-        assert_eq!(n.hop_via(0, 20, 3, 3), Some(41));
+        assert_eq!(n.hop_via(0, 20, 3, 1), Some(LinkId(up + 2 * 3)));
+        assert_eq!(
+            n.hop_via(0, 20, 3, 2),
+            Some(LinkId(up + 2 * (2 * 4 + 3) + 1))
+        );
+        assert_eq!(n.hop_via(0, 20, 3, 3), Some(LinkId(41)));
     }
 }

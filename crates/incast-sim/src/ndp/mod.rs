@@ -33,7 +33,7 @@ use crate::engine::{Event, EventQueue};
 use crate::net::{PacketPool, PktId};
 use crate::report::{FlowReport, NdpReport, QueueReport, Report, RunSummary};
 use crate::rng::{Rng, Stream};
-use crate::topology::Network;
+use crate::topology::{LinkId, Network};
 use crate::units::{tx_time, SimTime};
 
 use port::{Offered, Port, Trimmable};
@@ -124,7 +124,8 @@ impl NdpSimulation {
         let ndp = &sc.ndp;
         let packets = size.div_ceil(ndp.mtu).max(1) as u32;
         let header = ndp.header_bytes as u32;
-        let ports = (0..net.links.len() as u32)
+        let ports = net
+            .link_ids()
             .map(|l| {
                 if net.is_port(l) {
                     let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
@@ -311,10 +312,10 @@ impl NdpSimulation {
     }
 
     /// Offer packet `id` to link `l`'s port: trim, bounce or drop at switch ports.
-    fn enqueue(&mut self, l: u32, id: PktId) {
+    fn enqueue(&mut self, l: LinkId, id: PktId) {
         let p = self.pkts.get_mut(id);
-        let link = &mut self.net.links[l as usize];
-        match self.ports[l as usize].offer(link, self.now, id, p) {
+        let link = &mut self.net.links[l];
+        match self.ports[l.index()].offer(link, self.now, id, p) {
             Offered::Queued(end) => self.transmitting(l, end),
             Offered::Trimmed(end) => {
                 self.stats.trimmed += 1;
@@ -333,14 +334,14 @@ impl NdpSimulation {
 
     /// Schedule the end of a transmission `l` started, if it started one.
     #[inline]
-    fn transmitting(&mut self, l: u32, end: Option<SimTime>) {
+    fn transmitting(&mut self, l: LinkId, end: Option<SimTime>) {
         if let Some(t) = end {
             self.events.push(t, Event::TxDone(l));
         }
     }
 
-    fn drop_header(&mut self, l: u32, id: PktId) {
-        self.net.links[l as usize].count_drop();
+    fn drop_header(&mut self, l: LinkId, id: PktId) {
+        self.net.links[l].count_drop();
         self.stats.dropped += 1;
         self.pkts.free(id);
     }
@@ -360,24 +361,24 @@ impl NdpSimulation {
             .hop_via(pk.src, pk.dst, pk.path, back)
             .expect("a bounce starts inside the path");
         // A bounce meeting a full header queue on its way back is dropped there.
-        let link = &mut self.net.links[l as usize];
-        match self.ports[l as usize].offer(link, self.now, id, pk) {
+        let link = &mut self.net.links[l];
+        match self.ports[l.index()].offer(link, self.now, id, pk) {
             Offered::Queued(end) | Offered::Trimmed(end) => self.transmitting(l, end),
             Offered::Refused { .. } => self.drop_header(l, id),
         }
     }
 
-    fn tx_done(&mut self, l: u32) {
-        let link = &mut self.net.links[l as usize];
-        let (pipe_was_empty, next) = self.ports[l as usize].finish_tx(link, self.now);
+    fn tx_done(&mut self, l: LinkId) {
+        let link = &mut self.net.links[l];
+        let (pipe_was_empty, next) = self.ports[l.index()].finish_tx(link, self.now);
         if pipe_was_empty {
             self.events.push(self.now + link.delay, Event::Arrive(l));
         }
         self.transmitting(l, next);
     }
 
-    fn arrive(&mut self, l: u32) {
-        let (id, next) = self.net.links[l as usize].arrive();
+    fn arrive(&mut self, l: LinkId) {
+        let (id, next) = self.net.links[l].arrive();
         if let Some(t) = next {
             self.events.push(t, Event::Arrive(l));
         }
@@ -447,7 +448,7 @@ impl NdpSimulation {
                 bytes: None,
                 packets: Some(self.sc.ndp.data_queue),
             },
-            stats: self.ports[bn as usize].stats(&self.net.links[bn as usize]),
+            stats: self.ports[bn.index()].stats(&self.net.links[bn]),
         };
         let busy = bottleneck.stats.busy;
         let base_latency = self.net.latency_between(
@@ -501,7 +502,8 @@ impl NdpSimulation {
             }
         }
         for (l, p) in self.ports.iter().enumerate() {
-            if self.net.is_port(l as u32) && p.data_len() > self.sc.ndp.data_queue as usize {
+            if self.net.is_port(LinkId(l as u32)) && p.data_len() > self.sc.ndp.data_queue as usize
+            {
                 return Err(format!("NDP port {l}: data queue over its limit"));
             }
         }

@@ -209,10 +209,10 @@ impl TcpSimulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone(l) => {
-                let link = &mut self.net.links[l as usize];
+                let link = &mut self.net.links[l];
                 let head = link.head().expect("a TxDone event has a packet in service");
                 let p = *self.pkts.get(head);
-                if self.net.pooled[l as usize] {
+                if self.net.pooled[l.index()] {
                     if let Some(pool) = self.net.pool.as_mut() {
                         pool.release(p.frame as u64);
                     }
@@ -229,7 +229,7 @@ impl TcpSimulation {
                 }
             }
             Event::Pause(l, on) => {
-                let link = &mut self.net.links[l as usize];
+                let link = &mut self.net.links[l];
                 if on {
                     link.pause(self.now);
                 } else if let Some(t) = link.resume(self.now) {
@@ -237,7 +237,7 @@ impl TcpSimulation {
                 }
             }
             Event::Arrive(l) => {
-                let (id, next) = self.net.links[l as usize].arrive();
+                let (id, next) = self.net.links[l].arrive();
                 if let Some(t) = next {
                     self.events.push(t, Event::Arrive(l));
                 }
@@ -292,7 +292,7 @@ impl TcpSimulation {
                 self.apply(act);
             }
             Event::Start => {
-                self.busy_at_start = self.net.links[self.net.bottleneck as usize].stats.busy;
+                self.busy_at_start = self.net.links[self.net.bottleneck].stats.busy;
                 self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
                 self.wl.start(self.now, &mut act);
@@ -314,10 +314,10 @@ impl TcpSimulation {
             Some(_) if hop > 0 => self.net.hop(route, hop - 1),
             _ => None,
         };
-        let ingress_delay = ingress.map_or(0, |up| self.net.links[up as usize].delay);
-        let link = &mut self.net.links[l as usize];
+        let ingress_delay = ingress.map_or(0, |up| self.net.links[up].delay);
+        let link = &mut self.net.links[l];
         let p = self.pkts.get_mut(id);
-        if let Some(red) = self.net.red[l as usize].as_mut() {
+        if let Some(red) = self.net.red[l.index()].as_mut() {
             if red.on_arrival(link.queued_bytes()) == crate::red::Verdict::Signal {
                 if red.ecn && p.ecn & ECT != 0 {
                     p.ecn |= CE;
@@ -336,15 +336,15 @@ impl TcpSimulation {
         if let (Some(up), Some(pfc)) = (ingress, self.net.pfc.as_mut()) {
             // Lossless: the frame counts against the ingress it came through; only a headroom
             // overrun (thresholds set too high) drops it.
-            let held = &mut pfc.ingress[up as usize];
+            let held = &mut pfc.ingress[up.index()];
             if *held + frame as u64 > pfc.limit {
                 link.count_drop();
                 self.pkts.free(id);
                 return;
             }
             *held += frame as u64;
-            if *held >= pfc.xoff && !pfc.paused[up as usize] {
-                pfc.paused[up as usize] = true;
+            if *held >= pfc.xoff && !pfc.paused[up.index()] {
+                pfc.paused[up.index()] = true;
                 // The pause frame crosses the link back to its sender.
                 self.events
                     .push(self.now + ingress_delay, Event::Pause(up, true));
@@ -354,7 +354,7 @@ impl TcpSimulation {
             }
             return;
         }
-        let pool = if self.net.pooled[l as usize] {
+        let pool = if self.net.pooled[l.index()] {
             self.net.pool.as_mut()
         } else {
             None
@@ -386,11 +386,11 @@ impl TcpSimulation {
             .hop(p.route, p.hop - 1)
             .expect("hop > 0 has a previous link");
         let pfc = self.net.pfc.as_mut().expect("PFC is on");
-        let held = &mut pfc.ingress[up as usize];
+        let held = &mut pfc.ingress[up.index()];
         *held -= p.frame as u64;
-        if pfc.paused[up as usize] && *held <= pfc.xon {
-            pfc.paused[up as usize] = false;
-            let delay = self.net.links[up as usize].delay;
+        if pfc.paused[up.index()] && *held <= pfc.xon {
+            pfc.paused[up.index()] = false;
+            let delay = self.net.links[up].delay;
             self.events.push(self.now + delay, Event::Pause(up, false));
         }
     }
@@ -523,7 +523,7 @@ impl TcpSimulation {
         series.t.push(self.now - self.wl.start_time());
         series
             .queue_bytes
-            .push(self.net.links[self.net.bottleneck as usize].queued_bytes());
+            .push(self.net.links[self.net.bottleneck].queued_bytes());
         for (c, w) in series.cwnd.iter_mut().enumerate() {
             w.push(self.eps[ConnId(c as u32).sender().index()].cwnd());
         }

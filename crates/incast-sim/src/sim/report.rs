@@ -28,9 +28,11 @@ impl TcpSimulation {
             }
         }
         if let Some(pfc) = &self.net.pfc {
-            let queued: u64 = (0..self.net.links.len() as u32)
+            let queued: u64 = self
+                .net
+                .link_ids()
                 .filter(|&l| self.net.is_port(l))
-                .map(|l| self.net.links[l as usize].queued_bytes())
+                .map(|l| self.net.links[l].queued_bytes())
                 .sum();
             let held: u64 = pfc.ingress.iter().sum();
             if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
@@ -91,7 +93,7 @@ impl TcpSimulation {
         let mut drops = 0;
         for (i, l) in self.net.links.iter().enumerate() {
             drops += l.stats.drops;
-            if i as u32 == bn {
+            if i == bn.index() {
                 continue;
             }
             let agg = match self.net.roles[i] {
@@ -111,7 +113,7 @@ impl TcpSimulation {
         let bottleneck = QueueReport {
             name: self.net.name(bn),
             limit: self.net.limit(bn),
-            stats: self.net.links[bn as usize].stats.clone(),
+            stats: self.net.links[bn].stats.clone(),
         };
         let queues = vec![
             bottleneck.clone(),
