@@ -130,20 +130,6 @@ pub struct Pfc {
     pub paused: Vec<bool>,
 }
 
-/// The fat tree's k for a scenario: as given, or the smallest even k with k³/4 ≥ hosts.
-pub fn fat_tree_k(sc: &Scenario) -> u32 {
-    let t = &sc.topology;
-    if t.fat_tree_k > 0 {
-        return t.fat_tree_k;
-    }
-    let hosts = t.hosts.max(sc.hosts_needed());
-    let mut k = 2;
-    while (k as u64).pow(3) / 4 < hosts as u64 {
-        k += 2;
-    }
-    k
-}
-
 /// Hosts a scenario's topology holds: every switch full, so that placement is a bijection.
 pub fn host_count(sc: &Scenario) -> u32 {
     let t = &sc.topology;
@@ -153,7 +139,7 @@ pub fn host_count(sc: &Scenario) -> u32 {
             t.hosts.max(sc.hosts_needed()).div_ceil(t.hosts_per_leaf) * t.hosts_per_leaf
         }
         TopologyKind::FatTree => {
-            let k = fat_tree_k(sc) as u64;
+            let k = sc.fat_tree_k() as u64;
             (k * k * k / 4) as u32
         }
     }
@@ -202,7 +188,7 @@ impl Network {
                 Some((hosts / t.hosts_per_leaf, t.hosts_per_leaf, 1))
             }
             (TopologyKind::FatTree, Placement::Spread) => {
-                let k = fat_tree_k(sc);
+                let k = sc.fat_tree_k();
                 Some((k * k / 2, k / 2, k))
             }
         };
@@ -259,7 +245,7 @@ impl Network {
                 }
             }
             TopologyKind::FatTree => {
-                let k = fat_tree_k(sc);
+                let k = sc.fat_tree_k();
                 let half = k / 2;
                 let tors = k * half;
                 let tor_up = links.len() as u32;
@@ -656,10 +642,10 @@ mod tests {
     fn k_is_the_smallest_that_holds_the_hosts() {
         let mut sc = Scenario::example(8000);
         sc.topology.kind = TopologyKind::FatTree;
-        assert_eq!(fat_tree_k(&sc), 32);
+        assert_eq!(sc.fat_tree_k(), 32);
         assert_eq!(host_count(&sc), 8192);
         sc.topology.senders = 15;
-        assert_eq!(fat_tree_k(&sc), 4);
+        assert_eq!(sc.fat_tree_k(), 4);
     }
 
     #[test]

@@ -178,6 +178,21 @@ impl Scenario {
         describe(&Scenario::keys(), &defaults, &nested)
     }
 
+    /// The fat tree's k: as given, or the smallest even k with k³/4 ≥ hosts. Config's to
+    /// say, because validation needs it before any network is built.
+    pub fn fat_tree_k(&self) -> u32 {
+        let t = &self.topology;
+        if t.fat_tree_k > 0 {
+            return t.fat_tree_k;
+        }
+        let hosts = t.hosts.max(self.hosts_needed());
+        let mut k = 2;
+        while (k as u64).pow(3) / 4 < hosts as u64 {
+            k += 2;
+        }
+        k
+    }
+
     /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
     pub fn hosts_needed(&self) -> u32 {
         let bg = &self.background;

@@ -55,7 +55,7 @@ impl Scenario {
                         format!("must be even and at most 128 (k³/4 hosts), got {k}"),
                     ));
                 }
-                let k = crate::topology::fat_tree_k(self) as u64;
+                let k = self.fat_tree_k() as u64;
                 let cap = k * k * k / 4;
                 if k > 128 {
                     return Err(bad(
