@@ -18,10 +18,9 @@ from typing import Any
 from incastlab.result.frame import load
 from incastlab.result.record import SCHEMA_VERSION
 from incastlab.result.stats import aggregate, mean_ci
+from incastlab.units import PS_PER_S
 
 __all__ = ["SCHEMA_VERSION", "Result", "aggregate", "load", "mean_ci"]
-
-PS_PER_S = 1e12
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,13 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING, Any
 
+from incastlab.units import PS_PER_S
+
 if TYPE_CHECKING:
     from incastlab.result import Result
 
 #: Bumped whenever a column is added, removed, renamed or changes type.
 SCHEMA_VERSION = 1
-PS_PER_S = 1e12
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"

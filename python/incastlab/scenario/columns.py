@@ -16,11 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from incastlab.scenario.keys import KEYS
+from incastlab.units import PS_PER_S
 
 #: Column kinds (:mod:`incastlab.result.schema` maps each to an Arrow type).
 INT, FLOAT, STR, BOOL = "int", "float", "str", "bool"
-
-PS_PER_S = 1e12
 
 
 def _plain_kind(schema: dict[str, Any]) -> str:
