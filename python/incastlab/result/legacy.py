@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from incastlab.result import Result
+from incastlab.units import PS_PER_S
 
 
 def _decoded(v: Any) -> Any:
@@ -36,7 +37,6 @@ def upgrade(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _report_from_row(row: dict[str, Any]) -> dict[str, Any]:
     """What a report said, as far as an old results row kept it (times back to picoseconds)."""
-    ps = 1e12
     keep = (
         "senders",
         "workload",
@@ -58,13 +58,13 @@ def _report_from_row(row: dict[str, Any]) -> dict[str, Any]:
     )
     report: dict[str, Any] = {k: row[k] for k in keep if row.get(k) is not None}
     if row.get("duration_s") is not None:
-        report["duration"] = round(row["duration_s"] * ps)
+        report["duration"] = round(row["duration_s"] * PS_PER_S)
     if row.get("block_times_s") is not None:
-        report["block_times"] = [round(t * ps) for t in row["block_times_s"]]
+        report["block_times"] = [round(t * PS_PER_S) for t in row["block_times_s"]]
     if row.get("flow_completion_s") is not None:
         timeouts = row.get("flow_timeouts") or [None] * len(row["flow_completion_s"])
         report["flows"] = [
-            {"fct": None if t is None else round(t * ps), "timeouts": n}
+            {"fct": None if t is None else round(t * PS_PER_S), "timeouts": n}
             for t, n in zip(row["flow_completion_s"], timeouts, strict=True)
         ]
     bottleneck = {
