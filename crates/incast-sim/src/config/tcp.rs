@@ -58,6 +58,9 @@ pub enum CongestionControl {
     Cubic,
     /// DCTCP (RFC 8257): ECN-capable, cuts cwnd by α/2 once per window of CE marks.
     Dctcp,
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux `tcp_bbr`): a model of the path's
+    /// bandwidth and minimum RTT sets a pacing rate and cwnd; loss alone does not cut the rate.
+    Bbr,
 }
 
 /// How the congestion window comes down during fast recovery.
@@ -76,7 +79,7 @@ choices! {
     CwndRestart: Idle, Block, Never;
     RtoFormula: Rfc6298, Linux;
     RtoRandomization: None, Uniform, Tda, Maa, Fsa;
-    CongestionControl: Reno, Cubic, Dctcp;
+    CongestionControl: Reno, Cubic, Dctcp, Bbr;
     RecoveryCwnd: Prr, Halve;
 }
 

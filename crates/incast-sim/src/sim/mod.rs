@@ -79,6 +79,13 @@ impl TcpSimulation {
     /// Validate `sc` and set up the run.
     pub fn new(sc: Scenario) -> Result<TcpSimulation, SimError> {
         sc.validate()?;
+        if sc.tcp.congestion_control == crate::config::CongestionControl::Bbr {
+            return Err(crate::config::bad(
+                "tcp.congestion_control",
+                "bbr is not simulated yet (incast emulate runs it on the real kernel)",
+            )
+            .into());
+        }
         let mut net = Network::build(&sc);
         let wl = Tasks::new(&sc);
         let fg = wl.connections();

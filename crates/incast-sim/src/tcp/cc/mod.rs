@@ -62,6 +62,8 @@ impl AnyController {
             CongestionControl::Reno => AnyController::Reno(Reno),
             CongestionControl::Cubic => AnyController::Cubic(Cubic::default()),
             CongestionControl::Dctcp => AnyController::Dctcp(Dctcp::new(dctcp_g)),
+            // Refused by the simulation until BBR is modelled (the emulator runs it).
+            CongestionControl::Bbr => AnyController::Reno(Reno),
         }
     }
 
