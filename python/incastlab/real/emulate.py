@@ -7,11 +7,18 @@ handling raced in our tests; `ip -batch` is one netlink session per namespace):
 - the switch port towards the receiver is shaped to the link rate by a token bucket (tbf)
   whose queue limit is the scenario's port buffer in bytes: the incast bottleneck;
 - each sender's NIC is shaped to the link rate;
-- RTOmin is set on every route (`rto_min`), congestion control per socket (TCP_CONGESTION);
+- RTOmin is set on every route (`rto_min`); the congestion control on every route (`congctl`,
+  so accepted sockets start with it) and per socket (TCP_CONGESTION);
 - the Rust block server runs in each sender namespace and the Rust client in the receiver's,
   through the small :mod:`incastlab.real.agent` entry point (not the whole CLI);
 - the result carries the kernel's evidence: TcpExt timeouts and retransmitted segments of the
-  senders, and the bottleneck qdisc's drops and peak backlog (sampled).
+  senders, and the bottleneck qdisc's drops and peak backlog (sampled);
+- and what the kernel ran (``report["emulated"]["kernel"]``): the congestion control read back
+  from a server's socket during the run (``ss -tin``), the senders' TCP sysctls (RACK/TLP,
+  early retransmit, SACK, F-RTO, ECN, pacing ratios...), the release and HZ, the veths'
+  offloads and the qdiscs; and the testbed's base round trip measured with small ICMP echoes
+  on the idle testbed (``report["emulated"]["rtt_measured_s"]``), the RTT a simulation of the
+  same scenario should be given.
 
 Everything made is named `il<pid>-…`. It is removed on the way out, on error, Ctrl-C and
 SIGTERM; a run killed outright (SIGKILL) leaves namespaces whose pid is dead, and the next run
@@ -29,13 +36,14 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, ProgressFn, off_defaults
@@ -211,6 +219,11 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         "net.ipv4.tcp_frto": 2 if tcp["frto"] else 0,
         "net.ipv4.tcp_ecn": 1 if tcp["ecn"] else 0,
     }
+    # The congestion control is a route metric too (not locked, so TCP_CONGESTION may still
+    # set it): an accepted socket then starts with it instead of the namespace's default.
+    # The default is the host's (bbr on some machines) and cannot be set to an unlisted cc
+    # in a namespace; a socket switched from bbr by TCP_CONGESTION keeps bbr's pacing.
+    cc = tcp["congestion_control"]
     tb = Testbed(
         pid=pid,
         switch=f"il{pid}-sw",
@@ -241,7 +254,8 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
                 f"addr add {addr}/16 dev eth0",
                 "link set eth0 up",
                 "link set lo up",
-                f"route replace 10.77.0.0/16 dev eth0 rto_min {rto_ms}ms initcwnd {iw}",
+                f"route replace 10.77.0.0/16 dev eth0 rto_min {rto_ms}ms initcwnd {iw} "
+                f"congctl {cc}",
             ],
             name,
         )
@@ -260,6 +274,182 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
     # The incast bottleneck: the switch port towards the receiver, limited to the buffer.
     _tc(tb.switch, "pr", rx_link, buf, 2 * MTU_FRAME)
     return tb
+
+
+#: The sender namespaces' TCP sysctls recorded with every run (those this kernel has).
+SYSCTLS = (
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_early_retrans",
+    "net.ipv4.tcp_sack",
+    "net.ipv4.tcp_dsack",
+    "net.ipv4.tcp_frto",
+    "net.ipv4.tcp_ecn",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.ipv4.tcp_autocorking",
+    "net.ipv4.tcp_min_tso_segs",
+    "net.ipv4.tcp_pacing_ss_ratio",
+    "net.ipv4.tcp_pacing_ca_ratio",
+    "net.ipv4.tcp_comp_sack_nr",
+    "net.ipv4.tcp_comp_sack_delay_ns",
+    "net.ipv4.tcp_comp_sack_slack_ns",
+    "net.ipv4.tcp_rto_min_us",
+    "net.ipv4.tcp_rto_max_ms",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_thin_linear_timeouts",
+    "net.ipv4.tcp_retries2",
+    "net.core.default_qdisc",
+)
+
+#: Echo requests of the base-RTT probe, 10 ms apart.
+RTT_PROBES = 20
+
+
+def check_congestion_control(cc: str) -> None:
+    """Raise EmulationError naming ``tcp.congestion_control`` if the kernel lacks ``cc``
+    (after trying to load its module, ``tcp_<cc>``, where modprobe exists)."""
+    path = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+    def available() -> list[str]:
+        try:
+            with open(path, encoding="ascii") as f:
+                return f.read().split()
+        except OSError:
+            return []
+
+    if cc in available():
+        return
+    if shutil.which("modprobe"):
+        subprocess.run(["modprobe", "-q", f"tcp_{cc}"], capture_output=True)
+        if cc in available():
+            return
+    have = " ".join(available()) or "unknown"
+    raise EmulationError(
+        f"tcp.congestion_control: this kernel has no {cc!r} (available: {have}; "
+        f"the module tcp_{cc} could not be loaded)"
+    )
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def kernel_hz() -> int | None:
+    """CONFIG_HZ from the kernel's configuration (/proc/config.gz or /boot), if readable."""
+    import gzip
+
+    release = os.uname().release
+    texts = []
+    with contextlib.suppress(OSError), gzip.open("/proc/config.gz", "rt", encoding="utf-8") as f:
+        texts.append(f.read())
+    if (boot := _read(f"/boot/config-{release}")) is not None:
+        texts.append(boot)
+    for text in texts:
+        if m := re.search(r"^CONFIG_HZ=(\d+)$", text, re.M):
+            return int(m[1])
+    return None
+
+
+def _exec(ns: str, *argv: str) -> str:
+    """stdout of ``argv`` run in namespace ``ns`` ("" if it failed)."""
+    p = subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True)
+    return p.stdout if p.returncode == 0 else ""
+
+
+def read_sysctls(ns: str) -> dict[str, str]:
+    """The :data:`SYSCTLS` this kernel has, as namespace ``ns`` sees them."""
+    out = {}
+    for line in _exec(ns, "sysctl", "-e", *SYSCTLS).splitlines():
+        key, sep, value = line.partition(" = ")
+        if sep:
+            out[key.strip()] = " ".join(value.split())
+    return out
+
+
+def offloads(ns: str, dev: str = "eth0") -> dict[str, Any]:
+    """A veth's offloads: ``ethtool -k``'s top-level features when ethtool is installed, and
+    the GSO/TSO/GRO sizes of ``ip -d link`` always."""
+    out: dict[str, Any] = {}
+    if shutil.which("ethtool"):
+        features = {}
+        for line in _exec(ns, "ethtool", "-k", dev).splitlines():
+            if line and not line[0].isspace() and ": " in line:
+                name, _, value = line.partition(": ")
+                if "[fixed]" not in value or value.startswith("on"):
+                    features[name.strip()] = value.split()[0]
+        out["ethtool"] = features
+    with contextlib.suppress(ValueError, IndexError):
+        link = json.loads(_exec(ns, "ip", "-d", "-j", "link", "show", dev))[0]
+        sizes = ("mtu", "gso_max_size", "gso_max_segs", "tso_max_size", "tso_max_segs")
+        out.update({k: link[k] for k in (*sizes, "gro_max_size") if k in link})
+    return out
+
+
+def qdiscs(ns: str) -> list[dict[str, Any]]:
+    """The qdiscs of namespace ``ns`` (device, kind, options), statistics left out."""
+    try:
+        got = json.loads(_exec(ns, "tc", "-j", "qdisc", "show") or "[]")
+    except ValueError:
+        return []
+    keep = ("dev", "kind", "handle", "root", "options")
+    return [{k: q[k] for k in keep if k in q} for q in got if q.get("kind") != "noqueue"]
+
+
+#: ``ss -tin`` fields of a socket: its congestion control and timers.
+SS_RE = {
+    "rto_ms": re.compile(r"\brto:([\d.]+)"),
+    "rtt_ms": re.compile(r"\brtt:([\d.]+)/"),
+    "min_rtt_ms": re.compile(r"\bminrtt:([\d.]+)"),
+    "mss": re.compile(r"\bmss:(\d+)"),
+    "cwnd": re.compile(r"\bcwnd:(\d+)"),
+}
+SS_CC = ("cubic", "reno", "bbr", "dctcp", "bic", "htcp", "vegas", "westwood", "illinois")
+
+
+def server_sockets(ns: str, port: int = 9000) -> list[dict[str, Any]]:
+    """The established sockets of the block server of namespace ``ns`` as ``ss -tin`` shows
+    them: the congestion control each runs, its RTO and RTTs (ms), MSS and cwnd."""
+    text = _exec(ns, "ss", "-tinH", "state", "established", f"( sport = :{port} )")
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        if not line[:1].isspace():  # a socket's address line; its details follow, indented
+            continue
+        info: dict[str, Any] = {"cc": next((w for w in line.split() if w in SS_CC), None)}
+        for key, rx in SS_RE.items():
+            if m := rx.search(line):
+                info[key] = float(m[1]) if "." in m[1] or key.endswith("ms") else int(m[1])
+        out.append(info)
+    return out
+
+
+def measure_rtt(tb: Testbed, count: int = RTT_PROBES) -> dict[str, Any]:
+    """The idle testbed's round trip: ICMP echoes (56-byte payload) from the receiver to the
+    first sender, through the switch and both shapers; min, median and max in seconds."""
+    p = subprocess.run(
+        [*_agent(tb.receiver), "ping", tb.sender_ips[0], str(count)],
+        capture_output=True,
+        text=True,
+    )
+    try:
+        samples = sorted(json.loads(p.stdout)) if p.returncode == 0 else []
+    except ValueError:
+        samples = []
+    if not samples:
+        return {"method": "ICMP echo", "samples": 0, "error": p.stderr.strip()[-200:]}
+    return {
+        "method": "ICMP echo, 56-byte payload, receiver to sender 0, idle testbed, "
+        "the kernel's software timestamps of request and reply",
+        "samples": len(samples),
+        "min_s": samples[0],
+        "median_s": statistics.median(samples),
+        "max_s": samples[-1],
+    }
 
 
 def _netstat(ns: str) -> dict[str, int]:
@@ -331,6 +521,8 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
+    check_can_emulate()
+    check_congestion_control(cc)
     # A striped block is split by the engine's one rule, so every server sends its own share.
     n = s["topology"]["senders"]
     sizes = [] if w["sru"] is not None else _core.block_split(w["block"], n)
@@ -350,13 +542,38 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             if not line.startswith("listening on"):
                 err = p.stderr.read() if p.stderr else ""
                 raise EmulationError(f"a server did not start: {line}{err}")
+        # What the kernel runs, read before any traffic: the round trip of the idle testbed,
+        # the senders' sysctls, the veths' offloads and the qdiscs.
+        rtt = measure_rtt(tb)
+        kernel: dict[str, Any] = {
+            "release": os.uname().release,
+            "hz": kernel_hz(),
+            "sysctls": read_sysctls(tb.sender_ns[0]),
+            "offloads": {
+                "sender eth0": offloads(tb.sender_ns[0]),
+                "switch port to the receiver": offloads(tb.switch, "pr"),
+            },
+            "qdiscs": {
+                "sender": qdiscs(tb.sender_ns[0]),
+                "switch": qdiscs(tb.switch),
+                "receiver": qdiscs(tb.receiver),
+            },
+        }
         before = [_netstat(ns) for ns in tb.sender_ns]
         peak = {"backlog": 0}
         stop = threading.Event()
+        # The servers' sockets as ss shows them, read back during the run (often at first,
+        # until the connections are seen, then twice a second): their congestion control.
+        sockets: list[list[dict[str, Any]]] = []
 
         def sample() -> None:
+            next_ss = 0.0
             while not stop.is_set():
                 peak["backlog"] = max(peak["backlog"], _qdisc(tb).get("backlog", 0))
+                if time.monotonic() >= next_ss:
+                    if seen := server_sockets(tb.sender_ns[0]):
+                        sockets.append(seen)
+                    next_ss = time.monotonic() + (0.5 if sockets else 0.02)
                 time.sleep(0.005)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -393,6 +610,16 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = [_netstat(ns) for ns in tb.sender_ns]
         q = _qdisc(tb)
+        # A run too short to be caught: its connections are still open.
+        if not sockets and (seen := server_sockets(tb.sender_ns[0])):
+            sockets.append(seen)
+    in_use = sorted({x["cc"] for seen in sockets for x in seen if x.get("cc")})
+    if in_use and in_use != [cc]:
+        raise EmulationError(
+            f"tcp.congestion_control: the servers' sockets ran {', '.join(in_use)}, not {cc}"
+        )
+    kernel["servers_congestion_control"] = in_use[0] if in_use else None
+    kernel["servers_sockets"] = sockets[-1] if sockets else []
     measured = bench.to_result(
         json.loads(client.stdout), s, backend="emulate", extra={"servers": servers}
     ).report
@@ -414,7 +641,8 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
                 "buffer": "tbf limit in bytes on the bottleneck port",
                 "rto_min": f"route metric rto_min {route_rto_min_ms(tcp['rto_min'])}ms "
                 "(Linux timers tick at HZ)",
-                "congestion_control": cc,
+                "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every "
+                "socket",
                 "initial_window": f"route metric initcwnd {tcp['initial_window']}",
                 "sack, frto, ecn": "per-namespace sysctls",
                 "not_emulated": [
@@ -422,6 +650,9 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
                     "host_jitter, clock_granularity, rto_formula, recovery_cwnd, delayed_ack, "
                     "cwnd_restart and RTO randomization (the kernel's own behaviour)",
                 ],
+                "kernel": kernel,
+                "rtt_probe": rtt,
+                "rtt_measured_s": rtt.get("median_s"),
             },
         }
     )
