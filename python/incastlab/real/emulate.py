@@ -452,6 +452,39 @@ def measure_rtt(tb: Testbed, count: int = RTT_PROBES) -> dict[str, Any]:
     }
 
 
+#: TcpExt counters of the senders reported per run: how losses were recovered.
+RECOVERY_COUNTERS = (
+    "TCPLossProbes",
+    "TCPLossProbeRecovery",
+    "TCPSackRecovery",
+    "TCPLostRetransmit",
+    "TCPSpuriousRTOs",
+    "TCPDSACKRecv",
+    "TCPSACKReorder",
+)
+
+
+def _cpu_times() -> list[int]:
+    """The machine's CPU time in jiffies (/proc/stat's first line): user, nice, system,
+    idle, iowait, irq, softirq, steal."""
+    text = _read("/proc/stat") or "cpu"
+    return [int(x) for x in text.splitlines()[0].split()[1:9]]
+
+
+def _cpu_busy(before: list[int], after: list[int]) -> dict[str, float]:
+    """Shares of the CPUs' time between two :func:`_cpu_times`: busy, and of it niced work
+    (other jobs, e.g. a build) and softirq (the network)."""
+    d = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(d) or 1
+    if len(d) < 8:
+        return {}
+    return {
+        "cpu_busy": round(1 - (d[3] + d[4]) / total, 3),
+        "cpu_nice": round(d[1] / total, 3),
+        "cpu_softirq": round(d[6] / total, 3),
+    }
+
+
 def _netstat(ns: str) -> dict[str, int]:
     """TcpExt and Tcp counters of a namespace."""
     out: dict[str, int] = {}
@@ -590,11 +623,13 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             stagger_s=w["request_stagger"] / 1e12,
             congestion=cc,
         )
+        cpu0 = _cpu_times()
         t0 = time.perf_counter()
         client = subprocess.run(
             [*_agent(tb.receiver), "bench", json.dumps(config)], capture_output=True, text=True
         )
         wall = time.perf_counter() - t0
+        cpu1 = _cpu_times()
         stop.set()
         sampler.join()
         if client.returncode != 0:
@@ -633,6 +668,10 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         {
             "timeouts": delta("TcpExt.TCPTimeouts"),
             "retransmitted_segments": delta("Tcp.RetransSegs"),
+            # How the senders recovered: RACK-TLP probes, SACK recoveries, spurious RTOs...
+            "kernel_counters": {k: delta(f"TcpExt.{k}") for k in RECOVERY_COUNTERS},
+            # How busy the machine was meanwhile (other work on its 2 cores shows here).
+            "machine": {"loadavg_1min": os.getloadavg()[0], **_cpu_busy(cpu0, cpu1)},
             "drops": q.get("drops", 0),
             "bottleneck": {"drops": q.get("drops", 0), "max_bytes": peak["backlog"], "marks": 0},
             "wall_s": wall,
