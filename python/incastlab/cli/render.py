@@ -200,23 +200,38 @@ def print_ranking(out: Console, err: Console, ranking: Ranking) -> None:
 
 
 def print_comparison(out: Console, c: Comparison, rows: Sequence[dict[str, Any]]) -> None:
+    """One row per sender count; with repetitions, medians, real TCP's min-max and whether
+    the simulator's median lies inside it."""
+    repeated = c.repeat > 1
     t = table()
     t.add_column("N", justify="right")
     for b in c.runs:
-        t.add_column(f"{b} goodput", justify="right")
+        t.add_column(f"{b} goodput" + (" p50" if repeated else ""), justify="right")
+        if repeated and f"{b}_goodput_min_bps" in rows[0]:
+            t.add_column(f"{b} min–max", justify="right")
         t.add_column(f"{b} block p50", justify="right")
     for b in c.predictions:
         t.add_column(f"{b} goodput", justify="right")
     versus = [k for k in rows[0] if "_vs_" in k]
     for k in versus:
         t.add_column(k.replace("_", " "), justify="right")
+    within = [k for k in rows[0] if "_inside_" in k]
+    for k in within:
+        t.add_column(k.replace("_", " "), justify="right")
     for row in rows:
         cells = [str(row["senders"])]
         for b in c.runs:
-            cells += [format_rate(row[f"{b}_goodput_bps"]), _s(row[f"{b}_block_time_median_s"])]
+            cells.append(format_rate(row[f"{b}_goodput_bps"]))
+            if repeated and f"{b}_goodput_min_bps" in row:
+                lo, hi = row[f"{b}_goodput_min_bps"], row[f"{b}_goodput_max_bps"]
+                cells.append(f"{format_rate(lo)}–{format_rate(hi)}")
+            cells.append(_s(row[f"{b}_block_time_median_s"]))
         cells += [format_rate(row[f"{b}_goodput_bps"]) for b in c.predictions]
         cells += [f"{100 * row[k]:+.0f}%" for k in versus]
+        cells += ["yes" if row[k] else "no" for k in within]
         t.add_row(*cells)
+    if repeated:
+        out.print(f"[dim]medians of {c.repeat} runs per point and backend[/dim]")
     out.print(t)
 
 

@@ -50,7 +50,15 @@ def add_compare_parser(sub: Any) -> None:
     )
     c.add_argument("--warmup", type=int, default=1, help="emulation: blocks not measured")
     c.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per point")
-    c.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    c.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run each point K times on each backend that runs it (seeds seed, seed+1, ...; "
+        "for emulate the seed only labels the run): medians, and real TCP's min-max",
+    )
+    c.add_argument("--json", action="store_true", help="print every run's record as JSON")
     c.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per backend")
     c.set_defaults(handler=cmd_compare)
 
@@ -122,6 +130,8 @@ def compare_backends(a: argparse.Namespace) -> list[backends.Backend]:
 def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.studies.compare import compare
 
+    if a.repeat < 1:
+        raise UsageError("--repeat: at least 1")
     chosen = compare_backends(a)
     real = any(b.needs_root for b in chosen)
     if real:
@@ -132,8 +142,9 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     for b in [] if a.json else chosen:
         if missing := b.unsupported(points[-1]):
             err.print(f"[yellow]{b.name} does not honour:[/yellow] " + ", ".join(missing))
-    with tracking(err, "comparing", len(points) * len(chosen), not a.json) as tracker:
-        c = compare(points, chosen, tracker)
+    runs = sum(1 if b.predicts else a.repeat for b in chosen)
+    with tracking(err, "comparing", len(points) * runs, not a.json) as tracker:
+        c = compare(points, chosen, tracker, repeat=a.repeat)
     if a.json:
         print(json.dumps(c.records(), indent=1))
     else:
@@ -141,15 +152,21 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         print_comparison(out, c, c.rows())
     if a.plot:
-        from incastlab.plot import goodput_vs_senders
-
-        series_ = [(b.title, c.runs[b.name]) for b in chosen if not b.predicts]
-        curve = c.curves()
-        overlay = [curve] + [[]] * (len(series_) - 1) if curve else None
         title = "One scenario: simulator, real Linux TCP, model"
-        goodput_vs_senders(
-            series_, a.plot, title=title, model=overlay, model_label="model (Chen Eq. 1-4)"
-        )
+        if c.repeat > 1:
+            from incastlab.studies.compare import plot
+
+            titles = {b.name: b.title for b in chosen}
+            plot(c, titles, a.plot, title=title, model_label="model (Chen Eq. 1-4)")
+        else:
+            from incastlab.plot import goodput_vs_senders
+
+            series_ = [(b.title, c.runs[b.name]) for b in chosen if not b.predicts]
+            curve = c.curves()
+            overlay = [curve] + [[]] * (len(series_) - 1) if curve else None
+            goodput_vs_senders(
+                series_, a.plot, title=title, model=overlay, model_label="model (Chen Eq. 1-4)"
+            )
         err.print(f"wrote {a.plot}")
     return 0
 

@@ -1,8 +1,14 @@
 """One scenario on several backends, side by side: the model's curve over the simulator's
-points over real Linux TCP (the heart of incastlab, see the architecture note)."""
+points over real Linux TCP (the heart of incastlab, see the architecture note).
+
+With repetitions (``repeat`` > 1) every backend that runs the scenario runs each point
+``repeat`` times with seeds seed, seed + 1, … (for real TCP the seed only labels the run);
+rows then give each backend's median goodput, and real TCP's min and max over repetitions:
+the kernel's spread, which a simulated point should fall inside."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,6 +21,25 @@ if TYPE_CHECKING:
 
 #: The backend every other measured backend is set against (``emulate_vs_sim``).
 REFERENCE = "sim"
+#: Backends whose spread over repetitions is reported (min and max): the measured ones.
+SPREAD = ("emulate",)
+
+
+def spread(values: Sequence[float]) -> tuple[float, float, float]:
+    """(median, min, max) of ``values`` (at least one)."""
+    return statistics.median(values), min(values), max(values)
+
+
+def inside(value: float, lo: float, hi: float) -> bool:
+    """Whether ``value`` lies in [lo, hi] (ends included)."""
+    return lo <= value <= hi
+
+
+def with_seed(sc: Scenario, seed: int) -> Scenario:
+    """``sc`` with another seed."""
+    from incastlab.scenario import apply_overrides, from_dict
+
+    return from_dict(apply_overrides(sc.normalized(), {"seed": seed}), normalized=True)
 
 
 @dataclass
@@ -22,35 +47,79 @@ class Comparison:
     """Each backend's results for the same sender counts."""
 
     senders: list[int]
-    #: Backends that run the scenario (simulator, real TCP), in the order given.
+    #: Backends that run the scenario (simulator, real TCP), in the order given: per point,
+    #: the first repetition's result.
     runs: dict[str, list[Result]]
     #: Backends that predict it (the model): their goodput only, drawn as a curve.
     predictions: dict[str, list[Result]]
+    #: Per run backend and point, every repetition (the first is ``runs``'); empty when the
+    #: comparison was made without repetitions.
+    repetitions: dict[str, list[list[Result]]] | None = None
+
+    @property
+    def repeat(self) -> int:
+        """Runs per point of each run backend."""
+        if not self.repetitions:
+            return 1
+        return max((len(reps) for rs in self.repetitions.values() for reps in rs), default=1)
+
+    def all_runs(self, backend: str, i: int) -> list[Result]:
+        """Every repetition of point ``i`` on ``backend``."""
+        if self.repetitions and backend in self.repetitions:
+            return self.repetitions[backend][i]
+        return [self.runs[backend][i]]
+
+    def goodput(self, backend: str, i: int) -> float:
+        """The median goodput of point ``i`` over repetitions (the one run's without)."""
+        return spread([r.goodput_bps for r in self.all_runs(backend, i)])[0]
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per sender count: goodput and median block time per run backend, the
-        predicted goodput, and each run backend's goodput against the simulator's."""
+        predicted goodput, and each run backend's goodput against the simulator's. With
+        repetitions, goodputs are medians over them, and the measured backends add their
+        min and max (``emulate_goodput_min_bps``, ``…_max_bps``) and the run count."""
+        repeated = self.repeat > 1
         rows = []
         for i, n in enumerate(self.senders):
             row: dict[str, Any] = {"senders": n}
             for b, rs in self.runs.items():
-                row[f"{b}_goodput_bps"] = rs[i].goodput_bps
-                row[f"{b}_block_time_median_s"] = rs[i].row()["block_time_median_s"]
+                if not repeated:
+                    row[f"{b}_goodput_bps"] = rs[i].goodput_bps
+                    row[f"{b}_block_time_median_s"] = rs[i].row()["block_time_median_s"]
+                    continue
+                runs = self.all_runs(b, i)
+                med, lo, hi = spread([r.goodput_bps for r in runs])
+                row[f"{b}_goodput_bps"] = med
+                times = [t for r in runs if (t := r.row()["block_time_median_s"]) is not None]
+                row[f"{b}_block_time_median_s"] = statistics.median(times) if times else None
+                row[f"{b}_runs"] = len(runs)
+                if b in SPREAD:
+                    row[f"{b}_goodput_min_bps"] = lo
+                    row[f"{b}_goodput_max_bps"] = hi
             for b, rs in self.predictions.items():
                 row[f"{b}_goodput_bps"] = rs[i].goodput_bps
             if REFERENCE in self.runs:
-                ref = self.runs[REFERENCE][i].goodput_bps
-                for b, rs in self.runs.items():
+                ref = row[f"{REFERENCE}_goodput_bps"]
+                for b in self.runs:
                     if b != REFERENCE:
-                        row[f"{b}_vs_{REFERENCE}"] = rs[i].goodput_bps / ref - 1
+                        row[f"{b}_vs_{REFERENCE}"] = row[f"{b}_goodput_bps"] / ref - 1
+                if repeated:
+                    for b in SPREAD:
+                        if b in self.runs:
+                            lo, hi = row[f"{b}_goodput_min_bps"], row[f"{b}_goodput_max_bps"]
+                            row[f"{REFERENCE}_inside_{b}"] = inside(ref, lo, hi)
             rows.append(row)
         return rows
 
     def records(self) -> list[dict[str, Any]]:
-        """Every result as its record, point by point; at each point the run backends, then
-        the predictions, each in the order given."""
-        every = [*self.runs.values(), *self.predictions.values()]
-        return [rs[i].to_json() for i in range(len(self.senders)) for rs in every]
+        """Every result as its record, point by point; at each point the run backends (each
+        repetition, in order), then the predictions, each in the order given."""
+        out = []
+        for i in range(len(self.senders)):
+            for b in self.runs:
+                out += [r.to_json() for r in self.all_runs(b, i)]
+            out += [rs[i].to_json() for rs in self.predictions.values()]
+        return out
 
     def curves(self) -> list[tuple[int, float]]:
         """The first prediction as (senders, goodput) points; empty without one."""
@@ -60,17 +129,76 @@ class Comparison:
 
 
 def compare(
-    points: Sequence[Scenario], backends: Sequence[Backend], tracker: Tracker | None = None
+    points: Sequence[Scenario],
+    backends: Sequence[Backend],
+    tracker: Tracker | None = None,
+    *,
+    repeat: int = 1,
 ) -> Comparison:
-    """Run every point on every backend (each backend once, in the order given)."""
+    """Run every point on every backend, in the order given; each backend that runs the
+    scenario (not a prediction) ``repeat`` times with seeds seed, seed + 1, …"""
+    if repeat < 1:
+        raise ValueError("repeat: at least 1")
     out = Comparison([sc.senders for sc in points], {}, {})
+    if repeat > 1:
+        out.repetitions = {b.name: [] for b in backends if not b.predicts}
     for b in backends:
         (out.predictions if b.predicts else out.runs)[b.name] = []
     for sc in points:
         for b in backends:
-            if tracker:
-                tracker.start(f"{b.name} N={sc.senders}")
-            (out.predictions if b.predicts else out.runs)[b.name].append(b.run(sc))
-            if tracker:
-                tracker.done()
+            times = 1 if b.predicts else repeat
+            reps = []
+            for k in range(times):
+                if tracker:
+                    label = f"{b.name} N={sc.senders}" + (f" #{k + 1}" if times > 1 else "")
+                    tracker.start(label)
+                reps.append(b.run(sc if k == 0 else with_seed(sc, sc.seed + k)))
+                if tracker:
+                    tracker.done()
+            (out.predictions if b.predicts else out.runs)[b.name].append(reps[0])
+            if out.repetitions is not None and not b.predicts:
+                out.repetitions[b.name].append(reps)
     return out
+
+
+def plot(c: Comparison, titles: dict[str, str], path: str, *, title: str, model_label: str) -> str:
+    """Goodput against senders: each run backend's median (o-), the measured backends'
+    min–max over repetitions as a band, the first prediction as a dashed curve."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from incastlab.plot import COLORS, save_figure, scenario_line
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    n = c.senders
+    link = None
+    for k, b in enumerate(c.runs):
+        color = COLORS[k % len(COLORS)]
+        med = [c.goodput(b, i) / 1e6 for i in range(len(n))]
+        label = titles.get(b, b) + (f" (median of {c.repeat})" if c.repeat > 1 else "")
+        ax.plot(n, med, "o-", color=color, lw=2, ms=5, label=label)
+        if b in SPREAD and c.repeat > 1:
+            lo = [min(r.goodput_bps for r in c.all_runs(b, i)) / 1e6 for i in range(len(n))]
+            hi = [max(r.goodput_bps for r in c.all_runs(b, i)) / 1e6 for i in range(len(n))]
+            ax.fill_between(n, lo, hi, color=color, alpha=0.2, lw=0, label=f"{b}: min–max")
+        link = c.runs[b][0].link_bps
+    curve = c.curves()
+    if curve:
+        mn, mg = zip(*sorted(curve), strict=True)
+        ax.plot(mn, [g / 1e6 for g in mg], "--", color="0.3", lw=1.2, label=model_label)
+    if link:
+        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
+        ax.set_ylim(0, link / 1e6 * 1.08)
+    ax.set_xlabel("number of senders")
+    ax.set_ylabel("goodput (Mbps)")
+    ax.set_title(title, fontsize=13, loc="left", fontweight="bold", pad=20)
+    first = next((rs[0] for rs in c.runs.values() if rs), None)
+    if first is not None:
+        ax.text(0, 1.025, scenario_line(first), transform=ax.transAxes, fontsize=8.5, color="0.35")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return str(save_figure(fig, path))
