@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
-from incastlab.cli import model, real, sim, studies, sweep
+from incastlab.cli import model, real, sim, studies, sweep, validate
 from incastlab.cli.common import UsageError
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         studies.add_mitigate_parser,
         real.add_emulate_parser,
         studies.add_compare_parser,
+        validate.add_validate_parser,
         sweep.add_sweep_parser,
         sweep.add_results_parser,
         sweep.add_plot_parser,

@@ -1,0 +1,136 @@
+"""`incast validate`: the simulator against real Linux TCP on the validation grid
+(:mod:`incastlab.studies.validation`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+EXAMPLES = """examples:
+  sudo incast validate                                    # the full grid, into docs/validation
+  sudo incast validate --quick --real-dir /tmp/v/real --out /tmp/v
+  sudo incast validate --real-only                        # only the kernel's runs (resumable)
+  incast validate --skip-real --profiles classic,linux    # the stored kernel runs, re-simulated
+  incast validate --skip-real --profiles classic,paced --profile-set paced:tcp.profile=linux
+"""
+
+
+def add_validate_parser(sub: Any) -> None:
+    v = sub.add_parser(
+        "validate",
+        help="the simulator against real Linux TCP on the validation grid (root for the kernel)",
+        description="Run the validation grid (100 Mbps, 64 KB SRU, 32 KB and 128 KB ports, "
+        "N = 1..32, RTOmin 200 ms and 1 ms, CUBIC and BBR) on the real kernel with the "
+        "emulator, several times per point, storing each run as it finishes (a rerun runs only "
+        "what is missing); simulate the same points with the testbed's measured RTT and the "
+        "kernel's 4 ms clock, once per profile; write the table, the figure and the summary "
+        "(median |sim/real - 1|, share of points inside the kernel's min-max, BBR against "
+        "CUBIC).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument(
+        "--real-dir",
+        default="docs/validation/real",
+        metavar="DIR",
+        help="the kernel's runs, one Parquet file per point and repetition (default: %(default)s)",
+    )
+    v.add_argument(
+        "--out", default="docs/validation", metavar="DIR", help="README, figure, CSV (%(default)s)"
+    )
+    v.add_argument(
+        "--profiles",
+        default="classic",
+        metavar="A,B",
+        help="simulator profiles to compare (classic: today's simulator; another name sets "
+        "tcp.profile = NAME) (default: %(default)s)",
+    )
+    v.add_argument(
+        "--profile-set",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE",
+        help="a scenario override of a profile, e.g. paced:tcp.profile=linux (repeatable)",
+    )
+    v.add_argument("--repeat", type=int, help="kernel runs per point (default 3; quick: 2)")
+    v.add_argument("--blocks", type=int, help="blocks per run (default 30; quick: 5)")
+    v.add_argument("--quick", action="store_true", help="a tiny grid: 32 KB, 200 ms, N = 1, 4")
+    g = v.add_mutually_exclusive_group()
+    g.add_argument("--real-only", action="store_true", help="only run the kernel's grid")
+    g.add_argument(
+        "--skip-real", action="store_true", help="run nothing on the kernel: use stored runs"
+    )
+    v.add_argument("--warmup", type=int, default=1, help="emulation: blocks not measured")
+    v.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per run")
+    v.add_argument("--json", action="store_true", help="print the table's rows as JSON")
+    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    v.set_defaults(handler=cmd_validate)
+
+
+def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from dataclasses import replace
+
+    from incastlab.cli.common import backend
+    from incastlab.studies import validation as val
+
+    grid = val.QUICK if a.quick else val.FULL
+    if a.repeat is not None:
+        if a.repeat < 1:
+            raise UsageError("--repeat: at least 1")
+        grid = replace(grid, repeat=a.repeat)
+    if a.blocks is not None:
+        if a.blocks < 1:
+            raise UsageError("--blocks: at least 1")
+        grid = replace(grid, blocks=a.blocks)
+    names = [n.strip() for n in a.profiles.split(",") if n.strip()]
+    try:
+        profiles = val.profile_overrides(names, a.profile_set)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    real_dir, out_dir = Path(a.real_dir), Path(a.out)
+
+    def say(message: str) -> None:
+        if not a.quiet:
+            err.print(f"[dim]{message}[/dim]", soft_wrap=True)
+
+    if not a.skip_real:
+        emulation = backend("emulate", warmup=a.warmup, time_limit_s=a.time_limit)
+        failures = val.run_real(grid, real_dir, emulation, say=say)
+        for f in failures:
+            err.print(f"[yellow]kernel run failed:[/yellow] {f}", soft_wrap=True)
+    if a.real_only:
+        return 0
+    v = val.validate(grid, real_dir, profiles, say=say)
+    if not v.rows:
+        raise UsageError(f"--real-dir: no kernel runs in {real_dir} (run without --skip-real)")
+    command = val.command_line(grid, list(profiles), a.real_dir, a.out)
+    for extra in a.profile_set:
+        command += f" --profile-set {extra}"
+    written = val.write(v, out_dir, command)
+    if a.json:
+        print(json.dumps([r.record(v.names) for r in v.rows], indent=1))
+        return 0
+    from incastlab.cli.common import table
+
+    t = table()
+    for col in ("profile", "points", "missing", "median |sim/real-1|", "inside min-max"):
+        t.add_column(col, justify="right")
+    for s in v.summary():
+        t.add_row(
+            s.profile,
+            str(s.points),
+            str(s.missing),
+            "-" if s.median_abs_error is None else f"{100 * s.median_abs_error:.0f}%",
+            "-" if s.inside_share is None else f"{100 * s.inside_share:.0f}%",
+        )
+    out.print(t)
+    for p in written:
+        err.print(f"wrote {p}")
+    return 0

@@ -1,0 +1,745 @@
+"""The emulator as the referee: the simulator against this machine's real Linux TCP on a grid.
+
+The grid (:data:`FULL`): 100 Mbps, 64 KB SRU, 32 KB and 128 KB switch ports, N = 1 … 32
+senders, RTOmin 200 ms and 1 ms, CUBIC and BBR, 30 blocks per run. Each point runs
+
+- on the real kernel (:mod:`incastlab.real.emulate`) ``repeat`` times (the seed only labels a
+  repetition), every run stored as it finishes, one Parquet file per point and repetition, so
+  a rerun resumes and the stored runs are the evidence;
+- on the simulator, once per *profile* with its three seeds, given the testbed's measured
+  round trip (``topology.rtt``) and this kernel's timer tick (``tcp.clock_granularity`` 4 ms,
+  HZ = 250). A profile is a name and the scenario overrides it stands for; a name without
+  overrides of its own means ``tcp.profile = <name>``. ``classic`` (today's simulator, no
+  overrides) always exists. A point the simulator refuses (``bbr is not simulated yet``) is
+  recorded as missing for that profile, with the reason.
+
+Per point: the kernel's median, min and max goodput over repetitions, each profile's median
+over seeds, sim / real − 1, and whether the simulator's median lies inside the kernel's
+min–max. The summary: per profile the median |sim / real − 1| and the share of points inside;
+and at 2–16 senders with RTOmin 200 ms the ratio of BBR's goodput to CUBIC's, in the kernel
+and in each profile (below 1: BBR collapses harder).
+
+Everything is written under the output directory: ``README.md`` (the command, the summary,
+the table, the points outside with a reason column for people to fill), ``validation.png`` and
+``validation.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incastlab.studies.compare import inside, spread
+
+if TYPE_CHECKING:
+    from incastlab.backends import Backend
+    from incastlab.result import Result
+    from incastlab.scenario import Scenario
+
+#: What the simulator is always given for this testbed: the kernel's timer tick (HZ = 250).
+KERNEL_CLOCK = "4ms"
+#: Seeds of the simulator per point and profile.
+SIM_SEEDS = (1, 2, 3)
+#: Profiles that are not just ``tcp.profile = <name>``: ``classic`` is the simulator as it is.
+PROFILES: dict[str, dict[str, Any]] = {"classic": {}}
+#: The BBR-against-CUBIC question: these sender counts, with this RTOmin.
+ORDERING_SENDERS = (2, 4, 8, 16)
+ORDERING_RTO = "200ms"
+#: Used when a point has no measured RTT (only if no stored run recorded one).
+FALLBACK_RTT_S = 50e-6
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The scenarios validated: every combination of buffer, RTOmin, cc and sender count."""
+
+    link: str = "100Mbps"
+    sru: str = "64KB"
+    buffers: tuple[str, ...] = ("32KB", "128KB")
+    rto_mins: tuple[str, ...] = ("200ms", "1ms")
+    ccs: tuple[str, ...] = ("cubic", "bbr")
+    senders: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+    blocks: int = 30
+    repeat: int = 3
+    #: The first repetition's seed; repetition k has seed + k.
+    seed: int = 1
+
+    def points(self) -> list[Point]:
+        return [
+            Point(b, r, c, n)
+            for b in self.buffers
+            for r in self.rto_mins
+            for c in self.ccs
+            for n in self.senders
+        ]
+
+
+FULL = Grid()
+#: A tiny grid to try the study (and for the tests): two points per cc, two repetitions.
+QUICK = Grid(buffers=("32KB",), rto_mins=("200ms",), senders=(1, 4), blocks=5, repeat=2)
+
+
+@dataclass(frozen=True)
+class Point:
+    buffer: str
+    rto_min: str
+    cc: str
+    senders: int
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe name: ``32KB-200ms-cubic-N04``."""
+        return f"{self.buffer}-{self.rto_min}-{self.cc}-N{self.senders:02d}"
+
+    def overrides(self, grid: Grid) -> dict[str, Any]:
+        return {
+            "topology.senders": self.senders,
+            "topology.link": grid.link,
+            "topology.buffer": self.buffer,
+            "tcp.rto_min": self.rto_min,
+            "tcp.congestion_control": self.cc,
+            "workload.sru": grid.sru,
+            "workload.blocks": grid.blocks,
+        }
+
+
+def scenario(
+    point: Point, grid: Grid, *, seed: int, extra: Mapping[str, Any] | None = None
+) -> Scenario:
+    """The point's scenario with ``seed`` and ``extra`` overrides (raises ScenarioError)."""
+    from incastlab.scenario import apply_overrides, from_dict
+
+    o = {**point.overrides(grid), "seed": seed, **dict(extra or {})}
+    return from_dict(apply_overrides({}, o))
+
+
+def profile_overrides(names: Iterable[str], sets: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """Profiles by name: :data:`PROFILES`' overrides, or ``tcp.profile = <name>``, plus
+    ``NAME:KEY=VALUE`` items of ``sets`` (``--profile-set``)."""
+    from incastlab.series import parse_assignment
+
+    out = {n: dict(PROFILES.get(n, {"tcp.profile": n})) for n in names}
+    for item in sets:
+        name, sep, assignment = item.partition(":")
+        if not sep or not name:
+            raise ValueError(f"--profile-set: expected NAME:KEY=VALUE, got {item!r}")
+        key, value = parse_assignment(assignment, "--profile-set")
+        out.setdefault(name, {})[key] = value
+    if not out:
+        raise ValueError("--profiles: name at least one profile (e.g. classic)")
+    return out
+
+
+# --- the real kernel's runs, stored one file per point and repetition ---------------------
+
+
+def real_file(real_dir: Path, point: Point, rep: int) -> Path:
+    return real_dir / f"{point.key}-r{rep}.parquet"
+
+
+def load_real(real_dir: Path, point: Point, repeat: int) -> list[Result]:
+    """The stored repetitions 0 … repeat−1 of ``point`` (those that exist)."""
+    from incastlab.result import Result
+    from incastlab.result.store import read_parquet
+
+    out = []
+    for rep in range(repeat):
+        path = real_file(real_dir, point, rep)
+        if path.exists():
+            (rec,) = read_parquet(path)
+            out.append(
+                Result(rec["scenario"], rec["report"], rec["version"], backend=rec["backend"])
+            )
+    return out
+
+
+def run_real(
+    grid: Grid,
+    real_dir: Path,
+    backend: Backend,
+    *,
+    say: Callable[[str], None] = lambda _m: None,
+) -> list[str]:
+    """Run every missing repetition of every point on ``backend`` (the emulator), storing
+    each as it finishes; returns the failures (one line each), the grid goes on after one."""
+    from incastlab.backends import BackendFailed
+    from incastlab.result.store import write_parquet
+
+    real_dir.mkdir(parents=True, exist_ok=True)
+    todo = [
+        (p, rep)
+        for p in grid.points()
+        for rep in range(grid.repeat)
+        if not real_file(real_dir, p, rep).exists()
+    ]
+    failures = []
+    for i, (p, rep) in enumerate(todo, 1):
+        sc = scenario(p, grid, seed=grid.seed + rep)
+        try:
+            r = backend.run(sc)
+        except BackendFailed as e:
+            failures.append(f"{p.key} r{rep}: {e}")
+            say(f"[{i}/{len(todo)}] {p.key} r{rep}: failed: {e}")
+            continue
+        path = real_file(real_dir, p, rep)
+        tmp = path.with_suffix(".tmp")
+        write_parquet([r], tmp)
+        tmp.replace(path)
+        say(
+            f"[{i}/{len(todo)}] {p.key} r{rep}: {r.goodput_bps / 1e6:.1f} Mbps, "
+            f"{r.timeouts} timeouts, {r.report.get('wall_s', 0):.1f} s"
+        )
+    return failures
+
+
+def measured_rtt_s(results: Sequence[Result]) -> float | None:
+    """The median of the runs' measured base RTTs."""
+    rtts = [
+        r.report.get("emulated", {}).get("rtt_measured_s")
+        for r in results
+        if r.report.get("emulated", {}).get("rtt_measured_s")
+    ]
+    return statistics.median(rtts) if rtts else None
+
+
+# --- the simulator's runs ---------------------------------------------------------------
+
+
+@dataclass
+class SimRuns:
+    """One profile's simulator results for a point, or why there are none."""
+
+    results: list[Result] = field(default_factory=list)
+    missing: str | None = None
+
+
+def run_sim(
+    point: Point,
+    grid: Grid,
+    rtt_s: float,
+    overrides: Mapping[str, Any],
+    seeds: Sequence[int] = SIM_SEEDS,
+    simulate: Callable[[Scenario], Result] | None = None,
+) -> SimRuns:
+    """The simulator on ``point`` with the testbed's RTT, the kernel's clock and the
+    profile's ``overrides``, once per seed; a refusal or failure is kept as the reason."""
+    if simulate is None:
+        from incastlab import simulate as simulate_
+
+        simulate = simulate_
+    extra = {
+        "topology.rtt": f"{max(1, round(rtt_s * 1e6))}us",
+        "tcp.clock_granularity": KERNEL_CLOCK,
+        **overrides,
+    }
+    out = SimRuns()
+    for seed in seeds:
+        try:
+            out.results.append(simulate(scenario(point, grid, seed=seed, extra=extra)))
+        except Exception as e:  # ScenarioError, SimulationError: one line, kept as missing
+            out.results = []
+            out.missing = str(e).splitlines()[0] if str(e) else type(e).__name__
+            break
+    return out
+
+
+# --- per point, and the summary ---------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One point of the table: the kernel's spread, each profile's median and error."""
+
+    point: Point
+    rtt_s: float | None
+    real: list[float]  # goodput (bps) per repetition
+    sim: dict[str, list[float]]  # profile -> goodput per seed (empty: missing)
+    missing: dict[str, str] = field(default_factory=dict)  # profile -> why
+
+    @property
+    def real_median(self) -> float | None:
+        return spread(self.real)[0] if self.real else None
+
+    @property
+    def real_min(self) -> float | None:
+        return min(self.real) if self.real else None
+
+    @property
+    def real_max(self) -> float | None:
+        return max(self.real) if self.real else None
+
+    def sim_median(self, profile: str) -> float | None:
+        got = self.sim.get(profile)
+        return statistics.median(got) if got else None
+
+    def error(self, profile: str) -> float | None:
+        """sim / real − 1 of the medians."""
+        s, r = self.sim_median(profile), self.real_median
+        return None if s is None or not r else s / r - 1
+
+    def inside(self, profile: str) -> bool | None:
+        s = self.sim_median(profile)
+        if s is None or not self.real:
+            return None
+        return inside(s, min(self.real), max(self.real))
+
+    def record(self, profiles: Sequence[str]) -> dict[str, Any]:
+        """The row as CSV cells (goodputs in Mbps)."""
+
+        def mbps(x: float | None) -> float | None:
+            return None if x is None else round(x / 1e6, 2)
+
+        p = self.point
+        out: dict[str, Any] = {
+            "buffer": p.buffer,
+            "rto_min": p.rto_min,
+            "cc": p.cc,
+            "senders": p.senders,
+            "rtt_us": None if self.rtt_s is None else round(self.rtt_s * 1e6, 1),
+            "real_runs": len(self.real),
+            "real_median_mbps": mbps(self.real_median),
+            "real_min_mbps": mbps(self.real_min),
+            "real_max_mbps": mbps(self.real_max),
+        }
+        for name in profiles:
+            err = self.error(name)
+            out[f"sim_{name}_mbps"] = mbps(self.sim_median(name))
+            out[f"sim_{name}_vs_real"] = None if err is None else round(err, 3)
+            out[f"sim_{name}_inside"] = self.inside(name)
+            out[f"sim_{name}_missing"] = self.missing.get(name)
+        return out
+
+
+@dataclass
+class ProfileSummary:
+    profile: str
+    points: int  # with both a real and a simulated median
+    missing: int
+    median_abs_error: float | None
+    inside_share: float | None
+    outside: list[Row]
+
+
+@dataclass
+class Ordering:
+    """BBR against CUBIC at one (buffer, N) with RTOmin 200 ms: goodput ratios."""
+
+    buffer: str
+    senders: int
+    real: float | None
+    sim: dict[str, float | None]
+
+
+def summarize(rows: Sequence[Row], profiles: Sequence[str]) -> list[ProfileSummary]:
+    out = []
+    for name in profiles:
+        both = [r for r in rows if r.error(name) is not None]
+        errors = [abs(e) for r in both if (e := r.error(name)) is not None]
+        ins = [r for r in both if r.inside(name)]
+        out.append(
+            ProfileSummary(
+                profile=name,
+                points=len(both),
+                missing=sum(1 for r in rows if name in r.missing),
+                median_abs_error=statistics.median(errors) if errors else None,
+                inside_share=len(ins) / len(both) if both else None,
+                outside=[r for r in both if not r.inside(name)],
+            )
+        )
+    return out
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else a / b
+
+
+def orderings(
+    rows: Sequence[Row],
+    profiles: Sequence[str],
+    senders: Sequence[int] = ORDERING_SENDERS,
+    rto_min: str = ORDERING_RTO,
+) -> list[Ordering]:
+    """BBR's goodput over CUBIC's (medians) per buffer and N at ``rto_min``, where both ran."""
+    by = {(r.point.buffer, r.point.rto_min, r.point.cc, r.point.senders): r for r in rows}
+    out = []
+    for buffer in dict.fromkeys(r.point.buffer for r in rows):
+        for n in senders:
+            bbr, cubic = by.get((buffer, rto_min, "bbr", n)), by.get((buffer, rto_min, "cubic", n))
+            if bbr is None or cubic is None:
+                continue
+            out.append(
+                Ordering(
+                    buffer,
+                    n,
+                    ratio(bbr.real_median, cubic.real_median),
+                    {p: ratio(bbr.sim_median(p), cubic.sim_median(p)) for p in profiles},
+                )
+            )
+    return out
+
+
+def harder(ratio_: float | None) -> str:
+    """Which collapses harder, given BBR / CUBIC."""
+    if ratio_ is None:
+        return "-"
+    return "BBR" if ratio_ < 1 else "CUBIC" if ratio_ > 1 else "neither"
+
+
+def ordering_summary(ords: Sequence[Ordering], profiles: Sequence[str]) -> dict[str, Any]:
+    """The median BBR / CUBIC ratio in the kernel and per profile, and per profile the
+    share of (buffer, N) where the simulator names the same one as collapsing harder."""
+    real = [o.real for o in ords if o.real is not None]
+    out: dict[str, Any] = {"real": statistics.median(real) if real else None, "profiles": {}}
+    for p in profiles:
+        pairs = [(o.real, o.sim[p]) for o in ords if o.real is not None and o.sim[p] is not None]
+        sims = [s for _, s in pairs if s is not None]
+        agree = [harder(r) == harder(s) for r, s in pairs]
+        out["profiles"][p] = {
+            "median": statistics.median(sims) if sims else None,
+            "same_order": (sum(agree) / len(agree)) if agree else None,
+            "points": len(pairs),
+        }
+    return out
+
+
+# --- the study -------------------------------------------------------------------------
+
+
+@dataclass
+class Validation:
+    grid: Grid
+    profiles: dict[str, dict[str, Any]]
+    rows: list[Row]
+    #: What the kernel ran, as the first stored run recorded it.
+    kernel: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.profiles)
+
+    def summary(self) -> list[ProfileSummary]:
+        return summarize(self.rows, self.names)
+
+    def orderings(self) -> list[Ordering]:
+        return orderings(self.rows, self.names)
+
+
+def validate(
+    grid: Grid,
+    real_dir: Path,
+    profiles: Mapping[str, Mapping[str, Any]],
+    *,
+    simulate: Callable[[Scenario], Result] | None = None,
+    say: Callable[[str], None] = lambda _m: None,
+) -> Validation:
+    """Build every point's row from the stored kernel runs and fresh simulator runs (the
+    kernel's grid must have been run, see :func:`run_real`; missing runs are left out)."""
+    stored = {p: load_real(real_dir, p, grid.repeat) for p in grid.points()}
+    every = measured_rtt_s([r for rs in stored.values() for r in rs])
+    rows = []
+    for p, real in stored.items():
+        if not real:  # nothing to referee this point against
+            continue
+        rtt = measured_rtt_s(real) or every
+        row = Row(p, rtt, [r.goodput_bps for r in real], {})
+        for name, o in profiles.items():
+            got = run_sim(p, grid, rtt or FALLBACK_RTT_S, o, simulate=simulate)
+            row.sim[name] = [r.goodput_bps for r in got.results]
+            if got.missing:
+                row.missing[name] = got.missing
+        rows.append(row)
+        say(f"{p.key}: simulated")
+    facts = kernel_facts(r for rs in stored.values() for r in rs)
+    return Validation(replace(grid), {k: dict(v) for k, v in profiles.items()}, rows, facts)
+
+
+# --- what is written -------------------------------------------------------------------
+
+
+def _mbps(x: float | None, digits: int = 1) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x / 1e6:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:+.0f}%"
+
+
+def write_csv(v: Validation, path: Path) -> Path:
+    records = [r.record(v.names) for r in v.rows]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(records[0]) if records else ["buffer"])
+        w.writeheader()
+        w.writerows(records)
+    return path
+
+
+def plot(v: Validation, path: Path) -> Path:
+    """Goodput against N, facets buffer × RTOmin, hue cc: the kernel's min–max as a band
+    (its median as dots), each profile as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from incastlab.plot import COLORS, save_figure
+
+    g = v.grid
+    fig, axes = plt.subplots(
+        len(g.buffers),
+        len(g.rto_mins),
+        figsize=(4.6 * len(g.rto_mins), 3.4 * len(g.buffers)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    styles = ["--", ":", "-.", (0, (5, 1, 1, 1))]
+    link = _link_mbps(g.link)
+    for i, buffer in enumerate(g.buffers):
+        for j, rto in enumerate(g.rto_mins):
+            ax = axes[i][j]
+            for k, cc in enumerate(g.ccs):
+                color = COLORS[k % len(COLORS)]
+                rows = sorted(
+                    (
+                        r
+                        for r in v.rows
+                        if (r.point.buffer, r.point.rto_min, r.point.cc) == (buffer, rto, cc)
+                    ),
+                    key=lambda r: r.point.senders,
+                )
+                real = [r for r in rows if r.real]
+                if real:
+                    n = [r.point.senders for r in real]
+                    lo = [(r.real_min or 0) / 1e6 for r in real]
+                    hi = [(r.real_max or 0) / 1e6 for r in real]
+                    ax.fill_between(n, lo, hi, color=color, alpha=0.18, lw=0)
+                    med = [(r.real_median or 0) / 1e6 for r in real]
+                    ax.plot(n, med, "o", color=color, ms=4, label=f"{cc}: Linux (min–max)")
+                for m, name in enumerate(v.names):
+                    pts = [(r.point.senders, r.sim_median(name)) for r in rows]
+                    pts = [(n_, s) for n_, s in pts if s is not None]
+                    if pts:
+                        xs, ys = zip(*pts, strict=True)
+                        ax.plot(
+                            xs,
+                            [y / 1e6 for y in ys],
+                            linestyle=styles[m % len(styles)],
+                            color=color,
+                            lw=1.5,
+                            label=f"{cc}: sim {name}",
+                        )
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(list(g.senders))
+            ax.set_xticklabels([str(s) for s in g.senders])
+            ax.set_title(f"{buffer} port · RTOmin {rto}", fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.spines[["top", "right"]].set_visible(False)
+            if j == 0:
+                ax.set_ylabel("goodput (Mbps)")
+            if i == len(g.buffers) - 1:
+                ax.set_xlabel("senders")
+    for row in axes:
+        for ax in row:
+            ax.axhline(link, color="0.5", ls="--", lw=0.8)
+            ax.set_ylim(0, link * 1.08)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels) // 2), frameon=False)
+    fig.suptitle(
+        f"Simulator vs Linux {v.kernel.get('release', '')} · {g.link}, SRU {g.sru}, "
+        f"{g.blocks} blocks, {g.repeat} runs per point",
+        fontsize=11,
+    )
+    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
+    return save_figure(fig, path)
+
+
+def _link_mbps(link: str) -> float:
+    from incastlab.units import parse_rate
+
+    return parse_rate(link) / 1e6
+
+
+def kernel_facts(results: Iterable[Result]) -> dict[str, Any]:
+    """The kernel facts the first of ``results`` recorded: release, HZ, sysctls, offloads."""
+    for r in results:
+        if k := r.report.get("emulated", {}).get("kernel"):
+            return dict(k)
+    return {}
+
+
+def command_line(grid: Grid, profiles: Sequence[str], real_dir: str, out: str) -> str:
+    """The command that regenerates the study."""
+    parts = ["sudo incast validate", f"--real-dir {real_dir}", f"--out {out}"]
+    if grid == QUICK:
+        parts.append("--quick")
+    else:
+        if grid.repeat != FULL.repeat:
+            parts.append(f"--repeat {grid.repeat}")
+        if grid.blocks != FULL.blocks:
+            parts.append(f"--blocks {grid.blocks}")
+    parts.append(f"--profiles {','.join(profiles)}")
+    return " ".join(parts)
+
+
+def markdown(v: Validation, command: str) -> str:
+    g, names, kernel = v.grid, v.names, v.kernel
+    lines = [
+        "# Validation: the simulator against real Linux TCP",
+        "",
+        f"The simulator's goodput against this machine's Linux {kernel.get('release', '?')} "
+        f"(HZ = {kernel.get('hz', '?')}) in network namespaces (`incast emulate`): "
+        f"{g.link}, SRU {g.sru}, ports of {' and '.join(g.buffers)}, "
+        f"N = {', '.join(map(str, g.senders))}, RTOmin {' and '.join(g.rto_mins)}, "
+        f"{' and '.join(g.ccs)}, {g.blocks} blocks per run, {g.repeat} kernel runs per point, "
+        f"{len(SIM_SEEDS)} simulator seeds per point and profile.",
+        "",
+        "Regenerate (the kernel's runs are stored under the real directory, one Parquet file "
+        "per point and repetition; a rerun runs only what is missing):",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        "The simulator is given the testbed's measured base RTT (the median of 20 ICMP echoes "
+        "on the idle testbed, timed by the kernel; `rtt_us` below) and the kernel's timer "
+        f'tick (`tcp.clock_granularity = "{KERNEL_CLOCK}"`). Profiles: '
+        + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
+        + ".",
+        "",
+        "![validation](validation.png)",
+        "",
+        "## Summary",
+        "",
+        "| profile | points | missing | median \\|sim/real − 1\\| | inside the kernel's min–max |",
+        "|---|---|---|---|---|",
+    ]
+    for s in v.summary():
+        share = "-" if s.inside_share is None else f"{100 * s.inside_share:.0f}%"
+        lines.append(
+            f"| {s.profile} | {s.points} | {s.missing} | "
+            f"{'-' if s.median_abs_error is None else f'{100 * s.median_abs_error:.0f}%'} | "
+            f"{share} |"
+        )
+    missing = sorted({why for r in v.rows for why in r.missing.values()})
+    if missing:
+        lines += ["", "Missing: " + "; ".join(f"`{m}`" for m in missing) + "."]
+    ords = v.orderings()
+    if ords:
+        osum = ordering_summary(ords, names)
+        lines += [
+            "",
+            f"## BBR against CUBIC ({ORDERING_RTO} RTOmin, "
+            f"N = {', '.join(map(str, ORDERING_SENDERS))})",
+            "",
+            "BBR's goodput over CUBIC's (medians); below 1, BBR collapses harder. The kernel: "
+            f"median ratio {_ratio(osum['real'])} ({harder(osum['real'])} collapses harder).",
+            "",
+            "| buffer | N | real | " + " | ".join(f"sim {n}" for n in names) + " |",
+            "|---|---|---|" + "---|" * len(names),
+        ]
+        for o in ords:
+            sims = " | ".join(_ratio(o.sim[n]) for n in names)
+            lines.append(f"| {o.buffer} | {o.senders} | {_ratio(o.real)} | {sims} |")
+        for n in names:
+            po = osum["profiles"][n]
+            if po["points"]:
+                lines.append(
+                    f"\n`{n}`: median ratio {_ratio(po['median'])}; names the same cc as "
+                    f"collapsing harder at {100 * po['same_order']:.0f}% of {po['points']} "
+                    "points."
+                )
+            else:
+                lines.append(f"\n`{n}`: no BBR runs (the simulator does not run BBR).")
+    lines += [
+        "",
+        "## Every point",
+        "",
+        "Goodput in Mbps: the kernel's median [min–max] over runs; each profile's median over "
+        "seeds and sim / real − 1 (✓: inside the kernel's min–max).",
+        "",
+        "| buffer | RTOmin | cc | N | RTT µs | real | " + " | ".join(names) + " |",
+        "|---|---|---|---|---|---|" + "---|" * len(names),
+    ]
+    for r in v.rows:
+        cells = []
+        for n in names:
+            if n in r.missing:
+                cells.append("missing")
+                continue
+            mark = " ✓" if r.inside(n) else ""
+            cells.append(f"{_mbps(r.sim_median(n))} ({_pct(r.error(n))}){mark}")
+        real = f"{_mbps(r.real_median)} [{_mbps(r.real_min)}–{_mbps(r.real_max)}]"
+        rtt = "-" if r.rtt_s is None else f"{r.rtt_s * 1e6:.0f}"
+        p = r.point
+        lines.append(
+            f"| {p.buffer} | {p.rto_min} | {p.cc} | {p.senders} | {rtt} | {real} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    for s in v.summary():
+        if not s.outside:
+            continue
+        lines += [
+            "",
+            f"## Points outside the kernel's min–max: `{s.profile}`",
+            "",
+            "| buffer | RTOmin | cc | N | real [min–max] | sim | sim / real − 1 | why |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in s.outside:
+            p = r.point
+            lines.append(
+                f"| {p.buffer} | {p.rto_min} | {p.cc} | {p.senders} | "
+                f"{_mbps(r.real_median)} [{_mbps(r.real_min)}–{_mbps(r.real_max)}] | "
+                f"{_mbps(r.sim_median(s.profile))} | {_pct(r.error(s.profile))} |  |"
+            )
+    if kernel:
+        sysctls = kernel.get("sysctls", {})
+        lines += [
+            "",
+            "## What the kernel ran",
+            "",
+            "Recorded by every run (`report.emulated.kernel`); the first run's:",
+            "",
+            "- servers' congestion control read back from their sockets (`ss -tin`): "
+            f"`{kernel.get('servers_congestion_control')}` (per point: the point's cc)",
+            "- sysctls of the sender namespaces: "
+            + ", ".join(f"`{k.removeprefix('net.ipv4.')}={v_}`" for k, v_ in sysctls.items()),
+            "- offloads of a sender's veth: "
+            + _offloads_text(kernel.get("offloads", {}).get("sender eth0", {})),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _overrides_text(o: Mapping[str, Any]) -> str:
+    return ", ".join(f"`{k} = {v!r}`" for k, v in o.items()) or "no overrides"
+
+
+def _offloads_text(o: Mapping[str, Any]) -> str:
+    eth = o.get("ethtool", {})
+    keys = (
+        "tcp-segmentation-offload",
+        "generic-segmentation-offload",
+        "generic-receive-offload",
+        "large-receive-offload",
+    )
+    parts = [f"{k} {eth[k]}" for k in keys if k in eth]
+    parts += [f"{k} {o[k]}" for k in ("gso_max_size", "tso_max_size") if k in o]
+    return ", ".join(parts) or "not recorded"
+
+
+def write(v: Validation, out: Path, command: str) -> list[Path]:
+    """README.md, validation.csv and validation.png under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    readme = out / "README.md"
+    readme.write_text(markdown(v, command), encoding="utf-8")
+    return [readme, write_csv(v, out / "validation.csv"), plot(v, out / "validation.png")]

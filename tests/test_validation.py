@@ -1,0 +1,233 @@
+"""The arithmetic of `incast compare --repeat` and of the validation study, on synthetic
+results (no root, no kernel): medians, the kernel's min-max, inside or not, BBR against CUBIC,
+and a simulator that refuses a point."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import incastlab
+from incastlab.result import Result
+from incastlab.scenario import Scenario, ScenarioError
+from incastlab.studies import compare as cmp
+from incastlab.studies import validation as val
+
+
+@functools.cache
+def _template() -> Result:
+    return incastlab.simulate(
+        {"topology": {"link": "100Mbps"}, "workload": {"sru": "8KB", "blocks": 1}}
+    )
+
+
+def fake(sc: Scenario, goodput: float, backend: str = "sim", **report: Any) -> Result:
+    """A result of ``sc`` with this goodput (the rest of its report from a tiny real run)."""
+    t = _template()
+    rep = {**t.report, "goodput_bps": goodput, "senders": sc.senders, **report}
+    return dataclasses.replace(t, scenario=sc.normalized(), report=rep, backend=backend)
+
+
+@dataclasses.dataclass
+class Stub:
+    """A backend whose goodput is a function of (senders, seed)."""
+
+    name: str
+    goodput: Any
+    predicts: bool = False
+    title: str = "stub"
+    needs_root: bool = False
+    parallel: bool = True
+    seen: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+
+    def run(self, sc: Scenario, *, progress: Any = None) -> Result:
+        self.seen.append((sc.senders, sc.seed))
+        return fake(sc, self.goodput(sc.senders, sc.seed), self.name)
+
+
+def points(*senders: int) -> list[Scenario]:
+    cubic = [val.Point("32KB", "200ms", "cubic", n) for n in senders]
+    return [val.scenario(p, val.QUICK, seed=7) for p in cubic]
+
+
+def test_spread_and_inside() -> None:
+    assert cmp.spread([3.0, 1.0, 2.0]) == (2.0, 1.0, 3.0)
+    assert cmp.spread([1.0, 4.0]) == (2.5, 1.0, 4.0)
+    assert cmp.inside(1.0, 1.0, 3.0) and cmp.inside(3.0, 1.0, 3.0)
+    assert not cmp.inside(3.5, 1.0, 3.0) and not cmp.inside(0.5, 1.0, 3.0)
+
+
+def test_compare_repeats_runs_with_distinct_seeds_and_predictions_once() -> None:
+    sim = Stub("sim", lambda n, seed: 50e6)
+    real = Stub("emulate", lambda n, seed: {7: 40e6, 8: 60e6, 9: 45e6}[seed] / n)
+    model = Stub("model", lambda n, seed: 30e6, predicts=True)
+    c = cmp.compare(points(1, 2), [sim, real, model], repeat=3)
+    assert real.seen == [(1, 7), (1, 8), (1, 9), (2, 7), (2, 8), (2, 9)]
+    assert sim.seen == real.seen and model.seen == [(1, 7), (2, 7)]
+    assert c.repeat == 3
+    one, two = c.rows()
+    assert one["emulate_goodput_bps"] == 45e6  # the median
+    assert (one["emulate_goodput_min_bps"], one["emulate_goodput_max_bps"]) == (40e6, 60e6)
+    assert one["emulate_runs"] == 3 and "sim_goodput_min_bps" not in one
+    assert one["emulate_vs_sim"] == pytest.approx(45 / 50 - 1)
+    assert one["sim_inside_emulate"] is True  # 50 in [40, 60]
+    assert two["sim_inside_emulate"] is False  # 50 above [20, 30]
+    assert one["model_goodput_bps"] == 30e6
+    # Every record, point by point: the run backends' repetitions in order, then the model.
+    order = [(r["backend"], r["senders"], r["seed"]) for r in c.records()]
+    assert order[:7] == [
+        ("sim", 1, 7),
+        ("sim", 1, 8),
+        ("sim", 1, 9),
+        ("emulate", 1, 7),
+        ("emulate", 1, 8),
+        ("emulate", 1, 9),
+        ("model", 1, 7),
+    ]
+    assert len(order) == 14
+
+
+def test_compare_without_repeat_is_as_before() -> None:
+    sim = Stub("sim", lambda n, seed: 50e6)
+    real = Stub("emulate", lambda n, seed: 40e6)
+    c = cmp.compare(points(1, 4), [sim, real])
+    assert c.repetitions is None and c.repeat == 1
+    row = c.rows()[0]
+    assert set(row) == {
+        "senders",
+        "sim_goodput_bps",
+        "sim_block_time_median_s",
+        "emulate_goodput_bps",
+        "emulate_block_time_median_s",
+        "emulate_vs_sim",
+    }
+    assert [r["backend"] for r in c.records()] == ["sim", "emulate"] * 2
+
+
+def test_a_row_has_the_kernels_spread_and_each_profiles_error() -> None:
+    row = val.Row(
+        val.Point("32KB", "200ms", "cubic", 8),
+        50e-6,
+        real=[30e6, 40e6, 35e6],
+        sim={"classic": [20e6, 36e6, 50e6], "linux": []},
+        missing={"linux": "unknown key 'tcp.profile'"},
+    )
+    assert (row.real_median, row.real_min, row.real_max) == (35e6, 30e6, 40e6)
+    assert row.sim_median("classic") == 36e6
+    assert row.error("classic") == pytest.approx(36 / 35 - 1)
+    assert row.inside("classic") is True
+    assert row.sim_median("linux") is None and row.error("linux") is None
+    assert row.inside("linux") is None
+    rec = row.record(["classic", "linux"])
+    assert rec["real_median_mbps"] == 35.0 and rec["sim_classic_inside"] is True
+    assert rec["sim_linux_missing"] == "unknown key 'tcp.profile'" and rec["rtt_us"] == 50.0
+
+
+def _row(cc: str, n: int, real: list[float], sim: list[float], rto: str = "200ms") -> val.Row:
+    return val.Row(val.Point("32KB", rto, cc, n), 50e-6, real, {"classic": sim})
+
+
+def test_the_summary_counts_points_inside_and_the_median_error() -> None:
+    rows = [
+        _row("cubic", 1, [90e6, 95e6], [92e6]),  # inside, +0%
+        _row("cubic", 2, [50e6, 60e6], [80e6]),  # outside, +45%
+        _row("cubic", 4, [20e6, 30e6], [20e6]),  # inside (the min), -20%
+        val.Row(val.Point("32KB", "200ms", "bbr", 4), None, [10e6], {"classic": []}, {}),
+    ]
+    (s,) = val.summarize(rows, ["classic"])
+    assert s.points == 3 and s.inside_share == pytest.approx(2 / 3)
+    assert s.median_abs_error == pytest.approx(0.2)
+    assert [r.point.senders for r in s.outside] == [2]
+
+
+def test_bbr_against_cubic_which_collapses_harder() -> None:
+    rows = [
+        _row("cubic", 2, [80e6], [90e6]),
+        _row("bbr", 2, [40e6], [45e6]),  # real 0.5, sim 0.5: BBR harder in both
+        _row("cubic", 4, [40e6], [50e6]),
+        _row("bbr", 4, [60e6], [25e6]),  # real 1.5 (CUBIC harder), sim 0.5 (BBR harder)
+        _row("cubic", 8, [30e6], [30e6], rto="1ms"),  # other RTOmin: left out
+        _row("bbr", 8, [10e6], [10e6], rto="1ms"),
+    ]
+    ords = val.orderings(rows, ["classic"])
+    assert [(o.senders, o.real, o.sim["classic"]) for o in ords] == [
+        (2, 0.5, 0.5),
+        (4, 1.5, 0.5),
+    ]
+    assert val.harder(0.5) == "BBR" and val.harder(1.5) == "CUBIC" and val.harder(None) == "-"
+    summary = val.ordering_summary(ords, ["classic"])
+    assert summary["real"] == 1.0
+    assert summary["profiles"]["classic"] == {"median": 0.5, "same_order": 0.5, "points": 2}
+
+
+def test_profiles_are_overrides_by_name() -> None:
+    got = val.profile_overrides(["classic", "linux"], ["paced:tcp.profile=linux", "linux:seed=3"])
+    assert got == {
+        "classic": {},
+        "linux": {"tcp.profile": "linux", "seed": 3},
+        "paced": {"tcp.profile": "linux"},
+    }
+    with pytest.raises(ValueError, match="NAME:KEY=VALUE"):
+        val.profile_overrides(["classic"], ["tcp.profile=linux"])
+
+
+def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
+    p = val.Point("32KB", "200ms", "bbr", 4)
+    got = val.run_sim(p, val.QUICK, 50e-6, {})
+    assert got.results == [] and got.missing is not None and "bbr" in got.missing
+    seen: list[Scenario] = []
+
+    def simulate(sc: Scenario) -> Result:
+        seen.append(sc)
+        return fake(sc, 10e6)
+
+    ok = val.run_sim(val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, {}, simulate=simulate)
+    assert ok.missing is None and len(ok.results) == 3
+    assert [sc.seed for sc in seen] == [1, 2, 3]
+    assert {sc.topology.rtt for sc in seen} == {48_000_000}  # picoseconds
+    assert {sc.tcp.clock_granularity for sc in seen} == {4_000_000_000}
+    with pytest.raises(ScenarioError):
+        val.scenario(p, val.QUICK, seed=1, extra={"tcp.no_such_key": 1})
+
+
+def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path) -> None:
+    grid = dataclasses.replace(val.QUICK, senders=(1, 2))
+    kernel = {"release": "6.18", "hz": 250, "sysctls": {"net.ipv4.tcp_recovery": "1"}}
+    real = Stub("emulate", lambda n, seed: (90e6 if n == 1 else 40e6) + seed * 1e6)
+    run = real.run
+
+    def with_facts(sc: Scenario, *, progress: Any = None) -> Result:
+        r = run(sc)
+        emulated = {"rtt_measured_s": 40e-6 + sc.seed * 1e-6, "kernel": kernel}
+        return dataclasses.replace(r, report={**r.report, "emulated": emulated})
+
+    real.run = with_facts  # type: ignore[method-assign]
+    real_dir = tmp_path / "real"
+    assert val.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
+    assert len(list(real_dir.glob("*.parquet"))) == len(grid.points()) * grid.repeat == 8
+    before = len(real.seen)
+    assert val.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
+    assert len(real.seen) == before  # everything stored: nothing runs again
+
+    def simulate(sc: Scenario) -> Result:
+        if sc.tcp.congestion_control == "bbr":
+            raise ScenarioError("tcp.congestion_control: bbr is not simulated yet")
+        return fake(sc, 91.5e6 if sc.senders == 1 else 80e6)
+
+    v = val.validate(grid, real_dir, {"classic": {}}, simulate=simulate)
+    assert len(v.rows) == 4 and v.kernel["hz"] == 250
+    cubic1 = next(r for r in v.rows if r.point.key == "32KB-200ms-cubic-N01")
+    assert cubic1.real == [91e6, 92e6] and cubic1.rtt_s == pytest.approx(41.5e-6)
+    (s,) = v.summary()
+    assert (s.points, s.missing, s.inside_share) == (2, 2, 0.5)
+    written = val.write(v, tmp_path / "docs", "incast validate --quick")
+    readme = (tmp_path / "docs" / "README.md").read_text()
+    assert "incast validate --quick" in readme and "bbr is not simulated yet" in readme
+    assert "Points outside the kernel's min–max" in readme and "| 2 |" in readme
+    assert all(p.exists() and p.stat().st_size > 0 for p in written)
+    csv = (tmp_path / "docs" / "validation.csv").read_text().splitlines()
+    assert csv[0].startswith("buffer,rto_min,cc,senders,rtt_us,real_runs") and len(csv) == 5
