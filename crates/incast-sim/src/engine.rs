@@ -86,6 +86,8 @@ pub enum Event {
     Rto(u32, u32),
     /// A delayed-ACK timer of an endpoint, with its generation.
     DelAck(EndpointId, u32),
+    /// A paced endpoint's pacing timer, with its generation.
+    Pace(EndpointId, u32),
     /// The packet at the head of an endpoint's host queue reaches its NIC.
     HostTx(EndpointId),
     /// The client asks a connection's server for its part of the block (staggered requests).

@@ -25,6 +25,8 @@ pub enum Stream {
     EcmpPath(ConnId),
     /// NDP's simulation-wide draws.
     Ndp,
+    /// One TCP endpoint's BBR (the PROBE_BW phase it starts in).
+    Bbr(EndpointId),
 }
 
 impl Stream {
@@ -38,6 +40,7 @@ impl Stream {
             Stream::Red(l) => (4, l),
             Stream::EcmpPath(c) => (5, c.0),
             Stream::Ndp => (6, 0),
+            Stream::Bbr(e) => (7, e.0),
         };
         (purpose << 32) + index as u64
     }

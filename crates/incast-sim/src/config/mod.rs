@@ -111,6 +111,19 @@ fn fill_derived(v: &mut Value) {
         }
     }
     if let Some(t) = v.get_mut("tcp").and_then(Value::as_object_mut) {
+        // The profile's bundle fills the keys left unset, before the defaults derived from
+        // them (ECN from the congestion control).
+        let profile = t
+            .get("profile")
+            .cloned()
+            .map_or(Ok(Profile::Classic), serde_json::from_value);
+        if let Ok(profile) = profile {
+            for (k, value) in profile.defaults() {
+                if unset(t, k) {
+                    t.insert(k.into(), value);
+                }
+            }
+        }
         if unset(t, "ecn") {
             match t.get("congestion_control").and_then(Value::as_str) {
                 Some(cc) => t.insert("ecn".into(), Value::Bool(cc == "dctcp")),

@@ -75,7 +75,43 @@ pub enum RecoveryCwnd {
     Halve,
 }
 
+/// A named bundle of TCP defaults: whose TCP the scenario's hosts run. Keys the scenario sets
+/// itself win over the profile's.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// The kernels of the incast papers (Linux 2.6.2x, ns-2): tail losses wait for the RTO,
+    /// every segment is acknowledged at once, Reno, one clock for RTTs and timers.
+    Classic,
+    /// Linux 5.x/6.x as shipped: RACK-TLP (RFC 8985), delayed ACKs of 40 ms with quick-ACK
+    /// mode, CUBIC with HyStart, TSO-sized bursts, RTTs in µs and timers on 4 ms jiffies
+    /// (HZ = 250, as Debian's kernels).
+    Linux,
+}
+
+impl Profile {
+    /// The defaults this profile gives keys of the `tcp` section the scenario leaves unset,
+    /// in base units (the classic profile's are the keys' own defaults).
+    pub fn defaults(self) -> Vec<(&'static str, serde_json::Value)> {
+        use serde_json::json;
+        match self {
+            Profile::Classic => Vec::new(),
+            Profile::Linux => vec![
+                ("congestion_control", json!("cubic")),
+                ("rack_tlp", json!(true)),
+                ("delayed_ack", json!(from_ms(40))),
+                ("quickack", json!(true)),
+                ("hystart", json!(true)),
+                ("tso", json!(true)),
+                ("clock_granularity", json!(PS_PER_US)),
+                ("timer_granularity", json!(4 * PS_PER_MS)),
+            ],
+        }
+    }
+}
+
 choices! {
+    Profile: Classic, Linux;
     CwndRestart: Idle, Block, Never;
     RtoFormula: Rfc6298, Linux;
     RtoRandomization: None, Uniform, Tda, Maa, Fsa;
@@ -86,6 +122,9 @@ choices! {
 section! {
     /// TCP parameters.
     pub struct Tcp {
+        /// Whose TCP the hosts run: a bundle of defaults for the keys below that the scenario
+        /// leaves unset ("classic": the incast papers' kernels; "linux": Linux 5.x/6.x).
+        pub profile: Profile [Plain] = Profile::Classic,
         /// Maximum segment size (payload bytes per packet).
         pub mss: u64 [Size] = 1448,
         /// Bytes of headers in each frame beyond the payload (Ethernet+FCS, IP, TCP, timestamps).
@@ -101,8 +140,11 @@ section! {
         /// Retransmission timeout before any RTT sample (RFC 6298 (2.1)); connections are
         /// established, so the handshake's sample normally replaces it.
         pub rto_initial: SimTime [Time] = PS_PER_S,
-        /// Timer and RTT clock granularity G (RFC 6298): 1 µs, 1 ms, 4 ms (HZ=250)...
+        /// RTT clock granularity G (RFC 6298): 1 µs (Linux since 4.x), 1 ms, 4 ms (HZ=250)...
         pub clock_granularity: SimTime [Time] = PS_PER_US,
+        /// Granularity of the retransmission, probe and reorder timers (Linux: a jiffy, 4 ms
+        /// at HZ = 250, 1 ms at HZ = 1000); `None`: the RTT clock's.
+        pub timer_granularity: Option<SimTime> [Time] = None,
         /// How RTOmin combines with the RTT estimate.
         pub rto_formula: RtoFormula [Plain] = RtoFormula::Linux,
         /// How cwnd comes down during fast recovery.
@@ -145,5 +187,21 @@ section! {
         pub cwnd_restart: CwndRestart [Plain] = CwndRestart::Idle,
         /// Duplicate ACKs (or SACKed segments above a hole) that signal a loss.
         pub dupthresh: u32 [Plain] = 3,
+        /// RACK-TLP (RFC 8985, Linux's default since 4.18): a segment is lost once a segment
+        /// sent after it is delivered and an RTT plus a reordering window has passed; a tail
+        /// loss probe (PTO ≈ 2·SRTT) repairs a lost tail without waiting for the RTO.
+        pub rack_tlp: bool [Plain] = false,
+        /// Linux's quick-ACK mode for delayed ACKs: every segment is acknowledged at once for
+        /// the first 16 segments, after an idle gap longer than the RTO and after a loss.
+        pub quickack: bool [Plain] = false,
+        /// HyStart for CUBIC (Ha and Rhee, as Linux's `tcp_cubic`): slow start ends when a
+        /// round's ACK train spans half the minimum RTT or its RTT grows by an eighth.
+        pub hystart: bool [Plain] = false,
+        /// Pace every congestion control (Linux's fq or internal pacing): cwnd/SRTT × 2 in
+        /// slow start, × 1.2 after. BBR always paces.
+        pub pacing: bool [Plain] = false,
+        /// A paced sender releases TSO-sized bursts (Linux's autosizing: about 1 ms of its
+        /// pacing rate, 2 to 44 segments) back to back instead of single segments.
+        pub tso: bool [Plain] = false,
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{RtoRandomization, Scenario};
+use crate::config::{CongestionControl, RtoRandomization, Scenario};
 use crate::engine::{next_event, Event, EventQueue, SimError, Timer};
 use crate::ids::{ConnId, EndpointId};
 use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
@@ -56,6 +56,8 @@ struct EndpointTimers {
     rto: Timer,
     /// The delayed-ACK timer.
     delack: Timer,
+    /// The pacing timer.
+    pace: Timer,
 }
 
 /// Make `timer` follow an agent's `deadline`.
@@ -79,13 +81,6 @@ impl TcpSimulation {
     /// Validate `sc` and set up the run.
     pub fn new(sc: Scenario) -> Result<TcpSimulation, SimError> {
         sc.validate()?;
-        if sc.tcp.congestion_control == crate::config::CongestionControl::Bbr {
-            return Err(crate::config::bad(
-                "tcp.congestion_control",
-                "bbr is not simulated yet (incast emulate runs it on the real kernel)",
-            )
-            .into());
-        }
         let mut net = Network::build(&sc);
         let wl = Tasks::new(&sc);
         let fg = wl.connections();
@@ -119,7 +114,10 @@ impl TcpSimulation {
                     sc.tcp.rto_initial,
                     sc.tcp.clock_granularity,
                 )
-                .with_formula(sc.tcp.rto_formula);
+                .with_formula(sc.tcp.rto_formula)
+                .with_timer_granularity(
+                    sc.tcp.timer_granularity.unwrap_or(sc.tcp.clock_granularity),
+                );
                 let p = TcpParams {
                     ecn,
                     ..params.clone()
@@ -128,6 +126,9 @@ impl TcpSimulation {
                 if sc.tcp.rto_randomization != RtoRandomization::None {
                     let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
                     e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
+                }
+                if sc.tcp.congestion_control == CongestionControl::Bbr {
+                    e = e.with_cc_rng(Rng::stream(sc.seed, Stream::Bbr(ep)));
                 }
                 eps.push(e);
                 ep_route.push(route);
@@ -274,6 +275,15 @@ impl TcpSimulation {
                 if self.timers[ep.index()].delack.fire(self.now, gen) {
                     let mut out = std::mem::take(&mut self.out);
                     self.eps[ep.index()].on_delack(&mut out);
+                    self.out = out;
+                    self.transmit(ep);
+                }
+                self.sync_timers(ep);
+            }
+            Event::Pace(ep, gen) => {
+                if self.timers[ep.index()].pace.fire(self.now, gen) {
+                    let mut out = std::mem::take(&mut self.out);
+                    self.eps[ep.index()].on_pace(self.now, &mut out);
                     self.out = out;
                     self.transmit(ep);
                 }
@@ -515,6 +525,10 @@ impl TcpSimulation {
         let timers = &mut self.timers[ep.index()];
         follow(&mut timers.rto, due.rto);
         follow(&mut timers.delack, due.delayed_ack);
+        follow(&mut timers.pace, due.pace);
+        if let Some((t, gen)) = timers.pace.needs_event() {
+            self.events.push(t, Event::Pace(ep, gen));
+        }
         if let Some((t, gen)) = timers.rto.needs_event() {
             self.events.push(t, Event::Rto(ep.0, gen));
         }

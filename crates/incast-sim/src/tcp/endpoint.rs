@@ -42,6 +42,18 @@ pub struct TcpParams {
     pub ecn: bool,
     /// DCTCP's gain g.
     pub dctcp_g: f64,
+    /// RACK-TLP loss detection and tail loss probes (RFC 8985).
+    pub rack_tlp: bool,
+    /// Linux's quick-ACK mode for the receive half's delayed ACKs.
+    pub quickack: bool,
+    /// HyStart for CUBIC.
+    pub hystart: bool,
+    /// Pace every congestion control (BBR always paces).
+    pub pacing: bool,
+    /// Paced senders release TSO-sized bursts.
+    pub tso: bool,
+    /// Header bytes per frame, for the pacing of whole frames.
+    pub header_bytes: u64,
 }
 
 impl From<&Tcp> for TcpParams {
@@ -60,6 +72,12 @@ impl From<&Tcp> for TcpParams {
             frto: t.frto,
             ecn: t.ecn,
             dctcp_g: t.dctcp_g,
+            rack_tlp: t.rack_tlp,
+            quickack: t.quickack,
+            hystart: t.hystart,
+            pacing: t.pacing,
+            tso: t.tso,
+            header_bytes: t.header_bytes,
         }
     }
 }
@@ -104,6 +122,8 @@ pub struct Deadlines {
     pub rto: Option<SimTime>,
     /// The delayed-ACK timer, armed while an ACK is held back.
     pub delayed_ack: Option<SimTime>,
+    /// A paced sender may send again then.
+    pub pace: Option<SimTime>,
 }
 
 /// One end of a connection: a send half and a receive half.
@@ -128,10 +148,17 @@ impl Endpoint {
         } else {
             EcnEcho::UntilCwr
         };
+        let rx = Receiver::new(p.sack, p.delayed_ack, echo).with_quickack(p.quickack);
         Endpoint {
-            rx: Receiver::new(p.sack, p.delayed_ack, echo),
+            rx,
             tx: Sender::new(p, rtt),
         }
+    }
+
+    /// Draw BBR's random choices (its PROBE_BW phase) from `rng`.
+    pub fn with_cc_rng(mut self, rng: crate::rng::Rng) -> Endpoint {
+        self.tx.set_cc_rng(rng);
+        self
     }
 
     /// Draw timeouts with `policy` (RTO randomization).
@@ -171,6 +198,7 @@ impl Endpoint {
         Deadlines {
             rto: self.tx.rto_at,
             delayed_ack: self.rx.delack_at(),
+            pace: self.tx.pace_at,
         }
     }
 
@@ -179,6 +207,7 @@ impl Endpoint {
         if bytes == 0 {
             return;
         }
+        self.rx.data_sent(now);
         let mut ob = Outbox::new(out, &self.rx);
         self.tx.write(now, bytes, &mut ob);
         self.sent(ob.sent());
@@ -191,7 +220,8 @@ impl Endpoint {
         self.tx.on_ack(now, seg.ack, seg.sack, seg.len > 0);
         self.tx.on_ecn_feedback(prior_una, seg.ecn & ECE != 0);
         let delivered = if seg.len > 0 {
-            self.rx.on_data(now, seg.seq, seg.len, seg.ecn)
+            self.rx
+                .on_data(now, seg.seq, seg.len, seg.ecn, self.tx.rtt.rto(0))
         } else {
             0
         };
@@ -216,10 +246,18 @@ impl Endpoint {
         }
     }
 
-    /// The retransmission timer fired (RFC 6298 (5.4)-(5.6)).
+    /// The retransmission timer fired: a timeout (RFC 6298 (5.4)-(5.6)), or, with RACK-TLP,
+    /// a tail loss probe or RACK's reorder timer, whichever it was armed for.
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Segment>) {
         let mut ob = Outbox::new(out, &self.rx);
-        self.tx.on_rto(now, &mut ob);
+        self.tx.on_timer(now, &mut ob);
+        self.sent(ob.sent());
+    }
+
+    /// The pacing timer fired: a paced sender may send again.
+    pub fn on_pace(&mut self, now: SimTime, out: &mut Vec<Segment>) {
+        let mut ob = Outbox::new(out, &self.rx);
+        self.tx.on_pace(now, &mut ob);
         self.sent(ob.sent());
     }
 

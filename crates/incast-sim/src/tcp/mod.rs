@@ -17,6 +17,8 @@
 
 mod cc;
 mod endpoint;
+mod rack;
+mod rate;
 mod receiver;
 mod rto_policy;
 mod rtt;

@@ -41,7 +41,19 @@ pub(super) struct Receiver {
     delack_at: Option<SimTime>,
     /// Whether ACKs carry ECE.
     ce_state: bool,
+    /// Linux's quick-ACK mode is modelled.
+    quickack: bool,
+    /// ACKs still to send at once (`icsk_ack.quick`).
+    quick: u32,
+    /// Interactive ("ping-pong") mode: this end answers data with data, so quick ACKs are off.
+    pingpong: bool,
+    /// When data last arrived (`icsk_ack.lrcvtime`).
+    last_rcv: Option<SimTime>,
 }
+
+/// Quick ACKs granted at a connection's start, after a long idle gap or a loss
+/// (`TCP_MAX_QUICKACKS`).
+const MAX_QUICKACKS: u32 = 16;
 
 impl Receiver {
     /// A receive half expecting byte 0.
@@ -57,6 +69,37 @@ impl Receiver {
             ack_now: false,
             delack_at: None,
             ce_state: false,
+            quickack: false,
+            quick: 0,
+            pingpong: false,
+            last_rcv: None,
+        }
+    }
+
+    /// Acknowledge as Linux does: every segment at once in quick-ACK mode.
+    pub(super) fn with_quickack(mut self, on: bool) -> Receiver {
+        self.quickack = on;
+        self
+    }
+
+    /// This end sends data at `now`: soon after receiving, it is in ping-pong mode
+    /// (Linux's `tcp_event_data_sent`: within the ACK timeout of the last arrival).
+    #[inline]
+    pub(super) fn data_sent(&mut self, now: SimTime) {
+        if self.quickack {
+            if let Some(t) = self.last_rcv {
+                if now.saturating_sub(t) < self.delayed_ack {
+                    self.pingpong = true;
+                }
+            }
+        }
+    }
+
+    /// Linux's `tcp_enter_quickack_mode`: ACK the next segments at once, leave ping-pong.
+    fn enter_quickack(&mut self) {
+        if self.quickack {
+            self.quick = self.quick.max(MAX_QUICKACKS);
+            self.pingpong = false;
         }
     }
 
@@ -88,11 +131,34 @@ impl Receiver {
     #[inline]
     pub(super) fn delack_fired(&mut self) {
         self.delack_at = None;
+        // Linux: a delayed ACK that had to fire ends ping-pong mode.
+        if self.pingpong && self.pending_acks > 0 {
+            self.pingpong = false;
+        }
     }
 
-    /// A data segment `[seq, seq + len)` with ECN bits `ecn` arrived at `now`: returns the bytes
-    /// newly delivered in order.
-    pub(super) fn on_data(&mut self, now: SimTime, seq: u64, len: u32, ecn: u8) -> u64 {
+    /// A data segment `[seq, seq + len)` with ECN bits `ecn` arrived at `now`, with the
+    /// connection's RTO at `rto`: returns the bytes newly delivered in order.
+    pub(super) fn on_data(
+        &mut self,
+        now: SimTime,
+        seq: u64,
+        len: u32,
+        ecn: u8,
+        rto: SimTime,
+    ) -> u64 {
+        if self.quickack {
+            // Linux's tcp_event_data_recv: quick ACKs for the first data and after a gap
+            // longer than the RTO (the sender may have restarted its window).
+            match self.last_rcv {
+                None => self.quick = self.quick.max(MAX_QUICKACKS),
+                Some(t) if now.saturating_sub(t) > rto => {
+                    self.quick = self.quick.max(MAX_QUICKACKS)
+                }
+                _ => {}
+            }
+            self.last_rcv = Some(now);
+        }
         let ce = ecn & CE != 0;
         match self.echo {
             EcnEcho::UntilCwr => {
@@ -123,6 +189,7 @@ impl Receiver {
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             self.ack_now = true; // a duplicate: tell the sender where we are
+            self.enter_quickack();
             return 0;
         }
         let before = self.rcv_nxt;
@@ -140,7 +207,8 @@ impl Receiver {
                 self.ack_now = true;
             } else {
                 self.pending_acks += 1;
-                if self.delayed_ack == 0 || self.pending_acks >= 2 {
+                let quick = self.quick > 0 && !self.pingpong;
+                if self.delayed_ack == 0 || self.pending_acks >= 2 || quick {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
                     self.delack_at = Some(now + self.delayed_ack);
@@ -194,6 +262,9 @@ impl Receiver {
     /// Segments carrying this half's acknowledgment went out: nothing is owed any more.
     #[inline]
     pub(super) fn acknowledged(&mut self) {
+        if self.quick > 0 && self.pending_acks > 0 {
+            self.quick -= 1;
+        }
         self.pending_acks = 0;
         self.ack_now = false;
         self.delack_at = None;

@@ -22,6 +22,8 @@ pub struct RttEstimator {
     rto_min: SimTime,
     rto_max: SimTime,
     granularity: SimTime,
+    /// Granularity of the timers (a jiffy); the RTT clock's unless set.
+    timer_granularity: SimTime,
     formula: RtoFormula,
     /// Linux: four times the mean deviation (`mdev_us`).
     mdev4: SimTime,
@@ -43,6 +45,7 @@ impl RttEstimator {
             rto_min,
             rto_max,
             granularity,
+            timer_granularity: granularity,
             formula: RtoFormula::Rfc6298,
             mdev4: 0,
             mdev_max: 0,
@@ -98,6 +101,23 @@ impl RttEstimator {
         self.rto = rto.min(self.rto_max);
     }
 
+    /// Run timers on ticks of `g` (Linux: RTTs in µs, timers on jiffies).
+    pub fn with_timer_granularity(mut self, g: SimTime) -> Self {
+        self.timer_granularity = g.max(1);
+        self
+    }
+
+    /// RTOmin.
+    pub fn rto_min(&self) -> SimTime {
+        self.rto_min
+    }
+
+    /// `t` rounded up to whole timer ticks (Linux's `usecs_to_jiffies`).
+    pub fn ticks(&self, t: SimTime) -> SimTime {
+        t.div_ceil(self.timer_granularity)
+            .saturating_mul(self.timer_granularity)
+    }
+
     /// Use `formula` to combine RTOmin with the estimate.
     pub fn with_formula(mut self, formula: RtoFormula) -> Self {
         self.formula = formula;
@@ -146,8 +166,7 @@ impl RttEstimator {
 
     /// Round `t` up to the next tick: timers fire on clock ticks.
     pub fn to_tick(&self, t: SimTime) -> SimTime {
-        t.div_ceil(self.granularity)
-            .saturating_mul(self.granularity)
+        self.ticks(t)
     }
 
     /// Smoothed RTT, if any sample was taken.

@@ -6,12 +6,29 @@
 
 use std::collections::VecDeque;
 
+use crate::tcp::rack::{sent_after, Rack};
 use crate::units::SimTime;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 const EVER_RETX: u8 = 8;
+/// The delivery-rate sample of this segment was taken (Linux clears `delivered_mstamp`).
+const RATE_TAKEN: u8 = 16;
+
+/// The connection's delivery state when a segment was sent, for rate samples (Linux's
+/// `tcp_rate_skb_sent`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct TxState {
+    /// Segments delivered when it was sent (`tp->delivered`).
+    pub(super) delivered: u64,
+    /// When that count last grew (`tp->delivered_mstamp`).
+    pub(super) delivered_at: SimTime,
+    /// When the flight it belongs to began (`tp->first_tx_mstamp`).
+    pub(super) first_tx: SimTime,
+    /// The sender was application-limited then.
+    pub(super) app_limited: bool,
+}
 
 /// A sent segment awaiting its cumulative ACK.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +43,8 @@ pub(super) struct Seg {
     sent: SimTime,
     /// `snd_nxt` when last retransmitted: a SACK beyond it proves the retransmission lost.
     retx_nxt: u64,
+    /// Delivery state at the last transmission.
+    pub(super) tx: TxState,
 }
 
 impl Seg {
@@ -35,6 +54,23 @@ impl Seg {
     }
     fn has(&self, f: u8) -> bool {
         self.flags & f != 0
+    }
+    /// Last (re)transmission time.
+    #[inline]
+    pub(super) fn sent(&self) -> SimTime {
+        self.sent
+    }
+    /// Ever retransmitted.
+    #[inline]
+    pub(super) fn ever_retransmitted(&self) -> bool {
+        self.has(EVER_RETX)
+    }
+    /// Its rate sample is still to be taken; marks it taken.
+    #[inline]
+    pub(super) fn take_rate(&mut self) -> bool {
+        let fresh = !self.has(RATE_TAKEN);
+        self.flags |= RATE_TAKEN;
+        fresh
     }
 }
 
@@ -67,6 +103,8 @@ pub(super) struct Scoreboard {
     lost_pending: u32,
     /// No LOST-and-unsent segment starts below this sequence number.
     retx_hint: u64,
+    /// Segments ever newly marked lost (Linux's `tp->lost`), for BBR's loss count.
+    lost_total: u64,
 }
 
 impl Scoreboard {
@@ -118,16 +156,80 @@ impl Scoreboard {
         self.segs.iter()
     }
 
-    /// A new segment `[seq, seq + len)` went out at `now`.
+    /// Segments ever newly marked lost.
     #[inline]
-    pub(super) fn push(&mut self, seq: u64, len: u32, now: SimTime) {
+    pub(super) fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
+
+    /// A new segment `[seq, seq + len)` went out at `now`, with delivery state `tx`.
+    #[inline]
+    pub(super) fn push(&mut self, seq: u64, len: u32, now: SimTime, tx: TxState) {
         self.segs.push_back(Seg {
             seq,
             len,
             flags: 0,
             sent: now,
             retx_nxt: 0,
+            tx,
         });
+    }
+
+    /// Transmission time of the oldest outstanding segment.
+    #[inline]
+    pub(super) fn head_sent(&self) -> Option<SimTime> {
+        self.segs.front().map(|s| s.sent)
+    }
+
+    /// The highest segment not SACKed (a tail loss probe resends it).
+    pub(super) fn last_unsacked(&self) -> Option<usize> {
+        (0..self.segs.len())
+            .rev()
+            .find(|&i| !self.segs[i].has(SACKED))
+    }
+
+    /// RACK's loss detection (RFC 8985 6.2, Linux's `tcp_rack_detect_loss`): every segment
+    /// sent before RACK's most recent delivery whose RTT plus `reo_wnd` has passed is lost
+    /// (a lost retransmission too); returns how many were newly marked and the longest
+    /// wait of those not yet due (the reorder timer's).
+    pub(super) fn rack_detect_loss(
+        &mut self,
+        rack: &Rack,
+        reo_wnd: SimTime,
+        now: SimTime,
+    ) -> (u32, Option<SimTime>) {
+        let mut marked = 0;
+        let mut wait: Option<SimTime> = None;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.has(SACKED) || (s.has(LOST) && !s.has(RETRANS)) {
+                continue;
+            }
+            if !sent_after(rack.xmit, s.sent, rack.end_seq, s.end()) {
+                if s.has(EVER_RETX) {
+                    continue; // retransmitted later than RACK's delivery; others may be earlier
+                }
+                break; // never retransmitted: everything above was sent later still
+            }
+            let left = rack.remaining(s.sent, reo_wnd, now);
+            if left > 0 {
+                wait = Some(wait.unwrap_or(0).max(left as SimTime));
+                continue;
+            }
+            marked += 1;
+            if s.has(LOST) {
+                // A retransmission lost again: it is to be sent once more.
+                let s = &mut self.segs[i];
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.lost_pending += 1;
+                self.lost_total += 1;
+                self.retx_hint = self.retx_hint.min(s.seq);
+            } else {
+                self.mark_lost(i);
+            }
+        }
+        (marked, wait)
     }
 
     /// The first segment deemed lost and not yet retransmitted.
@@ -145,9 +247,17 @@ impl Scoreboard {
 
     /// Segment `i` is retransmitted at `now`, with `snd_nxt` the next new byte: returns its
     /// sequence number and length.
-    pub(super) fn retransmitted(&mut self, i: usize, now: SimTime, snd_nxt: u64) -> (u64, u32) {
+    pub(super) fn retransmitted(
+        &mut self,
+        i: usize,
+        now: SimTime,
+        snd_nxt: u64,
+        tx: TxState,
+    ) -> (u64, u32) {
         let s = &mut self.segs[i];
         s.flags |= RETRANS | EVER_RETX;
+        s.flags &= !RATE_TAKEN;
+        s.tx = tx;
         s.sent = now;
         s.retx_nxt = snd_nxt;
         let (seq, len, lost) = (s.seq, s.len, s.has(LOST));
@@ -174,6 +284,7 @@ impl Scoreboard {
         s.flags |= LOST;
         let (seq, in_flight_again) = (s.seq, s.has(RETRANS));
         self.lost_out += 1;
+        self.lost_total += 1;
         if !in_flight_again {
             // A rescue retransmission is still out: only its original is now deemed lost.
             self.lost_pending += 1;
@@ -213,6 +324,7 @@ impl Scoreboard {
                     s.flags |= LOST;
                     self.lost_out += 1;
                 }
+                self.lost_total += 1;
                 self.lost_pending += 1;
                 self.retx_hint = self.retx_hint.min(s.seq);
             }
@@ -234,7 +346,19 @@ impl Scoreboard {
 
     /// A SACK block `[start, end)`: returns the segments newly SACKed, and whether one of them
     /// was never retransmitted and lies below `high_seq` (original data delivered, for F-RTO).
+    #[cfg(test)]
     pub(super) fn mark_sacked(&mut self, start: u64, end: u64, high_seq: u64) -> (u32, bool) {
+        self.mark_sacked_with(start, end, high_seq, &mut |_| {})
+    }
+
+    /// [`Scoreboard::mark_sacked`], showing `visit` each newly SACKed segment.
+    pub(super) fn mark_sacked_with(
+        &mut self,
+        start: u64,
+        end: u64,
+        high_seq: u64,
+        visit: &mut impl FnMut(&mut Seg),
+    ) -> (u32, bool) {
         let mut n = 0;
         let mut orig_delivered = false;
         let first = self.segs.partition_point(|s| s.seq < start);
@@ -247,6 +371,7 @@ impl Scoreboard {
                 continue;
             }
             s.flags |= SACKED;
+            visit(s);
             self.sacked_out += 1;
             orig_delivered |= !s.has(EVER_RETX) && s.end() <= high_seq;
             let (lost, retrans) = (s.has(LOST), s.has(RETRANS));
@@ -258,17 +383,30 @@ impl Scoreboard {
     }
 
     /// Take every segment the cumulative ACK `ack` covers off the scoreboard.
+    #[cfg(test)]
     pub(super) fn clean(&mut self, ack: u64, high_seq: u64) -> Cleaned {
+        self.clean_with(ack, high_seq, &mut |_| {})
+    }
+
+    /// [`Scoreboard::clean`], showing `visit` each segment delivered by this ACK (not SACKed
+    /// before).
+    pub(super) fn clean_with(
+        &mut self,
+        ack: u64,
+        high_seq: u64,
+        visit: &mut impl FnMut(&mut Seg),
+    ) -> Cleaned {
         let mut c = Cleaned::default();
         while let Some(f) = self.segs.front() {
             if f.end() > ack {
                 break;
             }
-            let s = self.segs.pop_front().expect("front exists");
+            let mut s = self.segs.pop_front().expect("front exists");
             if s.has(SACKED) {
                 self.sacked_out -= 1;
             } else {
                 c.acked += 1;
+                visit(&mut s);
             }
             self.forget(s.has(LOST), s.has(RETRANS));
             c.retransmitted |= s.has(EVER_RETX);
@@ -291,6 +429,7 @@ impl Scoreboard {
             if !s.has(LOST) {
                 s.flags |= LOST;
                 self.lost_out += 1;
+                self.lost_total += 1;
             }
             if s.has(RETRANS) {
                 s.flags &= !RETRANS;
@@ -351,7 +490,7 @@ mod tests {
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::default();
         for k in 0..n {
-            b.push(k * 1000, 1000, 0);
+            b.push(k * 1000, 1000, 0, TxState::default());
         }
         b
     }
@@ -373,7 +512,7 @@ mod tests {
     fn a_retransmission_overtaken_by_later_sacked_data_is_lost_again() {
         let mut b = board(4);
         b.mark_lost(0);
-        b.retransmitted(0, 10, 4000);
+        b.retransmitted(0, 10, 4000, TxState::default());
         assert_eq!((b.retrans_out(), b.lost_pending()), (1, 0));
         b.mark_sacked(3000, 4000, 4000);
         b.mark_lost_retransmissions(4000);
@@ -382,7 +521,7 @@ mod tests {
             1,
             "the SACKed data was sent before the retransmission"
         );
-        b.push(4000, 1000, 20);
+        b.push(4000, 1000, 20, TxState::default());
         b.mark_sacked(4000, 5000, 4000);
         b.mark_lost_retransmissions(5000);
         assert_eq!((b.retrans_out(), b.lost_pending()), (0, 1));

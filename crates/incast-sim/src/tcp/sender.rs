@@ -11,15 +11,20 @@
 //! It puts segments into an [`Outbox`], which adds the receive half's acknowledgment, and
 //! leaves the retransmission timer's deadline in `rto_at`.
 
-use crate::config::{CwndRestart, RecoveryCwnd};
+use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd};
 use crate::net::{CWR, ECT};
+use crate::rng::Rng;
+use crate::tcp::cc::bbr::{self, AckState, Bbr};
+use crate::tcp::cc::hystart::HyStart;
 use crate::tcp::cc::{AnyController, Controller};
+use crate::tcp::rack::Rack;
+use crate::tcp::rate::Rate;
 use crate::tcp::receiver::Outbox;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::TcpParams;
-use crate::units::SimTime;
+use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 
 /// Largest congestion window, segments (keeps arithmetic far from overflow).
 const MAX_CWND: u32 = 1 << 24;
@@ -27,6 +32,24 @@ const MAX_CWND: u32 = 1 << 24;
 const MAX_ROUNDS: usize = 32;
 /// Successive-timeout runs longer than this are counted in the last bucket.
 pub const TIMEOUT_RUN_BUCKETS: usize = 16;
+/// Linux's `TCP_TIMEOUT_MIN_US`: added to a probe timeout with several segments out.
+const TIMEOUT_MIN: SimTime = 2 * PS_PER_MS;
+/// Segments a connection sends before Linux starts pacing it (`tcp_update_skb_after_send`).
+const UNPACED_SEGMENTS: u64 = 10;
+/// Largest TSO burst, bytes (`GSO_MAX_SIZE` less headers).
+const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+
+/// What the retransmission timer is armed for (Linux's `icsk_pending`): RACK-TLP shares the
+/// timer between the RTO, the tail loss probe and RACK's reorder timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TimerKind {
+    /// The retransmission timeout.
+    Rto,
+    /// The tail loss probe's timeout (PTO).
+    Probe,
+    /// RACK's reorder timeout: segments become lost when it fires.
+    Reorder,
+}
 
 /// Congestion-control state (Linux's `icsk_ca_state`, without Disorder and CWR).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +85,12 @@ pub struct SenderStats {
     pub ecn_reductions: u32,
     /// Timeouts F-RTO found spurious (their window cut undone).
     pub spurious_timeouts: u32,
+    /// Tail loss probes sent (Linux's TCPLossProbes).
+    pub loss_probes: u32,
+    /// Tail losses a probe repaired, with a window reduction (TCPLossProbeRecovery).
+    pub loss_probe_recoveries: u32,
+    /// Segments RACK deemed lost (first marks and lost retransmissions).
+    pub rack_lost: u32,
 }
 
 /// The send half of an endpoint.
@@ -144,6 +173,30 @@ pub(super) struct Sender {
     cwr_end: u64,
     /// Smallest RTT sample seen.
     min_rtt: SimTime,
+    /// What the retransmission timer is armed for.
+    timer: TimerKind,
+    /// RACK's state.
+    rack: Rack,
+    /// TLP: a probe's episode is open until this byte is acknowledged (`tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    /// TLP: the open episode's probe was a retransmission.
+    tlp_retrans: bool,
+    /// Delivery-rate sampling.
+    rate: Rate,
+    /// BBR, if it is the congestion control.
+    bbr: Option<Box<Bbr>>,
+    /// HyStart, for CUBIC.
+    hystart: Option<HyStart>,
+    /// Pacing rate, bytes per second (0: not paced).
+    pacing_rate: u64,
+    /// Earliest departure of the next burst (Linux's `tcp_wstamp_ns`).
+    next_send: SimTime,
+    /// Segments left in the current TSO burst.
+    burst_left: u32,
+    /// Wire bytes of the current TSO burst.
+    burst_bytes: u64,
+    /// When a paced sender that stopped may send again.
+    pub(super) pace_at: Option<SimTime>,
     /// Counters.
     pub(super) stats: SenderStats,
 }
@@ -151,7 +204,29 @@ pub(super) struct Sender {
 impl Sender {
     /// A send half with nothing written yet.
     pub(super) fn new(p: TcpParams, rtt: RttEstimator) -> Sender {
+        let bbr = (p.congestion_control == CongestionControl::Bbr).then(|| {
+            Box::new(Bbr::new(
+                p.initial_window,
+                p.mss,
+                rtt.srtt(),
+                Rng::new(0, 0),
+            ))
+        });
+        let hystart =
+            (p.hystart && p.congestion_control == CongestionControl::Cubic).then(HyStart::default);
         Sender {
+            timer: TimerKind::Rto,
+            rack: Rack::default(),
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            rate: Rate::default(),
+            pacing_rate: bbr.as_ref().map_or(0, |b| b.pacing_rate()),
+            bbr,
+            hystart,
+            next_send: 0,
+            burst_left: 0,
+            burst_bytes: 0,
+            pace_at: None,
             cwnd: p.initial_window,
             cc: AnyController::new(p.congestion_control, p.dctcp_g),
             p,
@@ -199,10 +274,28 @@ impl Sender {
         self.rto_policy = Some(policy);
     }
 
+    /// Draw the congestion control's random choices from `rng`.
+    pub(super) fn set_cc_rng(&mut self, rng: Rng) {
+        if let Some(b) = self.bbr.as_mut() {
+            **b = Bbr::new(self.p.initial_window, self.p.mss, self.rtt.srtt(), rng);
+            self.pacing_rate = b.pacing_rate();
+        }
+    }
+
+    /// Whether segments leave at a pacing rate.
+    #[inline]
+    fn paced(&self) -> bool {
+        self.bbr.is_some() || self.p.pacing
+    }
+
     /// The application writes `bytes` more.
     pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Outbox<'_>) {
         if self.board.is_empty() {
             self.restart_after_idle(now);
+            if let Some(b) = self.bbr.as_mut() {
+                b.on_tx_start(self.rate.app_limited_until != 0, now, self.p.mss);
+                self.pacing_rate = b.pacing_rate();
+            }
         }
         if self.write_end == 0 {
             self.rounds_open = true;
@@ -212,11 +305,31 @@ impl Sender {
         self.try_send(now, out);
     }
 
+    /// The retransmission timer fired, for whatever it was armed.
+    pub(super) fn on_timer(&mut self, now: SimTime, out: &mut Outbox<'_>) {
+        match std::mem::replace(&mut self.timer, TimerKind::Rto) {
+            TimerKind::Rto => self.on_rto(now, out),
+            TimerKind::Probe => self.send_loss_probe(now, out),
+            TimerKind::Reorder => self.reorder_timeout(now, out),
+        }
+    }
+
+    /// The pacing timer fired.
+    pub(super) fn on_pace(&mut self, now: SimTime, out: &mut Outbox<'_>) {
+        self.pace_at = None;
+        self.try_send(now, out);
+    }
+
     /// The retransmission timer fired (RFC 6298 (5.4)-(5.6)).
     pub(super) fn on_rto(&mut self, now: SimTime, out: &mut Outbox<'_>) {
         self.rto_at = None;
+        self.timer = TimerKind::Rto;
         if self.board.is_empty() {
             return;
+        }
+        self.tlp_high_seq = None;
+        if let Some(h) = self.hystart.as_mut() {
+            h.reset(now, self.snd_nxt);
         }
         self.stats.timeouts += 1;
         self.timeout_run += 1;
@@ -231,7 +344,23 @@ impl Sender {
         self.frto_head_sent = false;
         if self.ca == CaState::Open {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
-            self.ssthresh = self.cc.ssthresh_after_loss(self.cwnd);
+            self.ssthresh = self.loss_ssthresh();
+        }
+        if let Some(b) = self.bbr.as_mut() {
+            if self.ca != CaState::Open {
+                b.save_cwnd(self.cwnd);
+            }
+            let st = AckState {
+                now,
+                cwnd: self.cwnd,
+                in_flight: 0,
+                delivered: self.rate.delivered,
+                delivered_at: self.rate.delivered_at,
+                ca: bbr::CaState::Loss,
+                mss: self.p.mss,
+                next_send: self.next_send,
+            };
+            b.on_rto(&st, self.board.lost_total());
         }
         self.cwnd = 1;
         self.cwnd_cnt = 0;
@@ -270,7 +399,15 @@ impl Sender {
                 self.retransmit(i, now, out);
             }
         }
+        let nxt_before = self.snd_nxt;
         loop {
+            if self.paced() && now < self.next_send {
+                // Linux's tcp_pacing_check: the next burst waits for its departure time.
+                if self.in_flight() < self.cwnd && self.has_something_to_send() {
+                    self.pace_at = Some(self.next_send);
+                }
+                break;
+            }
             if self.in_flight() >= self.cwnd {
                 self.cwnd_limited = self.board.lost_pending() > 0 || self.snd_nxt < self.write_end;
                 break;
@@ -292,12 +429,22 @@ impl Sender {
                     continue;
                 }
                 self.cwnd_limited = false;
+                if len == 0 && self.board.lost_pending() == 0 {
+                    // Linux's tcp_rate_check_app_limited: the application has run dry.
+                    self.rate.app_limited(self.in_flight());
+                }
                 break;
             }
-            self.board.push(self.snd_nxt, len as u32, now);
+            let tx = self.rate.on_send(now, self.board.packets_out());
+            self.board.push(self.snd_nxt, len as u32, now, tx);
             self.emit(self.snd_nxt, len as u32, out);
             self.snd_nxt += len;
             self.sent_data(now);
+            self.pace(now, len);
+        }
+        if self.p.rack_tlp && self.snd_nxt > nxt_before {
+            // Linux's tcp_write_xmit: new data went out, so the probe timer restarts.
+            self.schedule_loss_probe(now, false);
         }
         self.validate_cwnd();
         if self.rounds_open && self.snd_nxt >= self.first_end {
@@ -314,6 +461,203 @@ impl Sender {
             self.max_packets_out = out;
             self.max_packets_seq = self.snd_nxt;
         }
+    }
+
+    /// Lost segments to resend or new data to send.
+    fn has_something_to_send(&self) -> bool {
+        self.board.lost_pending() > 0 || self.snd_nxt < self.write_end
+    }
+
+    /// Segments per TSO burst (Linux's `tcp_tso_autosize`, BBR's `bbr_tso_segs`).
+    fn burst_segments(&self) -> u32 {
+        if !self.p.tso {
+            return 1;
+        }
+        if let Some(b) = self.bbr.as_ref() {
+            return b.tso_segs_goal(self.p.mss);
+        }
+        let bytes = (self.pacing_rate >> 10).min(GSO_MAX_BYTES);
+        ((bytes / self.p.mss) as u32).clamp(2, (GSO_MAX_BYTES / self.p.mss).max(2) as u32)
+    }
+
+    /// A segment of `len` bytes left at `now`: a paced sender's next burst departs when this
+    /// one has left at the pacing rate (Linux's `tcp_update_skb_after_send`; the first ten
+    /// segments of a connection are not paced).
+    fn pace(&mut self, now: SimTime, len: u64) {
+        if !self.paced() || self.pacing_rate == 0 || self.stats.segments <= UNPACED_SEGMENTS {
+            return;
+        }
+        if self.burst_left == 0 {
+            self.burst_left = self.burst_segments();
+            self.burst_bytes = 0;
+        }
+        self.burst_bytes += len + self.p.header_bytes;
+        self.burst_left -= 1;
+        if self.burst_left == 0 {
+            let gap = (self.burst_bytes as u128 * PS_PER_S as u128 / self.pacing_rate as u128)
+                .min(u64::MAX as u128) as SimTime;
+            self.next_send = self.next_send.max(now) + gap;
+        }
+    }
+
+    /// Linux's `tcp_update_pacing_rate` for congestion controls other than BBR: cwnd per
+    /// SRTT, doubled in slow start, 1.2× after.
+    fn update_pacing_rate(&mut self) {
+        if self.bbr.is_some() {
+            return;
+        }
+        let Some(srtt) = self.rtt.srtt().filter(|&r| r > 0) else {
+            return;
+        };
+        let ratio = if self.cwnd < self.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
+        let w = self.cwnd.max(self.board.packets_out()) as u128;
+        let rate = self.p.mss as u128 * w * ratio * PS_PER_S as u128 / 100 / srtt as u128;
+        self.pacing_rate = rate.min(u64::MAX as u128) as u64;
+    }
+
+    /// ssthresh on entering recovery or loss: the congestion control's (BBR keeps it and
+    /// remembers cwnd instead).
+    fn loss_ssthresh(&mut self) -> u32 {
+        match self.bbr.as_mut() {
+            Some(b) => {
+                b.save_cwnd(self.cwnd);
+                self.ssthresh
+            }
+            None => self.cc.ssthresh_after_loss(self.cwnd),
+        }
+    }
+
+    /// Linux's `tcp_schedule_loss_probe`: in Open state with data out, arm the probe timer for
+    /// 2·SRTT (plus RTOmin for a lone segment, whose ACK a delayed-ACK receiver may hold back;
+    /// else plus 2 ms), never later than the RTO would fire. Returns whether it did.
+    fn schedule_loss_probe(&mut self, now: SimTime, advancing_rto: bool) -> bool {
+        if !self.p.sack || self.board.is_empty() || self.ca != CaState::Open {
+            return false;
+        }
+        let mut timeout = match self.rtt.srtt() {
+            Some(srtt) => {
+                let extra = if self.board.packets_out() == 1 {
+                    self.rtt.rto_min()
+                } else {
+                    TIMEOUT_MIN
+                };
+                self.rtt.ticks(2 * srtt + extra)
+            }
+            None => PS_PER_S,
+        };
+        let rto_delta = if advancing_rto {
+            self.rtt.ticks(self.rtt.rto(self.backoff))
+        } else {
+            self.rto_delta(now)
+        };
+        if rto_delta > 0 {
+            timeout = timeout.min(rto_delta);
+        }
+        self.timer = TimerKind::Probe;
+        self.rto_at = Some(self.rtt.to_tick(now.saturating_add(timeout)));
+        true
+    }
+
+    /// How far in the future the RTO of the oldest outstanding segment is (`tcp_rto_delta_us`).
+    fn rto_delta(&self, now: SimTime) -> SimTime {
+        let head = self.board.head_sent().unwrap_or(now);
+        (head + self.rtt.rto(self.backoff)).saturating_sub(now)
+    }
+
+    /// Linux's `tcp_rearm_rto` after a probe or reorder timer: the RTO of the oldest
+    /// outstanding segment, at least one tick from now.
+    fn rearm_rto_from_head(&mut self, now: SimTime) {
+        if self.board.is_empty() {
+            self.rto_at = None;
+            return;
+        }
+        let delta = self.rto_delta(now).max(1);
+        self.timer = TimerKind::Rto;
+        self.rto_at = Some(self.rtt.to_tick(now.saturating_add(self.rtt.ticks(delta))));
+    }
+
+    /// The probe timer fired (Linux's `tcp_send_loss_probe`): send one new segment if the
+    /// window allows, else resend the last one; then the RTO runs from now.
+    fn send_loss_probe(&mut self, now: SimTime, out: &mut Outbox<'_>) {
+        self.rto_at = None;
+        if self.board.is_empty() {
+            return;
+        }
+        if self.tlp_high_seq.is_none() {
+            let len = self.p.mss.min(self.write_end.saturating_sub(self.snd_nxt));
+            if len > 0 && self.snd_nxt + len <= self.snd_una + self.p.receive_window {
+                let tx = self.rate.on_send(now, self.board.packets_out());
+                self.board.push(self.snd_nxt, len as u32, now, tx);
+                self.emit(self.snd_nxt, len as u32, out);
+                self.snd_nxt += len;
+                self.sent_data(now);
+                self.tlp_retrans = false;
+            } else if let Some(i) = self.board.last_unsacked() {
+                self.retransmit(i, now, out);
+                self.stats.retx_fast -= 1; // counted as a probe, not a fast retransmit
+                self.tlp_retrans = true;
+            } else {
+                self.rearm_rto_from_head(now);
+                return;
+            }
+            self.tlp_high_seq = Some(self.snd_nxt);
+            self.stats.loss_probes += 1;
+            self.timer = TimerKind::Rto;
+            self.arm_rto(now);
+            return;
+        }
+        self.rearm_rto_from_head(now);
+    }
+
+    /// RACK's reorder timer fired (Linux's `tcp_rack_reo_timeout`): mark what is now lost,
+    /// start recovery if not in it, retransmit, and rearm the RTO.
+    fn reorder_timeout(&mut self, now: SimTime, out: &mut Outbox<'_>) {
+        self.rto_at = None;
+        let (marked, _) = self.rack_detect(now, true);
+        if marked > 0 {
+            if self.ca == CaState::Open {
+                self.enter_recovery();
+                self.reduce_cwnd(1, false);
+            }
+            self.try_send(now, out);
+        }
+        if self.rto_at.is_none() {
+            self.rearm_rto_from_head(now);
+        }
+    }
+
+    /// RACK's loss detection over the scoreboard; arms the reorder timer for segments not yet
+    /// due (unless `timer_fired`: the caller rearms). Returns the segments newly marked lost
+    /// and whether the reorder timer was armed.
+    fn rack_detect(&mut self, now: SimTime, timer_fired: bool) -> (u32, bool) {
+        let recovering = self.ca != CaState::Open;
+        let srtt = self.rtt.srtt().unwrap_or(0);
+        let min_rtt = if self.min_rtt == SimTime::MAX {
+            srtt
+        } else {
+            self.min_rtt
+        };
+        let reo = self.rack.reo_wnd(
+            recovering,
+            self.board.sacked_out(),
+            self.p.dupthresh,
+            min_rtt,
+            srtt,
+        );
+        let (marked, wait) = self.board.rack_detect_loss(&self.rack, reo, now);
+        self.stats.rack_lost += marked;
+        if let (Some(wait), false) = (wait, timer_fired) {
+            // Linux: usecs_to_jiffies(wait) + TCP_TIMEOUT_MIN (2 ticks).
+            let t = self.rtt.ticks(wait) + 2 * self.rtt.ticks(1);
+            self.timer = TimerKind::Reorder;
+            self.rto_at = Some(self.rtt.to_tick(now.saturating_add(t)));
+            return (marked, true);
+        }
+        (marked, false)
     }
 
     fn sent_data(&mut self, now: SimTime) {
@@ -341,7 +685,8 @@ impl Sender {
     }
 
     fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Outbox<'_>) {
-        let (seq, len) = self.board.retransmitted(i, now, self.snd_nxt);
+        let tx = self.rate.on_send(now, self.board.packets_out());
+        let (seq, len) = self.board.retransmitted(i, now, self.snd_nxt, tx);
         self.high_rxt = self.high_rxt.max(seq + len as u64);
         if self.ca == CaState::Loss {
             self.stats.retx_timeout += 1;
@@ -350,7 +695,8 @@ impl Sender {
         }
         self.emit(seq, len, out);
         self.sent_data(now);
-        if i == 0 {
+        self.pace(now, len as u64);
+        if i == 0 && self.timer == TimerKind::Rto {
             // Linux restarts the retransmission timer when it resends the head.
             self.arm_rto(now);
         }
@@ -381,28 +727,52 @@ impl Sender {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
         self.orig_delivered = false;
+        let rack_tlp = self.p.rack_tlp && self.p.sack;
+        let lost_before = self.board.lost_total();
+        self.rate.begin(self.in_flight());
+        let min_rtt = if self.min_rtt == SimTime::MAX {
+            self.rtt.srtt().unwrap_or(0)
+        } else {
+            self.min_rtt
+        };
+        // Every newly delivered segment advances RACK and the delivery-rate sample.
+        let (rack, rate) = (&mut self.rack, &mut self.rate);
+        let mut on_delivered = |seg: &mut crate::tcp::scoreboard::Seg, sacked: bool| {
+            let retx = seg.ever_retransmitted();
+            rack.note_delivery_order(seg.end(), retx, sacked);
+            rack.advance(seg.sent(), seg.end(), retx, now, min_rtt);
+            rate.on_delivered(seg);
+        };
         let mut newly_sacked = 0;
         if self.p.sack {
             let mut highest = 0;
             for &(s, e) in sack {
                 if e > ack.max(self.snd_una) {
-                    let (n, orig) = self.board.mark_sacked(s.max(ack), e, self.high_seq);
+                    let (n, orig) =
+                        self.board
+                            .mark_sacked_with(s.max(ack), e, self.high_seq, &mut |seg| {
+                                on_delivered(seg, true)
+                            });
                     newly_sacked += n;
                     self.orig_delivered |= orig;
                     highest = highest.max(e);
                 }
             }
-            if newly_sacked > 0 && self.ca != CaState::Open {
+            if newly_sacked > 0 && self.ca != CaState::Open && !rack_tlp {
+                // RACK finds lost retransmissions by time instead.
                 self.board.mark_lost_retransmissions(highest);
             }
         }
         let prior_una = self.snd_una;
         let mut acked = 0u32;
         let mut reno_delivered = 0u32;
+        let mut rtt_sample = None;
         if ack > self.snd_una {
             // Linux's tcp_clean_rtx_queue: the RTT of the oldest segment this ACK newly
             // covers; Karn's algorithm: none at all if any covered segment was retransmitted.
-            let cleaned = self.board.clean(ack, self.high_seq);
+            let cleaned = self
+                .board
+                .clean_with(ack, self.high_seq, &mut |seg| on_delivered(seg, false));
             acked = cleaned.acked;
             self.orig_delivered |= cleaned.orig_delivered;
             self.snd_una = ack;
@@ -410,6 +780,7 @@ impl Sender {
                 let r = self.rtt.measure(sent, now);
                 self.rtt.sample_at(r, ack, self.snd_nxt);
                 self.min_rtt = self.min_rtt.min(r);
+                rtt_sample = Some(r);
             }
             self.backoff = 0;
             if self.timeout_run > 0 {
@@ -427,7 +798,9 @@ impl Sender {
                 self.dupacks = 0;
             }
             self.track_round(ack);
-            if self.board.is_empty() {
+            if rack_tlp {
+                // The probe or RTO timer is set once the ACK is processed (below).
+            } else if self.board.is_empty() {
                 self.rto_at = None;
             } else {
                 self.arm_rto(now);
@@ -447,18 +820,42 @@ impl Sender {
         } else {
             acked + newly_sacked + u32::from(reno_dup)
         };
+        if rack_tlp {
+            self.process_tlp_ack(ack, prior_una, newly_sacked, has_data);
+        }
+        let mut reorder_armed = false;
+        if rack_tlp && std::mem::take(&mut self.rack.advanced) {
+            reorder_armed = self.rack_detect(now, false).1;
+        }
+        if let Some(h) = self.hystart.as_mut() {
+            if self.cwnd < self.ssthresh {
+                h.on_ack(now, ack, self.snd_nxt);
+                if let Some(r) = rtt_sample {
+                    if h.on_rtt(now, r, self.cwnd, self.pacing_rate, self.p.pacing) {
+                        self.ssthresh = self.cwnd;
+                    }
+                }
+            }
+        }
+        let bbr = self.bbr.is_some();
         match self.ca {
             CaState::Open => {
-                if ack > prior_una {
+                if ack > prior_una && !bbr {
                     self.grow(delivered, now);
                 }
-                let enter = self.dupacks >= self.p.dupthresh
-                    || (self.p.sack
-                        && newly_sacked > 0
-                        && self.board.head_lost_by_sack(self.p.dupthresh));
+                let enter = if rack_tlp {
+                    self.board.lost_out() > 0
+                } else {
+                    self.dupacks >= self.p.dupthresh
+                        || (self.p.sack
+                            && newly_sacked > 0
+                            && self.board.head_lost_by_sack(self.p.dupthresh))
+                };
                 if enter && !self.board.is_empty() {
                     self.enter_recovery();
-                    self.reduce_cwnd(delivered, ack > prior_una);
+                    if !bbr {
+                        self.reduce_cwnd(delivered, ack > prior_una);
+                    }
                 }
             }
             CaState::Recovery => {
@@ -473,10 +870,10 @@ impl Sender {
                         self.board.mark_lost(0);
                         self.force_retx = true;
                     }
-                } else if newly_sacked > 0 || ack > prior_una {
+                } else if (newly_sacked > 0 || ack > prior_una) && !rack_tlp {
                     self.board.mark_lost_by_sack(self.p.dupthresh);
                 }
-                if self.ca == CaState::Recovery {
+                if self.ca == CaState::Recovery && !bbr {
                     self.reduce_cwnd(delivered, ack > prior_una);
                 }
             }
@@ -497,7 +894,7 @@ impl Sender {
                             && self.snd_nxt < self.snd_una + self.p.receive_window;
                     }
                 }
-                if ack > prior_una {
+                if ack > prior_una && !bbr {
                     self.grow(delivered, now);
                 }
                 if self.snd_una >= self.high_seq {
@@ -505,6 +902,82 @@ impl Sender {
                     self.dupacks = 0;
                 }
             }
+        }
+        let losses = (self.board.lost_total() - lost_before) as u32;
+        if bbr {
+            self.bbr_on_ack(now, acked + newly_sacked, losses, rtt_sample, min_rtt);
+        } else if self.p.pacing {
+            self.update_pacing_rate();
+        }
+        if rack_tlp && !reorder_armed {
+            // Linux's tcp_set_xmit_timer, for ACKs that moved snd_una.
+            if self.board.is_empty() {
+                self.rto_at = None;
+                self.timer = TimerKind::Rto;
+            } else if ack > prior_una && !self.schedule_loss_probe(now, true) {
+                self.timer = TimerKind::Rto;
+                self.arm_rto(now);
+            }
+        }
+    }
+
+    /// BBR's turn at an ACK: the rate sample, then its cwnd and pacing rate.
+    fn bbr_on_ack(
+        &mut self,
+        now: SimTime,
+        acked_sacked: u32,
+        losses: u32,
+        rtt: Option<SimTime>,
+        min_rtt: SimTime,
+    ) {
+        let rs = self.rate.finish(now, acked_sacked, losses, rtt, min_rtt);
+        let st = AckState {
+            now,
+            cwnd: self.cwnd,
+            in_flight: self.in_flight(),
+            delivered: self.rate.delivered,
+            delivered_at: self.rate.delivered_at,
+            ca: match self.ca {
+                CaState::Open => bbr::CaState::Open,
+                CaState::Recovery => bbr::CaState::Recovery,
+                CaState::Loss => bbr::CaState::Loss,
+            },
+            mss: self.p.mss,
+            next_send: self.next_send,
+        };
+        let srtt = self.rtt.srtt();
+        let lost_total = self.board.lost_total();
+        let b = self.bbr.as_mut().expect("BBR");
+        self.cwnd = b.on_ack(&rs, &st, srtt, lost_total).clamp(1, MAX_CWND);
+        self.pacing_rate = b.pacing_rate();
+    }
+
+    /// Linux's `tcp_process_tlp_ack`: an ACK at or beyond the probe's episode ends it. If the
+    /// probe was a retransmission and the ACK moves beyond it, the probe repaired a loss: cut
+    /// the window once, as fast recovery would have. A duplicate ACK without new data says
+    /// the original and the probe both arrived. (Without D-SACK the simulator cannot tell a
+    /// needless probe acknowledged exactly at the episode's end; it keeps the window then.)
+    fn process_tlp_ack(&mut self, ack: u64, prior_una: u64, newly_sacked: u32, has_data: bool) {
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            self.tlp_high_seq = None;
+            if self.ca == CaState::Open {
+                self.ssthresh = self.loss_ssthresh();
+                if self.bbr.is_none() {
+                    self.cwnd = self.ssthresh;
+                    self.cwnd_cnt = 0;
+                }
+                self.stats.loss_probe_recoveries += 1;
+            }
+        } else if ack == prior_una && newly_sacked == 0 && !has_data {
+            self.tlp_high_seq = None;
         }
     }
 
@@ -536,6 +1009,19 @@ impl Sender {
     /// window (Linux's `tcp_undo_cwnd_reduction`), forget the loss marks, carry on.
     fn undo_spurious_timeout(&mut self) {
         self.stats.spurious_timeouts += 1;
+        if let Some(b) = self.bbr.as_mut() {
+            let st = AckState {
+                now: self.last_send,
+                cwnd: self.cwnd,
+                in_flight: 0,
+                delivered: self.rate.delivered,
+                delivered_at: self.rate.delivered_at,
+                ca: bbr::CaState::Open,
+                mss: self.p.mss,
+                next_send: self.next_send,
+            };
+            b.undo(&st, self.board.lost_total());
+        }
         self.cwnd = self.cwnd.max(self.undo_cwnd);
         self.ssthresh = self.ssthresh.max(self.undo_ssthresh);
         self.board.clear_lost();
@@ -552,13 +1038,16 @@ impl Sender {
         self.high_seq = self.snd_nxt;
         self.high_rxt = self.snd_una;
         self.prior_cwnd = self.cwnd.max(1);
-        self.ssthresh = self.cc.ssthresh_after_loss(self.cwnd);
+        self.ssthresh = self.loss_ssthresh();
         self.cwnd_cnt = 0;
         self.prr_delivered = 0;
         self.prr_out = 0;
-        self.board.mark_lost(0);
-        if self.p.sack {
-            self.board.mark_lost_by_sack(self.p.dupthresh);
+        if !(self.p.rack_tlp && self.p.sack) {
+            // RACK has marked what is lost already.
+            self.board.mark_lost(0);
+            if self.p.sack {
+                self.board.mark_lost_by_sack(self.p.dupthresh);
+            }
         }
         match self.p.recovery_cwnd {
             // PRR's first step allows the fast retransmit itself.

@@ -23,6 +23,12 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         frto: false,
         ecn: false,
         dctcp_g: 1.0 / 16.0,
+        rack_tlp: false,
+        quickack: false,
+        hystart: false,
+        pacing: false,
+        tso: false,
+        header_bytes: 0,
     }
 }
 

@@ -3,8 +3,10 @@
 //! in congestion avoidance, DCTCP (RFC 8257) the response to ECN echoes. The sender keeps the
 //! window itself (slow start, recovery, PRR, F-RTO undo) and asks its controller only these.
 
+pub(crate) mod bbr;
 mod cubic;
 mod dctcp;
+pub(crate) mod hystart;
 mod reno;
 
 pub(crate) use cubic::Cubic;
@@ -62,7 +64,8 @@ impl AnyController {
             CongestionControl::Reno => AnyController::Reno(Reno),
             CongestionControl::Cubic => AnyController::Cubic(Cubic::default()),
             CongestionControl::Dctcp => AnyController::Dctcp(Dctcp::new(dctcp_g)),
-            // Refused by the simulation until BBR is modelled (the emulator runs it).
+            // BBR sets cwnd and the pacing rate itself (`bbr.rs`, driven by the sender); its
+            // controller slot keeps Reno's defaults, which BBR never reaches.
             CongestionControl::Bbr => AnyController::Reno(Reno),
         }
     }

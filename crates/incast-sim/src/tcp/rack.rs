@@ -1,0 +1,141 @@
+//! RACK, time-based loss detection (RFC 8985 as Linux's `tcp_recovery.c` implements it): a
+//! segment is lost once a segment sent after it has been delivered and more than an RTT plus
+//! a reordering window has passed since it was sent. It replaces counting duplicate ACKs, so
+//! the last segments of a window, with too few segments behind them for three duplicate ACKs,
+//! are repaired without a retransmission timeout. The tail loss probe (TLP) is the sender's
+//! (`sender.rs`); this module keeps RACK's state and its rules.
+
+use crate::units::SimTime;
+
+/// RACK's state: the most recently sent segment known delivered, and its RTT.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Rack {
+    /// Transmission time of the most recently sent delivered segment (`rack.mstamp`).
+    pub(super) xmit: SimTime,
+    /// Its end sequence, to order segments sent at the same instant (`rack.end_seq`).
+    pub(super) end_seq: u64,
+    /// The RTT of the most recent delivery (`rack.rtt_us`).
+    pub(super) rtt: SimTime,
+    /// A delivery since the last loss detection (`rack.advanced`).
+    pub(super) advanced: bool,
+    /// Reordering was seen: a segment was delivered below one delivered earlier that was
+    /// sent after it (`tp->reord_seen`).
+    pub(super) reord_seen: bool,
+    /// Highest end sequence delivered so far by SACK (`tp->highest_sack`), for reordering.
+    highest_sacked: u64,
+}
+
+/// `a` sent after `b`: by time, then by sequence (Linux's `tcp_skb_sent_after`).
+#[inline]
+pub(super) fn sent_after(t1: SimTime, t2: SimTime, seq1: u64, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+impl Rack {
+    /// A segment `[.., end)` sent at `xmit` was newly delivered (acknowledged or SACKed) at
+    /// `now` (Linux's `tcp_rack_advance`). A retransmitted segment whose RTT is below the
+    /// minimum RTT may have been delivered by its original: it says nothing.
+    pub(super) fn advance(
+        &mut self,
+        xmit: SimTime,
+        end: u64,
+        retransmitted: bool,
+        now: SimTime,
+        min_rtt: SimTime,
+    ) {
+        let rtt = now.saturating_sub(xmit);
+        if retransmitted && rtt < min_rtt {
+            return;
+        }
+        self.advanced = true;
+        self.rtt = rtt;
+        if sent_after(xmit, self.xmit, end, self.end_seq) {
+            self.xmit = xmit;
+            self.end_seq = end;
+        }
+    }
+
+    /// A never-retransmitted segment ending at `end` was newly SACKed or acknowledged: if
+    /// something above it was SACKed first, the network reordered them.
+    pub(super) fn note_delivery_order(&mut self, end: u64, retransmitted: bool, sacked: bool) {
+        if !retransmitted && end < self.highest_sacked {
+            self.reord_seen = true;
+        }
+        if sacked {
+            self.highest_sacked = self.highest_sacked.max(end);
+        }
+    }
+
+    /// The reordering window (Linux's `tcp_rack_reo_wnd`): none while in loss recovery or
+    /// once `dupthresh` segments are SACKed, unless reordering was seen; else a quarter of
+    /// the minimum RTT, at most the smoothed RTT.
+    pub(super) fn reo_wnd(
+        &self,
+        recovering: bool,
+        sacked_out: u32,
+        dupthresh: u32,
+        min_rtt: SimTime,
+        srtt: SimTime,
+    ) -> SimTime {
+        if !self.reord_seen && (recovering || sacked_out >= dupthresh) {
+            return 0;
+        }
+        (min_rtt / 4).min(srtt)
+    }
+
+    /// How long a segment sent at `xmit` has before it is deemed lost (≤ 0: lost now),
+    /// RFC 8985 6.2 (`tcp_rack_skb_timeout`).
+    #[inline]
+    pub(super) fn remaining(&self, xmit: SimTime, reo_wnd: SimTime, now: SimTime) -> i128 {
+        self.rtt as i128 + reo_wnd as i128 - (now as i128 - xmit as i128)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::from_us;
+
+    #[test]
+    fn the_most_recently_sent_delivery_is_remembered() {
+        let mut r = Rack::default();
+        r.advance(from_us(10), 2000, false, from_us(110), from_us(50));
+        r.advance(from_us(5), 1000, false, from_us(120), from_us(50));
+        assert_eq!((r.xmit, r.end_seq), (from_us(10), 2000));
+        assert_eq!(r.rtt, from_us(115), "the RTT is the last delivery's");
+        assert!(r.advanced);
+    }
+
+    #[test]
+    fn a_retransmission_acknowledged_faster_than_min_rtt_is_ignored() {
+        let mut r = Rack::default();
+        r.advance(from_us(100), 1000, true, from_us(120), from_us(50));
+        assert!(!r.advanced);
+        r.advance(from_us(100), 1000, true, from_us(150), from_us(50));
+        assert!(r.advanced);
+    }
+
+    #[test]
+    fn the_reordering_window_closes_in_recovery_and_after_dupthresh_sacks() {
+        let r = Rack::default();
+        let (min_rtt, srtt) = (from_us(100), from_us(120));
+        assert_eq!(r.reo_wnd(false, 1, 3, min_rtt, srtt), from_us(25));
+        assert_eq!(r.reo_wnd(false, 3, 3, min_rtt, srtt), 0);
+        assert_eq!(r.reo_wnd(true, 0, 3, min_rtt, srtt), 0);
+        let seen = Rack {
+            reord_seen: true,
+            ..Rack::default()
+        };
+        assert_eq!(seen.reo_wnd(true, 9, 3, min_rtt, srtt), from_us(25));
+    }
+
+    #[test]
+    fn a_segment_is_lost_after_rtt_plus_window_and_not_before() {
+        let mut r = Rack::default();
+        r.advance(from_us(10), 2000, false, from_us(110), from_us(100));
+        let (xmit, wnd) = (0, from_us(25));
+        // Deadline: sent at 0 + RTT 100 us + window 25 us = 125 us.
+        assert_eq!(r.remaining(xmit, wnd, from_us(125) - 1), 1);
+        assert_eq!(r.remaining(xmit, wnd, from_us(125)), 0);
+    }
+}
