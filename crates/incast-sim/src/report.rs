@@ -31,6 +31,8 @@ pub struct FlowReport {
     pub ecn_reductions: u32,
     /// Timeouts that F-RTO found spurious.
     pub spurious_timeouts: u32,
+    /// Tail loss probes sent (RACK-TLP).
+    pub loss_probes: u32,
     /// Bytes sent per slow-start round of the first response, until its first loss.
     pub rounds: Vec<u64>,
 }
@@ -103,6 +105,8 @@ pub struct Report {
     pub retx_timeout: u64,
     /// cwnd reductions in response to ECN echoes (workload flows, DCTCP).
     pub ecn_reductions: u64,
+    /// Tail loss probes the workload's senders sent (RACK-TLP; Linux's TCPLossProbes).
+    pub loss_probes: u64,
     /// Packets dropped anywhere.
     pub drops: u64,
     /// Switch ports, then all host NICs together.
@@ -172,6 +176,7 @@ impl FlowReport {
             retx_timeout: 0,
             max_successive_timeouts: 0,
             ecn_reductions: 0,
+            loss_probes: 0,
             spurious_timeouts: 0,
             rounds: Vec::new(),
         }
@@ -234,6 +239,7 @@ impl Report {
             retx_fast: 0,
             retx_timeout: 0,
             ecn_reductions: 0,
+            loss_probes: 0,
             drops: 0,
             queues: vec![r.bottleneck.clone()],
             bottleneck: r.bottleneck,

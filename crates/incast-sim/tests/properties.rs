@@ -77,6 +77,23 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 s.tcp.sack = sack;
                 s.tcp.delayed_ack = delack;
                 s.tcp.cwnd_restart = restart;
+                if seed % 11 < 4 {
+                    // Today's Linux: RACK-TLP, quick ACKs, HyStart, jiffy timers; BBR or
+                    // CUBIC, paced or not, in TSO bursts.
+                    s.tcp.rack_tlp = true;
+                    s.tcp.quickack = true;
+                    s.tcp.hystart = true;
+                    s.tcp.timer_granularity = Some(from_ms(4));
+                    s.tcp.pacing = seed % 13 < 6;
+                    s.tcp.tso = seed % 17 < 8;
+                    if s.tcp.congestion_control != CongestionControl::Dctcp {
+                        s.tcp.congestion_control = if seed % 11 < 2 {
+                            CongestionControl::Bbr
+                        } else {
+                            CongestionControl::Cubic
+                        };
+                    }
+                }
                 s.workload.sru = Some(sru);
                 s.workload.blocks = blocks;
                 s.workload.jitter = from_us(20);

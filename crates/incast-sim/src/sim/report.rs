@@ -59,6 +59,7 @@ impl TcpSimulation {
         let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
         let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
         let mut ecn_reductions = 0;
+        let mut loss_probes = 0;
         for conn in self.connections() {
             let s = self.eps[conn.sender().index()].stats();
             let background = !self.wl.owns(conn);
@@ -68,6 +69,7 @@ impl TcpSimulation {
                 retx_fast += s.retx_fast as u64;
                 retx_timeout += s.retx_timeout as u64;
                 ecn_reductions += s.ecn_reductions as u64;
+                loss_probes += s.loss_probes as u64;
                 for (k, n) in s.timeout_runs.iter().enumerate() {
                     timeout_runs[k] += *n as u64;
                 }
@@ -84,6 +86,7 @@ impl TcpSimulation {
                 max_successive_timeouts: s.max_timeout_run,
                 ecn_reductions: s.ecn_reductions,
                 spurious_timeouts: s.spurious_timeouts,
+                loss_probes: s.loss_probes,
                 rounds: s.rounds.clone(),
             });
         }
@@ -151,6 +154,7 @@ impl TcpSimulation {
             retx_fast,
             retx_timeout,
             ecn_reductions,
+            loss_probes,
             drops,
             queues,
             shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),

@@ -255,15 +255,19 @@ impl Scoreboard {
         tx: TxState,
     ) -> (u64, u32) {
         let s = &mut self.segs[i];
+        // A copy already in flight (a probe resending it again) is counted once.
+        let again = s.has(RETRANS);
         s.flags |= RETRANS | EVER_RETX;
         s.flags &= !RATE_TAKEN;
         s.tx = tx;
         s.sent = now;
         s.retx_nxt = snd_nxt;
         let (seq, len, lost) = (s.seq, s.len, s.has(LOST));
-        self.retrans_out += 1;
-        if lost {
-            self.lost_pending -= 1;
+        if !again {
+            self.retrans_out += 1;
+            if lost {
+                self.lost_pending -= 1;
+            }
         }
         (seq, len)
     }
@@ -383,12 +387,8 @@ impl Scoreboard {
     }
 
     /// Take every segment the cumulative ACK `ack` covers off the scoreboard.
-    #[cfg(test)]
-    pub(super) fn clean(&mut self, ack: u64, high_seq: u64) -> Cleaned {
-        self.clean_with(ack, high_seq, &mut |_| {})
-    }
-
-    /// [`Scoreboard::clean`], showing `visit` each segment delivered by this ACK (not SACKed
+    /// Take every segment the cumulative ACK `ack` covers off the scoreboard, showing `visit` each
+    /// segment delivered by this ACK (not SACKed
     /// before).
     pub(super) fn clean_with(
         &mut self,

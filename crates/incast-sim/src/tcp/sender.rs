@@ -1397,11 +1397,15 @@ mod tests {
                     RecoveryCwnd::Halve
                 },
                 frto: r.up_to(1) == 1,
-                congestion_control: if r.up_to(1) == 1 {
-                    CongestionControl::Cubic
-                } else {
-                    CongestionControl::Reno
-                },
+                congestion_control: [
+                    CongestionControl::Cubic,
+                    CongestionControl::Reno,
+                    CongestionControl::Bbr,
+                ][r.up_to(2) as usize],
+                rack_tlp: r.up_to(1) == 1,
+                hystart: r.up_to(1) == 1,
+                pacing: r.up_to(1) == 1,
+                tso: r.up_to(1) == 1,
                 ..params(true)
             };
             let mut e = endpoint(p);
@@ -1416,6 +1420,10 @@ mod tests {
                     1 if rto_at(&e).is_some() => {
                         now = rto_at(&e).unwrap().max(now);
                         e.on_rto(now, &mut out);
+                    }
+                    2 if e.poll_at().pace.is_some() => {
+                        now = e.poll_at().pace.unwrap().max(now);
+                        e.on_pace(now, &mut out);
                     }
                     _ => {
                         for s in e.tx.board.iter() {
@@ -1452,7 +1460,9 @@ mod tests {
                     "{at}: no timer"
                 );
                 assert!(
-                    !e.tx.board.is_empty() || e.tx.snd_nxt >= e.tx.write_end,
+                    !e.tx.board.is_empty()
+                        || e.tx.snd_nxt >= e.tx.write_end
+                        || e.poll_at().pace.is_some(),
                     "{at}: idle with unsent data"
                 );
             }
@@ -1526,5 +1536,82 @@ mod tests {
         assert!(out.len() >= 2, "{out:?}");
         assert_ne!(out[0].ecn & CWR, 0);
         assert!(out[1..].iter().all(|s| s.ecn & CWR == 0));
+    }
+
+    fn rack_params() -> TcpParams {
+        TcpParams {
+            rack_tlp: true,
+            ..params(true)
+        }
+    }
+
+    #[test]
+    fn rack_marks_a_hole_lost_at_rtt_plus_reorder_window_and_not_before() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        // Only the last segment arrives, 100 us later: one SACK is too few for dupthresh, so
+        // RACK waits RTT (100 us) + min_rtt / 4 (25 us) from the holes' send time, and the
+        // reorder timer adds Linux's two ticks (1 us here): due at 127 us.
+        let out = ack(&mut e, from_us(100), 0, &[(9 * MSS, 10 * MSS)]);
+        assert!(out.is_empty(), "nothing is lost yet: {out:?}");
+        assert_eq!(e.tx.timer, TimerKind::Reorder);
+        assert_eq!(rto_at(&e), Some(from_us(127)));
+        let mut out = Vec::new();
+        e.on_rto(from_us(127), &mut out);
+        assert_eq!(
+            out.first().map(|s| s.seq),
+            Some(0),
+            "the first hole is resent"
+        );
+        assert_eq!(e.stats().timeouts, 0);
+        assert_eq!(e.stats().recoveries, 1);
+        assert_eq!(e.stats().rack_lost, 9);
+        e.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn rack_marks_at_once_when_dupthresh_segments_are_sacked() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        let out = ack(&mut e, from_us(100), 0, &[(MSS, 4 * MSS)]);
+        assert_eq!(out.first().map(|s| s.seq), Some(0));
+        assert_eq!(e.stats().recoveries, 1);
+    }
+
+    #[test]
+    fn a_lone_tail_loss_is_repaired_by_a_probe_without_a_timeout() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        // Segments 8 and 9 are lost: nothing is SACKed, nothing can trigger fast recovery.
+        let t = from_us(100);
+        ack(&mut e, t, 8 * MSS, &[]);
+        // PTO = 2 SRTT + 2 ms with two segments out; SRTT is 100 us.
+        assert_eq!(e.tx.timer, TimerKind::Probe);
+        let pto = rto_at(&e).unwrap();
+        assert_eq!(pto, t + from_us(200) + from_ms(2));
+        let mut out = Vec::new();
+        e.on_rto(pto, &mut out);
+        assert_eq!(e.stats().loss_probes, 1);
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![9 * MSS]);
+        // The probe's SACK reveals the hole below it: RACK resends it at once.
+        let out = ack(&mut e, pto + from_us(100), 8 * MSS, &[(9 * MSS, 10 * MSS)]);
+        assert_eq!(out.first().map(|s| s.seq), Some(8 * MSS));
+        ack(&mut e, pto + from_us(200), 10 * MSS, &[]);
+        assert_eq!(e.stats().timeouts, 0);
+        assert!(rto_at(&e).is_none());
+    }
+
+    #[test]
+    fn a_probe_for_a_lone_segment_waits_for_a_delayed_ack_and_yields_to_the_rto() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 2 * MSS, &mut out);
+        ack(&mut e, from_us(100), MSS, &[]);
+        // One segment out: 2 SRTT + RTOmin would come after the RTO, which wins.
+        assert_eq!(e.tx.timer, TimerKind::Probe);
+        assert_eq!(rto_at(&e), Some(from_us(100) + e.tx.rtt.rto(0)));
     }
 }

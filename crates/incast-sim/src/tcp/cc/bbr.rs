@@ -258,7 +258,7 @@ impl Bbr {
     }
 
     fn rate_bytes_per_sec(bw: u64, gain: u64, mss: u64) -> u64 {
-        let r = bw as u128 * mss as u128 * gain as u128 >> BBR_SCALE;
+        let r = (bw as u128 * mss as u128 * gain as u128) >> BBR_SCALE;
         let r = r * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
         (r >> BW_SCALE) as u64
     }
@@ -366,7 +366,7 @@ impl Bbr {
 
     fn packets_in_net_at_edt(&self, inflight_now: u32, st: &AckState) -> u32 {
         let interval_us = (st.next_send.max(st.now) - st.now) / PS_PER_US;
-        let delivered = (self.bw() as u128 * interval_us as u128 >> BW_SCALE) as u32;
+        let delivered = ((self.bw() as u128 * interval_us as u128) >> BW_SCALE) as u32;
         let mut at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             at_edt += self.tso_segs_goal(st.mss);
@@ -736,5 +736,45 @@ mod tests {
         b.min_rtt = 100 * PS_PER_US;
         // 0.1 segment per µs × 100 µs = 10 segments, × 2 = 20.
         assert_eq!(b.bdp(BW_UNIT / 10, CWND_GAIN), 20);
+    }
+
+    #[test]
+    fn startup_finds_the_bottleneck_rate_drains_and_cycles() {
+        // Each round trip of 100 us delivers 10 segments of 1000 bytes: 0.1 segment per us,
+        // 800 Mbps.
+        let mut b = Bbr::new(10, 1000, Some(100 * PS_PER_US), Rng::new(1, 1));
+        let mut cwnd = 10;
+        for k in 0..12u64 {
+            let now = (k + 1) * 100 * PS_PER_US;
+            let rs = RateSample {
+                prior_delivered: 10 * k,
+                delivered: Some(10),
+                interval: 100 * PS_PER_US,
+                acked_sacked: 10,
+                losses: 0,
+                app_limited: false,
+                rtt: Some(100 * PS_PER_US),
+                prior_in_flight: 10,
+            };
+            let st = AckState {
+                now,
+                cwnd,
+                in_flight: 4,
+                delivered: 10 * (k + 1),
+                delivered_at: now,
+                ca: CaState::Open,
+                mss: 1000,
+                next_send: now,
+            };
+            cwnd = b.on_ack(&rs, &st, Some(100 * PS_PER_US), 0);
+        }
+        assert_eq!(b.mode(), Mode::ProbeBw);
+        assert!((b.bw_bps(1000) - 800e6).abs() < 8e6, "{}", b.bw_bps(1000));
+        // cwnd grows towards 2 × BDP (20 segments) plus three ~64 KB TSO bursts (Linux's
+        // quantization budget at this rate): never below the BDP.
+        assert!((20..=20 + 3 * 65 + 4).contains(&cwnd), "{cwnd}");
+        // Pacing at gain × bw, less 1%: between 3/4 and 5/4 of 100 MB/s.
+        let r = b.pacing_rate();
+        assert!((74_000_000..=124_000_000).contains(&r), "{r}");
     }
 }

@@ -73,11 +73,9 @@ impl HyStart {
         // The ACK train.
         if now.saturating_sub(self.last_ack) <= ACK_DELTA {
             self.last_ack = now;
-            let ack_delay = if pacing_rate == 0 {
-                0
-            } else {
-                PS_PER_MS.min(GSO_MAX_SIZE * 4 * PS_PER_S / pacing_rate)
-            };
+            let ack_delay = (GSO_MAX_SIZE * 4 * PS_PER_S)
+                .checked_div(pacing_rate)
+                .map_or(0, |d| d.min(PS_PER_MS));
             let mut threshold = self.delay_min + ack_delay;
             if !paced {
                 threshold /= 2;
