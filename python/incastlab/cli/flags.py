@@ -29,6 +29,8 @@ FLAG_KEYS = {
     "initial_window": "tcp.initial_window",
     "delayed_ack": "tcp.delayed_ack",
     "cwnd_restart": "tcp.cwnd_restart",
+    "profile": "tcp.profile",
+    "cc": "tcp.congestion_control",
     "workload": "workload.kind",
     "blocks": "workload.blocks",
     "jitter": "workload.jitter",
@@ -58,7 +60,14 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--rtt", help="base round-trip time, e.g. 100us")
     s.add_argument("--rto-min", help="minimum RTO, e.g. 200ms, 1ms")
     s.add_argument("--rto-max", help="maximum RTO, e.g. 120s")
-    s.add_argument("--clock", help="timer/RTT clock granularity, e.g. 1us, 1ms, 4ms")
+    s.add_argument("--clock", help="RTT clock granularity (timers too, unless set), e.g. 1us, 4ms")
+    s.add_argument(
+        "--profile",
+        choices=["classic", "linux"],
+        help="whose TCP the hosts run: classic (the incast papers' kernels) or linux "
+        "(Linux 5.x/6.x: RACK-TLP, delayed ACKs with quick-ACK, CUBIC with HyStart)",
+    )
+    s.add_argument("--cc", choices=["reno", "cubic", "dctcp", "bbr"], help="congestion control")
     s.add_argument("--initial-window", type=int, help="initial window, segments")
     s.add_argument("--delayed-ack", help="delayed-ACK timeout (e.g. 40ms) or off")
     s.add_argument(

@@ -1,0 +1,60 @@
+"""Stack profiles: one key selects whose TCP the hosts run (the incast papers' kernels or
+today's Linux), and the flags and library reach it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import incastlab
+from incastlab.cli import main
+from incastlab.scenario import from_dict
+
+SMALL_FAN_IN = {
+    "topology": {"senders": 2, "link": "100Mbps", "buffer": "32KB", "rtt": "50us"},
+    "tcp": {"congestion_control": "cubic"},
+    "workload": {"sru": "64KB", "blocks": 30},
+}
+
+
+def with_profile(profile: str) -> dict:
+    d = json.loads(json.dumps(SMALL_FAN_IN))
+    d["tcp"]["profile"] = profile
+    return d
+
+
+def test_the_linux_profile_bundles_todays_defaults_and_given_keys_win() -> None:
+    s = from_dict({"tcp": {"profile": "linux", "delayed_ack": "off"}}).normalized()["tcp"]
+    assert s["profile"] == "linux"
+    assert s["rack_tlp"] and s["quickack"] and s["hystart"] and s["tso"]
+    assert s["congestion_control"] == "cubic"
+    assert s["timer_granularity"] == 4_000_000_000  # a 4 ms jiffy, in picoseconds
+    assert s["delayed_ack"] == 0, "a key the scenario sets wins over the profile"
+    classic = from_dict({}).normalized()["tcp"]
+    assert classic["profile"] == "classic" and not classic["rack_tlp"]
+
+
+def test_an_unknown_profile_names_the_field() -> None:
+    with pytest.raises(incastlab.ScenarioError) as e:
+        from_dict({"tcp": {"profile": "windows"}})
+    assert e.value.field == "tcp.profile"
+
+
+def test_rack_tlp_repairs_a_small_fan_in_that_the_papers_kernels_time_out() -> None:
+    classic = incastlab.simulate(with_profile("classic"))
+    linux = incastlab.simulate(with_profile("linux"))
+    assert classic.timeouts >= 10
+    assert linux.timeouts <= classic.timeouts // 4
+    assert linux.report["loss_probes"] > 0
+    assert linux.goodput_bps > 3 * classic.goodput_bps
+
+
+def test_profile_and_cc_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sim", "--senders", "2", "--link", "100Mbps", "--buffer", "32KB", "--sru", "64KB"]
+    main([*args, "--blocks", "5", "--profile", "linux", "--cc", "bbr", "--json"])
+    rec = json.loads(capsys.readouterr().out)[0]
+    sc = json.loads(rec["scenario"]) if isinstance(rec["scenario"], str) else rec["scenario"]
+    assert sc["tcp"]["profile"] == "linux"
+    assert sc["tcp"]["congestion_control"] == "bbr"
+    assert sc["tcp"]["rack_tlp"] is True
