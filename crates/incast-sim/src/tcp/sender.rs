@@ -173,6 +173,8 @@ pub(super) struct Sender {
     cwr_end: u64,
     /// Smallest RTT sample seen.
     min_rtt: SimTime,
+    /// The handshake's RTT (Linux's min-RTT filter starts from it; RACK and BBR use it).
+    path_min_rtt: SimTime,
     /// What the retransmission timer is armed for.
     timer: TimerKind,
     /// RACK's state.
@@ -204,6 +206,7 @@ pub(super) struct Sender {
 impl Sender {
     /// A send half with nothing written yet.
     pub(super) fn new(p: TcpParams, rtt: RttEstimator) -> Sender {
+        let handshake_rtt = rtt.srtt().unwrap_or(SimTime::MAX);
         let bbr = (p.congestion_control == CongestionControl::Bbr).then(|| {
             Box::new(Bbr::new(
                 p.initial_window,
@@ -265,6 +268,7 @@ impl Sender {
             send_cwr: false,
             cwr_end: 0,
             min_rtt: SimTime::MAX,
+            path_min_rtt: handshake_rtt,
             stats: SenderStats::default(),
         }
     }
@@ -636,11 +640,7 @@ impl Sender {
     fn rack_detect(&mut self, now: SimTime, timer_fired: bool) -> (u32, bool) {
         let recovering = self.ca != CaState::Open;
         let srtt = self.rtt.srtt().unwrap_or(0);
-        let min_rtt = if self.min_rtt == SimTime::MAX {
-            srtt
-        } else {
-            self.min_rtt
-        };
+        let min_rtt = self.path_min_rtt.min(self.min_rtt);
         let reo = self.rack.reo_wnd(
             recovering,
             self.board.sacked_out(),
@@ -730,11 +730,8 @@ impl Sender {
         let rack_tlp = self.p.rack_tlp && self.p.sack;
         let lost_before = self.board.lost_total();
         self.rate.begin(self.in_flight());
-        let min_rtt = if self.min_rtt == SimTime::MAX {
-            self.rtt.srtt().unwrap_or(0)
-        } else {
-            self.min_rtt
-        };
+        // Linux's tcp_min_rtt: the handshake's RTT counts too.
+        let min_rtt = self.path_min_rtt.min(self.min_rtt);
         // Every newly delivered segment advances RACK and the delivery-rate sample.
         let (rack, rate) = (&mut self.rack, &mut self.rate);
         let mut on_delivered = |seg: &mut crate::tcp::scoreboard::Seg, sacked: bool| {
