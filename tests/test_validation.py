@@ -167,8 +167,8 @@ def test_bbr_against_cubic_which_collapses_harder() -> None:
 def test_profiles_are_overrides_by_name() -> None:
     got = val.profile_overrides(["classic", "linux"], ["paced:tcp.profile=linux", "linux:seed=3"])
     assert got == {
-        "classic": {},
-        "linux": {"tcp.profile": "linux", "seed": 3},
+        "classic": {"tcp.profile": "classic", "tcp.clock_granularity": "4ms"},
+        "linux": {"tcp.profile": "linux", "tcp.timer_granularity": "4ms", "seed": 3},
         "paced": {"tcp.profile": "linux"},
     }
     with pytest.raises(ValueError, match="NAME:KEY=VALUE"):
@@ -177,15 +177,18 @@ def test_profiles_are_overrides_by_name() -> None:
 
 def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
     p = val.Point("32KB", "200ms", "bbr", 4)
-    got = val.run_sim(p, val.QUICK, 50e-6, {})
-    assert got.results == [] and got.missing is not None and "bbr" in got.missing
+    got = val.run_sim(p, val.QUICK, 50e-6, {"tcp.initial_window": 0})
+    assert got.results == [] and got.missing is not None and "initial_window" in got.missing
     seen: list[Scenario] = []
 
     def simulate(sc: Scenario) -> Result:
         seen.append(sc)
         return fake(sc, 10e6)
 
-    ok = val.run_sim(val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, {}, simulate=simulate)
+    classic = val.PROFILES["classic"]
+    ok = val.run_sim(
+        val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, classic, simulate=simulate
+    )
     assert ok.missing is None and len(ok.results) == 3
     assert [sc.seed for sc in seen] == [1, 2, 3]
     assert {sc.topology.rtt for sc in seen} == {48_000_000}  # picoseconds
