@@ -14,9 +14,9 @@
 use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd};
 use crate::net::{CWR, ECT};
 use crate::rng::Rng;
-use crate::tcp::cc::bbr::{self, AckState, Bbr};
+use crate::tcp::cc::bbr::{AckState, Bbr};
 use crate::tcp::cc::hystart::HyStart;
-use crate::tcp::cc::{AnyController, Controller};
+use crate::tcp::cc::{AnyController, Controller, GSO_MAX_BYTES};
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
 use crate::tcp::receiver::Outbox;
@@ -36,8 +36,6 @@ pub const TIMEOUT_RUN_BUCKETS: usize = 16;
 const TIMEOUT_MIN: SimTime = 2 * PS_PER_MS;
 /// Segments a connection sends before Linux starts pacing it (`tcp_update_skb_after_send`).
 const UNPACED_SEGMENTS: u64 = 10;
-/// Largest TSO burst, bytes (`GSO_MAX_SIZE` less headers).
-const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
 /// What the retransmission timer is armed for (Linux's `icsk_pending`): RACK-TLP shares the
 /// timer between the RTO, the tail loss probe and RACK's reorder timeout.
@@ -51,9 +49,10 @@ pub(super) enum TimerKind {
     Reorder,
 }
 
-/// Congestion-control state (Linux's `icsk_ca_state`, without Disorder and CWR).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum CaState {
+/// Congestion-control state (Linux's `icsk_ca_state`, without Disorder and CWR), in Linux's
+/// order (BBR compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum CaState {
     /// Normal sending.
     Open,
     /// Fast recovery until `high_seq` is acknowledged.
@@ -360,7 +359,7 @@ impl Sender {
                 in_flight: 0,
                 delivered: self.rate.delivered,
                 delivered_at: self.rate.delivered_at,
-                ca: bbr::CaState::Loss,
+                ca: CaState::Loss,
                 mss: self.p.mss,
                 next_send: self.next_send,
             };
@@ -934,11 +933,7 @@ impl Sender {
             in_flight: self.in_flight(),
             delivered: self.rate.delivered,
             delivered_at: self.rate.delivered_at,
-            ca: match self.ca {
-                CaState::Open => bbr::CaState::Open,
-                CaState::Recovery => bbr::CaState::Recovery,
-                CaState::Loss => bbr::CaState::Loss,
-            },
+            ca: self.ca,
             mss: self.p.mss,
             next_send: self.next_send,
         };
@@ -1013,7 +1008,7 @@ impl Sender {
                 in_flight: 0,
                 delivered: self.rate.delivered,
                 delivered_at: self.rate.delivered_at,
-                ca: bbr::CaState::Open,
+                ca: CaState::Open,
                 mss: self.p.mss,
                 next_send: self.next_send,
             };

@@ -12,7 +12,9 @@
 //! Units follow Linux: bandwidth in segments per µs scaled by 2^24, gains by 2^8.
 
 use crate::rng::Rng;
+use crate::tcp::cc::GSO_MAX_BYTES;
 use crate::tcp::rate::RateSample;
+use crate::tcp::sender::CaState;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S, PS_PER_US};
 
 const BBR_SCALE: u32 = 8;
@@ -58,8 +60,6 @@ const ACK_EPOCH_ACKED_RESET: u64 = 1 << 20;
 const EXTRA_ACKED_MAX: SimTime = 100 * PS_PER_MS;
 /// Linux's TCP_INIT_CWND.
 const INIT_CWND: u32 = 10;
-/// Largest TSO burst, bytes (GSO_MAX_SIZE less headers).
-const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
 /// BBR's modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,14 +68,6 @@ pub(crate) enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// The loss-recovery state BBR sees (Linux's `icsk_ca_state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum CaState {
-    Open,
-    Recovery,
-    Loss,
 }
 
 /// The connection's state at an ACK, as BBR reads it.

@@ -14,6 +14,9 @@ pub(crate) use dctcp::Dctcp;
 pub(crate) use reno::Reno;
 
 use crate::config::CongestionControl;
+
+/// Largest TSO/GSO burst, bytes (Linux's `GSO_MAX_SIZE` less headers).
+pub(crate) const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 use crate::units::SimTime;
 
 /// The hooks a congestion control answers; the defaults are Reno's.
