@@ -159,6 +159,7 @@ def test_bbr_against_cubic_which_collapses_harder() -> None:
         (4, 1.5, 0.5),
     ]
     assert val.harder(0.5) == "BBR" and val.harder(1.5) == "CUBIC" and val.harder(None) == "-"
+    assert val.harder(1.02) == val.harder(0.97) == "neither"
     summary = val.ordering_summary(ords, ["classic"])
     assert summary["real"] == 1.0
     assert summary["profiles"]["classic"] == {"median": 0.5, "same_order": 0.5, "points": 2}
@@ -227,10 +228,15 @@ def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path
     assert cubic1.real == [91e6, 92e6] and cubic1.rtt_s == pytest.approx(41.5e-6)
     (s,) = v.summary()
     assert (s.points, s.missing, s.inside_share) == (2, 2, 0.5)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "reasons.csv").write_text(
+        "profile,buffer,rto_min,cc,senders,why\n*,32KB,200ms,cubic,2,a reason kept on rerun\n"
+    )
     written = val.write(v, tmp_path / "docs", "incast validate --quick")
     readme = (tmp_path / "docs" / "README.md").read_text()
     assert "incast validate --quick" in readme and "bbr is not simulated yet" in readme
     assert "Points outside the kernel's min–max" in readme and "| 2 |" in readme
+    assert "| a reason kept on rerun |" in readme
     assert all(p.exists() and p.stat().st_size > 0 for p in written)
     csv = (tmp_path / "docs" / "validation.csv").read_text().splitlines()
     assert csv[0].startswith("buffer,rto_min,cc,senders,rtt_us,real_runs") and len(csv) == 5

@@ -47,10 +47,10 @@ def add_validate_parser(sub: Any) -> None:
     )
     v.add_argument(
         "--profiles",
-        default="classic",
+        default="classic,linux",
         metavar="A,B",
-        help="simulator profiles to compare (classic: today's simulator; another name sets "
-        "tcp.profile = NAME) (default: %(default)s)",
+        help="simulator profiles to compare (classic: the incast papers' kernels; linux: "
+        "Linux 5.x/6.x; another name sets tcp.profile = NAME) (default: %(default)s)",
     )
     v.add_argument(
         "--profile-set",

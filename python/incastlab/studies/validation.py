@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 #: What the simulator is always given for this testbed: the kernel's timer tick (HZ = 250).
 KERNEL_CLOCK = "4ms"
+#: The testbed's framing, given to the simulator like its RTT: tbf charges a packet its
+#: length as the veth sends it, a 1514-byte frame for 1448 bytes of payload (Ethernet 14,
+#: IP 20, TCP with timestamps 32; no FCS, preamble or inter-frame gap).
+TESTBED_FRAMING = {"tcp.header_bytes": "66B", "tcp.phy_overhead": "0B"}
 #: Seeds of the simulator per point and profile.
 SIM_SEEDS = (1, 2, 3)
 #: Profiles that are not just ``tcp.profile = <name>``: ``classic`` is the simulator as it is.
@@ -55,6 +59,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 #: The BBR-against-CUBIC question: these sender counts, with this RTOmin.
 ORDERING_SENDERS = (2, 4, 8, 16)
 ORDERING_RTO = "200ms"
+#: BBR / CUBIC within this of 1 is a tie: neither collapses harder.
+TIE = 0.05
 #: Used when a point has no measured RTT (only if no stored run recorded one).
 FALLBACK_RTT_S = 50e-6
 
@@ -239,6 +245,7 @@ def run_sim(
         simulate = simulate_
     extra = {
         "topology.rtt": f"{max(1, round(rtt_s * 1e6))}us",
+        **TESTBED_FRAMING,
         **overrides,
     }
     out = SimRuns()
@@ -400,11 +407,13 @@ def orderings(
     return out
 
 
-def harder(ratio_: float | None) -> str:
-    """Which collapses harder, given BBR / CUBIC."""
+def harder(ratio_: float | None, tie: float = TIE) -> str:
+    """Which collapses harder, given BBR / CUBIC; within ``tie`` of 1, neither."""
     if ratio_ is None:
         return "-"
-    return "BBR" if ratio_ < 1 else "CUBIC" if ratio_ > 1 else "neither"
+    if abs(ratio_ - 1) <= tie:
+        return "neither"
+    return "BBR" if ratio_ < 1 else "CUBIC"
 
 
 def ordering_summary(ords: Sequence[Ordering], profiles: Sequence[str]) -> dict[str, Any]:
@@ -614,8 +623,25 @@ def command_line(grid: Grid, profiles: Sequence[str], real_dir: str, out: str) -
     return " ".join(parts)
 
 
-def markdown(v: Validation, command: str) -> str:
+def read_reasons(path: Path) -> dict[tuple[str, str], str]:
+    """People's explanations of points outside the kernel's min–max: a CSV with columns
+    profile (``*``: every profile), buffer, rto_min, cc, senders and why; keyed by
+    (profile, point key)."""
+    if not path.exists():
+        return {}
+    out = {}
+    with path.open(encoding="utf-8", newline="") as f:
+        for rec in csv.DictReader(f):
+            p = Point(rec["buffer"], rec["rto_min"], rec["cc"], int(rec["senders"]))
+            out[(rec["profile"], p.key)] = rec["why"].strip()
+    return out
+
+
+def markdown(
+    v: Validation, command: str, reasons: Mapping[tuple[str, str], str] | None = None
+) -> str:
     g, names, kernel = v.grid, v.names, v.kernel
+    reasons = reasons or {}
     lines = [
         "# Validation: the simulator against real Linux TCP",
         "",
@@ -635,7 +661,11 @@ def markdown(v: Validation, command: str) -> str:
         "",
         "The simulator is given the testbed's measured base RTT (the median of 20 ICMP echoes "
         "on the idle testbed, timed by the kernel; `rtt_us` below) and the kernel's "
-        f"{KERNEL_CLOCK} timer tick (HZ = 250), as each profile takes it. Profiles: "
+        f"{KERNEL_CLOCK} timer tick (HZ = 250), as each profile takes it, and the shaper's "
+        "framing: tbf charges each packet the 1514 bytes the veth sends for 1448 bytes of "
+        "payload, with no FCS, preamble or gap ("
+        + ", ".join(f"`{k} = {v!r}`" for k, v in TESTBED_FRAMING.items())
+        + "). Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
         "",
@@ -667,7 +697,8 @@ def markdown(v: Validation, command: str) -> str:
             f"## BBR against CUBIC ({ORDERING_RTO} RTOmin, "
             f"N = {', '.join(map(str, ORDERING_SENDERS))})",
             "",
-            "BBR's goodput over CUBIC's (medians); below 1, BBR collapses harder. The kernel: "
+            f"BBR's goodput over CUBIC's (medians); below 1, BBR collapses harder (within "
+            f"{100 * TIE:.0f}% of 1: neither). The kernel: "
             f"median ratio {_ratio(osum['real'])} ({harder(osum['real'])} collapses harder).",
             "",
             "| buffer | N | real | " + " | ".join(f"sim {n}" for n in names) + " |",
@@ -720,7 +751,8 @@ def markdown(v: Validation, command: str) -> str:
             f"## Points outside the kernel's min–max: `{s.profile}`",
             "",
             "RTOs per run (medians): the kernel's, with its tail-loss probes after the slash, "
-            "and the simulator's. The last column is for people to fill in.",
+            "and the simulator's. Why: from `reasons.csv` beside this file, written by people "
+            "(kept when the study is rerun).",
             "",
             "| buffer | RTOmin | cc | N | real [min–max] | sim | sim / real − 1 | "
             "RTOs real / TLP | RTOs sim | why |",
@@ -733,7 +765,9 @@ def markdown(v: Validation, command: str) -> str:
                 f"{_mbps(r.real_median)} [{_mbps(r.real_min)}–{_mbps(r.real_max)}] | "
                 f"{_mbps(r.sim_median(s.profile))} | {_pct(r.error(s.profile))} | "
                 f"{_num(_median_int(r.real_timeouts))} / {_num(_median_int(r.real_probes))} | "
-                f"{_num(_median_int(r.sim_timeouts.get(s.profile, [])))} |  |"
+                f"{_num(_median_int(r.sim_timeouts.get(s.profile, [])))} | "
+                + (reasons.get((s.profile, p.key)) or reasons.get(("*", p.key)) or "")
+                + " |"
             )
     lines += ["", "## Notes on the testbed", "", *NOTES]
     if kernel:
@@ -814,5 +848,6 @@ def write(v: Validation, out: Path, command: str) -> list[Path]:
     """README.md, validation.csv and validation.png under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     readme = out / "README.md"
-    readme.write_text(markdown(v, command), encoding="utf-8")
+    reasons = read_reasons(out / "reasons.csv")
+    readme.write_text(markdown(v, command, reasons), encoding="utf-8")
     return [readme, write_csv(v, out / "validation.csv"), plot(v, out / "validation.png")]
