@@ -4,11 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import incastlab
 from incastlab.result import Result
 from incastlab.scenario import Scenario, apply_overrides, from_dict
 
 GBPS = 1e9
+
+
+def _emulation_unavailable() -> str:
+    """Why this machine cannot emulate ("" if it can)."""
+    from incastlab.real import emulate
+
+    try:
+        emulate.check_can_emulate()
+    except emulate.EmulationError as e:
+        return str(e)
+    return ""
+
+
+#: Tests that build network namespaces: skipped, with the reason, where that is impossible.
+needs_root = pytest.mark.skipif(
+    bool(_emulation_unavailable()), reason=f"cannot emulate here: {_emulation_unavailable()}"
+)
 
 #: Hafeez et al.'s setup (ns-2): 1 Gbps, 100 us RTT (the default), 1 KB packets, 32 KB per
 #: port, RTOmin 10 ms, responses jittered U[0, 20] us. The paper does not give the block size;

@@ -9,17 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs_root
 from incastlab.cli import main
 from incastlab.real import emulate
 from incastlab.scenario import from_dict
-
-try:
-    emulate.check_can_emulate()
-    CAN, WHY = True, ""
-except emulate.EmulationError as e:
-    CAN, WHY = False, str(e)
-
-needs_root = pytest.mark.skipif(not CAN, reason=f"cannot emulate here: {WHY}")
 
 
 def _has(cc: str) -> bool:
