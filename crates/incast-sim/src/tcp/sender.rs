@@ -22,7 +22,7 @@ use crate::tcp::rate::Rate;
 use crate::tcp::receiver::Outbox;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
-use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::scoreboard::{Scoreboard, TxState};
 use crate::tcp::TcpParams;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 
@@ -349,21 +349,15 @@ impl Sender {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
             self.ssthresh = self.loss_ssthresh();
         }
-        if let Some(b) = self.bbr.as_mut() {
-            if self.ca != CaState::Open {
-                b.save_cwnd(self.cwnd);
+        if self.bbr.is_some() {
+            let st = self.bbr_state(now, 0, CaState::Loss);
+            let (ca, cwnd, lost_total) = (self.ca, self.cwnd, self.board.lost_total());
+            if let Some(b) = self.bbr.as_mut() {
+                if ca != CaState::Open {
+                    b.save_cwnd(cwnd);
+                }
+                b.on_rto(&st, lost_total);
             }
-            let st = AckState {
-                now,
-                cwnd: self.cwnd,
-                in_flight: 0,
-                delivered: self.rate.delivered,
-                delivered_at: self.rate.delivered_at,
-                ca: CaState::Loss,
-                mss: self.p.mss,
-                next_send: self.next_send,
-            };
-            b.on_rto(&st, self.board.lost_total());
         }
         self.cwnd = 1;
         self.cwnd_cnt = 0;
@@ -432,13 +426,13 @@ impl Sender {
                     continue;
                 }
                 self.cwnd_limited = false;
-                if len == 0 && self.board.lost_pending() == 0 {
+                if len == 0 && self.board.lost_pending() == 0 && self.bbr.is_some() {
                     // Linux's tcp_rate_check_app_limited: the application has run dry.
                     self.rate.app_limited(self.in_flight());
                 }
                 break;
             }
-            let tx = self.rate.on_send(now, self.board.packets_out());
+            let tx = self.tx_state(now);
             self.board.push(self.snd_nxt, len as u32, now, tx);
             self.emit(self.snd_nxt, len as u32, out);
             self.snd_nxt += len;
@@ -593,7 +587,7 @@ impl Sender {
         if self.tlp_high_seq.is_none() {
             let len = self.p.mss.min(self.write_end.saturating_sub(self.snd_nxt));
             if len > 0 && self.snd_nxt + len <= self.snd_una + self.p.receive_window {
-                let tx = self.rate.on_send(now, self.board.packets_out());
+                let tx = self.tx_state(now);
                 self.board.push(self.snd_nxt, len as u32, now, tx);
                 self.emit(self.snd_nxt, len as u32, out);
                 self.snd_nxt += len;
@@ -684,7 +678,7 @@ impl Sender {
     }
 
     fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Outbox<'_>) {
-        let tx = self.rate.on_send(now, self.board.packets_out());
+        let tx = self.tx_state(now);
         let (seq, len) = self.board.retransmitted(i, now, self.snd_nxt, tx);
         self.high_rxt = self.high_rxt.max(seq + len as u64);
         if self.ca == CaState::Loss {
@@ -728,16 +722,24 @@ impl Sender {
         self.orig_delivered = false;
         let rack_tlp = self.p.rack_tlp && self.p.sack;
         let lost_before = self.board.lost_total();
-        self.rate.begin(self.in_flight());
+        let sampling = self.bbr.is_some();
+        if sampling {
+            self.rate.begin(self.in_flight());
+        }
         // Linux's tcp_min_rtt: the handshake's RTT counts too.
         let min_rtt = self.path_min_rtt.min(self.min_rtt);
-        // Every newly delivered segment advances RACK and the delivery-rate sample.
+        // Every newly delivered segment advances RACK and BBR's delivery-rate sample (the
+        // papers' stack needs neither, and skips the work).
         let (rack, rate) = (&mut self.rack, &mut self.rate);
         let mut on_delivered = |seg: &mut crate::tcp::scoreboard::Seg, sacked: bool| {
-            let retx = seg.ever_retransmitted();
-            rack.note_delivery_order(seg.end(), retx, sacked);
-            rack.advance(seg.sent(), seg.end(), retx, now, min_rtt);
-            rate.on_delivered(seg);
+            if rack_tlp {
+                let retx = seg.ever_retransmitted();
+                rack.note_delivery_order(seg.end(), retx, sacked);
+                rack.advance(seg.sent(), seg.end(), retx, now, min_rtt);
+            }
+            if sampling {
+                rate.on_delivered(seg);
+            }
         };
         let mut newly_sacked = 0;
         if self.p.sack {
@@ -917,6 +919,29 @@ impl Sender {
         }
     }
 
+    /// What BBR reads of the connection at `now`.
+    fn bbr_state(&self, now: SimTime, in_flight: u32, ca: CaState) -> AckState {
+        AckState {
+            now,
+            cwnd: self.cwnd,
+            in_flight,
+            delivered: self.rate.delivered,
+            delivered_at: self.rate.delivered_at,
+            ca,
+            mss: self.p.mss,
+            next_send: self.next_send,
+        }
+    }
+
+    /// The delivery state a segment sent now carries: only BBR samples delivery rates.
+    fn tx_state(&mut self, now: SimTime) -> TxState {
+        if self.bbr.is_some() {
+            self.rate.on_send(now, self.board.packets_out())
+        } else {
+            TxState::default()
+        }
+    }
+
     /// BBR's turn at an ACK: the rate sample, then its cwnd and pacing rate.
     fn bbr_on_ack(
         &mut self,
@@ -927,16 +952,7 @@ impl Sender {
         min_rtt: SimTime,
     ) {
         let rs = self.rate.finish(now, acked_sacked, losses, rtt, min_rtt);
-        let st = AckState {
-            now,
-            cwnd: self.cwnd,
-            in_flight: self.in_flight(),
-            delivered: self.rate.delivered,
-            delivered_at: self.rate.delivered_at,
-            ca: self.ca,
-            mss: self.p.mss,
-            next_send: self.next_send,
-        };
+        let st = self.bbr_state(now, self.in_flight(), self.ca);
         let srtt = self.rtt.srtt();
         let lost_total = self.board.lost_total();
         let b = self.bbr.as_mut().expect("BBR");
@@ -1001,18 +1017,12 @@ impl Sender {
     /// window (Linux's `tcp_undo_cwnd_reduction`), forget the loss marks, carry on.
     fn undo_spurious_timeout(&mut self) {
         self.stats.spurious_timeouts += 1;
-        if let Some(b) = self.bbr.as_mut() {
-            let st = AckState {
-                now: self.last_send,
-                cwnd: self.cwnd,
-                in_flight: 0,
-                delivered: self.rate.delivered,
-                delivered_at: self.rate.delivered_at,
-                ca: CaState::Open,
-                mss: self.p.mss,
-                next_send: self.next_send,
-            };
-            b.undo(&st, self.board.lost_total());
+        if self.bbr.is_some() {
+            let st = self.bbr_state(self.last_send, 0, CaState::Open);
+            let lost_total = self.board.lost_total();
+            if let Some(b) = self.bbr.as_mut() {
+                b.undo(&st, lost_total);
+            }
         }
         self.cwnd = self.cwnd.max(self.undo_cwnd);
         self.ssthresh = self.ssthresh.max(self.undo_ssthresh);
