@@ -49,12 +49,13 @@ KERNEL_CLOCK = "4ms"
 TESTBED_FRAMING = {"tcp.header_bytes": "66B", "tcp.phy_overhead": "0B"}
 #: Seeds of the simulator per point and profile.
 SIM_SEEDS = (1, 2, 3)
-#: Profiles that are not just ``tcp.profile = <name>``: ``classic`` is the simulator as it is.
+#: Profiles with overrides beyond ``tcp.profile = <name>``: each takes this kernel's tick its
+#: own way (another name means just ``tcp.profile = <name>``).
 PROFILES: dict[str, dict[str, Any]] = {
     # The papers' kernels measured RTTs on the jiffy clock too.
-    "classic": {"tcp.profile": "classic", "tcp.clock_granularity": "4ms"},
+    "classic": {"tcp.profile": "classic", "tcp.clock_granularity": KERNEL_CLOCK},
     # Linux 5.x/6.x: RTTs in µs, timers on this kernel's 4 ms jiffies (the profile's own).
-    "linux": {"tcp.profile": "linux", "tcp.timer_granularity": "4ms"},
+    "linux": {"tcp.profile": "linux", "tcp.timer_granularity": KERNEL_CLOCK},
 }
 #: The BBR-against-CUBIC question: these sender counts, with this RTOmin.
 ORDERING_SENDERS = (2, 4, 8, 16)

@@ -46,6 +46,9 @@ pub(crate) struct Rate {
     has_sample: bool,
     /// Its send interval.
     send_interval: SimTime,
+    /// When the sample's delivery count last grew: its ACK interval starts there
+    /// (Linux's `rs->prior_mstamp`).
+    prior_at: SimTime,
 }
 
 impl Rate {
@@ -93,9 +96,7 @@ impl Rate {
             self.sample.app_limited = tx.app_limited;
             self.sample_sent = seg.sent();
             self.send_interval = seg.sent().saturating_sub(tx.first_tx);
-            // The ACK interval starts when the sample's segment was sent's delivery count
-            // last grew.
-            self.sample.interval = tx.delivered_at;
+            self.prior_at = tx.delivered_at;
             // The next flight's send interval starts at this segment's transmission.
             self.first_tx = seg.sent();
         }
@@ -124,7 +125,7 @@ impl Rate {
         if !self.has_sample {
             return rs;
         }
-        let ack_interval = now.saturating_sub(rs.interval);
+        let ack_interval = now.saturating_sub(self.prior_at);
         rs.interval = self.send_interval.max(ack_interval);
         rs.delivered = Some(self.delivered - rs.prior_delivered);
         if rs.interval < min_rtt {

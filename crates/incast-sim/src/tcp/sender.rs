@@ -16,7 +16,7 @@ use crate::net::{CWR, ECT};
 use crate::rng::Rng;
 use crate::tcp::cc::bbr::{AckState, Bbr};
 use crate::tcp::cc::hystart::HyStart;
-use crate::tcp::cc::{AnyController, Controller, GSO_MAX_BYTES};
+use crate::tcp::cc::{AnyController, Controller, GSO_MAX_BYTES, PACING_SHIFT};
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
 use crate::tcp::receiver::Outbox;
@@ -34,6 +34,9 @@ const MAX_ROUNDS: usize = 32;
 pub const TIMEOUT_RUN_BUCKETS: usize = 16;
 /// Linux's `TCP_TIMEOUT_MIN_US`: added to a probe timeout with several segments out.
 const TIMEOUT_MIN: SimTime = 2 * PS_PER_MS;
+/// Probe timeout before any RTT sample (Linux's `TCP_TIMEOUT_INIT`; connections here always
+/// have the handshake's sample).
+const PROBE_WITHOUT_RTT: SimTime = PS_PER_S;
 /// Segments a connection sends before Linux starts pacing it (`tcp_update_skb_after_send`).
 const UNPACED_SEGMENTS: u64 = 10;
 
@@ -473,7 +476,7 @@ impl Sender {
         if let Some(b) = self.bbr.as_ref() {
             return b.tso_segs_goal(self.p.mss);
         }
-        let bytes = (self.pacing_rate >> 10).min(GSO_MAX_BYTES);
+        let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
         ((bytes / self.p.mss) as u32).clamp(2, (GSO_MAX_BYTES / self.p.mss).max(2) as u32)
     }
 
@@ -544,7 +547,7 @@ impl Sender {
                 };
                 self.rtt.ticks(2 * srtt + extra)
             }
-            None => PS_PER_S,
+            None => PROBE_WITHOUT_RTT,
         };
         let rto_delta = if advancing_rto {
             self.rtt.ticks(self.rtt.rto(self.backoff))

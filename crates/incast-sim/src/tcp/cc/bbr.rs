@@ -12,7 +12,7 @@
 //! Units follow Linux: bandwidth in segments per µs scaled by 2^24, gains by 2^8.
 
 use crate::rng::Rng;
-use crate::tcp::cc::GSO_MAX_BYTES;
+use crate::tcp::cc::{GSO_MAX_BYTES, PACING_SHIFT};
 use crate::tcp::rate::RateSample;
 use crate::tcp::sender::CaState;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S, PS_PER_US};
@@ -279,8 +279,7 @@ impl Bbr {
 
     /// Segments per TSO burst BBR wants (`bbr_tso_segs_goal`).
     pub(crate) fn tso_segs_goal(&self, mss: u64) -> u32 {
-        // sk_pacing_shift = 10: about 1 ms of the pacing rate.
-        let bytes = (self.pacing_rate >> 10).min(GSO_MAX_BYTES);
+        let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
         let min = if self.pacing_rate < MIN_TSO_RATE_BYTES {
             1
         } else {

@@ -5,6 +5,7 @@
 //! minimum by an eighth of it (clamped to 4–16 ms). Linux runs this HyStart, not RFC 9406's
 //! HyStart++.
 
+use crate::tcp::cc::GSO_MAX_SIZE;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S, PS_PER_US};
 
 /// cwnd below which HyStart does not look (`hystart_low_window`).
@@ -13,8 +14,6 @@ const LOW_WINDOW: u32 = 16;
 const ACK_DELTA: SimTime = 2 * PS_PER_MS;
 /// RTT samples per round before the delay test (`HYSTART_MIN_SAMPLES`).
 const MIN_SAMPLES: u32 = 8;
-/// Bytes of the largest GSO burst (`sk_gso_max_size`).
-const GSO_MAX_SIZE: u64 = 65536;
 
 /// One connection's HyStart state.
 #[derive(Debug, Clone, Default)]

@@ -15,8 +15,12 @@ pub(crate) use reno::Reno;
 
 use crate::config::CongestionControl;
 
-/// Largest TSO/GSO burst, bytes (Linux's `GSO_MAX_SIZE` less headers).
-pub(crate) const GSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+/// Linux's `GSO_MAX_SIZE`: the largest segmentation-offload burst a socket hands down, bytes.
+pub(crate) const GSO_MAX_SIZE: u64 = 65536;
+/// Largest TSO/GSO burst of payload, bytes (`GSO_MAX_SIZE - 1 - MAX_TCP_HEADER`).
+pub(crate) const GSO_MAX_BYTES: u64 = GSO_MAX_SIZE - 1 - 320;
+/// Linux's `sk_pacing_shift`: a TSO burst holds about 2^-10 s (1 ms) of the pacing rate.
+pub(crate) const PACING_SHIFT: u32 = 10;
 use crate::units::SimTime;
 
 /// The hooks a congestion control answers; the defaults are Reno's.
