@@ -188,14 +188,38 @@ def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
 
     classic = val.PROFILES["classic"]
     ok = val.run_sim(
-        val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, classic, simulate=simulate
+        val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, classic, 30e-6, simulate=simulate
     )
-    assert ok.missing is None and len(ok.results) == 3
-    assert [sc.seed for sc in seen] == [1, 2, 3]
+    assert ok.missing is None and len(ok.results) == len(val.SIM_SEEDS)
+    assert [sc.seed for sc in seen] == list(val.SIM_SEEDS)
     assert {sc.topology.rtt for sc in seen} == {48_000_000}  # picoseconds
+    # 30 us of jitter is more than a 48 us RTT's star allows (twice RTT / 4): capped.
+    assert {sc.topology.link_jitter for sc in seen} == {24_000_000}
     assert {sc.tcp.clock_granularity for sc in seen} == {4_000_000_000}
     with pytest.raises(ScenarioError):
         val.scenario(p, val.QUICK, seed=1, extra={"tcp.no_such_key": 1})
+
+
+def test_the_testbed_jitter_comes_from_the_probes_spread() -> None:
+    # d2, the expected range of n standard normals: the control-chart table's values.
+    assert val.expected_normal_range(2) == pytest.approx(1.128, abs=1e-3)
+    assert val.expected_normal_range(20) == pytest.approx(3.735, abs=1e-3)
+    with pytest.raises(ValueError):
+        val.expected_normal_range(1)
+
+    def run(lo: float, hi: float, n: int = 20) -> Result:
+        probe = {"min_s": lo, "max_s": hi, "median_s": (lo + hi) / 2, "samples": n}
+        r = fake(val.scenario(val.Point("32KB", "1ms", "cubic", 1), val.QUICK, seed=1), 90e6)
+        return dataclasses.replace(r, report={**r.report, "emulated": {"rtt_probe": probe}})
+
+    d2 = val.expected_normal_range(20)
+    # Ranges 30, 40 and 90 us: the median's standard deviation, times sqrt(3) (4 crossings).
+    got = val.testbed_jitter_s([run(40e-6, 70e-6), run(40e-6, 80e-6), run(40e-6, 130e-6)])
+    assert got == pytest.approx(3**0.5 * 40e-6 / d2)
+    assert val.testbed_jitter_s([]) is None
+    assert val.testbed_jitter_s([run(40e-6, 70e-6, n=1)]) is None  # no range in one echo
+    assert val.point_jitter_s(25e-6, 60e-6) == 25e-6
+    assert val.point_jitter_s(25e-6, 40e-6) == 20e-6  # twice the star's per-link RTT / 4
 
 
 def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use crate::config::QueueLimit;
+use crate::rng::Rng;
 use crate::units::{tx_time, SimTime};
 
 /// Index of a packet in the [`PacketPool`].
@@ -218,6 +219,8 @@ pub struct Link {
     bytes: u64,
     /// Packets propagating, with their arrival time at the far end.
     pipe: VecDeque<(SimTime, PktId)>,
+    /// Delay jitter: each packet's delay is uniform in `delay ± jitter / 2`.
+    jitter: Option<(SimTime, Rng)>,
     /// The head of `queue` is being serialized.
     busy: bool,
     /// Paused by the next hop (PFC): the packet in service finishes, no new one starts.
@@ -241,6 +244,7 @@ impl Link {
             queue: VecDeque::new(),
             bytes: 0,
             pipe: VecDeque::new(),
+            jitter: None,
             busy: false,
             paused: false,
             paused_since: 0,
@@ -253,6 +257,13 @@ impl Link {
         self.mark_bytes = threshold.bytes.unwrap_or(u64::MAX);
         self.mark_packets = threshold.packets.unwrap_or(u32::MAX);
         self
+    }
+
+    /// Draw each packet's delay uniformly from `delay ± jitter / 2` with `rng` (at most
+    /// `2 × delay`; the scenario's validation checks it).
+    pub fn set_jitter(&mut self, jitter: SimTime, rng: Rng) {
+        debug_assert!(jitter <= 2 * self.delay);
+        self.jitter = (jitter > 0).then_some((jitter, rng));
     }
 
     /// The packet being serialized, if any.
@@ -343,14 +354,23 @@ impl Link {
     }
 
     /// Packet `id` of `frame` bytes has been serialized at `now`: it enters the pipe. Returns
-    /// whether the pipe was empty (so its arrival must be scheduled at `now + delay`).
+    /// its arrival time if the pipe was empty (the caller schedules that arrival; later ones
+    /// follow from [`Link::arrive`]).
     #[inline]
-    pub fn into_pipe(&mut self, now: SimTime, id: PktId, frame: u32) -> bool {
+    pub fn into_pipe(&mut self, now: SimTime, id: PktId, frame: u32) -> Option<SimTime> {
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += frame as u64;
+        let mut at = now + self.delay;
+        if let Some((jitter, rng)) = self.jitter.as_mut() {
+            at = at - *jitter / 2 + rng.up_to(*jitter);
+            // A link delivers in order: a packet never overtakes the one before it.
+            if let Some(&(last, _)) = self.pipe.back() {
+                at = at.max(last);
+            }
+        }
         let pipe_was_empty = self.pipe.is_empty();
-        self.pipe.push_back((now + self.delay, id));
-        pipe_was_empty
+        self.pipe.push_back((at, id));
+        pipe_was_empty.then_some(at)
     }
 
     /// Offer packet `id` of `frame` bytes at `now`: drop-tail.
@@ -371,17 +391,17 @@ impl Link {
         }
     }
 
-    /// The packet in service has been serialized: it enters the pipe. Returns whether the pipe
-    /// was empty (so its arrival must be scheduled at `now + delay`) and, if another packet
-    /// starts (the link is not paused), the end of its transmission.
+    /// The packet in service has been serialized: it enters the pipe. Returns its arrival if
+    /// the pipe was empty (the caller schedules it) and, if another packet starts (the link is
+    /// not paused), the end of its transmission.
     #[inline]
-    pub fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
+    pub fn finish_tx(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
         let (id, f) = self.queue.pop_front().expect("finish_tx on an idle link");
         debug_assert!(self.busy);
         self.busy = false;
         self.bytes -= f as u64;
-        let pipe_was_empty = self.into_pipe(now, id, f);
-        (pipe_was_empty, self.start_next(now))
+        let arrival = self.into_pipe(now, id, f);
+        (arrival, self.start_next(now))
     }
 
     /// The packet at the head of the pipe reaches the far end. Returns it and the arrival time
@@ -450,11 +470,11 @@ mod tests {
             other => panic!("{other:?}"),
         };
         l.enqueue(0, 8, 1518);
-        let (empty, next) = l.finish_tx(t1);
-        assert!(empty);
+        let (arrival, next) = l.finish_tx(t1);
+        assert_eq!(arrival, Some(t1 + 1_000));
         assert_eq!(next, Some(2 * t1));
-        let (empty, next) = l.finish_tx(2 * t1);
-        assert!(!empty);
+        let (arrival, next) = l.finish_tx(2 * t1);
+        assert_eq!(arrival, None, "the pipe was not empty");
         assert_eq!(next, None);
         assert_eq!(l.arrive(), (7, Some(2 * t1 + 1_000)));
         assert_eq!(l.arrive(), (8, None));
@@ -487,13 +507,53 @@ mod tests {
         let mut l = link(0);
         let t = l.serialize(10, 1518);
         assert_eq!(t, 10 + 1538 * 8000);
-        assert!(l.into_pipe(t, 4, 1518), "first in the pipe");
-        assert!(!l.into_pipe(t + 1, 5, 64));
+        assert_eq!(
+            l.into_pipe(t, 4, 1518),
+            Some(t + 1_000),
+            "first in the pipe"
+        );
+        assert_eq!(l.into_pipe(t + 1, 5, 64), None);
         assert_eq!(l.arrive(), (4, Some(t + 1 + 1_000)));
         assert_eq!(l.arrive(), (5, None));
         assert_eq!((l.stats.tx_packets, l.stats.tx_bytes), (2, 1582));
         assert_eq!(l.stats.busy, 1538 * 8000);
         assert_eq!(l.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn jittered_delays_stay_within_half_the_jitter_and_in_order() {
+        let mut l = link(0);
+        l.set_jitter(1_000, Rng::new(1, 2));
+        let (mut lo, mut hi) = (SimTime::MAX, 0);
+        for i in 0..2_000u64 {
+            // Far enough apart that ordering never clamps: each delay is the jitter's own.
+            let sent = i * 10_000;
+            let d = l.into_pipe(sent, i as PktId, 64).expect("an empty pipe") - sent;
+            l.arrive();
+            lo = lo.min(d);
+            hi = hi.max(d);
+        }
+        assert!(lo >= 500 && hi <= 1_500, "delay 1000 ± 500: got {lo}..{hi}");
+        assert!(
+            lo < 550 && hi > 1_450,
+            "the whole range is used: got {lo}..{hi}"
+        );
+        // Back to back, a packet never overtakes the one before it.
+        let mut l = link(0);
+        l.set_jitter(2_000, Rng::new(1, 3));
+        let mut first = None;
+        for i in 0..100u64 {
+            first = first.or(l.into_pipe(i, i as PktId, 64));
+        }
+        let mut prev = first.unwrap();
+        for i in 0..100u64 {
+            let (id, next) = l.arrive();
+            assert_eq!(id, i as PktId);
+            if let Some(t) = next {
+                assert!(t >= prev);
+                prev = t;
+            }
+        }
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum Stream {
     Ndp,
     /// One TCP endpoint's BBR (the PROBE_BW phase it starts in).
     Bbr(EndpointId),
+    /// One link's delay jitter.
+    LinkJitter(u32),
 }
 
 impl Stream {
@@ -41,6 +43,7 @@ impl Stream {
             Stream::EcmpPath(c) => (5, c.0),
             Stream::Ndp => (6, 0),
             Stream::Bbr(e) => (7, e.0),
+            Stream::LinkJitter(l) => (8, l),
         };
         (purpose << 32) + index as u64
     }

@@ -159,15 +159,6 @@ fn place(spread: Option<(u32, u32, u32)>, i: u32) -> u32 {
     switch * per + i / switches
 }
 
-/// Links on the longest path between two hosts.
-pub fn max_hops(kind: TopologyKind) -> u32 {
-    match kind {
-        TopologyKind::Star => 2,
-        TopologyKind::LeafSpine => 4,
-        TopologyKind::FatTree => 6,
-    }
-}
-
 impl Network {
     /// Build the scenario's topology. Hosts `0..senders` are the servers, host `senders` the
     /// receiver, the hosts after it background senders and their sink.
@@ -194,11 +185,7 @@ impl Network {
         };
         let receiver = place(spread, t.senders);
         let sink = sink.map(|h| place(spread, h));
-        let delay = if t.link_delay > 0 {
-            t.link_delay
-        } else {
-            t.rtt / (2 * max_hops(t.kind) as u64)
-        };
+        let delay = sc.link_delay();
         let pfc = sc.pfc_thresholds();
         // Under PFC an egress queue is bounded by the ingresses feeding it, not by a limit.
         let port_limit = if pfc.is_some() {
@@ -255,6 +242,14 @@ impl Network {
                 Shape::FatTree { k, tor_up, agg_up }
             }
         };
+        if t.link_jitter > 0 {
+            for (i, l) in links.iter_mut().enumerate() {
+                l.set_jitter(
+                    t.link_jitter,
+                    Rng::stream(sc.seed, Stream::LinkJitter(i as u32)),
+                );
+            }
+        }
         let shared = t.shared_buffer.is_some();
         let pooled = roles
             .iter()

@@ -48,7 +48,7 @@ KERNEL_CLOCK = "4ms"
 #: IP 20, TCP with timestamps 32; no FCS, preamble or inter-frame gap).
 TESTBED_FRAMING = {"tcp.header_bytes": "66B", "tcp.phy_overhead": "0B"}
 #: Seeds of the simulator per point and profile.
-SIM_SEEDS = (1, 2, 3)
+SIM_SEEDS = (1, 2, 3, 4, 5)
 #: Profiles with overrides beyond ``tcp.profile = <name>``: each takes this kernel's tick its
 #: own way (another name means just ``tcp.profile = <name>``).
 PROFILES: dict[str, dict[str, Any]] = {
@@ -77,7 +77,7 @@ class Grid:
     ccs: tuple[str, ...] = ("cubic", "bbr")
     senders: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
     blocks: int = 30
-    repeat: int = 3
+    repeat: int = 5
     #: The first repetition's seed; repetition k has seed + k.
     seed: int = 1
 
@@ -219,6 +219,40 @@ def measured_rtt_s(results: Sequence[Result]) -> float | None:
     return statistics.median(rtts) if rtts else None
 
 
+def expected_normal_range(n: int) -> float:
+    """d2(n): the expected range of ``n`` draws of a standard normal (the control-chart
+    constant; 3.735 for n = 20), integrated numerically: E[R] = ∫ 1 − Φⁿ − (1 − Φ)ⁿ dx."""
+    if n < 2:
+        raise ValueError("a range needs at least two samples")
+    step, total, x = 0.01, 0.0, -8.0
+    while x <= 8.0:
+        phi = 0.5 * (1 + math.erf(x / math.sqrt(2)))
+        total += (1 - phi**n - (1 - phi) ** n) * step
+        x += step
+    return total
+
+
+def testbed_jitter_s(results: Sequence[Result]) -> float | None:
+    """The testbed's per-link timing noise, as the simulator's ``topology.link_jitter``
+    (each crossing uniform in delay ± J/2): an ICMP echo crosses four links, so its RTT's
+    standard deviation is J/√3; each run's probe gives a standard deviation from its range
+    (max − min over its samples, divided by d2), and the median over runs is taken, since
+    the testbed is the same for every point. None without probes."""
+    sigmas = []
+    for r in results:
+        probe = r.report.get("emulated", {}).get("rtt_probe") or {}
+        n = int(probe.get("samples", 0))
+        if n >= 2 and "max_s" in probe and "min_s" in probe:
+            sigmas.append((probe["max_s"] - probe["min_s"]) / expected_normal_range(n))
+    return math.sqrt(3) * statistics.median(sigmas) if sigmas else None
+
+
+def point_jitter_s(jitter_s: float, rtt_s: float) -> float:
+    """``jitter_s`` as a point with ``rtt_s`` can take it: at most twice the star's
+    per-link delay (RTT / 4), so no crossing's delay is negative."""
+    return min(jitter_s, rtt_s / 2)
+
+
 # --- the simulator's runs ---------------------------------------------------------------
 
 
@@ -235,17 +269,21 @@ def run_sim(
     grid: Grid,
     rtt_s: float,
     overrides: Mapping[str, Any],
+    jitter_s: float = 0.0,
     seeds: Sequence[int] = SIM_SEEDS,
     simulate: Callable[[Scenario], Result] | None = None,
 ) -> SimRuns:
-    """The simulator on ``point`` with the testbed's RTT, the kernel's clock and the
-    profile's ``overrides``, once per seed; a refusal or failure is kept as the reason."""
+    """The simulator on ``point`` with the testbed's RTT and timing noise (``jitter_s``,
+    see :func:`testbed_jitter_s`), the kernel's clock and the profile's ``overrides``, once
+    per seed; a refusal or failure is kept as the reason."""
     if simulate is None:
         from incastlab import simulate as simulate_
 
         simulate = simulate_
+    rtt_us = max(1, round(rtt_s * 1e6))
     extra = {
-        "topology.rtt": f"{max(1, round(rtt_s * 1e6))}us",
+        "topology.rtt": f"{rtt_us}us",
+        "topology.link_jitter": f"{math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)}ns",
         **TESTBED_FRAMING,
         **overrides,
     }
@@ -447,6 +485,8 @@ class Validation:
     #: How busy the machine was during the kernel's runs: per run, the share of CPU time
     #: spent on other (niced) work.
     other_load: list[float] = field(default_factory=list)
+    #: The testbed's per-link timing noise given to the simulator (:func:`testbed_jitter_s`).
+    jitter_s: float = 0.0
 
     @property
     def names(self) -> list[str]:
@@ -471,6 +511,7 @@ def validate(
     kernel's grid must have been run, see :func:`run_real`; missing runs are left out)."""
     stored = {p: load_real(real_dir, p, grid.repeat) for p in grid.points()}
     every = measured_rtt_s([r for rs in stored.values() for r in rs])
+    jitter = testbed_jitter_s([r for rs in stored.values() for r in rs]) or 0.0
     rows = []
     for p, real in stored.items():
         if not real:  # nothing to referee this point against
@@ -482,7 +523,7 @@ def validate(
             int(r.report.get("kernel_counters", {}).get("TCPLossProbes", 0)) for r in real
         ]
         for name, o in profiles.items():
-            got = run_sim(p, grid, rtt or FALLBACK_RTT_S, o, simulate=simulate)
+            got = run_sim(p, grid, rtt or FALLBACK_RTT_S, o, jitter, simulate=simulate)
             row.sim[name] = [r.goodput_bps for r in got.results]
             row.sim_timeouts[name] = [r.timeouts for r in got.results]
             if got.missing:
@@ -492,7 +533,12 @@ def validate(
     runs = [r for rs in stored.values() for r in rs]
     load = [float(m["cpu_nice"]) for r in runs if "cpu_nice" in (m := r.report.get("machine", {}))]
     return Validation(
-        replace(grid), {k: dict(v) for k, v in profiles.items()}, rows, kernel_facts(runs), load
+        replace(grid),
+        {k: dict(v) for k, v in profiles.items()},
+        rows,
+        kernel_facts(runs),
+        load,
+        jitter,
     )
 
 
@@ -666,7 +712,14 @@ def markdown(
         "framing: tbf charges each packet the 1514 bytes the veth sends for 1448 bytes of "
         "payload, with no FCS, preamble or gap ("
         + ", ".join(f"`{k} = {v!r}`" for k, v in TESTBED_FRAMING.items())
-        + "). Profiles: "
+        + "), and its timing noise: packets cross the testbed's veth pairs through softirqs, "
+        "not at fixed delays, so every link's delay varies uniformly by "
+        f"±{v.jitter_s * 1e6 / 2:.1f} µs (`topology.link_jitter = "
+        f"'{v.jitter_s * 1e6:.1f}us'`, at most RTT / 2 at a point), the spread of the "
+        "probes' RTTs (their range over 20 echoes ÷ d2, the median over runs, × √3 for "
+        "four crossings). With fixed delays two senders at line rate lock each other out of "
+        "the drop-tail port (Floyd and Jacobson's phase effect), which the kernel never shows. "
+        "Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
         "",

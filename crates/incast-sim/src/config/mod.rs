@@ -206,6 +206,21 @@ impl Scenario {
         k
     }
 
+    /// Every link's one-way delay: `link_delay` if set, else the RTT split over the links of
+    /// the longest path (there and back).
+    pub fn link_delay(&self) -> crate::units::SimTime {
+        let t = &self.topology;
+        if t.link_delay > 0 {
+            return t.link_delay;
+        }
+        let max_hops = match t.kind {
+            TopologyKind::Star => 2,
+            TopologyKind::LeafSpine => 4,
+            TopologyKind::FatTree => 6,
+        };
+        t.rtt / (2 * max_hops)
+    }
+
     /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
     pub fn hosts_needed(&self) -> u32 {
         let bg = &self.background;

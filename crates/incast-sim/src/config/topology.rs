@@ -146,5 +146,11 @@ section! {
         /// ns-2's `overhead_`; without it, perfectly periodic senders lock each other out of a
         /// drop-tail queue (the phase effect of Floyd and Jacobson, 1992). 0 turns it off.
         pub host_jitter: SimTime [Time] = from_us(1),
+        /// Each packet's delay over every link is drawn uniformly from [delay − link_jitter/2,
+        /// delay + link_jitter/2] (order on a link kept), so the mean RTT is unchanged. Models
+        /// software switches and virtual NICs (veth pairs forwarded by softirqs), whose
+        /// per-packet timing noise is tens of µs and, like host jitter, breaks the phase lock
+        /// of drop-tail queues; at most twice the per-link delay. 0 (default): fixed delays.
+        pub link_jitter: SimTime [Time] = 0,
     }
 }

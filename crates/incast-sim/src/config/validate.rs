@@ -142,6 +142,15 @@ impl Scenario {
         if t.host_jitter > PS_PER_S {
             return Err(bad("topology.host_jitter", "must be at most 1s"));
         }
+        if t.link_jitter > 2 * self.link_delay() {
+            return Err(bad(
+                "topology.link_jitter",
+                format!(
+                    "must be at most twice the per-link delay ({:.3}us), so no delay is negative",
+                    self.link_delay() as f64 / PS_PER_US as f64
+                ),
+            ));
+        }
         if t.rtt > 10 * PS_PER_S {
             return Err(bad("topology.rtt", "must be at most 10s"));
         }
@@ -608,6 +617,18 @@ mod tests {
         }
         s.workload.query_size_cdf = vec![(100, 0.0), (1000, 1.0)];
         s.validate().unwrap();
+    }
+
+    #[test]
+    fn link_jitter_is_at_most_twice_the_per_link_delay() {
+        let mut s = Scenario::example(4);
+        s.topology.rtt = from_us(100); // a star: 25 us per link
+        s.topology.link_jitter = from_us(50);
+        s.validate().unwrap();
+        s.topology.link_jitter = from_us(50) + 1;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "topology.link_jitter");
+        assert!(e.message.contains("25.000us"), "{}", e.message);
     }
 
     #[test]

@@ -370,9 +370,9 @@ impl NdpSimulation {
 
     fn tx_done(&mut self, l: LinkId) {
         let link = &mut self.net.links[l];
-        let (pipe_was_empty, next) = self.ports[l.index()].finish_tx(link, self.now);
-        if pipe_was_empty {
-            self.events.push(self.now + link.delay, Event::Arrive(l));
+        let (arrival, next) = self.ports[l.index()].finish_tx(link, self.now);
+        if let Some(t) = arrival {
+            self.events.push(t, Event::Arrive(l));
         }
         self.transmitting(l, next);
     }

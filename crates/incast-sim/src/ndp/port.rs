@@ -156,14 +156,18 @@ impl Port {
         Some(link.serialize(now, frame))
     }
 
-    /// The frame in service has been serialized at `now` and enters the pipe. Returns whether
-    /// the pipe was empty (its arrival must be scheduled at `now + delay`) and the end of the
-    /// next transmission, if one starts.
+    /// The frame in service has been serialized at `now` and enters the pipe. Returns its
+    /// arrival if the pipe was empty (the caller schedules it) and the end of the next
+    /// transmission, if one starts.
     #[inline]
-    pub(crate) fn finish_tx(&mut self, link: &mut Link, now: SimTime) -> (bool, Option<SimTime>) {
+    pub(crate) fn finish_tx(
+        &mut self,
+        link: &mut Link,
+        now: SimTime,
+    ) -> (Option<SimTime>, Option<SimTime>) {
         let (id, frame) = self.serving.take().expect("finish_tx on an idle NDP port");
-        let pipe_was_empty = link.into_pipe(now, id, frame);
-        (pipe_was_empty, self.kick(link, now))
+        let arrival = link.into_pipe(now, id, frame);
+        (arrival, self.kick(link, now))
     }
 
     /// Packets held anywhere in the port and its link: queued, in service, propagating.
@@ -232,7 +236,7 @@ mod tests {
         fn offer(&mut self, now: SimTime, id: PktId, mut p: P) -> Offered {
             self.port.offer(&mut self.link, now, id, &mut p)
         }
-        fn finish_tx(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
+        fn finish_tx(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
             self.port.finish_tx(&mut self.link, now)
         }
         fn packets(&self) -> usize {
@@ -353,11 +357,15 @@ mod tests {
         let t = end(p.offer(0, 7, HDR));
         assert_eq!(p.offer(0, 8, HDR), Offered::Queued(None));
         assert_eq!(p.link.in_pipe(), 0);
-        let (empty, next) = p.finish_tx(t);
-        assert!(empty, "the first packet's arrival must be scheduled");
+        let (arrival, next) = p.finish_tx(t);
+        assert_eq!(
+            arrival,
+            Some(t + DELAY),
+            "the first packet's arrival is scheduled"
+        );
         assert_eq!(next, Some(t + tx(64)));
-        let (empty, next) = p.finish_tx(t + tx(64));
-        assert!(!empty);
+        let (arrival, next) = p.finish_tx(t + tx(64));
+        assert_eq!(arrival, None);
         assert_eq!(next, None);
         assert_eq!(p.link.arrive(), (7, Some(t + tx(64) + DELAY)));
         assert_eq!(p.link.arrive(), (8, None));

@@ -225,9 +225,9 @@ impl TcpSimulation {
                         pool.release(p.frame as u64);
                     }
                 }
-                let (pipe_was_empty, next) = link.finish_tx(self.now);
-                if pipe_was_empty {
-                    self.events.push(self.now + link.delay, Event::Arrive(l));
+                let (arrival, next) = link.finish_tx(self.now);
+                if let Some(t) = arrival {
+                    self.events.push(t, Event::Arrive(l));
                 }
                 if let Some(t) = next {
                     self.events.push(t, Event::TxDone(l));

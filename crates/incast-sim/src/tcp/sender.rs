@@ -621,7 +621,10 @@ impl Sender {
         if marked > 0 {
             if self.ca == CaState::Open {
                 self.enter_recovery();
-                self.reduce_cwnd(1, false);
+                // Linux skips PRR for a congestion control that sets cwnd itself (BBR).
+                if self.bbr.is_none() {
+                    self.reduce_cwnd(1, false);
+                }
             }
             self.try_send(now, out);
         }
