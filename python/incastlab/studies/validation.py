@@ -718,7 +718,9 @@ def markdown(
         f"'{v.jitter_s * 1e6:.1f}us'`, at most RTT / 2 at a point), the spread of the "
         "probes' RTTs (their range over 20 echoes ÷ d2, the median over runs, × √3 for "
         "four crossings). With fixed delays two senders at line rate lock each other out of "
-        "the drop-tail port (Floyd and Jacobson's phase effect), which the kernel never shows. "
+        'the drop-tail port (the phase effect of S. Floyd and V. Jacobson, "On Traffic Phase '
+        'Effects in Packet-Switched Gateways", Internetworking: Research and Experience, '
+        "1992), which the kernel does not show. "
         "Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
