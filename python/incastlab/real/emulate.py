@@ -57,6 +57,13 @@ if TYPE_CHECKING:
 NS_RE = re.compile(r"^il(\d+)-")
 LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
 MTU_FRAME = 1514
+#: Every shaper's token bucket: one full frame and a minimum one. tbf splits a GSO packet
+#: larger than its bucket into frames (tbf_segment) and keeps a smaller one whole, so with
+#: a bucket of two frames the kernel's two-segment GSO packets (slow start's two segments
+#: per ACK; a response's last full and short segments) crossed the switch port as one queue
+#: entry, dropped or kept together: no NIC puts them on the wire like that, and no switch
+#: drops them like that. With this bucket every frame crosses the testbed on its own.
+TBF_BURST = MTU_FRAME + 64
 
 
 #: Above this rate the testbed on a 2-core machine stops behaving like a network: one shaped
@@ -268,11 +275,11 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
             if done.returncode != 0:
                 raise EmulationError(f"cannot set {key} in a namespace: {done.stderr.strip()}")
         # The host's NIC at its link rate, with a deep queue as a host's qdisc has.
-        _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, 2 * MTU_FRAME)
+        _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, TBF_BURST)
         sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
     _batch(sw, tb.switch)
     # The incast bottleneck: the switch port towards the receiver, limited to the buffer.
-    _tc(tb.switch, "pr", rx_link, buf, 2 * MTU_FRAME)
+    _tc(tb.switch, "pr", rx_link, buf, TBF_BURST)
     return tb
 
 
