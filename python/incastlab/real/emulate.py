@@ -57,13 +57,16 @@ if TYPE_CHECKING:
 NS_RE = re.compile(r"^il(\d+)-")
 LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
 MTU_FRAME = 1514
-#: Every shaper's token bucket: one full frame and a minimum one. tbf splits a GSO packet
-#: larger than its bucket into frames (tbf_segment) and keeps a smaller one whole, so with
-#: a bucket of two frames the kernel's two-segment GSO packets (slow start's two segments
-#: per ACK; a response's last full and short segments) crossed the switch port as one queue
-#: entry, dropped or kept together: no NIC puts them on the wire like that, and no switch
-#: drops them like that. With this bucket every frame crosses the testbed on its own.
-TBF_BURST = MTU_FRAME + 64
+#: Every shaper's token bucket: two frames. One frame would split every GSO packet (tbf
+#: splits one larger than its bucket), but the shaper then loses the tokens of every late
+#: timer and runs below its rate (a single flow: 77-88 Mbps of 100).
+TBF_BURST = 2 * MTU_FRAME
+#: GSO segments per packet on the hosts' NICs. tbf keeps a GSO packet no larger than its
+#: bucket whole, so the kernel's two-segment GSO packets (slow start's two segments per ACK,
+#: a response's last full and short segments) crossed the switch port as one queue entry,
+#: dropped or kept together, which no switch does to a NIC's frames (seen in a capture of
+#: the switch: 2896- and 1736-byte units). One segment per packet: each frame on its own.
+GSO_MAX_SEGS = 1
 
 
 #: Above this rate the testbed on a 2-core machine stops behaving like a network: one shaped
@@ -258,6 +261,7 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         _batch(
             [
                 f"link set il{pid}a{i} name eth0",
+                f"link set eth0 gso_max_segs {GSO_MAX_SEGS}",
                 f"addr add {addr}/16 dev eth0",
                 "link set eth0 up",
                 "link set lo up",

@@ -855,10 +855,11 @@ def markdown(
 #: What a reader of the table should know about the kernel's runs.
 NOTES = [
     "- No netem on this machine: the base RTT is the veths' and the CPUs' (tens of µs), "
-    "measured per run and given to the simulator; the shapers are tbf on every NIC and on "
-    "the switch port towards the receiver, whose byte limit is the port buffer, with a "
-    "one-frame bucket, so that every GSO packet is split into frames (a two-frame bucket "
-    "let two-segment GSO packets through the port as one queue entry).",
+    "measured per run and given to the simulator; the shapers are tbf (2-frame bucket) on "
+    "every NIC and on the switch port towards the receiver, whose byte limit is the port "
+    "buffer. The hosts' NICs take one segment per GSO packet (`gso_max_segs 1`): tbf keeps "
+    "a GSO packet within its bucket whole, so two-segment packets crossed the port as one "
+    "queue entry, dropped or kept together, as no switch treats a NIC's frames.",
     "- Every socket runs the point's congestion control from its first segment: it is a "
     "route metric (`congctl`) as well as TCP_CONGESTION. A socket that starts with the "
     "host's default (bbr on this machine) and is switched by TCP_CONGESTION keeps the "
