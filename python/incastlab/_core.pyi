@@ -1,6 +1,8 @@
 from collections.abc import Callable
 
 __version__: str
+#: Bytes of the block protocol's header, ahead of every request and every response.
+PROTOCOL_HEADER_BYTES: int
 
 class ScenarioError(ValueError):
     field: str

@@ -225,5 +225,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", scenario_error)?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Every request and every response of the block protocol starts with this header.
+    m.add("PROTOCOL_HEADER_BYTES", incast_net::protocol::HEADER_LEN)?;
     Ok(())
 }

@@ -82,6 +82,12 @@ impl Tasks {
         ((conn.0 / self.n) as usize, ConnId(conn.0 % self.n))
     }
 
+    /// Header bytes among the `received` bytes the client has on `conn` (not goodput).
+    pub fn header_bytes(&self, conn: ConnId, received: u64) -> u64 {
+        let (t, c) = self.local(conn);
+        self.tasks[t].header_bytes(c, received)
+    }
+
     /// Completion time of connection `conn`'s flow (incast).
     pub fn fct(&self, conn: ConnId) -> Option<SimTime> {
         let (t, c) = self.local(conn);

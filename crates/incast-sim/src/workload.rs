@@ -63,6 +63,10 @@ pub struct Workload {
     issued: u32,
     /// Requests each server has answered.
     answered: Vec<u32>,
+    /// Bytes of header ahead of each response's data.
+    header: u64,
+    /// Responses each server has begun writing (each with its header).
+    written: Vec<u64>,
     /// Servers asked at once (the fan-out window); `n` for all.
     window: u32,
     /// Next server to ask in the current block.
@@ -204,6 +208,8 @@ impl Workload {
             frag_done: vec![false; n as usize],
             issued: 0,
             answered: vec![0; n as usize],
+            header: w.response_header,
+            written: vec![0; n as usize],
             window: if w.fanout_window == 0 {
                 n
             } else {
@@ -249,7 +255,7 @@ impl Workload {
                 self.remaining = self.n;
                 self.block_start = now;
                 for c in 0..self.n {
-                    self.frag_end[c as usize] = self.unit[c as usize];
+                    self.frag_end[c as usize] = self.header + self.unit[c as usize];
                     self.respond_after_jitter(ConnId(c), now, act);
                 }
             }
@@ -287,11 +293,7 @@ impl Workload {
 
     fn respond_after_jitter(&mut self, c: ConnId, now: SimTime, act: &mut Vec<Action>) {
         if self.jitter == 0 {
-            let bytes = self.response_size(c.index());
-            act.push(Action::Write {
-                ep: c.sender(),
-                bytes,
-            });
+            self.respond(c, act);
         } else {
             let at = now + self.rng[c.index()].up_to(self.jitter);
             act.push(Action::RespondAt { conn: c, at });
@@ -304,7 +306,7 @@ impl Workload {
         self.remaining = self.n;
         self.issued += 1;
         for c in 0..self.n as usize {
-            self.frag_end[c] += self.unit[c];
+            self.frag_end[c] += self.header + self.unit[c];
             self.frag_done[c] = false;
         }
         self.next_request = 0;
@@ -330,7 +332,7 @@ impl Workload {
             let size = q.planned[c].pop_front().unwrap_or(0);
             q.to_answer[c].push_back(size);
             q.asked[c] += 1;
-            q.end[c] += size;
+            q.end[c] += self.header + size;
             q.open[c].push_back((now, size, q.end[c]));
         }
         act.push(Action::Write {
@@ -350,13 +352,26 @@ impl Workload {
         }
     }
 
-    /// A server's jitter elapsed: it answers now.
+    /// A server's jitter elapsed: it answers now, its header (if any) in a write of its own.
     pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Action>) {
         let bytes = self.response_size(conn.index());
+        self.written[conn.index()] += 1;
+        if self.header > 0 {
+            act.push(Action::Write {
+                ep: conn.sender(),
+                bytes: self.header,
+            });
+        }
         act.push(Action::Write {
             ep: conn.sender(),
             bytes,
         });
+    }
+
+    /// Header bytes among the `received` bytes the client has on `conn`: each response's
+    /// header, as far as it has arrived.
+    pub fn header_bytes(&self, conn: ConnId, received: u64) -> u64 {
+        (self.header * self.written[conn.index()]).min(received)
     }
 
     /// The server of `conn` has received `received` request bytes in all.
@@ -481,6 +496,30 @@ mod tests {
                 bytes: 256_000
             }]
         );
+    }
+
+    #[test]
+    fn a_response_header_is_its_own_write_and_not_goodput() {
+        let mut sc = Scenario::example(1);
+        sc.workload.response_header = 24;
+        sc.workload.sru = Some(1000);
+        sc.workload.blocks = 2;
+        let (mut w, mut act) = started(&sc, 0);
+        act.clear();
+        w.on_server_data(ConnId(0), 100, 5, &mut act);
+        let writes = |bytes| Action::Write {
+            ep: ConnId(0).sender(),
+            bytes,
+        };
+        assert_eq!(act, vec![writes(24), writes(1000)]);
+        act.clear();
+        // The data alone does not complete the fragment: the header came first.
+        w.on_client_data(ConnId(0), 1000, 9, &mut act);
+        assert!(act.is_empty());
+        w.on_client_data(ConnId(0), 1024, 10, &mut act);
+        assert_eq!(act.len(), 1, "block 2's request");
+        assert_eq!(w.header_bytes(ConnId(0), 1024), 24);
+        assert_eq!(w.header_bytes(ConnId(0), 10), 10, "a header still arriving");
     }
 
     #[test]

@@ -695,6 +695,9 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
                 "socket",
                 "initial_window": f"route metric initcwnd {tcp['initial_window']}",
                 "sack, frto, ecn": "per-namespace sysctls",
+                "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every "
+                f"response's data preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a "
+                "write of its own (the scenario's request_size and response_header are unused)",
                 "not_emulated": [
                     "propagation delay (no netem here: the RTT is the veths' and CPUs')",
                     "host_jitter, clock_granularity, rto_formula, recovery_cwnd, delayed_ack, "

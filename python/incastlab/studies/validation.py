@@ -47,6 +47,19 @@ KERNEL_CLOCK = "4ms"
 #: length as the veth sends it, a 1514-byte frame for 1448 bytes of payload (Ethernet 14,
 #: IP 20, TCP with timestamps 32; no FCS, preamble or inter-frame gap).
 TESTBED_FRAMING = {"tcp.header_bytes": "66B", "tcp.phy_overhead": "0B"}
+
+
+def testbed_protocol() -> dict[str, str]:
+    """The testbed's application protocol, given to the simulator like its framing: requests
+    and response headers of the block protocol's header size. The header decides which
+    segment ends a response and so whether a lost last segment leaves one packet or two
+    outstanding: a probe after 2·SRTT, or one at the RTO's time."""
+    from incastlab import _core
+
+    size = f"{_core.PROTOCOL_HEADER_BYTES}B"
+    return {"workload.request_size": size, "workload.response_header": size}
+
+
 #: Seeds of the simulator per point and profile.
 SIM_SEEDS = (1, 2, 3, 4, 5)
 #: Profiles with overrides beyond ``tcp.profile = <name>``: each takes this kernel's tick its
@@ -283,6 +296,7 @@ def run_sim(
     rtt_us = max(1, round(rtt_s * 1e6))
     extra = {
         "topology.rtt": f"{rtt_us}us",
+        **testbed_protocol(),
         "topology.link_jitter": f"{math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)}ns",
         **TESTBED_FRAMING,
         **overrides,
@@ -720,8 +734,13 @@ def markdown(
         "four crossings). With fixed delays two senders at line rate lock each other out of "
         'the drop-tail port (the phase effect of S. Floyd and V. Jacobson, "On Traffic Phase '
         'Effects in Packet-Switched Gateways", Internetworking: Research and Experience, '
-        "1992), which the kernel does not show. "
-        "Profiles: "
+        "1992), which the kernel does not show. The block protocol's requests and response "
+        "headers are given too ("
+        + ", ".join(f"`{k} = {v!r}`" for k, v in testbed_protocol().items())
+        + "): a response's 24-byte header leaves as a segment of its own, so the receiver, "
+        "which ACKs every second segment, has not yet ACKed the last full segment when the "
+        "short last one is lost, and the probe for two outstanding segments comes after "
+        "2·SRTT instead of at the RTO's time. Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
         "",

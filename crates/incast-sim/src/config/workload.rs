@@ -61,6 +61,11 @@ section! {
         pub blocks: u32 [Plain] = 20,
         /// Size of each request message, bytes (sync_read).
         pub request_size: u64 [Size] = 100,
+        /// Bytes a server writes ahead of each response's data, in a write of their own: a
+        /// protocol header, which leaves as a short segment of its own and shifts where the
+        /// data's segments start and end (incastlab's block server writes 24; not counted as
+        /// goodput). 0: a response is its data alone.
+        pub response_header: u64 [Size] = 0,
         /// Each server waits a uniform random time in [0, jitter] before answering (sync_read) or
         /// starting its flow (incast).
         pub jitter: SimTime [Time] = 0,

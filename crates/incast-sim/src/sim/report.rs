@@ -136,7 +136,10 @@ impl TcpSimulation {
         let app_bytes: u64 = self
             .connections()
             .filter(|&c| self.wl.owns(c))
-            .map(|c| self.eps[c.receiver().index()].received())
+            .map(|c| {
+                let got = self.eps[c.receiver().index()].received();
+                got - self.wl.header_bytes(c, got)
+            })
             .sum();
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
