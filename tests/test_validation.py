@@ -193,11 +193,24 @@ def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
     assert ok.missing is None and len(ok.results) == len(val.SIM_SEEDS)
     assert [sc.seed for sc in seen] == list(val.SIM_SEEDS)
     assert {sc.topology.rtt for sc in seen} == {48_000_000}  # picoseconds
+    # The kernel's client runs its warm-up block on top of those it measures; so does this.
+    assert {sc.workload.blocks for sc in seen} == {val.QUICK.blocks + val.QUICK.warmup}
+    assert {sc.workload.response_header for sc in seen} == {24}
     # 30 us of jitter is more than a 48 us RTT's star allows (twice RTT / 4): capped.
     assert {sc.topology.link_jitter for sc in seen} == {24_000_000}
     assert {sc.tcp.clock_granularity for sc in seen} == {4_000_000_000}
     with pytest.raises(ScenarioError):
         val.scenario(p, val.QUICK, seed=1, extra={"tcp.no_such_key": 1})
+
+
+def test_the_simulators_goodput_leaves_out_the_warm_up_blocks() -> None:
+    sc = val.scenario(val.Point("32KB", "1ms", "cubic", 2), val.QUICK, seed=1)
+    r = fake(sc, 1e6, block_times=[200e12, 10e12, 10e12], app_bytes=3 * 128_000)
+    assert r.block_times_s == [200.0, 10.0, 10.0]
+    # 128 KB per block over the two measured 10 s blocks.
+    assert val.measured_goodput_bps(r, 1) == pytest.approx(128_000 * 8 / 10)
+    assert val.measured_goodput_bps(r, 0) == 1e6  # no warm-up: the run's own goodput
+    assert val.measured_goodput_bps(r, 3) == 1e6  # nothing left to measure
 
 
 def test_the_testbed_jitter_comes_from_the_probes_spread() -> None:

@@ -59,7 +59,7 @@ def add_validate_parser(sub: Any) -> None:
         metavar="NAME:KEY=VALUE",
         help="a scenario override of a profile, e.g. paced:tcp.profile=linux (repeatable)",
     )
-    v.add_argument("--repeat", type=int, help="kernel runs per point (default 3; quick: 2)")
+    v.add_argument("--repeat", type=int, help="kernel runs per point (default 5; quick: 2)")
     v.add_argument("--blocks", type=int, help="blocks per run (default 30; quick: 5)")
     v.add_argument("--quick", action="store_true", help="a tiny grid: 32 KB, 200 ms, N = 1, 4")
     g = v.add_mutually_exclusive_group()
@@ -67,7 +67,9 @@ def add_validate_parser(sub: Any) -> None:
     g.add_argument(
         "--skip-real", action="store_true", help="run nothing on the kernel: use stored runs"
     )
-    v.add_argument("--warmup", type=int, default=1, help="emulation: blocks not measured")
+    v.add_argument(
+        "--warmup", type=int, help="blocks run first and not measured (default 1), by both"
+    )
     v.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per run")
     v.add_argument("--json", action="store_true", help="print the table's rows as JSON")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -89,6 +91,10 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
         if a.blocks < 1:
             raise UsageError("--blocks: at least 1")
         grid = replace(grid, blocks=a.blocks)
+    if a.warmup is not None:
+        if a.warmup < 0:
+            raise UsageError("--warmup: at least 0")
+        grid = replace(grid, warmup=a.warmup)
     names = [n.strip() for n in a.profiles.split(",") if n.strip()]
     try:
         profiles = val.profile_overrides(names, a.profile_set)
@@ -101,7 +107,7 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"[dim]{message}[/dim]", soft_wrap=True)
 
     if not a.skip_real:
-        emulation = backend("emulate", warmup=a.warmup, time_limit_s=a.time_limit)
+        emulation = backend("emulate", warmup=grid.warmup, time_limit_s=a.time_limit)
         failures = val.run_real(grid, real_dir, emulation, say=say)
         for f in failures:
             err.print(f"[yellow]kernel run failed:[/yellow] {f}", soft_wrap=True)
