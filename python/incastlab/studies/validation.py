@@ -49,6 +49,14 @@ KERNEL_CLOCK = "4ms"
 TESTBED_FRAMING = {"tcp.header_bytes": "66B", "tcp.phy_overhead": "0B"}
 
 
+def testbed_nic() -> dict[str, bool]:
+    """The testbed's NICs as the simulator takes them: one segment per GSO packet (the
+    emulator's ``GSO_MAX_SEGS``) means no TSO bursts, whatever the profile's default."""
+    from incastlab.real.emulate import GSO_MAX_SEGS
+
+    return {"tcp.tso": GSO_MAX_SEGS > 1}
+
+
 def testbed_protocol() -> dict[str, str]:
     """The testbed's application protocol, given to the simulator like its framing: requests
     and response headers of the block protocol's header size. The header decides which
@@ -313,6 +321,7 @@ def run_sim(
         # The kernel's client runs the warm-up blocks on top of those it measures.
         "workload.blocks": grid.blocks + grid.warmup,
         **testbed_protocol(),
+        **testbed_nic(),
         "topology.link_jitter": f"{math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)}ns",
         **TESTBED_FRAMING,
         **overrides,
@@ -758,7 +767,9 @@ def markdown(
         + "): a response's 24-byte header leaves as a segment of its own, so the receiver, "
         "which ACKs every second segment, has not yet ACKed the last full segment when the "
         "short last one is lost, and the probe for two outstanding segments comes after "
-        "2·SRTT instead of at the RTO's time. Profiles: "
+        "2·SRTT instead of at the RTO's time. So are its NICs, one segment per GSO packet ("
+        + ", ".join(f"`{k} = {v!r}`" for k, v in testbed_nic().items())
+        + "). Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
         "",
