@@ -25,7 +25,8 @@ def test_compare_repeat_keeps_every_run_and_the_kernels_spread(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["compare", "--backends", "sim,emulate", "--senders", "1,2", "--link", "100Mbps"]
-    argv += ["--sru", "128KB", "--blocks", "3", "--repeat", "2", "--seed", "5"]
+    # Long enough (~0.1 s a run) for the servers' sockets to be read back while they live.
+    argv += ["--sru", "128KB", "--blocks", "8", "--repeat", "2", "--seed", "5"]
     assert main([*argv, "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     assert [(r["backend"], r["senders"], r["seed"]) for r in records] == [

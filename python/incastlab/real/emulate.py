@@ -606,8 +606,9 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         before = [_netstat(ns) for ns in tb.sender_ns]
         peak = {"backlog": 0}
         stop = threading.Event()
-        # The servers' sockets as ss shows them, read back during the run (often at first,
-        # until the connections are seen, then twice a second): their congestion control.
+        # The servers' sockets as ss shows them, read back during the run (back to back at
+        # first, until the connections are seen: a short run may last a few tens of ms;
+        # then twice a second): their congestion control.
         sockets: list[list[dict[str, Any]]] = []
 
         def sample() -> None:
@@ -617,7 +618,7 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
                 if time.monotonic() >= next_ss:
                     if seen := server_sockets(tb.sender_ns[0]):
                         sockets.append(seen)
-                    next_ss = time.monotonic() + (0.5 if sockets else 0.02)
+                    next_ss = time.monotonic() + 0.5 if sockets else 0.0
                 time.sleep(0.005)
 
         sampler = threading.Thread(target=sample, daemon=True)
