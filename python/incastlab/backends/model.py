@@ -9,6 +9,7 @@ from typing import Any
 
 from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
+from incastlab.model import burst
 from incastlab.model.report import model_report
 from incastlab.result import Result
 from incastlab.scenario import Scenario
@@ -29,6 +30,19 @@ USED = {
     "tcp.initial_window",
     "tcp.rto_min",
     "tcp.rto_formula",
+    "tcp.timer_granularity",
+    "tcp.clock_granularity",
+    "tcp.phy_overhead",
+    "tcp.cwnd_restart",
+    "tcp.dupthresh",
+    "tcp.rack_tlp",
+    "tcp.delayed_ack",
+    "tcp.quickack",
+    "tcp.congestion_control",
+    "tcp.ecn",
+    "tcp.profile",
+    "topology.ecn_threshold",
+    "workload.request_size",
     "workload.kind",
     "workload.sru",
     "workload.block",
@@ -53,9 +67,30 @@ def rtt_and_rto(s: dict[str, Any]) -> tuple[float, float]:
     return rtt, s["tcp"]["rto_min"] * PS + extra
 
 
-def ignored_fields(sc: Scenario) -> list[str]:
+#: The fields Chen's Eq. 1-4 read (the uncalibrated model).
+CHEN_USED = {
+    "topology.kind",
+    "topology.senders",
+    "topology.link",
+    "topology.receiver_link",
+    "topology.rtt",
+    "topology.buffer",
+    "topology.receiver_buffer",
+    "tcp.mss",
+    "tcp.header_bytes",
+    "tcp.initial_window",
+    "tcp.rto_min",
+    "tcp.rto_formula",
+    "workload.kind",
+    "workload.sru",
+    "workload.block",
+    "workload.blocks",
+}
+
+
+def ignored_fields(sc: Scenario, used: set[str] = USED) -> list[str]:
     """Fields set away from their defaults that the model does not account for."""
-    return off_defaults(sc, USED)
+    return off_defaults(sc, used)
 
 
 @dataclass(frozen=True)
@@ -64,11 +99,21 @@ class ModelPoint:
 
     senders: int
     sru: int
-    onset: int
+    onset: int | None
     prediction: model.Prediction
     link_bps: int
     ignored: list[str]
     scenario: dict[str, Any]
+    #: The burst model's account (``None`` for Chen's Eq. 1-4 with the papers' constants).
+    burst: burst.BurstPrediction | None = None
+    constants: burst.Constants | None = None
+
+    @property
+    def dominant(self) -> str:
+        """The term that takes most of the block's time."""
+        if self.burst is not None:
+            return self.burst.dominant
+        return "RTO waits" if self.prediction.regime == "rto" else "transfer"
 
     def row(self) -> dict[str, Any]:
         p = self.prediction
@@ -83,6 +128,7 @@ class ModelPoint:
             "link_bps": self.link_bps,
             "block_time_s": p.block_time_s,
             "timeouts_per_block": p.timeouts_per_block,
+            "dominant": self.dominant,
             "ignored": self.ignored,
             "scenario": self.scenario,
         }
@@ -101,11 +147,15 @@ class ModelPoint:
 def predict_scenario(
     sc: Scenario,
     *,
+    uncalibrated: bool = False,
+    constants: burst.Constants | None = None,
     extra_buffer: int = model.CHEN_EXTRA_BUFFER,
     a: float = 1.0,
     a_doubles_at: int | None = None,
 ) -> ModelPoint:
-    """The model's prediction for one scenario (one sender count)."""
+    """The model's prediction for one scenario (one sender count): the burst model with the
+    package's fitted constants (or ``constants``), or with ``uncalibrated`` Chen's Eq. 1-4
+    with the papers' constants (``extra_buffer``, ``a``, ``a_doubles_at``)."""
     s = sc.normalized()
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
     if w["kind"] != "sync_read":
@@ -114,6 +164,28 @@ def predict_scenario(
             "for the N-flow incast use model.optimal_completion"
         )
     n = t["senders"]
+    if not uncalibrated:
+        c = constants or burst.fitted()
+        path = burst_path(s)
+        b = burst.predict(path, c)
+        pred = model.Prediction(
+            senders=n,
+            regime=b.regime,
+            goodput_bps=b.goodput_bps,
+            block_time_s=b.block_time_s,
+            timeouts_per_block=b.timeouts_per_block,
+        )
+        return ModelPoint(
+            senders=n,
+            sru=path.sru,
+            onset=burst.onset(path, c),
+            prediction=pred,
+            link_bps=t["receiver_link"],
+            ignored=ignored_fields(sc),
+            scenario=s,
+            burst=b,
+            constants=c,
+        )
     # A striped block: the engine's split; the model's senders are alike, so each returns the
     # largest share (the block ends when the slowest, largest one does).
     sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
@@ -140,7 +212,7 @@ def predict_scenario(
         onset=onset,
         prediction=pred,
         link_bps=t["receiver_link"],
-        ignored=ignored_fields(sc),
+        ignored=ignored_fields(sc, CHEN_USED),
         scenario=s,
     )
 
@@ -155,13 +227,15 @@ def predict_series(
 @dataclass(frozen=True)
 class ModelBackend:
     """The analytical model as a :class:`~incastlab.backends.Backend`: synchronized reads
-    only; names the fields it does not model (:func:`ignored_fields`)."""
+    only; names the fields it does not model (:func:`ignored_fields`). The burst model with
+    the package's fitted constants, or Chen's Eq. 1-4 with ``uncalibrated``."""
 
+    uncalibrated: bool = False
     extra_buffer: int = model.CHEN_EXTRA_BUFFER
     a: float = 1.0
     a_doubles_at: int | None = None
     name: str = "model"
-    title: str = "analytical model (Chen Eq. 1-4)"
+    title: str = "analytical model (burst overflow and serial RTOs)"
     needs_root: bool = False
     predicts: bool = True
     parallel: bool = True
@@ -170,10 +244,52 @@ class ModelBackend:
         """The model needs nothing but numpy."""
 
     def unsupported(self, scenario: Scenario) -> list[str]:
-        return ignored_fields(scenario)
+        return ignored_fields(scenario, CHEN_USED if self.uncalibrated else USED)
 
     def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
         point = predict_scenario(
-            scenario, extra_buffer=self.extra_buffer, a=self.a, a_doubles_at=self.a_doubles_at
+            scenario,
+            uncalibrated=self.uncalibrated,
+            extra_buffer=self.extra_buffer,
+            a=self.a,
+            a_doubles_at=self.a_doubles_at,
         )
         return point.result()
+
+
+def burst_path(s: dict[str, Any]) -> burst.Path:
+    """A normalized scenario in the burst model's terms (:class:`incastlab.model.burst.Path`)."""
+    t, tcp, w = s["topology"], s["tcp"], s["workload"]
+    n = t["senders"]
+    sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
+    rtt, _ = rtt_and_rto(s)
+    tick = tcp["timer_granularity"] or tcp["clock_granularity"]
+    frame = tcp["mss"] + tcp["header_bytes"]
+    k = t["ecn_threshold"]
+    dctcp = tcp["congestion_control"] == "dctcp"
+    marking = None
+    if dctcp and (k["bytes"] is not None or k["packets"] is not None):
+        marking = int(k["bytes"]) if k["bytes"] is not None else int(k["packets"]) * frame
+    return burst.Path(
+        senders=n,
+        sru=sru,
+        buffer=port_buffer_bytes(s),
+        link_bps=float(t["receiver_link"]),
+        rtt=rtt,
+        rto_min=tcp["rto_min"] * PS,
+        rto_adds_rtt=tcp["rto_formula"] == "linux",
+        timer_tick=tick * PS if tick > 1_000_000 else 0.0,
+        mss=tcp["mss"],
+        frame=frame,
+        wire=frame + tcp["phy_overhead"],
+        request_wire=w["request_size"] + tcp["header_bytes"] + tcp["phy_overhead"],
+        initial_window=tcp["initial_window"],
+        restart=tcp["cwnd_restart"],
+        blocks=w["blocks"],
+        dupthresh=tcp["dupthresh"],
+        rack_tlp=tcp["rack_tlp"],
+        delayed_ack=tcp["delayed_ack"] * PS,
+        quickack=tcp["quickack"],
+        marking=marking,
+        beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
+    )

@@ -25,32 +25,49 @@ examples:
 def add_model_parser(sub: Any) -> None:
     m = sub.add_parser(
         "model",
-        help="the analytical model (Chen Eq. 1-4) for the same scenarios, in milliseconds",
-        description="Predict goodput per sender count with the flow-rate model: Eq. 1 before "
-        "the onset of collapse (Eq. 3: the port overflows with the largest slow-start round of "
-        "every sender), Eq. 2/4 after it. Reads the same scenario file and flags as `incast sim` "
-        "and names the fields it does not model. `incast model rto-random --help` for RTO "
-        "randomization (Hafeez Eq. 4-7).",
+        help="the analytical model for the same scenarios, in milliseconds",
+        description="Predict goodput per sender count with the burst model: each block's "
+        "synchronized bursts (from the initial window, or the window carried over) against the "
+        "port buffer, which senders lose a whole window or their tail (an RTO) and the serial "
+        "RTO waits with backoff that follow; constants fitted against the simulator and saved "
+        "with the package (`incast model calibrate`). Prints per point the regime, the "
+        "predicted timeouts per block and the term that dominates the block time. "
+        "--uncalibrated: Chen et al.'s Eq. 1-4 with the papers' constants. Reads the same "
+        "scenario file and flags as `incast sim` and names the fields it does not model. "
+        "`incast model rto-random --help` for RTO randomization (Hafeez Eq. 4-7).",
         epilog=MODEL_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(m)
     m.add_argument(
-        "--extra-buffer",
-        default=None,
-        help="buffering beyond the switch port in Eq. 3 (default 8KB, Chen's testbed)",
+        "--uncalibrated",
+        action="store_true",
+        help="Chen's Eq. 1-4 with the papers' constants instead of the burst model",
     )
     m.add_argument(
-        "--partial-rto", type=float, default=1.0, help="a in Eq. 4: share of the RTO the link idles"
+        "--extra-buffer",
+        default=None,
+        help="with --uncalibrated: buffering beyond the port in Eq. 3 (default 8KB, Chen's)",
+    )
+    m.add_argument(
+        "--partial-rto",
+        type=float,
+        default=1.0,
+        help="with --uncalibrated: a in Eq. 4, share of the RTO the link idles",
     )
     m.add_argument(
         "--partial-rto-doubles-at",
         type=int,
         metavar="N",
-        help="from N senders on, two partial RTOs per block (2a)",
+        help="with --uncalibrated: from N senders on, two partial RTOs per block (2a)",
     )
     m.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
-    m.add_argument("--plot", metavar="FILE.png", help="Chen Figure 2: Eq. 1 solid, Eq. 2 dotted")
+    m.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="the model against the simulator (which runs each point), disagreement shaded; "
+        "with --uncalibrated Chen Figure 2: Eq. 1 solid, Eq. 2 dotted",
+    )
     m.add_argument("-q", "--quiet", action="store_true", help="no table")
     m.set_defaults(handler=cmd_model)
 
@@ -63,10 +80,18 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     sru_list_as_vary(a)
     extra = size_arg("--extra-buffer", a.extra_buffer)
+    chen_given = extra is not None or a.partial_rto != 1.0 or a.partial_rto_doubles_at
+    if chen_given and not a.uncalibrated:
+        raise UsageError(
+            "--extra-buffer, --partial-rto, --partial-rto-doubles-at: Chen's constants, "
+            "only with --uncalibrated"
+        )
     options = {"a": a.partial_rto, "a_doubles_at": a.partial_rto_doubles_at}
     try:
         extra = model.CHEN_EXTRA_BUFFER if extra is None else extra
-        series = predict_series(series_from(a), extra_buffer=extra, **options)
+        series = predict_series(
+            series_from(a), uncalibrated=a.uncalibrated, extra_buffer=extra, **options
+        )
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
     if a.json:
@@ -76,12 +101,33 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         print_model(out, err, series)
     if a.plot:
-        from incastlab.plot import model_curves
+        from incastlab.plot import model_curves, model_vs_sim
 
-        written = model_curves(series, a.plot)
+        if a.uncalibrated:
+            written = model_curves(series, a.plot)
+        else:
+            written = model_vs_sim(series, _simulate_points(series, err, not a.json), a.plot)
         if not a.json:
             err.print(f"wrote {written}")
     return 0
+
+
+def _simulate_points(series: Any, err: Console, show: bool) -> list[list[float]]:
+    """The simulator's goodput for every point the model answered (for --plot)."""
+    from incastlab.backends.sim import simulate
+    from incastlab.scenario import from_dict
+
+    total = sum(len(ps) for _, ps in series)
+    out: list[list[float]] = []
+    with progress_bar(err, "simulating", show) as bar:
+        task = bar.add_task("", total=total)
+        for _, ps in series:
+            row = []
+            for p in ps:
+                row.append(simulate(from_dict(p.scenario, normalized=True)).goodput_bps)
+                bar.advance(task)
+            out.append(row)
+    return out
 
 
 def build_rto_random_parser() -> argparse.ArgumentParser:
@@ -133,27 +179,60 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="incast model calibrate",
         description="Simulate a grid (N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin "
-        "200/10/1 ms), fit the model's extra buffer (Eq. 3) and partial-RTO factor a (Eq. 4), "
-        "and report its goodput error against the simulator: overall, per grid axis, worst.",
-        epilog="examples:\n  incast model calibrate\n  incast model calibrate --quick --json\n"
-        '  incast model calibrate --set tcp.initial_window=1 --set tcp.cwnd_restart=\\"block\\"',
+        "200/10/1 ms) under several TCP settings (initial window 1 and 10, restart and "
+        "persistent windows, delayed ACKs, DCTCP, Linux's profile), fit the burst model's "
+        "constants on one half of the points and report its goodput error on the other, "
+        "held-out half (next to Chen's Eq. 1-4 with the papers' constants): overall, per axis, "
+        "worst points. --save writes the constants into the package, tagged with its version.",
+        epilog="examples:\n  incast model calibrate --cache ~/.cache/incastlab/calibrate\n"
+        "  incast model calibrate --quick --json\n"
+        "  incast model calibrate --variants iw1-restart,dctcp --save\n"
+        '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--quick", action="store_true", help="a 40-point grid instead of 336")
+    p.add_argument(
+        "--quick", action="store_true", help="a 40-point grid and two variants instead of 2688"
+    )
+    p.add_argument(
+        "--variants", help="comma-separated TCP settings (default all; see --list-variants)"
+    )
+    p.add_argument("--list-variants", action="store_true", help="print the variants and exit")
     p.add_argument("--blocks", type=int, default=5, help="blocks per simulation (default 5)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
+    p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
+    p.add_argument("--save", action="store_true", help="save the fitted constants in the package")
     p.add_argument("--json", action="store_true", help="print the fit and every point as JSON")
     return p
 
 
 def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
+    from pathlib import Path
+
     from incastlab import scenario as sc_mod
-    from incastlab.model.calibrate import FULL_GRID, QUICK_GRID, calibrate
+    from incastlab.model import burst
+    from incastlab.model.calibrate import (
+        FULL_GRID,
+        QUICK_GRID,
+        QUICK_VARIANTS,
+        VARIANTS,
+        calibrate,
+    )
     from incastlab.series import parse_assignment
 
     a = build_calibrate_parser().parse_args(argv)
+    if a.list_variants:
+        for name, keys in VARIANTS.items():
+            out.print(f"{name}: {keys or 'the scenario defaults'}")
+        return 0
     if a.blocks < 1:
         raise UsageError("--blocks: must be at least 1")
+    if a.variants:
+        names = [v.strip() for v in a.variants.split(",") if v.strip()]
+        bad = [v for v in names if v not in VARIANTS]
+        if bad:
+            raise UsageError(f"--variants: {bad[0]!r} is not one of {', '.join(VARIANTS)}")
+    else:
+        names = list(QUICK_VARIANTS if a.quick else VARIANTS)
     base = sc_mod.apply_overrides({}, dict(parse_assignment(x) for x in a.set or []))
     sc_mod.from_dict(base)  # fail early on a bad key
     grid = QUICK_GRID if a.quick else FULL_GRID
@@ -161,10 +240,16 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         task = bar.add_task("", total=None)
         c = calibrate(
             grid,
+            variants=names,
             blocks=a.blocks,
             base=base,
+            cache=Path(a.cache).expanduser() if a.cache else None,
             on_point=lambda i, n: bar.update(task, completed=i, total=n),
         )
+    if a.save:
+        written = burst.save(c.constants)
+        if not a.json:
+            err.print(f"saved the constants in {written.name}")
     if a.json:
         print(json.dumps(c.to_json(), indent=1))
         return 0

@@ -74,34 +74,50 @@ def print_runs(out: Console, run: SeriesRun, command: str, suffix: str = "") -> 
 
 
 def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[ModelPoint]]]) -> None:
-    """Per series: the onset and one row per sender count with the equation that applies."""
+    """Per series: the onset and one row per sender count: the regime, the predicted RTOs per
+    block and the term that dominates the block time."""
     first = series[0][1][0]
     if first.ignored:
         err.print("[yellow]the model does not account for:[/yellow] " + ", ".join(first.ignored))
+    chen = first.burst is None
+    if not chen and first.constants is not None:
+        k = first.constants
+        tag = f"fitted with incastlab {k.version}" if k.version else "not fitted"
+        err.print(
+            f"burst model · constants {tag}: tail_timeout {k.tail_timeout:g}, spread "
+            f"{k.spread:g} (--uncalibrated: Chen Eq. 1-4)"
+        )
     for label, ps in series:
         p0 = ps[0]
         head = f"[bold]incast model[/bold] · SRU {format_size(p0.sru)}"
         if label and "sru" not in label:
             head += f" · {label}"
-        out.print(head + f" · collapse predicted from N = {p0.onset} (Eq. 3)")
+        if chen:
+            head += f" · collapse predicted from N = {p0.onset} (Eq. 3)"
+        elif p0.onset is not None:
+            head += f" · collapse predicted from N = {p0.onset}"
+        out.print(head)
         t = table()
-        for col in ("N", "regime", "goodput", "% link", "block time", "RTOs/block"):
+        for col in ("N", "regime", "goodput", "% link", "block time", "RTOs/block", "dominant"):
             t.add_column(col, justify="right")
         for p in ps:
             pr = p.prediction
-            regime = (
-                "ideal (Eq. 1)"
-                if pr.regime == "ideal"
-                else ("RTO (Eq. 2)" if pr.timeouts_per_block == 1 else "partial RTO (Eq. 4)")
-            )
-            share = pct_cell(pr.goodput_bps / p.link_bps)
+            if chen:
+                regime = (
+                    "ideal (Eq. 1)"
+                    if pr.regime == "ideal"
+                    else ("RTO (Eq. 2)" if pr.timeouts_per_block == 1 else "partial RTO (Eq. 4)")
+                )
+            else:
+                regime = pr.regime
             t.add_row(
                 str(p.senders),
                 regime,
                 format_rate(pr.goodput_bps),
-                share,
+                pct_cell(pr.goodput_bps / p.link_bps),
                 _s(pr.block_time_s),
-                f"{pr.timeouts_per_block:g}",
+                f"{pr.timeouts_per_block:.3g}",
+                p.dominant,
             )
         out.print(t)
 
@@ -125,41 +141,64 @@ def print_rto_random(
 
 
 def print_calibration(out: Console, c: Calibration) -> None:
-    """The fit, the error per grid axis and the worst points."""
+    """The fitted constants, the held-out error per axis (next to Chen's) and the worst
+    held-out points."""
     from rich.table import Table
 
     summary = c.summary()
+    held, fitted = summary["held_out"], summary["fitted_on"]
+    k = c.constants
     out.print(
-        f"[bold]incast model calibrate[/bold] · {summary['points']} points · fitted extra buffer "
-        f"{format_size(c.extra_buffer)} (Eq. 3), a = {c.a:.2f} (Eq. 4)"
+        f"[bold]incast model calibrate[/bold] · {held['points'] + fitted['points']} points, "
+        f"fitted on {fitted['points']}, scored on the other {held['points']} · "
+        f"tail_timeout {k.tail_timeout:g}, spread {k.spread:g}"
     )
     out.print(
-        f"model vs simulator goodput: median error {100 * summary['median_error']:.0f}%, "
-        f"90th percentile {100 * summary['p90_error']:.0f}%"
+        f"held out: median error {100 * held['median_error']:.0f}%, 90th percentile "
+        f"{100 * held['p90_error']:.0f}%, regime right on {100 * held['regime_right']:.0f}% · "
+        f"Chen Eq. 1-4 (papers' constants): {100 * held['chen_median_error']:.0f}%, "
+        f"{100 * held['chen_p90_error']:.0f}%"
     )
     t = table()
-    for col in ("axis", "value", "median error", "p90 error"):
+    for col in ("axis", "value", "points", "median", "p90", "regime", "Chen median", "Chen p90"):
         t.add_column(col, justify="right")
-    for axis in ("rto_min", "buffer", "sru", "senders"):
+    for axis in ("variant", "rto_min", "buffer", "sru", "senders"):
         for v, e in c.breakdown(axis).items():
-            t.add_row(axis, str(v), f"{100 * e['median']:.0f}%", f"{100 * e['p90']:.0f}%")
+            t.add_row(
+                axis,
+                str(v),
+                str(e["points"]),
+                f"{100 * e['median_error']:.0f}%",
+                f"{100 * e['p90_error']:.0f}%",
+                f"{100 * e['regime_right']:.0f}%",
+                f"{100 * e['chen_median_error']:.0f}%",
+                f"{100 * e['chen_p90_error']:.0f}%",
+            )
     out.print(t)
-    w = Table(title="where the model breaks down (worst points)", header_style="bold")
-    for col in ("N", "SRU", "buffer", "RTOmin", "regime", "sim", "model", "model/sim", "sim RTOs"):
+    w = Table(title="where the model breaks down (worst held-out points)", header_style="bold")
+    cols = ("variant", "N", "SRU", "buffer", "RTOmin", "sim", "model", "model/sim")
+    for col in (*cols, "RTOs/block sim", "model", "dominant"):
         w.add_column(col, justify="right")
-    for q in c.worst(12):
+    for q in c.worst(10):
         w.add_row(
+            q.variant,
             str(q.senders),
             q.sru,
             q.buffer,
             q.rto_min,
-            q.regime,
-            format_rate(q.sim.goodput_bps),
+            format_rate(q.sim_bps),
             format_rate(q.model_bps),
-            f"{q.model_bps / q.sim.goodput_bps:.3g}×",
-            f"{q.sim.timeouts:,}",
+            f"{q.model_bps / q.sim_bps:.3g}×",
+            f"{q.sim_timeouts_per_block:.3g}",
+            f"{q.timeouts_per_block:.3g}",
+            q.dominant,
         )
     out.print(w)
+    if c.unfinished:
+        out.print(
+            f"left out: {len(c.unfinished)} points the simulator did not finish within "
+            f"run.max_time ({'; '.join(c.unfinished[:3])}{' ...' if len(c.unfinished) > 3 else ''})"
+        )
 
 
 def print_ranking(out: Console, err: Console, ranking: Ranking) -> None:

@@ -1,25 +1,37 @@
-"""Calibrate the analytical model against the simulator and report where it breaks down.
+"""Calibrate the burst model against the simulator, honestly: fit on one half, score the other.
 
-The model has two empirical constants: the buffering beyond the switch port in Eq. 3
-(``extra_buffer``) and the partial-RTO factor ``a`` of Eq. 4. :func:`calibrate` simulates a
-grid of scenarios, fits both, and measures the model's relative goodput error point by point.
+:func:`calibrate` simulates a grid of scenarios (N, SRU, buffer, RTOmin) under several TCP
+settings (:data:`VARIANTS`: initial window 1 and 10, responses restarting from it or keeping
+their window, delayed ACKs, DCTCP with a marking threshold K, Linux's profile with RACK-TLP),
+splits the points in two halves by a hash of their coordinates, fits the burst model's
+constants (:class:`incastlab.model.burst.Constants`) on the first half and reports the model's
+error on the second, the held-out half, next to Chen's Eq. 1-4 with the papers' constants.
+Simulated points can be cached on disk (one small JSON file per point, keyed by the normalized
+scenario and the incastlab version), so a rerun only simulates what changed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import itertools
+import json
+import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from incastlab import model
-from incastlab.backends.model import port_buffer_bytes, predict_scenario, rtt_and_rto
+from incastlab import _core
+from incastlab.backends.model import burst_path, predict_scenario
 from incastlab.backends.sim import simulate
-from incastlab.result import Result
+from incastlab.model import burst
 from incastlab.scenario import apply_overrides, from_dict
+from incastlab.units import parse_size
 
-#: The grid of the issue: N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin 200/10/1 ms.
+#: The grid: N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin 200/10/1 ms.
 FULL_GRID: dict[str, list[Any]] = {
     "senders": [1, 2, 4, 8, 16, 32, 64],
     "sru": ["16KB", "64KB", "256KB", "1MB"],
@@ -32,185 +44,299 @@ QUICK_GRID: dict[str, list[Any]] = {
     "buffer": ["4KB", "64KB"],
     "rto_min": ["200ms", "1ms"],
 }
+#: TCP settings the grid is simulated under, each a set of scenario keys. DCTCP's marking
+#: threshold K is half the point's buffer (it must stay below it).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "iw10-idle": {},
+    "iw1-restart": {"tcp.initial_window": 1, "tcp.cwnd_restart": "block"},
+    "iw10-restart": {"tcp.cwnd_restart": "block"},
+    "iw10-persistent": {"tcp.cwnd_restart": "never"},
+    "iw1-persistent": {"tcp.cwnd_restart": "never", "tcp.initial_window": 1},
+    "delayed-ack": {"tcp.delayed_ack": "40ms"},
+    "dctcp": {"tcp.congestion_control": "dctcp"},
+    "linux": {"tcp.profile": "linux"},
+}
+QUICK_VARIANTS = ("iw10-idle", "iw1-restart")
+#: The constants' search grids (each a physical range, see Constants).
+SEARCH: dict[str, list[float]] = {
+    "tail_timeout": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0],
+    "spread": [1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0, 2.5],
+}
+#: Relative errors beyond e (log scale) count as e in the fit, so that a few points the model
+#: cannot describe do not pull the constants away from the many it can.
+LOG_ERROR_CAP = 1.0
 
 
 @dataclass
 class Point:
-    """One grid point: the simulator's answer and the model's."""
+    """One grid point: the simulator's answer and both models'."""
 
+    variant: str
     senders: int
     sru: str
     buffer: str
     rto_min: str
-    sim: Result
+    scenario: dict[str, Any]
+    sim_bps: float
+    sim_timeouts_per_block: float
+    ideal_bps: float = 0.0
     model_bps: float = 0.0
+    chen_bps: float = 0.0
     regime: str = ""
+    timeouts_per_block: float = 0.0
+    dominant: str = ""
+
+    @property
+    def held_out(self) -> bool:
+        """The half of the grid the fit never sees (a hash of the coordinates)."""
+        key = f"{self.variant}|{self.senders}|{self.sru}|{self.buffer}|{self.rto_min}"
+        return zlib.crc32(key.encode()) % 2 == 1
 
     @property
     def error(self) -> float:
-        """Relative goodput error of the model against the simulator."""
-        return abs(self.model_bps - self.sim.goodput_bps) / self.sim.goodput_bps
+        """Relative goodput error of the burst model against the simulator."""
+        return abs(self.model_bps - self.sim_bps) / self.sim_bps
+
+    @property
+    def chen_error(self) -> float:
+        return abs(self.chen_bps - self.sim_bps) / self.sim_bps
+
+    @property
+    def sim_collapsed(self) -> bool:
+        return self.sim_bps < self.ideal_bps / 2
+
+    @property
+    def regime_right(self) -> bool:
+        return self.sim_collapsed == (self.model_bps < self.ideal_bps / 2)
+
+    def axis(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[int(q * (len(s) - 1))]
+
+
+def errors_summary(points: list[Point]) -> dict[str, float]:
+    """Median and 90th-percentile error of both models and the burst model's regime score."""
+    e = [p.error for p in points]
+    ce = [p.chen_error for p in points]
+    return {
+        "points": len(points),
+        "median_error": statistics.median(e),
+        "p90_error": _quantile(e, 0.9),
+        "regime_right": sum(p.regime_right for p in points) / len(points),
+        "chen_median_error": statistics.median(ce),
+        "chen_p90_error": _quantile(ce, 0.9),
+    }
 
 
 @dataclass
 class Calibration:
     """Fitted constants and the model's error over the grid."""
 
-    extra_buffer: int
-    a: float
+    constants: burst.Constants
     points: list[Point] = field(default_factory=list)
     grid: dict[str, list[Any]] = field(default_factory=dict)
+    variants: list[str] = field(default_factory=list)
+    #: Points the simulator did not finish within run.max_time (left out of the scores).
+    unfinished: list[str] = field(default_factory=list)
 
-    def errors(self, where: Callable[[Point], bool] = lambda p: True) -> list[float]:
-        return sorted(p.error for p in self.points if where(p))
+    @property
+    def held_out(self) -> list[Point]:
+        return [p for p in self.points if p.held_out]
+
+    @property
+    def fitted_on(self) -> list[Point]:
+        return [p for p in self.points if not p.held_out]
 
     def summary(self) -> dict[str, Any]:
-        e = self.errors()
         return {
-            "extra_buffer": self.extra_buffer,
-            "a": self.a,
-            "points": len(e),
-            "median_error": statistics.median(e),
-            "p90_error": e[int(0.9 * (len(e) - 1))],
+            "constants": {k: v for k, v in self.constants.to_json().items() if k != "fit"},
+            "version": _core.__version__,
+            "held_out": errors_summary(self.held_out),
+            "fitted_on": errors_summary(self.fitted_on),
+            "unfinished": self.unfinished,
         }
 
-    def worst(self, k: int = 12) -> list[Point]:
-        """The ``k`` points where the model is furthest from the simulator."""
-        return sorted(self.points, key=lambda q: -q.error)[:k]
+    def breakdown(self, key: str) -> dict[Any, dict[str, float]]:
+        """Held-out errors grouped by one axis (``variant`` or a grid axis)."""
+        pts = self.held_out
+        present = {p.axis(key) for p in pts}
+        order = self.variants if key == "variant" else self.grid.get(key, [])
+        values = [v for v in order if v in present] or sorted(present, key=str)
+        return {v: errors_summary([p for p in pts if p.axis(key) == v]) for v in values}
+
+    def worst(self, k: int = 10) -> list[Point]:
+        """The ``k`` held-out points where the model is furthest from the simulator."""
+        return sorted(self.held_out, key=lambda q: -q.error)[:k]
 
     def to_json(self) -> dict[str, Any]:
-        """The fit, its summary and every point."""
         pts = [
             {
+                "variant": q.variant,
                 "senders": q.senders,
                 "sru": q.sru,
                 "buffer": q.buffer,
                 "rto_min": q.rto_min,
-                "sim_bps": q.sim.goodput_bps,
+                "held_out": q.held_out,
+                "sim_bps": q.sim_bps,
                 "model_bps": q.model_bps,
-                "regime": q.regime,
+                "chen_bps": q.chen_bps,
                 "error": q.error,
-                "sim_timeouts": q.sim.timeouts,
+                "regime": q.regime,
+                "regime_right": q.regime_right,
+                "sim_timeouts_per_block": q.sim_timeouts_per_block,
+                "model_timeouts_per_block": q.timeouts_per_block,
+                "dominant": q.dominant,
             }
             for q in self.points
         ]
         return {**self.summary(), "points": pts}
 
-    def breakdown(self, key: str) -> dict[Any, dict[str, float]]:
-        """Median and 90th-percentile error grouped by one grid axis."""
-        out: dict[Any, dict[str, float]] = {}
-        present = {getattr(p, key) for p in self.points}
-        values = [v for v in self.grid.get(key, sorted(present, key=str)) if v in present]
-        for v in values:
-            e = sorted(p.error for p in self.points if getattr(p, key) == v)
-            out[v] = {"median": statistics.median(e), "p90": e[int(0.9 * (len(e) - 1))]}
-        return out
-
 
 def grid_scenarios(
-    grid: dict[str, list[Any]], blocks: int, base: dict[str, Any] | None = None
+    grid: dict[str, list[Any]],
+    variants: Iterable[str],
+    blocks: int,
+    base: dict[str, Any] | None = None,
 ) -> Iterable[tuple[tuple[Any, ...], Any]]:
-    for n, sru, buf, rto in itertools.product(
-        grid["senders"], grid["sru"], grid["buffer"], grid["rto_min"]
-    ):
-        data = apply_overrides(
-            base or {},
-            {
+    """Every (variant, N, SRU, buffer, RTOmin) and its scenario."""
+    for v in variants:
+        for n, sru, buf, rto in itertools.product(
+            grid["senders"], grid["sru"], grid["buffer"], grid["rto_min"]
+        ):
+            keys = {
+                **VARIANTS[v],
                 "topology.senders": n,
                 "topology.buffer": buf,
                 "workload.sru": sru,
                 "workload.blocks": blocks,
                 "tcp.rto_min": rto,
-            },
-        )
-        yield (n, sru, buf, rto), from_dict(data)
+            }
+            if v == "dctcp":
+                keys["topology.ecn_threshold"] = f"{parse_size(buf) // 2}B"
+            yield (v, n, sru, buf, rto), from_dict(apply_overrides(base or {}, keys))
 
 
-def _onsets(points: Sequence[Point]) -> dict[tuple[str, str, str], int | None]:
-    """The simulator's onset per (SRU, buffer, RTOmin): the first N at which at least half
-    the blocks suffer a timeout, the regime Eq. 2 describes (``None`` if none on the grid)."""
-    out: dict[tuple[str, str, str], int | None] = {}
-    groups: dict[tuple[str, str, str], list[Point]] = {}
-    for p in points:
-        groups.setdefault((p.sru, p.buffer, p.rto_min), []).append(p)
-    for k, ps in groups.items():
-        out[k] = None
-        for p in sorted(ps, key=lambda q: q.senders):
-            row = p.sim.row()
-            if p.senders > 1 and 2 * row["blocks_with_timeouts"] >= row["blocks"]:
-                out[k] = p.senders
-                break
+def _simulated(sc: Any, cache: Path | None) -> dict[str, Any]:
+    """The simulator's goodput and timeouts per block for ``sc`` (from ``cache`` if there);
+    ``{"unfinished": reason}`` for a run that hit ``run.max_time``."""
+    text = json.dumps(sc.normalized(), sort_keys=True)
+    key = hashlib.sha256(f"{_core.__version__}\n{text}".encode()).hexdigest()[:24]
+    path = cache / f"{key}.json" if cache is not None else None
+    if path is not None and path.exists():
+        out: dict[str, Any] = json.loads(path.read_text())
+        return out
+    try:
+        r = simulate(sc)
+    except _core.SimulationError as e:
+        out = {"unfinished": str(e)}
+    else:
+        blocks = max(1, len(r.block_times_s))
+        out = {"goodput_bps": r.goodput_bps, "timeouts_per_block": r.timeouts / blocks}
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(out))
+        tmp.replace(path)
     return out
 
 
-def fit_extra_buffer(points: Sequence[Point]) -> int:
-    """The extra buffer (0-256 KB, 500-byte steps) whose Eq. 3 onsets best match the
-    simulator's (least total distance in senders, over the groups that reach an onset)."""
-    onsets = {k: v for k, v in _onsets(points).items() if v is not None}
-    top = max(p.senders for p in points)
-    tcp = points[0].sim.scenario["tcp"]
-    # Each group's SRU and port buffer, in bytes, read once from one of its scenarios.
-    sizes = {}
-    for p in points:
-        key = (p.sru, p.buffer, p.rto_min)
-        if key in onsets and key not in sizes:
-            s = p.sim.scenario
-            sizes[key] = (s["workload"]["sru"], port_buffer_bytes(s))
-    best: tuple[float, int] = (float("inf"), 0)
-    for extra in range(0, 256_001, 500):
-        cost = 0.0
-        for key, sim_onset in onsets.items():
-            sru, buffer = sizes[key]
-            m = model.collapse_onset(
-                sru,
-                buffer,
-                mss=tcp["mss"],
-                initial_window=tcp["initial_window"],
-                extra_buffer=extra,
-            )
-            cost += abs(min(m, 2 * top) - sim_onset)
-        if cost < best[0]:
-            best = (cost, extra)
-    return best[1]
+def _score(points: list[Point], paths: list[burst.Path], c: burst.Constants) -> float:
+    total = 0.0
+    for p, path in zip(points, paths, strict=True):
+        g = burst.predict(path, c).goodput_bps
+        total += min(LOG_ERROR_CAP, abs(math.log(g / p.sim_bps)))
+    return total / max(1, len(points))
 
 
-def fit_partial_rto(points: Sequence[Point], extra_buffer: int) -> float:
-    """Eq. 4's ``a``: the median, over points past the model's onset, of the idle time per
-    block in units of the RTO: (block time − RTT − N·SRU·8/C) / RTO."""
-    ratios = []
+def fit(points: list[Point], start: burst.Constants | None = None) -> burst.Constants:
+    """The constants that minimize the mean (capped) log goodput error on ``points``: a
+    coordinate search over :data:`SEARCH`, three sweeps."""
+    paths = [burst_path(p.scenario) for p in points]
+    c = start or burst.Constants()
+    best = _score(points, paths, c)
+    for _ in range(3):
+        improved = False
+        for name, values in SEARCH.items():
+            for v in values:
+                trial = dataclasses.replace(c, **{name: v})
+                s = _score(points, paths, trial)
+                if s < best - 1e-12:
+                    best, c, improved = s, trial, True
+        if not improved:
+            break
+    return c
+
+
+def evaluate(points: list[Point], c: burst.Constants) -> None:
+    """Fill in both models' answers for every point."""
     for p in points:
-        pred = predict_scenario(
-            from_dict(p.sim.scenario, normalized=True), extra_buffer=extra_buffer
-        )
-        if pred.prediction.regime != "rto":
-            continue
-        rtt, rto = rtt_and_rto(p.sim.scenario)
-        send = p.senders * pred.sru * 8 / p.sim.link_bps
-        mean_block = p.sim.duration_s / max(1, len(p.sim.block_times_s))
-        ratios.append(max(0.0, (mean_block - rtt - send) / rto))
-    return statistics.median(ratios) if ratios else 1.0
+        sc = from_dict(p.scenario, normalized=True)
+        b = predict_scenario(sc, constants=c)
+        chen = predict_scenario(sc, uncalibrated=True)
+        assert b.burst is not None
+        p.model_bps = b.prediction.goodput_bps
+        p.ideal_bps = b.burst.ideal_bps
+        p.regime = b.prediction.regime
+        p.timeouts_per_block = b.prediction.timeouts_per_block
+        p.dominant = b.dominant
+        p.chen_bps = chen.prediction.goodput_bps
 
 
 def calibrate(
     grid: dict[str, list[Any]] | None = None,
     *,
+    variants: Iterable[str] | None = None,
     blocks: int = 5,
     base: dict[str, Any] | None = None,
+    cache: Path | None = None,
     on_point: Callable[[int, int], None] | None = None,
 ) -> Calibration:
-    """Simulate the grid (on top of the scenario ``base``), fit ``extra_buffer`` and ``a``,
-    and score the model."""
+    """Simulate the grid under each variant (on top of the scenario ``base``), fit the burst
+    model's constants on one half of the points and score both halves."""
     grid = grid or QUICK_GRID
-    todo = list(grid_scenarios(grid, blocks, base))
-    points = []
-    for i, ((n, sru, buf, rto), sc) in enumerate(todo):
-        points.append(Point(n, sru, buf, rto, simulate(sc)))
+    names = list(variants or QUICK_VARIANTS)
+    for v in names:
+        if v not in VARIANTS:
+            raise ValueError(f"variant: {v!r} is not one of {', '.join(VARIANTS)}")
+    todo = list(grid_scenarios(grid, names, blocks, base))
+    points, unfinished = [], []
+    for i, ((v, n, sru, buf, rto), sc) in enumerate(todo):
+        sim = _simulated(sc, cache)
         if on_point is not None:
             on_point(i + 1, len(todo))
-    extra = fit_extra_buffer(points)
-    a = fit_partial_rto(points, extra)
-    for p in points:
-        pred = predict_scenario(from_dict(p.sim.scenario, normalized=True), extra_buffer=extra, a=a)
-        p.model_bps = pred.prediction.goodput_bps
-        p.regime = pred.prediction.regime
-    return Calibration(extra_buffer=extra, a=a, points=points, grid=grid)
+        if "unfinished" in sim:
+            unfinished.append(f"{v} N={n} SRU {sru} buffer {buf} RTOmin {rto}")
+            continue
+        points.append(
+            Point(
+                variant=v,
+                senders=n,
+                sru=sru,
+                buffer=buf,
+                rto_min=rto,
+                scenario=sc.normalized(),
+                sim_bps=sim["goodput_bps"],
+                sim_timeouts_per_block=sim["timeouts_per_block"],
+            )
+        )
+    c = fit([p for p in points if not p.held_out])
+    evaluate(points, c)
+    held = errors_summary([p for p in points if p.held_out])
+    c = dataclasses.replace(
+        c,
+        version=_core.__version__,
+        fit={
+            "grid": grid,
+            "variants": names,
+            "blocks": blocks,
+            "held_out_points": held["points"],
+            "held_out_median_error": round(held["median_error"], 4),
+            "held_out_p90_error": round(held["p90_error"], 4),
+            "held_out_regime_right": round(held["regime_right"], 4),
+        },
+    )
+    return Calibration(constants=c, points=points, grid=grid, variants=names, unfinished=unfinished)

@@ -12,7 +12,15 @@ def model_report(row: dict[str, Any], scenario: dict[str, Any]) -> dict[str, Any
     """The model's report for one point: every block takes the predicted block time, and the
     model's own figures (regime, onset, timeouts per block, ignored fields) sit under
     ``model``. Counters the model does not predict (drops, events) are left out."""
-    fields = ("regime", "onset", "sru", "block_time_s", "timeouts_per_block", "ignored")
+    fields = (
+        "regime",
+        "onset",
+        "sru",
+        "block_time_s",
+        "timeouts_per_block",
+        "dominant",
+        "ignored",
+    )
     blocks = int(scenario["workload"]["blocks"])
     block_ps = round(row["block_time_s"] * 1e12)
     return {

@@ -215,6 +215,56 @@ def expected_max_rto(
     return save_figure(fig, path)
 
 
+def model_vs_sim(
+    series: Sequence[tuple[str, Sequence[Any]]],
+    simulated: Sequence[Sequence[float]],
+    path: str | Path,
+) -> Path:
+    """The burst model (line) over the simulator's points (markers) against senders, per
+    series, with the band between them shaded: where the model disagrees, and by how much."""
+    fig, ax = plt.subplots(figsize=(8, 5))
+    link = None
+    for i, ((label, pts), sim) in enumerate(zip(series, simulated, strict=True)):
+        if not pts:
+            continue
+        color = COLORS[i % len(COLORS)]
+        link = pts[0].link_bps
+        n = [p.senders for p in pts]
+        mod = [p.prediction.goodput_bps / 1e6 for p in pts]
+        obs = [g / 1e6 for g in sim]
+        name = label.replace("sru ", "SRU ") if label else f"SRU {format_size(pts[0].sru)}"
+        ax.plot(n, mod, "-", color=color, lw=2, label=f"{name}: model")
+        ax.plot(n, obs, "o", color=color, ms=5, label=f"{name}: simulator")
+        ax.fill_between(n, mod, obs, color=color, alpha=0.15, lw=0)
+    if link:
+        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("number of senders")
+    ax.set_ylabel("goodput (Mbps)")
+    ax.set_title(
+        "Burst model against the simulator (shaded: disagreement)",
+        loc="left",
+        fontweight="bold",
+        pad=24,
+    )
+    first = next((p for _, ps in series for p in ps), None)
+    if first is not None:
+        t, tcp = first.scenario["topology"], first.scenario["tcp"]
+        sub = (
+            f"{format_rate(t['receiver_link'])} · RTT {format_time(t['rtt'])} · "
+            f"RTOmin {format_time(tcp['rto_min'])} · IW {tcp['initial_window']} · "
+            f"restart {tcp['cwnd_restart']}"
+        )
+        ax.text(0, 1.03, sub, transform=ax.transAxes, fontsize=8.5, color="0.35")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(frameon=False, fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
 def save_figure(fig: Any, path: str | Path) -> Path:
     p = Path(path)
     if p.parent and not p.parent.exists():

@@ -69,6 +69,7 @@ MODEL_FIELDS: tuple[tuple[str, str], ...] = (
     ("sru", INT),
     ("block_time_s", FLOAT),
     ("timeouts_per_block", FLOAT),
+    ("dominant", STR),
     ("ignored", STRS),
 )
 METRICS: tuple[tuple[str, str], ...] = (

@@ -1,0 +1,404 @@
+"""The burst model: goodput of synchronized reads from the overflow of each block's bursts.
+
+Chen et al.'s Eq. 1-4 (:mod:`incastlab.model`) switch at one onset from "no RTO" to "one RTO
+per block". This model follows a block the way the port sees it instead:
+
+1. **The block's bursts.** Every sender answers the request at once with its window: the
+   initial window when responses restart from it (``tcp.cwnd_restart = "block"``, and the first
+   block of a run), or the window it carried over (persistent: ``"never"``, or ``"idle"`` when
+   the pause between blocks is shorter than the RTO), which the flows' share of the buffer and
+   the bandwidth-delay product bound. Slow start doubles the window every round.
+2. **Overflow.** The first round, synchronized by the request, arrives at N times the link
+   rate: the port holds its buffer plus what it drains while one sender's burst arrives (and
+   while the requests trickle out). Later slow-start rounds arrive at twice the link rate,
+   ACK-clocked: they overflow once half a round exceeds the buffer, or the whole window the
+   buffer plus the pipe. DCTCP's marking holds the carried window to the flows' share of the
+   marking threshold instead of the buffer.
+3. **Which overflow costs an RTO.** A sender none of whose round got through loses its whole
+   window; a sender that lost the end of its response (the tail) has nothing left to send that
+   could raise duplicate ACKs; a sender with a window too small for ``dupthresh`` duplicate
+   ACKs cannot fast-retransmit. All of them wait for the RTO (RACK-TLP's probe repairs a tail
+   instead). Any other loss is repaired by fast retransmit, except for a share
+   :attr:`Constants.tail_timeout` (retransmissions lost to the same full queue).
+4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
+   each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
+   it serves restart slow start together and may overflow it again (a fresh RTO). Backed-off
+   timers drift apart, so each wait serves more of them (:attr:`Constants.spread`).
+
+Goodput = bytes / (transfer time with slow start + the waits that no other sender's transfer
+hides), averaged over the run's blocks (the first from the initial window). Expected values
+throughout: a "timeouts per block" of 0.3 is a 30% chance of one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import pathlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The model's fitted constants, each a physical quantity (see :mod:`incastlab.model.fit`
+    for how they are fitted and the values saved with the package)."""
+
+    #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
+    #: dropped by the still-full queue, duplicate ACKs lost with it).
+    tail_timeout: float = 0.15
+    #: Growth per backoff of the senders one retransmission round serves: backed-off timers
+    #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
+    spread: float = 1.5
+    #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
+    version: str | None = None
+    #: What the fit achieved (held-out errors), for the record.
+    fit: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Path:
+    """One scenario point in the model's terms (bytes, bits per second, seconds)."""
+
+    senders: int
+    sru: int
+    buffer: int  # the bottleneck port's drop-tail limit
+    link_bps: float
+    rtt: float  # base RTT
+    rto_min: float
+    rto_adds_rtt: bool  # Linux's formula: RTO = SRTT + max(4·RTTVAR, RTOmin)
+    timer_tick: float  # retransmission timer granularity (0: exact)
+    mss: int
+    frame: int  # bytes one segment takes in the port's buffer (payload + headers)
+    wire: int  # bytes one segment takes on the wire (frame + preamble, gap)
+    request_wire: int  # bytes one request takes on the wire
+    initial_window: int
+    restart: str  # tcp.cwnd_restart: "block", "idle" or "never"
+    blocks: int
+    dupthresh: int = 3
+    rack_tlp: bool = False
+    delayed_ack: float = 0.0  # seconds; 0 = off
+    quickack: bool = False
+    marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
+    beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
+
+
+@dataclass(frozen=True)
+class Block:
+    """The model's account of one block."""
+
+    window: float  # each sender's window at the start of the block, segments
+    transfer_s: float  # the block without losses: slow-start rounds and the link's busy time
+    loss_round: int | None  # slow-start round whose burst overflows the port (0 = the first)
+    timeouts: float  # expected RTOs in the block (every sender's)
+    waits: float  # expected serial RTO waits, in RTOs (backoff counted: 1 + 2 + 4 ...)
+    stall_s: float  # time the waits add to the block (what other transfers do not hide)
+    delack_s: float  # time a delayed ACK holds the first round
+
+    @property
+    def time_s(self) -> float:
+        return self.transfer_s + self.stall_s + self.delack_s
+
+
+@dataclass(frozen=True)
+class BurstPrediction:
+    """The model's answer for one point, averaged over the run's blocks."""
+
+    senders: int
+    regime: str  # "ideal", "timeouts" (some RTOs, goodput above half the ideal), "collapse"
+    goodput_bps: float
+    ideal_bps: float
+    block_time_s: float
+    timeouts_per_block: float
+    rto_waits_per_block: float
+    rto_s: float
+    terms: dict[str, float]  # seconds per block: "transfer", "slow start", "RTO waits", ...
+    dominant: str
+    first: Block
+    steady: Block
+
+
+# ---------------------------------------------------------------- time on the wire
+
+
+def _packet_time(p: Path) -> float:
+    return p.wire * 8 / p.link_bps
+
+
+def _segments(p: Path) -> int:
+    return max(1, math.ceil(p.sru / p.mss))
+
+
+def _buffer_packets(p: Path) -> float:
+    return p.buffer / p.frame
+
+
+def _pipe_packets(p: Path) -> float:
+    return p.link_bps * p.rtt / 8 / p.wire
+
+
+def rto_seconds(p: Path) -> float:
+    """The RTO a sender waits: RTOmin, plus (Linux's formula) the base RTT, rounded up to the
+    retransmission timer's tick."""
+    rto = p.rto_min
+    if p.rto_adds_rtt:
+        rto += p.rtt
+    if p.timer_tick > 0:
+        rto = math.ceil(rto / p.timer_tick - 1e-9) * p.timer_tick
+    return rto
+
+
+def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
+    """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
+    round (slow start). A round that does not fill the link lasts one RTT plus the first
+    segment's two hops; the last round ends when its last segment has crossed both hops. Plus
+    the request's way out and the response's way back (the base RTT)."""
+    pt = _packet_time(p)
+    t, rem, w = p.rtt, float(segments), max(1.0, window)
+    while rem > 1e-9:
+        b = min(w, rem)
+        rem -= b
+        if rem <= 1e-9:
+            return t + senders * b * pt + pt
+        t += max(p.rtt + 2 * pt, senders * b * pt)
+        w *= 2
+    return t
+
+
+# ---------------------------------------------------------------- overflow
+
+
+def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> float:
+    """Packets one round of ``senders`` bursts of ``per_sender`` packets gets through the port.
+
+    The first round arrives at ``senders`` times the link rate while the port drains one
+    sender's burst (and what arrives while the requests go out one after the other); later
+    slow-start rounds arrive at twice the rate (two segments per ACK), so half of the round,
+    or all of it beyond the pipe, must fit in the buffer."""
+    q = _buffer_packets(p)
+    if first:
+        stagger = p.request_wire / p.wire  # packets drained per request sent
+        return q + per_sender + stagger * (senders - 1)
+    # Times the link rate the round arrives at: each ACK releases two segments (three per
+    # delayed ACK of two), and each sender's NIC sends at most at the link rate.
+    rate = min(1.5 if p.delayed_ack > 0 else 2.0, senders)
+    if rate <= 1:
+        return math.inf
+    return min(q * rate / (rate - 1), q + _pipe_packets(p))
+
+
+def _timeout_share(p: Path, c: Constants, senders: float, window: float, tail: bool) -> float:
+    """Chance that a sender which lost part (not all) of a round's window times out."""
+    if tail and not p.rack_tlp:  # nothing left to send after the lost tail
+        return 1.0
+    # A window of w after the loss raises about w - 1 duplicate ACKs: below dupthresh + 1
+    # segments fast retransmit cannot start (Padhye et al.'s min(1, 3/w)). The window the
+    # port lets each sender keep is its share of the buffer and the pipe.
+    share = (_buffer_packets(p) + _pipe_packets(p)) / max(1.0, senders)
+    w = min(window, share)
+    return 1.0 if w < p.dupthresh + 1 else c.tail_timeout
+
+
+def _overflow(
+    p: Path, c: Constants, senders: float, per_sender: float, first: bool, tail: bool
+) -> float:
+    """Expected senders that time out when ``senders`` send a round of ``per_sender``."""
+    if senders <= 0 or per_sender <= 0:
+        return 0.0
+    burst = senders * per_sender
+    cap = _round_capacity(p, senders, per_sender, first)
+    if burst <= cap:
+        return 0.0
+    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond `cap`
+    # lose their whole window, the others the end of theirs.
+    whole = max(0.0, senders - cap)
+    partial = senders - whole
+    lost = burst - cap - whole * per_sender
+    hit = min(partial, max(0.0, lost))
+    return whole + hit * _timeout_share(p, c, senders, per_sender, tail)
+
+
+def _burst(
+    p: Path, c: Constants, senders: float, segments: float, window: float, first: bool
+) -> tuple[int | None, float, float]:
+    """Slow-start rounds of ``senders`` from ``window`` until one overflows: (its round, the
+    expected senders that time out, the segments each has left after it)."""
+    rem, w = float(segments), max(1.0, window)
+    for k in range(64):
+        b = min(w, rem)
+        rem -= b
+        m = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
+        if m > 0:
+            return k, m, rem + b / 2
+        if rem <= 1e-9:
+            return None, 0.0, 0.0
+        w *= 2
+    return None, 0.0, 0.0
+
+
+def _chain(
+    p: Path, c: Constants, waiting: float, segments: float, depth: int = 0
+) -> tuple[float, float]:
+    """Senders that timed out together: (expected serial waits in RTOs, expected timeouts).
+
+    Each wait, the ``waiting`` senders retransmit one segment each into the port; those it
+    cannot hold wait twice as long, those it serves go on in slow start together and may
+    overflow it again (a fresh chain of waits)."""
+    waits, timeouts, level = 0.0, 0.0, 0
+    q = _buffer_packets(p) + 1
+    while waiting > 1e-3 and level < 24:
+        exists = 1 - math.exp(-waiting)
+        waits += 2**level * exists
+        timeouts += waiting
+        cap = q * c.spread**level
+        served = cap * (1 - math.exp(-waiting / cap))
+        waiting -= served
+        if depth < 3 and segments > 1:
+            _, again, left = _burst(p, c, served, segments - 1, 2.0, first=False)
+            if again > 1e-3:
+                w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
+                # The fresh chain runs while the backed-off senders wait: the later one ends
+                # the block.
+                waits += max(0.0, w2 * (1 - math.exp(-again)) - _remaining(waiting, level, q, c))
+                timeouts += t2
+        level += 1
+    return waits, timeouts
+
+
+def _remaining(waiting: float, level: float, q: float, c: Constants) -> float:
+    """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
+    total, lv = 0.0, int(level) + 1
+    while waiting > 1e-3 and lv < 24:
+        total += 2**lv * (1 - math.exp(-waiting))
+        cap = q * c.spread**lv
+        waiting -= cap * (1 - math.exp(-waiting / cap))
+        lv += 1
+    return total
+
+
+def _carried_window(p: Path) -> float:
+    """Window a sender carries into the next block when it keeps it: its share of the buffer
+    (DCTCP: of the marking threshold) and the pipe, between the cut after a loss and the
+    top, on average."""
+    q = (p.marking / p.frame) if p.marking is not None else _buffer_packets(p)
+    top = (q + _pipe_packets(p)) / p.senders
+    return max(1.0, top * (1 + p.beta) / 2)
+
+
+def _block(p: Path, c: Constants, window: float, rto: float) -> Block:
+    n, seg = p.senders, _segments(p)
+    transfer = transfer_time(p, n, seg, window)
+    delack = 0.0
+    if p.delayed_ack > 0 and window < 2 and not p.quickack:
+        delack = p.delayed_ack  # a lone first segment waits for the delayed-ACK timer
+    loss_round, m0, left = _burst(p, c, n, seg, window, first=True)
+    waits, timeouts = (0.0, 0.0)
+    if m0 > 0:
+        waits, timeouts = _chain(p, c, m0, max(1.0, left))
+    stall = waits * rto
+    # The waits that the other senders' transfer hides: whatever the link still had to send
+    # when the first timeout began.
+    if m0 > 0:
+        busy_after = transfer * (1 - min(1.0, m0 / n)) * (left / seg)
+        stall = max(0.0, stall - busy_after)
+    return Block(
+        window=window,
+        transfer_s=transfer,
+        loss_round=loss_round,
+        timeouts=timeouts,
+        waits=waits,
+        stall_s=stall,
+        delack_s=delack,
+    )
+
+
+def predict(p: Path, c: Constants) -> BurstPrediction:
+    """The model's goodput for one point: the first block from the initial window, the others
+    from the window the restart policy leaves them, averaged over ``p.blocks``."""
+    rto = rto_seconds(p)
+    first = _block(p, c, p.initial_window, rto)
+    if p.restart == "block":
+        steady_window: float = p.initial_window
+    else:
+        steady_window = max(p.initial_window, _carried_window(p))
+        if first.timeouts > 0.5 and p.restart == "idle":
+            # Senders that waited out another's RTO idled longer than their own: restart.
+            steady_window = p.initial_window
+    steady = first if steady_window == p.initial_window else _block(p, c, steady_window, rto)
+    k = max(1, p.blocks)
+    total = first.time_s + (k - 1) * steady.time_s
+    block = total / k
+    data = p.senders * p.sru * 8
+    ideal = transfer_time(p, p.senders, _segments(p), max(p.initial_window, steady_window))
+    goodput = data / block
+    ideal_bps = data / ideal
+    to = (first.timeouts + (k - 1) * steady.timeouts) / k
+    waits = (first.waits + (k - 1) * steady.waits) / k
+    link = p.senders * _segments(p) * _packet_time(p)
+    transfer = (first.transfer_s + (k - 1) * steady.transfer_s) / k
+    terms = {
+        "transfer": link,
+        "slow start": max(0.0, transfer - link),
+        "RTO waits": (first.stall_s + (k - 1) * steady.stall_s) / k,
+        "delayed ACK": (first.delack_s + (k - 1) * steady.delack_s) / k,
+    }
+    dominant = max(terms, key=lambda t: terms[t])
+    if goodput < ideal_bps / 2:
+        regime = "collapse"
+    elif to >= 0.05:
+        regime = "timeouts"
+    else:
+        regime = "ideal"
+    return BurstPrediction(
+        senders=p.senders,
+        regime=regime,
+        goodput_bps=goodput,
+        ideal_bps=ideal_bps,
+        block_time_s=block,
+        timeouts_per_block=to,
+        rto_waits_per_block=waits,
+        rto_s=rto,
+        terms=terms,
+        dominant=dominant,
+        first=first,
+        steady=steady,
+    )
+
+
+def onset(p: Path, c: Constants, limit: int = 1024) -> int | None:
+    """The smallest sender count (2 to ``limit``) the model puts in collapse (goodput below
+    half the ideal) with ``p``'s other settings; ``None`` if none does."""
+    return _onset(dataclasses.replace(p, senders=1), c, limit)
+
+
+@functools.lru_cache(maxsize=256)
+def _onset(p: Path, c: Constants, limit: int) -> int | None:
+    for n in range(2, limit + 1):
+        if predict(dataclasses.replace(p, senders=n), c).regime == "collapse":
+            return n
+    return None
+
+
+#: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
+CONSTANTS_FILE = pathlib.Path(__file__).with_name("constants.json")
+
+
+@functools.cache
+def fitted() -> Constants:
+    """The constants saved with the package, or the defaults if none are."""
+    if not CONSTANTS_FILE.exists():
+        return Constants()
+    data = json.loads(CONSTANTS_FILE.read_text())
+    return Constants(**data)
+
+
+def save(c: Constants) -> pathlib.Path:
+    """Write ``c`` as the package's fitted constants."""
+    CONSTANTS_FILE.write_text(json.dumps(c.to_json(), indent=1, sort_keys=True) + "\n")
+    fitted.cache_clear()
+    return CONSTANTS_FILE
