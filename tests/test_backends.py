@@ -27,9 +27,9 @@ def test_each_backend_follows_the_protocol(name: str) -> None:
 
 
 def test_backends_say_which_fields_they_cannot_honour() -> None:
-    sc = from_dict({"topology": {"rtt": "50us"}, "tcp": {"clock_granularity": "1ms"}})
+    sc = from_dict({"topology": {"rtt": "50us"}, "tcp": {"sack": False}})
     assert backends.get("sim").unsupported(sc) == []
-    assert backends.get("model").unsupported(sc) == ["tcp.clock_granularity"]
+    assert backends.get("model").unsupported(sc) == ["tcp.sack"]
     # No netem here: the emulated RTT is never the scenario's.
     assert backends.get("emulate").unsupported(from_dict({})) == ["topology.rtt"]
 
@@ -45,7 +45,8 @@ def test_the_model_answers_with_a_result_like_a_run() -> None:
     r = backends.get("model").run(sc)
     sim = backends.get("sim").run(sc)
     assert r.backend == "model" and r.senders == sim.senders == 8
-    assert r.report["model"]["regime"] == "rto"
+    assert r.report["model"]["regime"] == "collapse"
+    assert r.report["model"]["dominant"] == "RTO waits"
     assert r.row()["blocks"] == len(sim.block_times_s)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
 from incastlab.model import burst
+from incastlab.model.burst import BurstPrediction, Constants
 from incastlab.model.report import model_report
 from incastlab.result import Result
 from incastlab.scenario import Scenario
@@ -105,8 +106,8 @@ class ModelPoint:
     ignored: list[str]
     scenario: dict[str, Any]
     #: The burst model's account (``None`` for Chen's Eq. 1-4 with the papers' constants).
-    burst: burst.BurstPrediction | None = None
-    constants: burst.Constants | None = None
+    burst: BurstPrediction | None = None
+    constants: Constants | None = None
 
     @property
     def dominant(self) -> str:
@@ -148,14 +149,16 @@ def predict_scenario(
     sc: Scenario,
     *,
     uncalibrated: bool = False,
-    constants: burst.Constants | None = None,
+    constants: Constants | None = None,
     extra_buffer: int = model.CHEN_EXTRA_BUFFER,
     a: float = 1.0,
     a_doubles_at: int | None = None,
+    with_onset: bool = True,
 ) -> ModelPoint:
     """The model's prediction for one scenario (one sender count): the burst model with the
     package's fitted constants (or ``constants``), or with ``uncalibrated`` Chen's Eq. 1-4
-    with the papers' constants (``extra_buffer``, ``a``, ``a_doubles_at``)."""
+    with the papers' constants (``extra_buffer``, ``a``, ``a_doubles_at``). The burst model's
+    onset takes a scan over sender counts: ``with_onset=False`` skips it."""
     s = sc.normalized()
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
     if w["kind"] != "sync_read":
@@ -178,7 +181,7 @@ def predict_scenario(
         return ModelPoint(
             senders=n,
             sru=path.sru,
-            onset=burst.onset(path, c),
+            onset=burst.onset(path, c) if with_onset else None,
             prediction=pred,
             link_bps=t["receiver_link"],
             ignored=ignored_fields(sc),

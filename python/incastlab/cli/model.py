@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 MODEL_EXAMPLES = """\
 examples:
-  incast model --senders 1..20 --sru 16KB,32KB,64KB --buffer 64KB --initial-window 1 --plot fig4.png
-  incast model --senders 1..48 --sru 64KB,256KB,1MB --rtt 1ms --plot fig2.png
+  incast model --senders 1..64 --sru 64KB --buffer 32KB
+  incast model --senders 1..32 --sru 16KB,256KB --initial-window 1 --plot vs-sim.png
+  incast model --senders 1..20 --sru 16KB,32KB,64KB --initial-window 1 --uncalibrated --plot f4.png
+  incast model --senders 1..48 --sru 64KB,256KB,1MB --rtt 1ms --uncalibrated --plot fig2.png
   incast model examples/incast-collapse.toml --json
   incast model rto-random --rto-min 10ms --delta 4ms --senders 1..256
 """

@@ -192,16 +192,20 @@ def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> 
     return min(q * rate / (rate - 1), q + _pipe_packets(p))
 
 
-def _timeout_share(p: Path, c: Constants, senders: float, window: float, tail: bool) -> float:
-    """Chance that a sender which lost part (not all) of a round's window times out."""
+def _timeout_share(
+    p: Path, c: Constants, senders: float, delivered: float, tail: bool, first: bool
+) -> float:
+    """Chance that a sender which lost part (not all) of a round's window times out, having
+    got ``delivered`` segments of it through."""
     if tail and not p.rack_tlp:  # nothing left to send after the lost tail
         return 1.0
-    # A window of w after the loss raises about w - 1 duplicate ACKs: below dupthresh + 1
-    # segments fast retransmit cannot start (Padhye et al.'s min(1, 3/w)). The window the
-    # port lets each sender keep is its share of the buffer and the pipe.
-    share = (_buffer_packets(p) + _pipe_packets(p)) / max(1.0, senders)
-    w = min(window, share)
-    return 1.0 if w < p.dupthresh + 1 else c.tail_timeout
+    # The delivered segments' ACKs release new ones (two each in slow start), whose
+    # duplicate ACKs start fast retransmit if dupthresh of them get through the port (the
+    # next round's capacity shared by the senders). The fewer do, the likelier the sender
+    # waits for its RTO instead (Padhye et al.'s min(1, 3/w) for a loss to be a timeout,
+    # scaled by tail_timeout: retransmissions lost to the queue the burst still fills).
+    after = min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+    return min(1.0, c.tail_timeout * p.dupthresh / max(after, 1e-9))
 
 
 def _overflow(
@@ -220,25 +224,32 @@ def _overflow(
     partial = senders - whole
     lost = burst - cap - whole * per_sender
     hit = min(partial, max(0.0, lost))
-    return whole + hit * _timeout_share(p, c, senders, per_sender, tail)
+    return whole + hit * _timeout_share(p, c, senders, cap / senders, tail, first)
 
 
 def _burst(
-    p: Path, c: Constants, senders: float, segments: float, window: float, first: bool
-) -> tuple[int | None, float, float]:
-    """Slow-start rounds of ``senders`` from ``window`` until one overflows: (its round, the
-    expected senders that time out, the segments each has left after it)."""
+    p: Path,
+    c: Constants,
+    senders: float,
+    segments: float,
+    window: float,
+    first: bool,
+    ssthresh: float = math.inf,
+) -> tuple[int | None, float, float, float]:
+    """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
+    a round above it) until one overflows the port: (that round or ``None``, the expected
+    senders that time out, the segments each has left after it, its window then)."""
     rem, w = float(segments), max(1.0, window)
-    for k in range(64):
+    for k in range(256):
         b = min(w, rem)
         rem -= b
-        m = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
-        if m > 0:
-            return k, m, rem + b / 2
+        if senders * b > _round_capacity(p, senders, b, first and k == 0):
+            m = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
+            return k, m, rem + b / 2, w
         if rem <= 1e-9:
-            return None, 0.0, 0.0
-        w *= 2
-    return None, 0.0, 0.0
+            return None, 0.0, 0.0, w
+        w = min(2 * w, max(ssthresh, w + 1)) if w < ssthresh else w + 1
+    return None, 0.0, 0.0, w
 
 
 def _chain(
@@ -251,62 +262,103 @@ def _chain(
     overflow it again (a fresh chain of waits)."""
     waits, timeouts, level = 0.0, 0.0, 0
     q = _buffer_packets(p) + 1
+    # Timers that fire on a coarse tick (jiffies) stay in step however long they back off.
+    spread = 1.0 if p.timer_tick > 0 else c.spread
     while waiting > 1e-3 and level < 24:
         exists = 1 - math.exp(-waiting)
         waits += 2**level * exists
         timeouts += waiting
-        cap = q * c.spread**level
+        cap = q * spread**level
         served = cap * (1 - math.exp(-waiting / cap))
         waiting -= served
         if depth < 3 and segments > 1:
-            _, again, left = _burst(p, c, served, segments - 1, 2.0, first=False)
+            _, again, left, _ = _burst(p, c, served, segments - 1, 2.0, first=False)
             if again > 1e-3:
                 w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
                 # The fresh chain runs while the backed-off senders wait: the later one ends
                 # the block.
-                waits += max(0.0, w2 * (1 - math.exp(-again)) - _remaining(waiting, level, q, c))
+                ahead = _remaining(waiting, level, q, spread)
+                waits += max(0.0, w2 * (1 - math.exp(-again)) - ahead)
                 timeouts += t2
         level += 1
     return waits, timeouts
 
 
-def _remaining(waiting: float, level: float, q: float, c: Constants) -> float:
+def _remaining(waiting: float, level: float, q: float, spread: float) -> float:
     """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
     total, lv = 0.0, int(level) + 1
     while waiting > 1e-3 and lv < 24:
         total += 2**lv * (1 - math.exp(-waiting))
-        cap = q * c.spread**lv
+        cap = q * spread**lv
         waiting -= cap * (1 - math.exp(-waiting / cap))
         lv += 1
     return total
 
 
-def _carried_window(p: Path) -> float:
-    """Window a sender carries into the next block when it keeps it: its share of the buffer
-    (DCTCP: of the marking threshold) and the pipe, between the cut after a loss and the
-    top, on average."""
-    q = (p.marking / p.frame) if p.marking is not None else _buffer_packets(p)
-    top = (q + _pipe_packets(p)) / p.senders
-    return max(1.0, top * (1 + p.beta) / 2)
+def _grow(window: float, ssthresh: float, acked: float) -> float:
+    """A window after ``acked`` segments are acknowledged without loss: one more segment per
+    ACK below ``ssthresh`` (slow start), one per window above it."""
+    if window < ssthresh:
+        room = ssthresh - window
+        if acked <= room:
+            return window + acked
+        window, acked = ssthresh, acked - room
+    return window + acked / window
 
 
-def _block(p: Path, c: Constants, window: float, rto: float) -> Block:
+def _share_cap(p: Path) -> float:
+    """DCTCP's marking holds a sender's window near its share of the marking threshold and
+    the pipe (no cap without it)."""
+    if p.marking is None:
+        return math.inf
+    return max(2.0, (p.marking / p.frame + _pipe_packets(p)) / p.senders)
+
+
+def _block(
+    p: Path, c: Constants, window: float, ssthresh: float, rto: float
+) -> tuple[Block, float, float]:
+    """One block from ``window``: its account, and the window and ssthresh it leaves."""
     n, seg = p.senders, _segments(p)
     transfer = transfer_time(p, n, seg, window)
     delack = 0.0
     if p.delayed_ack > 0 and window < 2 and not p.quickack:
         delack = p.delayed_ack  # a lone first segment waits for the delayed-ACK timer
-    loss_round, m0, left = _burst(p, c, n, seg, window, first=True)
+    loss_round, m0, left, w_loss = _burst(p, c, n, seg, window, True, ssthresh)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left))
+    # After the first loss the senders share the buffer and the pipe in congestion avoidance.
+    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
+    # the others take turns waiting for RTOs until the rest of the response is through
+    # (DCTCP's marking keeps the queue, and losses, away).
+    rotating = 0.0
+    if loss_round is not None and p.marking is None and left > 1:
+        active = (_buffer_packets(p) + _pipe_packets(p)) / (p.dupthresh + 1)
+        rotating = max(0.0, n - max(1.0, active))
+        if rotating > 0:
+            w_rot, t_rot = _chain(p, c, rotating, left)
+            waits = max(waits, w_rot)
+            timeouts += t_rot
     stall = waits * rto
     # The waits that the other senders' transfer hides: whatever the link still had to send
     # when the first timeout began.
-    if m0 > 0:
-        busy_after = transfer * (1 - min(1.0, m0 / n)) * (left / seg)
+    waiting = max(m0, rotating)
+    if waiting > 0:
+        busy_after = transfer * (1 - min(1.0, waiting / n)) * (left / seg)
         stall = max(0.0, stall - busy_after)
-    return Block(
+    # The window each sender carries out of the block (the model's senders are alike: the
+    # mean over those that timed out and those that did not).
+    if loss_round is None:
+        w_next, s_next = _grow(window, ssthresh, seg), ssthresh
+    else:
+        timed_out = min(1.0, m0 / n)
+        cut = max(2.0, p.beta * w_loss)
+        after_rto = _grow(1.0, max(2.0, w_loss / 2), left)
+        after_fr = _grow(cut, cut, left)
+        w_next = timed_out * after_rto + (1 - timed_out) * after_fr
+        s_next = cut
+    w_next = min(w_next, _share_cap(p))
+    block = Block(
         window=window,
         transfer_s=transfer,
         loss_round=loss_round,
@@ -315,37 +367,35 @@ def _block(p: Path, c: Constants, window: float, rto: float) -> Block:
         stall_s=stall,
         delack_s=delack,
     )
+    return block, w_next, s_next
 
 
 def predict(p: Path, c: Constants) -> BurstPrediction:
-    """The model's goodput for one point: the first block from the initial window, the others
-    from the window the restart policy leaves them, averaged over ``p.blocks``."""
+    """The model's goodput for one point: block after block from the initial window, each
+    starting from the window the last one left (or the initial window again when responses
+    restart from it), averaged over ``p.blocks``."""
     rto = rto_seconds(p)
-    first = _block(p, c, p.initial_window, rto)
-    if p.restart == "block":
-        steady_window: float = p.initial_window
-    else:
-        steady_window = max(p.initial_window, _carried_window(p))
-        if first.timeouts > 0.5 and p.restart == "idle":
-            # Senders that waited out another's RTO idled longer than their own: restart.
-            steady_window = p.initial_window
-    steady = first if steady_window == p.initial_window else _block(p, c, steady_window, rto)
-    k = max(1, p.blocks)
-    total = first.time_s + (k - 1) * steady.time_s
-    block = total / k
+    blocks: list[Block] = []
+    window, ssthresh = float(p.initial_window), math.inf
+    for _ in range(max(1, p.blocks)):
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto)
+        blocks.append(b)
+        if p.restart == "block":
+            window = float(p.initial_window)
+    k = len(blocks)
+    block = sum(b.time_s for b in blocks) / k
     data = p.senders * p.sru * 8
-    ideal = transfer_time(p, p.senders, _segments(p), max(p.initial_window, steady_window))
+    ideal = sum(b.transfer_s for b in blocks) / k
     goodput = data / block
     ideal_bps = data / ideal
-    to = (first.timeouts + (k - 1) * steady.timeouts) / k
-    waits = (first.waits + (k - 1) * steady.waits) / k
+    to = sum(b.timeouts for b in blocks) / k
+    waits = sum(b.waits for b in blocks) / k
     link = p.senders * _segments(p) * _packet_time(p)
-    transfer = (first.transfer_s + (k - 1) * steady.transfer_s) / k
     terms = {
         "transfer": link,
-        "slow start": max(0.0, transfer - link),
-        "RTO waits": (first.stall_s + (k - 1) * steady.stall_s) / k,
-        "delayed ACK": (first.delack_s + (k - 1) * steady.delack_s) / k,
+        "slow start": max(0.0, ideal - link),
+        "RTO waits": sum(b.stall_s for b in blocks) / k,
+        "delayed ACK": sum(b.delack_s for b in blocks) / k,
     }
     dominant = max(terms, key=lambda t: terms[t])
     if goodput < ideal_bps / 2:
@@ -365,20 +415,28 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         rto_s=rto,
         terms=terms,
         dominant=dominant,
-        first=first,
-        steady=steady,
+        first=blocks[0],
+        steady=blocks[-1],
     )
 
 
 def onset(p: Path, c: Constants, limit: int = 1024) -> int | None:
-    """The smallest sender count (2 to ``limit``) the model puts in collapse (goodput below
-    half the ideal) with ``p``'s other settings; ``None`` if none does."""
+    """The smallest sender count the model puts in collapse (goodput below half the ideal)
+    with ``p``'s other settings, every count to 64 and then in steps of a quarter up to
+    ``limit``; ``None`` if none does."""
     return _onset(dataclasses.replace(p, senders=1), c, limit)
+
+
+def _onset_candidates(limit: int) -> list[int]:
+    ns = list(range(2, min(limit, 64) + 1))
+    while ns[-1] < limit:
+        ns.append(min(limit, ns[-1] + ns[-1] // 4))
+    return ns
 
 
 @functools.lru_cache(maxsize=256)
 def _onset(p: Path, c: Constants, limit: int) -> int | None:
-    for n in range(2, limit + 1):
+    for n in _onset_candidates(limit):
         if predict(dataclasses.replace(p, senders=n), c).regime == "collapse":
             return n
     return None

@@ -16,7 +16,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import math
 import statistics
 import zlib
 from collections.abc import Callable, Iterable
@@ -62,9 +61,9 @@ SEARCH: dict[str, list[float]] = {
     "tail_timeout": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0],
     "spread": [1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0, 2.5],
 }
-#: Relative errors beyond e (log scale) count as e in the fit, so that a few points the model
+#: Relative goodput errors beyond this count as this in the fit, so that a few points the model
 #: cannot describe do not pull the constants away from the many it can.
-LOG_ERROR_CAP = 1.0
+ERROR_CAP = 1.0
 
 
 @dataclass
@@ -248,13 +247,13 @@ def _score(points: list[Point], paths: list[burst.Path], c: burst.Constants) -> 
     total = 0.0
     for p, path in zip(points, paths, strict=True):
         g = burst.predict(path, c).goodput_bps
-        total += min(LOG_ERROR_CAP, abs(math.log(g / p.sim_bps)))
+        total += min(ERROR_CAP, abs(g / p.sim_bps - 1))
     return total / max(1, len(points))
 
 
 def fit(points: list[Point], start: burst.Constants | None = None) -> burst.Constants:
-    """The constants that minimize the mean (capped) log goodput error on ``points``: a
-    coordinate search over :data:`SEARCH`, three sweeps."""
+    """The constants that minimize the mean (capped) relative goodput error on ``points``:
+    a coordinate search over :data:`SEARCH`, three sweeps at most."""
     paths = [burst_path(p.scenario) for p in points]
     c = start or burst.Constants()
     best = _score(points, paths, c)
@@ -262,7 +261,7 @@ def fit(points: list[Point], start: burst.Constants | None = None) -> burst.Cons
         improved = False
         for name, values in SEARCH.items():
             for v in values:
-                trial = dataclasses.replace(c, **{name: v})
+                trial = dataclasses.replace(c, **{name: v})  # type: ignore[arg-type]
                 s = _score(points, paths, trial)
                 if s < best - 1e-12:
                     best, c, improved = s, trial, True
@@ -275,7 +274,7 @@ def evaluate(points: list[Point], c: burst.Constants) -> None:
     """Fill in both models' answers for every point."""
     for p in points:
         sc = from_dict(p.scenario, normalized=True)
-        b = predict_scenario(sc, constants=c)
+        b = predict_scenario(sc, constants=c, with_onset=False)
         chen = predict_scenario(sc, uncalibrated=True)
         assert b.burst is not None
         p.model_bps = b.prediction.goodput_bps
