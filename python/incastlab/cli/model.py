@@ -193,7 +193,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "--quick", action="store_true", help="a 40-point grid and two variants instead of 2688"
+        "--quick", action="store_true", help="40 points under two settings (80) instead of 2688"
     )
     p.add_argument(
         "--variants", help="comma-separated TCP settings (default all; see --list-variants)"
