@@ -8,11 +8,14 @@ class ScenarioError(ValueError):
     field: str
 
 class SimulationError(RuntimeError): ...
+class TraceError(ValueError): ...
 
 def simulate(
     scenario_json: str,
     progress: Callable[[int, float], None] | None = None,
     slice_events: int = 2_000_000,
+    pcap: str | None = None,
+    pcap_at: str | None = None,
 ) -> str: ...
 def validate(scenario_json: str) -> None: ...
 def normalize(scenario_json: str) -> str: ...
@@ -30,3 +33,12 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
 ) -> None: ...
 def bench(config_json: str) -> str: ...
+def analyze_pcap(
+    path: str,
+    receiver: str | None = None,
+    rto_min: int = 200_000_000_000,
+    interval: int = 1_000_000_000,
+    rto_gap: float = 0.8,
+    min_flows: int = 3,
+    progress: Callable[[int], None] | None = None,
+) -> str: ...

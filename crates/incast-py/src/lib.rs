@@ -7,6 +7,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use incast_sim::capture::Points;
 use incast_sim::{SimError, Simulation};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -52,14 +53,17 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 
 /// Run the scenario given as normalized JSON; return the report as JSON.
 ///
-/// `progress`, if given, is called between slices with (events, simulated seconds).
+/// `progress`, if given, is called between slices with (events, simulated seconds). With
+/// `pcap`, the frames seen at `pcap_at` (default: the receiver) are written there as a pcap.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None, slice_events=2_000_000))]
+#[pyo3(signature = (scenario_json, progress=None, slice_events=2_000_000, pcap=None, pcap_at=None))]
 fn simulate(
     py: Python<'_>,
     scenario_json: &str,
     progress: Option<Py<PyAny>>,
     slice_events: u64,
+    pcap: Option<&str>,
+    pcap_at: Option<&str>,
 ) -> PyResult<String> {
     // Simulation::new validates, so parsing here does not: one validation per run.
     let sc = incast_sim::Scenario::from_json_unchecked(scenario_json)
@@ -67,6 +71,14 @@ fn simulate(
     let mut sim = catch_unwind(|| Simulation::new(sc))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?
         .map_err(|e| to_py(py, e))?;
+    if let Some(path) = pcap {
+        let points = pcap_at.map_or_else(Points::default, |p| Points(p.to_string()));
+        sim.capture(path, &points).map_err(|e| {
+            let err = ScenarioError::new_err(e);
+            let _ = err.value(py).setattr("field", "pcap");
+            err
+        })?;
+    }
     let slice = slice_events.max(1);
     loop {
         let done = py
@@ -84,6 +96,11 @@ fn simulate(
     }
     let report = catch_unwind(AssertUnwindSafe(|| sim.report()))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?;
+    if let (Some(path), Some(Err(e))) = (pcap, sim.finish_capture()) {
+        return Err(SimulationError::new_err(format!(
+            "--pcap: writing {path} failed: {e}"
+        )));
+    }
     Ok(incast_sim::report_json(&report))
 }
 
@@ -207,6 +224,89 @@ fn run_bench(py: Python<'_>, config_json: &str) -> PyResult<String> {
     }
 }
 
+create_exception!(
+    incastlab._core,
+    TraceError,
+    PyValueError,
+    "A capture that cannot be read (the message is one line)."
+);
+
+/// Analyze the capture at `path` (pcap or pcapng, read as a stream in a worker thread);
+/// return the report as JSON. `receiver` is an IPv4 address or None (inferred); times in
+/// picoseconds. `progress(bytes_read)` is called about ten times a second.
+#[pyfunction]
+#[pyo3(signature = (path, receiver=None, rto_min=200_000_000_000, interval=1_000_000_000, rto_gap=0.8, min_flows=3, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn analyze_pcap(
+    py: Python<'_>,
+    path: &str,
+    receiver: Option<&str>,
+    rto_min: u64,
+    interval: u64,
+    rto_gap: f64,
+    min_flows: u32,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    let receiver = match receiver {
+        None => None,
+        Some(r) => Some(u32::from(r.parse::<std::net::Ipv4Addr>().map_err(
+            |_| {
+                PyValueError::new_err(format!(
+                    "--receiver: expected an IPv4 address such as 10.0.0.17, got {r:?}"
+                ))
+            },
+        )?)),
+    };
+    if interval < 1_000 || rto_min < interval {
+        return Err(PyValueError::new_err(
+            "--interval: must be at least 1ns and no longer than --rto-min",
+        ));
+    }
+    let opts = incast_trace::Options {
+        receiver,
+        rto_min_ns: rto_min / 1_000,
+        rto_gap,
+        interval_ns: interval / 1_000,
+        min_flows,
+        ..incast_trace::Options::default()
+    };
+    let read = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (r2, s2, p2) = (read.clone(), stop.clone(), path.to_string());
+    let handle = std::thread::spawn(move || {
+        incast_trace::analyze(&p2, &opts, |bytes| {
+            r2.store(bytes, Ordering::Relaxed);
+            !s2.load(Ordering::Relaxed)
+        })
+    });
+    let polled = loop {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(100)));
+        if let Err(e) = py.check_signals() {
+            break Err(e);
+        }
+        if let Some(cb) = &progress {
+            if let Err(e) = cb.call1(py, (read.load(Ordering::Relaxed),)) {
+                break Err(e);
+            }
+        }
+        if handle.is_finished() {
+            break Ok(());
+        }
+    };
+    if let Err(e) = polled {
+        stop.store(true, Ordering::Relaxed);
+        let _ = handle.join();
+        return Err(e);
+    }
+    match handle.join() {
+        Ok(Ok(r)) => Ok(serde_json::to_string(&r).expect("a trace report serializes")),
+        Ok(Err(e)) => Err(TraceError::new_err(format!("{path}: {e}"))),
+        Err(p) => Err(SimulationError::new_err(panic_message(p))),
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -218,6 +318,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
     let scenario_error = m.py().get_type::<ScenarioError>();
     // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole
     // scenario; instances raised with one shadow this.

@@ -15,6 +15,7 @@
 //! the same scenario and seed give the same report, bit for bit.
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod ids;

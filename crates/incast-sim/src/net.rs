@@ -55,7 +55,13 @@ pub struct Packet {
     pub ack: u64,
     /// SACK blocks `[start, end)`, most recent first.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// The TCP timestamp its sender put in it; set only while a capture runs (it is what
+    /// the capture writes and echoes), 0 otherwise.
+    pub tsval: u32,
 }
+
+// A capture's timestamp took the packet's padding: keep it at 88 bytes, every hop copies it.
+const _: () = assert!(std::mem::size_of::<Packet>() <= 88);
 
 /// Packets live in one arena and are referred to by index; freed slots are reused, so the hot
 /// path allocates nothing once the arena has grown to the peak number of packets alive.
@@ -336,6 +342,12 @@ impl Link {
     /// Packets propagating in the pipe now.
     pub fn in_pipe(&self) -> usize {
         self.pipe.len()
+    }
+
+    /// The packet that entered the pipe last (the one whose transmission just ended).
+    #[inline]
+    pub fn newest_in_pipe(&self) -> Option<PktId> {
+        self.pipe.back().map(|&(_, id)| id)
     }
 
     #[inline]

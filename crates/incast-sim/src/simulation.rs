@@ -1,6 +1,7 @@
 //! One run of one scenario, whatever its transport: dispatches to the TCP engine (`sim`) or the
 //! NDP engine (`ndp`), which share nothing but the event queue and the report.
 
+use crate::capture::Points;
 use crate::config::Scenario;
 use crate::engine::SimError;
 use crate::ndp::NdpSimulation;
@@ -61,6 +62,23 @@ impl Simulation {
         match self {
             Simulation::Tcp(s) => s.finished(),
             Simulation::Ndp(s) => s.finished(),
+        }
+    }
+
+    /// Write a pcap of the frames seen at `points` to `path` (call before the first step).
+    /// An unknown point or a file that cannot be created is a one-line error.
+    pub fn capture(&mut self, path: &str, points: &Points) -> Result<(), String> {
+        match self {
+            Simulation::Tcp(s) => s.capture(path, points),
+            Simulation::Ndp(s) => s.capture(path, points),
+        }
+    }
+
+    /// Close the capture, if any: the frames written, or the write error that stopped it.
+    pub fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+        match self {
+            Simulation::Tcp(s) => s.finish_capture(),
+            Simulation::Ndp(s) => s.finish_capture(),
         }
     }
 

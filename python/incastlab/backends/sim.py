@@ -27,14 +27,20 @@ def simulate(
     scenario: Scenario | Mapping[str, Any] | str | Path,
     *,
     progress: ProgressFn | None = None,
+    pcap: str | Path | None = None,
+    pcap_at: str | None = None,
 ) -> Result:
     """Run one scenario (a :class:`Scenario`, a dict with unit strings, or a TOML path).
 
     ``progress(events, simulated_seconds)`` is called now and then during long runs. Ctrl-C
-    interrupts the run promptly with :class:`KeyboardInterrupt`.
+    interrupts the run promptly with :class:`KeyboardInterrupt`. With ``pcap``, the frames
+    seen at ``pcap_at`` (comma-separated points; default ``"receiver"``: what tcpdump on the
+    receiver would see) are written to that file as a pcap.
     """
     sc = _as_scenario(scenario)
-    text = _core.simulate(sc.to_json(), progress)
+    text = _core.simulate(
+        sc.to_json(), progress, pcap=None if pcap is None else str(pcap), pcap_at=pcap_at
+    )
     return Result(scenario=sc.normalized(), report=json.loads(text), version=_core.__version__)
 
 
@@ -64,6 +70,10 @@ class SimBackend:
     needs_root: bool = False
     predicts: bool = False
     parallel: bool = True
+    #: Write a pcap of each run here (one run only: see ``incast sim --pcap``).
+    pcap: str | None = None
+    #: Where to capture (comma-separated points; None: the receiver).
+    pcap_at: str | None = None
 
     def check(self) -> None:
         """The simulator needs nothing beyond the extension module."""
@@ -72,4 +82,4 @@ class SimBackend:
         return []
 
     def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
-        return simulate(scenario, progress=progress)
+        return simulate(scenario, progress=progress, pcap=self.pcap, pcap_at=self.pcap_at)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
-from incastlab.cli import model, real, sim, studies, sweep, validate
+from incastlab.cli import model, real, sim, studies, sweep, trace, validate
 from incastlab.cli.common import UsageError
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         studies.add_reproduce_parser,
         real.add_serve_parser,
         real.add_bench_parser,
+        trace.add_pcap_parser,
     ):
         add(sub)
     return p
@@ -78,7 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return nested(args[2:], out, err)
         handler: Callable[[argparse.Namespace, Console, Console], int] = a.handler
         return handler(a, out, err)
-    except (_core.ScenarioError, UsageError, UnknownBackend, BackendUnavailable) as e:
+    except (
+        _core.ScenarioError,
+        _core.TraceError,
+        UsageError,
+        UnknownBackend,
+        BackendUnavailable,
+    ) as e:
         err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
         return 2
     except _core.SimulationError as e:

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import tracking
+from incastlab.cli.common import UsageError, tracking
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ examples:
   incast sim examples/chen-fig4.toml --senders 1..20 --json
   incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
   incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
+  incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap && incast pcap run.pcap
+  incast sim --senders 16 --pcap port.pcap --pcap-at bottleneck,nic0
 """
 
 
@@ -47,6 +49,19 @@ def add_sim_parser(sub: Any) -> None:
         metavar="FILE.png",
         help="draw the bottleneck queue and cwnds over time for the largest sender count",
     )
+    s.add_argument(
+        "--pcap",
+        metavar="FILE.pcap",
+        help="write the frames of the run (one sender count) as a pcap: Ethernet/IPv4/TCP "
+        "headers with SACK, ECN and timestamps; payload not stored",
+    )
+    s.add_argument(
+        "--pcap-at",
+        metavar="POINTS",
+        help="where to capture, comma-separated: receiver (default: what tcpdump on the "
+        "receiver sees), bottleneck (the switch port towards it), hostN, nicN, portN, "
+        "fabricN, all",
+    )
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
     s.set_defaults(handler=cmd_sim)
 
@@ -61,8 +76,16 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
         # The time series is drawn for the largest sender count of the first series.
         series = sample_last(series)
     total = sum(len(pts) for _, pts in series)
+    if a.pcap_at and not a.pcap:
+        raise UsageError("--pcap-at: give --pcap FILE too")
+    if a.pcap and total != 1:
+        raise UsageError(
+            f"--pcap: captures one run, this asks for {total}; give one sender count "
+            "(e.g. --senders 16) and no --vary"
+        )
+    sim = backends.get("sim", pcap=a.pcap, pcap_at=a.pcap_at)
     with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as tracker:
-        run = run_series(series, backends.get("sim"), tracker)
+        run = run_series(series, sim, tracker)
     if a.json:
         print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
     elif not a.quiet:
@@ -70,6 +93,8 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         print_runs(out, run, "sim")
     written = write_outputs(a, run, series)
+    if a.pcap:
+        written.append(a.pcap)
     if not a.json:
         for path in written:
             err.print(f"wrote {path}")

@@ -27,6 +27,7 @@ mod port;
 mod receiver;
 mod sender;
 
+use crate::capture::{self, Capture, NdpKind, Points};
 use crate::config::Scenario;
 use crate::engine::SimError;
 use crate::engine::{Event, EventQueue};
@@ -89,6 +90,19 @@ impl Trimmable for Pkt {
     }
 }
 
+/// The capture's headers of NDP packet `p`.
+fn encode(buf: &mut [u8; capture::pcap::MAX_HEADERS], p: &Pkt) -> (usize, u32) {
+    let kind = match p.kind {
+        Kind::Data => NdpKind::Data,
+        Kind::Header => NdpKind::Header,
+        Kind::Bounce => NdpKind::Bounce,
+        Kind::Ack => NdpKind::Ack,
+        Kind::Nack => NdpKind::Nack,
+        Kind::Pull => NdpKind::Pull,
+    };
+    capture::pcap::ndp_frame(buf, p.src, p.dst, kind, p.flow, p.seq, p.frame)
+}
+
 /// One run of an NDP incast.
 #[derive(Debug)]
 pub struct NdpSimulation {
@@ -110,6 +124,8 @@ pub struct NdpSimulation {
     sender_out: Vec<SenderOut>,
     receiver_out: Vec<ReceiverOut>,
     processed: u64,
+    /// The packet capture, if the run writes one.
+    capture: Option<Box<Capture>>,
     /// Switch counters (the agents keep their own).
     stats: NdpReport,
 }
@@ -155,6 +171,7 @@ impl NdpSimulation {
             receiver_out: Vec::new(),
             processed: 0,
             stats: NdpReport::default(),
+            capture: None,
         };
         sim.events.push(0, Event::Start);
         Ok(sim)
@@ -173,6 +190,23 @@ impl NdpSimulation {
     /// Whether every flow has completed.
     pub fn finished(&self) -> bool {
         self.receiver.finish().is_some()
+    }
+
+    /// Write a pcap of the packets seen at `points` to `path` (before the first step), NDP
+    /// carried over UDP as [`capture::pcap::ndp_frame`] documents.
+    pub fn capture(&mut self, path: &str, points: &Points) -> Result<(), String> {
+        self.capture = Some(Box::new(capture::open(
+            path,
+            points,
+            &self.net,
+            self.sc.topology.senders,
+        )?));
+        Ok(())
+    }
+
+    /// Close the capture, if any: the frames it holds, or the write error that stopped it.
+    pub fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+        self.capture.take().map(|c| c.finish())
     }
 
     /// The scenario being run.
@@ -374,6 +408,12 @@ impl NdpSimulation {
         if let Some(t) = arrival {
             self.events.push(t, Event::Arrive(l));
         }
+        if let Some(cap) = self.capture.as_deref_mut() {
+            if let (true, Some(id)) = (cap.taps_link(l), link.newest_in_pipe()) {
+                let p = *self.pkts.get(id);
+                cap.write(self.now, |buf| encode(buf, &p));
+            }
+        }
         self.transmitting(l, next);
     }
 
@@ -395,6 +435,11 @@ impl NdpSimulation {
     }
 
     fn deliver(&mut self, p: Pkt) {
+        if let Some(cap) = self.capture.as_deref_mut() {
+            if cap.taps_host(p.dst) {
+                cap.write(self.now, |buf| encode(buf, &p));
+            }
+        }
         let (f, seq) = (p.flow, p.seq);
         match p.kind {
             Kind::Data => self.with_receiver(|r, now, out| r.on_data(now, f, seq, out)),

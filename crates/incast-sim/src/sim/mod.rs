@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use crate::capture::{self, Points, TcpCapture};
 use crate::config::{CongestionControl, RtoRandomization, Scenario};
 use crate::engine::{next_event, Event, EventQueue, SimError, Timer};
 use crate::ids::{ConnId, EndpointId};
@@ -34,6 +35,8 @@ pub struct TcpSimulation {
     timers: Vec<EndpointTimers>,
     /// Route each endpoint sends on.
     ep_route: Vec<u32>,
+    /// Host each endpoint is on.
+    ep_host: Vec<u32>,
     /// Packets each endpoint has sent that wait out their host jitter, with release times.
     host_q: Vec<VecDeque<(SimTime, PktId)>>,
     /// Per-endpoint random streams for host jitter.
@@ -47,6 +50,8 @@ pub struct TcpSimulation {
     /// Bytes the background flows had delivered when the workload started.
     background_at_start: u64,
     series: Option<Series>,
+    /// The packet capture, if the run writes one.
+    capture: Option<Box<TcpCapture>>,
 }
 
 /// The events of one endpoint's timers.
@@ -88,6 +93,7 @@ impl TcpSimulation {
         let params = TcpParams::from(&sc.tcp);
         let mut eps = Vec::with_capacity(2 * conns as usize);
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
+        let mut ep_host = Vec::with_capacity(2 * conns as usize);
         let n = sc.topology.senders;
         for c in 0..conns {
             let conn = ConnId(c);
@@ -106,7 +112,10 @@ impl TcpSimulation {
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             // The client sends towards the server, the server back.
-            for (ep, route) in [(conn.receiver(), to_server), (conn.sender(), to_client)] {
+            for (ep, route, host) in [
+                (conn.receiver(), to_server, client),
+                (conn.sender(), to_client, server),
+            ] {
                 debug_assert_eq!(ep.index(), eps.len());
                 let rtt = RttEstimator::new(
                     sc.tcp.rto_min,
@@ -132,6 +141,7 @@ impl TcpSimulation {
                 }
                 eps.push(e);
                 ep_route.push(route);
+                ep_host.push(host);
             }
         }
         let mut sim = TcpSimulation {
@@ -146,6 +156,7 @@ impl TcpSimulation {
                 .collect(),
             eps,
             ep_route,
+            ep_host,
             wl,
             out: Vec::new(),
             act: Vec::new(),
@@ -158,6 +169,7 @@ impl TcpSimulation {
                 ..Series::default()
             }),
             sc,
+            capture: None,
         };
         for c in fg..conns {
             sim.write(ConnId(c).sender(), BACKGROUND_BYTES);
@@ -172,6 +184,20 @@ impl TcpSimulation {
             sim.events.push(start, Event::Sample);
         }
         Ok(sim)
+    }
+
+    /// Write a pcap of the frames seen at `points` to `path` (before the first step). An
+    /// unknown point or a file that cannot be created is an error naming it.
+    pub fn capture(&mut self, path: &str, points: &Points) -> Result<(), String> {
+        let cap = capture::open(path, points, &self.net, self.sc.topology.senders)?;
+        let window = self.sc.tcp.receive_window;
+        self.capture = Some(Box::new(TcpCapture::new(cap, self.ep_host.clone(), window)));
+        Ok(())
+    }
+
+    /// Close the capture, if any: the frames it holds, or the write error that stopped it.
+    pub fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+        self.capture.take().map(|c| c.finish())
     }
 
     /// The scenario being run.
@@ -234,6 +260,9 @@ impl TcpSimulation {
                 }
                 if self.net.pfc.is_some() && p.hop > 0 {
                     self.pfc_release(&p);
+                }
+                if let Some(cap) = self.capture.as_deref_mut() {
+                    cap.on_link(l, self.now, &p);
                 }
             }
             Event::Pause(l, on) => {
@@ -415,6 +444,9 @@ impl TcpSimulation {
     fn deliver(&mut self, id: PktId) {
         let p = *self.pkts.get(id);
         self.pkts.free(id);
+        if let Some(cap) = self.capture.as_deref_mut() {
+            cap.on_deliver(self.now, &p);
+        }
         let ep = EndpointId(p.dst);
         let mut out = std::mem::take(&mut self.out);
         let delivered = self.eps[ep.index()].on_segment(
@@ -474,6 +506,10 @@ impl TcpSimulation {
         let first = self.net.hop(route, 0).expect("routes are never empty");
         let header = self.sc.tcp.header_bytes;
         let jitter = self.sc.topology.host_jitter;
+        let tsval = self
+            .capture
+            .as_ref()
+            .map_or(0, |_| capture::tsval(self.now));
         let mut out = std::mem::take(&mut self.out);
         for s in out.drain(..) {
             let frame = s.len as u64 + header + sack_option_bytes(s.nsack);
@@ -488,6 +524,7 @@ impl TcpSimulation {
                 frame: frame as u32,
                 ack: s.ack,
                 sack: s.sack,
+                tsval,
             });
             if jitter == 0 {
                 self.enqueue(first, id);

@@ -1,0 +1,274 @@
+//! Packet captures of a run: the frames seen at chosen points of the network, written as a
+//! pcap file that tcpdump, Wireshark and tshark read.
+//!
+//! A point is a link (a host's NIC or a switch port: the frames it finishes sending, stamped
+//! when their last bit leaves) or a host (what tcpdump on that host sees: the frames its NIC
+//! sends and the frames delivered to it, stamped on arrival). The receiver's host is the
+//! default point. Records come in the order the engine processes events, so time never goes
+//! back in the file.
+//!
+//! A run that captures nothing pays one `Option` test where a frame leaves a link and where
+//! one is delivered; the capture's own work (encoding, writing) happens only when it is on.
+//!
+//! Addresses are made up and fixed: host `h` is 10.0.0.(h+1) (10.0.0.0/8 for larger numbers)
+//! with MAC 02:00:00 and h+1; each connection's server side uses port 9000 and its client
+//! side a port of Linux's ephemeral range. Sequence numbers start at 1 (an ISN of 0 and the
+//! SYN, which the simulator does not send). TCP timestamps tick in milliseconds, like
+//! Linux's. The window field is the receive window scaled by 2^7.
+
+pub mod pcap;
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+
+use crate::ids::EndpointId;
+use crate::net::{Packet, CE, CWR, ECE, ECT};
+use crate::topology::{LinkId, Network};
+use crate::units::{SimTime, PS_PER_MS, PS_PER_NS};
+
+pub use pcap::{NdpKind, PcapWriter, TcpFrame};
+
+/// What the user asks to capture: a comma-separated list of points, e.g.
+/// `receiver`, `senders`, `port-receiver`, `bottleneck`, `host3`, `nic3`, `port3`,
+/// `fabric12`, `all`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Points(pub String);
+
+impl Default for Points {
+    fn default() -> Self {
+        Points("receiver".into())
+    }
+}
+
+/// The links and hosts a capture taps, resolved against a built network.
+#[derive(Debug, Clone)]
+pub struct Taps {
+    /// Frames that finish transmission on each link are captured.
+    pub links: Vec<bool>,
+    /// Frames delivered to each host are captured.
+    pub hosts: Vec<bool>,
+}
+
+/// What a point may be, for the error message.
+const POINTS_HELP: &str = "receiver, senders, bottleneck (= port-receiver), hostN, nicN, \
+                           portN, fabricN, nic-receiver, port-receiver or all, comma-separated";
+
+impl Points {
+    /// The links and hosts these points name in `net`, whose first `senders` logical hosts
+    /// are the workload's servers; an error names the point and what is allowed.
+    pub fn resolve(&self, net: &Network, senders: u32) -> Result<Taps, String> {
+        let mut t = Taps {
+            links: vec![false; net.links.len()],
+            hosts: vec![false; net.hosts as usize],
+        };
+        for raw in self.0.split(',') {
+            let p = raw.trim();
+            let host = |h: u32, t: &mut Taps| {
+                t.hosts[h as usize] = true;
+                t.links[2 * h as usize] = true;
+            };
+            match p {
+                "receiver" => host(net.receiver, &mut t),
+                // Every server's NIC: each frame they send once, before any queue drops it.
+                "senders" => (0..senders).for_each(|i| t.links[2 * net.host(i) as usize] = true),
+                "bottleneck" => t.links[net.bottleneck.index()] = true,
+                "all" => t.links.iter_mut().for_each(|x| *x = true),
+                _ => {
+                    if let Some(h) = p.strip_prefix("host").and_then(|n| n.parse::<u32>().ok()) {
+                        if h >= net.hosts {
+                            return Err(format!(
+                                "--pcap-at: host{h} does not exist (hosts 0..{})",
+                                net.hosts - 1
+                            ));
+                        }
+                        host(h, &mut t);
+                        continue;
+                    }
+                    match net.link_ids().find(|&l| net.name(l) == p) {
+                        Some(l) => t.links[l.index()] = true,
+                        None => {
+                            return Err(format!(
+                                "--pcap-at: no point {p:?} in this topology; expected {POINTS_HELP}"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// A pcap file being filled from the taps of one run, whatever its transport.
+#[derive(Debug)]
+pub struct Capture {
+    writer: PcapWriter<BufWriter<File>>,
+    taps: Taps,
+    buf: [u8; pcap::MAX_HEADERS],
+    frames: u64,
+    /// The first write error; the capture stops there and the run reports it at the end.
+    error: Option<io::Error>,
+}
+
+impl Capture {
+    /// Capture `taps` into a new file at `path`.
+    pub fn create(path: &str, taps: Taps) -> io::Result<Capture> {
+        let file = File::create(path)?;
+        let writer = PcapWriter::new(BufWriter::with_capacity(1 << 16, file))?;
+        Ok(Capture {
+            writer,
+            taps,
+            buf: [0; pcap::MAX_HEADERS],
+            frames: 0,
+            error: None,
+        })
+    }
+
+    /// Whether frames leaving link `l` are captured.
+    #[inline]
+    pub fn taps_link(&self, l: LinkId) -> bool {
+        self.taps.links[l.index()]
+    }
+
+    /// Whether frames delivered to host `h` are captured.
+    #[inline]
+    pub fn taps_host(&self, h: u32) -> bool {
+        self.taps.hosts[h as usize]
+    }
+
+    /// Write one frame at `now`, its headers encoded by `encode` (which returns the bytes it
+    /// wrote and the frame's full length).
+    #[inline]
+    pub fn write(
+        &mut self,
+        now: SimTime,
+        encode: impl FnOnce(&mut [u8; pcap::MAX_HEADERS]) -> (usize, u32),
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        let (n, full) = encode(&mut self.buf);
+        self.frames += 1;
+        if let Err(e) = self.writer.record(now / PS_PER_NS, &self.buf[..n], full) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flush the file; the frames written, or the first error met.
+    pub fn finish(self) -> io::Result<u64> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.writer.finish()?;
+        Ok(self.frames)
+    }
+}
+
+/// A capture of a TCP run: the file, and what turns the simulator's segments into wire
+/// headers (addresses, 32-bit sequence numbers, the timestamps each endpoint echoes).
+#[derive(Debug)]
+pub struct TcpCapture {
+    cap: Capture,
+    /// Host of each endpoint.
+    ep_host: Vec<u32>,
+    /// The last timestamp value each endpoint received (what it echoes, RFC 7323 4.3).
+    ts_recent: Vec<u32>,
+    /// The window field every segment carries.
+    window: u16,
+}
+
+impl TcpCapture {
+    /// A TCP capture into `cap`; `ep_host[e]` is endpoint e's host.
+    pub fn new(cap: Capture, ep_host: Vec<u32>, receive_window: u64) -> TcpCapture {
+        TcpCapture {
+            cap,
+            ts_recent: vec![0; ep_host.len()],
+            ep_host,
+            window: (receive_window >> pcap::WINDOW_SHIFT).min(0xffff) as u16,
+        }
+    }
+
+    /// A frame finished transmission on link `l` at `now`. Out of line, so that a run
+    /// without a capture carries only the test for one in its hot loop.
+    #[cold]
+    #[inline(never)]
+    pub fn on_link(&mut self, l: LinkId, now: SimTime, p: &Packet) {
+        if self.cap.taps_link(l) {
+            self.write(now, p);
+        }
+    }
+
+    /// A frame reached its destination endpoint at `now` (out of line too).
+    #[cold]
+    #[inline(never)]
+    pub fn on_deliver(&mut self, now: SimTime, p: &Packet) {
+        self.ts_recent[p.dst as usize] = p.tsval;
+        if self.cap.taps_host(self.ep_host[p.dst as usize]) {
+            self.write(now, p);
+        }
+    }
+
+    fn write(&mut self, now: SimTime, p: &Packet) {
+        let dst = EndpointId(p.dst);
+        let src = dst.peer();
+        let conn = src.conn().0;
+        let (src_port, dst_port) = if src.is_sender() {
+            (pcap::SERVER_PORT, pcap::client_port(conn))
+        } else {
+            (pcap::client_port(conn), pcap::SERVER_PORT)
+        };
+        let wire = |s: u64| (s as u32).wrapping_add(1);
+        let mut sack = [(0u32, 0u32); crate::net::MAX_SACK_BLOCKS];
+        for (w, &(l, r)) in sack.iter_mut().zip(&p.sack[..p.nsack as usize]) {
+            *w = (wire(l), wire(r));
+        }
+        let mut flags = pcap::flags::ACK;
+        if p.len > 0 {
+            flags |= pcap::flags::PSH;
+        }
+        if p.ecn & ECE != 0 {
+            flags |= pcap::flags::ECE;
+        }
+        if p.ecn & CWR != 0 {
+            flags |= pcap::flags::CWR;
+        }
+        let ecn = match (p.ecn & ECT != 0, p.ecn & CE != 0) {
+            (_, true) => 3,
+            (true, false) => 2,
+            _ => 0,
+        };
+        let f = TcpFrame {
+            src_host: self.ep_host[src.index()],
+            dst_host: self.ep_host[dst.index()],
+            src_port,
+            dst_port,
+            seq: wire(p.seq),
+            ack: wire(p.ack),
+            flags,
+            ecn,
+            window: self.window,
+            tsval: p.tsval,
+            tsecr: self.ts_recent[src.index()],
+            sack: &sack[..p.nsack as usize],
+            payload: p.len,
+        };
+        self.cap.write(now, |buf| pcap::tcp_frame(buf, &f));
+    }
+
+    /// Flush the file; the frames written, or the first error met.
+    pub fn finish(self) -> io::Result<u64> {
+        self.cap.finish()
+    }
+}
+
+/// Open a capture of `points` in `net` at `path`; the error is one line naming the flag.
+pub fn open(path: &str, points: &Points, net: &Network, senders: u32) -> Result<Capture, String> {
+    let taps = points.resolve(net, senders)?;
+    Capture::create(path, taps).map_err(|e| format!("--pcap: cannot write {path}: {e}"))
+}
+
+/// A TCP timestamp value at `now`: Linux's millisecond clock.
+#[inline]
+pub fn tsval(now: SimTime) -> u32 {
+    (now / PS_PER_MS) as u32
+}

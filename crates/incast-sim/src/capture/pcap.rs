@@ -1,0 +1,378 @@
+//! The pcap file format (nanosecond timestamps, Ethernet link type) and the frames written
+//! into it: Ethernet II, IPv4 and TCP headers as Linux would put them on the wire, or UDP
+//! carrying an NDP header.
+//!
+//! Only headers are stored (the payload is synthetic: zeros); each record's original length
+//! is the frame's full length, as a capture with a short snap length has. The checksums are
+//! those of the frame with its zero payload, so tools that check them find them right.
+//!
+//! Read: the libpcap file format (draft-ietf-opsawg-pcap), RFC 791 (IPv4), RFC 9293 (TCP),
+//! RFC 7323 (timestamps, window scale), RFC 2018 (SACK), RFC 3168 (ECN), RFC 768 (UDP).
+
+use std::io::{self, Write};
+
+/// pcap's magic number for nanosecond timestamps.
+const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// LINKTYPE_ETHERNET.
+const LINKTYPE_ETHERNET: u32 = 1;
+/// Bytes of each record kept: every header fits (14 + 20 + 60 < 128).
+pub const SNAPLEN: u32 = 128;
+/// Longest headers a frame carries: Ethernet, IPv4 without options, TCP with 40 bytes of
+/// options.
+pub const MAX_HEADERS: usize = 14 + 20 + 60;
+
+/// The server side of every TCP connection (the port an `incast serve` listens on).
+pub const SERVER_PORT: u16 = 9000;
+/// First client port: Linux's ephemeral range is 32768..=60999.
+const CLIENT_PORT_BASE: u32 = 32768;
+/// Ports in Linux's ephemeral range.
+const CLIENT_PORTS: u32 = 60999 - 32768 + 1;
+/// The UDP port NDP packets are sent to and from (see [`ndp_frame`]).
+pub const NDP_PORT: u16 = 7020;
+/// Window scale Linux advertises for a 4 MB buffer (RFC 7323 2.3); the window field is the
+/// receive window shifted right by it.
+pub const WINDOW_SHIFT: u32 = 7;
+
+/// TCP flags (RFC 9293 3.1, RFC 3168 6.1).
+pub mod flags {
+    /// Push.
+    pub const PSH: u8 = 0x08;
+    /// The acknowledgment field is significant.
+    pub const ACK: u8 = 0x10;
+    /// ECN echo.
+    pub const ECE: u8 = 0x40;
+    /// Congestion window reduced.
+    pub const CWR: u8 = 0x80;
+}
+
+/// The IPv4 address of host `h`: 10.0.0.0/8, host 0 at 10.0.0.1.
+#[inline]
+pub fn host_ip(h: u32) -> [u8; 4] {
+    (0x0A00_0000u32 + (h & 0x00FF_FFFF) + 1).to_be_bytes()
+}
+
+/// The MAC address of host `h`'s NIC: locally administered, 02:00:00 and the host number.
+#[inline]
+fn host_mac(h: u32) -> [u8; 6] {
+    let b = (h + 1).to_be_bytes();
+    [0x02, 0x00, 0x00, b[1], b[2], b[3]]
+}
+
+/// The client (receiver-side) port of connection `c`; wraps within the ephemeral range, so
+/// two connections share one only if they also share a server and are 28232 apart.
+#[inline]
+pub fn client_port(c: u32) -> u16 {
+    (CLIENT_PORT_BASE + c % CLIENT_PORTS) as u16
+}
+
+/// One TCP segment as it goes on the wire, in wire terms (32-bit sequence numbers).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TcpFrame<'a> {
+    /// Sending and receiving hosts.
+    pub src_host: u32,
+    /// Receiving host.
+    pub dst_host: u32,
+    /// Ports.
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// Sequence number of the first payload byte.
+    pub seq: u32,
+    /// Acknowledgment number.
+    pub ack: u32,
+    /// TCP flags ([`flags`]).
+    pub flags: u8,
+    /// The IP header's ECN field: 0 not ECT, 2 ECT(0), 3 CE.
+    pub ecn: u8,
+    /// Window field (already scaled down).
+    pub window: u16,
+    /// Timestamps option (RFC 7323): the sender's clock and the echo.
+    pub tsval: u32,
+    /// Timestamp echo reply.
+    pub tsecr: u32,
+    /// SACK blocks, wire sequence numbers `[left, right)`.
+    pub sack: &'a [(u32, u32)],
+    /// Payload bytes (not stored, only counted).
+    pub payload: u32,
+}
+
+/// The Internet checksum's one's-complement sum of `data` added to `sum`.
+fn ones_sum(mut sum: u32, data: &[u8]) -> u32 {
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
+    }
+    if let [last] = chunks.remainder() {
+        sum += (*last as u32) << 8;
+    }
+    sum
+}
+
+fn fold(mut sum: u32) -> u16 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Write the Ethernet and IPv4 headers of a packet whose IP payload is `ip_payload` bytes;
+/// returns the IPv4 pseudo-header's sum for the transport checksum.
+fn eth_ip(buf: &mut [u8], src: u32, dst: u32, proto: u8, ecn: u8, ip_payload: u32) -> u32 {
+    buf[0..6].copy_from_slice(&host_mac(dst));
+    buf[6..12].copy_from_slice(&host_mac(src));
+    buf[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut buf[14..34];
+    let total = 20 + ip_payload;
+    ip[0] = 0x45; // version 4, 5 words
+    ip[1] = ecn & 3; // DSCP 0
+    ip[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
+    ip[4..6].copy_from_slice(&[0, 0]); // ID 0 with DF set (RFC 6864)
+    ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
+    ip[8] = 64; // TTL
+    ip[9] = proto;
+    ip[10..12].copy_from_slice(&[0, 0]);
+    ip[12..16].copy_from_slice(&host_ip(src));
+    ip[16..20].copy_from_slice(&host_ip(dst));
+    let sum = fold(ones_sum(0, ip));
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    ones_sum(0, &ip[12..20]) + proto as u32 + ip_payload
+}
+
+/// Encode `f` into `buf`; returns (bytes written: the headers, the frame's full length).
+pub fn tcp_frame(buf: &mut [u8; MAX_HEADERS], f: &TcpFrame<'_>) -> (usize, u32) {
+    debug_assert!(f.sack.len() <= 4);
+    // Linux's layout: NOP NOP TS, then NOP NOP SACK (RFC 7323 appendix A).
+    let opts = 12
+        + if f.sack.is_empty() {
+            0
+        } else {
+            4 + 8 * f.sack.len()
+        };
+    let tcp_len = 20 + opts;
+    let pseudo = eth_ip(
+        buf,
+        f.src_host,
+        f.dst_host,
+        6,
+        f.ecn,
+        (tcp_len as u32) + f.payload,
+    );
+    let t = &mut buf[34..34 + tcp_len];
+    t[0..2].copy_from_slice(&f.src_port.to_be_bytes());
+    t[2..4].copy_from_slice(&f.dst_port.to_be_bytes());
+    t[4..8].copy_from_slice(&f.seq.to_be_bytes());
+    t[8..12].copy_from_slice(&f.ack.to_be_bytes());
+    t[12] = ((tcp_len / 4) as u8) << 4;
+    t[13] = f.flags;
+    t[14..16].copy_from_slice(&f.window.to_be_bytes());
+    t[16..20].copy_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
+    t[20..24].copy_from_slice(&[1, 1, 8, 10]);
+    t[24..28].copy_from_slice(&f.tsval.to_be_bytes());
+    t[28..32].copy_from_slice(&f.tsecr.to_be_bytes());
+    if !f.sack.is_empty() {
+        t[32..36].copy_from_slice(&[1, 1, 5, (2 + 8 * f.sack.len()) as u8]);
+        for (i, &(l, r)) in f.sack.iter().enumerate() {
+            t[36 + 8 * i..40 + 8 * i].copy_from_slice(&l.to_be_bytes());
+            t[40 + 8 * i..44 + 8 * i].copy_from_slice(&r.to_be_bytes());
+        }
+    }
+    // The payload is zeros: it adds nothing to the sum but its length (in the pseudo-header).
+    let sum = fold(ones_sum(pseudo, t));
+    t[16..18].copy_from_slice(&sum.to_be_bytes());
+    let written = 34 + tcp_len;
+    (written, written as u32 + f.payload)
+}
+
+/// NDP packet kinds as carried in the NDP header's first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum NdpKind {
+    /// Data with its payload.
+    Data = 1,
+    /// A data packet trimmed to its header by a switch.
+    Header = 2,
+    /// A trimmed header returned to its sender.
+    Bounce = 3,
+    /// Acknowledgment of a data packet.
+    Ack = 4,
+    /// Negative acknowledgment of a trimmed header.
+    Nack = 5,
+    /// The receiver lets the sender send one packet.
+    Pull = 6,
+}
+
+/// Bytes of the NDP header inside the UDP datagram.
+pub const NDP_HEADER: usize = 12;
+
+/// An NDP packet, encapsulated as IPv4/UDP from and to port [`NDP_PORT`], the UDP payload
+/// starting with a 12-byte NDP header:
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0 | kind: 1 data, 2 trimmed header, 3 bounced header, 4 ACK, 5 NACK, 6 PULL |
+/// | 1..4 | zero |
+/// | 4..8 | flow number (big-endian) |
+/// | 8..12 | packet number within the flow (data, headers, ACKs, NACKs); 0 for a PULL |
+///
+/// A data packet's payload follows (counted in the lengths, not stored). Returns (bytes
+/// written, the frame's full length); `frame` is the frame's length in the simulator.
+pub fn ndp_frame(
+    buf: &mut [u8; MAX_HEADERS],
+    src: u32,
+    dst: u32,
+    kind: NdpKind,
+    flow: u32,
+    seq: u32,
+    frame: u32,
+) -> (usize, u32) {
+    let written = 14 + 20 + 8 + NDP_HEADER;
+    let full = frame.max(written as u32);
+    let udp_len = full - 34;
+    let pseudo = eth_ip(buf, src, dst, 17, 0, udp_len);
+    let u = &mut buf[34..written];
+    u[0..2].copy_from_slice(&NDP_PORT.to_be_bytes());
+    u[2..4].copy_from_slice(&NDP_PORT.to_be_bytes());
+    u[4..6].copy_from_slice(&(udp_len.min(0xffff) as u16).to_be_bytes());
+    u[6..8].copy_from_slice(&[0, 0]);
+    u[8..12].copy_from_slice(&[kind as u8, 0, 0, 0]);
+    u[12..16].copy_from_slice(&flow.to_be_bytes());
+    u[16..20].copy_from_slice(&seq.to_be_bytes());
+    let mut sum = fold(ones_sum(pseudo, u));
+    if sum == 0 {
+        sum = 0xffff; // zero means "no checksum" in UDP
+    }
+    u[6..8].copy_from_slice(&sum.to_be_bytes());
+    (written, full)
+}
+
+/// A pcap file being written: the global header once, then one record per frame.
+#[derive(Debug)]
+pub struct PcapWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Start a file on `out`.
+    pub fn new(mut out: W) -> io::Result<PcapWriter<W>> {
+        let mut h = [0u8; 24];
+        h[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
+        h[4..6].copy_from_slice(&2u16.to_le_bytes());
+        h[6..8].copy_from_slice(&4u16.to_le_bytes());
+        // thiszone, sigfigs: 0
+        h[16..20].copy_from_slice(&SNAPLEN.to_le_bytes());
+        h[20..24].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+        out.write_all(&h)?;
+        Ok(PcapWriter { out })
+    }
+
+    /// Write one record at `t_ns` nanoseconds: `data` captured of a frame of `orig` bytes.
+    #[inline]
+    pub fn record(&mut self, t_ns: u64, data: &[u8], orig: u32) -> io::Result<()> {
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((t_ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((t_ns % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(data)
+    }
+
+    /// Flush and hand back the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verify(data: &[u8]) -> u16 {
+        fold(ones_sum(0, data))
+    }
+
+    #[test]
+    fn ip_and_tcp_checksums_verify_to_zero() {
+        let mut buf = [0u8; MAX_HEADERS];
+        let sack = [(1000, 2448), (5000, 6448)];
+        let f = TcpFrame {
+            src_host: 3,
+            dst_host: 16,
+            src_port: SERVER_PORT,
+            dst_port: client_port(3),
+            seq: 1,
+            ack: 1,
+            flags: flags::ACK | flags::ECE,
+            ecn: 3,
+            window: 1000,
+            tsval: 7,
+            tsecr: 5,
+            sack: &sack,
+            payload: 0,
+        };
+        let (n, full) = tcp_frame(&mut buf, &f);
+        assert_eq!(n, 14 + 20 + 20 + 12 + 4 + 16);
+        assert_eq!(full, n as u32);
+        assert_eq!(verify(&buf[14..34]), 0, "IPv4 header checksum");
+        let mut pseudo = Vec::new();
+        pseudo.extend_from_slice(&buf[26..34]);
+        pseudo.extend_from_slice(&[0, 6]);
+        pseudo.extend_from_slice(&((n - 34) as u16).to_be_bytes());
+        pseudo.extend_from_slice(&buf[34..n]);
+        assert_eq!(verify(&pseudo), 0, "TCP checksum over the pseudo-header");
+        assert_eq!(buf[15] & 3, 3, "CE in the IP header");
+        assert_eq!(&buf[26..30], &[10, 0, 0, 4]);
+    }
+
+    #[test]
+    fn a_payload_of_zeros_counts_only_in_the_lengths() {
+        let mut buf = [0u8; MAX_HEADERS];
+        let f = TcpFrame {
+            payload: 1448,
+            flags: flags::ACK,
+            ..TcpFrame::default()
+        };
+        let (n, full) = tcp_frame(&mut buf, &f);
+        assert_eq!(n, 66);
+        assert_eq!(full, 66 + 1448);
+        assert_eq!(u16::from_be_bytes([buf[16], buf[17]]), 20 + 32 + 1448);
+        // The checksum of the full frame (zeros appended) still verifies.
+        let mut pseudo = buf[26..34].to_vec();
+        pseudo.extend_from_slice(&[0, 6]);
+        pseudo.extend_from_slice(&(32u16 + 1448).to_be_bytes());
+        pseudo.extend_from_slice(&buf[34..n]);
+        pseudo.extend(std::iter::repeat_n(0, 1448));
+        assert_eq!(verify(&pseudo), 0);
+    }
+
+    #[test]
+    fn the_file_header_says_nanoseconds_and_ethernet() {
+        let mut w = PcapWriter::new(Vec::new()).unwrap();
+        w.record(1_500_000_123, &[1, 2, 3], 60).unwrap();
+        let v = w.finish().unwrap();
+        assert_eq!(&v[0..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
+        assert_eq!(u32::from_le_bytes(v[20..24].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(v[24..28].try_into().unwrap()), 1);
+        assert_eq!(
+            u32::from_le_bytes(v[28..32].try_into().unwrap()),
+            500_000_123
+        );
+        assert_eq!(u32::from_le_bytes(v[32..36].try_into().unwrap()), 3);
+        assert_eq!(u32::from_le_bytes(v[36..40].try_into().unwrap()), 60);
+        assert_eq!(v.len(), 24 + 16 + 3);
+    }
+
+    #[test]
+    fn ndp_header_carries_kind_flow_and_packet_number() {
+        let mut buf = [0u8; MAX_HEADERS];
+        let (n, full) = ndp_frame(&mut buf, 1, 2, NdpKind::Nack, 7, 42, 64);
+        assert_eq!(n, 54);
+        assert_eq!(full, 64);
+        assert_eq!(buf[23], 17, "UDP");
+        assert_eq!(buf[42], NdpKind::Nack as u8);
+        assert_eq!(u32::from_be_bytes(buf[46..50].try_into().unwrap()), 7);
+        assert_eq!(u32::from_be_bytes(buf[50..54].try_into().unwrap()), 42);
+        assert_eq!(verify(&buf[14..34]), 0);
+    }
+}

@@ -1,0 +1,785 @@
+//! The analysis of one capture, one frame at a time: flows, the receiver's ingress per
+//! interval, blocks, timeouts, and the incast signature.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::decode::Segment;
+use crate::flows::Direction;
+
+/// What the analysis needs to know.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The receiver's IPv4 address; `None`: the address that receives the most payload in
+    /// the capture's first [`AUTO_RECEIVER_NS`].
+    pub receiver: Option<u32>,
+    /// The senders' minimum RTO.
+    pub rto_min_ns: u64,
+    /// An idle gap of this share of RTOmin before a resend marks a timeout. Below 1: the
+    /// sender's timer runs from the last ACK that advanced, and segments above a hole keep
+    /// arriving after it, so the silence a capture sees is shorter than the RTO by up to
+    /// that tail (a fifth of RTOmin in the simulator's 16-sender collapse).
+    pub rto_gap: f64,
+    /// Width of the per-interval rows, nanoseconds.
+    pub interval_ns: u64,
+    /// Fewest flows timing out within one RTOmin that make a synchronized-timeout episode.
+    pub min_flows: u32,
+    /// Share of the RTOmin before an episode the receiver's link must have idled.
+    pub min_idle: f64,
+    /// Most points kept for the worst block's sequence plot.
+    pub max_plot_points: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            receiver: None,
+            rto_min_ns: 200_000_000,
+            rto_gap: 0.8,
+            interval_ns: 1_000_000,
+            min_flows: 3,
+            min_idle: 0.5,
+            max_plot_points: 1_000_000,
+        }
+    }
+}
+
+/// The receiver is chosen after this much capture time, unless given.
+pub const AUTO_RECEIVER_NS: u64 = 1_000_000_000;
+/// An interval whose ingress is below this share of the busiest interval counts as idle.
+pub const IDLE_SHARE: f64 = 0.05;
+
+/// The receiver's ingress during one interval.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bin {
+    /// Frame bytes into the receiver (headers included).
+    wire: u64,
+    /// Payload bytes it got for the first time.
+    goodput: u64,
+    /// Segments resent towards it.
+    retx: u32,
+    /// Timeouts of flows into it.
+    rtos: u32,
+}
+
+/// A block (one round of requests and their responses) while it is read.
+#[derive(Debug, Clone, Default)]
+struct OpenBlock {
+    id: u32,
+    start_ns: u64,
+    last_data_ns: u64,
+    bytes: u64,
+    rtos: u32,
+    retx: u64,
+    flows: u32,
+    samples: Vec<Sample>,
+}
+
+/// One data segment of the worst block's plot.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sample {
+    t_ns: u64,
+    flow: u32,
+    seq: u64,
+    retx: bool,
+}
+
+/// Every finding, ready to serialize.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    /// Frames read, TCP segments among them.
+    pub frames: u64,
+    /// TCP segments among the frames.
+    pub tcp_segments: u64,
+    /// The capture ended inside a record.
+    pub truncated: bool,
+    /// The receiver, dotted quad; whether it was inferred.
+    pub receiver: Option<String>,
+    /// The receiver was inferred rather than given.
+    pub receiver_inferred: bool,
+    /// The options the analysis ran with.
+    pub rto_min_ns: u64,
+    /// Interval width.
+    pub interval_ns: u64,
+    /// Time of the first frame, nanoseconds.
+    pub t0_ns: u64,
+    /// From the first to the last data segment into the receiver, nanoseconds.
+    pub span_ns: u64,
+    /// Payload bytes delivered to the receiver for the first time.
+    pub goodput_bytes: u64,
+    /// Goodput over the span, bits per second.
+    pub goodput_bps: f64,
+    /// Timeouts of the flows into the receiver.
+    pub rtos: u64,
+    /// Segments resent into the receiver, by cause.
+    pub retx_fast: u64,
+    /// Segments resent after timeouts.
+    pub retx_rto: u64,
+    /// Tail-loss probes.
+    pub retx_tlp: u64,
+    /// Flows into the receiver.
+    pub flows: Vec<FlowRow>,
+    /// The receiver's ingress per interval (columns, from `t0_ns`).
+    pub intervals: Intervals,
+    /// Average and peak ingress over windows of 1 ms, 10 ms, 1 s (and the interval).
+    pub rates: Vec<RateRow>,
+    /// Blocks: a round of responses to requests the receiver sent.
+    pub blocks: Vec<BlockRow>,
+    /// Clusters of timeouts, each within one RTOmin.
+    pub episodes: Vec<Episode>,
+    /// The sequence plot of the longest block.
+    pub worst_block: Option<WorstBlock>,
+    /// Whether the incast signature is there, and the line that says so.
+    pub incast: bool,
+    /// The verdict, one line.
+    pub verdict: String,
+}
+
+/// One flow into the receiver.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowRow {
+    /// Number of the flow in this report.
+    pub flow: u32,
+    /// Sender address and port.
+    pub src: String,
+    /// Sender port.
+    pub sport: u16,
+    /// Receiver address and port.
+    pub dst: String,
+    /// Receiver port.
+    pub dport: u16,
+    /// Packets with payload.
+    pub data_packets: u64,
+    /// Payload bytes, resends included.
+    pub bytes: u64,
+    /// Payload bytes delivered for the first time.
+    pub unique_bytes: u64,
+    /// Resends by cause.
+    pub retx_fast: u64,
+    /// Resends after timeouts.
+    pub retx_rto: u64,
+    /// Tail-loss probes.
+    pub retx_tlp: u64,
+    /// Timeouts.
+    pub rtos: u64,
+    /// Longest pause between two data segments, nanoseconds.
+    pub max_gap_ns: u64,
+    /// Packets marked CE.
+    pub ce: u64,
+    /// First and last packet, nanoseconds from `t0_ns`.
+    pub first_ns: u64,
+    /// Last packet.
+    pub last_ns: u64,
+}
+
+/// The receiver's ingress per interval, as columns.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Intervals {
+    /// Frame bytes in.
+    pub wire_bytes: Vec<u64>,
+    /// Payload bytes new to the receiver.
+    pub goodput_bytes: Vec<u64>,
+    /// Resent segments.
+    pub retx: Vec<u32>,
+    /// Timeouts.
+    pub rtos: Vec<u32>,
+}
+
+/// Ingress over windows of one width.
+#[derive(Debug, Clone, Serialize)]
+pub struct RateRow {
+    /// Window width, nanoseconds.
+    pub window_ns: u64,
+    /// Average over the span, bits per second.
+    pub avg_bps: f64,
+    /// The busiest window.
+    pub peak_bps: f64,
+    /// peak / average.
+    pub peak_to_avg: f64,
+}
+
+/// One block.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockRow {
+    /// Block number.
+    pub block: u32,
+    /// Start (the first request), nanoseconds from `t0_ns`.
+    pub start_ns: u64,
+    /// Until its last data segment, nanoseconds.
+    pub duration_ns: u64,
+    /// Payload bytes new to the receiver.
+    pub bytes: u64,
+    /// Bits per second over its duration.
+    pub goodput_bps: f64,
+    /// Flows that answered.
+    pub flows: u32,
+    /// Timeouts during it.
+    pub rtos: u32,
+    /// Resent segments.
+    pub retx: u64,
+}
+
+/// Timeouts that fell within one RTOmin of the first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Episode {
+    /// The first timeout, nanoseconds from `t0_ns`.
+    pub start_ns: u64,
+    /// Timeouts in it.
+    pub rtos: u32,
+    /// Distinct flows among them.
+    pub flows: u32,
+    /// Share of the RTOmin before it that the receiver's link idled.
+    pub idle_before: f64,
+    /// Many flows, an idle link: the incast signature.
+    pub synchronized: bool,
+}
+
+/// The longest block's data segments, per flow.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorstBlock {
+    /// Its number.
+    pub block: u32,
+    /// Its start, nanoseconds from `t0_ns`.
+    pub start_ns: u64,
+    /// Per segment: time from the block's start (ns), flow, sequence offset, resent.
+    pub t_ns: Vec<u64>,
+    /// Flow of each point.
+    pub flow: Vec<u32>,
+    /// Sequence offset from the flow's first byte in the block.
+    pub seq: Vec<u64>,
+    /// Whether the point is a resend.
+    pub retx: Vec<bool>,
+    /// The plot was cut at `max_plot_points`.
+    pub cut: bool,
+}
+
+/// The analysis in progress.
+#[derive(Debug)]
+pub struct Analyzer {
+    opts: Options,
+    index: FxHashMap<(u32, u32, u16, u16), u32>,
+    dirs: Vec<Direction>,
+    /// Flow numbers (for the report) of directions into the receiver.
+    flow_no: Vec<u32>,
+    t0: Option<u64>,
+    frames: u64,
+    tcp: u64,
+    receiver: Option<u32>,
+    /// Inferred rather than given.
+    inferred: bool,
+    bins: Vec<Bin>,
+    /// Timeouts of flows into the receiver: (time, direction).
+    rto_events: Vec<(u64, u32)>,
+    first_data: Option<u64>,
+    last_data: u64,
+    block: Option<OpenBlock>,
+    blocks: Vec<BlockRow>,
+    worst: Option<(u64, OpenBlock)>,
+    next_flow: u32,
+}
+
+impl Analyzer {
+    /// Start an analysis of the flows into `receiver` (`inferred`: not given by the user).
+    pub fn new(opts: Options, receiver: Option<u32>, inferred: bool) -> Analyzer {
+        Analyzer {
+            receiver,
+            inferred,
+            opts,
+            index: FxHashMap::default(),
+            dirs: Vec::new(),
+            flow_no: Vec::new(),
+            t0: None,
+            frames: 0,
+            tcp: 0,
+            bins: Vec::new(),
+            rto_events: Vec::new(),
+            first_data: None,
+            last_data: 0,
+            block: None,
+            blocks: Vec::new(),
+            worst: None,
+            next_flow: 0,
+        }
+    }
+
+    /// A frame that is not a TCP segment.
+    #[inline]
+    pub fn other_frame(&mut self, t: u64) {
+        self.frames += 1;
+        self.t0.get_or_insert(t);
+    }
+
+    fn direction(&mut self, s: &Segment, t: u64) -> u32 {
+        let key = (s.src, s.dst, s.sport, s.dport);
+        if let Some(&d) = self.index.get(&key) {
+            return d;
+        }
+        let d = self.dirs.len() as u32;
+        let mut dir = Direction::new(s.src, s.dst, s.sport, s.dport, t);
+        if let Some(&r) = self.index.get(&(s.dst, s.src, s.dport, s.sport)) {
+            dir.reverse = Some(r);
+            self.dirs[r as usize].reverse = Some(d);
+        }
+        self.dirs.push(dir);
+        self.flow_no.push(u32::MAX);
+        self.index.insert(key, d);
+        d
+    }
+
+    /// The receiver's interval at `t`.
+    #[inline]
+    fn bin_at(&mut self, t: u64) -> &mut Bin {
+        let i = ((t - self.t0.unwrap_or(t)) / self.opts.interval_ns) as usize;
+        if self.bins.len() <= i {
+            self.bins.resize(i + 1, Bin::default());
+        }
+        &mut self.bins[i]
+    }
+
+    /// A TCP segment captured at `t` in a frame of `wire` bytes.
+    #[inline]
+    pub fn segment(&mut self, t: u64, wire: u32, s: &Segment) {
+        self.frames += 1;
+        self.tcp += 1;
+        self.t0.get_or_insert(t);
+        let d = self.direction(s, t);
+        if let Some(r) = self.dirs[d as usize].reverse {
+            self.dirs[r as usize].on_peer(t, s.has_ack, s.ack, s.sack, s.len);
+        }
+        let gap = (self.opts.rto_min_ns as f64 * self.opts.rto_gap) as u64;
+        let dir = &mut self.dirs[d as usize];
+        dir.on_packet(t, s.ce, s.ece);
+        let into_receiver = self.receiver == Some(s.dst);
+        if s.len == 0 || s.syn || s.rst {
+            if into_receiver {
+                self.bin_at(t).wire += wire as u64;
+            }
+            return;
+        }
+        let v = dir.on_data(t, s.seq, s.len, gap);
+        if !into_receiver {
+            return;
+        }
+        let b = self.bin_at(t);
+        b.wire += wire as u64;
+        b.goodput += v.new_bytes;
+        b.retx += u32::from(v.retx.is_some());
+        b.rtos += u32::from(v.rto_event);
+        if v.rto_event {
+            self.rto_events.push((t, d));
+        }
+        self.first_data.get_or_insert(t);
+        self.last_data = t;
+        self.track_block(t, d, &v);
+    }
+
+    fn track_block(&mut self, t: u64, d: u32, v: &crate::flows::DataVerdict) {
+        let dir = &mut self.dirs[d as usize];
+        let mut block = self.block.take().unwrap_or_else(|| OpenBlock {
+            start_ns: dir.request_ns.unwrap_or(t),
+            ..OpenBlock::default()
+        });
+        if v.response_start && dir.block == Some(block.id) {
+            // This flow answers again: the previous block is over.
+            let next = OpenBlock {
+                id: block.id + 1,
+                start_ns: dir.request_ns.unwrap_or(t),
+                samples: Vec::new(),
+                ..OpenBlock::default()
+            };
+            let done = std::mem::replace(&mut block, next);
+            self.close_block(done);
+        }
+        let dir = &mut self.dirs[d as usize];
+        if dir.block != Some(block.id) {
+            dir.block = Some(block.id);
+            block.flows += 1;
+        }
+        block.last_data_ns = t;
+        block.bytes += v.new_bytes;
+        block.rtos += u32::from(v.rto_event);
+        block.retx += u64::from(v.retx.is_some());
+        if block.samples.len() < self.opts.max_plot_points {
+            if self.flow_no[d as usize] == u32::MAX {
+                self.flow_no[d as usize] = self.next_flow;
+                self.next_flow += 1;
+            }
+            block.samples.push(Sample {
+                t_ns: t,
+                flow: self.flow_no[d as usize],
+                seq: v.rel_seq,
+                retx: v.retx.is_some(),
+            });
+        }
+        self.block = Some(block);
+    }
+
+    fn close_block(&mut self, mut b: OpenBlock) {
+        let dur = b.last_data_ns.saturating_sub(b.start_ns);
+        self.blocks.push(BlockRow {
+            block: b.id,
+            start_ns: b.start_ns - self.t0.unwrap_or(0),
+            duration_ns: dur,
+            bytes: b.bytes,
+            goodput_bps: if dur > 0 {
+                b.bytes as f64 * 8e9 / dur as f64
+            } else {
+                0.0
+            },
+            flows: b.flows,
+            rtos: b.rtos,
+            retx: b.retx,
+        });
+        if self.worst.as_ref().is_none_or(|(w, _)| dur > *w) {
+            // Keep its points; hand the old worst's buffer back for reuse.
+            let old = self.worst.replace((dur, std::mem::take(&mut b)));
+            drop(old);
+        }
+    }
+
+    /// The report, once every frame has been read.
+    pub fn finish(mut self, truncated: bool) -> Report {
+        if let Some(b) = self.block.take() {
+            self.close_block(b);
+        }
+        let t0 = self.t0.unwrap_or(0);
+        let receiver = self.receiver;
+        let mut r = Report {
+            frames: self.frames,
+            tcp_segments: self.tcp,
+            truncated,
+            receiver: receiver.map(|ip| std::net::Ipv4Addr::from(ip).to_string()),
+            receiver_inferred: self.inferred,
+            rto_min_ns: self.opts.rto_min_ns,
+            interval_ns: self.opts.interval_ns,
+            t0_ns: t0,
+            ..Report::default()
+        };
+        // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
+        let mut rows = Vec::new();
+        for (i, d) in self.dirs.iter().enumerate() {
+            if Some(d.dst) != receiver || d.data_packets == 0 {
+                continue;
+            }
+            if self.flow_no[i] == u32::MAX {
+                self.flow_no[i] = self.next_flow;
+                self.next_flow += 1;
+            }
+            r.goodput_bytes += d.unique_bytes;
+            r.rtos += d.rtos;
+            r.retx_fast += d.retx_fast;
+            r.retx_rto += d.retx_rto;
+            r.retx_tlp += d.retx_tlp;
+            rows.push(FlowRow {
+                flow: self.flow_no[i],
+                src: std::net::Ipv4Addr::from(d.src).to_string(),
+                sport: d.sport,
+                dst: std::net::Ipv4Addr::from(d.dst).to_string(),
+                dport: d.dport,
+                data_packets: d.data_packets,
+                bytes: d.bytes,
+                unique_bytes: d.unique_bytes,
+                retx_fast: d.retx_fast,
+                retx_rto: d.retx_rto,
+                retx_tlp: d.retx_tlp,
+                rtos: d.rtos,
+                max_gap_ns: d.max_gap_ns,
+                ce: d.ce,
+                first_ns: d.first_ns - t0,
+                last_ns: d.last_ns - t0,
+            });
+        }
+        rows.sort_by_key(|f| f.flow);
+        r.flows = rows;
+        let span = match self.first_data {
+            Some(f) => self.last_data - f,
+            None => 0,
+        };
+        r.span_ns = span;
+        r.goodput_bps = if span > 0 {
+            r.goodput_bytes as f64 * 8e9 / span as f64
+        } else {
+            0.0
+        };
+        r.rates = self.rates();
+        r.episodes = self.episodes(t0);
+        r.intervals = Intervals {
+            wire_bytes: self.bins.iter().map(|b| b.wire).collect(),
+            goodput_bytes: self.bins.iter().map(|b| b.goodput).collect(),
+            retx: self.bins.iter().map(|b| b.retx).collect(),
+            rtos: self.bins.iter().map(|b| b.rtos).collect(),
+        };
+        r.blocks = std::mem::take(&mut self.blocks);
+        r.worst_block = self.worst.take().map(|(_, b)| {
+            // Each flow's sequence from its first byte in the block.
+            let mut first: FxHashMap<u32, u64> = FxHashMap::default();
+            for x in &b.samples {
+                let f = first.entry(x.flow).or_insert(x.seq);
+                *f = (*f).min(x.seq);
+            }
+            WorstBlock {
+                block: b.id,
+                start_ns: b.start_ns - t0,
+                t_ns: b.samples.iter().map(|s| s.t_ns - b.start_ns).collect(),
+                flow: b.samples.iter().map(|s| s.flow).collect(),
+                seq: b.samples.iter().map(|s| s.seq - first[&s.flow]).collect(),
+                retx: b.samples.iter().map(|s| s.retx).collect(),
+                cut: b.samples.len() >= self.opts.max_plot_points,
+            }
+        });
+        r.incast = r.episodes.iter().any(|e| e.synchronized);
+        r.verdict = verdict(&r, &self.opts);
+        r
+    }
+
+    /// Average and peak over aligned windows of 1 ms, 10 ms and 1 s (and the interval if
+    /// finer), over the bins from the first to the last data segment.
+    fn rates(&self) -> Vec<RateRow> {
+        let (Some(first), t0) = (self.first_data, self.t0.unwrap_or(0)) else {
+            return Vec::new();
+        };
+        let iv = self.opts.interval_ns;
+        let lo = ((first - t0) / iv) as usize;
+        let hi = (((self.last_data - t0) / iv) as usize + 1).min(self.bins.len());
+        let bins = &self.bins[lo.min(hi)..hi];
+        let total: u64 = bins.iter().map(|b| b.wire).sum();
+        let span = (bins.len() as u64 * iv).max(1);
+        let avg = total as f64 * 8e9 / span as f64;
+        let mut widths = vec![1_000_000u64, 10_000_000, 1_000_000_000];
+        if iv < 1_000_000 {
+            widths.insert(0, iv);
+        }
+        widths
+            .into_iter()
+            .filter(|w| w % iv == 0)
+            .map(|w| {
+                let k = (w / iv) as usize;
+                let peak = bins
+                    .chunks(k)
+                    .map(|c| c.iter().map(|b| b.wire).sum::<u64>())
+                    .max()
+                    .unwrap_or(0);
+                // A window longer than the span: its peak is the span's average.
+                let peak_bps = if bins.len() < k {
+                    avg
+                } else {
+                    peak as f64 * 8e9 / w as f64
+                };
+                RateRow {
+                    window_ns: w,
+                    avg_bps: avg,
+                    peak_bps,
+                    peak_to_avg: if avg > 0.0 { peak_bps / avg } else { 0.0 },
+                }
+            })
+            .collect()
+    }
+
+    /// Timeouts of flows into the receiver, clustered: each episode holds the timeouts
+    /// within one RTOmin of its first.
+    fn episodes(&self, t0: u64) -> Vec<Episode> {
+        let rto = self.opts.rto_min_ns;
+        let iv = self.opts.interval_ns;
+        let peak = self.bins.iter().map(|b| b.wire).max().unwrap_or(0);
+        let idle_below = (peak as f64 * IDLE_SHARE) as u64;
+        let mut out = Vec::new();
+        let ev = &self.rto_events;
+        let mut i = 0;
+        let mut seen: Vec<u32> = Vec::new();
+        while i < ev.len() {
+            let start = ev[i].0;
+            let mut j = i;
+            seen.clear();
+            while j < ev.len() && ev[j].0 < start + rto {
+                seen.push(ev[j].1);
+                j += 1;
+            }
+            seen.sort_unstable();
+            seen.dedup();
+            // The receiver's link over the RTOmin before the first timeout.
+            let a = (start.saturating_sub(rto).max(t0) - t0) / iv;
+            let b = (start - t0) / iv;
+            let idle = (a..b)
+                .filter(|&k| {
+                    self.bins
+                        .get(k as usize)
+                        .is_none_or(|x| x.wire <= idle_below)
+                })
+                .count();
+            let idle_before = if b > a {
+                idle as f64 / (b - a) as f64
+            } else {
+                0.0
+            };
+            let flows = seen.len() as u32;
+            out.push(Episode {
+                start_ns: start - t0,
+                rtos: (j - i) as u32,
+                flows,
+                idle_before,
+                synchronized: flows >= self.opts.min_flows && idle_before >= self.opts.min_idle,
+            });
+            i = j;
+        }
+        out
+    }
+}
+
+fn fmt_rate(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbps", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.1} Mbps", bps / 1e6)
+    } else {
+        format!("{:.1} kbps", bps / 1e3)
+    }
+}
+
+fn fmt_time(ns: u64) -> String {
+    if ns >= 1_000_000 && ns / 1_000_000 * 1_000_000 == ns {
+        format!("{} ms", ns / 1_000_000)
+    } else {
+        format!("{} us", ns / 1000)
+    }
+}
+
+/// The verdict line.
+fn verdict(r: &Report, o: &Options) -> String {
+    let rto = fmt_time(o.rto_min_ns);
+    let peak1 = r
+        .rates
+        .iter()
+        .find(|x| x.window_ns == 1_000_000)
+        .map_or(0.0, |x| x.peak_bps);
+    let share = if peak1 > 0.0 {
+        format!(
+            "goodput {} = {:.0}% of the peak 1 ms ingress {}",
+            fmt_rate(r.goodput_bps),
+            100.0 * r.goodput_bps / peak1,
+            fmt_rate(peak1)
+        )
+    } else {
+        format!("goodput {}", fmt_rate(r.goodput_bps))
+    };
+    let sync: Vec<&Episode> = r.episodes.iter().filter(|e| e.synchronized).collect();
+    if let Some(big) = sync.iter().max_by_key(|e| e.flows) {
+        format!(
+            "incast: {} synchronized-timeout episode{} (up to {} of {} flows timed out within \
+             one RTOmin of {rto} while the receiver's link idled {:.0}% of the RTOmin before); {share}",
+            sync.len(),
+            if sync.len() == 1 { "" } else { "s" },
+            big.flows,
+            r.flows.len(),
+            100.0 * big.idle_before,
+        )
+    } else if r.rtos > 0 {
+        format!(
+            "no incast signature: {} timeout{} but never {} or more flows within one RTOmin \
+             of {rto} over an idle link; {share}",
+            r.rtos,
+            if r.rtos == 1 { "" } else { "s" },
+            o.min_flows
+        )
+    } else {
+        format!("no incast signature: no timeouts (idle gaps >= RTOmin of {rto}); {share}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(src: u32, dst: u32, seq: u32, len: u32) -> Segment {
+        Segment {
+            src,
+            dst,
+            sport: if src == 100 { 40000 + dst as u16 } else { 9000 },
+            dport: if src == 100 { 9000 } else { 40000 + src as u16 },
+            seq,
+            ack: 1,
+            len,
+            has_ack: true,
+            ..Segment::default()
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// `n` senders each answer a request from host 100 with 10 segments; in block 1 every
+    /// sender's last 3 segments are lost and resent after 200 ms of silence.
+    fn run(n: u32) -> Report {
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        let mut t = 0;
+        let mut req_seq = vec![1u32; n as usize];
+        let mut data_seq = vec![1u32; n as usize];
+        for block in 0..3 {
+            for s in 0..n {
+                a.segment(t, 166, &seg(100, s, req_seq[s as usize], 100));
+                req_seq[s as usize] += 100;
+                t += 1000;
+            }
+            let lossy = block == 1;
+            for k in 0..10 {
+                for s in 0..n {
+                    let q = &mut data_seq[s as usize];
+                    if !(lossy && k >= 7) {
+                        a.segment(t, 1514, &seg(s, 100, *q, 1448));
+                    }
+                    *q += 1448;
+                    t += 12_000;
+                }
+            }
+            if lossy {
+                t += 200 * MS;
+                for s in 0..n {
+                    let base = data_seq[s as usize] - 3 * 1448;
+                    for k in 0..3 {
+                        a.segment(t, 1514, &seg(s, 100, base + k * 1448, 1448));
+                        t += 12_000;
+                    }
+                }
+            }
+            t += MS;
+        }
+        a.finish(false)
+    }
+
+    #[test]
+    fn sixteen_senders_timing_out_together_is_incast_and_one_sender_is_not() {
+        let r = run(16);
+        assert_eq!(r.rtos, 16);
+        assert_eq!(r.blocks.len(), 3);
+        assert_eq!(r.blocks[1].rtos, 16);
+        assert_eq!(r.episodes.len(), 1);
+        assert_eq!(r.episodes[0].flows, 16);
+        assert!(r.episodes[0].idle_before > 0.9, "{:?}", r.episodes);
+        assert!(r.incast, "{}", r.verdict);
+        assert!(
+            r.verdict.starts_with("incast: 1 synchronized"),
+            "{}",
+            r.verdict
+        );
+        assert_eq!(r.goodput_bytes, 3 * 16 * 10 * 1448);
+        let w = r.worst_block.as_ref().unwrap();
+        assert_eq!(w.block, 1);
+        assert_eq!(w.t_ns.len(), 16 * 10);
+
+        let r = run(1);
+        assert_eq!(r.rtos, 1);
+        assert!(!r.incast, "{}", r.verdict);
+        assert!(
+            r.verdict.starts_with("no incast signature: 1 timeout"),
+            "{}",
+            r.verdict
+        );
+    }
+
+    #[test]
+    fn peak_to_average_grows_as_the_window_shrinks_on_a_bursty_trace() {
+        let r = run(16);
+        let p: Vec<f64> = r.rates.iter().map(|x| x.peak_to_avg).collect();
+        assert_eq!(r.rates[0].window_ns, MS);
+        assert!(p[0] > p[1] && p[1] >= p[2], "{p:?}");
+        assert!(p[0] > 5.0, "{p:?}");
+    }
+}

@@ -1,0 +1,300 @@
+//! One direction of a TCP connection as a capture shows it, and why each of its
+//! retransmissions happened.
+//!
+//! The capture may sit anywhere on the path, so a segment lost before it is never seen: a
+//! retransmission of it looks new. The rules, in order, for a data segment:
+//!
+//! 1. **RTO**: it comes after an idle gap of at least RTOmin in its direction, and either
+//!    resends bytes already seen or (when the tail that was lost never reached the capture)
+//!    the peer sent nothing since the previous segment, so it cannot be the answer to a new
+//!    request. Segments resent below the highest byte sent at that moment follow the same
+//!    timeout (go-back-N or SACK repair after it) and count as RTO retransmissions too.
+//! 2. **Fast retransmit**: it resends seen bytes and the peer's last ACK was a duplicate or
+//!    carried SACK blocks (RFC 5681, RFC 6675 loss recovery, RACK).
+//! 3. **Tail-loss probe**: it resends the highest segment after a pause of at least
+//!    [`TLP_MIN_NS`] with no duplicate ACK or SACK from the peer (RFC 8985 7).
+//! 4. Any other resend counts as fast retransmit (recovery continuing).
+
+/// Shortest probe timeout of Linux's TLP (two 1 ms jiffies), nanoseconds.
+pub const TLP_MIN_NS: u64 = 2_000_000;
+
+/// Why a segment was sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A retransmission timeout.
+    Rto,
+    /// Fast retransmit / SACK recovery.
+    Fast,
+    /// A tail-loss probe.
+    Tlp,
+}
+
+/// What a data segment was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataVerdict {
+    /// Sequence number of its first byte, from the direction's first byte (64-bit).
+    pub rel_seq: u64,
+    /// Bytes beyond everything seen before (what the receiver gets for the first time).
+    pub new_bytes: u64,
+    /// Why it was resent, if it was; a timeout of an unseen tail has `Some(Rto)` too.
+    pub retx: Option<Cause>,
+    /// It started a timeout episode (counted once per timeout).
+    pub rto_event: bool,
+    /// It is the first data after the peer sent data: a response to a request.
+    pub response_start: bool,
+}
+
+/// One direction of a connection.
+#[derive(Debug, Clone)]
+pub struct Direction {
+    /// IPv4 source, destination, ports.
+    pub src: u32,
+    /// Destination address.
+    pub dst: u32,
+    /// Source port.
+    pub sport: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// The other direction, if seen.
+    pub reverse: Option<u32>,
+    base: Option<u32>,
+    /// Highest sequence sent plus one, from the first byte.
+    pub snd_max: u64,
+    last_data_ns: Option<u64>,
+    /// First and last packet times.
+    pub first_ns: u64,
+    /// Last packet time.
+    pub last_ns: u64,
+    /// Packets, and those with payload.
+    pub packets: u64,
+    /// Packets carrying payload.
+    pub data_packets: u64,
+    /// Payload bytes, resent ones included.
+    pub bytes: u64,
+    /// Payload bytes seen for the first time.
+    pub unique_bytes: u64,
+    /// Retransmitted segments by cause.
+    pub retx_fast: u64,
+    /// Segments resent after a timeout.
+    pub retx_rto: u64,
+    /// Tail-loss probes.
+    pub retx_tlp: u64,
+    /// Timeouts.
+    pub rtos: u64,
+    /// Longest gap between two data segments, nanoseconds.
+    pub max_gap_ns: u64,
+    /// Packets marked CE, and with ECE set.
+    pub ce: u64,
+    /// Packets with the ECE flag.
+    pub ece: u64,
+    /// What the peer last said: its ACK number, whether it was a duplicate or carried SACK,
+    /// whether it sent data since our last data segment (and when it started to).
+    peer_ack: Option<u32>,
+    peer_dup: bool,
+    peer_data_since: bool,
+    /// When the peer's latest request started.
+    pub request_ns: Option<u64>,
+    /// Resends below this follow a timeout.
+    recover_until: u64,
+    /// The block this direction's current response belongs to (analysis bookkeeping).
+    pub block: Option<u32>,
+}
+
+impl Direction {
+    /// A direction first seen at `t`.
+    pub fn new(src: u32, dst: u32, sport: u16, dport: u16, t: u64) -> Direction {
+        Direction {
+            src,
+            dst,
+            sport,
+            dport,
+            reverse: None,
+            base: None,
+            snd_max: 0,
+            last_data_ns: None,
+            first_ns: t,
+            last_ns: t,
+            packets: 0,
+            data_packets: 0,
+            bytes: 0,
+            unique_bytes: 0,
+            retx_fast: 0,
+            retx_rto: 0,
+            retx_tlp: 0,
+            rtos: 0,
+            max_gap_ns: 0,
+            ce: 0,
+            ece: 0,
+            peer_ack: None,
+            peer_dup: false,
+            peer_data_since: false,
+            request_ns: None,
+            recover_until: 0,
+            block: None,
+        }
+    }
+
+    /// The peer sent a segment at `t` acknowledging `ack` (with SACK blocks or not) and
+    /// carrying `len` bytes.
+    #[inline]
+    pub fn on_peer(&mut self, t: u64, has_ack: bool, ack: u32, sack: bool, len: u32) {
+        if has_ack {
+            let dup = self.peer_ack == Some(ack) && len == 0;
+            self.peer_dup = dup || sack;
+            self.peer_ack = Some(ack);
+        }
+        if len > 0 && !self.peer_data_since {
+            self.peer_data_since = true;
+            self.request_ns = Some(t);
+        }
+    }
+
+    /// Sequence number `seq` as a 64-bit offset from the first byte, unwrapped near the
+    /// highest byte sent.
+    #[inline]
+    fn unwrap(&self, base: u32, seq: u32) -> u64 {
+        let rel = seq.wrapping_sub(base) as u64;
+        let hi = self.snd_max & !0xffff_ffff;
+        let cand = hi | rel;
+        // The candidate nearest snd_max.
+        if cand > self.snd_max + (1 << 31) && hi > 0 {
+            cand - (1 << 32)
+        } else if cand + (1 << 31) < self.snd_max {
+            cand + (1 << 32)
+        } else {
+            cand
+        }
+    }
+
+    /// Count a packet of this direction at `t` (any packet: flags, ECN).
+    #[inline]
+    pub fn on_packet(&mut self, t: u64, ce: bool, ece: bool) {
+        self.packets += 1;
+        self.last_ns = t;
+        self.ce += u64::from(ce);
+        self.ece += u64::from(ece);
+    }
+
+    /// A segment of `len > 0` payload bytes starting at `seq` at time `t`; `rto_gap_ns` is
+    /// the idle gap that marks a timeout.
+    #[inline]
+    pub fn on_data(&mut self, t: u64, seq: u32, len: u32, rto_gap_ns: u64) -> DataVerdict {
+        let base = *self.base.get_or_insert(seq);
+        let rel_seq = self.unwrap(base, seq);
+        let end = rel_seq + len as u64;
+        let resent = rel_seq < self.snd_max;
+        let gap = self.last_data_ns.map(|l| t.saturating_sub(l));
+        let response_start = self.peer_data_since;
+        let mut rto_event = false;
+        let retx = match gap {
+            Some(g) if g >= rto_gap_ns && (resent || !self.peer_data_since) => {
+                rto_event = true;
+                self.rtos += 1;
+                self.recover_until = self.snd_max;
+                Some(Cause::Rto)
+            }
+            _ if !resent => None,
+            _ if rel_seq < self.recover_until => Some(Cause::Rto),
+            _ if self.peer_dup => Some(Cause::Fast),
+            Some(g) if end >= self.snd_max && g >= TLP_MIN_NS => Some(Cause::Tlp),
+            _ => Some(Cause::Fast),
+        };
+        match retx {
+            Some(Cause::Rto) => self.retx_rto += 1,
+            Some(Cause::Fast) => self.retx_fast += 1,
+            Some(Cause::Tlp) => self.retx_tlp += 1,
+            None => {}
+        }
+        if let Some(g) = gap {
+            self.max_gap_ns = self.max_gap_ns.max(g);
+        }
+        let new_bytes = end.saturating_sub(self.snd_max);
+        self.snd_max = self.snd_max.max(end);
+        self.unique_bytes += new_bytes;
+        self.bytes += len as u64;
+        self.data_packets += 1;
+        self.last_data_ns = Some(t);
+        self.peer_data_since = false;
+        DataVerdict {
+            rel_seq,
+            new_bytes,
+            retx,
+            rto_event,
+            response_start,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    const RTO: u64 = 200 * MS;
+
+    fn dir() -> Direction {
+        Direction::new(1, 2, 9000, 40000, 0)
+    }
+
+    #[test]
+    fn a_resend_after_an_idle_rtomin_is_a_timeout_and_one_just_short_is_not() {
+        let mut d = dir();
+        d.on_data(0, 1000, 1448, RTO);
+        d.on_data(MS / 10, 2448, 1448, RTO);
+        let v = d.on_data(MS / 10 + RTO - 1, 2448, 1448, RTO);
+        assert_eq!(
+            v.retx,
+            Some(Cause::Tlp),
+            "no dup ACK: a probe, not a timeout"
+        );
+        assert!(!v.rto_event);
+        let v = d.on_data(MS / 10 + RTO - 1 + RTO, 2448, 1448, RTO);
+        assert_eq!(v.retx, Some(Cause::Rto));
+        assert!(v.rto_event);
+        assert_eq!((d.rtos, d.retx_rto, d.retx_tlp), (1, 1, 1));
+    }
+
+    #[test]
+    fn an_unseen_tail_resent_after_a_timeout_counts_but_a_new_response_does_not() {
+        let mut d = dir();
+        d.on_data(0, 1, 1448, RTO);
+        // The rest of the window was lost before the capture: the resend looks new.
+        let v = d.on_data(RTO + MS, 1449, 1448, RTO);
+        assert!(v.rto_event);
+        assert_eq!(
+            v.new_bytes, 1448,
+            "the receiver gets these bytes for the first time"
+        );
+        // Next block: the peer asks, the answer comes after a long think time.
+        d.on_peer(2 * RTO, true, 101, false, 100);
+        let v = d.on_data(3 * RTO, 2897, 1448, RTO);
+        assert!(!v.rto_event);
+        assert!(v.response_start);
+        assert_eq!(v.retx, None);
+    }
+
+    #[test]
+    fn a_resend_after_duplicate_acks_is_a_fast_retransmit() {
+        let mut d = dir();
+        for i in 0..5u32 {
+            d.on_data(u64::from(i) * 1000, 1 + 1448 * i, 1448, RTO);
+        }
+        d.on_peer(6000, true, 1449, false, 0);
+        d.on_peer(6100, true, 1449, true, 0);
+        let v = d.on_data(7000, 1449, 1448, RTO);
+        assert_eq!(v.retx, Some(Cause::Fast));
+        assert_eq!(v.new_bytes, 0);
+        assert_eq!(d.unique_bytes, 5 * 1448);
+    }
+
+    #[test]
+    fn sequence_numbers_unwrap_across_two_to_the_32() {
+        let mut d = dir();
+        let start = u32::MAX - 1000;
+        d.on_data(0, start, 1448, RTO);
+        let v = d.on_data(1, start.wrapping_add(1448), 1448, RTO);
+        assert_eq!(v.rel_seq, 1448);
+        assert_eq!(v.retx, None);
+        assert_eq!(d.snd_max, 2896);
+    }
+}
