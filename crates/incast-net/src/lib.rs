@@ -2,10 +2,12 @@
 //!
 //! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
 //! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
-//! - [`protocol`]: the 24-byte versioned request and response headers they speak.
+//! - [`protocol`]: the 24-byte versioned request and response headers they speak;
+//! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters.
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod monitor;
 pub mod protocol;
 pub mod server;
 

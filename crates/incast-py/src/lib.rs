@@ -307,6 +307,95 @@ fn analyze_pcap(
     }
 }
 
+create_exception!(
+    incastlab._core,
+    MonitorError,
+    PyValueError,
+    "The monitor cannot watch that interface (the message is one line)."
+);
+
+/// `incast monitor`'s sampler: started on creation, drained by `poll`, ended by `stop`.
+#[pyclass(name = "Monitor")]
+struct PyMonitor {
+    inner: Option<incast_net::monitor::Monitor>,
+}
+
+/// A batch as JSON: samples as columns, TCP counter readings, notes, and the end.
+fn batch_json(b: incast_net::monitor::Batch) -> String {
+    let col = |f: fn(&incast_net::monitor::Sample) -> u64| -> Vec<u64> {
+        b.samples.iter().map(f).collect()
+    };
+    let tcp: Vec<serde_json::Value> = b
+        .tcp
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "t_ns": c.t_ns, "timeouts": c.timeouts, "loss_probes": c.loss_probes,
+                "spurious_rtos": c.spurious_rtos, "retrans_segs": c.retrans_segs,
+                "out_segs": c.out_segs, "delivered_ce": c.delivered_ce,
+                "recoveries": c.recoveries,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "samples": {
+            "t_ns": col(|s| s.t_ns), "late_ns": col(|s| s.late_ns), "dt_ns": col(|s| s.dt_ns),
+            "rx_bytes": col(|s| s.rx_bytes), "tx_bytes": col(|s| s.tx_bytes),
+            "rx_packets": col(|s| s.rx_packets), "tx_packets": col(|s| s.tx_packets),
+            "drops": col(|s| s.drops),
+        },
+        "tcp": tcp,
+        "notes": b.notes,
+        "finished": b.finished,
+        "error": b.error.map(|e| e.to_string()),
+        "cpu_ns": b.cpu_ns,
+    })
+    .to_string()
+}
+
+#[pymethods]
+impl PyMonitor {
+    /// Start sampling `iface` (in namespace `netns`) every `interval_ns`, for `duration_ns`
+    /// or until `stop`.
+    #[new]
+    #[pyo3(signature = (iface, interval_ns, netns=None, duration_ns=None))]
+    fn new(
+        iface: &str,
+        interval_ns: u64,
+        netns: Option<String>,
+        duration_ns: Option<u64>,
+    ) -> PyResult<Self> {
+        let cfg = incast_net::monitor::MonitorConfig {
+            iface: iface.to_string(),
+            netns,
+            interval: std::time::Duration::from_nanos(interval_ns.max(1)),
+            duration: duration_ns.map(std::time::Duration::from_nanos),
+        };
+        let m = incast_net::monitor::Monitor::start(cfg)
+            .map_err(|e| MonitorError::new_err(e.to_string()))?;
+        Ok(PyMonitor { inner: Some(m) })
+    }
+
+    /// What was sampled since the last poll, as JSON.
+    fn poll(&self) -> String {
+        match &self.inner {
+            Some(m) => batch_json(m.poll()),
+            None => batch_json(incast_net::monitor::Batch {
+                finished: true,
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Stop sampling; the last batch as JSON.
+    fn stop(&mut self, py: Python<'_>) -> String {
+        match self.inner.take() {
+            Some(m) => batch_json(py.detach(|| m.stop())),
+            None => self.poll(),
+        }
+    }
+}
+
 /// The module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -320,6 +409,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add_class::<PyMonitor>()?;
+    m.add("MonitorError", m.py().get_type::<MonitorError>())?;
     let scenario_error = m.py().get_type::<ScenarioError>();
     // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole
     // scenario; instances raised with one shadow this.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
-from incastlab.cli import model, real, sim, studies, sweep, trace, validate
+from incastlab.cli import model, monitor, real, sim, studies, sweep, trace, validate
 from incastlab.cli.common import UsageError
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         real.add_serve_parser,
         real.add_bench_parser,
         trace.add_pcap_parser,
+        monitor.add_monitor_parser,
     ):
         add(sub)
     return p
