@@ -1,7 +1,7 @@
 //! A captured frame's IPv4 and TCP headers (etherparse's zero-copy header slices), as the
 //! few fields the analysis reads. Frames of other protocols are skipped, not errors.
 
-use etherparse::{Ethernet2Slice, Ipv4HeaderSlice, TcpHeaderSlice, TcpOptionElement};
+use etherparse::{Ethernet2Slice, Ipv4HeaderSlice, TcpHeaderSlice};
 
 use crate::reader::{Frame, Link};
 
@@ -84,14 +84,7 @@ pub fn tcp_segment(f: &Frame<'_>) -> Option<Segment> {
     let tcp = TcpHeaderSlice::from_slice(tcp_bytes).ok()?;
     let th = tcp.slice().len();
     let len = (ip.total_len() as usize).saturating_sub(hl + th) as u32;
-    let mut sack = false;
-    if tcp.data_offset() > 5 {
-        for o in tcp.options_iterator() {
-            if let Ok(TcpOptionElement::SelectiveAcknowledgement(..)) = o {
-                sack = true;
-            }
-        }
-    }
+    let sack = tcp.data_offset() > 5 && has_sack(tcp.options());
     Some(Segment {
         src: u32::from_be_bytes(ip.source()),
         dst: u32::from_be_bytes(ip.destination()),
@@ -108,4 +101,37 @@ pub fn tcp_segment(f: &Frame<'_>) -> Option<Segment> {
         ce: ip.ecn().value() == 3,
         ece: tcp.ece(),
     })
+}
+
+/// Whether TCP options carry SACK blocks (kind 5, RFC 2018). A walk over the kinds and
+/// lengths, nothing decoded: etherparse's option iterator decodes every option, a sixth of
+/// the analysis's time when only this bit is wanted.
+#[inline]
+fn has_sack(mut opts: &[u8]) -> bool {
+    while let [kind, rest @ ..] = opts {
+        match kind {
+            0 => return false,
+            1 => opts = rest,
+            5 => return true,
+            _ => match rest.first() {
+                Some(&len) if len >= 2 && len as usize <= opts.len() => opts = &opts[len as usize..],
+                _ => return false,
+            },
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_is_found_among_other_options_and_a_bad_length_stops_the_walk() {
+        assert!(has_sack(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 9]));
+        assert!(!has_sack(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]));
+        assert!(!has_sack(&[2, 4, 5, 180, 0, 5, 10]), "EOL ends the options");
+        assert!(!has_sack(&[8, 1, 5]), "a length below 2 is malformed");
+        assert!(!has_sack(&[8, 40, 5]), "a length past the end is malformed");
+    }
 }
