@@ -96,6 +96,19 @@ def add_emulate_parser(sub: Any) -> None:
     e.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
     e.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
     e.add_argument("--cleanup", action="store_true", help="only remove dead runs' testbeds")
+    e.add_argument(
+        "--pcap",
+        metavar="DIR",
+        help="capture the bottleneck port and the receiver with tcpdump into DIR (one pair "
+        "of files per point) and read the bottleneck's with incast pcap",
+    )
+    e.add_argument(
+        "--monitor",
+        nargs="?",
+        const="1ms",
+        metavar="INTERVAL",
+        help="sample the receiver's interface as incast monitor does (default 1ms)",
+    )
     e.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
     e.set_defaults(handler=cmd_emulate)
 
@@ -201,7 +214,20 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         err.print(f"removed the testbeds of {len(remove_leftovers())} dead run(s)")
         return 0
-    emulation = backend("emulate", warmup=a.warmup, time_limit_s=a.time_limit)
+    monitor_ns = None
+    if a.monitor:
+        from incastlab.cli.common import seconds_arg
+
+        monitor_ns = round(seconds_arg("--monitor", a.monitor) * 1e9)
+        if not 10_000 <= monitor_ns <= 1_000_000_000:
+            raise UsageError(f"--monitor: the interval must be 10us..1s, got {a.monitor!r}")
+    emulation = backend(
+        "emulate",
+        warmup=a.warmup,
+        time_limit_s=a.time_limit,
+        pcap_dir=a.pcap,
+        monitor_ns=monitor_ns,
+    )
     real_tcp_link(a)
     series = series_from(a)
     envelope_warning((sc for _, pts in series for sc in pts), err)
@@ -214,5 +240,33 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
         from incastlab.cli.render import print_runs
 
         print_runs(out, run, "emulate", " · real Linux TCP")
+        print_observed(out, run.results)
     write_outputs(a, run, series, "Incast on real Linux TCP (namespaces)")
     return 0
+
+
+def print_observed(out: Console, results: Any) -> None:
+    """Per point: what the monitor saw on the receiver and what the bottleneck's capture
+    shows, beside the kernel's timeout count."""
+    from incastlab.units import format_rate
+
+    for r in results:
+        rep = r.report
+        if m := rep.get("monitor"):
+            out.print(
+                f"N={r.senders} monitor (receiver eth0, every {m['interval_ns'] / 1e6:g} ms): "
+                f"average {format_rate(m['avg_bps'])}, peak {format_rate(m['peak_bps'])}, "
+                f"peak/avg {m['peak_to_avg']:.1f}, at line rate "
+                f"{100 * (m['at_line_rate'] or 0):.1f}% · {m['verdict']}",
+                soft_wrap=True,
+            )
+        if c := rep.get("captures"):
+            b = c["bottleneck"]
+            an = b.get("analysis", {})
+            found = an.get("rtos", "?")
+            out.print(
+                f"N={r.senders} captures: {b['file']} ({b['packets']} packets), "
+                f"{c['receiver']['file']} · incast pcap finds {found} timeouts, the kernel "
+                f"counted {rep['timeouts']} · {an.get('verdict', an.get('error', ''))}",
+                soft_wrap=True,
+            )

@@ -556,8 +556,22 @@ def _agent(netns: str) -> list[str]:
     return ["ip", "netns", "exec", netns, sys.executable, "-m", "incastlab.real.agent"]
 
 
-def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result:
-    """Run the scenario's synchronized reads on real TCP in a fresh testbed."""
+def run(
+    sc: Scenario,
+    *,
+    warmup: int = 1,
+    time_limit_s: float = 300.0,
+    pcap_dir: str | None = None,
+    monitor_ns: int | None = None,
+) -> Result:
+    """Run the scenario's synchronized reads on real TCP in a fresh testbed; with
+    ``pcap_dir``, capture the bottleneck and the receiver there (and read the bottleneck's
+    capture with `incast pcap`); with ``monitor_ns``, sample the receiver's interface at
+    that interval."""
+    from pathlib import Path
+
+    from incastlab.real import observe
+
     s = sc.normalized()
     w, tcp = s["workload"], s["tcp"]
     if w["kind"] != "sync_read":
@@ -635,6 +649,12 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
             stagger_s=w["request_stagger"] / 1e12,
             congestion=cc,
         )
+        label = f"n{n}-seed{s['seed']}"
+        try:
+            caps = observe.start_captures(tb, Path(pcap_dir), label) if pcap_dir else None
+            mon = observe.start_monitor(tb, monitor_ns) if monitor_ns else None
+        except observe.ObserveError as failed:
+            raise EmulationError(str(failed)) from None
         cpu0 = _cpu_times()
         t0 = time.perf_counter()
         client = subprocess.run(
@@ -642,6 +662,12 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
         )
         wall = time.perf_counter() - t0
         cpu1 = _cpu_times()
+        observed: dict[str, Any] = {}
+        if mon is not None and monitor_ns is not None:
+            rx_link = float(s["topology"]["receiver_link"])
+            observed["monitor"] = observe.stop_monitor(mon, monitor_ns, rx_link)
+        if caps is not None:
+            observed["captures"] = observe.stop_captures(caps)
         stop.set()
         sampler.join()
         if client.returncode != 0:
@@ -674,8 +700,14 @@ def run(sc: Scenario, *, warmup: int = 1, time_limit_s: float = 300.0) -> Result
     def delta(key: str) -> int:
         return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before, strict=True))
 
+    if "captures" in observed:
+        bottleneck = observed["captures"]["bottleneck"]
+        bottleneck["analysis"] = observe.analyze_capture(
+            bottleneck["file"], tb.receiver_ip, tcp["rto_min"]
+        )
     # The client's own report (exact times, its time-limit flag), plus the kernel's evidence.
     out = dict(measured)
+    out.update(observed)
     out.update(
         {
             "timeouts": delta("TcpExt.TCPTimeouts"),
@@ -744,6 +776,10 @@ class EmulateBackend:
 
     warmup: int = 1
     time_limit_s: float = 300.0
+    #: Capture the bottleneck and the receiver with tcpdump into this directory.
+    pcap_dir: str | None = None
+    #: Sample the receiver's interface at this interval (nanoseconds).
+    monitor_ns: int | None = None
     name: str = "emulate"
     title: str = "real Linux TCP (namespaces)"
     needs_root: bool = True
@@ -761,4 +797,10 @@ class EmulateBackend:
         return sorted({*off_defaults(scenario, HONOURED), "topology.rtt"})
 
     def run(self, scenario: Scenario, *, progress: ProgressFn | None = None) -> Result:
-        return run(scenario, warmup=self.warmup, time_limit_s=self.time_limit_s)
+        return run(
+            scenario,
+            warmup=self.warmup,
+            time_limit_s=self.time_limit_s,
+            pcap_dir=self.pcap_dir,
+            monitor_ns=self.monitor_ns,
+        )
