@@ -80,7 +80,7 @@ struct OpenBlock {
 struct Sample {
     t_ns: u64,
     flow: u32,
-    seq: u64,
+    seq: i64,
     retx: bool,
 }
 
@@ -246,7 +246,7 @@ pub struct WorstBlock {
     /// Flow of each point.
     pub flow: Vec<u32>,
     /// Sequence offset from the flow's first byte in the block.
-    pub seq: Vec<u64>,
+    pub seq: Vec<i64>,
     /// Whether the point is a resend.
     pub retx: Vec<bool>,
     /// The plot was cut at `max_plot_points`.
@@ -512,7 +512,7 @@ impl Analyzer {
         r.blocks = std::mem::take(&mut self.blocks);
         r.worst_block = self.worst.take().map(|(_, b)| {
             // Each flow's sequence from its first byte in the block.
-            let mut first: FxHashMap<u32, u64> = FxHashMap::default();
+            let mut first: FxHashMap<u32, i64> = FxHashMap::default();
             for x in &b.samples {
                 let f = first.entry(x.flow).or_insert(x.seq);
                 *f = (*f).min(x.seq);

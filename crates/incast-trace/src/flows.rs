@@ -32,8 +32,9 @@ pub enum Cause {
 /// What a data segment was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DataVerdict {
-    /// Sequence number of its first byte, from the direction's first byte (64-bit).
-    pub rel_seq: u64,
+    /// Sequence number of its first byte, from the first byte the capture saw (64-bit;
+    /// negative for bytes sent before it, when what came first was lost before the capture).
+    pub rel_seq: i64,
     /// Bytes beyond everything seen before (what the receiver gets for the first time).
     pub new_bytes: u64,
     /// Why it was resent, if it was; a timeout of an unseen tail has `Some(Rto)` too.
@@ -58,8 +59,8 @@ pub struct Direction {
     /// The other direction, if seen.
     pub reverse: Option<u32>,
     base: Option<u32>,
-    /// Highest sequence sent plus one, from the first byte.
-    pub snd_max: u64,
+    /// Highest sequence sent plus one, from the first byte seen.
+    pub snd_max: i64,
     last_data_ns: Option<u64>,
     /// First and last packet times.
     pub first_ns: u64,
@@ -95,7 +96,7 @@ pub struct Direction {
     /// When the peer's latest request started.
     pub request_ns: Option<u64>,
     /// Resends below this follow a timeout.
-    recover_until: u64,
+    recover_until: i64,
     /// The block this direction's current response belongs to (analysis bookkeeping).
     pub block: Option<u32>,
 }
@@ -149,21 +150,13 @@ impl Direction {
         }
     }
 
-    /// Sequence number `seq` as a 64-bit offset from the first byte, unwrapped near the
-    /// highest byte sent.
+    /// Sequence number `seq` as a 64-bit offset from the first byte seen: the one nearest
+    /// the highest byte sent (within 2^31 either way), so it unwraps past 2^32 and may be
+    /// negative.
     #[inline]
-    fn unwrap(&self, base: u32, seq: u32) -> u64 {
-        let rel = seq.wrapping_sub(base) as u64;
-        let hi = self.snd_max & !0xffff_ffff;
-        let cand = hi | rel;
-        // The candidate nearest snd_max.
-        if cand > self.snd_max + (1 << 31) && hi > 0 {
-            cand - (1 << 32)
-        } else if cand + (1 << 31) < self.snd_max {
-            cand + (1 << 32)
-        } else {
-            cand
-        }
+    fn unwrap(&self, base: u32, seq: u32) -> i64 {
+        let snd_max_wire = base.wrapping_add(self.snd_max as u32);
+        self.snd_max + seq.wrapping_sub(snd_max_wire) as i32 as i64
     }
 
     /// Count a packet of this direction at `t` (any packet: flags, ECN).
@@ -181,7 +174,7 @@ impl Direction {
     pub fn on_data(&mut self, t: u64, seq: u32, len: u32, rto_gap_ns: u64) -> DataVerdict {
         let base = *self.base.get_or_insert(seq);
         let rel_seq = self.unwrap(base, seq);
-        let end = rel_seq + len as u64;
+        let end = rel_seq + len as i64;
         let resent = rel_seq < self.snd_max;
         let gap = self.last_data_ns.map(|l| t.saturating_sub(l));
         let response_start = self.peer_data_since;
@@ -208,7 +201,7 @@ impl Direction {
         if let Some(g) = gap {
             self.max_gap_ns = self.max_gap_ns.max(g);
         }
-        let new_bytes = end.saturating_sub(self.snd_max);
+        let new_bytes = (end - self.snd_max).max(0) as u64;
         self.snd_max = self.snd_max.max(end);
         self.unique_bytes += new_bytes;
         self.bytes += len as u64;
@@ -285,6 +278,18 @@ mod tests {
         assert_eq!(v.retx, Some(Cause::Fast));
         assert_eq!(v.new_bytes, 0);
         assert_eq!(d.unique_bytes, 5 * 1448);
+    }
+
+    #[test]
+    fn a_segment_sent_before_the_first_one_seen_is_a_resend_not_4_gb() {
+        let mut d = dir();
+        d.on_data(0, 10_000, 1448, RTO);
+        d.on_data(1000, 11_448, 1448, RTO);
+        let v = d.on_data(2000, 10_000 - 1448, 1448, RTO);
+        assert_eq!(v.rel_seq, -1448);
+        assert_eq!(v.new_bytes, 0);
+        assert!(v.retx.is_some());
+        assert_eq!(d.unique_bytes, 2 * 1448);
     }
 
     #[test]
