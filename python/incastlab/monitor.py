@@ -59,6 +59,7 @@ class MonitorRun:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     cpu_ns: int = 0
+    realtime: bool = False
     version: str = ""
 
     def add(self, batch: dict[str, Any]) -> None:
@@ -66,6 +67,7 @@ class MonitorRun:
             self.samples[c].extend(batch["samples"][c])
         self.tcp.extend(batch["tcp"])
         self.notes.extend(batch["notes"])
+        self.realtime = self.realtime or batch.get("realtime", False)
         if batch["finished"]:
             self.error = batch["error"]
             self.cpu_ns = batch["cpu_ns"]
@@ -177,6 +179,7 @@ def summary(run: MonitorRun) -> dict[str, Any]:
         "jitter_median_ns": float(np.median(late)) if len(late) else None,
         "jitter_p99_ns": float(np.percentile(late, 99)) if len(late) else None,
         "cpu_share": run.cpu_ns / duration if duration else 0.0,
+        "realtime": run.realtime,
         **{f"tcp_{k}": v for k, v in tcp.items()},
         "notes": run.notes,
         "error": run.error,

@@ -218,6 +218,8 @@ pub struct Batch {
     pub error: Option<MonitorError>,
     /// CPU time the sampler thread used, nanoseconds (at the end).
     pub cpu_ns: u64,
+    /// The sampler runs at a real-time priority (granted to root).
+    pub realtime: bool,
 }
 
 /// A running monitor.
@@ -355,6 +357,14 @@ impl Sampler {
         Ok(s)
     }
 
+    /// Ask for a real-time priority (SCHED_FIFO 10, as cyclictest does) so that a busy
+    /// machine's other work does not delay the samples; whether it was granted (root).
+    fn realtime() -> bool {
+        let param = libc::sched_param { sched_priority: 10 };
+        // SAFETY: pid 0 is this thread; a valid sched_param.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+    }
+
     fn dev_counters(&mut self) -> Result<Option<DevCounters>, MonitorError> {
         let n = read_at(&self.dev, &mut self.buf).map_err(|e| MonitorError::Read(e.to_string()))?;
         let text = std::str::from_utf8(&self.buf[..n]).unwrap_or("");
@@ -372,6 +382,7 @@ impl Sampler {
     }
 
     fn run(&mut self, cfg: &MonitorConfig, shared: &Mutex<Batch>, stop: &AtomicBool) {
+        shared.lock().expect("monitor lock").realtime = Sampler::realtime();
         let interval = cfg.interval.as_nanos().max(1) as u64;
         let start = Instant::now();
         let cpu0 = cpu_time_ns();

@@ -349,6 +349,7 @@ fn batch_json(b: incast_net::monitor::Batch) -> String {
         "finished": b.finished,
         "error": b.error.map(|e| e.to_string()),
         "cpu_ns": b.cpu_ns,
+        "realtime": b.realtime,
     })
     .to_string()
 }

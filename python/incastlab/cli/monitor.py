@@ -176,6 +176,7 @@ def _print_summary(out: Console, s: dict[str, Any]) -> None:
     )
     out.print(
         f"{s['iface']} {s['direction']} over {s['duration_s']:.1f} s · sampler CPU "
-        f"{100 * s['cpu_share']:.1f}% of a core · TCP: {tcp or 'no change'}"
+        f"{100 * s['cpu_share']:.1f}% of a core"
+        f"{' at real-time priority' if s['realtime'] else ''} · TCP: {tcp or 'no change'}"
     )
     out.print(f"[bold]verdict:[/bold] {s['verdict']}")
