@@ -5,7 +5,9 @@ use std::time::Instant;
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: analyze FILE [RTOMIN_MS]");
-    let rto_ms: u64 = args.next().map_or(200, |s| s.parse().expect("RTOmin in ms"));
+    let rto_ms: u64 = args
+        .next()
+        .map_or(200, |s| s.parse().expect("RTOmin in ms"));
     let opts = incast_trace::Options {
         rto_min_ns: rto_ms * 1_000_000,
         ..incast_trace::Options::default()

@@ -114,7 +114,9 @@ fn has_sack(mut opts: &[u8]) -> bool {
             1 => opts = rest,
             5 => return true,
             _ => match rest.first() {
-                Some(&len) if len >= 2 && len as usize <= opts.len() => opts = &opts[len as usize..],
+                Some(&len) if len >= 2 && len as usize <= opts.len() => {
+                    opts = &opts[len as usize..]
+                }
                 _ => return false,
             },
         }
@@ -128,7 +130,9 @@ mod tests {
 
     #[test]
     fn sack_is_found_among_other_options_and_a_bad_length_stops_the_walk() {
-        assert!(has_sack(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 9]));
+        assert!(has_sack(&[
+            1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 9
+        ]));
         assert!(!has_sack(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]));
         assert!(!has_sack(&[2, 4, 5, 180, 0, 5, 10]), "EOL ends the options");
         assert!(!has_sack(&[8, 1, 5]), "a length below 2 is malformed");
