@@ -68,6 +68,9 @@ def test_loopback_bursts_are_seen_at_1ms(loopback_traffic: None) -> None:
     assert s["jitter_median_ns"] is not None and s["jitter_median_ns"] < 1e6
     rows = windows(run)
     assert [r["verdict"] for r in rows[:1]] == ["microbursts"]
+    # The coarser the average, the less of the bursts it shows.
+    ratios = {w["window_ns"]: w["peak_to_avg"] for w in s["peak_to_avg_by_window"]}
+    assert ratios[1_000_000] > ratios[10_000_000] > ratios[1_000_000_000] >= 0.9
 
 
 def test_verdicts() -> None:

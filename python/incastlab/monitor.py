@@ -143,6 +143,31 @@ def windows(run: MonitorRun, width_ns: int = 1_000_000_000) -> list[dict[str, An
     return rows
 
 
+def peak_to_average(run: MonitorRun) -> list[dict[str, float]]:
+    """Peak over average of the rate in windows of the interval, 1 ms, 10 ms, 100 ms and 1 s
+    (those at least one interval long and shorter than the run): how much a coarser
+    average hides."""
+    b = np.asarray(run.samples[f"{run.direction}_bytes"], dtype=float)
+    dt = np.asarray(run.samples["dt_ns"], dtype=float)
+    t = np.asarray(run.samples["t_ns"], dtype=np.int64)
+    if len(t) == 0 or dt.sum() == 0:
+        return []
+    avg = b.sum() * 8e9 / dt.sum()
+    out = []
+    for w in sorted({run.interval_ns, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000}):
+        if w < run.interval_ns or w > t[-1]:
+            continue
+        k = t // w
+        sums = np.bincount(k, weights=b)
+        spans = np.bincount(k, weights=dt)
+        full = spans >= 0.5 * w
+        if not full.any():
+            continue
+        peak = float((sums[full] * 8e9 / spans[full]).max())
+        out.append({"window_ns": w, "peak_bps": peak, "peak_to_avg": peak / avg if avg else 0.0})
+    return out
+
+
 def summary(run: MonitorRun) -> dict[str, Any]:
     """The whole run: rates at the interval, jitter, CPU, TCP counters, verdict."""
     t = np.asarray(run.samples["t_ns"], dtype=float)
@@ -180,6 +205,7 @@ def summary(run: MonitorRun) -> dict[str, Any]:
         "jitter_p99_ns": float(np.percentile(late, 99)) if len(late) else None,
         "cpu_share": run.cpu_ns / duration if duration else 0.0,
         "realtime": run.realtime,
+        "peak_to_avg_by_window": peak_to_average(run),
         **{f"tcp_{k}": v for k, v in tcp.items()},
         "notes": run.notes,
         "error": run.error,

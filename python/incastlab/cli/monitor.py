@@ -179,4 +179,10 @@ def _print_summary(out: Console, s: dict[str, Any]) -> None:
         f"{100 * s['cpu_share']:.1f}% of a core"
         f"{' at real-time priority' if s['realtime'] else ''} · TCP: {tcp or 'no change'}"
     )
+    windows = s["peak_to_avg_by_window"]
+    if windows:
+        out.print(
+            "peak/average by window: "
+            + ", ".join(f"{w['window_ns'] / 1e6:g} ms {w['peak_to_avg']:.1f}" for w in windows)
+        )
     out.print(f"[bold]verdict:[/bold] {s['verdict']}")

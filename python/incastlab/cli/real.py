@@ -257,7 +257,12 @@ def print_observed(out: Console, results: Any) -> None:
                 f"N={r.senders} monitor (receiver eth0, every {m['interval_ns'] / 1e6:g} ms): "
                 f"average {format_rate(m['avg_bps'])}, peak {format_rate(m['peak_bps'])}, "
                 f"peak/avg {m['peak_to_avg']:.1f}, at line rate "
-                f"{100 * (m['at_line_rate'] or 0):.1f}% · {m['verdict']}",
+                f"{100 * (m['at_line_rate'] or 0):.1f}%; peak/avg by window "
+                + ", ".join(
+                    f"{w['window_ns'] / 1e6:g} ms {w['peak_to_avg']:.1f}"
+                    for w in m["peak_to_avg_by_window"]
+                )
+                + f" · {m['verdict']}",
                 soft_wrap=True,
             )
         if c := rep.get("captures"):
