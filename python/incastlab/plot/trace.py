@@ -17,13 +17,15 @@ from incastlab.units import format_rate
 
 
 def _window_rates(wire: np.ndarray, step_ns: int, window_ns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rates over aligned windows of ``window_ns``; the last, partial one over its own length."""
     k = max(1, window_ns // step_ns)
-    n = len(wire) // k * k
-    if n == 0:
-        return np.array([0.0]), np.array([wire.sum() * 8e9 / max(1, len(wire) * step_ns)])
-    sums = wire[:n].reshape(-1, k).sum(axis=1)
+    pad = -len(wire) % k
+    sums = np.concatenate([wire, np.zeros(pad)]).reshape(-1, k).sum(axis=1)
+    lengths = np.full(len(sums), k, dtype=float)
+    if pad:
+        lengths[-1] = k - pad
     t = np.arange(len(sums)) * (k * step_ns) / 1e9
-    return t, sums * 8e9 / (k * step_ns)
+    return t, sums * 8e9 / (lengths * step_ns)
 
 
 def trace_figure(t: TraceReport, path: str | Path) -> Path:
@@ -39,6 +41,9 @@ def trace_figure(t: TraceReport, path: str | Path) -> Path:
         if window < step:
             continue
         x, y = _window_rates(wire, step, window)
+        # Each window's value held to its end, the last one's included.
+        end = min(x[-1] + window / 1e9, len(wire) * step / 1e9)
+        x, y = np.append(x, end), np.append(y, y[-1])
         top.step(x, y / 1e6, where="post", color=color, label=f"{label} average", lw=1.0)
     peaks = ", ".join(
         f"{row['window_ns'] / 1e6:g} ms peak/avg {row['peak_to_avg']:.1f}" for row in r["rates"]
