@@ -88,7 +88,11 @@ def test_monitor_command_json_parquet_plot(
     assert main([*argv, "--out", str(out), "--plot", str(png)]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert "summary" in lines[-1]
-    assert {"avg_bps", "peak_bps", "at_line_rate", "timeouts", "verdict"} <= set(lines[0])
+    assert {"avg_bps", "peak_bps", "at_line_rate", "timeouts", "qdisc_drops", "verdict"} <= set(
+        lines[0]
+    )
+    if shutil.which("tc"):
+        assert lines[-1]["summary"]["qdisc_drops"] == 0, "loopback's noqueue drops nothing"
     table = pq.read_table(out)
     assert table.num_rows == lines[-1]["summary"]["samples"]
     assert b"incastlab.version" in table.schema.metadata

@@ -56,6 +56,8 @@ class MonitorRun:
     line_bps: float | None = None
     samples: dict[str, list[int]] = field(default_factory=lambda: {c: [] for c in SAMPLE_COLUMNS})
     tcp: list[dict[str, int]] = field(default_factory=list)
+    #: The interface's qdisc counters read about once a second: (t_ns, drops, backlog bytes).
+    qdisc: list[tuple[int, int, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     cpu_ns: int = 0
@@ -78,6 +80,38 @@ class MonitorRun:
         dt = np.asarray(self.samples["dt_ns"], dtype=float)
         rates: np.ndarray = np.divide(b * 8e9, dt, out=np.zeros_like(b), where=dt > 0)
         return rates
+
+
+def qdisc_counters(iface: str, netns: str | None) -> tuple[int, int] | None:
+    """Drops and backlog (bytes) summed over the interface's qdiscs, from ``tc -s -j``
+    (iproute2 over netlink); None where tc is missing or says nothing."""
+    import shutil
+    import subprocess
+
+    if shutil.which("tc") is None:
+        return None
+    argv = ["tc", "-s", "-j", "qdisc", "show", "dev", iface]
+    if netns:
+        argv = ["ip", "netns", "exec", netns, *argv]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=2).stdout
+        qdiscs = json.loads(out or "[]")
+    except (subprocess.SubprocessError, OSError, ValueError):
+        return None
+    if not qdiscs:
+        return None
+    return sum(int(q.get("drops", 0)) for q in qdiscs), sum(
+        int(q.get("backlog", 0)) for q in qdiscs
+    )
+
+
+def _qdisc_drops(run: MonitorRun, lo: int, hi: int) -> int | None:
+    """Qdisc drops between the readings that bracket [lo, hi) nanoseconds."""
+    before = [d for t, d, _ in run.qdisc if t <= lo]
+    after = [d for t, d, _ in run.qdisc if t <= hi]
+    if not before or not after:
+        return None
+    return after[-1] - before[-1]
 
 
 def line_rate(iface: str) -> float | None:
@@ -136,6 +170,7 @@ def windows(run: MonitorRun, width_ns: int = 1_000_000_000) -> list[dict[str, An
                 "peak_to_avg": peak / avg if avg else 0.0,
                 "at_line_rate": at_line,
                 "drops": int(drops[m].sum()),
+                "qdisc_drops": _qdisc_drops(run, lo, lo + width_ns),
                 **tcp,
                 "verdict": verdict(avg, peak, at_line, tcp["timeouts"]),
             }
@@ -207,6 +242,8 @@ def summary(run: MonitorRun) -> dict[str, Any]:
         "realtime": run.realtime,
         "peak_to_avg_by_window": peak_to_average(run),
         **{f"tcp_{k}": v for k, v in tcp.items()},
+        "qdisc_drops": run.qdisc[-1][1] - run.qdisc[0][1] if run.qdisc else None,
+        "qdisc_backlog_max": max((b for _, _, b in run.qdisc), default=None),
         "notes": run.notes,
         "error": run.error,
         "verdict": line,

@@ -21,7 +21,8 @@ examples:
 
 One row per second: the average rate, the peak over one interval, peak/average, the share
 of intervals at line rate (>= 90% of --line-rate, or the interface's speed), TCP timeouts,
-loss probes and retransmissions from the kernel's counters (TcpExt, Tcp), drops, and a
+loss probes and retransmissions from the kernel's counters (TcpExt, Tcp), the interface's
+and its qdiscs' drops (tc, once a second), and a
 verdict: "microbursts" (peak >= 3x average), or "synchronized timeouts: incast suspected"
 (>= 3 timeouts in the second while the link averaged under half its peak). The TCP
 counters are the whole namespace's, not the interface's.
@@ -72,7 +73,7 @@ def cmd_monitor(a: argparse.Namespace, out: Console, err: Console) -> int:
     import time
 
     from incastlab import _core
-    from incastlab.monitor import MonitorRun, line_rate, summary, windows
+    from incastlab.monitor import MonitorRun, line_rate, qdisc_counters, summary, windows
 
     interval, duration, line = _args(a)
     if line is None and a.netns is None:
@@ -82,12 +83,24 @@ def cmd_monitor(a: argparse.Namespace, out: Console, err: Console) -> int:
         mon = _core.Monitor(a.iface, interval, netns=a.netns, duration_ns=duration)
     except _core.MonitorError as e:
         raise UsageError(str(e)) from None
+    started = time.monotonic()
+    next_qdisc = started
+
+    def read_qdisc() -> None:
+        # Once a second, beside the sampler: a fork of tc would upset its timing.
+        q = qdisc_counters(a.iface, a.netns)
+        if q is not None:
+            run.qdisc.append((int((time.monotonic() - started) * 1e9), *q))
+
     shown = 0
     if not a.json:
         out.print("  ".join(f"{c:>10}" for c in COLUMNS) + "  verdict")
     try:
         while True:
             time.sleep(0.2)
+            if time.monotonic() >= next_qdisc:
+                read_qdisc()
+                next_qdisc += 1.0
             batch = json.loads(mon.poll())
             run.add(batch)
             rows = windows(run)
@@ -97,6 +110,7 @@ def cmd_monitor(a: argparse.Namespace, out: Console, err: Console) -> int:
                 _emit(out, a.json, row)
             shown = len(done)
             if batch["finished"]:
+                read_qdisc()
                 break
     except KeyboardInterrupt:
         run.add(json.loads(mon.stop()))
@@ -127,7 +141,18 @@ def cmd_monitor(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
-COLUMNS = ["t", "average", "peak", "peak/avg", "at line", "timeouts", "probes", "retx", "drops"]
+COLUMNS = [
+    "t",
+    "average",
+    "peak",
+    "peak/avg",
+    "at line",
+    "timeouts",
+    "probes",
+    "retx",
+    "drops",
+    "qdisc drops",
+]
 
 
 def _emit(out: Console, as_json: bool, row: dict[str, Any]) -> None:
@@ -145,6 +170,7 @@ def _emit(out: Console, as_json: bool, row: dict[str, Any]) -> None:
         str(row["loss_probes"]),
         str(row["retrans_segs"]),
         str(row["drops"]),
+        "-" if row["qdisc_drops"] is None else str(row["qdisc_drops"]),
     ]
     style = "red" if row["verdict"].startswith("synchronized") else "yellow"
     v = f"[{style}]{row['verdict']}[/{style}]" if row["verdict"] else ""
