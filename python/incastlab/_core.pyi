@@ -43,7 +43,11 @@ def serve(
     send_buffer: int | None = None,
     congestion: str | None = None,
     on_ready: Callable[[str], None] | None = None,
+    max_conns_per_peer: int = 128,
+    first_request_timeout_s: float = 5.0,
+    write_timeout_s: float = 30.0,
 ) -> None: ...
+def check_congestion(name: str) -> None: ...
 def bench(config_json: str) -> str: ...
 def analyze_pcap(
     path: str,

@@ -10,25 +10,20 @@ optionally once per value of a varied key. What ``incast sim``, ``model``, ``emu
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from incastlab import files
 from incastlab import scenario as sc_mod
 from incastlab.scenario import Scenario, ScenarioError
-from incastlab.units import UnitError, parse_int_ranges
+from incastlab.units import UnitError, parse_int_ranges, shown
 
 if TYPE_CHECKING:
     from incastlab.backends import Backend, ProgressFn
     from incastlab.result import Result
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 #: Most sender counts one series may hold.
 MAX_POINTS = 10_000
@@ -51,11 +46,11 @@ def parse_assignment(item: str, what: str = "--set") -> tuple[str, Any]:
     """``key=value`` with the value read as TOML (``false``, ``2``, ``"block"``), else as a
     string (``200ms``)."""
     if "=" not in item:
-        raise ScenarioError(f"{what}: expected key=value such as tcp.sack=false, got {item!r}")
+        raise ScenarioError(f"{what}: expected key=value such as tcp.sack=false, got {shown(item)}")
     key, raw = item.split("=", 1)
     try:
-        value: Any = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+        value: Any = files.loads_toml(f"v = {raw}", what)["v"]
+    except files.InputFileError:
         value = raw
     return key.strip(), value
 
@@ -66,7 +61,7 @@ def parse_vary(spec: str | None, what: str = "--vary") -> tuple[str, list[Any]] 
         return None
     if "=" not in spec:
         raise ScenarioError(
-            f"{what}: expected key=v1,v2 such as tcp.rto_min=200ms,1ms, got {spec!r}"
+            f"{what}: expected key=v1,v2 such as tcp.rto_min=200ms,1ms, got {shown(spec)}"
         )
     key, raw = spec.split("=", 1)
     values = [parse_assignment(f"{key}={v}")[1] for v in raw.split(",") if v.strip()]
@@ -83,6 +78,8 @@ def _sender_counts(data: Mapping[str, Any], senders: str | None) -> list[int]:
     if isinstance(in_file, list):
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in in_file):
             raise ScenarioError("topology.senders: a list must hold whole numbers")
+        if len(in_file) > MAX_POINTS:
+            raise ScenarioError(f"topology.senders: more than {MAX_POINTS} values")
         return sorted(set(in_file))
     if isinstance(in_file, str):
         return parse_senders(in_file)
@@ -113,6 +110,11 @@ def build_series(
     varied = parse_vary(vary)
     if varied is not None:
         key, values = varied
+        if len(values) * len(counts) > MAX_POINTS:
+            raise ScenarioError(
+                f"--vary: {len(values)} values × {len(counts)} sender counts is more than "
+                f"{MAX_POINTS} points"
+            )
         name = key.rsplit(".", 1)[-1]
         variants = [(f"{name} {v}", sc_mod.apply_overrides(data, {key: v})) for v in values]
     return [

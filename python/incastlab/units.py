@@ -44,12 +44,33 @@ PACKET_UNITS = ("pkt", "pkts", "packet", "packets")
 
 PS_PER_S = 10**12
 
+#: Largest value in base units: what the simulator core holds (an unsigned 64-bit integer).
+MAX_VALUE = 2**64 - 1
+#: Most characters of a user's value repeated in a message.
+SHOWN_CHARS = 60
+
 
 class UnitError(ValueError):
     """A value without a unit, with an unknown unit, or of the wrong kind."""
 
 
-_INT_RANGE = re.compile(r"\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?")
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)``, cut to about ``limit`` characters: what a message repeats of a user's
+    value (a 10 MB bad value is named, not echoed)."""
+    size = len(value) if isinstance(value, str) else None
+    if isinstance(value, str) and size is not None and size > 4 * limit:
+        value = value[: 4 * limit]  # the repr of a huge string is never built
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}…" + (f" ({size:,} characters)" if size else "")
+
+
+# ASCII digits only: int() would take '²' or Arabic-Indic digits; at most 18 of them, so every
+# bound is read without Python's long-integer machinery and fits the core's integers.
+_INT = r"[0-9]{1,18}"
+_INT_RANGE = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?")
+_ONE_INT = re.compile(rf"\s*({_INT})\s*")
 
 
 def is_int_ranges(text: str) -> bool:
@@ -59,20 +80,29 @@ def is_int_ranges(text: str) -> bool:
 
 def parse_int_ranges(text: str, what: str, limit: int) -> list[int]:
     """``"1,2,4"``, ``"1..48"``, ``"4..64:4"`` or a mix (``"1..8,16,32"``), sorted and without
-    repeats; at most ``limit`` values. Errors start with ``what``."""
+    repeats; at most ``limit`` values, counted before any range is expanded. Errors start
+    with ``what``."""
     out: list[int] = []
+    if len(text) > 20 * limit:
+        raise UnitError(f"{what}: more than {limit} values")
     for part in (p.strip() for p in text.split(",")):
         m = _INT_RANGE.fullmatch(part)
         if m:
             lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
             if lo > hi or step == 0:
-                raise UnitError(f"{what}: empty range {part!r} (write low..high[:step])")
-            out.extend(range(lo, hi + 1, step))
-        elif part.isdigit():
+                raise UnitError(f"{what}: empty range {shown(part)} (write low..high[:step])")
+            span = range(lo, hi + 1, step)
+            if len(out) + len(span) > limit:
+                raise UnitError(
+                    f"{what}: more than {limit} values ({shown(part)} has {len(span):,})"
+                )
+            out.extend(span)
+        elif _ONE_INT.fullmatch(part):
             out.append(int(part))
         else:
             raise UnitError(
-                f"{what}: cannot read {part!r}; use a list and ranges like 1,2,4 or 1..48:2"
+                f"{what}: cannot read {shown(part)}; use whole numbers (at most 18 digits) "
+                "and ranges like 1,2,4 or 1..48:2"
             )
         if len(out) > limit:
             raise UnitError(f"{what}: more than {limit} values")
@@ -81,29 +111,39 @@ def parse_int_ranges(text: str, what: str, limit: int) -> list[int]:
     return sorted(set(out))
 
 
+#: Longest text read as a value: more is never a size, a rate or a time.
+_MAX_TEXT = 100
+
+
 def _split(text: object, kind: str, units: dict[str, int], example: str) -> tuple[Decimal, int]:
     if isinstance(text, bool) or not isinstance(text, str):
-        raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {text!r}")
-    m = _RE.match(text)
+        raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {shown(text)}")
+    m = _RE.match(text) if len(text) <= _MAX_TEXT else None
     if not m:
-        raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {text!r}")
+        raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {shown(text)}")
     unit = m.group("unit")
     if unit not in units:
         allowed = ", ".join(units)
-        raise UnitError(f"unknown {kind} unit {unit!r} in {text!r}; allowed: {allowed}")
+        raise UnitError(f"unknown {kind} unit {shown(unit)} in {shown(text)}; allowed: {allowed}")
+    exp = int(m.group("exp") or 0)  # at most _MAX_TEXT digits: always readable
+    digits = len(m.group("num").replace(".", "").lstrip("0"))
+    if exp > 40 or digits + exp > 40:
+        raise UnitError(f"{shown(text)} is too large for a {kind}")
+    if exp < -40:
+        raise UnitError(f"{shown(text)} is too small for a {kind}")
     try:
-        num = Decimal(m.group("num"))
-        if m.group("exp"):
-            num = num.scaleb(int(m.group("exp")))
+        num = Decimal(m.group("num")).scaleb(exp)
     except InvalidOperation as e:  # pragma: no cover - the regex admits only numbers
-        raise UnitError(f"not a number in {text!r}") from e
+        raise UnitError(f"not a number in {shown(text)}") from e
     return num, units[unit]
 
 
 def _exact(num: Decimal, scale: int, text: str, what: str) -> int:
     value = num * scale
     if value != value.to_integral_value():
-        raise UnitError(f"{text!r} is not a whole number of {what}")
+        raise UnitError(f"{shown(text)} is not a whole number of {what}")
+    if value > MAX_VALUE:
+        raise UnitError(f"{shown(text)} is too large: at most {MAX_VALUE} {what}")
     return int(value)
 
 
@@ -133,13 +173,16 @@ def parse_queue_limit(text: object) -> dict[str, int | None]:
         m = _RE.match(text)
         if m and m.group("unit") in PACKET_UNITS:
             if m.group("exp") or "." in m.group("num"):
-                raise UnitError(f"a packet count must be a whole number, got {text!r}")
+                raise UnitError(f"a packet count must be a whole number, got {shown(text)}")
+            if len(m.group("num")) > 18:
+                raise UnitError(f"a packet count of at most 18 digits, got {shown(text)}")
             return {"bytes": None, "packets": int(m.group("num"))}
     try:
         return {"bytes": parse_size(text), "packets": None}
     except UnitError as e:
         raise UnitError(
-            f"expected a limit such as '64KB', '64KiB', '42pkt', 'unlimited' or 'off', got {text!r}"
+            f"expected a limit such as '64KB', '64KiB', '42pkt', 'unlimited' or 'off', "
+            f"got {shown(text)}"
         ) from e
 
 

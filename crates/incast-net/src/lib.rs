@@ -67,19 +67,13 @@ mod tests {
         assert_eq!(r.bytes, 5 * 3 * 64_000);
         assert!(r.response_us.iter().all(|b| b.len() == 3));
         assert!(!r.truncated);
-        // A server counts a request once its last byte is written, which may be just after
-        // the client has read that byte and returned: wait (bounded) for the counters.
-        let served = || -> u64 {
-            servers
-                .iter()
-                .map(|(s, _)| s.stats.requests.load(Ordering::Relaxed))
-                .sum()
-        };
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while served() < 6 * 3 && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(served(), 6 * 3, "warm-up block included");
+        // A server counts a request when it accepts it, before writing the answer: once the
+        // client has read every answer, every request is counted (no waiting, no race).
+        let served: u64 = servers
+            .iter()
+            .map(|(s, _)| s.stats.requests.load(Ordering::Relaxed))
+            .sum();
+        assert_eq!(served, 6 * 3, "warm-up block included");
         for (s, _) in &servers {
             s.stop.store(true, Ordering::Relaxed);
         }
@@ -145,7 +139,7 @@ mod tests {
     fn idle_peers_are_closed_and_the_connection_limit_holds() {
         let (s, logs) = start(ServerConfig {
             max_conns: 1,
-            idle_timeout: Duration::from_millis(300),
+            first_request_timeout: Duration::from_millis(300),
             ..ServerConfig::default()
         });
         let addr = s.local_addr().unwrap();
@@ -166,6 +160,168 @@ mod tests {
             .iter()
             .any(|l| l.contains("turned away")));
         s.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// A connection from `from` (a loopback address) to `to`.
+    fn connect_from(from: &str, to: std::net::SocketAddr) -> TcpStream {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let local: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
+        s.bind(&local.into()).unwrap();
+        s.connect(&to.into()).unwrap();
+        s.into()
+    }
+
+    #[test]
+    fn an_idle_connection_is_closed_between_requests() {
+        let (s, _) = start(ServerConfig {
+            idle_timeout: Duration::from_millis(200),
+            ..ServerConfig::default()
+        });
+        let mut c = TcpStream::connect(s.local_addr().unwrap()).unwrap();
+        c.write_all(&encode_request(&Request { id: 1, bytes: 10 }))
+            .unwrap();
+        let mut answer = [0u8; HEADER_LEN + 10];
+        c.read_exact(&mut answer).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; 1];
+        assert_eq!(c.read(&mut b).unwrap(), 0, "closed after the idle timeout");
+        assert_eq!(s.stats.idle_closed.load(Ordering::Relaxed), 1);
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn a_client_that_never_reads_is_closed_at_the_write_deadline_and_others_are_served() {
+        let (s, logs) = start(ServerConfig {
+            write_timeout: Duration::from_millis(300),
+            send_buffer: Some(16 << 10),
+            ..ServerConfig::default()
+        });
+        let addr = s.local_addr().unwrap();
+        let mut stalled = TcpStream::connect(addr).unwrap();
+        socket2::SockRef::from(&stalled)
+            .set_recv_buffer_size(16 << 10)
+            .unwrap();
+        stalled
+            .write_all(&encode_request(&Request {
+                id: 1,
+                bytes: 64 << 20,
+            }))
+            .unwrap();
+        // While that answer is stuck, another client reads every block.
+        let r = bench(&config(vec![addr])).unwrap();
+        assert_eq!(r.block_times_us.len(), 5);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while s.stats.write_timeouts.load(Ordering::Relaxed) == 0
+            && std::time::Instant::now() < deadline
+        {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(s.stats.write_timeouts.load(Ordering::Relaxed), 1);
+        assert!(logs
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("not reading its answer")));
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn one_peer_is_capped_before_the_global_limit() {
+        let (s, _) = start(ServerConfig {
+            max_conns_per_peer: 2,
+            ..ServerConfig::default()
+        });
+        let addr = s.local_addr().unwrap();
+        let _a = connect_from("127.0.0.2", addr);
+        let _b = connect_from("127.0.0.2", addr);
+        thread::sleep(Duration::from_millis(100));
+        let mut third = connect_from("127.0.0.2", addr);
+        let mut h = [0u8; HEADER_LEN];
+        third.read_exact(&mut h).unwrap();
+        assert_eq!(parse_response(&h).unwrap().0, Status::Busy);
+        // Another host is still served.
+        let r = bench(&config(vec![addr])).unwrap();
+        assert_eq!(r.block_times_us.len(), 5);
+        assert_eq!(s.stats.busy.load(Ordering::Relaxed), 1);
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// A bounded load test: idle, slow-reading and never-reading connections from other
+    /// hosts while a bench reads every block; the server holds them all on one thread.
+    #[test]
+    fn bench_reads_every_block_while_idle_slow_and_stalled_clients_are_held() {
+        let (s, _) = start(ServerConfig {
+            send_buffer: Some(16 << 10),
+            ..ServerConfig::default()
+        });
+        let addr = s.local_addr().unwrap();
+        let idle: Vec<_> = (0..300)
+            .map(|i| connect_from(&format!("127.0.1.{}", 1 + i % 50), addr))
+            .collect();
+        let mut stalled = Vec::new();
+        for i in 0..20 {
+            let mut c = connect_from(&format!("127.0.2.{}", 1 + i), addr);
+            c.write_all(&encode_request(&Request {
+                id: 1,
+                bytes: 32 << 20,
+            }))
+            .unwrap();
+            stalled.push(c);
+        }
+        let mut slow = Vec::new();
+        for i in 0..20 {
+            let mut c = connect_from(&format!("127.0.3.{}", 1 + i), addr);
+            c.write_all(&encode_request(&Request {
+                id: 1,
+                bytes: 32 << 20,
+            }))
+            .unwrap();
+            c.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+            slow.push(c);
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let stop = stop.clone();
+            thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while !stop.load(Ordering::Relaxed) {
+                    for c in &mut slow {
+                        let _ = c.read(&mut buf);
+                    }
+                    thread::sleep(Duration::from_millis(10));
+                }
+            })
+        };
+        thread::sleep(Duration::from_millis(200));
+        assert_eq!(
+            s.stats.open.load(Ordering::Relaxed),
+            340,
+            "every connection is held"
+        );
+        let mut cfg = config(vec![addr; 4]);
+        cfg.blocks = 20;
+        let r = bench(&cfg).unwrap();
+        assert_eq!(r.block_times_us.len(), 20);
+        assert!(!r.truncated);
+        stop.store(true, Ordering::Relaxed);
+        reader.join().unwrap();
+        drop(idle);
+        drop(stalled);
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn an_unknown_congestion_control_is_refused_at_start() {
+        let e = Server::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            ServerConfig {
+                congestion: Some("bogus".into()),
+                ..ServerConfig::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert!(e.to_string().contains("\"bogus\" is not available"), "{e}");
     }
 
     #[test]

@@ -1,18 +1,28 @@
 //! The block server: answers read requests with synthetic bytes over long-lived connections.
 //!
 //! It binds only to the address it is given, serves nothing but zeros, caps what one request
-//! may ask for and how many connections it holds, closes connections that stay idle, and
-//! answers a malformed or wrong-version request with an error status (logging the reason)
-//! before closing that connection only: everyone else goes on being served.
+//! may ask for and how many connections it holds (in all and per peer address), and answers a
+//! malformed or wrong-version request with an error status (logging the reason) before
+//! closing that connection only: everyone else goes on being served.
+//!
+//! One thread serves every connection, driven by readiness events (mio: epoll on Linux), so
+//! a client that stops reading holds a socket buffer, not a thread. Every connection has a
+//! deadline: its first request must arrive soon after it connects, a later one within the idle
+//! timeout, and an answer must make progress within the write timeout; a connection past its
+//! deadline is closed. A stalled or idle client therefore cannot lock others out for long, and
+//! a host opening many connections is turned away at its own cap before the global one.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::thread;
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use socket2::SockRef;
+use mio::net::{TcpListener as MioListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use socket2::{Domain, SockRef, Socket, Type};
 
 use crate::protocol::{encode_response, parse_request, Status, HEADER_LEN};
 
@@ -23,8 +33,14 @@ pub struct ServerConfig {
     pub max_request: u64,
     /// Most connections served at once; more are answered `Busy` and closed.
     pub max_conns: usize,
-    /// A connection silent for this long is closed.
+    /// Most connections served at once from one peer address.
+    pub max_conns_per_peer: usize,
+    /// A connection silent this long between requests is closed.
     pub idle_timeout: Duration,
+    /// A new connection must have sent its first request within this.
+    pub first_request_timeout: Duration,
+    /// An answer that cannot write a byte for this long is abandoned and its connection closed.
+    pub write_timeout: Duration,
     /// Disable Nagle (TCP_NODELAY).
     pub nodelay: bool,
     /// SO_SNDBUF, bytes.
@@ -38,7 +54,10 @@ impl Default for ServerConfig {
         ServerConfig {
             max_request: 64 << 20,
             max_conns: 1024,
+            max_conns_per_peer: 128,
             idle_timeout: Duration::from_secs(60),
+            first_request_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(30),
             nodelay: true,
             send_buffer: None,
             congestion: None,
@@ -51,28 +70,33 @@ impl Default for ServerConfig {
 pub struct ServerStats {
     /// Connections accepted and served.
     pub connections: AtomicU64,
-    /// Requests answered with data.
+    /// Requests accepted for an answer. Counted when the request is parsed, before its answer
+    /// is written, so a client that has read a whole answer finds its request counted.
     pub requests: AtomicU64,
     /// Payload bytes sent.
     pub bytes: AtomicU64,
     /// Requests refused (malformed, wrong version, too large).
     pub refused: AtomicU64,
-    /// Connections turned away at the connection limit.
+    /// Connections turned away at the connection limit (global or per peer).
     pub busy: AtomicU64,
-    /// Connections closed for idleness.
+    /// Connections closed for idleness (before their first request or between requests).
     pub idle_closed: AtomicU64,
+    /// Connections closed because an answer made no progress within the write timeout.
+    pub write_timeouts: AtomicU64,
+    /// Connections open now.
+    pub open: AtomicU64,
 }
 
 /// Apply socket options; a congestion control the kernel lacks is an error naming it.
 pub fn configure(
-    s: &TcpStream,
+    s: &impl AsFd,
     nodelay: bool,
     send: Option<usize>,
     recv: Option<usize>,
     congestion: Option<&str>,
 ) -> io::Result<()> {
-    s.set_nodelay(nodelay)?;
     let sock = SockRef::from(s);
+    sock.set_tcp_nodelay(nodelay)?;
     if let Some(b) = send {
         sock.set_send_buffer_size(b)?;
     }
@@ -80,19 +104,71 @@ pub fn configure(
         sock.set_recv_buffer_size(b)?;
     }
     if let Some(cc) = congestion {
-        sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("congestion control {cc:?} is not available here: {e}"),
-            )
-        })?;
+        set_congestion(&sock, cc)?;
     }
     Ok(())
 }
 
+fn set_congestion(sock: &SockRef<'_>, cc: &str) -> io::Result<()> {
+    sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
+        let available =
+            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                .map(|s| format!(" (available: {})", s.trim()))
+                .unwrap_or_default();
+        let shown: String = cc.chars().take(40).collect();
+        io::Error::new(
+            e.kind(),
+            format!("congestion control {shown:?} is not available here: {e}{available}"),
+        )
+    })
+}
+
+/// Check, before serving or connecting, that this host can set congestion control `cc` on a
+/// TCP socket: `--cc bogus` is refused at start rather than on every connection.
+pub fn check_congestion(cc: &str) -> io::Result<()> {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    set_congestion(&SockRef::from(&s), cc)
+}
+
+/// Where a connection is in its exchange.
+enum Phase {
+    /// Reading a request header: `got` bytes so far.
+    Reading { got: usize, first: bool },
+    /// Writing an answer: header bytes then payload bytes left.
+    Writing {
+        header_left: usize,
+        payload_left: u64,
+    },
+    /// Writing a refusal (header only), then closing.
+    Refusing { header_left: usize },
+}
+
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    buf: [u8; HEADER_LEN],
+    phase: Phase,
+    /// When the connection is closed unless it makes progress.
+    deadline: Instant,
+}
+
+/// Why a connection ends.
+enum End {
+    /// The peer closed, or the exchange finished as it should.
+    Quiet,
+    /// Log this and close.
+    Log(String),
+}
+
+/// Zeros to send from, so a response never allocates.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+
+const LISTENER: Token = Token(usize::MAX);
+
 /// A running server.
 pub struct Server {
-    listener: TcpListener,
+    listener: Mutex<Option<TcpListener>>,
+    addr: SocketAddr,
     cfg: ServerConfig,
     /// Set to stop accepting and return from [`Server::run`].
     pub stop: Arc<AtomicBool>,
@@ -102,12 +178,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Bind to `addr` (and only there).
+    /// Bind to `addr` (and only there), after checking the congestion control asked for.
     pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> io::Result<Server> {
+        if let Some(cc) = &cfg.congestion {
+            check_congestion(cc)?;
+        }
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
         Ok(Server {
-            listener,
+            listener: Mutex::new(Some(listener)),
+            addr,
             cfg,
             stop: Arc::new(AtomicBool::new(false)),
             stats: Arc::new(ServerStats::default()),
@@ -117,7 +198,7 @@ impl Server {
 
     /// Where it listens.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
+        Ok(self.addr)
     }
 
     /// Send log lines somewhere else than stderr.
@@ -126,31 +207,122 @@ impl Server {
         self
     }
 
-    /// Accept and serve until `stop` is set.
+    /// Accept and serve until `stop` is set (once: the listener is consumed).
     pub fn run(&self) -> io::Result<()> {
-        let active = Arc::new(AtomicUsize::new(0));
+        let std_listener = self
+            .listener
+            .lock()
+            .map_err(|_| io::Error::other("the server's lock was poisoned"))?
+            .take()
+            .ok_or_else(|| io::Error::other("the server already ran"))?;
+        let mut listener = MioListener::from_std(std_listener);
+        let mut poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let mut events = Events::with_capacity(1024);
+        let mut conns: Vec<Option<Conn>> = Vec::new();
+        let mut free: Vec<usize> = Vec::new();
+        let mut per_peer: HashMap<IpAddr, usize> = HashMap::new();
+        // Deadlines are checked at this interval (and the stop flag with them).
+        let tick = Duration::from_millis(50);
+        let mut next_sweep = Instant::now() + tick;
         while !self.stop.load(Ordering::Relaxed) {
-            let (mut stream, peer) = match self.listener.accept() {
-                Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    thread::sleep(Duration::from_millis(5));
+            match poll.poll(&mut events, Some(tick)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                if ev.token() == LISTENER {
+                    self.accept_all(&listener, &poll, &mut conns, &mut free, &mut per_peer);
                     continue;
                 }
+                let i = ev.token().0;
+                let end = match conns.get_mut(i).and_then(|c| c.as_mut()) {
+                    Some(c) => self.drive(c),
+                    None => continue,
+                };
+                if let Some(end) = end {
+                    self.close(i, end, &poll, &mut conns, &mut free, &mut per_peer);
+                }
+            }
+            let now = Instant::now();
+            if now >= next_sweep {
+                next_sweep = now + tick;
+                for i in 0..conns.len() {
+                    let Some(c) = conns[i].as_ref() else { continue };
+                    if now < c.deadline {
+                        continue;
+                    }
+                    let why = match c.phase {
+                        Phase::Reading { first: true, .. } => {
+                            self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                            format!(
+                                "no request within {:?} of connecting; closing",
+                                self.cfg.first_request_timeout
+                            )
+                        }
+                        Phase::Reading { .. } => {
+                            self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                            format!("idle for {:?}; closing", self.cfg.idle_timeout)
+                        }
+                        _ => {
+                            self.stats.write_timeouts.fetch_add(1, Ordering::Relaxed);
+                            format!(
+                                "not reading its answer: no progress for {:?}; closing",
+                                self.cfg.write_timeout
+                            )
+                        }
+                    };
+                    self.close(
+                        i,
+                        End::Log(why),
+                        &poll,
+                        &mut conns,
+                        &mut free,
+                        &mut per_peer,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn accept_all(
+        &self,
+        listener: &MioListener,
+        poll: &Poll,
+        conns: &mut Vec<Option<Conn>>,
+        free: &mut Vec<usize>,
+        per_peer: &mut HashMap<IpAddr, usize>,
+    ) {
+        loop {
+            let (mut stream, peer) = match listener.accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
+                    // Out of file descriptors, say: the next readiness event retries.
                     (self.log)(&format!("accept failed: {e}"));
-                    thread::sleep(Duration::from_millis(50));
-                    continue;
+                    return;
                 }
             };
-            let _ = stream.set_nonblocking(false);
-            if active.load(Ordering::Acquire) >= self.cfg.max_conns {
+            let open = conns.len() - free.len();
+            let mine = per_peer.get(&peer.ip()).copied().unwrap_or(0);
+            if open >= self.cfg.max_conns || mine >= self.cfg.max_conns_per_peer {
                 self.stats.busy.fetch_add(1, Ordering::Relaxed);
-                (self.log)(&format!(
-                    "{peer}: turned away, {} connections already (--max-conns)",
-                    self.cfg.max_conns
-                ));
-                let _ = stream.write_all(&encode_response(Status::Busy, 0, 0));
+                let which = if open >= self.cfg.max_conns {
+                    format!("{} connections already (--max-conns)", self.cfg.max_conns)
+                } else {
+                    format!(
+                        "{} connections from {} already (--max-conns-per-peer)",
+                        self.cfg.max_conns_per_peer,
+                        peer.ip()
+                    )
+                };
+                (self.log)(&format!("{peer}: turned away, {which}"));
+                // Best effort: a fresh socket's buffer takes 24 bytes without blocking.
+                let _ = stream.write(&encode_response(Status::Busy, 0, 0));
                 continue;
             }
             if let Err(e) = configure(
@@ -163,94 +335,153 @@ impl Server {
                 (self.log)(&format!("{peer}: {e}; closing"));
                 continue;
             }
-            active.fetch_add(1, Ordering::AcqRel);
+            let i = free.pop().unwrap_or_else(|| {
+                conns.push(None);
+                conns.len() - 1
+            });
+            if let Err(e) = poll.registry().register(
+                &mut stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            ) {
+                (self.log)(&format!(
+                    "{peer}: cannot watch the connection: {e}; closing"
+                ));
+                free.push(i);
+                continue;
+            }
+            *per_peer.entry(peer.ip()).or_insert(0) += 1;
             self.stats.connections.fetch_add(1, Ordering::Relaxed);
-            let (cfg, stats, log, active) = (
-                self.cfg.clone(),
-                self.stats.clone(),
-                self.log.clone(),
-                active.clone(),
-            );
-            let stop = self.stop.clone();
-            thread::spawn(move || {
-                if let Err(e) = serve_connection(&mut stream, &cfg, &stats, &stop) {
-                    log(&format!("{peer}: {e}"));
-                }
-                active.fetch_sub(1, Ordering::AcqRel);
+            self.stats.open.fetch_add(1, Ordering::Relaxed);
+            conns[i] = Some(Conn {
+                stream,
+                peer,
+                buf: [0; HEADER_LEN],
+                phase: Phase::Reading {
+                    got: 0,
+                    first: true,
+                },
+                deadline: Instant::now() + self.cfg.first_request_timeout,
             });
         }
-        Ok(())
     }
-}
 
-/// Zeros to send from, so a response never allocates.
-static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
-
-fn serve_connection(
-    s: &mut TcpStream,
-    cfg: &ServerConfig,
-    stats: &ServerStats,
-    stop: &AtomicBool,
-) -> io::Result<()> {
-    // Short reads so that a stopped server lets its connections go promptly.
-    let tick = Duration::from_millis(200).min(cfg.idle_timeout);
-    s.set_read_timeout(Some(tick))?;
-    let mut buf = [0u8; HEADER_LEN];
-    loop {
-        let mut got = 0;
-        let mut idle = Duration::ZERO;
-        while got < HEADER_LEN {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
+    fn close(
+        &self,
+        i: usize,
+        end: End,
+        poll: &Poll,
+        conns: &mut [Option<Conn>],
+        free: &mut Vec<usize>,
+        per_peer: &mut HashMap<IpAddr, usize>,
+    ) {
+        let Some(mut c) = conns[i].take() else { return };
+        let _ = poll.registry().deregister(&mut c.stream);
+        if let End::Log(why) = end {
+            (self.log)(&format!("{}: {why}", c.peer));
+        }
+        if let Some(n) = per_peer.get_mut(&c.peer.ip()) {
+            *n -= 1;
+            if *n == 0 {
+                per_peer.remove(&c.peer.ip());
             }
-            match s.read(&mut buf[got..]) {
-                Ok(0) if got == 0 => return Ok(()), // the client closed
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "closed in the middle of a request",
-                    ))
-                }
-                Ok(n) => {
-                    got += n;
-                    idle = Duration::ZERO;
-                }
-                Err(e)
-                    if e.kind() == io::ErrorKind::WouldBlock
-                        || e.kind() == io::ErrorKind::TimedOut =>
-                {
-                    idle += tick;
-                    if idle >= cfg.idle_timeout {
-                        stats.idle_closed.fetch_add(1, Ordering::Relaxed);
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!("idle for {:?}; closing", cfg.idle_timeout),
-                        ));
+        }
+        self.stats.open.fetch_sub(1, Ordering::Relaxed);
+        free.push(i);
+    }
+
+    /// Move a connection on as far as its socket allows; `Some` when it is to be closed.
+    fn drive(&self, c: &mut Conn) -> Option<End> {
+        loop {
+            match c.phase {
+                Phase::Reading { got, first } => match c.stream.read(&mut c.buf[got..]) {
+                    Ok(0) if got == 0 => return Some(End::Quiet), // the client closed
+                    Ok(0) => {
+                        return Some(End::Log("closed in the middle of a request".into()));
+                    }
+                    Ok(n) if got + n < HEADER_LEN => {
+                        c.phase = Phase::Reading {
+                            got: got + n,
+                            first,
+                        };
+                    }
+                    Ok(_) => match parse_request(&c.buf, self.cfg.max_request) {
+                        Ok(req) => {
+                            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+                            c.buf = encode_response(Status::Ok, req.id, req.bytes);
+                            c.phase = Phase::Writing {
+                                header_left: HEADER_LEN,
+                                payload_left: req.bytes,
+                            };
+                            c.deadline = Instant::now() + self.cfg.write_timeout;
+                        }
+                        Err(e) => {
+                            self.stats.refused.fetch_add(1, Ordering::Relaxed);
+                            (self.log)(&format!("{}: refused a request: {e}; closing", c.peer));
+                            c.buf = encode_response(e.status(), 0, 0);
+                            c.phase = Phase::Refusing {
+                                header_left: HEADER_LEN,
+                            };
+                            c.deadline = Instant::now() + self.cfg.write_timeout;
+                        }
+                    },
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Some(End::Log(e.to_string())),
+                },
+                Phase::Writing {
+                    header_left,
+                    payload_left,
+                } => {
+                    let wrote = if header_left > 0 {
+                        c.stream.write(&c.buf[HEADER_LEN - header_left..])
+                    } else {
+                        let n = payload_left.min(ZEROS.len() as u64) as usize;
+                        c.stream.write(&ZEROS[..n])
+                    };
+                    match wrote {
+                        Ok(0) => return Some(End::Log("the connection closed".into())),
+                        Ok(n) => {
+                            c.deadline = Instant::now() + self.cfg.write_timeout;
+                            let (h, p) = if header_left > 0 {
+                                (header_left - n, payload_left)
+                            } else {
+                                self.stats.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                                (0, payload_left - n as u64)
+                            };
+                            if h == 0 && p == 0 {
+                                c.phase = Phase::Reading {
+                                    got: 0,
+                                    first: false,
+                                };
+                                c.deadline = Instant::now() + self.cfg.idle_timeout;
+                            } else {
+                                c.phase = Phase::Writing {
+                                    header_left: h,
+                                    payload_left: p,
+                                };
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Some(End::Log(e.to_string())),
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Phase::Refusing { header_left } => {
+                    match c.stream.write(&c.buf[HEADER_LEN - header_left..]) {
+                        Ok(n) if n >= header_left => return Some(End::Quiet),
+                        Ok(0) => return Some(End::Quiet),
+                        Ok(n) => {
+                            c.phase = Phase::Refusing {
+                                header_left: header_left - n,
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => return Some(End::Quiet),
+                    }
+                }
             }
         }
-        let req = match parse_request(&buf, cfg.max_request) {
-            Ok(r) => r,
-            Err(e) => {
-                stats.refused.fetch_add(1, Ordering::Relaxed);
-                let _ = s.write_all(&encode_response(e.status(), 0, 0));
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("refused a request: {e}; closing"),
-                ));
-            }
-        };
-        s.write_all(&encode_response(Status::Ok, req.id, req.bytes))?;
-        let mut left = req.bytes;
-        while left > 0 {
-            let n = left.min(ZEROS.len() as u64) as usize;
-            s.write_all(&ZEROS[..n])?;
-            left -= n as u64;
-        }
-        stats.requests.fetch_add(1, Ordering::Relaxed);
-        stats.bytes.fetch_add(req.bytes, Ordering::Relaxed);
     }
 }

@@ -150,7 +150,7 @@ fn block_split(block: u64, n: u32) -> PyResult<Vec<u64>> {
 /// Serve blocks of synthetic bytes on `addr` until Ctrl-C (or SIGTERM turned into
 /// KeyboardInterrupt by the caller). `on_ready(address)` is called once listening.
 #[pyfunction]
-#[pyo3(signature = (addr, max_request, max_conns, idle_timeout_s, nodelay=true, send_buffer=None, congestion=None, on_ready=None))]
+#[pyo3(signature = (addr, max_request, max_conns, idle_timeout_s, nodelay=true, send_buffer=None, congestion=None, on_ready=None, max_conns_per_peer=128, first_request_timeout_s=5.0, write_timeout_s=30.0))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -162,18 +162,29 @@ fn serve(
     send_buffer: Option<usize>,
     congestion: Option<String>,
     on_ready: Option<Py<PyAny>>,
+    max_conns_per_peer: usize,
+    first_request_timeout_s: f64,
+    write_timeout_s: f64,
 ) -> PyResult<()> {
     use incast_net::server::{Server, ServerConfig};
     use std::sync::atomic::Ordering;
     let sock: std::net::SocketAddr = addr.parse().map_err(|_| {
+        let shown: String = addr.chars().take(60).collect();
         PyValueError::new_err(format!(
-            "--listen: expected host:port such as 127.0.0.1:9000, got {addr:?}"
+            "--listen: expected host:port such as 127.0.0.1:9000, got {shown:?}"
         ))
     })?;
+    let duration = |flag: &str, s: f64| {
+        std::time::Duration::try_from_secs_f64(s.max(0.001))
+            .map_err(|_| PyValueError::new_err(format!("{flag}: not a duration: {s}")))
+    };
     let cfg = ServerConfig {
         max_request,
         max_conns,
-        idle_timeout: std::time::Duration::from_secs_f64(idle_timeout_s.max(0.001)),
+        max_conns_per_peer,
+        idle_timeout: duration("--idle-timeout", idle_timeout_s)?,
+        first_request_timeout: duration("--first-request-timeout", first_request_timeout_s)?,
+        write_timeout: duration("--write-timeout", write_timeout_s)?,
         nodelay,
         send_buffer,
         congestion,
@@ -201,6 +212,13 @@ fn serve(
     server.stop.store(true, Ordering::Relaxed);
     let _ = handle.join();
     result
+}
+
+/// Check that TCP congestion control `name` can be set on a socket here; ValueError naming
+/// it (and what is available) if not.
+#[pyfunction]
+fn check_congestion(name: &str) -> PyResult<()> {
+    incast_net::server::check_congestion(name).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run the synchronized-read client; `config_json` is a BenchConfig, the result JSON.
@@ -402,6 +420,7 @@ impl PyMonitor {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serve, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;

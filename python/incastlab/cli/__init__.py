@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
 from incastlab.cli import model, monitor, real, sim, studies, sweep, trace, validate
-from incastlab.cli.common import UsageError
+from incastlab.cli.common import Parser, UsageError, print_error
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,7 +29,7 @@ NESTED: dict[tuple[str, str], Callable[[Sequence[str], Console, Console], int]] 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="incast",
         description="incastlab: predict, simulate and measure TCP incast.",
     )
@@ -70,14 +70,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     nested = NESTED.get((args[0], args[1])) if len(args) >= 2 else None
     if nested is None:
         parser = build_parser()
-        a = parser.parse_args(args)
+        try:
+            a = parser.parse_args(args)
+        except SystemExit as e:  # --help, --version, or a usage error already printed
+            return e.code if isinstance(e.code, int) else 2
         if a.command is None:
             parser.print_help()
             return 2
     out, err = _consoles()
     try:
         if nested is not None:
-            return nested(args[2:], out, err)
+            try:
+                return nested(args[2:], out, err)
+            except SystemExit as e:  # the nested parser's --help or usage error
+                return e.code if isinstance(e.code, int) else 2
         handler: Callable[[argparse.Namespace, Console, Console], int] = a.handler
         return handler(a, out, err)
     except (
@@ -87,13 +93,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         UnknownBackend,
         BackendUnavailable,
     ) as e:
-        err.print(f"[bold red]incast: error:[/bold red] {e}", soft_wrap=True)
+        print_error(err, "incast: error:", e)
         return 2
     except _core.SimulationError as e:
-        err.print(f"[bold red]incast: simulation stopped:[/bold red] {e}", soft_wrap=True)
+        print_error(err, "incast: simulation stopped:", e)
         return 1
     except BackendFailed as e:
-        err.print(f"[bold red]incast: {e.what} failed:[/bold red] {e}", soft_wrap=True)
+        print_error(err, f"incast: {e.what} failed:", e)
+        return 1
+    except OSError as e:
+        # The machine refused a read or a write (a full disk, a vanished directory): one
+        # line, exit 1. Inputs and outputs named by flags are checked before this.
+        where = f"{e.filename}: " if e.filename else ""
+        print_error(err, "incast: error:", f"{where}{e.strerror or e}")
         return 1
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")

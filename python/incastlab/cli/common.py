@@ -7,12 +7,17 @@ and everything heavy are imported inside the functions that draw.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from incastlab.units import UnitError, parse_size, parse_time
+from incastlab.units import UnitError, parse_size, parse_time, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,6 +31,132 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
+#: Longest error message printed: the field and what is allowed fit well within it.
+MAX_MESSAGE = 600
+
+
+def one_line(message: str) -> str:
+    """A message as the one line a command ends with: newlines folded, overlong text cut."""
+    text = " ".join(message.split())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def plain(text: object) -> str:
+    """``text`` as rich prints it literally: square brackets are not markup."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def print_error(err: Console, label: str, message: object) -> None:
+    """``label message`` on stderr in one line; the message is text, never markup (so
+    ``incastlab[cluster]`` prints as written)."""
+    from rich.markup import escape
+
+    err.print(
+        f"[bold red]{escape(label)}[/bold red] {escape(one_line(str(message)))}", soft_wrap=True
+    )
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors in one line (the usage stays in ``--help``), values
+    echoed cut short."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def whole(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``lo..hi`` written in ASCII digits."""
+
+    def parse(text: str) -> int:
+        t = text.strip()
+        digits = t[1:] if t[:1] in "+-" else t
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number {lo}..{hi}, got {shown(text)}"
+            )
+        n = int(t)
+        if not lo <= n <= hi:
+            raise argparse.ArgumentTypeError(f"expected a whole number {lo}..{hi}, got {n}")
+        return n
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def fraction(lo: float, hi: float, what: str = "a number") -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[lo, hi]``."""
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text) if len(text) < 40 else math.nan
+        except ValueError:
+            x = math.nan
+        if not (math.isfinite(x) and lo <= x <= hi):
+            raise argparse.ArgumentTypeError(
+                f"expected {what} in {lo:g}..{hi:g}, got {shown(text)}"
+            )
+        return x
+
+    parse.__name__ = what
+    return parse
+
+
+def seconds(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds in ``[lo, hi]``."""
+    return fraction(lo, hi, "seconds")
+
+
+#: What a figure may be written as.
+FIGURE = (".png", ".pdf", ".svg")
+
+
+def out_file(*suffixes: str) -> Callable[[str], str]:
+    """An argparse type: an output file checked before any work is done: named with one of
+    ``suffixes``, in a directory that exists and can be written, not a directory itself."""
+
+    def parse(value: str) -> str:
+        bad = argparse.ArgumentTypeError
+        p = Path(value)
+        if p.suffix.lower() not in suffixes or len(value) > 4096 or "\0" in value:
+            kinds = ", ".join(suffixes[:-1]) + (" or " if len(suffixes) > 1 else "") + suffixes[-1]
+            raise bad(f"a {kinds} file, got {shown(value)}")
+        if p.is_dir():
+            raise bad(f"{shown(value)} is a directory")
+        parent = p.parent
+        if not parent.is_dir():
+            raise bad(f"no directory {shown(str(parent))} to write {shown(p.name)} in")
+        if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+            raise bad(f"{shown(value)} cannot be written (permission denied)")
+        return value
+
+    parse.__name__ = "output file"
+    return parse
+
+
+def out_dir(value: str) -> str:
+    """An argparse type: a directory to write into (made if missing), not a file."""
+    p = Path(value)
+    if len(value) > 4096 or "\0" in value:
+        raise argparse.ArgumentTypeError(f"not a directory name: {shown(value)}")
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{shown(value)} is a file, not a directory")
+    return value
+
+
+@contextmanager
+def writing(flag: str, path: object) -> Iterator[None]:
+    """Turn a failed write of ``path`` (disk full, a device, permissions) into one line
+    naming ``flag``."""
+    try:
+        yield
+    except OSError as e:
+        why = e.strerror or str(e)
+        raise UsageError(f"{flag}: cannot write {shown(str(path))}: {why}") from None
+
+
 def size_arg(flag: str, value: str | None) -> int | None:
     """A size flag (``"64KB"``) in bytes, or ``None`` if not given."""
     if value is None:
@@ -36,12 +167,15 @@ def size_arg(flag: str, value: str | None) -> int | None:
         raise UsageError(f"{flag}: {e}") from None
 
 
-def seconds_arg(flag: str, value: str) -> float:
-    """A time flag (``"200ms"``) in seconds."""
+def seconds_arg(flag: str, value: str, most: float = 365 * 86400.0) -> float:
+    """A time flag (``"200ms"``) in seconds, at most ``most`` (a year unless told)."""
     try:
-        return parse_time(value) / 1e12
+        s = parse_time(value) / 1e12
     except UnitError as e:
         raise UsageError(f"{flag}: {e}") from None
+    if s > most:
+        raise UsageError(f"{flag}: at most {most:g}s, got {shown(value)}")
+    return s
 
 
 def table() -> Table:

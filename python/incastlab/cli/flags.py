@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError
+from incastlab.cli.common import UsageError, whole
+
+#: Largest 32- and 63-bit counts (the core's integer fields).
+U32, U63 = 2**32 - 1, 2**63 - 1
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -53,7 +56,7 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
     s.add_argument("--workload", choices=["sync_read", "incast", "queries"], help="workload kind")
     s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
-    s.add_argument("--blocks", type=int, help="number of blocks to read")
+    s.add_argument("--blocks", type=whole(0, U32), help="number of blocks to read")
     s.add_argument("--buffer", help="switch buffer per port: 64KB, 64KiB, 42pkt")
     s.add_argument("--link", help="access link rate, e.g. 1Gbps")
     s.add_argument("--receiver-link", help="receiver link rate (default: --link)")
@@ -68,7 +71,7 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
         "(Linux 5.x/6.x: RACK-TLP, delayed ACKs with quick-ACK, CUBIC with HyStart)",
     )
     s.add_argument("--cc", choices=["reno", "cubic", "dctcp", "bbr"], help="congestion control")
-    s.add_argument("--initial-window", type=int, help="initial window, segments")
+    s.add_argument("--initial-window", type=whole(0, U32), help="initial window, segments")
     s.add_argument("--delayed-ack", help="delayed-ACK timeout (e.g. 40ms) or off")
     s.add_argument(
         "--cwnd-restart", choices=["idle", "block", "never"], help="slow-start restart policy"
@@ -76,9 +79,9 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     s.add_argument("--no-sack", action="store_true", help="NewReno instead of SACK recovery")
     s.add_argument("--jitter", help="server response jitter, uniform in [0, J], e.g. 20us")
     s.add_argument("--host-jitter", help="per-packet host delay jitter, e.g. 1us or 0us")
-    s.add_argument("--background", type=int, help="number of long-lived background flows")
-    s.add_argument("--seed", type=int, help="random seed")
-    s.add_argument("--max-events", type=int, help="event budget per point")
+    s.add_argument("--background", type=whole(0, U32), help="number of long-lived background flows")
+    s.add_argument("--seed", type=whole(0, U63), help="random seed")
+    s.add_argument("--max-events", type=whole(1, U63), help="event budget per point")
     s.add_argument("--max-time", help="simulated-time budget per point, e.g. 60s")
     s.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="any scenario key, e.g. tcp.dupthresh=2"

@@ -7,7 +7,17 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, progress_bar, seconds_arg, size_arg
+from incastlab.cli.common import (
+    FIGURE,
+    Parser,
+    UsageError,
+    fraction,
+    out_file,
+    progress_bar,
+    seconds_arg,
+    size_arg,
+    whole,
+)
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
 
 if TYPE_CHECKING:
@@ -53,19 +63,20 @@ def add_model_parser(sub: Any) -> None:
     )
     m.add_argument(
         "--partial-rto",
-        type=float,
+        type=fraction(0.0, 10.0),
         default=1.0,
         help="with --uncalibrated: a in Eq. 4, share of the RTO the link idles",
     )
     m.add_argument(
         "--partial-rto-doubles-at",
-        type=int,
+        type=whole(1, 10**6),
         metavar="N",
         help="with --uncalibrated: from N senders on, two partial RTOs per block (2a)",
     )
     m.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
     m.add_argument(
         "--plot",
+        type=out_file(*FIGURE),
         metavar="FILE.png",
         help="the model against the simulator (which runs each point), disagreement shaded; "
         "with --uncalibrated Chen Figure 2: Eq. 1 solid, Eq. 2 dotted",
@@ -133,7 +144,7 @@ def _simulate_points(series: Any, err: Console, show: bool) -> list[list[float]]
 
 
 def build_rto_random_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="incast model rto-random",
         description="RTO randomization (Hafeez et al.): N senders draw RTOs from "
         "U(RTOmin - delta/2, RTOmin + delta/2); the last to retransmit waits X = max. Prints "
@@ -146,7 +157,9 @@ def build_rto_random_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", default="4ms", help="randomization interval length, e.g. 4ms")
     p.add_argument("--senders", default="1,2,4,8,16,32,64,128,256", help="e.g. 1..256")
     p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.add_argument("--plot", metavar="FILE.png", help="draw E[X] against senders")
+    p.add_argument(
+        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw E[X] against senders"
+    )
     return p
 
 
@@ -178,7 +191,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
 
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="incast model calibrate",
         description="Simulate a grid (N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin "
         "200/10/1 ms) under several TCP settings (initial window 1 and 10, restart and "
@@ -199,7 +212,9 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "--variants", help="comma-separated TCP settings (default all; see --list-variants)"
     )
     p.add_argument("--list-variants", action="store_true", help="print the variants and exit")
-    p.add_argument("--blocks", type=int, default=5, help="blocks per simulation (default 5)")
+    p.add_argument(
+        "--blocks", type=whole(1, 10**6), default=5, help="blocks per simulation (default 5)"
+    )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
     p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
     p.add_argument("--save", action="store_true", help="save the fitted constants in the package")
@@ -226,8 +241,6 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         for name, keys in VARIANTS.items():
             out.print(f"{name}: {keys or 'the scenario defaults'}")
         return 0
-    if a.blocks < 1:
-        raise UsageError("--blocks: must be at least 1")
     if a.variants:
         names = [v.strip() for v in a.variants.split(",") if v.strip()]
         bad = [v for v in names if v not in VARIANTS]

@@ -7,7 +7,19 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, backend, seconds_arg, size_arg, tracking
+from incastlab.cli.common import (
+    FIGURE,
+    UsageError,
+    backend,
+    out_file,
+    print_error,
+    seconds,
+    seconds_arg,
+    size_arg,
+    tracking,
+    whole,
+    writing,
+)
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, real_tcp_link, series_from
 
 if TYPE_CHECKING:
@@ -38,8 +50,26 @@ def add_serve_parser(sub: Any) -> None:
     )
     s.add_argument("--listen", required=True, metavar="HOST:PORT", help="address to bind")
     s.add_argument("--max-request", default="64MiB", help="most bytes one request may ask for")
-    s.add_argument("--max-conns", type=int, default=1024, help="most connections at once")
+    s.add_argument(
+        "--max-conns", type=whole(1, 1_000_000), default=1024, help="most connections at once"
+    )
+    s.add_argument(
+        "--max-conns-per-peer",
+        type=whole(1, 1_000_000),
+        default=128,
+        help="most connections at once from one address",
+    )
     s.add_argument("--idle-timeout", default="60s", help="close a connection silent this long")
+    s.add_argument(
+        "--first-request-timeout",
+        default="5s",
+        help="close a new connection that has not asked for anything within this",
+    )
+    s.add_argument(
+        "--write-timeout",
+        default="30s",
+        help="close a connection whose answer makes no progress this long (a peer not reading)",
+    )
     s.add_argument("--cc", metavar="NAME", help="TCP congestion control (TCP_CONGESTION)")
     s.add_argument("--sndbuf", help="socket send buffer (SO_SNDBUF), e.g. 4MiB")
     s.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
@@ -61,17 +91,26 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("--servers-file", metavar="FILE", help="servers, one host:port per line")
     b.add_argument("--sru", default=None, help="bytes per server per block (default 256KB)")
     b.add_argument("--block", help="a block striped over the servers instead: SRU = block/N")
-    b.add_argument("--blocks", type=int, default=20, help="measured blocks")
-    b.add_argument("--warmup", type=int, default=1, help="blocks read first, not measured")
+    b.add_argument("--blocks", type=whole(1, 10**9), default=20, help="measured blocks")
+    b.add_argument(
+        "--warmup", type=whole(0, 10**9), default=1, help="blocks read first, not measured"
+    )
     b.add_argument("--time-limit", default="600s", help="stop after this long")
-    b.add_argument("--fanout-window", type=int, default=0, help="servers asked at once (0: all)")
+    b.add_argument(
+        "--fanout-window", type=whole(0, 10**6), default=0, help="servers asked at once (0: all)"
+    )
     b.add_argument("--stagger", default="0us", help="delay between a block's requests")
     b.add_argument("--cc", metavar="NAME", help="TCP congestion control of the client sockets")
     b.add_argument("--rcvbuf", help="socket receive buffer (SO_RCVBUF), e.g. 4MiB")
     b.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
     b.add_argument("--link", default="1Gbps", help="the client's link rate, for '%% link'")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
-    b.add_argument("--out", metavar="FILE.parquet", help="store the result as Parquet")
+    b.add_argument(
+        "--out",
+        type=out_file(".parquet"),
+        metavar="FILE.parquet",
+        help="store the result as Parquet",
+    )
     b.set_defaults(handler=cmd_bench)
 
 
@@ -90,11 +129,22 @@ def add_emulate_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(e)
-    e.add_argument("--warmup", type=int, default=1, help="blocks read first, not measured")
-    e.add_argument("--time-limit", type=float, default=300.0, help="seconds per point at most")
+    e.add_argument(
+        "--warmup", type=whole(0, 10**6), default=1, help="blocks read first, not measured"
+    )
+    e.add_argument(
+        "--time-limit", type=seconds(0.001, 86400), default=300.0, help="seconds per point at most"
+    )
     e.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
-    e.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
-    e.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    e.add_argument(
+        "--out",
+        type=out_file(".parquet"),
+        metavar="FILE.parquet",
+        help="write the results as Parquet",
+    )
+    e.add_argument(
+        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw goodput versus senders"
+    )
     e.add_argument("--cleanup", action="store_true", help="only remove dead runs' testbeds")
     e.add_argument(
         "--pcap",
@@ -120,8 +170,14 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
     max_request = size_arg("--max-request", a.max_request)
     if not max_request:
         raise UsageError("--max-request: must be positive")
-    if a.max_conns < 1:
-        raise UsageError("--max-conns: at least 1")
+    timeouts = {}
+    for flag in ("--idle-timeout", "--first-request-timeout", "--write-timeout"):
+        t = seconds_arg(flag, getattr(a, flag[2:].replace("-", "_")), most=DAY)
+        if t < 0.001:
+            raise UsageError(f"{flag}: at least 1ms")
+        timeouts[flag] = t
+    sndbuf = socket_buffer("--sndbuf", a.sndbuf)
+    congestion(a.cc)
     sigterm_as_interrupt()
 
     def ready(addr: str) -> None:
@@ -133,21 +189,49 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
             a.listen,
             max_request,
             a.max_conns,
-            seconds_arg("--idle-timeout", a.idle_timeout),
+            timeouts["--idle-timeout"],
             not a.no_nodelay,
-            size_arg("--sndbuf", a.sndbuf),
+            sndbuf,
             a.cc,
             ready,
+            max_conns_per_peer=a.max_conns_per_peer,
+            first_request_timeout_s=timeouts["--first-request-timeout"],
+            write_timeout_s=timeouts["--write-timeout"],
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
     except RuntimeError as e:
-        err.print(f"[bold red]incast serve:[/bold red] {e}", soft_wrap=True)
+        print_error(err, "incast serve:", e)
         return 1
     except KeyboardInterrupt:
         # Ctrl-C and SIGTERM are how a server is meant to stop.
         err.print("incast serve: stopped")
     return 0
+
+
+#: Longest time a server or client flag may give (a day), and the largest socket buffer asked
+#: of the kernel (it caps them lower still, at net.core.wmem_max / rmem_max).
+DAY = 86400.0
+MAX_SOCKET_BUFFER = 1 << 30
+
+
+def congestion(name: str | None) -> None:
+    """Check ``--cc`` before serving or connecting: a name this kernel lacks is a usage error."""
+    from incastlab import _core
+
+    if name is not None:
+        try:
+            _core.check_congestion(name)
+        except ValueError as e:
+            raise UsageError(f"--cc: {e}") from None
+
+
+def socket_buffer(flag: str, value: str | None) -> int | None:
+    """A socket buffer size flag in bytes, 1 byte to 1 GiB."""
+    n = size_arg(flag, value)
+    if n is not None and not 1 <= n <= MAX_SOCKET_BUFFER:
+        raise UsageError(f"{flag}: 1B..1GiB, got {value}")
+    return n
 
 
 def _bench_load(a: argparse.Namespace, servers: int) -> tuple[int, int | None]:
@@ -176,26 +260,28 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
     except (ValueError, UnitError) as e:
         raise UsageError(str(e)) from None
     sru, block = _bench_load(a, len(servers))
+    congestion(a.cc)
     options = dict(
         sru=sru,
         blocks=a.blocks,
         warmup=a.warmup,
-        time_limit_s=seconds_arg("--time-limit", a.time_limit),
+        time_limit_s=seconds_arg("--time-limit", a.time_limit, most=DAY),
         fanout_window=a.fanout_window,
-        stagger_s=seconds_arg("--stagger", a.stagger),
+        stagger_s=seconds_arg("--stagger", a.stagger, most=60.0),
         nodelay=not a.no_nodelay,
-        recv_buffer=size_arg("--rcvbuf", a.rcvbuf),
+        recv_buffer=socket_buffer("--rcvbuf", a.rcvbuf),
         congestion=a.cc,
     )
     try:
         r = realnet.run(servers, link_bps=link, block=block, request_stagger=a.stagger, **options)
     except RuntimeError as e:
-        err.print(f"[bold red]incast bench:[/bold red] {e}", soft_wrap=True)
+        print_error(err, "incast bench:", e)
         return 1
     if a.out:
         from incastlab.result.store import write_parquet
 
-        write_parquet([r], a.out)
+        with writing("--out", a.out):
+            write_parquet([r], a.out)
     if a.json:
         print(json.dumps([r.to_json()], indent=1))
         return 0

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, tracking
+from incastlab.cli.common import FIGURE, UsageError, out_file, tracking, writing
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
 
 if TYPE_CHECKING:
@@ -39,13 +39,21 @@ def add_sim_parser(sub: Any) -> None:
     )
     add_scenario_flags(s)
     s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
-    s.add_argument("--out", metavar="FILE.parquet", help="write the results as Parquet")
-    s.add_argument("--plot", metavar="FILE.png", help="draw goodput versus senders")
+    s.add_argument(
+        "--out",
+        type=out_file(".parquet"),
+        metavar="FILE.parquet",
+        help="write the results as Parquet",
+    )
+    s.add_argument(
+        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw goodput versus senders"
+    )
     s.add_argument(
         "--model", action="store_true", help="draw the analytical model's curve over the plot"
     )
     s.add_argument(
         "--timeseries",
+        type=out_file(*FIGURE),
         metavar="FILE.png",
         help="draw the bottleneck queue and cwnds over time for the largest sender count",
     )
@@ -110,19 +118,22 @@ def write_outputs(
     if getattr(a, "out", None):
         from incastlab.result.store import write_parquet
 
-        written.append(str(write_parquet(run.results, a.out)))
+        with writing("--out", a.out):
+            written.append(str(write_parquet(run.results, a.out)))
     if a.plot:
         from incastlab.plot import goodput_vs_senders
         from incastlab.series import varied_name
 
         overlay = model_curves(series) if getattr(a, "model", False) else None
         options: dict[str, Any] = {"title": title} if title else {"varied": varied_name(a.vary)}
-        p = goodput_vs_senders(run.series, a.plot, model=overlay, **options)
+        with writing("--plot", a.plot):
+            p = goodput_vs_senders(run.series, a.plot, model=overlay, **options)
         written.append(str(p))
     if getattr(a, "timeseries", None):
         from incastlab.plot.sweep import time_series
 
-        written.append(str(time_series(run.series[0][1][-1], a.timeseries)))
+        with writing("--timeseries", a.timeseries):
+            written.append(str(time_series(run.series[0][1][-1], a.timeseries)))
     return written
 
 

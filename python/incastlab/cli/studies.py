@@ -7,7 +7,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from incastlab import backends
-from incastlab.cli.common import UsageError, backend, tracking
+from incastlab.cli.common import (
+    FIGURE,
+    UsageError,
+    backend,
+    out_dir,
+    out_file,
+    seconds,
+    tracking,
+    whole,
+)
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
 
 if TYPE_CHECKING:
@@ -31,7 +40,12 @@ def add_mitigate_parser(sub: Any) -> None:
     add_scenario_flags(g)
     g.add_argument("--only", metavar="A,B", help="run only these mitigations (and the baseline)")
     g.add_argument("--json", action="store_true", help="print the ranking as JSON")
-    g.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per mitigation")
+    g.add_argument(
+        "--plot",
+        type=out_file(*FIGURE),
+        metavar="FILE.png",
+        help="goodput versus senders per mitigation",
+    )
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
     g.set_defaults(handler=cmd_mitigate)
 
@@ -48,18 +62,30 @@ def add_compare_parser(sub: Any) -> None:
     c.add_argument(
         "--backends", default="sim,model", help=f"comma-separated: {','.join(backends.names())}"
     )
-    c.add_argument("--warmup", type=int, default=1, help="emulation: blocks not measured")
-    c.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per point")
+    c.add_argument(
+        "--warmup", type=whole(0, 10**6), default=1, help="emulation: blocks not measured"
+    )
+    c.add_argument(
+        "--time-limit",
+        type=seconds(0.001, 86400),
+        default=300.0,
+        help="emulation: seconds per point",
+    )
     c.add_argument(
         "--repeat",
-        type=int,
+        type=whole(1, 1000),
         default=1,
         metavar="K",
         help="run each point K times on each backend that runs it (seeds seed, seed+1, ...; "
         "for emulate the seed only labels the run): medians, and real TCP's min-max",
     )
     c.add_argument("--json", action="store_true", help="print every run's record as JSON")
-    c.add_argument("--plot", metavar="FILE.png", help="goodput versus senders per backend")
+    c.add_argument(
+        "--plot",
+        type=out_file(*FIGURE),
+        metavar="FILE.png",
+        help="goodput versus senders per backend",
+    )
     c.set_defaults(handler=cmd_compare)
 
 
@@ -77,8 +103,12 @@ def add_reproduce_parser(sub: Any) -> None:
     x.add_argument("names", nargs="*", metavar="NAME", help="experiments to reproduce")
     x.add_argument("--list", action="store_true", help="list the experiments")
     x.add_argument("--all", action="store_true", help="reproduce every experiment")
-    x.add_argument("--out", default="reproductions", metavar="DIR", help="(default: %(default)s)")
-    x.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    x.add_argument(
+        "--out", type=out_dir, default="reproductions", metavar="DIR", help="(default: %(default)s)"
+    )
+    x.add_argument(
+        "--workers", type=whole(1, 1024), metavar="N", help="processes (default: all cores)"
+    )
     x.add_argument(
         "--update-expected",
         action="store_true",
@@ -130,8 +160,6 @@ def compare_backends(a: argparse.Namespace) -> list[backends.Backend]:
 def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.studies.compare import compare
 
-    if a.repeat < 1:
-        raise UsageError("--repeat: at least 1")
     chosen = compare_backends(a)
     real = any(b.needs_root for b in chosen)
     if real:

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from incastlab import backends
-from incastlab.cli.common import UsageError, backend, pct_cell, table
+from incastlab.cli.common import (
+    FIGURE,
+    UsageError,
+    backend,
+    out_dir,
+    out_file,
+    pct_cell,
+    plain,
+    table,
+    whole,
+    writing,
+)
 from incastlab.sweep.metrics import METRICS
 
 if TYPE_CHECKING:
@@ -40,13 +51,17 @@ def add_sweep_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     s.add_argument("spec", help="sweep spec (TOML)")
-    s.add_argument("--out", metavar="DIR", help="results directory (default: sweeps/SPEC-NAME)")
+    s.add_argument(
+        "--out", type=out_dir, metavar="DIR", help="results directory (default: sweeps/SPEC-NAME)"
+    )
     s.add_argument(
         "--backend",
         choices=backends.names(),
         help="override sweep.backend (emulate: real Linux TCP, root, one point at a time)",
     )
-    s.add_argument("--workers", type=int, metavar="N", help="processes (default: all cores)")
+    s.add_argument(
+        "--workers", type=whole(1, 1024), metavar="N", help="processes (default: all cores)"
+    )
     s.add_argument(
         "--dask", metavar="ADDR", help="run on a Dask cluster: tcp://host:8786, or 'local'"
     )
@@ -77,7 +92,7 @@ def add_results_parser(sub: Any) -> None:
     r.add_argument(
         "--per-seed", action="store_true", help="one row per point, not aggregated over seeds"
     )
-    r.add_argument("--csv", metavar="FILE", help="write the rows as CSV")
+    r.add_argument("--csv", type=out_file(".csv"), metavar="FILE", help="write the rows as CSV")
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
     r.set_defaults(handler=cmd_results)
 
@@ -107,7 +122,13 @@ def add_plot_parser(sub: Any) -> None:
     g.add_argument("--model", action="store_true", help="overlay the analytical model (line)")
     g.add_argument("--logy", action="store_true", help="logarithmic y axis (line)")
     g.add_argument("--title", default="", help="figure title")
-    g.add_argument("--out", required=True, metavar="FILE", help="figure: .png, .pdf or .svg")
+    g.add_argument(
+        "--out",
+        type=out_file(*FIGURE),
+        required=True,
+        metavar="FILE",
+        help="figure: .png, .pdf or .svg",
+    )
     g.set_defaults(handler=cmd_plot)
 
 
@@ -119,7 +140,9 @@ def add_report_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     h.add_argument("dir", help="a directory written by incast sweep")
-    h.add_argument("--out", metavar="FILE.html", help="(default: DIR/report.html)")
+    h.add_argument(
+        "--out", type=out_file(".html"), metavar="FILE.html", help="(default: DIR/report.html)"
+    )
 
     h.set_defaults(handler=cmd_report)
 
@@ -131,21 +154,22 @@ def _label(params: dict[str, Any]) -> str:
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.sweep.run import DaskMissing, run_points
     from incastlab.sweep.spec import load_spec
-    from incastlab.sweep.store import SweepStore
+    from incastlab.sweep.store import SweepDirError, SweepStore
 
     spec = load_spec(a.spec)
     spec.backend = a.backend or spec.backend
     backend(spec.backend)
-    if a.workers is not None and a.workers < 1:
-        raise UsageError("--workers: at least 1")
     points = spec.points()
     if a.dry_run:
         for p in points:
-            out.print(f"{p.key}  {_label(p.params)}")
+            out.print(f"{p.key}  {plain(_label(p.params))}", highlight=False)
         err.print(f"{len(points)} points")
         return 0
     store = SweepStore(a.out or Path("sweeps") / spec.name)
-    store.create(spec.store_meta(len(points)))
+    try:
+        store.create(spec.store_meta(len(points)))
+    except SweepDirError as e:
+        raise UsageError(f"--out: {e}") from None
     with _sweep_bar(err, not a.json and not a.quiet) as bar:
         task = bar.add_task(spec.name, total=len(points), failed=0)
         bar.update(task, completed=len(store.done() & {p.key for p in points}))
@@ -159,6 +183,11 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
             res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
         except DaskMissing as e:
             raise UsageError(str(e)) from None
+    for path in res.repaired:
+        err.print(
+            f"[yellow]warning:[/yellow] {plain(path)} did not read back; computed that point again",
+            soft_wrap=True,
+        )
     if a.json:
         print(json.dumps(res.summary(store.root), indent=1))
     elif not a.quiet:
@@ -218,17 +247,31 @@ def resolve(flag: str, key: str, axes: set[str]) -> str:
 
 def _open(path: str) -> tuple[SweepStore, dict[str, Any]]:
     """A sweep directory and its metadata; a usage error if it is none."""
-    from incastlab.sweep.store import SweepStore
+    from incastlab.sweep.store import SweepDirError, SweepStore
 
     store = SweepStore(path)
     try:
         return store, store.meta()
-    except FileNotFoundError as e:
+    except SweepDirError as e:
         raise UsageError(str(e)) from None
 
 
-def _selected(store: SweepStore, where: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def warn_unreadable(store: SweepStore, err: Console) -> None:
+    """Name the point files that did not read back (skipped here, recomputed by a rerun)."""
+    for p in store.unreadable:
+        err.print(
+            f"[yellow]warning:[/yellow] {plain(str(p))} does not read back; skipped "
+            "(rerun the sweep to compute that point again)",
+            soft_wrap=True,
+        )
+
+
+def _selected(
+    store: SweepStore, where: list[tuple[str, str]], err: Console | None = None
+) -> list[dict[str, Any]]:
     rows = store.rows()
+    if err is not None:
+        warn_unreadable(store, err)
     keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
     if rows:
         where = [(resolve("--where", k, keys), v) for k, v in where]
@@ -241,7 +284,7 @@ def _print_rows(
     from incastlab.plot.sweep import params_key
     from incastlab.units import format_rate, format_time
 
-    rows = sorted(_selected(store, where), key=params_key)
+    rows = sorted(_selected(store, where, err), key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
     t = table()
@@ -265,7 +308,7 @@ def _print_rows(
     )
     out.print(t)
     for f in store.failures():
-        err.print(f"[red]failed[/red] {_label(f['params'])}: {f['error']}")
+        err.print(f"[red]failed[/red] {plain(_label(f['params']))}: {plain(str(f['error']))}")
 
 
 def _print_summary(
@@ -304,7 +347,7 @@ def _print_summary(
     )
     out.print(t)
     for f in store.failures():
-        err.print(f"[red]failed[/red] {_label(f['params'])}: {f['error']}")
+        err.print(f"[red]failed[/red] {plain(_label(f['params']))}: {plain(str(f['error']))}")
 
 
 def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
@@ -314,10 +357,13 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
     store, meta = _open(a.dir)
     where = _filters(a.where)
     rows = sorted(_selected(store, where), key=params_key)
+    if a.csv or a.json:
+        warn_unreadable(store, err)
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
     view, summary = results_view(rows, axes, per_seed=a.per_seed)
     if a.csv:
-        write_csv(view, a.csv)
+        with writing("--csv", a.csv):
+            write_csv(view, a.csv)
         err.print(f"wrote {len(view)} rows to {a.csv}")
     if a.json:
         json.dump(view, sys.stdout, indent=1, default=str)
@@ -335,10 +381,8 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.plot import sweep as sweep_plot
     from incastlab.sweep.metrics import metric
 
-    if Path(a.out).suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise UsageError(f"--out: a .png, .pdf or .svg file, got {a.out!r}")
     store, meta = _open(a.dir)
-    rows = _selected(store, _filters(a.where))
+    rows = _selected(store, _filters(a.where), err)
     if not rows:
         raise UsageError(f"{a.dir}: no stored points match")
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
@@ -369,9 +413,13 @@ def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.plot.report import write_report
 
     store, _ = _open(a.dir)
+    target = a.out or store.root / "report.html"
     try:
-        path = write_report(a.dir, a.out or store.root / "report.html")
+        with writing("--out", target):
+            path = write_report(a.dir, target)
     except (FileNotFoundError, ValueError) as e:
         raise UsageError(str(e)) from None
+    store.done()
+    warn_unreadable(store, err)
     err.print(f"wrote {path}")
     return 0

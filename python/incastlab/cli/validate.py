@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError
+from incastlab.cli.common import UsageError, seconds, whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,8 +59,10 @@ def add_validate_parser(sub: Any) -> None:
         metavar="NAME:KEY=VALUE",
         help="a scenario override of a profile, e.g. paced:tcp.profile=linux (repeatable)",
     )
-    v.add_argument("--repeat", type=int, help="kernel runs per point (default 5; quick: 2)")
-    v.add_argument("--blocks", type=int, help="blocks per run (default 30; quick: 5)")
+    v.add_argument(
+        "--repeat", type=whole(1, 1000), help="kernel runs per point (default 5; quick: 2)"
+    )
+    v.add_argument("--blocks", type=whole(1, 10**6), help="blocks per run (default 30; quick: 5)")
     v.add_argument("--quick", action="store_true", help="a tiny grid: 32 KB, 200 ms, N = 1, 4")
     g = v.add_mutually_exclusive_group()
     g.add_argument("--real-only", action="store_true", help="only run the kernel's grid")
@@ -68,9 +70,13 @@ def add_validate_parser(sub: Any) -> None:
         "--skip-real", action="store_true", help="run nothing on the kernel: use stored runs"
     )
     v.add_argument(
-        "--warmup", type=int, help="blocks run first and not measured (default 1), by both"
+        "--warmup",
+        type=whole(0, 10**6),
+        help="blocks run first and not measured (default 1), by both",
     )
-    v.add_argument("--time-limit", type=float, default=300.0, help="emulation: seconds per run")
+    v.add_argument(
+        "--time-limit", type=seconds(0.001, 86400), default=300.0, help="emulation: seconds per run"
+    )
     v.add_argument("--json", action="store_true", help="print the table's rows as JSON")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     v.set_defaults(handler=cmd_validate)

@@ -61,7 +61,9 @@ def write_report(root: str | Path, path: str | Path) -> Path:
             figures.append(_img(sweep_plot.block_cdf(rows, t / "blocks.png", hue=hue)))
         if any(sum(r.get("report", {}).get("timeout_runs", [])) for r in rows):
             figures.append(_img(sweep_plot.timeout_histogram(rows, t / "timeouts.png", hue=hue)))
-    head = "".join(f"<th>{html.escape(sweep_plot.axis_label(k))}</th>" for k in meta["axes"])
+    head = "".join(
+        f"<th>{html.escape(sweep_plot.axis_label(k))}</th>" for k in meta.get("axes", [])
+    )
     head += "<th>goodput</th><th>% link</th><th>block p50</th><th>timeouts</th><th>wall</th>"
     body = []
     for r in rows:
@@ -69,7 +71,7 @@ def write_report(root: str | Path, path: str | Path) -> Path:
         cls = "bad" if pct < 40 else ("mid" if pct < 70 else "good")
         median = r.get("block_time_median_s") or r.get("model_block_time_s")
         cells = "".join(
-            f"<td>{html.escape(str(r['params'].get(k, '')))}</td>" for k in meta["axes"]
+            f"<td>{html.escape(str(r['params'].get(k, '')))}</td>" for k in meta.get("axes", [])
         )
         cells += (
             f"<td>{format_rate(r['goodput_bps'])}</td><td class={cls}>{pct:.1f}%</td>"
@@ -81,6 +83,10 @@ def write_report(root: str | Path, path: str | Path) -> Path:
     fail_html = "".join(
         f"<li class=fail>{html.escape(json.dumps(f['params']))}: {html.escape(f['error'])}</li>"
         for f in failures
+    ) + "".join(
+        f"<li class=fail>{html.escape(p.name)}: unreadable point file, skipped (a rerun of the "
+        "sweep computes it again)</li>"
+        for p in store.unreadable
     )
     version = rows[0].get("version", "")
     doc = f"""<!doctype html>
@@ -92,7 +98,7 @@ incastlab {html.escape(str(version))}</p>
 {"".join(figures)}
 <h2>Points</h2>
 <table><tr>{head}</tr>{"".join(body)}</table>
-{f"<h2>Failed points</h2><ul>{fail_html}</ul>" if failures else ""}
+{f"<h2>Failed points</h2><ul>{fail_html}</ul>" if fail_html else ""}
 <h2>Sweep spec</h2>
 <pre>{html.escape(_spec_text(meta.get("spec", {})))}</pre>
 <p class=sub>Every stored point carries its normalized scenario, seed and version; see

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from incastlab import _core
+from incastlab.files import InputFileError, read_text
 from incastlab.result import Result
+from incastlab.units import shown
 
 PS_PER_US = 1_000_000
 
@@ -27,9 +28,9 @@ def parse_servers(spec: str | None, file: str | None) -> list[str]:
         out += [s.strip() for s in spec.split(",") if s.strip()]
     if file:
         try:
-            text = Path(file).read_text(encoding="utf-8")
-        except OSError as e:
-            raise ValueError(f"--servers-file: cannot read {file!r}: {e.strerror}") from None
+            text = read_text(file, "servers file")
+        except InputFileError as e:
+            raise ValueError(f"--servers-file: {e}") from None
         for line in text.splitlines():
             line = line.split("#", 1)[0].strip()
             if line:
@@ -38,8 +39,8 @@ def parse_servers(spec: str | None, file: str | None) -> list[str]:
         raise ValueError("--servers: give host:port addresses or --servers-file")
     for s in out:
         host, _, port = s.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"--servers: expected host:port such as 10.0.0.2:9000, got {s!r}")
+        if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port[:6]) < 65536:
+            raise ValueError(f"--servers: expected host:port such as 10.0.0.2:9000, got {shown(s)}")
     return out
 
 

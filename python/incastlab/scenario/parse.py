@@ -6,21 +6,24 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import sys
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from incastlab import _core
+from incastlab import _core, files
 from incastlab.scenario.keys import KEYS, ScenarioError, scenario_error
 from incastlab.scenario.size_cdf import parse_cdf_points, read_size_cdf
 from incastlab.scenario.view import Scenario
-from incastlab.units import UnitError, parse_queue_limit, parse_rate, parse_size, parse_time
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from incastlab.units import (
+    MAX_VALUE,
+    UnitError,
+    parse_queue_limit,
+    parse_rate,
+    parse_size,
+    parse_time,
+    shown,
+)
 
 _PARSE = {"size": parse_size, "rate": parse_rate, "time": parse_time}
 
@@ -30,16 +33,36 @@ def _is_int(value: Any) -> bool:
 
 
 def _suggest(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6) if len(name) < 100 else []
     if close:
         return f" (did you mean '{close[0]}'?)"
     return f"; allowed: {', '.join(choices)}"
 
 
+#: Longest text a plain value may be (names of a congestion control, a profile, a workload).
+_MAX_PLAIN_TEXT = 200
+
+
+def _plain(value: Any) -> Any:
+    """A plain value as the core will read it: what JSON cannot carry is refused here, by
+    name, instead of as a JSON error about the whole scenario."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE:
+        raise ValueError(f"{shown(value)} is out of range (at most {MAX_VALUE})")
+    if isinstance(value, str) and len(value) > _MAX_PLAIN_TEXT:
+        raise ValueError(f"expected a short name, got {shown(value)}")
+    if isinstance(value, list | dict):
+        raise ValueError(f"expected a single value, got {shown(value)}")
+    return value
+
+
 def _value(unit: str, value: Any, normalized: bool) -> Any:
-    """One value in base units; ``None`` and plain values pass to the core as given."""
-    if unit == "plain" or value is None:
+    """One value in base units; ``None`` passes to the core as given."""
+    if value is None:
         return value
+    if unit == "plain":
+        return _plain(value)
     if unit == "cdf":
         if isinstance(value, str | Path):
             return read_size_cdf(value)
@@ -64,10 +87,10 @@ def _base_units(
             hint = _suggest(str(name), list(keys))
             if path and "did you mean" in hint:
                 hint = hint.replace("'", f"'{path}.", 1)
-            raise scenario_error(field, f"unknown key '{field}'{hint}", prefix=False)
+            raise scenario_error(field, f"unknown key {shown(field)}{hint}", prefix=False)
         if key["unit"] == "section":
             if not isinstance(value, Mapping):
-                raise scenario_error(field, f"expected a table of settings, got {value!r}")
+                raise scenario_error(field, f"expected a table of settings, got {shown(value)}")
             out[name] = _base_units(value, key["keys"], field, normalized)
             continue
         try:
@@ -96,16 +119,12 @@ def from_dict(data: Mapping[str, Any], *, normalized: bool = False) -> Scenario:
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """The raw contents of a scenario file."""
+    """The raw contents of a scenario file (read by the rules of :mod:`incastlab.files`)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ScenarioError(f"cannot read scenario file {str(p)!r}: {e.strerror}") from None
-    try:
-        data: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{p.name}: not valid TOML: {e}") from None
+        data = files.read_toml(p, "scenario file")
+    except files.InputFileError as e:
+        raise ScenarioError(str(e)) from None
     workload = data.get("workload")
     if isinstance(workload, dict) and isinstance(workload.get("query_size_cdf"), str):
         # A CDF file named in a scenario file is found beside it.
@@ -130,7 +149,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
                 field = ".".join(parts[: i + 1])
-                raise scenario_error(field, f"expected a table of settings, got {child!r}")
+                raise scenario_error(field, f"expected a table of settings, got {shown(child)}")
             node = child
         node[parts[-1]] = value
     return out

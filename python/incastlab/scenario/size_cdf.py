@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from incastlab.units import UnitError, parse_size
+from incastlab.files import read_text
+from incastlab.units import UnitError, parse_size, shown
 
 FIELD = "workload.query_size_cdf"
 
@@ -26,7 +27,9 @@ FIELD = "workload.query_size_cdf"
 def _size(value: Any, where: str) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        if len(value.strip()) > 18:
+            raise ValueError(f"{where}: a size of at most 18 digits, got {shown(value)}")
         return int(value)
     try:
         return parse_size(value)
@@ -36,11 +39,14 @@ def _size(value: Any, where: str) -> int:
 
 def _prob(value: Any, where: str) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"{where}: expected a probability, got {value!r}")
+        raise ValueError(f"{where}: expected a probability, got {shown(value)}")
     try:
-        return float(value)
+        p = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: expected a probability, got {value!r}") from None
+        raise ValueError(f"{where}: expected a probability, got {shown(value)}") from None
+    if p != p or p in (float("inf"), float("-inf")):
+        raise ValueError(f"{where}: expected a probability, got {shown(value)}")
+    return p
 
 
 def parse_cdf_points(points: list[Any], source: str = FIELD) -> list[tuple[int, float]]:
@@ -52,7 +58,7 @@ def parse_cdf_points(points: list[Any], source: str = FIELD) -> list[tuple[int, 
     for i, point in enumerate(points):
         where = f"{source}: point {i}"
         if not isinstance(point, list | tuple) or len(point) != 2:
-            raise ValueError(f"{where}: expected [size, probability], got {point!r}")
+            raise ValueError(f"{where}: expected [size, probability], got {shown(point)}")
         out.append((_size(point[0], where), _prob(point[1], where)))
     if out and out[-1][1] == 100.0:
         out = [(s, p / 100.0) for s, p in out]
@@ -62,10 +68,7 @@ def parse_cdf_points(points: list[Any], source: str = FIELD) -> list[tuple[int, 
 def read_size_cdf(path: str | Path) -> list[tuple[int, float]]:
     """The points of a CDF file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ValueError(f"cannot read CDF file {str(p)!r}: {e.strerror}") from None
+    text = read_text(p, "CDF file")  # an InputFileError is a ValueError naming the file
     rows: list[list[str]] = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].replace(",", " ").strip()
@@ -74,7 +77,8 @@ def read_size_cdf(path: str | Path) -> list[tuple[int, float]]:
         cols = line.split()
         if len(cols) != 2:
             raise ValueError(
-                f"{p.name}, line {len(rows) + 1} of data: expected 'size probability', got {line!r}"
+                f"{p.name}, line {len(rows) + 1} of data: expected 'size probability', "
+                f"got {shown(line)}"
             )
         rows.append(cols)
     if not rows:

@@ -35,6 +35,22 @@ class PointError(Exception):
     """A point failed in a worker (the message names the original exception)."""
 
 
+def die_with_parent() -> None:
+    """Make this worker process die when the process that started it dies, even by SIGKILL
+    (Linux's parent-death signal), instead of living on as an orphan."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown still applies
+        return
+    if os.getppid() == 1:  # the parent died before the signal was armed
+        os._exit(1)
+
+
 def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
     """Run one point in a worker: its :class:`Result` and its wall time."""
     try:
@@ -64,6 +80,8 @@ class Outcome:
     ran: int = 0
     failed: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    #: Point files that did not read back, computed again.
+    repaired: list[str] = field(default_factory=list)
 
     def summary(self, root: Path) -> dict[str, Any]:
         """What ``incast sweep --json`` prints."""
@@ -73,6 +91,7 @@ class Outcome:
             "already_done": self.skipped,
             "ran": self.ran,
             "failed": len(self.failed),
+            "repaired": self.repaired,
             "wall_s": self.wall_s,
         }
 
@@ -87,7 +106,9 @@ def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[A
         # Spawned, not forked: the parent may hold threads (the progress bar) and a fork
         # would copy their locks.
         ctx = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=die_with_parent
+        ) as pool:
             yield pool.submit, cf.as_completed
         return
     try:
@@ -123,12 +144,14 @@ def run_points(
 ) -> Outcome:
     """Run every point not yet in ``store`` and store each as it finishes."""
     t0 = time.perf_counter()
+    store.remove_stale_temporaries()
     done = store.done()
     todo: dict[str, Point] = {}
     for p in points:
         if p.key not in done:
             todo.setdefault(p.key, p)
     out = Outcome(total=len(points), skipped=len(points) - len(todo))
+    out.repaired = [str(p) for p in store.unreadable]
     if not todo:
         return out
     n = workers or os.cpu_count() or 1

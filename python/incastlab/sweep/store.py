@@ -11,6 +11,10 @@
 the same spec skips every point already stored and runs the rest; a point that failed is
 tried again. Files appear atomically (written aside, then renamed), so a sweep killed at any
 moment leaves only whole points behind.
+
+A point file damaged since (truncated, emptied, overwritten) is not a point: it does not
+count as done, so the next run computes it again and replaces it, and readers skip it and
+name it (:attr:`SweepStore.unreadable`).
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
+from incastlab import files
 from incastlab.result import schema
 
 if TYPE_CHECKING:
@@ -34,6 +40,15 @@ def _atomic_write(path: Path, write: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     write(tmp)
     os.replace(tmp, path)
+
+
+#: A temporary file older than this is a dead writer's even if its pid is alive again (pids
+#: are reused, and writing one point takes well under a second).
+STALE_TMP_S = 600.0
+
+
+class SweepDirError(ValueError):
+    """A directory that is not a readable sweep (the message names what is wrong)."""
 
 
 def _alive(pid: int) -> bool:
@@ -53,37 +68,71 @@ class SweepStore:
         self.root = Path(root)
         self.points_dir = self.root / "points"
         self.failed_dir = self.root / "failed"
+        #: Point files found damaged by the last :meth:`done` or :meth:`rows`.
+        self.unreadable: list[Path] = []
 
     def create(self, meta: dict[str, Any]) -> None:
         """Make the directory (or reuse it) and record what the sweep is."""
+        if self.root.exists() and not self.root.is_dir():
+            raise SweepDirError(f"{self.root}: a file, not a sweep directory")
         self.points_dir.mkdir(parents=True, exist_ok=True)
         self.failed_dir.mkdir(parents=True, exist_ok=True)
-        self._remove_stale_temporaries()
+        self.remove_stale_temporaries()
         text = json.dumps(meta, indent=1, sort_keys=True, default=str)
         _atomic_write(self.root / "sweep.json", lambda p: p.write_text(text, encoding="utf-8"))
 
-    def _remove_stale_temporaries(self) -> None:
-        """Delete the half-written files of writers that died (a sweep killed mid-write); a
-        live writer's file is left alone, since two runs may share a directory."""
+    def remove_stale_temporaries(self) -> list[Path]:
+        """Delete the half-written files of writers that died (a sweep killed mid-write) and
+        return them; a live writer's recent file is left alone, since two runs may share a
+        directory."""
+        removed = []
+        now = time.time()
         for d in (self.root, self.points_dir, self.failed_dir):
-            for tmp in d.glob(".*.tmp"):
-                pid = tmp.name.rsplit(".", 2)[-2]
-                if pid.isdigit() and not _alive(int(pid)):
+            for tmp in d.glob("*.tmp"):
+                pid = tmp.name.rsplit(".", 2)[-2] if tmp.name.count(".") >= 2 else ""
+                try:
+                    old = now - tmp.stat().st_mtime > STALE_TMP_S
+                except FileNotFoundError:
+                    continue
+                if old or not (pid.isdigit() and _alive(int(pid))):
                     tmp.unlink(missing_ok=True)
+                    removed.append(tmp)
+        return removed
 
     def meta(self) -> dict[str, Any]:
-        """What :meth:`create` recorded."""
+        """What :meth:`create` recorded; :class:`SweepDirError` if it is missing or damaged."""
+        path = self.root / "sweep.json"
+        if not path.exists():
+            raise SweepDirError(f"{self.root}: not a sweep directory (no sweep.json)")
         try:
-            meta: dict[str, Any] = json.loads((self.root / "sweep.json").read_text())
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{self.root}: not a sweep directory (no sweep.json)") from None
+            meta = files.read_json(path, "sweep.json of")
+        except files.InputFileError as e:
+            raise SweepDirError(f"{e}; rerun the sweep to rewrite it") from None
+        if not isinstance(meta, dict):
+            raise SweepDirError(f"{path}: sweep.json holds no table; rerun the sweep to rewrite it")
         return meta
 
+    @staticmethod
+    def _readable(path: Path) -> bool:
+        """Whether a point file reads back: a Parquet footer that parses, holding one row."""
+        try:
+            return bool(pq.read_metadata(path).num_rows == 1)
+        except Exception:  # pyarrow raises several kinds for damaged files
+            return False
+
     def done(self) -> set[str]:
-        """Keys of the points already stored."""
+        """Keys of the points stored whole; damaged ones are listed in :attr:`unreadable`
+        and are not done (the next run computes them again)."""
+        self.unreadable = []
         if not self.points_dir.exists():
             return set()
-        return {p.stem for p in self.points_dir.glob("*.parquet")}
+        keys = set()
+        for p in sorted(self.points_dir.glob("*.parquet")):
+            if self._readable(p):
+                keys.add(p.stem)
+            else:
+                self.unreadable.append(p)
+        return keys
 
     def write_point(self, key: str, record: dict[str, Any]) -> None:
         """Store one finished point, a record with its ``key`` and ``params`` (and forget an
@@ -106,15 +155,29 @@ class SweepStore:
         """Every stored point's record, with ``params``, ``scenario`` and ``report`` decoded
         (points of earlier versions are rebuilt as records)."""
         out: list[dict[str, Any]] = []
+        self.unreadable = []
         for path in sorted(self.points_dir.glob("*.parquet")):
-            out += schema.read_records(path)
+            try:
+                out += schema.read_records(path)
+            except Exception:  # a damaged file: skipped and named, the others still read
+                self.unreadable.append(path)
         return out
 
     def failures(self) -> list[dict[str, Any]]:
-        """Every recorded failure."""
+        """Every recorded failure (a damaged record counts as one failure of unknown
+        parameters, its error saying so)."""
         if not self.failed_dir.exists():
             return []
-        return [json.loads(p.read_text()) for p in sorted(self.failed_dir.glob("*.json"))]
+        out = []
+        for p in sorted(self.failed_dir.glob("*.json")):
+            try:
+                f = files.read_json(p, "failure record")
+                if not isinstance(f, dict):
+                    raise files.InputFileError(f"{p.name} holds no table")
+            except files.InputFileError as e:
+                f = {"key": p.stem, "error": f"unreadable failure record: {e}"}
+            out.append({"params": {}, "error": "", **f})
+        return out
 
 
 def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -82,7 +82,9 @@ section! {
 }
 
 /// Hard bounds that keep a scenario within what one machine can hold.
-pub const MAX_SENDERS: u32 = 1_000_000;
+pub const MAX_SENDERS: u32 = 100_000;
+/// Most numbers a run's time series holds (samples × (flows + 2)): about 60 MB as JSON.
+pub const MAX_SERIES_VALUES: usize = 10_000_000;
 
 /// Bytes server `i` of `n` returns of a `block` striped over them: ⌊block/n⌋, one more for
 /// the first `block mod n` servers, so the shares add up to the block exactly. The one rule

@@ -144,7 +144,8 @@ section! {
         pub max_time: SimTime [Time] = 3600 * PS_PER_S,
         /// Sample cwnd per flow and queue occupancy at this interval; 0 ("off") = no time series.
         pub sample_interval: SimTime [TimeOrOff] = 0,
-        /// Upper bound on the number of time-series samples kept.
+        /// Upper bound on the number of time-series samples kept (fewer where the flows'
+        /// windows would hold more than 10 million numbers in all).
         pub max_samples: u32 [Plain] = 100_000,
     }
 }

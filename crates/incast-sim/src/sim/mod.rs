@@ -585,7 +585,12 @@ impl TcpSimulation {
         for (c, w) in series.cwnd.iter_mut().enumerate() {
             w.push(self.eps[ConnId(c as u32).sender().index()].cwnd());
         }
-        if !self.finished && series.t.len() < self.sc.run.max_samples as usize {
+        // A time series holds at most MAX_SERIES_VALUES numbers whatever max_samples says:
+        // sampling every picosecond must not be a way to fill the machine's memory.
+        let per_sample = series.cwnd.len() + 2;
+        let budget = (crate::config::MAX_SERIES_VALUES / per_sample).max(1);
+        let most = (self.sc.run.max_samples as usize).min(budget);
+        if !self.finished && series.t.len() < most {
             self.events
                 .push(self.now + self.sc.run.sample_interval, Event::Sample);
         }

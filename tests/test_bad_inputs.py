@@ -1,0 +1,627 @@
+"""Every bad input ends in one line that names the field, exit 1 or 2, in bounded time and
+memory: no traceback, no panic, no hang.
+
+The corpus is data: flags of each command crossed with bad values (``FLAG_VALUES``), and
+hand-written cases (``CASES``), some naming files made by :func:`fixtures` (``{utf16}``).
+Each case runs in a forked child of one warm process (``badinput/runner.py``), limited in
+address space and killed at ``TIME_LIMIT`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RUNNER = Path(__file__).parent / "badinput" / "runner.py"
+#: A case still running after this long is a hang.
+TIME_LIMIT = 30.0
+#: Peak resident memory a failing command may reach (the Python interpreter, numpy and the
+#: core take about 70 MB; the 2,900 MB of reading /dev/zero is what this catches).
+MEMORY_LIMIT_MB = 400
+
+#: Values no size, rate or time flag accepts, each with what makes it bad.
+BAD_UNIT_VALUES = [
+    "",
+    " ",
+    "x",
+    "64",
+    "64XB",
+    "-1KB",
+    "nan",
+    "infKB",
+    "1e99999KB",
+    "1e999Gbps",
+    "1e-99999s",
+    "²KB",
+    "٣KB",
+    "1.5.5KB",
+    "0x10KB",
+    "64 K B",
+    "∞",
+    "x" * 100_000,
+    "1" * 5000 + "KB",
+    "9" * 30 + "Gbps",
+]
+#: Scenario flags taking a unit, and the scenario key an error names.
+UNIT_FLAGS = {
+    "--sru": "workload.sru",
+    "--block": "workload.block",
+    "--flow-size": "workload.flow_size",
+    "--buffer": "topology.buffer",
+    "--link": "topology.link",
+    "--receiver-link": "topology.receiver_link",
+    "--rtt": "topology.rtt",
+    "--rto-min": "tcp.rto_min",
+    "--rto-max": "tcp.rto_max",
+    "--clock": "tcp.clock_granularity",
+    "--delayed-ack": "tcp.delayed_ack",
+    "--jitter": "workload.jitter",
+    "--host-jitter": "topology.host_jitter",
+    "--max-time": "run.max_time",
+}
+BAD_COUNTS = ["-1", "²", "1e3", "abc", "9" * 30, "", "٣", "1.5"]
+COUNT_FLAGS = ["--blocks", "--initial-window", "--background", "--seed", "--max-events"]
+BAD_SENDERS = [
+    "0",
+    "1..0",
+    "²",
+    "1..100000000000",
+    "1,,x",
+    "9" * 5000,
+    "-3",
+    "1..10:0",
+    "1.." + "9" * 19,
+    ",".join(["1"] * 200_000),
+    "1..5000000",
+]
+
+
+def _flag_cases() -> Iterator[tuple[str, list[str], int, tuple[str, ...]]]:
+    for flag, key in UNIT_FLAGS.items():
+        for i, v in enumerate(BAD_UNIT_VALUES):
+            yield f"sim {flag} #{i}", ["sim", "--senders", "1", flag, v], 2, (flag, key)
+    for flag in COUNT_FLAGS:
+        for i, v in enumerate(BAD_COUNTS):
+            yield f"sim {flag} #{i}", ["sim", flag, v], 2, (flag,)
+    for cmd in ("sim", "model", "mitigate", "compare"):
+        for i, v in enumerate(BAD_SENDERS):
+            yield f"{cmd} --senders #{i}", [cmd, "--senders", v], 2, ("senders",)
+    for cmd in ("model", "mitigate"):
+        for flag in ("--sru", "--buffer", "--rto-min", "--link"):
+            for i, v in enumerate(BAD_UNIT_VALUES[::3]):
+                yield f"{cmd} {flag} #{i}", [cmd, flag, v], 2, (flag, UNIT_FLAGS[flag])
+
+
+#: Hand-written cases: (name, argv, exit code, any of these must be in the message).
+CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
+    # scenario files
+    ("utf-16 file", ["sim", "{utf16}"], 2, ("UTF-16",)),
+    ("latin-1 file", ["sim", "{latin1}"], 2, ("UTF-8",)),
+    ("binary file", ["sim", "{binary}"], 2, ("UTF-8", "TOML")),
+    ("deep arrays", ["sim", "{deep_arrays}"], 2, ("nested",)),
+    ("deep tables", ["sim", "{deep_tables}"], 2, ("nested",)),
+    ("deep inline tables", ["sim", "{deep_inline}"], 2, ("nested",)),
+    ("5000-digit integer", ["sim", "{long_int}"], 2, ("value",)),
+    ("1e99999KB in a file", ["sim", "{huge_size}"], 2, ("workload.sru",)),
+    ("/dev/zero scenario", ["sim", "/dev/zero"], 2, ("device",)),
+    ("/dev/urandom scenario", ["sim", "/dev/urandom"], 2, ("device",)),
+    ("fifo scenario", ["sim", "{fifo}"], 2, ("pipe",)),
+    ("directory scenario", ["sim", "{dir}"], 2, ("directory",)),
+    ("missing scenario", ["sim", "{dir}/missing.toml"], 2, ("cannot read",)),
+    ("big scenario", ["sim", "{big}"], 2, ("larger than",)),
+    ("toml syntax", ["sim", "{syntax}"], 2, ("TOML",)),
+    ("unknown key", ["sim", "{unknown_key}"], 2, ("topology.bufer",)),
+    ("section not a table", ["sim", "{section_value}"], 2, ("topology",)),
+    ("10,001 senders in a file", ["sim", "{senders_10001}"], 2, ("topology.senders",)),
+    ("senders list of text", ["sim", "{senders_text}"], 2, ("topology.senders",)),
+    ("nan in a file", ["sim", "{nan}"], 2, ("topology.buffer_alpha",)),
+    ("inf in a file", ["sim", "{inf}"], 2, ("tcp.dctcp_g",)),
+    ("huge max_samples", ["sim", "{samples}"], 2, ("run.max_samples",)),
+    ("NUL in a path", ["sim", "a\0b.toml"], 2, ("scenario file",)),
+    ("model on utf-16", ["model", "{utf16}"], 2, ("UTF-16",)),
+    ("mitigate on /dev/zero", ["mitigate", "/dev/zero"], 2, ("device",)),
+    ("compare on a fifo", ["compare", "{fifo}"], 2, ("pipe",)),
+    # CDF files
+    (
+        "cdf /dev/zero",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf=/dev/zero"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    (
+        "cdf fifo",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf={fifo}"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    (
+        "cdf utf-16",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf={utf16}"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    (
+        "cdf bad line",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf={cdf_bad}"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    (
+        "cdf nan",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf={cdf_nan}"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    (
+        "cdf long size",
+        ["sim", "--workload", "queries", "--set", "workload.query_size_cdf={cdf_long}"],
+        2,
+        ("workload.query_size_cdf",),
+    ),
+    # --set and --vary
+    ("--set nan", ["sim", "--set", "topology.buffer_alpha=nan"], 2, ("topology.buffer_alpha",)),
+    ("--set inf", ["sim", "--set", "topology.buffer_alpha=inf"], 2, ("topology.buffer_alpha",)),
+    ("--set -inf", ["sim", "--set", "tcp.rto_omega=-inf"], 2, ("tcp.rto_omega",)),
+    ("--set 1e999", ["sim", "--set", "tcp.dctcp_g=1e999"], 2, ("tcp.dctcp_g",)),
+    ("--set huge int", ["sim", "--set", "tcp.dupthresh=" + "9" * 40], 2, ("tcp.dupthresh",)),
+    ("--set 5000 digits", ["sim", "--set", "tcp.dupthresh=" + "9" * 5000], 2, ("tcp.dupthresh",)),
+    ("--set negative", ["sim", "--set", "tcp.dupthresh=-1"], 2, ("tcp.dupthresh",)),
+    ("--set no =", ["sim", "--set", "tcp.dupthresh"], 2, ("--set",)),
+    ("--set unknown", ["sim", "--set", "tcp.dupthres=3"], 2, ("tcp.dupthres",)),
+    ("--set deep", ["sim", "--set", "a.b.c.d.e=1"], 2, ("unknown key",)),
+    ("--set section", ["sim", "--set", "topology=1"], 2, ("topology",)),
+    ("--set into value", ["sim", "--set", "seed.x=1"], 2, ("seed",)),
+    (
+        "--set bad enum",
+        ["sim", "--set", "tcp.congestion_control=bogus"],
+        2,
+        ("congestion_control",),
+    ),
+    (
+        "--set long enum",
+        ["sim", "--set", "tcp.congestion_control=" + "x" * 1_000_000],
+        2,
+        ("congestion_control",),
+    ),
+    ("--set long key", ["sim", "--set", "k" * 1_000_000 + "=1"], 2, ("unknown key",)),
+    (
+        "--set nested list",
+        ["sim", "--set", "tcp.dupthresh=" + "[" * 3000 + "]" * 3000],
+        2,
+        ("tcp.dupthresh",),
+    ),
+    ("--set list", ["sim", "--set", "tcp.sack=[1, 2]"], 2, ("tcp.sack",)),
+    ("--set table", ["sim", "--set", "tcp.sack={a = 1}"], 2, ("tcp.sack",)),
+    ("--set bool size", ["sim", "--set", "workload.sru=true"], 2, ("workload.sru",)),
+    ("--set int size", ["sim", "--set", "workload.sru=64000"], 2, ("workload.sru",)),
+    (
+        "--set buffer table",
+        ["sim", "--set", "topology.buffer={bytes = 1}"],
+        2,
+        ("topology.buffer",),
+    ),
+    ("--set brackets", ["sim", "--set", "incastlab[cluster]=1"], 2, ("incastlab[cluster]",)),
+    ("--vary one value", ["sim", "--vary", "tcp.rto_min=1ms"], 2, ("--vary",)),
+    ("--vary no =", ["sim", "--vary", "tcp.rto_min"], 2, ("--vary",)),
+    ("--vary bad", ["sim", "--vary", "tcp.rto_min=1ms,x"], 2, ("tcp.rto_min",)),
+    (
+        "--vary huge",
+        ["sim", "--senders", "1..10000", "--vary", "seed=" + ",".join(map(str, range(50)))],
+        2,
+        ("--vary",),
+    ),
+    ("--sru list and vary", ["sim", "--sru", "1KB,2KB", "--vary", "seed=1,2"], 2, ("--sru",)),
+    ("--workload bogus", ["sim", "--workload", "bogus"], 2, ("--workload",)),
+    ("--cc bogus", ["sim", "--cc", "bogus"], 2, ("--cc",)),
+    ("--profile bogus", ["sim", "--profile", "bogus"], 2, ("--profile",)),
+    ("--sru and --block", ["sim", "--sru", "1KB", "--block", "1MB"], 2, ("--block",)),
+    ("--senders 0", ["sim", "--senders", "0"], 2, ("topology.senders",)),
+    ("--senders over the cap", ["sim", "--senders", "100001"], 2, ("topology.senders",)),
+    # outputs
+    ("--plot bogus ext", ["sim", "--senders", "1", "--plot", "x.bogusext"], 2, ("--plot",)),
+    ("--plot no dir", ["sim", "--senders", "1", "--plot", "/nonexistent/x.png"], 2, ("--plot",)),
+    ("--plot a dir", ["sim", "--senders", "1", "--plot", "{dir}"], 2, ("--plot",)),
+    ("--plot dir.png", ["sim", "--senders", "1", "--plot", "{dir_png}"], 2, ("--plot",)),
+    ("--out /dev/full", ["sim", "--senders", "1", "--out", "/dev/full"], 2, ("--out",)),
+    (
+        "--out full parquet",
+        ["sim", "--senders", "1", "--sru", "1KB", "--blocks", "1", "--out", "{full_parquet}"],
+        2,
+        ("--out",),
+    ),
+    ("--out bad ext", ["sim", "--senders", "1", "--out", "x.csv"], 2, ("--out",)),
+    ("--timeseries bad", ["sim", "--senders", "1", "--timeseries", "x.txt"], 2, ("--timeseries",)),
+    ("model --plot bad", ["model", "--plot", "x.jpg"], 2, ("--plot",)),
+    ("mitigate --plot bad", ["mitigate", "--plot", "x"], 2, ("--plot",)),
+    ("compare --plot bad", ["compare", "--plot", "/nonexistent/c.png"], 2, ("--plot",)),
+    ("sweep --out a file", ["sweep", "{sweep_spec}", "--out", "{afile}"], 2, ("--out",)),
+    ("reproduce --out a file", ["reproduce", "chen-fig2", "--out", "{afile}"], 2, ("--out",)),
+    ("results --csv bad", ["results", "{dir}", "--csv", "x.txt"], 2, ("--csv",)),
+    ("report --out bad", ["report", "{dir}", "--out", "r.pdf"], 2, ("--out",)),
+    ("plot --out bad", ["plot", "{dir}", "--out", "x.bogusext"], 2, ("--out",)),
+    # sweep specs
+    ("sweep utf-16", ["sweep", "{utf16}", "--dry-run"], 2, ("UTF-16",)),
+    ("sweep deep", ["sweep", "{deep_arrays}", "--dry-run"], 2, ("nested",)),
+    ("sweep /dev/zero", ["sweep", "/dev/zero", "--dry-run"], 2, ("device",)),
+    ("sweep fifo", ["sweep", "{fifo}", "--dry-run"], 2, ("pipe",)),
+    ("sweep huge range", ["sweep", "{sweep_huge}", "--dry-run"], 2, ("topology.senders",)),
+    ("sweep huge zip", ["sweep", "{sweep_zip}", "--dry-run"], 2, ("topology.senders",)),
+    ("sweep huge product", ["sweep", "{sweep_product}", "--dry-run"], 2, ("points",)),
+    ("sweep bad zip", ["sweep", "{sweep_badzip}", "--dry-run"], 2, ("sweep.zip",)),
+    ("sweep bad seeds", ["sweep", "{sweep_seeds}", "--dry-run"], 2, ("sweep.seeds",)),
+    ("sweep bad backend", ["sweep", "{sweep_backend}", "--dry-run"], 2, ("sweep.backend",)),
+    ("sweep unknown key", ["sweep", "{sweep_unknown}", "--dry-run"], 2, ("sweep.bogus",)),
+    ("sweep bad point", ["sweep", "{sweep_badpoint}", "--dry-run"], 2, ("workload.sru",)),
+    ("sweep empty list", ["sweep", "{sweep_empty}", "--dry-run"], 2, ("tcp.rto_min",)),
+    ("sweep --workers 0", ["sweep", "{sweep_spec}", "--workers", "0"], 2, ("--workers",)),
+    ("sweep --workers huge", ["sweep", "{sweep_spec}", "--workers", "9" * 30], 2, ("--workers",)),
+    ("sweep --backend bogus", ["sweep", "{sweep_spec}", "--backend", "bogus"], 2, ("--backend",)),
+    # sweep directories
+    ("results not a sweep", ["results", "{dir}"], 2, ("sweep.json",)),
+    ("results missing", ["results", "{dir}/nope"], 2, ("sweep.json",)),
+    ("results corrupt sweep.json", ["results", "{sweep_corrupt_meta}"], 2, ("sweep.json",)),
+    ("results deep sweep.json", ["results", "{sweep_deep_meta}"], 2, ("sweep.json",)),
+    ("results sweep.json a fifo", ["results", "{sweep_fifo_meta}"], 2, ("sweep.json",)),
+    (
+        "results bad --where",
+        ["results", "{sweep_corrupt_meta}", "--where", "x"],
+        2,
+        ("sweep.json", "--where"),
+    ),
+    ("plot not a sweep", ["plot", "{dir}", "--out", "x.png"], 2, ("sweep.json",)),
+    ("report not a sweep", ["report", "{dir}"], 2, ("sweep.json",)),
+    (
+        "plot corrupt sweep.json",
+        ["plot", "{sweep_corrupt_meta}", "--out", "x.png"],
+        2,
+        ("sweep.json",),
+    ),
+    ("report corrupt sweep.json", ["report", "{sweep_corrupt_meta}"], 2, ("sweep.json",)),
+    # studies
+    ("reproduce --workers 0", ["reproduce", "--workers", "0", "chen-fig2"], 2, ("--workers",)),
+    ("reproduce unknown", ["reproduce", "nope"], 2, ("nope",)),
+    ("reproduce nothing", ["reproduce"], 2, ("experiment",)),
+    ("compare --repeat 0", ["compare", "--repeat", "0"], 2, ("--repeat",)),
+    ("compare --backends bogus", ["compare", "--backends", "sim,bogus"], 2, ("--backends",)),
+    ("compare --time-limit nan", ["compare", "--time-limit", "nan"], 2, ("--time-limit",)),
+    ("compare --time-limit inf", ["compare", "--time-limit", "inf"], 2, ("--time-limit",)),
+    ("compare --time-limit 1e999", ["compare", "--time-limit", "1e999"], 2, ("--time-limit",)),
+    ("mitigate --only bogus", ["mitigate", "--only", "bogus"], 2, ("bogus",)),
+    ("model --partial-rto nan", ["model", "--partial-rto", "nan"], 2, ("--partial-rto",)),
+    ("model --partial-rto -1", ["model", "--partial-rto", "-1"], 2, ("--partial-rto",)),
+    ("model --extra-buffer huge", ["model", "--extra-buffer", "1e999KB"], 2, ("--extra-buffer",)),
+    ("model --extra-buffer x", ["model", "--extra-buffer", "x"], 2, ("--extra-buffer",)),
+    (
+        "model --doubles-at 0",
+        ["model", "--partial-rto-doubles-at", "0"],
+        2,
+        ("--partial-rto-doubles-at",),
+    ),
+    ("rto-random --delta huge", ["model", "rto-random", "--delta", "1e999s"], 2, ("--delta",)),
+    ("rto-random --delta x", ["model", "rto-random", "--delta", "x"], 2, ("--delta",)),
+    ("rto-random --rto-min huge", ["model", "rto-random", "--rto-min", "1e30s"], 2, ("--rto-min",)),
+    (
+        "rto-random --senders huge",
+        ["model", "rto-random", "--senders", "1..100000000000"],
+        2,
+        ("--senders",),
+    ),
+    ("rto-random --plot bad", ["model", "rto-random", "--plot", "x.bogus"], 2, ("--plot",)),
+    ("rto-random unknown flag", ["model", "rto-random", "--bogus"], 2, ("--bogus",)),
+    ("calibrate --blocks 0", ["model", "calibrate", "--blocks", "0"], 2, ("--blocks",)),
+    ("calibrate --set bad", ["model", "calibrate", "--set", "tcp.bogus=1"], 2, ("tcp.bogus",)),
+    ("validate --repeat 0", ["validate", "--repeat", "0"], 2, ("--repeat",)),
+    ("validate --blocks -1", ["validate", "--blocks", "-1"], 2, ("--blocks",)),
+    ("validate --time-limit nan", ["validate", "--time-limit", "nan"], 2, ("--time-limit",)),
+    ("emulate --time-limit inf", ["emulate", "--time-limit", "inf"], 2, ("--time-limit",)),
+    ("emulate --warmup -1", ["emulate", "--warmup", "-1"], 2, ("--warmup",)),
+    ("emulate --plot bad", ["emulate", "--plot", "x.bogus"], 2, ("--plot",)),
+    ("unknown command", ["bogus"], 2, ("bogus",)),
+    ("unknown flag", ["sim", "--bogus"], 2, ("--bogus",)),
+    ("flag without value", ["sim", "--sru"], 2, ("--sru",)),
+    # serve
+    ("serve --cc bogus", ["serve", "--listen", "127.0.0.1:0", "--cc", "bogus"], 2, ("--cc",)),
+    ("serve --cc long", ["serve", "--listen", "127.0.0.1:0", "--cc", "c" * 100_000], 2, ("--cc",)),
+    ("serve --listen bogus", ["serve", "--listen", "bogus"], 2, ("--listen",)),
+    ("serve --listen port", ["serve", "--listen", "127.0.0.1:99999"], 2, ("--listen",)),
+    ("serve --listen long", ["serve", "--listen", "h" * 1_000_000], 2, ("--listen",)),
+    ("serve --listen taken", ["serve", "--listen", "{taken}"], 1, ("cannot listen",)),
+    (
+        "serve --max-request huge",
+        ["serve", "--listen", "127.0.0.1:0", "--max-request", "1e999KB"],
+        2,
+        ("--max-request",),
+    ),
+    (
+        "serve --max-request 0",
+        ["serve", "--listen", "127.0.0.1:0", "--max-request", "0B"],
+        2,
+        ("--max-request",),
+    ),
+    (
+        "serve --max-conns huge",
+        ["serve", "--listen", "127.0.0.1:0", "--max-conns", "9" * 20],
+        2,
+        ("--max-conns",),
+    ),
+    (
+        "serve --max-conns 0",
+        ["serve", "--listen", "127.0.0.1:0", "--max-conns", "0"],
+        2,
+        ("--max-conns",),
+    ),
+    (
+        "serve --idle-timeout 1e30s",
+        ["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "1e30s"],
+        2,
+        ("--idle-timeout",),
+    ),
+    (
+        "serve --idle-timeout 2d",
+        ["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "172800s"],
+        2,
+        ("--idle-timeout",),
+    ),
+    (
+        "serve --idle-timeout 0",
+        ["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "0s"],
+        2,
+        ("--idle-timeout",),
+    ),
+    (
+        "serve --idle-timeout x",
+        ["serve", "--listen", "127.0.0.1:0", "--idle-timeout", "x"],
+        2,
+        ("--idle-timeout",),
+    ),
+    (
+        "serve --sndbuf huge",
+        ["serve", "--listen", "127.0.0.1:0", "--sndbuf", "1e999KB"],
+        2,
+        ("--sndbuf",),
+    ),
+    (
+        "serve --sndbuf 1TB",
+        ["serve", "--listen", "127.0.0.1:0", "--sndbuf", "1TB"],
+        2,
+        ("--sndbuf",),
+    ),
+    ("serve --sndbuf 0", ["serve", "--listen", "127.0.0.1:0", "--sndbuf", "0B"], 2, ("--sndbuf",)),
+    ("serve no --listen", ["serve"], 2, ("--listen",)),
+    # bench
+    ("bench no servers", ["bench"], 2, ("--servers",)),
+    ("bench bad server", ["bench", "--servers", "nohost"], 2, ("--servers",)),
+    ("bench bad port", ["bench", "--servers", "127.0.0.1:0"], 2, ("--servers",)),
+    ("bench port text", ["bench", "--servers", "127.0.0.1:²"], 2, ("--servers",)),
+    ("bench long server", ["bench", "--servers", "s" * 1_000_000], 2, ("--servers",)),
+    (
+        "bench servers-file /dev/zero",
+        ["bench", "--servers-file", "/dev/zero"],
+        2,
+        ("--servers-file",),
+    ),
+    ("bench servers-file fifo", ["bench", "--servers-file", "{fifo}"], 2, ("--servers-file",)),
+    ("bench servers-file utf-16", ["bench", "--servers-file", "{utf16}"], 2, ("--servers-file",)),
+    (
+        "bench servers-file missing",
+        ["bench", "--servers-file", "{dir}/nope"],
+        2,
+        ("--servers-file",),
+    ),
+    ("bench refused", ["bench", "--servers", "127.0.0.1:1", "--blocks", "1"], 1, ("127.0.0.1:1",)),
+    ("bench --blocks 0", ["bench", "--servers", "127.0.0.1:1", "--blocks", "0"], 2, ("--blocks",)),
+    (
+        "bench --blocks huge",
+        ["bench", "--servers", "127.0.0.1:1", "--blocks", "9" * 30],
+        2,
+        ("--blocks",),
+    ),
+    (
+        "bench --warmup -1",
+        ["bench", "--servers", "127.0.0.1:1", "--warmup", "-1"],
+        2,
+        ("--warmup",),
+    ),
+    (
+        "bench --fanout -1",
+        ["bench", "--servers", "127.0.0.1:1", "--fanout-window", "-1"],
+        2,
+        ("--fanout-window",),
+    ),
+    ("bench --sru 0", ["bench", "--servers", "127.0.0.1:1", "--sru", "0B"], 2, ("--sru",)),
+    ("bench --sru huge", ["bench", "--servers", "127.0.0.1:1", "--sru", "1e999KB"], 2, ("--sru",)),
+    (
+        "bench --sru and --block",
+        ["bench", "--servers", "127.0.0.1:1", "--sru", "1KB", "--block", "1MB"],
+        2,
+        ("--block",),
+    ),
+    (
+        "bench --block tiny",
+        ["bench", "--servers", "127.0.0.1:1,127.0.0.1:2", "--block", "1B"],
+        2,
+        ("--block",),
+    ),
+    ("bench --link x", ["bench", "--servers", "127.0.0.1:1", "--link", "x"], 2, ("rate",)),
+    (
+        "bench --time-limit huge",
+        ["bench", "--servers", "127.0.0.1:1", "--time-limit", "1e30s"],
+        2,
+        ("--time-limit",),
+    ),
+    (
+        "bench --stagger huge",
+        ["bench", "--servers", "127.0.0.1:1", "--stagger", "1e9s"],
+        2,
+        ("--stagger",),
+    ),
+    (
+        "bench --rcvbuf huge",
+        ["bench", "--servers", "127.0.0.1:1", "--rcvbuf", "1e999KB"],
+        2,
+        ("--rcvbuf",),
+    ),
+    ("bench --cc bogus", ["bench", "--servers", "127.0.0.1:1", "--cc", "bogus"], 2, ("--cc",)),
+    ("bench --out bad", ["bench", "--servers", "127.0.0.1:1", "--out", "x.csv"], 2, ("--out",)),
+]
+
+
+def _fixtures(d: Path) -> dict[str, str]:
+    """The files the cases name, made in ``d``."""
+    f: dict[str, str] = {}
+
+    def put(name: str, data: str | bytes) -> None:
+        p = d / name
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        f[name.split(".")[0]] = str(p)
+
+    put("utf16.toml", "seed = 1\n".encode("utf-16"))
+    put("latin1.toml", b'[topology]\nlink = "1Gbps\xe9"\n')
+    put("binary.toml", bytes(range(256)) * 4)
+    put("deep_arrays.toml", "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    put("deep_tables.toml", "".join(f"[{'.'.join(['t'] * k)}]\n" for k in range(1, 40)))
+    put("deep_inline.toml", "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n")
+    put("long_int.toml", "[workload]\nblocks = " + "9" * 5000 + "\n")
+    put("huge_size.toml", '[workload]\nsru = "1e99999KB"\n')
+    put("big.toml", "# " + "x" * (5 << 20) + "\n")
+    put("syntax.toml", "[topology\nsenders = 1\n")
+    put("unknown_key.toml", '[topology]\nbufer = "64KB"\n')
+    put("section_value.toml", "topology = 5\n")
+    put("senders_10001.toml", f"[topology]\nsenders = {list(range(1, 10_002))}\n")
+    put("senders_text.toml", '[topology]\nsenders = ["a", "b"]\n')
+    put("nan.toml", "[topology]\nbuffer_alpha = nan\n")
+    put("inf.toml", "[tcp]\ndctcp_g = inf\n")
+    put("samples.toml", '[run]\nsample_interval = "1ps"\nmax_samples = 100000000000\n')
+    put("cdf_bad.txt", "10KB 0.5 extra\n")
+    put("cdf_nan.txt", "10KB nan\n20KB 1\n")
+    put("cdf_long.txt", "9" * 5000 + " 1\n")
+    put("afile", "x")
+    put("sweep_spec.toml", '[workload]\nsru = "1KB"\nblocks = 1\n[topology]\nsenders = [1, 2]\n')
+    put("sweep_huge.toml", '[topology]\nsenders = "1..100000000000"\n')
+    put(
+        "sweep_zip.toml",
+        '[sweep]\nzip = [["topology.senders", "workload.blocks"]]\n'
+        '[topology]\nsenders = "1..100000000"\n[workload]\nblocks = "1..100000000"\n',
+    )
+    put(
+        "sweep_product.toml",
+        '[topology]\nsenders = "1..1000"\n[workload]\nblocks = "1..1000"\n',
+    )
+    put("sweep_badzip.toml", '[sweep]\nzip = [["tcp.rto_min"]]\n')
+    put("sweep_seeds.toml", "[sweep]\nseeds = 0\n")
+    put("sweep_backend.toml", '[sweep]\nbackend = "bogus"\n')
+    put("sweep_unknown.toml", "[sweep]\nbogus = 1\n")
+    put("sweep_badpoint.toml", '[workload]\nsru = ["1KB", "x"]\n')
+    put("sweep_empty.toml", "[tcp]\nrto_min = []\n")
+    os.mkfifo(d / "fifo.toml")
+    f["fifo"] = str(d / "fifo.toml")
+    (d / "dir").mkdir()
+    f["dir"] = str(d / "dir")
+    (d / "dir.png").mkdir()
+    f["dir_png"] = str(d / "dir.png")
+    f["full_parquet"] = "/dev/full.parquet" if os.path.exists("/dev/full") else "/proc/x.parquet"
+    for name, meta in (
+        ("sweep_corrupt_meta", '{"name": "x", "axes": ['),
+        ("sweep_deep_meta", "[" * 100_000 + "]" * 100_000),
+    ):
+        (d / name / "points").mkdir(parents=True)
+        (d / name / "sweep.json").write_text(meta)
+        f[name] = str(d / name)
+    (d / "sweep_fifo_meta").mkdir()
+    os.mkfifo(d / "sweep_fifo_meta" / "sweep.json")
+    f["sweep_fifo_meta"] = str(d / "sweep_fifo_meta")
+    f["taken"] = "127.0.0.1:{port}"
+    return f
+
+
+def all_cases() -> list[tuple[str, list[str], int, tuple[str, ...]]]:
+    return [*_flag_cases(), *CASES]
+
+
+class Runner:
+    """The warm process that forks one child per case."""
+
+    def __init__(self) -> None:
+        self.p = subprocess.Popen(
+            [sys.executable, str(RUNNER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.p.stdout is not None
+        self.ready = json.loads(self.p.stdout.readline())
+
+    def run(self, argv: list[str], cwd: Path) -> dict[str, Any]:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "timeout": TIME_LIMIT}))
+        self.p.stdin.write("\n")
+        self.p.stdin.flush()
+        report: dict[str, Any] = json.loads(self.p.stdout.readline())
+        return report
+
+    def close(self) -> None:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+        self.p.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[Runner]:
+    r = Runner()
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    import socket
+
+    d = tmp_path_factory.mktemp("bad")
+    f = _fixtures(d)
+    with socket.socket() as taken:  # a port in use, for `serve --listen`
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        f["taken"] = f"127.0.0.1:{taken.getsockname()[1]}"
+        yield d, f
+
+
+def test_the_corpus_holds_at_least_300_bad_inputs() -> None:
+    cases = all_cases()
+    assert len(cases) >= 300
+    assert len({name for name, *_ in cases}) == len(cases), "case names are unique"
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "names"),
+    [pytest.param(argv, code, names, id=name) for name, argv, code, names in all_cases()],
+)
+def test_a_bad_input_ends_in_one_line_naming_the_field(
+    runner: Runner,
+    files: tuple[Path, dict[str, str]],
+    argv: list[str],
+    code: int,
+    names: tuple[str, ...],
+) -> None:
+    cwd, f = files
+    fill = re.compile(r"\{(" + "|".join(map(re.escape, f)) + r")\}")
+    r = runner.run([fill.sub(lambda m: f[m[1]], a) for a in argv], cwd)
+    err = r["stderr"]
+    assert r["signal"] is None, f"killed by signal {r['signal']} after {r['seconds']}s (a hang?)"
+    assert "Traceback" not in err, err[-2000:]
+    assert "panicked" not in err and "PanicException" not in err, err[-2000:]
+    assert r["code"] == code, (r["code"], err[-500:])
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err[-2000:]
+    assert len(lines[0]) <= 800, "a bad value is named, not echoed whole"
+    assert any(n in lines[0] for n in names), lines[0]
+    assert r["seconds"] < TIME_LIMIT / 2
+    assert r["rss_mb"] < MEMORY_LIMIT_MB
