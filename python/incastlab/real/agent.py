@@ -39,7 +39,19 @@ def serve(listen: str, congestion: str) -> int:
         print(f"listening on {addr}", flush=True)
 
     try:
-        _core.serve(listen, MAX_REQUEST, MAX_CONNS, IDLE_TIMEOUT_S, True, None, congestion, ready)
+        # The emulation's one client connects to every sender before its first request,
+        # which at hundreds of senders can take longer than a public server's 5 s grace.
+        _core.serve(
+            listen,
+            MAX_REQUEST,
+            MAX_CONNS,
+            IDLE_TIMEOUT_S,
+            True,
+            None,
+            congestion,
+            ready,
+            first_request_timeout_s=IDLE_TIMEOUT_S,
+        )
     except (ValueError, RuntimeError) as e:
         print(f"incast serve: {e}", file=sys.stderr, flush=True)
         return 1
