@@ -189,6 +189,10 @@ def test_a_damaged_point_is_skipped_by_readers_and_recomputed_by_a_rerun(
     assert len(json.loads(captured.out)) == 3 and "warning" not in captured.err
     again = _sweep(spec, out, capsys)
     assert (again["ran"], again["already_done"], again["repaired"]) == (0, 3, [])
+    # A figure these points cannot fill is refused rather than drawn empty.
+    fig = tmp_path / "fct.png"
+    assert main(["plot", str(out), "--kind", "fct-overhead", "--out", str(fig)]) == 2
+    assert "incast workload" in capsys.readouterr().err and not fig.exists()
 
 
 def test_a_damaged_sweep_json_is_one_line_naming_it(

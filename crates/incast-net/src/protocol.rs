@@ -222,6 +222,34 @@ mod tests {
         );
     }
 
+    /// The request corpus kept in the repository (`fuzz/corpus/request`, shared with the
+    /// cargo-fuzz target): `ok--WHY.bin` is accepted, `bad--VARIANT--WHY.bin` refused with
+    /// that [`ProtocolError`] variant, each at a 64 MiB limit.
+    #[test]
+    fn the_corpus_gives_what_each_file_says() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/request");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let data = std::fs::read(&path).unwrap();
+            let mut raw = [0u8; HEADER_LEN];
+            let k = data.len().min(HEADER_LEN);
+            raw[..k].copy_from_slice(&data[..k]);
+            let got = parse_request(&raw, 64 << 20);
+            let parts: Vec<&str> = name.split("--").collect();
+            match (parts.as_slice(), &got) {
+                (["ok", ..], Ok(r)) => assert_eq!(encode_request(r), raw, "{name}"),
+                (["bad", variant, ..], Err(e)) => {
+                    assert!(format!("{e:?}").starts_with(variant), "{name}: {e:?}")
+                }
+                _ => panic!("{name}: got {got:?}"),
+            }
+            n += 1;
+        }
+        assert!(n >= 12, "the corpus holds {n} files");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(20_000))]
 

@@ -377,6 +377,14 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _workload(row: dict[str, Any]) -> str:
+    return str(((row.get("scenario") or {}).get("workload") or {}).get("kind", "unknown"))
+
+
+def _kinds(rows: list[dict[str, Any]]) -> str:
+    return ", ".join(sorted({_workload(r) for r in rows}))
+
+
 def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.plot import sweep as sweep_plot
     from incastlab.sweep.metrics import metric
@@ -400,10 +408,20 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
             rows, a.out, x=a.x, y=a.y, hue=a.hue, model=a.model, title=a.title, logy=a.logy
         )
     elif a.kind == "block-cdf":
+        if not any((r.get("report") or {}).get("block_times") for r in rows):
+            raise UsageError(
+                f"--kind block-cdf: no block times in these points (workloads: {_kinds(rows)}); "
+                "it draws the sync_read workload's blocks"
+            )
         path = sweep_plot.block_cdf(rows, a.out, hue=a.hue)
     elif a.kind == "timeouts":
         path = sweep_plot.timeout_histogram(rows, a.out, hue=a.hue)
     else:
+        if not any(_workload(r) == "incast" and r.get("fct_max_s") for r in rows):
+            raise UsageError(
+                f"--kind fct-overhead: needs points of the incast workload (workload.kind = "
+                f"incast); these are {_kinds(rows)}"
+            )
         path = sweep_plot.fct_overhead(rows, a.out, x=a.x, hue=a.hue)
     err.print(f"wrote {path}")
     return 0

@@ -1,5 +1,6 @@
 //! Fuzz the server's request parser: any bytes give a request within the limit or a named
-//! refusal, never a panic. (The same property runs in CI as a proptest in protocol.rs.)
+//! refusal, never a panic. (The same property runs in CI as a proptest in protocol.rs, which
+//! also replays the corpus: `cargo fuzz run request fuzz/corpus/request`.)
 #![no_main]
 
 use incast_net::protocol::{encode_request, parse_request, HEADER_LEN};

@@ -36,6 +36,21 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Most characters of a given value repeated in an error message.
+const SHOWN_CHARS: usize = 60;
+
+/// A value as an error message repeats it: its JSON, cut to [`SHOWN_CHARS`] characters (a
+/// 10 MB bad value is named, not echoed back).
+pub(crate) fn shown(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    let n = text.chars().count();
+    if n <= SHOWN_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(SHOWN_CHARS - 1).collect();
+    format!("{cut}… ({n} characters)")
+}
+
 pub(crate) fn bad(field: &str, message: impl Into<String>) -> ConfigError {
     ConfigError {
         field: field.to_string(),

@@ -57,8 +57,10 @@ fn load_serde<T: serde::de::DeserializeOwned>(
     v: Value,
     what: &str,
 ) -> Result<T, ConfigError> {
-    let shown = v.to_string();
-    serde_json::from_value(v).map_err(|_| bad(field, format!("expected {what}, got {shown}")))
+    T::deserialize(&v).map_err(|_| {
+        let shown = super::shown(&v);
+        bad(field, format!("expected {what}, got {shown}"))
+    })
 }
 
 macro_rules! plain_shape {
@@ -101,8 +103,8 @@ macro_rules! choices {
     ($($name:ident: $($variant:ident),+;)*) => {$(
         impl $crate::config::section::Shape for $name {
             fn load(field: &str, v: serde_json::Value) -> Result<Self, $crate::config::ConfigError> {
-                let shown = v.to_string();
-                serde_json::from_value(v).map_err(|_| {
+                <Self as serde::Deserialize>::deserialize(&v).map_err(|_| {
+                    let shown = $crate::config::shown(&v);
                     let allowed: Vec<String> = Self::shape()["enum"]
                         .as_array()
                         .map(|a| a.iter().map(|n| n.to_string()).collect())
@@ -216,7 +218,7 @@ macro_rules! section {
                 let serde_json::Value::Object(mut m) = v else {
                     return Err($crate::config::bad(
                         if path.is_empty() { "scenario" } else { path },
-                        format!("expected a table of settings, got {v}"),
+                        format!("expected a table of settings, got {}", $crate::config::shown(&v)),
                     ));
                 };
                 let mut out = Self::default();

@@ -65,8 +65,8 @@ impl QueueLimit {
 
 impl Shape for QueueLimit {
     fn load(field: &str, v: Value) -> Result<Self, ConfigError> {
-        let shown = v.to_string();
-        serde_json::from_value(v).map_err(|_| {
+        QueueLimit::deserialize(&v).map_err(|_| {
+            let shown = super::shown(&v);
             super::bad(
                 field,
                 format!("expected {{\"bytes\": n or null, \"packets\": n or null}}, got {shown}"),
