@@ -318,6 +318,18 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
     ("rto-random unknown flag", ["model", "rto-random", "--bogus"], 2, ("--bogus",)),
     ("calibrate --blocks 0", ["model", "calibrate", "--blocks", "0"], 2, ("--blocks",)),
     ("calibrate --set bad", ["model", "calibrate", "--set", "tcp.bogus=1"], 2, ("tcp.bogus",)),
+    (
+        "calibrate --variants bogus",
+        ["model", "calibrate", "--variants", "v" * 100_000],
+        2,
+        ("--variants",),
+    ),
+    (
+        "model --uncalibrated --extra-buffer x",
+        ["model", "--uncalibrated", "--extra-buffer", "x"],
+        2,
+        ("--extra-buffer",),
+    ),
     ("validate --repeat 0", ["validate", "--repeat", "0"], 2, ("--repeat",)),
     ("validate --blocks -1", ["validate", "--blocks", "-1"], 2, ("--blocks",)),
     ("validate --time-limit nan", ["validate", "--time-limit", "nan"], 2, ("--time-limit",)),

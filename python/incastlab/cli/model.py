@@ -19,6 +19,7 @@ from incastlab.cli.common import (
     whole,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+from incastlab.units import shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -245,7 +246,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         names = [v.strip() for v in a.variants.split(",") if v.strip()]
         bad = [v for v in names if v not in VARIANTS]
         if bad:
-            raise UsageError(f"--variants: {bad[0]!r} is not one of {', '.join(VARIANTS)}")
+            raise UsageError(f"--variants: {shown(bad[0])} is not one of {', '.join(VARIANTS)}")
     else:
         names = list(QUICK_VARIANTS if a.quick else VARIANTS)
     base = sc_mod.apply_overrides({}, dict(parse_assignment(x) for x in a.set or []))
