@@ -120,7 +120,14 @@ def test_ctrl_c_stops_a_long_run_promptly() -> None:
     time.sleep(2.0)
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        # Seen once in a full CI run (not reproduced alone, under load or in order): kill it
+        # so it does not leak into the next test, and show what it had printed.
+        p.kill()
+        _, err = p.communicate()
+        pytest.fail(f"no exit 30 s after Ctrl-C; stderr: {err[-2000:]!r}")
     assert time.monotonic() - t0 < 5
     assert p.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
