@@ -123,7 +123,16 @@ def _cpu_seconds(pid: int) -> float:
 def test_ctrl_c_stops_a_long_run_promptly() -> None:
     argv = [sys.executable, "-X", "faulthandler", "-m", "incastlab.cli", "sim"]
     argv += ["--senders", "64", "--blocks", "100000"]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A suite started in the background (`cmd &` in a script) inherits SIGINT ignored, and a
+    # Python started with it ignored never installs its KeyboardInterrupt handler: the
+    # child gets the default disposition back, as a terminal's foreground job has it.
+    p = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     # Ctrl-C during a long run, not during start-up: wait until the run has used a CPU
     # second beyond its imports (on a loaded machine start-up alone can take seconds).
     deadline = time.monotonic() + 60
@@ -134,8 +143,7 @@ def test_ctrl_c_stops_a_long_run_promptly() -> None:
     try:
         _, err = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
-        # Seen in two full CI runs (not alone, under load or after the preceding files):
-        # make it dump where every thread is (faulthandler on SIGABRT), then fail with that.
+        # Make it dump where every thread is (faulthandler on SIGABRT), then fail with that.
         p.send_signal(signal.SIGABRT)
         try:
             _, err = p.communicate(timeout=10)
