@@ -17,57 +17,6 @@ from incastlab.scenario import Scenario
 
 PS = 1e-12
 
-#: Normalized-scenario fields the model reads.
-USED = {
-    "topology.kind",
-    "topology.senders",
-    "topology.link",
-    "topology.receiver_link",
-    "topology.rtt",
-    "topology.buffer",
-    "topology.receiver_buffer",
-    "tcp.mss",
-    "tcp.header_bytes",
-    "tcp.initial_window",
-    "tcp.rto_min",
-    "tcp.rto_formula",
-    "tcp.timer_granularity",
-    "tcp.clock_granularity",
-    "tcp.phy_overhead",
-    "tcp.cwnd_restart",
-    "tcp.dupthresh",
-    "tcp.rack_tlp",
-    "tcp.delayed_ack",
-    "tcp.quickack",
-    "tcp.congestion_control",
-    "tcp.ecn",
-    "tcp.profile",
-    "topology.ecn_threshold",
-    "workload.request_size",
-    "workload.kind",
-    "workload.sru",
-    "workload.block",
-    "workload.blocks",
-}
-
-
-def port_buffer_bytes(s: dict[str, Any]) -> int:
-    """A normalized scenario's buffer at the bottleneck, the receiver's port, in bytes
-    (packet limits count full frames)."""
-    buf = s["topology"]["receiver_buffer"] or s["topology"]["buffer"]
-    if buf["bytes"] is not None:
-        return int(buf["bytes"])
-    return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])
-
-
-def rtt_and_rto(s: dict[str, Any]) -> tuple[float, float]:
-    """Base RTT and the RTO a connection settles on (RTOmin, plus the RTT where the scenario
-    uses Linux's formula), seconds."""
-    rtt = s["topology"]["rtt"] * PS
-    extra = rtt if s["tcp"]["rto_formula"] == "linux" else 0.0
-    return rtt, s["tcp"]["rto_min"] * PS + extra
-
-
 #: The fields Chen's Eq. 1-4 read (the uncalibrated model).
 CHEN_USED = {
     "topology.kind",
@@ -87,6 +36,40 @@ CHEN_USED = {
     "workload.block",
     "workload.blocks",
 }
+
+#: Normalized-scenario fields the (burst) model reads: Chen's and these.
+USED = CHEN_USED | {
+    "tcp.timer_granularity",
+    "tcp.clock_granularity",
+    "tcp.phy_overhead",
+    "tcp.cwnd_restart",
+    "tcp.dupthresh",
+    "tcp.rack_tlp",
+    "tcp.delayed_ack",
+    "tcp.quickack",
+    "tcp.congestion_control",
+    "tcp.ecn",
+    "tcp.profile",
+    "topology.ecn_threshold",
+    "workload.request_size",
+}
+
+
+def port_buffer_bytes(s: dict[str, Any]) -> int:
+    """A normalized scenario's buffer at the bottleneck, the receiver's port, in bytes
+    (packet limits count full frames)."""
+    buf = s["topology"]["receiver_buffer"] or s["topology"]["buffer"]
+    if buf["bytes"] is not None:
+        return int(buf["bytes"])
+    return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])
+
+
+def rtt_and_rto(s: dict[str, Any]) -> tuple[float, float]:
+    """Base RTT and the RTO a connection settles on (RTOmin, plus the RTT where the scenario
+    uses Linux's formula), seconds."""
+    rtt = s["topology"]["rtt"] * PS
+    extra = rtt if s["tcp"]["rto_formula"] == "linux" else 0.0
+    return rtt, s["tcp"]["rto_min"] * PS + extra
 
 
 def ignored_fields(sc: Scenario, used: set[str] = USED) -> list[str]:
