@@ -239,15 +239,16 @@ impl Scenario {
     }
 
     /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
+    /// Saturates rather than overflows: validation runs after it and refuses the count.
     pub fn hosts_needed(&self) -> u32 {
         let bg = &self.background;
-        let mut n = self.topology.senders + 1;
+        let mut n = self.topology.senders.saturating_add(1);
         if bg.flows > 0 {
             if bg.source == BackgroundSource::OwnHosts {
-                n += bg.flows;
+                n = n.saturating_add(bg.flows);
             }
             if bg.destination == BackgroundDestination::Sink {
-                n += 1;
+                n = n.saturating_add(1);
             }
         }
         n
