@@ -234,6 +234,33 @@ pub struct Link {
     paused_since: SimTime,
     /// Counters.
     pub stats: QueueStats,
+    /// A token bucket in place of the wire's serialization (`topology.nic_burst`).
+    bucket: Option<Bucket>,
+}
+
+/// A token-bucket shaper, as Linux's tc tbf on a virtual NIC: a packet leaves as soon as the
+/// bucket holds its bytes, and the bucket refills at the link's rate up to its size. Tokens
+/// are kept as picoseconds of transmission at the link's rate, so a frame costs exactly its
+/// serialization time and the long-run rate is the link's.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// The bucket's size.
+    size: SimTime,
+    /// Tokens at `at`.
+    tokens: SimTime,
+    at: SimTime,
+}
+
+impl Bucket {
+    /// Take `cost` from the bucket at `now`: returns how long the packet waits for it.
+    #[inline]
+    fn take(&mut self, now: SimTime, cost: SimTime) -> SimTime {
+        let tokens = (self.tokens + now.saturating_sub(self.at)).min(self.size);
+        let wait = cost.saturating_sub(tokens);
+        self.tokens = tokens + wait - cost;
+        self.at = now + wait;
+        wait
+    }
 }
 
 impl Link {
@@ -248,6 +275,7 @@ impl Link {
             mark_bytes: u64::MAX,
             mark_packets: u32::MAX,
             queue: VecDeque::new(),
+            bucket: None,
             bytes: 0,
             pipe: VecDeque::new(),
             jitter: None,
@@ -270,6 +298,19 @@ impl Link {
     pub fn set_jitter(&mut self, jitter: SimTime, rng: Rng) {
         debug_assert!(jitter <= 2 * self.delay);
         self.jitter = (jitter > 0).then_some((jitter, rng));
+    }
+
+    /// Shape the link with a token bucket of `burst` bytes (0: serialize every frame): after
+    /// an idle spell up to `burst` bytes leave at once, then packets leave at the link's rate.
+    pub fn set_burst(&mut self, burst: u64) {
+        self.bucket = (burst > 0).then(|| {
+            let size = tx_time(burst, self.rate);
+            Bucket {
+                size,
+                tokens: size,
+                at: 0,
+            }
+        });
     }
 
     /// The packet being serialized, if any.
@@ -309,7 +350,8 @@ impl Link {
         }
         let &(_, frame) = self.queue.front()?;
         self.busy = true;
-        Some(now + self.serialization(frame))
+        let t = self.serialization(frame);
+        Some(now + self.bucket.as_mut().map_or(t, |b| b.take(now, t)))
     }
 
     /// Count a packet dropped before it reached this queue (a shared buffer refused it).
@@ -447,6 +489,38 @@ mod tests {
         assert_eq!(l.enqueue(0, 1, 1518), Enqueued::Transmitting(1538 * 8000));
         assert_eq!(l.enqueue(0, 2, 1518), Enqueued::Waiting);
         assert_eq!(l.queued_bytes(), 3036);
+    }
+
+    #[test]
+    fn a_shaped_link_sends_its_burst_at_once_then_paces_at_its_rate() {
+        // A 1 Gbps tbf with a two-frame bucket: 1538 wire bytes take 12.304 us at the rate.
+        let frame_time = 1538 * 8000;
+        let mut l = link(100_000);
+        l.set_burst(2 * 1538);
+        assert_eq!(l.enqueue(0, 1, 1518), Enqueued::Transmitting(0));
+        for id in 2..=4 {
+            assert_eq!(l.enqueue(0, id, 1518), Enqueued::Waiting);
+        }
+        // The bucket was full: the second frame leaves at once too, the third waits one
+        // frame time for its tokens, the fourth one more.
+        assert_eq!(l.finish_tx(0).1, Some(0));
+        assert_eq!(l.finish_tx(0).1, Some(frame_time));
+        assert_eq!(l.finish_tx(frame_time).1, Some(2 * frame_time));
+        assert_eq!(l.finish_tx(2 * frame_time).1, None);
+        // Idle for 1.5 frame times: the bucket refilled 1.5 frames, no more; the next frame
+        // leaves at once, the one after waits for the missing half frame.
+        let t = 2 * frame_time + 3 * frame_time / 2;
+        assert_eq!(l.enqueue(t, 5, 1518), Enqueued::Transmitting(t));
+        assert_eq!(l.enqueue(t, 6, 1518), Enqueued::Waiting);
+        assert_eq!(l.finish_tx(t).1, Some(t + frame_time / 2));
+        // After a long idle spell the bucket holds two frames, never more.
+        let t = t + frame_time / 2 + 1_000 * frame_time;
+        l.finish_tx(t - 1_000 * frame_time);
+        for id in 7..=9 {
+            l.enqueue(t, id, 1518);
+        }
+        assert_eq!(l.finish_tx(t).1, Some(t));
+        assert_eq!(l.finish_tx(t).1, Some(t + frame_time));
     }
 
     #[test]

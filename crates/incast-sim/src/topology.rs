@@ -242,6 +242,13 @@ impl Network {
                 Shape::FatTree { k, tor_up, agg_up }
             }
         };
+        if t.nic_burst > 0 {
+            for (l, r) in links.iter_mut().zip(&roles) {
+                if matches!(r, LinkRole::Nic(_)) {
+                    l.set_burst(t.nic_burst);
+                }
+            }
+        }
         if t.link_jitter > 0 {
             for (i, l) in links.iter_mut().enumerate() {
                 l.set_jitter(

@@ -152,5 +152,12 @@ section! {
         /// per-packet timing noise is tens of µs and, like host jitter, breaks the phase lock
         /// of drop-tail queues; at most twice the per-link delay. 0 (default): fixed delays.
         pub link_jitter: SimTime [Time] = 0,
+        /// Host NICs as token-bucket shapers instead of wires (Linux's tc tbf on a veth, as
+        /// testbeds in network namespaces shape their hosts): a packet leaves as soon as the
+        /// bucket holds its bytes, and the bucket refills at the link's rate up to `nic_burst`
+        /// bytes, so after an idle spell up to `nic_burst` bytes leave back to back at once,
+        /// then packets leave at the link's rate. At least one full frame. 0 (default): a NIC
+        /// serializes each frame at its rate, as a real NIC does.
+        pub nic_burst: u64 [Size] = 0,
     }
 }
