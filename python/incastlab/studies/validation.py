@@ -927,6 +927,9 @@ NOTES = [
     "a lost last segment costs about an RTO's time counted as a probe (`TCPLossProbes`). At "
     "RTOmin 200 ms one such stall costs a 30-block run of a small fan-in up to 40% of its "
     "goodput with no RTO counted.",
+    "- An RTOmin of 1 ms is 4 ms on this kernel: a route's `rto_min` is kept in jiffies "
+    "(`dst_metric_rtt`), one jiffy at HZ = 250. The simulator keeps RTOmin in whole timer "
+    "ticks the same way (`tcp.timer_granularity = '4ms'` here).",
     "- The machine has 2 cores, shared with other work (builds) during the runs; each run "
     "records the share of CPU time that other work took (`report.machine`).",
 ]

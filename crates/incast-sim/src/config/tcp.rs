@@ -143,7 +143,8 @@ section! {
         /// RTT clock granularity G (RFC 6298): 1 µs (Linux since 4.x), 1 ms, 4 ms (HZ=250)...
         pub clock_granularity: SimTime [Time] = PS_PER_US,
         /// Granularity of the retransmission, probe and reorder timers (Linux: a jiffy, 4 ms
-        /// at HZ = 250, 1 ms at HZ = 1000); `None`: the RTT clock's.
+        /// at HZ = 250, 1 ms at HZ = 1000); `None`: the RTT clock's. RTOmin is rounded up to
+        /// whole ticks, as Linux keeps a route's `rto_min` in jiffies (1 ms is 4 ms at HZ = 250).
         pub timer_granularity: Option<SimTime> [Time] = None,
         /// How RTOmin combines with the RTT estimate.
         pub rto_formula: RtoFormula [Plain] = RtoFormula::Linux,

@@ -35,9 +35,17 @@ pub struct RttEstimator {
     rtt_seq: u64,
 }
 
+/// `t` rounded up to whole ticks of `g`. RTOmin is kept in timer ticks, as Linux keeps the
+/// route's `rto_min` in jiffies: at HZ = 250 an RTOmin of 1 ms is 4 ms.
+fn whole_ticks(t: SimTime, g: SimTime) -> SimTime {
+    let g = g.max(1);
+    t.div_ceil(g).saturating_mul(g)
+}
+
 impl RttEstimator {
     /// An estimator with no sample yet: RTO is `initial` (RFC 6298 (2.1)).
     pub fn new(rto_min: SimTime, rto_max: SimTime, initial: SimTime, granularity: SimTime) -> Self {
+        let rto_min = whole_ticks(rto_min, granularity);
         RttEstimator {
             srtt: None,
             rttvar: 0,
@@ -104,6 +112,7 @@ impl RttEstimator {
     /// Run timers on ticks of `g` (Linux: RTTs in µs, timers on jiffies).
     pub fn with_timer_granularity(mut self, g: SimTime) -> Self {
         self.timer_granularity = g.max(1);
+        self.rto_min = whole_ticks(self.rto_min, self.timer_granularity);
         self
     }
 
@@ -259,5 +268,15 @@ mod tests {
         assert_eq!(e.measure(from_us(100), from_us(900)), 0);
         assert_eq!(e.to_tick(from_us(1100)), from_ms(2));
         assert_eq!(e.to_tick(from_ms(2)), from_ms(2));
+    }
+
+    #[test]
+    fn rto_min_is_whole_timer_ticks() {
+        let e =
+            RttEstimator::new(from_ms(1), u64::MAX, PS_PER_S, 1).with_timer_granularity(from_ms(4));
+        assert_eq!(e.rto_min(), from_ms(4));
+        let e = RttEstimator::new(from_ms(200), u64::MAX, PS_PER_S, 1)
+            .with_timer_granularity(from_ms(4));
+        assert_eq!(e.rto_min(), from_ms(200));
     }
 }
