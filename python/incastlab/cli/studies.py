@@ -97,7 +97,9 @@ def add_reproduce_parser(sub: Any) -> None:
         "paper's numbers), draw its figure and write a verdict comparing incastlab's numbers "
         "with the paper's. Results are stored per sweep, so a rerun resumes.",
         epilog="examples:\n  incast reproduce --list\n  incast reproduce chen-fig3\n"
-        "  incast reproduce --all --out reproductions",
+        "  incast reproduce --all --out reproductions\n"
+        "  incast reproduce hadoop-jobs\n"
+        "  incast reproduce fb2009-replay --trace FB-2009_samples_24_times_1hr_0.tsv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     x.add_argument("names", nargs="*", metavar="NAME", help="experiments to reproduce")
@@ -113,6 +115,12 @@ def add_reproduce_parser(sub: Any) -> None:
         "--update-expected",
         action="store_true",
         help="also copy the figures and verdict into experiments/NAME/expected/",
+    )
+    x.add_argument(
+        "--trace",
+        metavar="FILE.tsv",
+        help="SWIM trace to replay (fb2009-replay; default: the small generated trace shipped "
+        "with incastlab)",
     )
     x.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     x.set_defaults(handler=cmd_reproduce)
@@ -214,11 +222,26 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
     for n in names:
         if n not in exps:
             raise UsageError(f"unknown experiment {n!r}; known: {', '.join(exps)}")
+    if a.trace is not None:
+        if not any(exps[n].meta.get("takes_trace") for n in names):
+            takers = [n for n, e in exps.items() if e.meta.get("takes_trace")]
+            raise UsageError(f"--trace: only for {', '.join(takers)}")
+        from incastlab.jobs.swim import TraceError, load
+
+        try:
+            load(a.trace)  # one clear line now, not after the other experiments ran
+        except TraceError as e:
+            raise UsageError(f"--trace: {e}") from None
     say = None if a.json else (lambda m: err.print(f"[dim]{m}[/dim]"))
     reports = []
     for n in names:
         rep = reproduce(
-            n, a.out, workers=a.workers, update_expected=a.update_expected, progress=say
+            n,
+            a.out,
+            workers=a.workers,
+            update_expected=a.update_expected,
+            progress=say,
+            trace=a.trace if exps[n].meta.get("takes_trace") else None,
         )
         reports.append(rep)
         if not a.json:

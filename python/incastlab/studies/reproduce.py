@@ -9,6 +9,7 @@ checks live beside this module, one file per paper group.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from incastlab.studies import checks_chen, checks_ndp, checks_rto
+from incastlab.studies import checks_chen, checks_jobs, checks_ndp, checks_rto
 from incastlab.studies.findings import Findings, Runs
 from incastlab.studies.findings import onset_of as onset_of
 from incastlab.sweep.spec import load_spec
@@ -132,8 +133,12 @@ def reproduce(
     workers: int | None = None,
     update_expected: bool = False,
     progress: Callable[[str], None] | None = None,
+    trace: str | Path | None = None,
 ) -> Reproduction:
-    """Run an experiment's sweeps, check them, draw its figures and write its verdict."""
+    """Run an experiment's sweeps, check them, draw its figures and write its verdict.
+
+    Experiments with ``runner = "jobs"`` run the job model instead of sweeps; ``trace`` is the
+    SWIM trace of those that replay one (``takes_trace``)."""
     from incastlab.sweep.run import run_points
 
     exps = experiments()
@@ -142,6 +147,16 @@ def reproduce(
     e = exps[name]
     out = Path(out_root) / name
     t0 = time.perf_counter()
+    if e.meta.get("runner") == "jobs":
+        out.mkdir(parents=True, exist_ok=True)
+        findings = checks_jobs.RUNNERS[e.meta["check"]](
+            e.meta,
+            out,
+            workers=workers or os.cpu_count() or 1,
+            say=progress,
+            trace=None if trace is None else str(trace),
+        )
+        return _finish(e, findings, time.perf_counter() - t0, out, 0, update_expected)
     runs: Runs = {}
     failed = 0
     for path in e.sweeps:
@@ -158,7 +173,19 @@ def reproduce(
     if e.meta["check"] == "hafeez_table1":
         failed = 0  # stalled background points are the finding, not a failure
     findings = CHECKS[e.meta["check"]](runs, e.meta.get("paper", {}), out)
-    rep = Reproduction(e, findings, time.perf_counter() - t0, out, failed)
+    return _finish(e, findings, time.perf_counter() - t0, out, failed, update_expected)
+
+
+def _finish(
+    e: Experiment,
+    findings: Findings,
+    wall_s: float,
+    out: Path,
+    failed: int,
+    update_expected: bool,
+) -> Reproduction:
+    """Write the verdict (and, if asked, the expected copy) of a finished experiment."""
+    rep = Reproduction(e, findings, wall_s, out, failed)
     (out / "verdict.md").write_text(rep.verdict_md(), encoding="utf-8")
     if update_expected:
         exp = e.path / "expected"

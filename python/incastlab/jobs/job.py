@@ -1,0 +1,194 @@
+"""A MapReduce job as tasks, and each task as phases.
+
+A map task reads one HDFS block from its own disk (data locality: the scheduler runs it where a
+replica lives; 0.18 and 0.20 read local blocks through the DataNode over loopback, so no switch
+port is crossed), runs the map function, sorts and spills its output (io.sort.mb, io.sort.factor)
+and, in a map-only job, writes its output to HDFS through the replication pipeline. A reduce
+task fetches its partition of every map output (the shuffle: a fan-in with at most
+mapred.reduce.parallel.copies hosts at once), merges what does not fit in memory
+(fs.inmemory.size.mb, io.sort.factor), runs the reduce function and writes its output through
+the pipeline. Network phases are fan-ins timed by :class:`~incastlab.jobs.network.Network`
+(packet level); disk and CPU phases come from :class:`~incastlab.jobs.hadoop.Machines`.
+
+Times are integer picoseconds; sizes bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from incastlab.jobs.hadoop import MACHINES, HadoopConfig, Machines, seconds_ps
+from incastlab.jobs.network import FanIn
+
+
+class Transfers(Protocol):
+    """What times a fan-in: :class:`~incastlab.jobs.network.Network`, or a stand-in."""
+
+    def time_ps(self, f: FanIn) -> int: ...
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of a workload: what it reads, shuffles and writes, and its task counts."""
+
+    name: str
+    submit_ps: int
+    input_bytes: int
+    shuffle_bytes: int
+    output_bytes: int
+    maps: int
+    #: 0 for a map-only job (its maps write the output).
+    reduces: int
+
+
+@dataclass
+class Task:
+    """One task's phases, in picoseconds."""
+
+    phases: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def duration_ps(self) -> int:
+        return sum(self.phases.values())
+
+    @property
+    def network_ps(self) -> int:
+        return sum(v for k, v in self.phases.items() if k in NETWORK_PHASES)
+
+
+#: Phases that cross the switch (timed at packet level).
+NETWORK_PHASES = frozenset({"shuffle", "hdfs_write_net"})
+
+
+@dataclass
+class Plan:
+    """A job's tasks: every map task, then (once all maps are done) every reduce task."""
+
+    job: Job
+    maps: list[Task]
+    reduces: list[Task]
+    #: Before the first task may start and after the last one ends (job submission; 0.20's
+    #: set-up and clean-up tasks).
+    before_ps: int
+    after_ps: int
+
+
+def _io_ps(nbytes: float, disk_share_bps: float, cfg: HadoopConfig, m: Machines) -> int:
+    """Reading or writing ``nbytes`` on a disk share, in io.file.buffer.size calls."""
+    if nbytes <= 0:
+        return 0
+    calls = math.ceil(nbytes / cfg.io_buffer_bytes)
+    return seconds_ps(nbytes / disk_share_bps + calls * m.io_call_s)
+
+
+def merge_passes(segments: int, factor: int) -> int:
+    """Merge passes over ``segments`` sorted runs, ``factor`` at a time (0 for one run)."""
+    if segments <= 1:
+        return 0
+    return max(1, math.ceil(math.log(segments) / math.log(factor) - 1e-9))
+
+
+def sort_buffer_bytes(cfg: HadoopConfig, m: Machines) -> int:
+    """Map output a task buffers before it spills: 80% (io.sort.spill.percent) of the data part
+    (95%) of io.sort.mb, or what the record metadata (5%, 16 bytes a record) indexes."""
+    data = 0.8 * 0.95 * cfg.sort_bytes
+    indexed = 0.8 * 0.05 * cfg.sort_bytes / 16 * m.record_bytes
+    return int(min(data, indexed))
+
+
+def _hdfs_write(
+    task: Task,
+    nbytes: int,
+    writers_per_node: int,
+    cfg: HadoopConfig,
+    m: Machines,
+    net: Transfers,
+    disk_share_bps: float,
+) -> None:
+    """Write ``nbytes`` through the replication pipeline: the first replica on the local disk,
+    the others on other workers. Disk and network run side by side (the pipeline streams), so
+    the phase lasts as long as the slower of the two; the network part is the fan-in of the
+    (replication − 1) · writers pipelines that land on each worker."""
+    if nbytes <= 0:
+        return
+    # Every worker's disk takes its own first replica and the other workers' extra ones.
+    disk = _io_ps(nbytes * cfg.replication, disk_share_bps, cfg, m)
+    net_ps = 0
+    if cfg.replication > 1:
+        pipelines = (cfg.replication - 1) * writers_per_node
+        block = min(cfg.block_bytes, nbytes)
+        net_ps = net.time_ps(
+            FanIn(
+                senders=min(pipelines, m.workers - 1),
+                fragment=block,
+                rounds=math.ceil(nbytes / block),
+                tasks=1,
+                window=0,
+            )
+        )
+    task.phases["hdfs_write_disk"] = disk
+    task.phases["hdfs_write_net"] = max(0, net_ps - disk)
+
+
+def plan(job: Job, cfg: HadoopConfig, net: Transfers, m: Machines = MACHINES) -> Plan:
+    """The tasks of ``job`` under ``cfg`` on ``m``'s workers, network phases timed by ``net``."""
+    maps = max(1, job.maps)
+    reduces = job.reduces
+    map_disk = m.disk_bps / m.map_slots
+    red_disk = m.disk_bps / m.reduce_slots
+    startup = seconds_ps(m.task_startup_s)
+
+    map_tasks = []
+    left = job.input_bytes
+    for i in range(maps):
+        t = Task({"startup": startup})
+        read = min(left, cfg.block_bytes) if job.input_bytes else 0
+        left -= read
+        t.phases["read"] = _io_ps(read, map_disk, cfg, m)
+        out = job.shuffle_bytes / maps if reduces else 0.0
+        # A map with no input generates its records (the shuffle job); either way the map
+        # function touches every byte it reads or emits.
+        t.phases["map"] = seconds_ps(max(read, out) / m.map_cpu_bps)
+        if out > 0:
+            spills = math.ceil(out / sort_buffer_bytes(cfg, m))
+            passes = merge_passes(spills, cfg.sort_factor)
+            t.phases["spill"] = _io_ps(out * (1 + 2 * passes), map_disk, cfg, m)
+        if not reduces and job.output_bytes:
+            writers = min(m.map_slots, math.ceil(maps / m.workers))
+            _hdfs_write(t, job.output_bytes // maps, writers, cfg, m, net, map_disk)
+        map_tasks.append(t)
+        del i
+
+    reduce_tasks = []
+    if reduces:
+        per_reduce = job.shuffle_bytes / reduces
+        side_by_side = min(m.reduce_slots, math.ceil(reduces / m.workers))
+        hosts = min(m.workers, maps)
+        senders = min(m.workers - 1, maps)
+        fetch = FanIn(
+            senders=senders,
+            fragment=math.ceil(job.shuffle_bytes / (maps * reduces)),
+            rounds=math.ceil(maps / hosts),
+            tasks=side_by_side,
+            window=cfg.parallel_copies,
+        )
+        shuffle_ps = net.time_ps(fetch) if senders > 0 else 0
+        inmem = cfg.inmemory_bytes if cfg.version == "0.18.2" else int(0.7 * cfg.heap_bytes)
+        for _ in range(reduces):
+            t = Task({"startup": startup, "shuffle": shuffle_ps})
+            if per_reduce > inmem:
+                # Spilled in memory-sized runs, merged sort_factor at a time, read once more.
+                passes = merge_passes(math.ceil(per_reduce / inmem), cfg.sort_factor)
+                t.phases["merge"] = _io_ps(per_reduce * 2 * passes, red_disk, cfg, m)
+            t.phases["reduce"] = seconds_ps(per_reduce / m.reduce_cpu_bps)
+            _hdfs_write(t, job.output_bytes // reduces, side_by_side, cfg, m, net, red_disk)
+            reduce_tasks.append(t)
+
+    before = seconds_ps(m.job_startup_s)
+    after = 0
+    if cfg.version == "0.20.2":
+        before += seconds_ps(m.setup_cleanup_s / 2)
+        after += seconds_ps(m.setup_cleanup_s / 2)
+    return Plan(job, map_tasks, reduce_tasks, before, after)
