@@ -289,6 +289,36 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
     ("reproduce --workers 0", ["reproduce", "--workers", "0", "chen-fig2"], 2, ("--workers",)),
     ("reproduce unknown", ["reproduce", "nope"], 2, ("nope",)),
     ("reproduce nothing", ["reproduce"], 2, ("experiment",)),
+    (
+        "reproduce --trace empty",
+        ["reproduce", "fb2009-replay", "--trace", "{trace_empty}"],
+        2,
+        ("--trace", "no jobs"),
+    ),
+    (
+        "reproduce --trace bad field",
+        ["reproduce", "fb2009-replay", "--trace", "{trace_bad}"],
+        2,
+        ("--trace", "line 2", "shuffle_bytes"),
+    ),
+    (
+        "reproduce --trace missing",
+        ["reproduce", "fb2009-replay", "--trace", "absent.tsv"],
+        2,
+        ("--trace", "no such trace file"),
+    ),
+    (
+        "reproduce --trace binary",
+        ["reproduce", "fb2009-replay", "--trace", "{binary}"],
+        2,
+        ("--trace", "not a text file"),
+    ),
+    (
+        "reproduce --trace elsewhere",
+        ["reproduce", "chen-fig2", "--trace", "{trace_empty}"],
+        2,
+        ("--trace", "fb2009-replay"),
+    ),
     ("compare --repeat 0", ["compare", "--repeat", "0"], 2, ("--repeat",)),
     ("compare --backends bogus", ["compare", "--backends", "sim,bogus"], 2, ("--backends",)),
     ("compare --time-limit nan", ["compare", "--time-limit", "nan"], 2, ("--time-limit",)),
@@ -516,6 +546,8 @@ def _fixtures(d: Path) -> dict[str, str]:
     put("cdf_nan.txt", "10KB nan\n20KB 1\n")
     put("cdf_long.txt", "9" * 5000 + " 1\n")
     put("afile", "x")
+    put("trace_empty.tsv", "\n")
+    put("trace_bad.tsv", "job0\t1\t1\t10\t10\t10\njob1\t2\t1\t10\tlots\t10\n")
     put("sweep_spec.toml", '[workload]\nsru = "1KB"\nblocks = 1\n[topology]\nsenders = [1, 2]\n')
     put("sweep_huge.toml", '[topology]\nsenders = "1..100000000000"\n')
     put(

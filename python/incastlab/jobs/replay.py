@@ -85,11 +85,7 @@ def replay(
     simulated = 0
     for rto in rto_mins:
         net = Network(rto, fabric, cache)
-        simulated += net.prepare(
-            rec.seen,
-            workers=workers,
-            progress=None if progress is None else (lambda d, n, r=rto: progress(r, d, n)),
-        )
+        simulated += net.prepare(rec.seen, workers=workers, progress=_for_rto(progress, rto))
         outcomes[rto] = _schedule([plan(j, config, net, machines) for j in jobs], policy, alone)
     unloaded = _schedule([plan(j, config, _Unloaded(), machines) for j in jobs], policy, True)
     return Replay(
@@ -102,6 +98,15 @@ def replay(
         simulated,
         time.perf_counter() - t0,
     )
+
+
+def _for_rto(
+    progress: Callable[[str, int, int], None] | None, rto: str
+) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, total: report(rto, done, total)
 
 
 def _schedule(plans: list[Plan], policy: Policy, alone: bool) -> list[Outcome]:

@@ -41,7 +41,7 @@ class Outcome:
 
 
 class _State:
-    __slots__ = ("plan", "ready_ps", "next_map", "next_reduce", "running", "maps_left", "left")
+    __slots__ = ("left", "maps_left", "next_map", "next_reduce", "plan", "ready_ps", "running")
 
     def __init__(self, plan: Plan):
         self.plan = plan

@@ -117,6 +117,8 @@ class Reproduction:
             "",
         ]
         lines += [f"- {'✓' if c.ok else '✗'} {c.text}: {c.measured}" for c in f.claims]
+        if not self.agrees and e.meta.get("differs"):
+            lines += ["", "Why it differs: " + " ".join(str(e.meta["differs"]).split())]
         if self.failed_points:
             lines.append(
                 f"- ✗ {self.failed_points} sweep points failed (see failed/ in the results)"
