@@ -280,7 +280,8 @@ def fb2009_replay(
     t200 = np.array(r.completion_s(DEFAULT_RTO))
     t1 = np.array(r.completion_s(SMALL_RTO))
     q = {p: (float(np.percentile(t200, p)), float(np.percentile(t1, p))) for p in (50, 90)}
-    shift = {p: q[p][1] - q[p][0] for p in q}
+    # Rounded first so a shift of -0.0004 s reads +0.0, not -0.0.
+    shift = {p: round(q[p][1] - q[p][0], 1) + 0.0 for p in q}
     lo, hi = paper["shift_s"]
     lines = [
         "| | RTOmin 200 ms | 1 ms | shift (1 ms − 200 ms) | article |",
