@@ -66,8 +66,12 @@ class FanIn:
 
 @dataclass(frozen=True)
 class Fabric:
-    """The network every transfer crosses (the article's: 1 Gbps, 64 KB per switch port)."""
+    """The network every transfer crosses (the article's: one switch, 1 Gbps, 64 KB per port).
 
+    ``topology`` is any of the simulator's (``star``, ``leaf_spine``, ``fat_tree``; hosts spread
+    over them as the scenario's ``placement`` default does)."""
+
+    topology: str = "star"
     link: str = "1Gbps"
     buffer: str = "64KB"
     rtt: str = "100us"
@@ -109,6 +113,7 @@ def scenario_of(f: FanIn, rto_min: str, fabric: Fabric) -> dict[str, Any]:
     return {
         "seed": fabric.seed,
         "topology": {
+            "kind": fabric.topology,
             "senders": f.senders,
             "link": fabric.link,
             "buffer": fabric.buffer,

@@ -87,7 +87,7 @@ def hadoop_jobs(
             r = replay(
                 jobs,
                 cfg,
-                fabric=Fabric(seed=seed),
+                fabric=Fabric(**{**meta.get("fabric", {}), "seed": seed}),
                 cache=out / "results" / "fanins.json",
                 workers=workers,
                 alone=True,
@@ -306,6 +306,7 @@ def fb2009_replay(
     r = replay(
         jobs,
         cfg,
+        fabric=Fabric(**meta.get("fabric", {})),
         cache=out / "results" / "fanins.json",
         workers=workers,
         progress=progress,
