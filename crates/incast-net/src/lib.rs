@@ -3,11 +3,13 @@
 //! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
 //! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
 //! - [`protocol`]: the 24-byte versioned request and response headers they speak;
-//! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters.
+//! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters;
+//! - [`netns`]: entering network namespaces by name, for sockets opened inside them.
 #![warn(missing_docs)]
 
 pub mod client;
 pub mod monitor;
+pub mod netns;
 pub mod protocol;
 pub mod server;
 
@@ -244,6 +246,72 @@ mod tests {
         assert_eq!(r.block_times_us.len(), 5);
         assert_eq!(s.stats.busy.load(Ordering::Relaxed), 1);
         s.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// One server on several addresses (an emulation's sender hosts, here without
+    /// namespaces): a bench reads every block from every address, and the caps count per
+    /// address, so one client's connections to all of them are not one peer's.
+    #[test]
+    fn one_loop_serves_every_address_and_caps_each_on_its_own() {
+        let addrs: Vec<(Option<String>, std::net::SocketAddr)> = (1..=40)
+            .map(|i| (None, format!("127.0.4.{i}:0").parse().unwrap()))
+            .collect();
+        let s = Server::bind_each(
+            &addrs,
+            ServerConfig {
+                max_conns: 1,
+                max_conns_per_peer: 1,
+                ..ServerConfig::default()
+            },
+        )
+        .unwrap();
+        let bound = s.local_addrs().to_vec();
+        assert_eq!(bound.len(), 40);
+        assert!(bound
+            .iter()
+            .enumerate()
+            .all(|(i, a)| a.ip().to_string() == format!("127.0.4.{}", i + 1) && a.port() != 0));
+        let s = Arc::new(s);
+        let r = s.clone();
+        thread::spawn(move || r.run().unwrap());
+        let result = bench(&config(bound.clone())).unwrap();
+        assert_eq!(result.bytes, 5 * 40 * 64_000);
+        assert!(result.response_us.iter().all(|b| b.len() == 40));
+        assert_eq!(s.stats.requests.load(Ordering::Relaxed), 6 * 40);
+        assert_eq!(s.stats.busy.load(Ordering::Relaxed), 0);
+        // Each address holds its own one connection: a second to the same one is Busy.
+        let _first = TcpStream::connect(bound[7]).unwrap();
+        thread::sleep(Duration::from_millis(100));
+        let mut second = TcpStream::connect(bound[7]).unwrap();
+        let mut h = [0u8; HEADER_LEN];
+        second.read_exact(&mut h).unwrap();
+        assert_eq!(parse_response(&h).unwrap().0, Status::Busy);
+        s.stop.store(true, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn an_address_that_cannot_be_bound_is_named() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = taken.local_addr().unwrap();
+        let e = match Server::bind_each(
+            &[(None, "127.0.0.1:0".parse().unwrap()), (None, at)],
+            ServerConfig::default(),
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("bound a taken address"),
+        };
+        assert!(
+            e.to_string().contains(&format!("cannot listen on {at}")),
+            "{e}"
+        );
+        let e = match Server::bind_each(
+            &[(Some("incastlab-no-such-ns".into()), at)],
+            ServerConfig::default(),
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("bound in a missing namespace"),
+        };
+        assert!(e.to_string().contains("no namespace"), "{e}");
     }
 
     /// A bounded load test: idle, slow-reading and never-reading connections from other

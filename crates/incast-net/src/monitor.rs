@@ -303,23 +303,7 @@ fn read_at(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
 }
 
 fn enter_netns(name: &str) -> Result<(), MonitorError> {
-    use std::os::fd::AsRawFd;
-    let path = format!("/var/run/netns/{name}");
-    let f = File::open(&path).map_err(|e| {
-        MonitorError::Netns(format!(
-            "no namespace {name:?} ({path}: {e}); see `ip netns list`"
-        ))
-    })?;
-    // SAFETY: setns on a valid descriptor of a network namespace; it changes only this
-    // thread's namespace.
-    let r = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    if r != 0 {
-        return Err(MonitorError::Netns(format!(
-            "cannot enter {name:?}: {} (needs root)",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(())
+    crate::netns::enter(name).map_err(|e| MonitorError::Netns(e.to_string()))
 }
 
 fn cpu_time_ns() -> u64 {

@@ -11,6 +11,11 @@
 //! timeout, and an answer must make progress within the write timeout; a connection past its
 //! deadline is closed. A stalled or idle client therefore cannot lock others out for long, and
 //! a host opening many connections is turned away at its own cap before the global one.
+//!
+//! One server may listen on several addresses, each in a network namespace of its own
+//! ([`Server::bind_each`]): an emulation's every sender host is then a listening socket of
+//! one process and one thread, not a process each. Each address counts as a server of its
+//! own for the connection caps.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -31,9 +36,10 @@ use crate::protocol::{encode_response, parse_request, Status, HEADER_LEN};
 pub struct ServerConfig {
     /// Most bytes one request may ask for.
     pub max_request: u64,
-    /// Most connections served at once; more are answered `Busy` and closed.
+    /// Most connections served at once (per listening address); more are answered `Busy`
+    /// and closed.
     pub max_conns: usize,
-    /// Most connections served at once from one peer address.
+    /// Most connections served at once from one peer address (per listening address).
     pub max_conns_per_peer: usize,
     /// A connection silent this long between requests is closed.
     pub idle_timeout: Duration,
@@ -146,6 +152,8 @@ enum Phase {
 struct Conn {
     stream: TcpStream,
     peer: SocketAddr,
+    /// Which listening address accepted it.
+    listener: usize,
     buf: [u8; HEADER_LEN],
     phase: Phase,
     /// When the connection is closed unless it makes progress.
@@ -163,12 +171,22 @@ enum End {
 /// Zeros to send from, so a response never allocates.
 static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
-const LISTENER: Token = Token(usize::MAX);
+/// Listener `j` is polled as token `usize::MAX - j`; connections take tokens from 0 up.
+fn listener_token(j: usize) -> Token {
+    Token(usize::MAX - j)
+}
+
+/// Open connections, by listening address and in all, and per (listener, peer) address.
+#[derive(Default)]
+struct Counts {
+    open: Vec<usize>,
+    per_peer: HashMap<(usize, IpAddr), usize>,
+}
 
 /// A running server.
 pub struct Server {
-    listener: Mutex<Option<TcpListener>>,
-    addr: SocketAddr,
+    listeners: Mutex<Option<Vec<TcpListener>>>,
+    addrs: Vec<SocketAddr>,
     cfg: ServerConfig,
     /// Set to stop accepting and return from [`Server::run`].
     pub stop: Arc<AtomicBool>,
@@ -180,15 +198,44 @@ pub struct Server {
 impl Server {
     /// Bind to `addr` (and only there), after checking the congestion control asked for.
     pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> io::Result<Server> {
+        Server::bind_each(&[(None, addr)], cfg)
+    }
+
+    /// Bind to every `(namespace, addr)`: `addr` inside the named network namespace (see
+    /// [`crate::netns`]), or in this thread's where the name is `None`. One loop then serves
+    /// them all. An address that cannot be bound is an error naming it and its namespace.
+    pub fn bind_each(
+        addrs: &[(Option<String>, SocketAddr)],
+        cfg: ServerConfig,
+    ) -> io::Result<Server> {
+        if addrs.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no address to listen on",
+            ));
+        }
         if let Some(cc) = &cfg.congestion {
             check_congestion(cc)?;
         }
-        let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
+        let listeners = crate::netns::in_each(
+            addrs,
+            |(ns, _)| ns.as_deref(),
+            |_, (ns, addr)| {
+                let l = TcpListener::bind(addr).map_err(|e| {
+                    let inside = ns.as_ref().map(|n| format!(" in {n}")).unwrap_or_default();
+                    io::Error::new(e.kind(), format!("cannot listen on {addr}{inside}: {e}"))
+                })?;
+                l.set_nonblocking(true)?;
+                Ok(l)
+            },
+        )?;
+        let addrs = listeners
+            .iter()
+            .map(|l| l.local_addr())
+            .collect::<io::Result<Vec<_>>>()?;
         Ok(Server {
-            listener: Mutex::new(Some(listener)),
-            addr,
+            listeners: Mutex::new(Some(listeners)),
+            addrs,
             cfg,
             stop: Arc::new(AtomicBool::new(false)),
             stats: Arc::new(ServerStats::default()),
@@ -196,9 +243,14 @@ impl Server {
         })
     }
 
-    /// Where it listens.
+    /// Where it listens (the first address, if several).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.addr)
+        Ok(self.addrs[0])
+    }
+
+    /// Every address it listens on, in the order given to [`Server::bind_each`].
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// Send log lines somewhere else than stderr.
@@ -209,20 +261,27 @@ impl Server {
 
     /// Accept and serve until `stop` is set (once: the listener is consumed).
     pub fn run(&self) -> io::Result<()> {
-        let std_listener = self
-            .listener
+        let std_listeners = self
+            .listeners
             .lock()
             .map_err(|_| io::Error::other("the server's lock was poisoned"))?
             .take()
             .ok_or_else(|| io::Error::other("the server already ran"))?;
-        let mut listener = MioListener::from_std(std_listener);
         let mut poll = Poll::new()?;
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let mut listeners = Vec::with_capacity(std_listeners.len());
+        for (j, l) in std_listeners.into_iter().enumerate() {
+            let mut l = MioListener::from_std(l);
+            poll.registry()
+                .register(&mut l, listener_token(j), Interest::READABLE)?;
+            listeners.push(l);
+        }
         let mut events = Events::with_capacity(1024);
         let mut conns: Vec<Option<Conn>> = Vec::new();
         let mut free: Vec<usize> = Vec::new();
-        let mut per_peer: HashMap<IpAddr, usize> = HashMap::new();
+        let mut counts = Counts {
+            open: vec![0; listeners.len()],
+            per_peer: HashMap::new(),
+        };
         // Deadlines are checked at this interval (and the stop flag with them).
         let tick = Duration::from_millis(50);
         let mut next_sweep = Instant::now() + tick;
@@ -233,8 +292,9 @@ impl Server {
                 Err(e) => return Err(e),
             }
             for ev in events.iter() {
-                if ev.token() == LISTENER {
-                    self.accept_all(&listener, &poll, &mut conns, &mut free, &mut per_peer);
+                let j = usize::MAX - ev.token().0;
+                if j < listeners.len() {
+                    self.accept_all(j, &listeners[j], &poll, &mut conns, &mut free, &mut counts);
                     continue;
                 }
                 let i = ev.token().0;
@@ -243,7 +303,7 @@ impl Server {
                     None => continue,
                 };
                 if let Some(end) = end {
-                    self.close(i, end, &poll, &mut conns, &mut free, &mut per_peer);
+                    self.close(i, end, &poll, &mut conns, &mut free, &mut counts);
                 }
             }
             let now = Instant::now();
@@ -274,27 +334,22 @@ impl Server {
                             )
                         }
                     };
-                    self.close(
-                        i,
-                        End::Log(why),
-                        &poll,
-                        &mut conns,
-                        &mut free,
-                        &mut per_peer,
-                    );
+                    self.close(i, End::Log(why), &poll, &mut conns, &mut free, &mut counts);
                 }
             }
         }
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn accept_all(
         &self,
+        j: usize,
         listener: &MioListener,
         poll: &Poll,
         conns: &mut Vec<Option<Conn>>,
         free: &mut Vec<usize>,
-        per_peer: &mut HashMap<IpAddr, usize>,
+        counts: &mut Counts,
     ) {
         loop {
             let (mut stream, peer) = match listener.accept() {
@@ -307,8 +362,8 @@ impl Server {
                     return;
                 }
             };
-            let open = conns.len() - free.len();
-            let mine = per_peer.get(&peer.ip()).copied().unwrap_or(0);
+            let open = counts.open[j];
+            let mine = counts.per_peer.get(&(j, peer.ip())).copied().unwrap_or(0);
             if open >= self.cfg.max_conns || mine >= self.cfg.max_conns_per_peer {
                 self.stats.busy.fetch_add(1, Ordering::Relaxed);
                 let which = if open >= self.cfg.max_conns {
@@ -350,12 +405,14 @@ impl Server {
                 free.push(i);
                 continue;
             }
-            *per_peer.entry(peer.ip()).or_insert(0) += 1;
+            *counts.per_peer.entry((j, peer.ip())).or_insert(0) += 1;
+            counts.open[j] += 1;
             self.stats.connections.fetch_add(1, Ordering::Relaxed);
             self.stats.open.fetch_add(1, Ordering::Relaxed);
             conns[i] = Some(Conn {
                 stream,
                 peer,
+                listener: j,
                 buf: [0; HEADER_LEN],
                 phase: Phase::Reading {
                     got: 0,
@@ -373,19 +430,21 @@ impl Server {
         poll: &Poll,
         conns: &mut [Option<Conn>],
         free: &mut Vec<usize>,
-        per_peer: &mut HashMap<IpAddr, usize>,
+        counts: &mut Counts,
     ) {
         let Some(mut c) = conns[i].take() else { return };
         let _ = poll.registry().deregister(&mut c.stream);
         if let End::Log(why) = end {
             (self.log)(&format!("{}: {why}", c.peer));
         }
-        if let Some(n) = per_peer.get_mut(&c.peer.ip()) {
+        let key = (c.listener, c.peer.ip());
+        if let Some(n) = counts.per_peer.get_mut(&key) {
             *n -= 1;
             if *n == 0 {
-                per_peer.remove(&c.peer.ip());
+                counts.per_peer.remove(&key);
             }
         }
+        counts.open[c.listener] -= 1;
         self.stats.open.fetch_sub(1, Ordering::Relaxed);
         free.push(i);
     }

@@ -174,10 +174,6 @@ fn serve(
             "--listen: expected host:port such as 127.0.0.1:9000, got {shown:?}"
         ))
     })?;
-    let duration = |flag: &str, s: f64| {
-        std::time::Duration::try_from_secs_f64(s.max(0.001))
-            .map_err(|_| PyValueError::new_err(format!("{flag}: not a duration: {s}")))
-    };
     let cfg = ServerConfig {
         max_request,
         max_conns,
@@ -212,6 +208,166 @@ fn serve(
     server.stop.store(true, Ordering::Relaxed);
     let _ = handle.join();
     result
+}
+
+/// The block servers of an emulation's sender hosts: one listening socket inside each named
+/// network namespace, all served by one thread of this process (a few kB each, where a
+/// process per namespace took megabytes). Serving starts on creation and ends with `stop`,
+/// or with the process: the sockets are this process's, so they die with it.
+#[pyclass(name = "BlockServers")]
+struct PyBlockServers {
+    server: std::sync::Arc<incast_net::server::Server>,
+    handle: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    logs: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
+}
+
+/// Log lines kept (the latest): enough to say why a client failed.
+const SERVER_LOG_LINES: usize = 200;
+
+#[pymethods]
+impl PyBlockServers {
+    /// Listen on every `(namespace, "host:port")` (`None`: this thread's namespace).
+    #[new]
+    #[pyo3(signature = (listen, congestion=None, max_request=64 << 20, max_conns=1024, idle_timeout_s=60.0, first_request_timeout_s=60.0, write_timeout_s=30.0, nodelay=true, send_buffer=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        listen: Vec<(Option<String>, String)>,
+        congestion: Option<String>,
+        max_request: u64,
+        max_conns: usize,
+        idle_timeout_s: f64,
+        first_request_timeout_s: f64,
+        write_timeout_s: f64,
+        nodelay: bool,
+        send_buffer: Option<usize>,
+    ) -> PyResult<Self> {
+        use incast_net::server::{Server, ServerConfig};
+        let mut addrs = Vec::with_capacity(listen.len());
+        for (ns, a) in listen {
+            let sock: std::net::SocketAddr = a.parse().map_err(|_| {
+                let shown: String = a.chars().take(60).collect();
+                PyValueError::new_err(format!(
+                    "listen: expected host:port such as 10.0.0.1:9000, got {shown:?}"
+                ))
+            })?;
+            addrs.push((ns, sock));
+        }
+        let cfg = ServerConfig {
+            max_request,
+            max_conns,
+            max_conns_per_peer: max_conns,
+            idle_timeout: duration("idle_timeout_s", idle_timeout_s)?,
+            first_request_timeout: duration("first_request_timeout_s", first_request_timeout_s)?,
+            write_timeout: duration("write_timeout_s", write_timeout_s)?,
+            nodelay,
+            send_buffer,
+            congestion,
+        };
+        let logs = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+        let sink = logs.clone();
+        let server = py
+            .detach(|| Server::bind_each(&addrs, cfg))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+            .with_log(move |m: &str| {
+                if let Ok(mut l) = sink.lock() {
+                    if l.len() == SERVER_LOG_LINES {
+                        l.pop_front();
+                    }
+                    l.push_back(format!("incast serve: {m}"));
+                }
+            });
+        let server = std::sync::Arc::new(server);
+        let runner = server.clone();
+        let handle = std::thread::Builder::new()
+            .name("block-servers".into())
+            .spawn(move || runner.run())
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the servers: {e}")))?;
+        Ok(PyBlockServers {
+            server,
+            handle: Some(handle),
+            logs,
+        })
+    }
+
+    /// The bound addresses, in the order given.
+    fn addresses(&self) -> Vec<String> {
+        self.server
+            .local_addrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+    }
+
+    /// The latest log lines (each starting `incast serve:`).
+    fn logs(&self) -> Vec<String> {
+        self.logs
+            .lock()
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Counters over every address: connections, requests, bytes, refused, busy,
+    /// idle_closed, write_timeouts, open.
+    fn stats(&self) -> std::collections::HashMap<&'static str, u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &self.server.stats;
+        [
+            ("connections", s.connections.load(Relaxed)),
+            ("requests", s.requests.load(Relaxed)),
+            ("bytes", s.bytes.load(Relaxed)),
+            ("refused", s.refused.load(Relaxed)),
+            ("busy", s.busy.load(Relaxed)),
+            ("idle_closed", s.idle_closed.load(Relaxed)),
+            ("write_timeouts", s.write_timeouts.load(Relaxed)),
+            ("open", s.open.load(Relaxed)),
+        ]
+        .into_iter()
+        .collect()
+    }
+
+    /// Stop serving and close every socket; RuntimeError if the loop had failed.
+    fn stop(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.server
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let Some(h) = self.handle.take() else {
+            return Ok(());
+        };
+        match py.detach(|| h.join()) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(PyRuntimeError::new_err(format!("the servers failed: {e}"))),
+            Err(p) => Err(SimulationError::new_err(panic_message(p))),
+        }
+    }
+}
+
+impl Drop for PyBlockServers {
+    fn drop(&mut self) {
+        self.server
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn duration(name: &str, s: f64) -> PyResult<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(s.max(0.001))
+        .map_err(|_| PyValueError::new_err(format!("{name}: not a duration: {s}")))
+}
+
+/// `files` of `/proc/net` (e.g. "netstat", "snmp") as each named network namespace shows
+/// them: one list of texts per namespace. Needs root.
+#[pyfunction]
+fn netns_read(
+    py: Python<'_>,
+    names: Vec<String>,
+    files: Vec<String>,
+) -> PyResult<Vec<Vec<String>>> {
+    py.detach(|| incast_net::netns::read_proc_net(&names, &files))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Check that TCP congestion control `name` can be set on a socket here; ValueError naming
@@ -421,6 +577,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serve, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
+    m.add_function(wrap_pyfunction!(netns_read, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
@@ -430,6 +587,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_class::<PyMonitor>()?;
+    m.add_class::<PyBlockServers>()?;
     m.add("MonitorError", m.py().get_type::<MonitorError>())?;
     let scenario_error = m.py().get_type::<ScenarioError>();
     // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole

@@ -296,7 +296,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.series import labelled, run_series
 
     if a.cleanup:
-        from incastlab.real.emulate import remove_leftovers
+        from incastlab.real.netns import remove_leftovers
 
         err.print(f"removed the testbeds of {len(remove_leftovers())} dead run(s)")
         return 0
@@ -317,6 +317,14 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     real_tcp_link(a)
     series = series_from(a)
     envelope_warning((sc for _, pts in series for sc in pts), err)
+    # Every point is checked against this machine before the first testbed is built.
+    from incastlab.real.capacity import Machine
+    from incastlab.real.emulate import check_capacity
+
+    here = Machine.here()
+    for _, pts in series:
+        for sc in pts:
+            check_capacity(sc, here)
     total = sum(len(p) for _, p in series)
     with tracking(err, "emulating", total, not a.json and not a.quiet) as tracker:
         run = run_series(series, emulation, tracker)

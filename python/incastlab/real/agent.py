@@ -1,13 +1,12 @@
-"""What runs inside an emulation namespace: the Rust block server, or the Rust client printing
-its raw JSON result. Nothing else is imported (no CLI, no scenario parsing, no rich), so each
-of the N servers of a testbed starts in the time the extension module takes to load.
+"""What runs inside the receiver's namespace of an emulation: the Rust client printing its raw
+JSON result, or the base-RTT probe. Nothing else is imported (no CLI, no scenario parsing, no
+rich), so it starts in the time the extension module takes to load.
 
-    python -m incastlab.real.agent serve HOST:PORT CC
     python -m incastlab.real.agent bench CONFIG_JSON      # see incastlab.real.bench.config
     python -m incastlab.real.agent ping HOST COUNT        # ICMP echo round trips, JSON seconds
 
-Lines a server writes to stderr start with ``incast serve:`` so that the emulation can quote
-them when the client fails.
+The senders' block servers are not processes: they are sockets of the emulating process,
+opened inside each sender namespace (``_core.BlockServers``).
 """
 
 from __future__ import annotations
@@ -22,42 +21,6 @@ import sys
 import time
 
 from incastlab import _core
-from incastlab.real.signals import sigterm_as_interrupt
-
-#: The server's limits, as `incast serve` has them by default.
-MAX_REQUEST = 64 * 2**20
-MAX_CONNS = 1024
-IDLE_TIMEOUT_S = 60.0
-
-
-def serve(listen: str, congestion: str) -> int:
-    """Serve until SIGTERM; print ``listening on ADDR`` once bound."""
-    sigterm_as_interrupt()
-
-    def ready(addr: str) -> None:
-        # Flushed at once: the emulation waits for this line before starting the client.
-        print(f"listening on {addr}", flush=True)
-
-    try:
-        # The emulation's one client connects to every sender before its first request,
-        # which at hundreds of senders can take longer than a public server's 5 s grace.
-        _core.serve(
-            listen,
-            MAX_REQUEST,
-            MAX_CONNS,
-            IDLE_TIMEOUT_S,
-            True,
-            None,
-            congestion,
-            ready,
-            first_request_timeout_s=IDLE_TIMEOUT_S,
-        )
-    except (ValueError, RuntimeError) as e:
-        print(f"incast serve: {e}", file=sys.stderr, flush=True)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
 
 
 def bench(config_json: str) -> int:
@@ -143,8 +106,6 @@ def ping(host: str, count: int, interval_s: float = 0.01, timeout_s: float = 0.5
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "serve":
-        return serve(argv[1], argv[2])
     if len(argv) == 2 and argv[0] == "bench":
         return bench(argv[1])
     if len(argv) == 3 and argv[0] == "ping":

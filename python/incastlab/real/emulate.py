@@ -9,8 +9,11 @@ handling raced in our tests; `ip -batch` is one netlink session per namespace):
 - each sender's NIC is shaped to the link rate;
 - RTOmin is set on every route (`rto_min`); the congestion control on every route (`congctl`,
   so accepted sockets start with it) and per socket (TCP_CONGESTION);
-- the Rust block server runs in each sender namespace and the Rust client in the receiver's,
-  through the small :mod:`incastlab.real.agent` entry point (not the whole CLI);
+- the Rust block server listens in every sender namespace, all of them sockets of this one
+  process served by one thread (a listening socket opened inside each namespace, see
+  ``_core.BlockServers``): a sender costs kilobytes of this process and no process of its own
+  (a Python server per namespace took 12.8 MB each); the Rust client runs in the receiver's
+  namespace through the small :mod:`incastlab.real.agent` entry point (not the whole CLI);
 - the result carries the kernel's evidence: TcpExt timeouts and retransmitted segments of the
   senders, and the bottleneck qdisc's drops and peak backlog (sampled);
 - and what the kernel ran (``report["emulated"]["kernel"]``): the congestion control read back
@@ -20,9 +23,14 @@ handling raced in our tests; `ip -batch` is one netlink session per namespace):
   on the idle testbed (``report["emulated"]["rtt_measured_s"]``), the RTT a simulation of the
   same scenario should be given.
 
+Before anything is built, :mod:`incastlab.real.capacity` refuses (one line) a sender count
+this machine's memory, file descriptors, namespaces, bridge or neighbour table cannot hold.
+
 Everything made is named `il<pid>-…`. It is removed on the way out, on error, Ctrl-C and
-SIGTERM; a run killed outright (SIGKILL) leaves namespaces whose pid is dead, and the next run
-removes those (only those: other runs' and other tools' namespaces are left alone).
+SIGTERM; a run killed outright (SIGKILL) takes its servers with it (they are its sockets),
+and its guard (:mod:`incastlab.real.guard`, started before the build) removes its
+namespaces within seconds. Should the guard die too, the next run removes namespaces whose
+pid is dead (only those: other runs' and other tools' namespaces are left alone).
 
 This machine has no netem, so no delay is added: the RTT is what the veths and the CPUs give
 (tens of µs). The result says what was and was not emulated.
@@ -42,20 +50,20 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, ProgressFn, off_defaults
-from incastlab.real import bench
+from incastlab.real import bench, capacity
+from incastlab.real.netns import ours as ours
+from incastlab.real.netns import remove_leftovers, remove_testbed
 from incastlab.real.signals import sigterm_as_interrupt
 from incastlab.result import Result
 
 if TYPE_CHECKING:
     from incastlab.scenario import Scenario
 
-NS_RE = re.compile(r"^il(\d+)-")
-LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
 MTU_FRAME = 1514
 #: Every shaper's token bucket: two frames. One frame would split every GSO packet (tbf
 #: splits one larger than its bucket), but the shaper then loses the tokens of every late
@@ -78,61 +86,6 @@ class EmulationError(BackendFailed):
     """The testbed cannot be built here (not root, a kernel feature missing...)."""
 
     what = "emulation"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _netns_list() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def _kill_ns_processes(name: str) -> None:
-    out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
-    for pid in out.stdout.split():
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.kill(int(pid), signal.SIGKILL)
-
-
-def remove_testbed(pid: int) -> None:
-    """Remove every namespace and root-namespace link of run `pid`, killing what runs there."""
-    for name in _netns_list():
-        m = NS_RE.match(name)
-        if m and int(m[1]) == pid:
-            _kill_ns_processes(name)
-            subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    # Veths still in the root namespace (a run killed while building) go too.
-    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        ifname = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
-        m = LINK_RE.match(ifname)
-        if m and int(m[1]) == pid:
-            subprocess.run(["ip", "link", "del", ifname], capture_output=True)
-
-
-def remove_leftovers() -> list[int]:
-    """Remove testbeds of earlier runs whose process is gone; the pids cleaned."""
-    dead = set()
-    for name in _netns_list():
-        m = NS_RE.match(name)
-        if m and not _pid_alive(int(m[1])):
-            dead.add(int(m[1]))
-    for pid in dead:
-        remove_testbed(pid)
-    return sorted(dead)
-
-
-def ours() -> list[str]:
-    """Namespaces any incastlab emulation has now (for tests and `--cleanup`)."""
-    return [n for n in _netns_list() if NS_RE.match(n)]
 
 
 def check_can_emulate() -> None:
@@ -159,7 +112,8 @@ class Testbed:
     sender_ns: list[str]
     sender_ips: list[str]
     receiver_ip: str
-    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    #: The block servers of every sender (``_core.BlockServers``), once started.
+    servers: Any = None
 
 
 def route_rto_min_ms(rto_min_ps: int) -> int:
@@ -270,14 +224,16 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
             ],
             name,
         )
-        for key, value in sysctls.items():
-            done = subprocess.run(
-                ["ip", "netns", "exec", name, "sysctl", "-q", "-w", f"{key}={value}"],
-                capture_output=True,
-                text=True,
+        settings = [f"{key}={value}" for key, value in sysctls.items()]
+        done = subprocess.run(
+            ["ip", "netns", "exec", name, "sysctl", "-q", "-w", *settings],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise EmulationError(
+                f"cannot set {', '.join(sysctls)} in a namespace: {done.stderr.strip()}"
             )
-            if done.returncode != 0:
-                raise EmulationError(f"cannot set {key} in a namespace: {done.stderr.strip()}")
         # The host's NIC at its link rate, with a deep queue as a host's qdisc has.
         _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, TBF_BURST)
         sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
@@ -313,6 +269,9 @@ SYSCTLS = (
     "net.ipv4.tcp_retries2",
     "net.core.default_qdisc",
 )
+
+#: The block servers' deadlines for a connection's first request and between requests.
+SERVER_IDLE_S = 60.0
 
 #: Echo requests of the base-RTT probe, 10 ms apart.
 RTT_PROBES = 20
@@ -496,13 +455,20 @@ def _cpu_busy(before: list[int], after: list[int]) -> dict[str, float]:
     }
 
 
-def _netstat(ns: str) -> dict[str, int]:
-    """TcpExt and Tcp counters of a namespace."""
+def _netstats(namespaces: list[str]) -> list[dict[str, int]]:
+    """TcpExt and Tcp counters of each namespace (read in one pass, by entering each)."""
+    try:
+        texts = _core.netns_read(namespaces, ["netstat", "snmp"])
+    except RuntimeError as e:
+        raise EmulationError(f"cannot read the senders' TCP counters: {e}") from None
+    return [_counters(pair) for pair in texts]
+
+
+def _counters(texts: list[str]) -> dict[str, int]:
+    """TcpExt and Tcp counters from /proc/net/netstat and /proc/net/snmp texts."""
     out: dict[str, int] = {}
-    for path in ("/proc/net/netstat", "/proc/net/snmp"):
-        text = subprocess.run(
-            ["ip", "netns", "exec", ns, "cat", path], capture_output=True, text=True
-        ).stdout.splitlines()
+    for whole in texts:
+        text = whole.splitlines()
         for head, vals in zip(text[::2], text[1::2], strict=False):
             keys, nums = head.split()[1:], vals.split()[1:]
             prefix = head.split(":")[0]
@@ -525,15 +491,57 @@ def _qdisc(tb: Testbed) -> dict[str, int]:
     return {"drops": int(q.get("drops", 0)), "backlog": int(q.get("backlog", 0))}
 
 
+def sru_of(s: dict[str, Any]) -> int:
+    """The most bytes one server returns per block in normalized scenario ``s``."""
+    w = s["workload"]
+    if w.get("sru") is not None:
+        return int(w["sru"])
+    if w.get("block"):
+        return max(_core.block_split(w["block"], s["topology"]["senders"]))
+    return 0
+
+
+def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> capacity.Needs:
+    """Refuse (:class:`~incastlab.real.capacity.CapacityError`, one line) a scenario this
+    machine cannot hold; what it needs otherwise."""
+    s = sc.normalized()
+    return capacity.check(s["topology"]["senders"], sru_of(s), machine)
+
+
+def start_guard(pid: int) -> subprocess.Popen[bytes]:
+    """The guard that removes run ``pid``'s testbed if this process dies first."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "incastlab.real.guard", str(pid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def release_guard(guard: subprocess.Popen[bytes]) -> None:
+    """Tell the guard the testbed is gone (so it does nothing) and let it end."""
+    with contextlib.suppress(OSError, ValueError):
+        assert guard.stdin is not None
+        guard.stdin.write(b"done")
+        guard.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        guard.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def testbed(sc: Scenario) -> Iterator[Testbed]:
-    """Build a testbed for `sc` and remove it afterwards, whatever happens."""
+    """Build a testbed for `sc` and remove it afterwards, whatever happens (a guard process
+    removes it should this process be killed)."""
     check_can_emulate()
+    need = check_capacity(sc)
+    capacity.raise_nofile(need.fds)
     remove_leftovers()
     pid = os.getpid()
     previous = signal.getsignal(signal.SIGTERM)
     sigterm_as_interrupt()
     tb = None
+    guard = start_guard(pid)
     try:
         try:
             tb = build(sc, pid)
@@ -541,13 +549,11 @@ def testbed(sc: Scenario) -> Iterator[Testbed]:
             raise EmulationError(f"could not build the testbed: {e}") from e
         yield tb
     finally:
-        if tb is not None:
-            for p in tb.procs:
-                with contextlib.suppress(ProcessLookupError):
-                    p.kill()
-                with contextlib.suppress(Exception):
-                    p.communicate(timeout=5)
+        if tb is not None and tb.servers is not None:
+            with contextlib.suppress(Exception):
+                tb.servers.stop()
         remove_testbed(pid)
+        release_guard(guard)
         signal.signal(signal.SIGTERM, previous)
 
 
@@ -584,22 +590,19 @@ def run(
     # A striped block is split by the engine's one rule, so every server sends its own share.
     n = s["topology"]["senders"]
     sizes = [] if w["sru"] is not None else _core.block_split(w["block"], n)
-    sru = w["sru"] if w["sru"] is not None else max(sizes)
+    sru = sru_of(s)
     with testbed(sc) as tb:
-        for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True):
-            p = subprocess.Popen(
-                [*_agent(ns), "serve", f"{ip}:9000", cc],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+        try:
+            # The one client connects to every sender before its first request, which at
+            # hundreds of senders takes longer than a public server's 5 s grace.
+            tb.servers = _core.BlockServers(
+                [(ns, f"{ip}:9000") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)],
+                congestion=cc,
+                first_request_timeout_s=SERVER_IDLE_S,
+                idle_timeout_s=SERVER_IDLE_S,
             )
-            tb.procs.append(p)
-        for p in tb.procs:
-            assert p.stdout is not None
-            line = p.stdout.readline()
-            if not line.startswith("listening on"):
-                err = p.stderr.read() if p.stderr else ""
-                raise EmulationError(f"a server did not start: {line}{err}")
+        except (ValueError, RuntimeError) as e:
+            raise EmulationError(f"the servers did not start: {e}") from None
         # What the kernel runs, read before any traffic: the round trip of the idle testbed,
         # the senders' sysctls, the veths' offloads and the qdiscs.
         rtt = measure_rtt(tb)
@@ -617,7 +620,7 @@ def run(
                 "receiver": qdiscs(tb.receiver),
             },
         }
-        before = [_netstat(ns) for ns in tb.sender_ns]
+        before = _netstats(tb.sender_ns)
         peak = {"backlog": 0}
         stop = threading.Event()
         # The servers' sockets as ss shows them, read back during the run (back to back at
@@ -672,16 +675,10 @@ def run(
         sampler.join()
         if client.returncode != 0:
             # The servers' logs usually say why (e.g. a congestion control the kernel lacks).
-            for p in tb.procs:
-                p.kill()
-            logs = []
-            for p in tb.procs:
-                with contextlib.suppress(Exception):
-                    _, e = p.communicate(timeout=5)
-                    logs += [line for line in (e or "").splitlines() if "incast serve:" in line]
+            logs = tb.servers.logs()
             hint = f"; a server said: {logs[0]}" if logs else ""
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
-        after = [_netstat(ns) for ns in tb.sender_ns]
+        after = _netstats(tb.sender_ns)
         q = _qdisc(tb)
         # A run too short to be caught: its connections are still open.
         if not sockets and (seen := server_sockets(tb.sender_ns[0])):

@@ -1,0 +1,158 @@
+"""`incast emulate` by sender count: wall time, memory per sender and goodput against the link.
+
+    sudo flock LOCK python benchmarks/emulate_scale.py [--senders 16,64,256] [--links 100Mbps]
+        [--sru 256KB] [--blocks 5]
+
+Runs one `incast emulate --json` per (sender count, link rate) and samples, every 0.1 s, the
+run's process tree (the command and every process it started, with their children) and the
+processes living in its namespaces:
+
+- servers: processes serving blocks (an `agent serve` per namespace in older versions; none
+  now, the servers being sockets of the emulating process), their summed RSS, per sender;
+- tree RSS: the peak of the summed resident memory of every process of the run;
+- kernel+user: the peak drop of MemAvailable from before the run, per sender (namespaces,
+  veths, qdiscs and socket buffers are kernel memory that no RSS shows);
+- the run's wall time and the goodput the client measured, as a fraction of the link.
+
+Needs root and the namespace lock (only one emulation at a time on a machine). Other work on
+the CPUs lowers the goodput at high rates: the load average is printed beside each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+
+def mem_available_kb() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+    raise RuntimeError("no MemAvailable in /proc/meminfo")
+
+
+def processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, RSS kB, command line) of every process."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            status = (d / "status").read_text()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        rss = int(fields.get("VmRSS", "0 kB").split()[0])
+        out[int(d.name)] = (int(fields["PPid"]), rss, cmd)
+    return out
+
+
+def tree(root: int, procs: dict[int, tuple[int, int, str]]) -> set[int]:
+    """`root` and its descendants."""
+    mine = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (ppid, _, _) in procs.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    return mine
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.stop = threading.Event()
+        self.base_kb = mem_available_kb()
+        self.peak_drop_kb = 0
+        self.peak_tree_kb = 0
+        self.peak_servers = 0
+        self.peak_server_kb = 0
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            procs = processes()
+            mine = tree(self.pid, procs)
+            self.peak_tree_kb = max(self.peak_tree_kb, sum(procs[p][1] for p in mine if p in procs))
+            servers = [p for p in mine if "agent serve" in procs[p][2]]
+            self.peak_servers = max(self.peak_servers, len(servers))
+            self.peak_server_kb = max(self.peak_server_kb, sum(procs[p][1] for p in servers))
+            self.peak_drop_kb = max(self.peak_drop_kb, self.base_kb - mem_available_kb())
+            time.sleep(0.1)
+
+
+def one(senders: int, link: str, sru: str, blocks: int) -> dict[str, object]:
+    argv = ["incast", "emulate", "--senders", str(senders), "--link", link, "--sru", sru]
+    argv += ["--blocks", str(blocks), "--json", "-q"]
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = Sampler(proc.pid)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    sampler.stop.set()
+    sampler.join()
+    row: dict[str, object] = {
+        "senders": senders,
+        "link": link,
+        "wall_s": round(wall, 1),
+        "load_before": round(load, 2),
+        "server_procs": sampler.peak_servers,
+        "server_rss_mb_per_sender": round(sampler.peak_server_kb / 1024 / senders, 2),
+        "tree_rss_peak_mb": round(sampler.peak_tree_kb / 1024, 1),
+        "mem_drop_peak_mb": round(sampler.peak_drop_kb / 1024, 1),
+        "mem_drop_mb_per_sender": round(sampler.peak_drop_kb / 1024 / senders, 2),
+    }
+    if proc.returncode != 0:
+        row["error"] = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
+        return row
+    record = json.loads(out)[0]
+    report = record["report"]
+    row["goodput_mbps"] = round(record["goodput_bps"] / 1e6, 1)
+    row["goodput_fraction"] = round(record["goodput_fraction"], 3)
+    row["timeouts"] = record["timeouts"]
+    row["cpu_busy"] = report["machine"].get("cpu_busy")
+    row["cpu_nice"] = report["machine"].get("cpu_nice")
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--senders", default="16,64,256", help="sender counts, e.g. 16,64,256")
+    ap.add_argument("--links", default="100Mbps", help="link rates, e.g. 100Mbps,1Gbps")
+    ap.add_argument("--sru", default="256KB")
+    ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--json", action="store_true", help="one JSON object per run")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("emulate_scale: needs root (it builds network namespaces)", file=sys.stderr)
+        return 1
+    head = ("senders", "link", "wall_s", "server_procs", "server_rss_mb_per_sender")
+    head += ("tree_rss_peak_mb", "mem_drop_mb_per_sender", "goodput_mbps", "goodput_fraction")
+    head += ("timeouts", "cpu_busy", "cpu_nice", "load_before")
+    if not a.json:
+        print(" ".join(f"{h:>14}" for h in head))
+    for link in a.links.split(","):
+        for n in (int(x) for x in a.senders.split(",")):
+            row = one(n, link, a.sru, a.blocks)
+            if a.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(" ".join(f"{row.get(h, '-')!s:>14}" for h in head), flush=True)
+                if "error" in row:
+                    print(f"  error: {row['error']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
