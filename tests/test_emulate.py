@@ -97,14 +97,67 @@ def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
     return proc
 
 
+def _processes() -> dict[int, str]:
+    """pid -> command line of every process."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                out[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+    return out
+
+
+def _guard_of(pid: int) -> int:
+    guards = [p for p, cmd in _processes().items() if f"incastlab.real.guard {pid}" in cmd]
+    assert len(guards) == 1, "every run has one guard"
+    return guards[0]
+
+
 @needs_root
-def test_a_killed_run_leaves_namespaces_that_the_next_run_removes(tmp_path: object) -> None:
-    proc = _emulation_under_way(4)
-    time.sleep(1.0)  # servers started, traffic flowing
+def test_a_killed_run_takes_its_servers_and_namespaces_with_it() -> None:
+    """SIGKILL: the servers are the run's own sockets and die with it; the guard removes
+    the namespaces (and kills the client in them) within seconds."""
+    proc = _emulation_under_way(32)
+    guard = _guard_of(proc.pid)
+    deadline = time.monotonic() + 60
+    while not [n for n in emulate.ours() if n == f"il{proc.pid}-r"] or not any(
+        "incastlab.real.agent bench" in cmd for cmd in _processes().values()
+    ):
+        assert time.monotonic() < deadline, "the client never started"
+        time.sleep(0.1)
+    time.sleep(1.0)  # traffic flowing
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    killed = time.monotonic()
+    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
+        assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
+        time.sleep(0.1)
+    gone_after = time.monotonic() - killed
+    deadline = time.monotonic() + 10
+    while (left := [c for c in _processes().values() if "incastlab.real." in c]) or (
+        guard in _processes()
+    ):
+        assert time.monotonic() < deadline, f"still running: {left}"
+        time.sleep(0.1)
+    assert gone_after < 5, f"namespaces removed {gone_after:.1f} s after the kill"
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert f"il{proc.pid}" not in links
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_when_the_guard_dies_too_the_next_run_removes_the_leftovers() -> None:
+    proc = _emulation_under_way(4)
+    guard = _guard_of(proc.pid)
+    time.sleep(1.0)  # servers started, traffic flowing
+    os.kill(guard, signal.SIGKILL)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.5)
     left = [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
-    assert left, "the killed run had built its testbed"
+    assert left, "without its guard the killed run left its testbed"
     # A new run removes the dead run's namespaces (and only those) before building its own.
     r = emulate.run(from_dict({"topology": {"link": "100Mbps"}, "workload": {"blocks": 2}}))
     assert r.goodput_bps > 0

@@ -105,38 +105,38 @@ def check(senders: int, sru: int, machine: Machine | None = None) -> Needs:
     hold the emulation; otherwise what it needs."""
     m = Machine.here() if machine is None else machine
     n = needs(senders, sru)
-    field = f"topology.senders: {senders} senders"
+    needs_ = f"topology.senders = {senders}: the testbed needs"
     if n.bridge_ports > BRIDGE_PORTS:
         raise CapacityError(
-            f"{field} need {n.bridge_ports} ports on the testbed's Linux bridge, which takes "
-            f"at most {BRIDGE_PORTS}: emulate at most {BRIDGE_PORTS - 1} senders"
+            f"{needs_} {n.bridge_ports} ports on its Linux bridge, more "
+            f"than the {BRIDGE_PORTS} a bridge takes: emulate at most {BRIDGE_PORTS - 1} senders"
         )
     usable = int(m.mem_available * MEMORY_SHARE)
     if n.memory > usable:
         most = max(0, (usable - BASE_BYTES) // _per_sender(sru))
         raise CapacityError(
-            f"{field} need about {_mb(n.memory)} of memory ({_mb(n.memory - BASE_BYTES)} for "
+            f"{needs_} about {_mb(n.memory)} of memory ({_mb(n.memory - BASE_BYTES)} for "
             f"namespaces and socket buffers), more than {int(MEMORY_SHARE * 100)}% of the "
             f"{_mb(m.mem_available)} available here: emulate at most {most} senders at this "
             "SRU, or free memory"
         )
     if n.fds > m.nofile_hard:
         raise CapacityError(
-            f"{field} need {n.fds} open files (2 per sender and {BASE_FDS}), above this "
+            f"{needs_} {n.fds} open files (2 per sender and {BASE_FDS}), above this "
             f"process's hard limit of {m.nofile_hard} (ulimit -Hn): raise it or emulate at "
             f"most {max(0, (m.nofile_hard - BASE_FDS) // 2)} senders"
         )
     free_ns = m.netns_max - m.netns_in_use
     if n.netns > free_ns:
         raise CapacityError(
-            f"{field} need {n.netns} network namespaces, and user.max_net_namespaces = "
+            f"{needs_} {n.netns} network namespaces, and user.max_net_namespaces = "
             f"{m.netns_max} leaves {max(0, free_ns)} (with {m.netns_in_use} in use): raise it "
             f"or emulate at most {max(0, free_ns - 2)} senders"
         )
     if n.neigh_entries + m.neigh_entries > m.neigh_gc_thresh3:
         want = 1 << (n.neigh_entries + m.neigh_entries).bit_length()
         raise CapacityError(
-            f"{field} need {n.neigh_entries} neighbour (ARP) entries beside the "
+            f"{needs_} {n.neigh_entries} neighbour (ARP) entries beside the "
             f"{m.neigh_entries} the kernel holds, above {GC_THRESH3} = {m.neigh_gc_thresh3} "
             f"(one table for all namespaces): raise it (sysctl -w {GC_THRESH3}={want}) or "
             f"emulate at most {max(0, (m.neigh_gc_thresh3 - m.neigh_entries) // 2)} senders"

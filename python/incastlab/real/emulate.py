@@ -594,12 +594,18 @@ def run(
     with testbed(sc) as tb:
         try:
             # The one client connects to every sender before its first request, which at
-            # hundreds of senders takes longer than a public server's 5 s grace.
+            # hundreds of senders takes longer than a public server's 5 s grace. And a flow
+            # of a collapsed incast may make no progress for longer than a public server's
+            # 30 s write deadline (RTOmin 200 ms backed off 8 times is 25.6 s, and 51 s in
+            # all: seen at 256 senders into a 64 KB port): the client's time limit bounds
+            # the run instead.
+            patience = max(SERVER_IDLE_S, time_limit_s)
             tb.servers = _core.BlockServers(
                 [(ns, f"{ip}:9000") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)],
                 congestion=cc,
-                first_request_timeout_s=SERVER_IDLE_S,
-                idle_timeout_s=SERVER_IDLE_S,
+                first_request_timeout_s=patience,
+                idle_timeout_s=patience,
+                write_timeout_s=patience,
             )
         except (ValueError, RuntimeError) as e:
             raise EmulationError(f"the servers did not start: {e}") from None
