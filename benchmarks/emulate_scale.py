@@ -2,6 +2,7 @@
 
     sudo flock LOCK python benchmarks/emulate_scale.py [--senders 16,64,256] [--links 100Mbps]
         [--sru 256KB] [--blocks 5] [--buffer 16MB]
+    sudo flock LOCK python benchmarks/emulate_scale.py --testbed-only --senders 64,256
 
 Runs one `incast emulate --json` per (sender count, link rate) and samples, every 0.1 s, the
 run's process tree (the command and every process it started, with their children) and the
@@ -126,6 +127,50 @@ def one(senders: int, link: str, sru: str, blocks: int, extra: list[str]) -> dic
     return row
 
 
+def meminfo_kb(*keys: str) -> dict[str, int]:
+    out = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in keys:
+            out[name] = int(value.split()[0])
+    return out
+
+
+def testbed_cost(senders: int) -> dict[str, object]:
+    """The kernel's memory for an idle testbed of ``senders`` with its servers listening:
+    MemAvailable, slab and per-CPU memory before and after, per sender."""
+    from incastlab import _core
+    from incastlab.real import emulate
+    from incastlab.scenario import from_dict
+
+    keys = ("MemAvailable", "Slab", "Percpu", "VmallocUsed")
+    sc = from_dict({"topology": {"senders": senders, "link": "100Mbps"}})
+    emulate.remove_leftovers()
+    before = meminfo_kb(*keys)
+    t0 = time.perf_counter()
+    tb = emulate.build(sc)
+    try:
+        listen = [(ns, f"{ip}:9000") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)]
+        servers = _core.BlockServers(listen)
+        built = time.perf_counter() - t0
+        time.sleep(1.0)
+        after = meminfo_kb(*keys)
+        servers.stop()
+    finally:
+        t1 = time.perf_counter()
+        emulate.remove_testbed(tb.pid)
+        removed = time.perf_counter() - t1
+    row: dict[str, object] = {"senders": senders, "build_s": round(built, 1)}
+    row["remove_s"] = round(removed, 1)
+    row["mem_drop_mb_per_sender"] = round(
+        (before["MemAvailable"] - after["MemAvailable"]) / 1024 / senders, 3
+    )
+    for k in ("Slab", "Percpu", "VmallocUsed"):
+        if k in before and k in after:
+            row[f"{k.lower()}_mb_per_sender"] = round((after[k] - before[k]) / 1024 / senders, 3)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--senders", default="16,64,256", help="sender counts, e.g. 16,64,256")
@@ -138,10 +183,20 @@ def main() -> int:
         "shows what the CPUs sustain rather than incast",
     )
     ap.add_argument("--json", action="store_true", help="one JSON object per run")
+    ap.add_argument(
+        "--testbed-only",
+        action="store_true",
+        help="build each testbed with its servers listening, idle, and print the kernel's "
+        "memory per sender and the build and removal times (no traffic)",
+    )
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("emulate_scale: needs root (it builds network namespaces)", file=sys.stderr)
         return 1
+    if a.testbed_only:
+        for n in (int(x) for x in a.senders.split(",")):
+            print(json.dumps(testbed_cost(n)), flush=True)
+        return 0
     head = ("senders", "link", "wall_s", "server_procs", "server_rss_mb_per_sender")
     head += ("tree_rss_peak_mb", "mem_drop_mb_per_sender", "goodput_mbps", "goodput_fraction")
     head += ("timeouts", "cpu_busy", "cpu_nice", "load_before")

@@ -21,10 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from incastlab.backends import BackendUnavailable
+from incastlab.real.netns import NETNS_DIR
 
 #: The kernel's memory per sender, bytes: namespace, veth pair, bridge port, qdiscs, routes,
-#: sockets without their data. Measured as MemAvailable's drop while a testbed of 256 senders
-#: (SRU 16KB) ran: 0.74 MB per sender; rounded up for kernels that keep more per namespace.
+#: listening and connected sockets without their data. Measured on an idle testbed of 256
+#: senders with its servers listening (benchmarks/emulate_scale.py --testbed-only, Linux
+#: 6.18): the slab grew 0.29 MB per sender and MemAvailable fell by up to 0.67 MB per sender
+#: (other work on the machine moves it by as much); rounded up to 1 MB.
 KERNEL_BYTES_PER_SENDER = 1_000_000
 #: Socket buffers a sender's SRU may fill at once: the server's send buffer and the
 #: client's receive buffer (the kernel's tcp_mem caps the sum, so this is an upper bound).
@@ -195,7 +198,7 @@ def _netns_in_use() -> int:
                 with contextlib.suppress(OSError):
                     seen.add(os.readlink(f"/proc/{d.name}/ns/net"))
     with contextlib.suppress(OSError):
-        for f in os.scandir("/var/run/netns"):
+        for f in os.scandir(NETNS_DIR):
             with contextlib.suppress(OSError):
                 st = os.stat(f.path)
                 seen.add(f"net:[{st.st_ino}]")

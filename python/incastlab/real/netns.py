@@ -16,6 +16,8 @@ import signal
 import subprocess
 
 NS_RE = re.compile(r"^il(\d+)-")
+#: Where `ip netns` keeps its named namespaces.
+NETNS_DIR = "/var/run/netns"
 LINK_RE = re.compile(r"^il(\d+)[ab]\d+$")
 
 
@@ -34,28 +36,50 @@ def netns_list() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def kill_ns_processes(name: str) -> None:
-    """SIGKILL every process living in namespace ``name`` (the client, captures, probes)."""
-    out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True)
-    for pid in out.stdout.split():
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.kill(int(pid), signal.SIGKILL)
+def kill_ns_processes(names: list[str]) -> None:
+    """SIGKILL every process living in one of namespaces ``names`` (the client, captures,
+    probes): one pass over /proc, matching each process's namespace to theirs."""
+    inodes = set()
+    for name in names:
+        with contextlib.suppress(OSError):
+            inodes.add(f"net:[{os.stat(f'{NETNS_DIR}/{name}').st_ino}]")
+    if not inodes:
+        return
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry.name}/ns/net") in inodes:
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def _ip_batch(commands: list[str]) -> None:
+    """Run ``ip`` commands in one process, going on past those that fail (already gone)."""
+    if commands:
+        subprocess.run(
+            ["ip", "-force", "-batch", "-"],
+            input="\n".join(commands) + "\n",
+            capture_output=True,
+            text=True,
+        )
 
 
 def remove_testbed(pid: int) -> None:
     """Remove every namespace and root-namespace link of run `pid`, killing what runs there."""
-    for name in netns_list():
-        m = NS_RE.match(name)
-        if m and int(m[1]) == pid:
-            kill_ns_processes(name)
-            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    mine = [name for name in netns_list() if (m := NS_RE.match(name)) and int(m[1]) == pid]
+    kill_ns_processes(mine)
+    _ip_batch([f"netns del {name}" for name in mine])
     # Veths still in the root namespace (a run killed while building) go too.
     out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    links = []
     for line in out.splitlines():
         ifname = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
         m = LINK_RE.match(ifname)
         if m and int(m[1]) == pid:
-            subprocess.run(["ip", "link", "del", ifname], capture_output=True)
+            links.append(f"link del {ifname}")
+    _ip_batch(links)
 
 
 def remove_leftovers() -> list[int]:
