@@ -12,7 +12,9 @@ processes living in its namespaces:
   now, the servers being sockets of the emulating process), their summed RSS, per sender;
 - tree RSS: the peak of the summed resident memory of every process of the run;
 - kernel+user: the peak drop of MemAvailable from before the run, per sender (namespaces,
-  veths, qdiscs and socket buffers are kernel memory that no RSS shows);
+  veths, qdiscs and socket buffers are kernel memory that no RSS shows; other work on the
+  machine moves it too), and the kernel's own parts: the slab's peak growth per sender and
+  the peak memory of all TCP sockets' buffers (/proc/net/sockstat);
 - the run's wall time and the goodput the client measured, as a fraction of the link.
 
 Needs root and the namespace lock (only one emulation at a time on a machine). Other work on
@@ -36,6 +38,20 @@ def mem_available_kb() -> int:
         if line.startswith("MemAvailable:"):
             return int(line.split()[1])
     raise RuntimeError("no MemAvailable in /proc/meminfo")
+
+
+def kernel_kb() -> tuple[int, int]:
+    """The slab (kB) and the memory of every TCP socket's buffers, all namespaces (kB)."""
+    slab = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Slab:"):
+            slab = int(line.split()[1])
+    tcp = 0
+    for line in Path("/proc/net/sockstat").read_text().splitlines():
+        if line.startswith("TCP:"):
+            words = line.split()
+            tcp = int(words[words.index("mem") + 1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    return slab, tcp
 
 
 def processes() -> dict[int, tuple[int, int, str]]:
@@ -78,6 +94,9 @@ class Sampler(threading.Thread):
         self.peak_tree_kb = 0
         self.peak_servers = 0
         self.peak_server_kb = 0
+        self.base_slab_kb = kernel_kb()[0]
+        self.peak_slab_kb = 0
+        self.peak_tcp_kb = 0
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -88,6 +107,9 @@ class Sampler(threading.Thread):
             self.peak_servers = max(self.peak_servers, len(servers))
             self.peak_server_kb = max(self.peak_server_kb, sum(procs[p][1] for p in servers))
             self.peak_drop_kb = max(self.peak_drop_kb, self.base_kb - mem_available_kb())
+            slab, tcp = kernel_kb()
+            self.peak_slab_kb = max(self.peak_slab_kb, slab - self.base_slab_kb)
+            self.peak_tcp_kb = max(self.peak_tcp_kb, tcp)
             time.sleep(0.1)
 
 
@@ -113,6 +135,8 @@ def one(senders: int, link: str, sru: str, blocks: int, extra: list[str]) -> dic
         "tree_rss_peak_mb": round(sampler.peak_tree_kb / 1024, 1),
         "mem_drop_peak_mb": round(sampler.peak_drop_kb / 1024, 1),
         "mem_drop_mb_per_sender": round(sampler.peak_drop_kb / 1024 / senders, 2),
+        "slab_mb_per_sender": round(sampler.peak_slab_kb / 1024 / senders, 2),
+        "tcp_buffers_peak_mb": round(sampler.peak_tcp_kb / 1024, 1),
     }
     if proc.returncode != 0:
         row["error"] = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
@@ -198,7 +222,8 @@ def main() -> int:
             print(json.dumps(testbed_cost(n)), flush=True)
         return 0
     head = ("senders", "link", "wall_s", "server_procs", "server_rss_mb_per_sender")
-    head += ("tree_rss_peak_mb", "mem_drop_mb_per_sender", "goodput_mbps", "goodput_fraction")
+    head += ("tree_rss_peak_mb", "mem_drop_mb_per_sender", "slab_mb_per_sender")
+    head += ("tcp_buffers_peak_mb", "goodput_mbps", "goodput_fraction")
     head += ("timeouts", "cpu_busy", "cpu_nice", "load_before")
     if not a.json:
         print(" ".join(f"{h:>14}" for h in head))
