@@ -120,12 +120,16 @@ def add_emulate_parser(sub: Any) -> None:
         help="run a scenario on real Linux TCP in network namespaces (root)",
         description="Build N sender namespaces and a receiver namespace on a bridge, shape "
         "the receiver's switch port to the link rate with a tc queue of the port buffer, set "
-        "RTOmin per route and the congestion control per socket, run the block server and "
-        "client inside, and report with the kernel's timeout and retransmission counters and the "
-        "queue's drops. Everything made is removed afterwards, also on Ctrl-C or SIGTERM; "
-        "leftovers of killed runs are removed at the next start (or with --cleanup).",
+        "RTOmin per route and the congestion control per socket, serve blocks from every "
+        "sender namespace (one process, a socket in each) to the client in the receiver's, and "
+        "report with the kernel's timeout and retransmission counters and the queue's drops. "
+        "A sender count this machine cannot hold (memory, open files, namespaces, bridge "
+        "ports, neighbour table) is refused before anything is built. Everything made is "
+        "removed afterwards, also on Ctrl-C or SIGTERM, and by a guard process within a second "
+        "if the run is killed; leftovers are removed at the next start (or with --cleanup).",
         epilog="examples:\n  sudo incast emulate --senders 1,4,16 --link 100Mbps --buffer 32KB "
-        "--sru 64KB --blocks 10\n  sudo incast emulate --cleanup",
+        "--sru 64KB --blocks 10\n  sudo incast emulate --senders 256 --link 100Mbps --blocks 5"
+        "\n  sudo incast emulate --cleanup",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(e)
