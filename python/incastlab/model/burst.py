@@ -143,9 +143,12 @@ def _pipe_packets(p: Path) -> float:
 
 
 def rto_seconds(p: Path) -> float:
-    """The RTO a sender waits: RTOmin, plus (Linux's formula) the base RTT, rounded up to the
+    """The RTO a sender waits: RTOmin in whole ticks (the simulator keeps it so, as Linux keeps
+    a route's ``rto_min`` in jiffies), plus (Linux's formula) the base RTT, rounded up to the
     retransmission timer's tick."""
     rto = p.rto_min
+    if p.timer_tick > 0:
+        rto = math.ceil(rto / p.timer_tick - 1e-9) * p.timer_tick
     if p.rto_adds_rtt:
         rto += p.rtt
     if p.timer_tick > 0:
