@@ -8,6 +8,7 @@ integer picoseconds. A bare number is an error: the unit is the part people get 
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -183,6 +184,27 @@ def parse_queue_limit(text: object) -> dict[str, int | None]:
         raise UnitError(
             f"expected a limit such as '64KB', '64KiB', '42pkt', 'unlimited' or 'off', "
             f"got {shown(text)}"
+        ) from e
+
+
+def parse_rate_cap(text: object) -> dict[str, float | int | None] | None:
+    """A cap on a host's egress: ``"80%"`` of its link, a rate (``"800Mbps"``), or ``"off"``."""
+    if text in ("off", "none"):
+        return None
+    if isinstance(text, str) and text.strip().endswith("%"):
+        num = text.strip()[:-1].strip()
+        try:
+            share = float(num)
+        except ValueError:
+            share = float("nan")
+        if not math.isfinite(share) or not 0 < share <= 100:
+            raise UnitError(f"expected a share of the link in (0%, 100%], got {shown(text)}")
+        return {"share": share / 100, "bps": None}
+    try:
+        return {"share": None, "bps": parse_rate(text)}
+    except UnitError as e:
+        raise UnitError(
+            f"expected a share of the link ('80%'), a rate ('800Mbps') or 'off', got {shown(text)}"
         ) from e
 
 

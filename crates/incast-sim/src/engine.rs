@@ -96,6 +96,8 @@ pub enum Event {
     Respond(ConnId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
+    /// The next get arrives at a key-value host (its number).
+    KvGet(u32),
     /// The NDP receiver's pull pacer may send its next pull.
     PullTick,
     /// The workload starts.

@@ -19,6 +19,7 @@ pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod ids;
+pub mod kv;
 pub mod ndp;
 pub mod net;
 pub mod red;

@@ -195,6 +195,31 @@ impl SharedBuffer {
     }
 }
 
+/// A token bucket as a virtual-time pacer (GCRA, the form of ATM's and tc's policers): each
+/// frame moves the theoretical arrival time `tat` on by its length at the capped rate, and may
+/// start once `tat` is less than one bucket ahead of now. Integer time, no refill events.
+#[derive(Debug, Clone, Copy)]
+struct Shaper {
+    /// Capped rate, bits per second.
+    rate: u64,
+    /// Bucket depth, wire bytes.
+    burst: u64,
+    /// When the bucket would be full again had every frame so far been sent at `rate`.
+    tat: SimTime,
+}
+
+impl Shaper {
+    /// A frame of `wire` bytes (frame and physical overhead) asks to start at `now`: when it
+    /// may, and the bucket charged for it.
+    #[inline]
+    fn admit(&mut self, now: SimTime, wire: u64) -> SimTime {
+        let tolerance = tx_time(self.burst.max(wire), self.rate) - tx_time(wire, self.rate);
+        let start = now.max(self.tat.saturating_sub(tolerance));
+        self.tat = self.tat.max(start) + tx_time(wire, self.rate);
+        start
+    }
+}
+
 /// What happened to a packet offered to a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Enqueued {
@@ -231,6 +256,8 @@ pub struct Link {
     busy: bool,
     /// Paused by the next hop (PFC): the packet in service finishes, no new one starts.
     paused: bool,
+    /// Token bucket in front of the wire (a host's egress cap), if any.
+    shaper: Option<Shaper>,
     paused_since: SimTime,
     /// Counters.
     pub stats: QueueStats,
@@ -282,8 +309,20 @@ impl Link {
             busy: false,
             paused: false,
             paused_since: 0,
+            shaper: None,
             stats: QueueStats::default(),
         }
+    }
+
+    /// Shape the link's output with a token bucket of `rate` bits per second and `burst`
+    /// wire bytes (at least one frame's worth is always allowed).
+    pub fn with_shaper(mut self, rate: u64, burst: u64) -> Link {
+        self.shaper = Some(Shaper {
+            rate,
+            burst,
+            tat: 0,
+        });
+        self
     }
 
     /// Mark ECN-capable packets that arrive to a queue at or above `threshold` (DCTCP's K).
@@ -350,8 +389,14 @@ impl Link {
         }
         let &(_, frame) = self.queue.front()?;
         self.busy = true;
+        // A capped host's pacer decides when the frame may start (validation keeps it off
+        // links that `nic_burst` shapes: one token bucket per NIC).
+        let start = match self.shaper.as_mut() {
+            Some(sh) => sh.admit(now, frame as u64 + self.phy_overhead),
+            None => now,
+        };
         let t = self.serialization(frame);
-        Some(now + self.bucket.as_mut().map_or(t, |b| b.take(now, t)))
+        Some(start + self.bucket.as_mut().map_or(t, |b| b.take(start, t)))
     }
 
     /// Count a packet dropped before it reached this queue (a shared buffer refused it).
@@ -640,6 +685,37 @@ mod tests {
                 prev = t;
             }
         }
+    }
+
+    #[test]
+    fn a_shaped_link_sends_at_the_cap_after_its_burst() {
+        // 1 Gbps wire, capped at 800 Mbps, a bucket of two 1538-byte wire frames.
+        let mut l = link(1_000_000).with_shaper(800_000_000, 2 * 1538);
+        let wire = 1538 * 8000; // one frame at the line rate, ps
+        let capped = 1538 * 10_000; // one frame at the cap
+        let mut t = match l.enqueue(0, 0, 1518) {
+            Enqueued::Transmitting(t) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(t, wire, "the first frame goes at once, at the line rate");
+        for i in 1..10 {
+            l.enqueue(0, i, 1518);
+        }
+        let mut ends = vec![t];
+        for _ in 1..10 {
+            t = l.finish_tx(t).1.expect("the next frame");
+            ends.push(t);
+        }
+        // The bucket refills at the cap while frames drain it at the line rate, so a bucket
+        // of two frames lets six go back to back (each takes 0.2 of a capped frame time more
+        // than it refills); then one leaves per capped frame time.
+        for (k, &end) in ends[..6].iter().enumerate() {
+            assert_eq!(end, (k as u64 + 1) * wire, "frame {k}");
+        }
+        for w in ends[6..].windows(2) {
+            assert_eq!(w[1] - w[0], capped);
+        }
+        assert_eq!(l.stats.busy, 10 * wire, "serialization is at the line rate");
     }
 
     #[test]

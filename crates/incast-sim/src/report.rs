@@ -125,6 +125,8 @@ pub struct Report {
     pub series: Option<Series>,
     /// NDP's counters, when the transport is NDP.
     pub ndp: Option<NdpReport>,
+    /// The key-value store's figures, when the workload is `kv_gets`.
+    pub kv: Option<crate::kv::KvReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -249,6 +251,7 @@ impl Report {
             end: r.now,
             series: None,
             ndp: None,
+            kv: None,
         }
     }
 }

@@ -29,6 +29,10 @@ pub enum Stream {
     Bbr(EndpointId),
     /// One link's delay jitter.
     LinkJitter(u32),
+    /// One key-value host's get arrivals, keys and value sizes.
+    KvGets(u32),
+    /// One key-value host's service-time jitter.
+    KvService(u32),
 }
 
 impl Stream {
@@ -44,6 +48,8 @@ impl Stream {
             Stream::Ndp => (6, 0),
             Stream::Bbr(e) => (7, e.0),
             Stream::LinkJitter(l) => (8, l),
+            Stream::KvGets(h) => (9, h),
+            Stream::KvService(h) => (10, h),
         };
         (purpose << 32) + index as u64
     }

@@ -25,9 +25,14 @@ impl Tasks {
     /// The scenario's tasks, not yet started.
     pub fn new(sc: &Scenario) -> Tasks {
         Tasks {
-            tasks: (0..sc.workload.tasks)
-                .map(|t| Workload::task(sc, t))
-                .collect(),
+            // The key-value store is not a task of one client: it runs beside them (`kv`).
+            tasks: if sc.workload.kind == crate::config::WorkloadKind::KvGets {
+                Vec::new()
+            } else {
+                (0..sc.workload.tasks)
+                    .map(|t| Workload::task(sc, t))
+                    .collect()
+            },
             n: sc.topology.senders,
             done: 0,
             local: Vec::new(),
@@ -41,7 +46,7 @@ impl Tasks {
 
     /// When the workload started.
     pub fn start_time(&self) -> SimTime {
-        self.tasks[0].start
+        self.tasks.first().map_or(0, |t| t.start)
     }
 
     /// When the last task finished, once all have.
@@ -69,7 +74,7 @@ impl Tasks {
 
     /// Query completions (the queries workload has one task).
     pub fn query_fcts(&self) -> &[(u64, SimTime)] {
-        &self.tasks[0].query_fcts
+        self.tasks.first().map_or(&[], |t| &t.query_fcts)
     }
 
     /// Whether `conn` is one of the workload's connections (not a background flow).
@@ -173,6 +178,7 @@ impl Tasks {
                     conn: global(conn),
                     at,
                 },
+                Action::GetAt { .. } | Action::Serve { .. } => a,
                 Action::Finished => {
                     self.done += 1;
                     if self.done < self.tasks.len() as u32 {

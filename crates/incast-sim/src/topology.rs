@@ -183,7 +183,12 @@ impl Network {
                 Some((k * k / 2, k / 2, k))
             }
         };
-        let receiver = place(spread, t.senders);
+        // The key-value store has no receiver of its own: host 0 stands for one in reports.
+        let receiver = if sc.workload.kind == crate::config::WorkloadKind::KvGets {
+            place(spread, 0)
+        } else {
+            place(spread, t.senders)
+        };
         let sink = sink.map(|h| place(spread, h));
         let delay = sc.link_delay();
         let pfc = sc.pfc_thresholds();
@@ -196,13 +201,19 @@ impl Network {
         let mut links = Vec::with_capacity(2 * hosts as usize);
         let mut roles = Vec::with_capacity(2 * hosts as usize);
         let phy = sc.tcp.phy_overhead;
+        // A host's egress cap lets one full frame through at the line rate at least.
+        let burst = t.host_rate_burst.max(sc.full_frame() + phy);
         for h in 0..hosts {
             let rate = if h == receiver {
                 t.receiver_link
             } else {
                 t.link
             };
-            links.push(Link::new(rate, delay, t.nic_buffer, phy));
+            let nic = Link::new(rate, delay, t.nic_buffer, phy);
+            links.push(match t.host_rate_cap {
+                Some(cap) => nic.with_shaper(cap.of(rate), burst),
+                None => nic,
+            });
             roles.push(LinkRole::Nic(h));
             let limit = match t.receiver_buffer {
                 Some(own) if h == receiver && pfc.is_none() => own,

@@ -37,6 +37,18 @@ pub enum Action {
         /// When.
         at: SimTime,
     },
+    /// The next get arrives at key-value host `host` at `at`.
+    GetAt {
+        /// Host.
+        host: u32,
+        /// When.
+        at: SimTime,
+    },
+    /// Key-value host `host`'s server may write the replies waiting in its queue.
+    Serve {
+        /// Host.
+        host: u32,
+    },
     /// The workload is complete.
     Finished,
 }
@@ -114,9 +126,9 @@ struct Queries {
     done: u32,
 }
 
-/// Sizes of query responses.
+/// Sizes of query responses (and of key-value store values).
 #[derive(Debug, Clone)]
-enum SizeDist {
+pub(crate) enum SizeDist {
     /// Uniform in [min, max] bytes.
     Uniform(u64, u64),
     /// An empirical CDF: (bytes, cumulative probability) points, linear in between.
@@ -125,7 +137,7 @@ enum SizeDist {
 
 impl SizeDist {
     /// Mean size, bytes.
-    fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         match self {
             SizeDist::Uniform(a, b) => (a + b) as f64 / 2.0,
             SizeDist::Cdf(pts) => {
@@ -141,7 +153,7 @@ impl SizeDist {
     }
 
     /// One draw.
-    fn sample(&self, rng: &mut Rng) -> u64 {
+    pub(crate) fn sample(&self, rng: &mut Rng) -> u64 {
         match self {
             SizeDist::Uniform(a, b) => a + rng.up_to(b - a),
             SizeDist::Cdf(pts) => {
@@ -172,7 +184,7 @@ impl Workload {
             .map(|i| match w.kind {
                 WorkloadKind::SyncRead => sc.sru_of(i),
                 WorkloadKind::Incast => w.flow_size.unwrap_or(0),
-                WorkloadKind::Queries => 0,
+                WorkloadKind::Queries | WorkloadKind::KvGets => 0,
             })
             .collect();
         let q = (w.kind == WorkloadKind::Queries).then(|| Queries {
@@ -236,7 +248,7 @@ impl Workload {
         match self.kind {
             WorkloadKind::SyncRead => per_round * self.blocks as u64,
             WorkloadKind::Incast => per_round,
-            WorkloadKind::Queries => 0,
+            WorkloadKind::Queries | WorkloadKind::KvGets => 0,
         }
     }
 
@@ -251,6 +263,7 @@ impl Workload {
         match self.kind {
             WorkloadKind::SyncRead => self.request_block(now, act),
             WorkloadKind::Queries => self.plan_queries(now, act),
+            WorkloadKind::KvGets => {}
             WorkloadKind::Incast => {
                 self.remaining = self.n;
                 self.block_start = now;

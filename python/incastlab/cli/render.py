@@ -38,9 +38,42 @@ def _workload_cells(kind: str, row: dict[str, Any]) -> list[str]:
     ]
 
 
+def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
+    """The key-value store, one row per run: load offered and carried, utilization (average
+    and the fullest millisecond), drops and timeouts per second, get latency, goodput."""
+    t = table()
+    cols = ["hosts", "offered", "carried", "util", "peak 1ms", "drops/s/host", "timeouts/s"]
+    cols += ["get p50", "get p99", "get p99.9", "gets", "goodput", "wall"]
+    for col in cols:
+        t.add_column(col, justify="right")
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f}%"
+
+    for r, wall in zip(results, walls, strict=True):
+        row = r.record()
+        t.add_row(
+            str(r.senders),
+            pct(row["kv_offered_load"]),
+            pct(row["kv_carried_load"]),
+            pct(row["kv_utilization"]),
+            pct(row["kv_peak_utilization_1ms"]),
+            f"{row['kv_drops_per_s_per_host']:,.1f}",
+            f"{row['kv_timeouts_per_s']:,.1f}",
+            _s(row["kv_latency_p50_s"]),
+            _s(row["kv_latency_p99_s"]),
+            _s(row["kv_latency_p999_s"]),
+            f"{row['kv_gets']:,}",
+            format_rate(row["kv_goodput_bps"]),
+            f"{wall:.2f}s",
+        )
+    return t
+
+
 def results_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     """One row per sender count: goodput, the workload's times, timeouts, drops, wall time."""
     kind = results[0].report["workload"]
+    if kind == "kv_gets":
+        return kv_table(results, walls)
     t = table()
     middle = {
         "incast": ["last FCT", "vs optimal"],

@@ -27,6 +27,18 @@ def scenario_line(r: Result, omit: str = "") -> str:
             f"{w['queries']} Poisson queries of {format_size(w['query_size_min'])}–"
             f"{format_size(w['query_size_max'])} at {100 * w['query_load']:.0f}% load"
         )
+    elif w["kind"] == "kv_gets":
+        quorum = w["kv_quorum"] or w["kv_replicas"]
+        load = (
+            f"{w['kv_rate']:g} gets/s per host"
+            if w["kv_rate"]
+            else f"{100 * w['kv_utilization']:.0f}% utilization"
+        )
+        what = (
+            f"key-value gets, {t['senders']} hosts, R = {w['kv_replicas']}"
+            + (f" (quorum {quorum})" if quorum != w["kv_replicas"] else "")
+            + f", {format_size(w['value_size'])} values, {load}"
+        )
     elif w["kind"] == "sync_read" and omit in ("sru", "block"):
         what = f"synchronized reads, {w['blocks']} blocks"
     elif w["kind"] == "sync_read":
@@ -36,11 +48,17 @@ def scenario_line(r: Result, omit: str = "") -> str:
         what = f"incast, {format_size(w['flow_size'])} per flow"
     buf = t["buffer"]
     buffer = format_size(buf["bytes"]) if buf["bytes"] else f"{buf['packets']} pkt"
+    if t.get("shared_buffer"):
+        buffer = f"{format_size(t['shared_buffer'])} shared"
+    elif buf["bytes"] is None and buf["packets"] is None:
+        buffer = "unlimited"
+    else:
+        buffer += "/port"
     parts = {
         "workload": what,
         "link": format_rate(t["receiver_link"]),
         "rtt": f"RTT {format_time(t['rtt'])}",
-        "buffer": f"{buffer}/port",
+        "buffer": buffer,
         "rto_min": f"RTOmin {format_time(tcp['rto_min'])}",
     }
     if s.get("transport") == "ndp":

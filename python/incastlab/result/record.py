@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from incastlab.result import Result
 
 #: Bumped whenever a column is added, removed, renamed or changes type.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
@@ -72,6 +72,25 @@ MODEL_FIELDS: tuple[tuple[str, str], ...] = (
     ("dominant", STR),
     ("ignored", STRS),
 )
+#: The key-value store's cluster-wide figures (``kv_<name>``; times in seconds), null for
+#: other workloads. Loads and utilizations are shares of a host's link, averaged over hosts.
+KV_FIELDS: tuple[tuple[str, str], ...] = (
+    ("gets", INT),
+    ("gets_per_s_per_host", FLOAT),
+    ("offered_load", FLOAT),
+    ("carried_load", FLOAT),
+    ("utilization", FLOAT),
+    ("peak_utilization_1ms", FLOAT),
+    ("drops_per_s_per_host", FLOAT),
+    ("timeouts_per_s", FLOAT),
+    ("retransmits_per_s_per_host", FLOAT),
+    ("latency_p50_s", FLOAT),
+    ("latency_p99_s", FLOAT),
+    ("latency_p999_s", FLOAT),
+    ("goodput_bps", FLOAT),
+)
+#: Per-host lists of the key-value store (``kv_host_<name>``), in host order.
+KV_HOST_FIELDS = ("drops_per_s", "rx_utilization", "peak_utilization_1ms", "timeouts_per_s")
 METRICS: tuple[tuple[str, str], ...] = (
     ("senders", INT),
     ("workload", STR),
@@ -107,6 +126,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("events", INT),
     *((f"ndp_{k}", INT) for k in NDP_FIELDS),
     *((f"model_{k}", kind) for k, kind in MODEL_FIELDS),
+    *((f"kv_{k}", kind) for k, kind in KV_FIELDS),
 )
 LISTS: tuple[tuple[str, str], ...] = (
     ("block_times_s", FLOATS),
@@ -117,6 +137,7 @@ LISTS: tuple[tuple[str, str], ...] = (
     ("query_bytes", INTS),
     ("query_fct_s", FLOATS),
     ("response_times_s", FLOATS2),
+    *((f"kv_host_{k}", FLOATS) for k in KV_HOST_FIELDS),
 )
 DETAIL: tuple[tuple[str, str], ...] = (("scenario", JSON), ("report", JSON))
 
@@ -168,6 +189,7 @@ def _metrics(r: Result) -> dict[str, Any]:
     optimal = r.optimal_s if "base_latency" in rep and link else None
     ndp = rep.get("ndp") or {}
     model = rep.get("model") or {}
+    kv = rep.get("kv") or {}
     values: dict[str, Any] = {
         "senders": rep.get("senders"),
         "workload": rep.get("workload"),
@@ -195,6 +217,7 @@ def _metrics(r: Result) -> dict[str, Any]:
         "bottleneck_max_bytes": bn.get("max_bytes"),
         **{f"ndp_{k}": ndp.get(k) for k in NDP_FIELDS},
         **{f"model_{k}": model.get(k) for k, _ in MODEL_FIELDS},
+        **{f"kv_{k}": _kv_value(kv, k) for k, _ in KV_FIELDS},
     }
     out = {n: _cast(kind, values[n] if n in values else rep.get(n)) for n, kind in METRICS}
     out.update(
@@ -213,9 +236,22 @@ def _metrics(r: Result) -> dict[str, Any]:
                 if rep.get("response_times") is None
                 else [[_seconds(t) for t in b] for b in rep["response_times"]]
             ),
+            **{
+                f"kv_host_{k}": [float(h[k]) for h in kv["per_host"]] if kv else None
+                for k in KV_HOST_FIELDS
+            },
         }
     )
     return out
+
+
+def _kv_value(kv: dict[str, Any], name: str) -> Any:
+    """A cluster-wide figure of the key-value report (latencies in seconds)."""
+    if not kv:
+        return None
+    if name.startswith("latency_"):
+        return _seconds(kv[name.removesuffix("_s")])
+    return kv.get(name)
 
 
 def record(

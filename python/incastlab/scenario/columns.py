@@ -5,7 +5,8 @@ added to the core becomes a column with no edit here. One column per key, under 
 path, in the key's base unit: bytes, bits per second, or, for times, float *seconds* with the
 name suffixed ``_s`` (``tcp.rto_min_s`` = 0.2), like every measured time in a record. A queue
 limit is two columns (``topology.buffer.bytes``, ``topology.buffer.packets``), also when it is
-unset; an empirical CDF is its JSON text.
+unset, and so is a rate cap (``topology.host_rate_cap.share``, ``.bps``); an empirical CDF is
+its JSON text.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def _columns_of(path: str, key: dict[str, Any]) -> list[tuple[str, str, Callable
         return [(f"{path}.{part}", INT, _limit_part(part)) for part in ("bytes", "packets")]
     if unit == "cdf":
         return [(path, STR, lambda v: None if v is None else json.dumps(v))]
+    if unit == "rate_cap":
+        return [(f"{path}.share", FLOAT, _limit_part("share")), (f"{path}.bps", INT, _limit_part("bps"))]
     if unit in ("size", "rate"):
         return [(path, INT, lambda v: v)]
     return [(path, _plain_kind(key["schema"]), lambda v: v)]

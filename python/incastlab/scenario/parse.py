@@ -20,6 +20,7 @@ from incastlab.units import (
     UnitError,
     parse_queue_limit,
     parse_rate,
+    parse_rate_cap,
     parse_size,
     parse_time,
     shown,
@@ -69,6 +70,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         return parse_cdf_points(value) if isinstance(value, list) else value
     if unit == "limit":
         return value if normalized and isinstance(value, dict) else parse_queue_limit(value)
+    if unit == "rate_cap":
+        return value if normalized and isinstance(value, dict) else parse_rate_cap(value)
     if normalized and _is_int(value):
         return value
     if unit == "time_or_off":

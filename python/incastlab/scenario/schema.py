@@ -44,6 +44,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return " or ".join([*parts, *([f"{d['packets']}pkt"] if d["packets"] is not None else [])])
     if unit == "cdf":
         return "none" if not d else json.dumps(d)
+    if unit == "rate_cap":
+        return f"{100 * d['share']:g}%" if d["share"] is not None else with_unit("rate", d["bps"])
     return json.dumps(d)
 
 
@@ -82,6 +84,8 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
         out = {"anyOf": [_with_unit("time", default), {"const": "off"}]}
         if default == 0:
             out["default"] = "off"
+    elif unit == "rate_cap":
+        out = {"anyOf": [{"type": "string", "examples": ["80%", "800Mbps", "off"]}, {"type": "null"}]}
     elif unit == "limit":
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:

@@ -241,6 +241,9 @@ impl Scenario {
     /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
     /// Saturates rather than overflows: validation runs after it and refuses the count.
     pub fn hosts_needed(&self) -> u32 {
+        if self.workload.kind == WorkloadKind::KvGets {
+            return self.topology.senders; // every host is a client and a server
+        }
         let bg = &self.background;
         let mut n = self.topology.senders.saturating_add(1);
         if bg.flows > 0 {
@@ -252,6 +255,37 @@ impl Scenario {
             }
         }
         n
+    }
+
+    /// Gets per second arriving at each host of the key-value store: `workload.kv_rate`, or
+    /// the rate at which the replies each host receives fill `kv_utilization` of its link.
+    pub fn kv_gets_per_s(&self) -> f64 {
+        let w = &self.workload;
+        if w.kv_rate > 0.0 {
+            return w.kv_rate;
+        }
+        w.kv_utilization * self.topology.link as f64 / (8.0 * self.kv_reply_bytes_per_get())
+    }
+
+    /// Value bytes a get brings over the network on average: R replies of the mean value
+    /// size, less the share answered by a replica on the coordinator itself ((H−1)/H remote).
+    pub fn kv_reply_bytes_per_get(&self) -> f64 {
+        let w = &self.workload;
+        let h = self.topology.senders.max(1) as f64;
+        let mean = if w.query_size_cdf.is_empty() {
+            w.value_size as f64
+        } else {
+            crate::workload::SizeDist::Cdf(w.query_size_cdf.clone()).mean()
+        };
+        w.kv_replicas as f64 * (h - 1.0) / h * mean
+    }
+
+    /// Replies a get waits for: `workload.kv_quorum`, or every replica.
+    pub fn kv_quorum(&self) -> u32 {
+        match self.workload.kv_quorum {
+            0 => self.workload.kv_replicas,
+            q => q,
+        }
     }
 
     /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).

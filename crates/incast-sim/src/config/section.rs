@@ -24,6 +24,8 @@ pub enum Unit {
     Limit,
     /// (bytes, cumulative probability) points, or the name of a file of them.
     Cdf,
+    /// A rate cap, written "80%" (a share of the link) or "800Mbps", or "off".
+    RateCap,
     /// A nested section.
     Section,
 }
@@ -39,6 +41,7 @@ impl Unit {
             Unit::TimeOrOff => "time_or_off",
             Unit::Limit => "limit",
             Unit::Cdf => "cdf",
+            Unit::RateCap => "rate_cap",
             Unit::Section => "section",
         }
     }

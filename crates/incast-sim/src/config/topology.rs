@@ -79,6 +79,44 @@ impl Shape for QueueLimit {
     }
 }
 
+/// A cap on a host's egress rate: a share of its link or a rate.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateCap {
+    /// Share of the host's link rate, in (0, 1]; `None` when `bps` is given.
+    pub share: Option<f64>,
+    /// Rate in bits per second; `None` when `share` is given.
+    pub bps: Option<u64>,
+}
+
+impl RateCap {
+    /// The capped rate of a link of `link` bits per second.
+    pub fn of(&self, link: u64) -> u64 {
+        match (self.share, self.bps) {
+            (_, Some(bps)) => bps.min(link),
+            (Some(share), None) => ((link as f64 * share).round() as u64).max(1),
+            (None, None) => link,
+        }
+    }
+}
+
+impl Shape for RateCap {
+    fn load(field: &str, v: Value) -> Result<Self, ConfigError> {
+        RateCap::deserialize(&v).map_err(|_| {
+            let shown = super::shown(&v);
+            super::bad(
+                field,
+                format!("expected {{\"share\": x or null, \"bps\": n or null}}, got {shown}"),
+            )
+        })
+    }
+    fn shape() -> Value {
+        let share = json!({"anyOf": [{"type": "number"}, {"type": "null"}]});
+        let bps = json!({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]});
+        json!({"type": "object", "properties": {"share": share, "bps": bps}, "additionalProperties": false})
+    }
+}
+
 section! {
     /// Hosts and links.
     pub struct Topology {
@@ -159,5 +197,12 @@ section! {
         /// then packets leave at the link's rate. At least one full frame. 0 (default): a NIC
         /// serializes each frame at its rate, as a real NIC does.
         pub nic_burst: u64 [Size] = 0,
+        /// Cap on every host's egress (a token bucket in front of its NIC, like tc's tbf): a
+        /// share of its link ("80%") or a rate ("800Mbps"); frames leave at the line rate
+        /// but no faster on average than the cap, with bursts of `host_rate_burst`. `None`:
+        /// no cap.
+        pub host_rate_cap: Option<RateCap> [RateCap] = None,
+        /// Bucket depth of `host_rate_cap`, bytes on the wire; 0: one full frame (pure pacing).
+        pub host_rate_burst: u64 [Size] = 0,
     }
 }

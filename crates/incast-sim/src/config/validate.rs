@@ -412,6 +412,7 @@ impl Scenario {
                 }
                 validate_cdf(&w.query_size_cdf)?;
             }
+            WorkloadKind::KvGets => self.validate_kv()?,
             WorkloadKind::Incast => match w.flow_size {
                 None | Some(0) => {
                     return Err(bad(
@@ -430,6 +431,28 @@ impl Scenario {
                 "workload.tasks",
                 format!("must be 1..1000, got {}", w.tasks),
             ));
+        }
+        if let Some(cap) = t.host_rate_cap {
+            let ok = match (cap.share, cap.bps) {
+                (Some(s), None) => s > 0.0 && s <= 1.0,
+                (None, Some(b)) => b > 0,
+                _ => false,
+            };
+            if !ok {
+                return Err(bad(
+                    "topology.host_rate_cap",
+                    "expected a share of the link in (0%, 100%] (e.g. \"80%\") or a positive rate (e.g. \"800Mbps\")",
+                ));
+            }
+        }
+        if t.host_rate_cap.is_some() && t.nic_burst > 0 {
+            return Err(bad(
+                "topology.host_rate_cap",
+                "a NIC has one token bucket: give host_rate_cap (a cap below the line rate) or topology.nic_burst (a tbf at the line rate), not both",
+            ));
+        }
+        if t.host_rate_burst > (1 << 30) {
+            return Err(bad("topology.host_rate_burst", "must be at most 1 GiB"));
         }
         if w.tasks > 1 && w.kind == WorkloadKind::Queries {
             return Err(bad(
@@ -460,6 +483,108 @@ impl Scenario {
         }
         if self.run.max_time == 0 {
             return Err(bad("run.max_time", "must be positive"));
+        }
+        Ok(())
+    }
+
+    fn validate_kv(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let h = self.topology.senders;
+        if h < 2 {
+            return Err(bad(
+                "topology.senders",
+                format!("kv_gets needs at least 2 hosts (each is a client and a replica), got {h}"),
+            ));
+        }
+        if h > 1000 {
+            return Err(bad(
+                "topology.senders",
+                format!("kv_gets runs a connection per pair of hosts: at most 1000 hosts, got {h}"),
+            ));
+        }
+        if w.kv_replicas == 0 || w.kv_replicas > h {
+            return Err(bad(
+                "workload.kv_replicas",
+                format!(
+                    "{} replicas need as many distinct hosts, and the cluster has {h} (topology.senders); allowed 1..{h}",
+                    w.kv_replicas
+                ),
+            ));
+        }
+        if w.kv_quorum > w.kv_replicas {
+            return Err(bad(
+                "workload.kv_quorum",
+                format!(
+                    "a get cannot wait for {} replies from {} replicas; allowed 0 (all) ..{}",
+                    w.kv_quorum, w.kv_replicas, w.kv_replicas
+                ),
+            ));
+        }
+        if w.value_size == 0 || w.value_size > (1 << 40) {
+            return Err(bad("workload.value_size", "must be 1..2^40 bytes"));
+        }
+        validate_cdf(&w.query_size_cdf)?;
+        if w.request_size == 0 {
+            return Err(bad("workload.request_size", "must be positive"));
+        }
+        if !(w.kv_rate >= 0.0 && w.kv_rate.is_finite()) {
+            return Err(bad(
+                "workload.kv_rate",
+                format!("must be ≥ 0 gets/s, got {}", w.kv_rate),
+            ));
+        }
+        if w.kv_rate == 0.0 && (w.kv_utilization.is_nan() || w.kv_utilization <= 0.0) {
+            return Err(bad(
+                "workload.kv_utilization",
+                format!(
+                    "must be above 0 (a share of the link, e.g. 0.5), got {}",
+                    w.kv_utilization
+                ),
+            ));
+        }
+        let load =
+            self.kv_gets_per_s() * 8.0 * self.kv_reply_bytes_per_get() / self.topology.link as f64;
+        if load >= 1.0 {
+            let (field, what) = if w.kv_rate > 0.0 {
+                ("workload.kv_rate", format!("{} gets/s per host", w.kv_rate))
+            } else {
+                ("workload.kv_utilization", format!("{}", w.kv_utilization))
+            };
+            return Err(bad(
+                field,
+                format!(
+                    "{what} offers {:.0}% of each host's link in replies; a load of 100% or more can never be carried (allowed: below 100%)",
+                    100.0 * load
+                ),
+            ));
+        }
+        let gets = self.kv_gets_per_s() * h as f64 * w.kv_duration as f64 / PS_PER_S as f64;
+        if gets > 1e8 {
+            return Err(bad(
+                "workload.kv_duration",
+                format!("{gets:.3e} gets in all; at most 1e8 per run"),
+            ));
+        }
+        if w.kv_duration == 0 || w.kv_duration > 3600 * PS_PER_S {
+            return Err(bad("workload.kv_duration", "must be between 1ps and 3600s"));
+        }
+        if w.kv_send_buffer == 0 {
+            return Err(bad("workload.kv_send_buffer", "must be positive"));
+        }
+        if self.background.flows > 0 {
+            return Err(bad(
+                "background.flows",
+                "kv_gets runs without long-lived background flows (not modelled yet)",
+            ));
+        }
+        if self.transport != Transport::Tcp {
+            return Err(bad("transport", "kv_gets runs over TCP"));
+        }
+        if w.tasks != 1 {
+            return Err(bad(
+                "workload.tasks",
+                "kv_gets has no tasks: every host is a client already",
+            ));
         }
         Ok(())
     }

@@ -18,6 +18,21 @@ pub enum WorkloadKind {
     /// Poisson query traffic: `queries` requests at `query_load` of the receiver's link, each
     /// to a random server, sizes uniform in [`query_size_min`, `query_size_max`].
     Queries,
+    /// A replicated key-value store (Riak): every one of `topology.senders` hosts is a client
+    /// and a coordinator; each get asks `kv_replicas` distinct hosts for the value at once and
+    /// completes when `kv_quorum` replies have arrived.
+    KvGets,
+}
+
+/// How a get's replicas are chosen.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KvPlacement {
+    /// A consistent-hashing ring with partitions claimed round-robin (Riak's default claim):
+    /// a key's R replicas are R hosts in a row on the ring from a uniformly random one.
+    Ring,
+    /// R distinct hosts drawn uniformly at random.
+    Uniform,
 }
 
 /// Where background flows start.
@@ -41,7 +56,8 @@ pub enum BackgroundDestination {
 }
 
 choices! {
-    WorkloadKind: SyncRead, Incast, Queries;
+    WorkloadKind: SyncRead, Incast, Queries, KvGets;
+    KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
     BackgroundDestination: Receiver, Sink;
 }
@@ -89,6 +105,31 @@ section! {
         /// sizes increasing, probabilities non-decreasing and ending at 1; sizes are interpolated
         /// linearly between points. Empty: uniform in [`query_size_min`, `query_size_max`].
         pub query_size_cdf: Vec<(u64, f64)> [Cdf] = Vec::new(),
+        /// Gets per second arriving at each host (kv_gets, Poisson); 0: derived from
+        /// `kv_utilization`.
+        pub kv_rate: f64 [Plain] = 0.0,
+        /// Target average utilization of each host's link by the replies it receives (kv_gets),
+        /// as a share of `topology.link`, used when `kv_rate` is 0: gets/s per host =
+        /// utilization · link / (8 · R · (H−1)/H · mean value size) (a replica on the
+        /// coordinator itself answers locally).
+        pub kv_utilization: f64 [Plain] = 0.3,
+        /// Replicas each get asks, R (kv_gets; Riak's n_val and R, 3 by default).
+        pub kv_replicas: u32 [Plain] = 3,
+        /// Replies a get waits for (kv_gets); 0: all R. Later replies still cross the network.
+        pub kv_quorum: u32 [Plain] = 0,
+        /// How a get's replicas are chosen (kv_gets).
+        pub kv_placement: KvPlacement [Plain] = KvPlacement::Ring,
+        /// Bytes of every value (kv_gets) unless `query_size_cdf` gives a distribution.
+        pub value_size: u64 [Size] = 100_000,
+        /// How long gets keep arriving (kv_gets); the run ends when every reply has arrived.
+        pub kv_duration: SimTime [Time] = PS_PER_S,
+        /// Head-of-line blocking at the servers (kv_gets): each host answers gets in order and
+        /// stalls while the connection of the reply at the head of its queue holds more than
+        /// `kv_send_buffer` unacknowledged bytes (a Riak vnode descheduled on a busy
+        /// distribution port). false: every reply is written at once.
+        pub kv_hol_blocking: bool [Plain] = false,
+        /// Send buffer of each connection for `kv_hol_blocking`, bytes.
+        pub kv_send_buffer: u64 [Size] = 128_000,
         /// Concurrent tasks (sync_read, incast): each reads from every server over its own
         /// connections and waits only for its own blocks.
         pub tasks: u32 [Plain] = 1,

@@ -7,12 +7,13 @@ use crate::capture::{self, Points, TcpCapture};
 use crate::config::{CongestionControl, RtoRandomization, Scenario};
 use crate::engine::{next_event, Event, EventQueue, SimError, Timer};
 use crate::ids::{ConnId, EndpointId};
+use crate::kv::KvGets;
 use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
 use crate::report::Series;
 use crate::rng::{Rng, Stream};
 use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
-use crate::topology::{LinkId, Network};
+use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::SimTime;
 
 mod report;
@@ -42,8 +43,12 @@ pub struct TcpSimulation {
     /// Per-endpoint random streams for host jitter.
     host_rng: Vec<Rng>,
     wl: Tasks,
+    /// The key-value store, when the workload is `kv_gets` (then `wl` has no tasks).
+    kv: Option<Box<KvGets>>,
     out: Vec<Segment>,
     act: Vec<Action>,
+    /// Actions of a key-value server's queue, taken while `act` is being applied.
+    served: Vec<Action>,
     processed: u64,
     finished: bool,
     busy_at_start: SimTime,
@@ -88,7 +93,9 @@ impl TcpSimulation {
         sc.validate()?;
         let mut net = Network::build(&sc);
         let wl = Tasks::new(&sc);
-        let fg = wl.connections();
+        let kv = (sc.workload.kind == crate::config::WorkloadKind::KvGets)
+            .then(|| Box::new(KvGets::new(&sc, net.hosts)));
+        let fg = kv.as_ref().map_or(wl.connections(), |kv| kv.connections());
         let conns = fg + sc.background.flows;
         let params = TcpParams::from(&sc.tcp);
         let mut eps = Vec::with_capacity(2 * conns as usize);
@@ -98,7 +105,10 @@ impl TcpSimulation {
         for c in 0..conns {
             let conn = ConnId(c);
             // Workload connection c is server c mod N's (each task has its own connections).
-            let (server, client) = if c < fg {
+            let (server, client) = if let Some(kv) = kv.as_ref() {
+                let (replica, coordinator) = kv.ends(conn);
+                (net.host(replica), net.host(coordinator))
+            } else if c < fg {
                 (net.host(c % n), net.receiver)
             } else {
                 net.background_ends(&sc, c - fg)
@@ -158,8 +168,10 @@ impl TcpSimulation {
             ep_route,
             ep_host,
             wl,
+            kv,
             out: Vec::new(),
             act: Vec::new(),
+            served: Vec::new(),
             processed: 0,
             finished: false,
             busy_at_start: 0,
@@ -261,6 +273,11 @@ impl TcpSimulation {
                 if self.net.pfc.is_some() && p.hop > 0 {
                     self.pfc_release(&p);
                 }
+                if let (Some(kv), LinkRole::Port(h)) =
+                    (self.kv.as_deref_mut(), self.net.roles[l.index()])
+                {
+                    kv.on_rx(h, self.now, p.frame as u64 + self.net.links[l].phy_overhead);
+                }
                 if let Some(cap) = self.capture.as_deref_mut() {
                     cap.on_link(l, self.now, &p);
                 }
@@ -334,14 +351,27 @@ impl TcpSimulation {
             }
             Event::Respond(conn) => {
                 let mut act = std::mem::take(&mut self.act);
-                self.wl.respond(conn, &mut act);
+                match self.kv.as_deref_mut() {
+                    Some(kv) => kv.respond(conn, &mut act),
+                    None => self.wl.respond(conn, &mut act),
+                }
+                self.apply(act);
+            }
+            Event::KvGet(host) => {
+                let mut act = std::mem::take(&mut self.act);
+                if let Some(kv) = self.kv.as_deref_mut() {
+                    kv.get(host, self.now, &mut act);
+                }
                 self.apply(act);
             }
             Event::Start => {
                 self.busy_at_start = self.net.links[self.net.bottleneck].stats.busy;
                 self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
-                self.wl.start(self.now, &mut act);
+                match self.kv.as_deref_mut() {
+                    Some(kv) => kv.start(self.now, &mut act),
+                    None => self.wl.start(self.now, &mut act),
+                }
                 self.apply(act);
             }
             Event::Sample => self.sample(),
@@ -463,7 +493,23 @@ impl TcpSimulation {
         self.out = out;
         self.transmit(ep);
         let conn = ep.conn();
-        if delivered > 0 && self.wl.owns(conn) {
+        if let Some(kv) = self.kv.as_deref_mut() {
+            let mut act = std::mem::take(&mut self.act);
+            if delivered > 0 {
+                let received = self.eps[ep.index()].received();
+                if ep.is_sender() {
+                    kv.on_server_data(conn, received, self.now, &mut act);
+                } else {
+                    kv.on_client_data(conn, received, self.now, &mut act);
+                }
+            }
+            // An ACK may have made room in the send buffer a stalled server waits on.
+            let (replica, _) = kv.ends(conn);
+            if ep.is_sender() && kv.stalled(replica) {
+                act.push(Action::Serve { host: replica });
+            }
+            self.apply(act);
+        } else if delivered > 0 && self.wl.owns(conn) {
             let received = self.eps[ep.index()].received();
             let mut act = std::mem::take(&mut self.act);
             if ep.is_sender() {
@@ -486,10 +532,33 @@ impl TcpSimulation {
                 Action::Write { ep, bytes } => self.write(ep, bytes),
                 Action::RespondAt { conn, at } => self.events.push(at, Event::Respond(conn)),
                 Action::RequestAt { conn, at } => self.events.push(at, Event::Request(conn)),
+                Action::GetAt { host, at } => self.events.push(at, Event::KvGet(host)),
+                Action::Serve { host } => self.serve(host),
                 Action::Finished => self.finished = true,
             }
         }
         self.act = act;
+    }
+
+    /// Key-value host `host`'s server writes what its send buffers have room for.
+    fn serve(&mut self, host: u32) {
+        let Some(kv) = self.kv.as_deref_mut() else {
+            return;
+        };
+        let mut served = std::mem::take(&mut self.served);
+        let eps = &self.eps;
+        kv.serve(host, |c| eps[c.sender().index()].acked(), &mut served);
+        for a in served.drain(..) {
+            if let Action::Write { ep, bytes } = a {
+                self.write(ep, bytes);
+            }
+        }
+        self.served = served;
+    }
+
+    /// Whether `conn` carries the application's traffic (not a background flow).
+    fn app_owns(&self, conn: ConnId) -> bool {
+        self.kv.is_some() || self.wl.owns(conn)
     }
 
     fn write(&mut self, ep: EndpointId, bytes: u64) {
@@ -546,7 +615,7 @@ impl TcpSimulation {
     /// Bytes every background flow has delivered so far.
     fn background_bytes(&self) -> u64 {
         self.connections()
-            .filter(|&c| !self.wl.owns(c))
+            .filter(|&c| !self.app_owns(c))
             .map(|c| self.eps[c.receiver().index()].received())
             .sum()
     }

@@ -4,7 +4,7 @@
 use super::TcpSimulation;
 use crate::net::QueueStats;
 use crate::report::{FlowReport, QueueReport, Report, RunSummary};
-use crate::topology::LinkRole;
+use crate::topology::{LinkId, LinkRole};
 
 impl TcpSimulation {
     /// Check every endpoint's scoreboard and every queue against its limit.
@@ -53,6 +53,30 @@ impl TcpSimulation {
         Ok(())
     }
 
+    /// Each key-value host's counters from its links and its connections' ends.
+    fn kv_hosts(&self) -> Vec<crate::kv::HostCounters> {
+        let mut by_phys = vec![crate::kv::HostCounters::default(); self.net.hosts as usize];
+        for (i, e) in self.eps.iter().enumerate() {
+            let h = &mut by_phys[self.ep_host[i] as usize];
+            let s = e.stats();
+            h.timeouts += s.timeouts as u64;
+            h.retransmits += (s.retx_fast + s.retx_timeout) as u64;
+        }
+        (0..self.sc.topology.senders)
+            .map(|i| {
+                let phys = self.net.host(i);
+                let (nic, port) = (LinkId(2 * phys), LinkId(2 * phys + 1));
+                crate::kv::HostCounters {
+                    phys,
+                    rx_busy: self.net.links[port].stats.busy,
+                    tx_busy: self.net.links[nic].stats.busy,
+                    drops: self.net.links[port].stats.drops,
+                    ..by_phys[phys as usize]
+                }
+            })
+            .collect()
+    }
+
     /// The report of the run so far (complete once [`TcpSimulation::step`] returned true).
     pub fn report(&self) -> Report {
         let mut flows = Vec::with_capacity(self.eps.len() / 2);
@@ -62,7 +86,7 @@ impl TcpSimulation {
         let mut loss_probes = 0;
         for conn in self.connections() {
             let s = self.eps[conn.sender().index()].stats();
-            let background = !self.wl.owns(conn);
+            let background = !self.app_owns(conn);
             if !background {
                 timeouts += s.timeouts as u64;
                 recoveries += s.recoveries as u64;
@@ -78,7 +102,11 @@ impl TcpSimulation {
                 flow: conn.0,
                 background,
                 bytes: self.eps[conn.receiver().index()].received(),
-                fct: if background { None } else { self.wl.fct(conn) },
+                fct: if background || self.kv.is_some() {
+                    None
+                } else {
+                    self.wl.fct(conn)
+                },
                 timeouts: s.timeouts,
                 fast_recoveries: s.recoveries,
                 retx_fast: s.retx_fast,
@@ -131,16 +159,25 @@ impl TcpSimulation {
                 stats: nics,
             },
         ];
-        let end = self.wl.finish_time().unwrap_or(self.now);
-        let duration = end.saturating_sub(self.wl.start_time());
-        let app_bytes: u64 = self
-            .connections()
-            .filter(|&c| self.wl.owns(c))
-            .map(|c| {
-                let got = self.eps[c.receiver().index()].received();
-                got - self.wl.header_bytes(c, got)
-            })
-            .sum();
+        let (start, end, app_bytes) = match self.kv.as_deref() {
+            Some(kv) => (
+                kv.start_time(),
+                kv.finish.unwrap_or(self.now),
+                kv.delivered(),
+            ),
+            None => (
+                self.wl.start_time(),
+                self.wl.finish_time().unwrap_or(self.now),
+                self.connections()
+                    .filter(|&c| self.wl.owns(c))
+                    .map(|c| {
+                        let got = self.eps[c.receiver().index()].received();
+                        got - self.wl.header_bytes(c, got)
+                    })
+                    .sum(),
+            ),
+        };
+        let duration = end.saturating_sub(start);
         let busy = bottleneck.stats.busy - self.busy_at_start;
         Report {
             background_bps: crate::units::rate_of(
@@ -162,11 +199,15 @@ impl TcpSimulation {
             queues,
             shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
             series: self.series.clone(),
+            kv: self
+                .kv
+                .as_deref()
+                .map(|kv| kv.report(self.now, &self.kv_hosts())),
             ..Report::of_run(RunSummary {
                 senders: self.sc.topology.senders,
                 workload: self.sc.workload.kind,
                 app_bytes,
-                start: self.wl.start_time(),
+                start,
                 end,
                 now: self.now,
                 events: self.processed,

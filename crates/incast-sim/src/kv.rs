@@ -1,0 +1,807 @@
+//! A replicated key-value store's gets: the operator's incast of Fritchie's Riak story, fan-in
+//! small (R = 3) but everywhere, all the time.
+//!
+//! Every one of the H hosts is a client and a coordinator. Gets arrive at each host as a
+//! Poisson process; a get asks its R replicas (distinct hosts, from a consistent-hashing ring or
+//! uniformly) for the value at once, and completes when `quorum` replies have arrived. A replica
+//! on the coordinator itself answers locally, at once. Replies are written as soon as the
+//! request is read (optionally after a service-time jitter, in order per host), as Riak does,
+//! or, with head-of-line blocking, in order per host and only while the reply's connection has
+//! room in its send buffer (a vnode descheduled on a busy distribution port).
+//!
+//! Connection (a, b) carries the gets coordinator a asks replica b: a's endpoint is its client
+//! ([`ConnId::receiver`]), b's its server ([`ConnId::sender`]). Riak runs one Erlang
+//! distribution connection per pair of nodes for both directions; here each direction of
+//! requests has its own, which changes nothing for the replies that make the incast.
+//!
+//! Like [`crate::workload`], the store answers events with [`Action`]s and never touches TCP,
+//! so it is tested alone. Its queues grow to their peak once and are reused: a get in flight
+//! allocates nothing.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::config::{KvPlacement, Scenario};
+use crate::ids::ConnId;
+use crate::report::utilization;
+use crate::rng::{Rng, Stream};
+use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
+use crate::workload::{Action, SizeDist};
+
+/// Width of the windows the peak utilization is measured over (the article's finest poll).
+pub const PEAK_WINDOW: SimTime = PS_PER_MS;
+
+/// One get in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct Get {
+    /// When it arrived.
+    at: SimTime,
+    /// Replies arrived (local ones included).
+    replies: u32,
+    /// Remote replies still to arrive.
+    left: u32,
+}
+
+/// Bytes received per [`PEAK_WINDOW`] at one host: the current window and the fullest.
+#[derive(Debug, Clone, Copy, Default)]
+struct PeakMeter {
+    window: u64,
+    bytes: u64,
+    max: u64,
+}
+
+impl PeakMeter {
+    #[inline]
+    fn add(&mut self, now: SimTime, wire: u64) {
+        let w = now / PEAK_WINDOW;
+        if w != self.window {
+            self.max = self.max.max(self.bytes);
+            self.window = w;
+            self.bytes = 0;
+        }
+        self.bytes += wire;
+    }
+
+    fn peak(&self) -> u64 {
+        self.max.max(self.bytes)
+    }
+}
+
+/// The key-value workload's state.
+#[derive(Debug)]
+pub struct KvGets {
+    hosts: u32,
+    replicas: u32,
+    quorum: u32,
+    placement: KvPlacement,
+    /// Mean time between gets at one host, picoseconds.
+    mean_gap: f64,
+    sizes: SizeDist,
+    request: u64,
+    header: u64,
+    jitter: SimTime,
+    hol: bool,
+    send_buffer: u64,
+    link_bps: u64,
+    start: SimTime,
+    window: SimTime,
+    /// Per host: arrivals, keys and sizes.
+    draws: Vec<Rng>,
+    /// Per host: service-time jitter.
+    service: Vec<Rng>,
+    /// Per connection: requests written by the client.
+    asked: Vec<u32>,
+    /// Per connection: requests the server has read.
+    read: Vec<u32>,
+    /// Per connection: value sizes of the requests written and not yet read.
+    to_read: Vec<VecDeque<u64>>,
+    /// Per connection: value sizes of replies waiting out their service jitter.
+    to_respond: Vec<VecDeque<u64>>,
+    /// Per connection: (get, client offset at which its reply is complete, value bytes), in
+    /// order.
+    open: Vec<VecDeque<(u32, u64, u64)>>,
+    /// Per connection: client offset at the end of the last reply asked for.
+    end: Vec<u64>,
+    /// Per connection: bytes the server has written.
+    pub written: Vec<u64>,
+    /// Per host: when its server is next free (jittered replies leave in order).
+    free_at: Vec<SimTime>,
+    /// Per host: replies waiting for their connection's send buffer (head-of-line blocking).
+    serve_q: Vec<VecDeque<(ConnId, u64)>>,
+    /// Per host: stalled on the head of `serve_q`.
+    stalled: Vec<bool>,
+    gets: Vec<Get>,
+    free: Vec<u32>,
+    /// Replicas of the get being issued (reused).
+    pick: Vec<u32>,
+    live: u32,
+    /// Hosts whose arrivals have ended.
+    closed: u32,
+    /// When the last reply arrived, once every get is complete.
+    pub finish: Option<SimTime>,
+    /// Latency of every completed get, in completion order.
+    latencies: Vec<SimTime>,
+    /// Per host: gets issued.
+    issued: Vec<u64>,
+    /// Per host: value bytes asked of remote replicas.
+    offered: Vec<u64>,
+    /// Per host: value bytes received from remote replicas.
+    received: Vec<u64>,
+    /// Per physical host: wire bytes received per window.
+    peak: Vec<PeakMeter>,
+}
+
+impl KvGets {
+    /// The scenario's store, not yet started (`physical_hosts`: hosts of the topology).
+    pub fn new(sc: &Scenario, physical_hosts: u32) -> KvGets {
+        let w = &sc.workload;
+        let h = sc.topology.senders;
+        let conns = Self::connections_of(h) as usize;
+        let sizes = if w.query_size_cdf.is_empty() {
+            SizeDist::Uniform(w.value_size, w.value_size)
+        } else {
+            SizeDist::Cdf(w.query_size_cdf.clone())
+        };
+        let mean_gap = PS_PER_S as f64 / sc.kv_gets_per_s();
+        KvGets {
+            hosts: h,
+            replicas: w.kv_replicas,
+            quorum: sc.kv_quorum(),
+            placement: w.kv_placement,
+            mean_gap,
+            sizes,
+            request: w.request_size,
+            header: w.response_header,
+            jitter: w.jitter,
+            hol: w.kv_hol_blocking,
+            send_buffer: w.kv_send_buffer,
+            link_bps: sc.topology.link,
+            start: 0,
+            window: w.kv_duration,
+            draws: (0..h)
+                .map(|i| Rng::stream(sc.seed, Stream::KvGets(i)))
+                .collect(),
+            service: (0..h)
+                .map(|i| Rng::stream(sc.seed, Stream::KvService(i)))
+                .collect(),
+            asked: vec![0; conns],
+            read: vec![0; conns],
+            to_read: vec![VecDeque::new(); conns],
+            to_respond: vec![VecDeque::new(); conns],
+            open: vec![VecDeque::new(); conns],
+            end: vec![0; conns],
+            written: vec![0; conns],
+            free_at: vec![0; h as usize],
+            serve_q: vec![VecDeque::new(); h as usize],
+            stalled: vec![false; h as usize],
+            gets: Vec::new(),
+            free: Vec::new(),
+            pick: Vec::with_capacity(w.kv_replicas as usize),
+            live: 0,
+            closed: 0,
+            finish: None,
+            latencies: Vec::new(),
+            issued: vec![0; h as usize],
+            offered: vec![0; h as usize],
+            received: vec![0; h as usize],
+            peak: vec![PeakMeter::default(); physical_hosts as usize],
+        }
+    }
+
+    fn connections_of(hosts: u32) -> u32 {
+        hosts * hosts.saturating_sub(1)
+    }
+
+    /// Connections: one per ordered pair (coordinator, replica).
+    pub fn connections(&self) -> u32 {
+        Self::connections_of(self.hosts)
+    }
+
+    /// The connection on which coordinator `a` asks replica `b` (a ≠ b).
+    #[inline]
+    pub fn conn(&self, a: u32, b: u32) -> ConnId {
+        debug_assert_ne!(a, b);
+        ConnId(a * (self.hosts - 1) + b - u32::from(b > a))
+    }
+
+    /// (replica, coordinator) of connection `c`: the host of its server and of its client.
+    #[inline]
+    pub fn ends(&self, c: ConnId) -> (u32, u32) {
+        let a = c.0 / (self.hosts - 1);
+        let j = c.0 % (self.hosts - 1);
+        (j + u32::from(j >= a), a)
+    }
+
+    /// When the gets started.
+    pub fn start_time(&self) -> SimTime {
+        self.start
+    }
+
+    /// Whether host `h`'s server waits for room in a send buffer.
+    #[inline]
+    pub fn stalled(&self, h: u32) -> bool {
+        self.stalled[h as usize]
+    }
+
+    fn gap(&mut self, h: u32) -> SimTime {
+        let u = (self.draws[h as usize].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        (-(1.0 - u).ln() * self.mean_gap) as SimTime
+    }
+
+    /// Schedule host `h`'s next get after `now`, or close its arrivals.
+    fn next_arrival(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
+        let at = now + self.gap(h);
+        if at < self.start + self.window {
+            act.push(Action::GetAt { host: h, at });
+        } else {
+            self.closed += 1;
+        }
+    }
+
+    /// Start every host's arrivals at `now`.
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+        self.start = now;
+        for h in 0..self.hosts {
+            self.next_arrival(h, now, act);
+        }
+        self.maybe_finish(now, act);
+    }
+
+    /// Choose the replicas of a key into `self.pick`.
+    fn choose_replicas(&mut self, h: u32) {
+        self.pick.clear();
+        let n = self.hosts as u64;
+        let rng = &mut self.draws[h as usize];
+        match self.placement {
+            KvPlacement::Ring => {
+                let first = rng.up_to(n - 1);
+                for k in 0..self.replicas as u64 {
+                    self.pick.push(((first + k) % n) as u32);
+                }
+            }
+            KvPlacement::Uniform => {
+                // Floyd's sampling: R distinct of H in R draws.
+                for j in n - self.replicas as u64..n {
+                    let t = rng.up_to(j) as u32;
+                    let v = if self.pick.contains(&t) { j as u32 } else { t };
+                    self.pick.push(v);
+                }
+            }
+        }
+    }
+
+    /// A get arrives at host `h`: ask its replicas.
+    pub fn get(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
+        let size = self.sizes.sample(&mut self.draws[h as usize]);
+        self.choose_replicas(h);
+        let g = match self.free.pop() {
+            Some(g) => g,
+            None => {
+                self.gets.push(Get::default());
+                (self.gets.len() - 1) as u32
+            }
+        };
+        let mut get = Get {
+            at: now,
+            replies: 0,
+            left: 0,
+        };
+        self.issued[h as usize] += 1;
+        for i in 0..self.pick.len() {
+            let b = self.pick[i];
+            if b == h {
+                get.replies += 1;
+                continue;
+            }
+            let c = self.conn(h, b);
+            get.left += 1;
+            self.asked[c.index()] += 1;
+            self.to_read[c.index()].push_back(size);
+            self.end[c.index()] += self.header + size;
+            self.open[c.index()].push_back((g, self.end[c.index()], size));
+            self.offered[h as usize] += size;
+            act.push(Action::Write {
+                ep: c.receiver(),
+                bytes: self.request,
+            });
+        }
+        if get.replies >= self.quorum {
+            self.latencies.push(0);
+        }
+        if get.left == 0 {
+            self.free.push(g);
+        } else {
+            self.gets[g as usize] = get;
+            self.live += 1;
+        }
+        self.next_arrival(h, now, act);
+        self.maybe_finish(now, act);
+    }
+
+    /// The server of `c` has read `received` request bytes in all.
+    pub fn on_server_data(
+        &mut self,
+        c: ConnId,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
+        let i = c.index();
+        while self.read[i] < self.asked[i] && received >= (self.read[i] as u64 + 1) * self.request {
+            self.read[i] += 1;
+            let size = self.to_read[i]
+                .pop_front()
+                .expect("a request for every ask");
+            if self.jitter == 0 {
+                self.reply(c, size, act);
+            } else {
+                let (b, _) = self.ends(c);
+                let b = b as usize;
+                let at = (now + self.service[b].up_to(self.jitter)).max(self.free_at[b]);
+                self.free_at[b] = at;
+                self.to_respond[i].push_back(size);
+                act.push(Action::RespondAt { conn: c, at });
+            }
+        }
+    }
+
+    /// A jittered reply on `c` is due.
+    pub fn respond(&mut self, c: ConnId, act: &mut Vec<Action>) {
+        let size = self.to_respond[c.index()]
+            .pop_front()
+            .expect("a reply for every respond event");
+        self.reply(c, size, act);
+    }
+
+    /// The server of `c` answers with a value of `size` bytes: now, or in its host's order.
+    fn reply(&mut self, c: ConnId, size: u64, act: &mut Vec<Action>) {
+        if self.hol {
+            let (b, _) = self.ends(c);
+            self.serve_q[b as usize].push_back((c, size));
+            act.push(Action::Serve { host: b });
+        } else {
+            self.write_reply(c, size, act);
+        }
+    }
+
+    fn write_reply(&mut self, c: ConnId, size: u64, act: &mut Vec<Action>) {
+        if self.header > 0 {
+            act.push(Action::Write {
+                ep: c.sender(),
+                bytes: self.header,
+            });
+        }
+        act.push(Action::Write {
+            ep: c.sender(),
+            bytes: size,
+        });
+        self.written[c.index()] += self.header + size;
+    }
+
+    /// Host `h`'s server writes the replies at the head of its queue while their connection's
+    /// send buffer has room (`acked(c)`: bytes the server's end of `c` has had acknowledged).
+    /// A reply into an empty buffer always goes, however big.
+    pub fn serve(&mut self, h: u32, acked: impl Fn(ConnId) -> u64, act: &mut Vec<Action>) {
+        while let Some(&(c, size)) = self.serve_q[h as usize].front() {
+            let backlog = self.written[c.index()] - acked(c);
+            if backlog > 0 && backlog + self.header + size > self.send_buffer {
+                self.stalled[h as usize] = true;
+                return;
+            }
+            self.serve_q[h as usize].pop_front();
+            self.write_reply(c, size, act);
+        }
+        self.stalled[h as usize] = false;
+    }
+
+    /// The client of `c` has received `received` bytes in all.
+    pub fn on_client_data(
+        &mut self,
+        c: ConnId,
+        received: u64,
+        now: SimTime,
+        act: &mut Vec<Action>,
+    ) {
+        let (_, a) = self.ends(c);
+        while let Some(&(g, end, size)) = self.open[c.index()].front() {
+            if received < end {
+                break;
+            }
+            self.open[c.index()].pop_front();
+            self.received[a as usize] += size;
+            let get = &mut self.gets[g as usize];
+            get.replies += 1;
+            get.left -= 1;
+            if get.replies == self.quorum {
+                self.latencies.push(now - get.at);
+            }
+            if get.left == 0 {
+                self.free.push(g);
+                self.live -= 1;
+            }
+        }
+        self.maybe_finish(now, act);
+    }
+
+    fn maybe_finish(&mut self, now: SimTime, act: &mut Vec<Action>) {
+        if self.finish.is_none() && self.closed == self.hosts && self.live == 0 {
+            self.finish = Some(now);
+            act.push(Action::Finished);
+        }
+    }
+
+    /// `wire` bytes finished crossing into physical host `phys` at `now`.
+    #[inline]
+    pub fn on_rx(&mut self, phys: u32, now: SimTime, wire: u64) {
+        self.peak[phys as usize].add(now, wire);
+    }
+}
+
+/// What one host of the store saw, per second of the run (from the first get to the last
+/// reply) unless said otherwise.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KvHostReport {
+    /// Gets this host coordinated.
+    pub gets: u64,
+    /// Value bytes its gets asked of remote replicas, over the arrival window, as a share of
+    /// its link: the offered load.
+    pub offered_load: f64,
+    /// Value bytes it received from remote replicas, as a share of its link: the carried load.
+    pub carried_load: f64,
+    /// Share of the run its switch port spent serializing towards it (headers and every
+    /// frame included): its average receive utilization.
+    pub rx_utilization: f64,
+    /// Share of the run its NIC spent serializing.
+    pub tx_utilization: f64,
+    /// Most bytes its switch port sent it in one millisecond, as a share of the link.
+    pub peak_utilization_1ms: f64,
+    /// Frames dropped at its switch port, per second.
+    pub drops_per_s: f64,
+    /// Retransmission timeouts of its connections' ends (either direction), per second.
+    pub timeouts_per_s: f64,
+    /// Segments its ends retransmitted, per second (what `netstat -s` counts).
+    pub retransmits_per_s: f64,
+}
+
+/// What the whole store saw.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KvReport {
+    /// Hosts in the cluster.
+    pub hosts: u32,
+    /// Replicas per get.
+    pub replicas: u32,
+    /// Replies a get waits for.
+    pub quorum: u32,
+    /// Gets per second arriving at each host.
+    pub gets_per_s_per_host: f64,
+    /// Gets issued.
+    pub gets: u64,
+    /// Gets that reached their quorum.
+    pub completed: u64,
+    /// Get latency, arrival to quorum, picoseconds: median.
+    pub latency_p50: SimTime,
+    /// 99th percentile.
+    pub latency_p99: SimTime,
+    /// 99.9th percentile.
+    pub latency_p999: SimTime,
+    /// Largest.
+    pub latency_max: SimTime,
+    /// Mean, picoseconds.
+    pub latency_mean: f64,
+    /// Mean over hosts of [`KvHostReport::offered_load`].
+    pub offered_load: f64,
+    /// Mean over hosts of [`KvHostReport::carried_load`].
+    pub carried_load: f64,
+    /// Mean over hosts of [`KvHostReport::rx_utilization`].
+    pub utilization: f64,
+    /// Mean over hosts of [`KvHostReport::peak_utilization_1ms`].
+    pub peak_utilization_1ms: f64,
+    /// Mean over hosts of [`KvHostReport::drops_per_s`].
+    pub drops_per_s_per_host: f64,
+    /// Timeouts per second, all hosts together.
+    pub timeouts_per_s: f64,
+    /// Mean over hosts of [`KvHostReport::retransmits_per_s`].
+    pub retransmits_per_s_per_host: f64,
+    /// Value bytes delivered per second, all hosts together, bits per second.
+    pub goodput_bps: f64,
+    /// Every host, in host order.
+    pub per_host: Vec<KvHostReport>,
+}
+
+/// What the network and TCP saw of one host, for [`KvGets::report`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostCounters {
+    /// Its physical host on the topology.
+    pub phys: u32,
+    /// Time its switch port spent serializing.
+    pub rx_busy: SimTime,
+    /// Time its NIC spent serializing.
+    pub tx_busy: SimTime,
+    /// Frames its switch port dropped.
+    pub drops: u64,
+    /// Timeouts of its endpoints.
+    pub timeouts: u64,
+    /// Segments its endpoints retransmitted.
+    pub retransmits: u64,
+}
+
+/// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.
+fn quantile(v: &[SimTime], q: f64) -> SimTime {
+    if v.is_empty() {
+        return 0;
+    }
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+impl KvGets {
+    /// Value bytes delivered to coordinators so far.
+    pub fn delivered(&self) -> u64 {
+        self.received.iter().sum()
+    }
+
+    /// The store's report at `now` from each host's counters.
+    pub fn report(&self, now: SimTime, hosts: &[HostCounters]) -> KvReport {
+        let span = self.finish.unwrap_or(now).saturating_sub(self.start);
+        let secs = span as f64 / PS_PER_S as f64;
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let link_bytes = |t: SimTime| self.link_bps as f64 / 8.0 * t as f64 / PS_PER_S as f64;
+        let share = |bytes: u64, t: SimTime| {
+            let cap = link_bytes(t);
+            if cap > 0.0 {
+                bytes as f64 / cap
+            } else {
+                0.0
+            }
+        };
+        let per_host: Vec<KvHostReport> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, hc)| KvHostReport {
+                gets: self.issued[i],
+                offered_load: share(self.offered[i], self.window),
+                carried_load: share(self.received[i], span),
+                rx_utilization: utilization(hc.rx_busy, span),
+                tx_utilization: utilization(hc.tx_busy, span),
+                // A frame is counted in the window its last bit arrives in, so a window may
+                // hold one frame more than the link can carry in it.
+                peak_utilization_1ms: share(self.peak[hc.phys as usize].peak(), PEAK_WINDOW)
+                    .min(1.0),
+                drops_per_s: per_s(hc.drops),
+                timeouts_per_s: per_s(hc.timeouts),
+                retransmits_per_s: per_s(hc.retransmits),
+            })
+            .collect();
+        let mean = |f: fn(&KvHostReport) -> f64| {
+            per_host.iter().map(f).sum::<f64>() / per_host.len().max(1) as f64
+        };
+        let mut lat = self.latencies.clone();
+        lat.sort_unstable();
+        KvReport {
+            hosts: self.hosts,
+            replicas: self.replicas,
+            quorum: self.quorum,
+            gets_per_s_per_host: PS_PER_S as f64 / self.mean_gap,
+            gets: self.issued.iter().sum(),
+            completed: lat.len() as u64,
+            latency_p50: quantile(&lat, 0.5),
+            latency_p99: quantile(&lat, 0.99),
+            latency_p999: quantile(&lat, 0.999),
+            latency_max: lat.last().copied().unwrap_or(0),
+            latency_mean: lat.iter().map(|&t| t as f64).sum::<f64>() / lat.len().max(1) as f64,
+            offered_load: mean(|h| h.offered_load),
+            carried_load: mean(|h| h.carried_load),
+            utilization: mean(|h| h.rx_utilization),
+            peak_utilization_1ms: mean(|h| h.peak_utilization_1ms),
+            drops_per_s_per_host: mean(|h| h.drops_per_s),
+            timeouts_per_s: per_host.iter().map(|h| h.timeouts_per_s).sum(),
+            retransmits_per_s_per_host: mean(|h| h.retransmits_per_s),
+            goodput_bps: per_s(self.delivered()) * 8.0,
+            per_host,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{QueueLimit, WorkloadKind};
+    use crate::units::from_ms;
+
+    fn cluster(hosts: u32) -> Scenario {
+        let mut sc = Scenario::example(hosts);
+        sc.workload.kind = WorkloadKind::KvGets;
+        sc
+    }
+
+    #[test]
+    fn connections_number_every_ordered_pair_once() {
+        let kv = KvGets::new(&cluster(5), 5);
+        assert_eq!(kv.connections(), 20);
+        let mut seen = std::collections::HashSet::new();
+        for a in 0..5 {
+            for b in 0..5 {
+                if a != b {
+                    let c = kv.conn(a, b);
+                    assert!(c.0 < 20);
+                    assert_eq!(kv.ends(c), (b, a), "connection {c:?}");
+                    assert!(seen.insert(c));
+                }
+            }
+        }
+    }
+
+    /// Issue one get at host `h` and return the requests it wrote, by replica.
+    fn asked(kv: &mut KvGets, h: u32, now: SimTime) -> Vec<u32> {
+        let mut act = Vec::new();
+        kv.get(h, now, &mut act);
+        act.iter()
+            .filter_map(|a| match a {
+                Action::Write { ep, bytes } => {
+                    assert_eq!(*bytes, 100, "a request");
+                    Some(kv.ends(ep.conn()).0)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn replicas_are_distinct_and_ring_replicas_adjacent() {
+        for placement in [KvPlacement::Ring, KvPlacement::Uniform] {
+            let mut sc = cluster(6);
+            sc.workload.kv_placement = placement;
+            let mut kv = KvGets::new(&sc, 6);
+            let mut counts = [0u32; 6];
+            for i in 0..3000 {
+                kv.choose_replicas(i % 6);
+                let mut p = kv.pick.clone();
+                p.sort_unstable();
+                p.dedup();
+                assert_eq!(p.len(), 3, "{placement:?}: {:?}", kv.pick);
+                if placement == KvPlacement::Ring {
+                    assert_eq!(kv.pick[1], (kv.pick[0] + 1) % 6);
+                    assert_eq!(kv.pick[2], (kv.pick[0] + 2) % 6);
+                }
+                for &h in &kv.pick {
+                    counts[h as usize] += 1;
+                }
+            }
+            // Every host holds half of the keys (3 of 6), within sampling noise.
+            for c in counts {
+                assert!((1350..1650).contains(&c), "{placement:?}: {counts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_get_completes_at_its_quorum_and_frees_after_its_last_reply() {
+        let mut sc = cluster(4);
+        sc.workload.kv_quorum = 2;
+        sc.workload.value_size = 1000;
+        let mut kv = KvGets::new(&sc, 4);
+        kv.start = 0;
+        kv.window = 10;
+        // Find a get of host 0 whose replicas are all remote.
+        let replicas = loop {
+            let r = asked(&mut kv, 0, 5);
+            if r.len() == 3 {
+                break r;
+            }
+            kv.latencies.clear();
+        };
+        let conns: Vec<ConnId> = replicas.iter().map(|&b| kv.conn(0, b)).collect();
+        let mut act = Vec::new();
+        // Each server reads its request and answers with the value at once.
+        for &c in &conns {
+            act.clear();
+            let before = kv.read[c.index()];
+            kv.on_server_data(c, 100 * (before as u64 + 1), 6, &mut act);
+            assert_eq!(
+                act,
+                vec![Action::Write {
+                    ep: c.sender(),
+                    bytes: 1000
+                }]
+            );
+        }
+        let lat_before = kv.latencies.len();
+        let end = |kv: &KvGets, c: ConnId| kv.end[c.index()];
+        kv.on_client_data(conns[0], end(&kv, conns[0]), 20, &mut act);
+        assert_eq!(
+            kv.latencies.len(),
+            lat_before,
+            "one reply of a quorum of two"
+        );
+        kv.on_client_data(conns[1], end(&kv, conns[1]), 35, &mut act);
+        assert_eq!(
+            kv.latencies[lat_before..],
+            [30],
+            "complete at the second reply"
+        );
+        assert!(kv.live > 0, "the third reply is still on its way");
+        kv.on_client_data(conns[2], end(&kv, conns[2]), 50, &mut act);
+        assert_eq!(
+            kv.latencies.len(),
+            lat_before + 1,
+            "late replies add no latency"
+        );
+        assert_eq!(kv.received[0] % 1000, 0);
+    }
+
+    #[test]
+    fn a_stalled_server_waits_for_room_in_the_send_buffer() {
+        let mut sc = cluster(3);
+        sc.workload.kv_hol_blocking = true;
+        sc.workload.kv_send_buffer = 1500;
+        let mut kv = KvGets::new(&sc, 3);
+        let (c1, c2) = (kv.conn(0, 2), kv.conn(1, 2));
+        let mut act = Vec::new();
+        kv.reply(c1, 1000, &mut act);
+        kv.reply(c1, 1000, &mut act);
+        kv.reply(c2, 1000, &mut act);
+        assert_eq!(act, vec![Action::Serve { host: 2 }; 3]);
+        act.clear();
+        // Nothing acknowledged: the first reply goes into the empty buffer, the second does
+        // not fit behind it, and the reply to host 1 waits behind that (head-of-line).
+        kv.serve(2, |_| 0, &mut act);
+        assert_eq!(act.len(), 1);
+        assert!(kv.stalled(2));
+        act.clear();
+        kv.serve(2, |c| if c == c1 { 1000 } else { 0 }, &mut act);
+        assert_eq!(
+            act.len(),
+            2,
+            "both waiting replies go once c1 is acknowledged"
+        );
+        assert!(!kv.stalled(2));
+    }
+
+    #[test]
+    fn the_cluster_at_a_low_load_completes_every_get_and_carries_what_it_offers() {
+        let mut sc = cluster(8);
+        sc.workload.kv_utilization = 0.1;
+        sc.workload.kv_duration = from_ms(500);
+        sc.topology.buffer = QueueLimit::bytes(512_000);
+        let r = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
+        let kv = r.kv.clone().unwrap();
+        assert_eq!(kv.completed, kv.gets);
+        // 0.1 · 1 Gbps / (8 · 3 · 7/8 · 100 KB) = 47.6 gets/s per host: 190 expected.
+        assert!((150..240).contains(&kv.gets), "{}", kv.gets);
+        assert!((kv.offered_load - 0.1).abs() < 0.03, "{}", kv.offered_load);
+        assert!(
+            (kv.carried_load / kv.offered_load - 1.0).abs() < 0.15,
+            "{kv:?}"
+        );
+        assert_eq!(kv.drops_per_s_per_host, 0.0);
+        // 3 × 100 KB over an idle 1 Gbps link: about 2.5 ms, no timeouts.
+        assert!(
+            kv.latency_p50 > from_ms(1) && kv.latency_p50 < from_ms(10),
+            "{kv:?}"
+        );
+        assert_eq!(r.goodput_bps, kv.goodput_bps);
+        let again = crate::Simulation::new(sc).unwrap().run().unwrap();
+        assert_eq!(again, r, "same scenario and seed, same report");
+    }
+
+    #[test]
+    fn impossible_loads_and_too_many_replicas_are_refused_by_name() {
+        let mut sc = cluster(20);
+        sc.workload.kv_utilization = 1.0;
+        assert_eq!(sc.validate().unwrap_err().field, "workload.kv_utilization");
+        sc.workload.kv_utilization = 0.5;
+        sc.workload.kv_replicas = 21;
+        let e = sc.validate().unwrap_err();
+        assert_eq!(e.field, "workload.kv_replicas");
+        assert!(e.message.contains("20"), "{}", e.message);
+        sc.workload.kv_replicas = 3;
+        sc.workload.kv_rate = 1e6;
+        assert_eq!(sc.validate().unwrap_err().field, "workload.kv_rate");
+        sc.workload.kv_rate = 0.0;
+        sc.workload.kv_quorum = 4;
+        assert_eq!(sc.validate().unwrap_err().field, "workload.kv_quorum");
+        sc.workload.kv_quorum = 2;
+        sc.validate().unwrap();
+    }
+}
