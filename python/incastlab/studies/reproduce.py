@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from incastlab.studies import checks_chen, checks_jobs, checks_ndp, checks_rto
+from incastlab.studies import checks_chen, checks_jobs, checks_kv, checks_ndp, checks_rto
 from incastlab.studies.findings import Findings, Runs
 from incastlab.studies.findings import onset_of as onset_of
 from incastlab.sweep.spec import load_spec
@@ -71,6 +71,7 @@ CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
     "hafeez_table1": checks_rto.hafeez_table1,
     "hafeez_randomization": checks_rto.hafeez_randomization,
     "hadoop_overhead": checks_rto.hadoop_overhead,
+    "riak_utilization": checks_kv.riak_utilization,
 }
 
 
