@@ -166,6 +166,21 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         2,
         ("workload.query_size_cdf",),
     ),
+    # the key-value store's impossible loads and rate caps
+    (
+        "kv utilization 100%",
+        ["sim", "--workload", "kv_gets", "--senders", "20", "--set", "workload.kv_utilization=1"],
+        2,
+        ("workload.kv_utilization",),
+    ),
+    (
+        "kv more replicas than hosts",
+        ["sim", "--workload", "kv_gets", "--senders", "2"],
+        2,
+        ("workload.kv_replicas",),
+    ),
+    ("rate cap 120%", ["sim", "--set", "topology.host_rate_cap=120%"], 2, ("host_rate_cap",)),
+    ("rate cap text", ["sim", "--set", "topology.host_rate_cap=fast"], 2, ("host_rate_cap",)),
     # --set and --vary
     ("--set nan", ["sim", "--set", "topology.buffer_alpha=nan"], 2, ("topology.buffer_alpha",)),
     ("--set inf", ["sim", "--set", "topology.buffer_alpha=inf"], 2, ("topology.buffer_alpha",)),

@@ -54,7 +54,9 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
         "--sru", help="bytes each server returns per block, e.g. 256KB (several: 16KB,64KB)"
     )
     g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
-    s.add_argument("--workload", choices=["sync_read", "incast", "queries"], help="workload kind")
+    s.add_argument(
+        "--workload", choices=["sync_read", "incast", "queries", "kv_gets"], help="workload kind"
+    )
     s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
     s.add_argument("--blocks", type=whole(0, U32), help="number of blocks to read")
     s.add_argument("--buffer", help="switch buffer per port: 64KB, 64KiB, 42pkt")

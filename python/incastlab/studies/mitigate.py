@@ -162,6 +162,11 @@ MITIGATIONS: list[Mitigation] = [
         lambda s: {"workload.jitter": "100us"},
     ),
     Mitigation(
+        "rate-cap-80",
+        "every host's egress capped at 80% of its link (a token bucket, tc's tbf)",
+        lambda s: {"topology.host_rate_cap": "80%"},
+    ),
+    Mitigation(
         "initial-window-2",
         "initial window of 2 segments",
         lambda s: {"tcp.initial_window": 2},
