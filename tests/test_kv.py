@@ -124,7 +124,9 @@ def test_incast_sim_prints_the_clusters_table_and_stores_its_columns(
         "--senders",
         "6",
         "--set",
-        "workload.kv_duration=100ms",
+        "workload.kv_duration=150ms",
+        "--set",
+        "workload.kv_warmup=50ms",
         "--out",
         str(out),
     ]
@@ -139,6 +141,25 @@ def test_incast_sim_prints_the_clusters_table_and_stores_its_columns(
     rec = json.loads(capsys.readouterr().out)
     first = rec[0] if isinstance(rec, list) else rec
     assert "kv_latency_p99_s" in json.dumps(first)
+
+
+def test_fabric_knobs_belong_to_multi_switch_topologies() -> None:
+    with pytest.raises(ScenarioError, match="topology.uplink: applies to switch-to-switch"):
+        scenario(topology__uplink="10Gbps")
+    t = scenario(
+        topology__kind="leaf_spine", topology__uplink="10Gbps", topology__fabric_buffer="1MB"
+    ).normalized()["topology"]
+    assert (t["uplink"], t["fabric_buffer"]["bytes"]) == (10_000_000_000, 1_000_000)
+    fabric = {
+        **SMALL,
+        "topology__shared_buffer": None,
+        "topology__buffer": "256KB",
+        "topology__kind": "leaf_spine",
+        "topology__hosts_per_leaf": 3,
+        "topology__spines": 1,
+    }
+    r = run(**fabric, workload__kv_utilization=0.1)
+    assert r.report["kv"]["completed"] == r.report["kv"]["gets"] > 0
 
 
 def test_mitigate_offers_the_rate_cap() -> None:

@@ -98,6 +98,8 @@ pub enum Event {
     Pause(LinkId, bool),
     /// The next get arrives at a key-value host (its number).
     KvGet(u32),
+    /// The key-value store's warm-up ends: its figures count from here.
+    KvWarm,
     /// The NDP receiver's pull pacer may send its next pull.
     PullTick,
     /// The workload starts.

@@ -41,6 +41,8 @@ struct Get {
     replies: u32,
     /// Remote replies still to arrive.
     left: u32,
+    /// Arrived after the warm-up: counted in the figures.
+    measured: bool,
 }
 
 /// Bytes received per [`PEAK_WINDOW`] at one host: the current window and the fullest.
@@ -86,6 +88,9 @@ pub struct KvGets {
     link_bps: u64,
     start: SimTime,
     window: SimTime,
+    warmup: SimTime,
+    /// Each host's counters when the warm-up ended (zero without one).
+    baseline: Vec<HostCounters>,
     /// Per host: arrivals, keys and sizes.
     draws: Vec<Rng>,
     /// Per host: service-time jitter.
@@ -159,6 +164,8 @@ impl KvGets {
             link_bps: sc.topology.link,
             start: 0,
             window: w.kv_duration,
+            warmup: w.kv_warmup,
+            baseline: vec![HostCounters::default(); h as usize],
             draws: (0..h)
                 .map(|i| Rng::stream(sc.seed, Stream::KvGets(i)))
                 .collect(),
@@ -216,6 +223,20 @@ impl KvGets {
     /// When the gets started.
     pub fn start_time(&self) -> SimTime {
         self.start
+    }
+
+    /// When the figures start: the end of the warm-up.
+    #[inline]
+    pub fn measure_from(&self) -> SimTime {
+        self.start + self.warmup
+    }
+
+    /// The warm-up is over: every figure counts from `counters` on.
+    pub fn warm(&mut self, counters: Vec<HostCounters>) {
+        self.baseline = counters;
+        for m in self.peak.iter_mut() {
+            *m = PeakMeter::default();
+        }
     }
 
     /// Whether host `h`'s server waits for room in a send buffer.
@@ -282,12 +303,14 @@ impl KvGets {
                 (self.gets.len() - 1) as u32
             }
         };
+        let measured = now >= self.measure_from();
         let mut get = Get {
             at: now,
             replies: 0,
             left: 0,
+            measured,
         };
-        self.issued[h as usize] += 1;
+        self.issued[h as usize] += u64::from(measured);
         for i in 0..self.pick.len() {
             let b = self.pick[i];
             if b == h {
@@ -300,13 +323,15 @@ impl KvGets {
             self.to_read[c.index()].push_back(size);
             self.end[c.index()] += self.header + size;
             self.open[c.index()].push_back((g, self.end[c.index()], size));
-            self.offered[h as usize] += size;
+            if measured {
+                self.offered[h as usize] += size;
+            }
             act.push(Action::Write {
                 ep: c.receiver(),
                 bytes: self.request,
             });
         }
-        if get.replies >= self.quorum {
+        if measured && get.replies >= self.quorum {
             self.latencies.push(0);
         }
         if get.left == 0 {
@@ -409,11 +434,13 @@ impl KvGets {
                 break;
             }
             self.open[c.index()].pop_front();
-            self.received[a as usize] += size;
             let get = &mut self.gets[g as usize];
+            if get.measured {
+                self.received[a as usize] += size;
+            }
             get.replies += 1;
             get.left -= 1;
-            if get.replies == self.quorum {
+            if get.measured && get.replies == self.quorum {
                 self.latencies.push(now - get.at);
             }
             if get.left == 0 {
@@ -434,7 +461,9 @@ impl KvGets {
     /// `wire` bytes finished crossing into physical host `phys` at `now`.
     #[inline]
     pub fn on_rx(&mut self, phys: u32, now: SimTime, wire: u64) {
-        self.peak[phys as usize].add(now, wire);
+        if now >= self.measure_from() {
+            self.peak[phys as usize].add(now, wire);
+        }
     }
 }
 
@@ -526,6 +555,20 @@ pub struct HostCounters {
     pub retransmits: u64,
 }
 
+impl HostCounters {
+    /// What was counted after `base`.
+    fn since(&self, base: &HostCounters) -> HostCounters {
+        HostCounters {
+            phys: self.phys,
+            rx_busy: self.rx_busy - base.rx_busy,
+            tx_busy: self.tx_busy - base.tx_busy,
+            drops: self.drops - base.drops,
+            timeouts: self.timeouts - base.timeouts,
+            retransmits: self.retransmits - base.retransmits,
+        }
+    }
+}
+
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.
 fn quantile(v: &[SimTime], q: f64) -> SimTime {
     if v.is_empty() {
@@ -543,7 +586,11 @@ impl KvGets {
 
     /// The store's report at `now` from each host's counters.
     pub fn report(&self, now: SimTime, hosts: &[HostCounters]) -> KvReport {
-        let span = self.finish.unwrap_or(now).saturating_sub(self.start);
+        let span = self
+            .finish
+            .unwrap_or(now)
+            .saturating_sub(self.measure_from());
+        let window = self.window - self.warmup;
         let secs = span as f64 / PS_PER_S as f64;
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let link_bytes = |t: SimTime| self.link_bps as f64 / 8.0 * t as f64 / PS_PER_S as f64;
@@ -558,9 +605,10 @@ impl KvGets {
         let per_host: Vec<KvHostReport> = hosts
             .iter()
             .enumerate()
+            .map(|(i, hc)| (i, hc.since(&self.baseline[i])))
             .map(|(i, hc)| KvHostReport {
                 gets: self.issued[i],
-                offered_load: share(self.offered[i], self.window),
+                offered_load: share(self.offered[i], window),
                 carried_load: share(self.received[i], span),
                 rx_utilization: utilization(hc.rx_busy, span),
                 tx_utilization: utilization(hc.tx_busy, span),
@@ -783,6 +831,26 @@ mod tests {
         assert_eq!(r.goodput_bps, kv.goodput_bps);
         let again = crate::Simulation::new(sc).unwrap().run().unwrap();
         assert_eq!(again, r, "same scenario and seed, same report");
+    }
+
+    #[test]
+    fn the_warm_up_is_left_out_of_every_figure() {
+        let mut sc = cluster(8);
+        sc.workload.kv_utilization = 0.1;
+        sc.workload.kv_duration = from_ms(500);
+        sc.topology.buffer = QueueLimit::bytes(512_000);
+        let whole = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
+        sc.workload.kv_warmup = from_ms(250);
+        let half = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
+        let (w, h) = (whole.kv.unwrap(), half.kv.unwrap());
+        // The same arrivals (same seed); about half of them after the warm-up.
+        let share = h.gets as f64 / w.gets as f64;
+        assert!((0.35..0.65).contains(&share), "{share}");
+        assert_eq!(h.completed, h.gets);
+        assert!((h.offered_load - w.offered_load).abs() < 0.04, "{h:?}");
+        assert!((h.utilization - w.utilization).abs() < 0.04, "{h:?}");
+        sc.workload.kv_warmup = sc.workload.kv_duration;
+        assert_eq!(sc.validate().unwrap_err().field, "workload.kv_warmup");
     }
 
     #[test]

@@ -222,9 +222,23 @@ impl Network {
             links.push(Link::new(rate, delay, limit, phy).with_marking(t.ecn_threshold));
             roles.push(LinkRole::Port(h));
         }
+        // Switch-to-switch links: their own rate, buffer and delay where the scenario says.
+        let uplink = if t.uplink > 0 { t.uplink } else { t.link };
+        let fabric_limit = match t.fabric_buffer {
+            Some(own) if pfc.is_none() => own,
+            _ => port_limit,
+        };
+        let fabric_delay = if t.fabric_delay > 0 {
+            t.fabric_delay
+        } else {
+            delay
+        };
         let mut fabric = |n: u32, links: &mut Vec<Link>| {
             for _ in 0..n {
-                links.push(Link::new(t.link, delay, port_limit, phy).with_marking(t.ecn_threshold));
+                links.push(
+                    Link::new(uplink, fabric_delay, fabric_limit, phy)
+                        .with_marking(t.ecn_threshold),
+                );
                 roles.push(LinkRole::Fabric);
             }
         };
@@ -534,6 +548,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::from_us;
 
     #[test]
     fn star_routes_go_nic_then_port() {
@@ -659,6 +674,33 @@ mod tests {
         assert_eq!(host_count(&sc), 8192);
         sc.topology.senders = 15;
         assert_eq!(sc.fat_tree_k(), 4);
+    }
+
+    #[test]
+    fn an_oversubscribed_leaf_spine_has_its_own_uplink_rate_buffer_and_delay() {
+        let mut sc = Scenario::example(15);
+        sc.topology.kind = TopologyKind::LeafSpine;
+        sc.topology.hosts_per_leaf = 8;
+        sc.topology.spines = 2;
+        sc.topology.uplink = 2_000_000_000; // 8 × 1 Gbps over 2 × 2 Gbps: 2:1
+        sc.topology.fabric_buffer = Some(QueueLimit::bytes(256_000));
+        sc.topology.fabric_delay = from_us(5);
+        let n = Network::build(&sc);
+        let fabric: Vec<&Link> = n
+            .link_ids()
+            .filter(|&l| n.roles[l.index()] == LinkRole::Fabric)
+            .map(|l| &n.links[l])
+            .collect();
+        assert_eq!(fabric.len(), 2 * 2 * 2, "2 leaves × 2 spines, both ways");
+        for l in fabric {
+            assert_eq!((l.rate, l.delay), (2_000_000_000, from_us(5)));
+            assert_eq!(l.limit(), QueueLimit::bytes(256_000));
+        }
+        // Host links keep the scenario's own.
+        assert_eq!(n.links[0].rate, 1_000_000_000);
+        assert_eq!(n.limit(LinkId(1)), QueueLimit::bytes(64_000));
+        sc.topology.kind = TopologyKind::Star;
+        assert_eq!(sc.validate().unwrap_err().field, "topology.uplink");
     }
 
     #[test]

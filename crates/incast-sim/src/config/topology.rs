@@ -134,6 +134,15 @@ section! {
         pub spines: u32 [Plain] = 0,
         /// Propagation delay of each link; 0 to spread `rtt` over the longest round trip's links.
         pub link_delay: SimTime [Time] = 0,
+        /// Rate of every switch-to-switch link (leaf-spine, fat tree), bits per second; 0: `link`.
+        /// A leaf is oversubscribed hosts_per_leaf·link : spines·uplink.
+        pub uplink: u64 [Rate] = 0,
+        /// Drop-tail limit of every switch port towards another switch (leaf-spine, fat tree);
+        /// `None`: `buffer`.
+        pub fabric_buffer: Option<QueueLimit> [Limit] = None,
+        /// Propagation delay of every switch-to-switch link (leaf-spine, fat tree); 0: as
+        /// every other link (`link_delay`, or `rtt` spread over the longest path).
+        pub fabric_delay: SimTime [Time] = 0,
         /// Where hosts sit in a leaf-spine or fat tree.
         pub placement: Placement [Plain] = Placement::Spread,
         /// Rate of every access link, bits per second.

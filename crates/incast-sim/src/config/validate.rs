@@ -74,6 +74,23 @@ impl Scenario {
                 }
             }
         }
+        if t.kind == TopologyKind::Star {
+            for (field, set) in [
+                ("topology.uplink", t.uplink > 0),
+                ("topology.fabric_buffer", t.fabric_buffer.is_some()),
+                ("topology.fabric_delay", t.fabric_delay > 0),
+            ] {
+                if set {
+                    return Err(bad(
+                        field,
+                        "applies to switch-to-switch links, and a star has none; set topology.kind = \"leaf_spine\" or \"fat_tree\"",
+                    ));
+                }
+            }
+        }
+        if t.fabric_delay > PS_PER_S {
+            return Err(bad("topology.fabric_delay", "must be at most 1s"));
+        }
         if t.kind != TopologyKind::Star && t.shared_buffer.is_some() {
             return Err(bad(
                 "topology.shared_buffer",
@@ -203,6 +220,10 @@ impl Scenario {
                 t.receiver_buffer.unwrap_or(t.buffer),
             ),
             ("topology.nic_buffer", t.nic_buffer),
+            (
+                "topology.fabric_buffer",
+                t.fabric_buffer.unwrap_or(t.buffer),
+            ),
         ] {
             if let Some(b) = lim.bytes {
                 if b < frame {
@@ -567,6 +588,12 @@ impl Scenario {
         }
         if w.kv_duration == 0 || w.kv_duration > 3600 * PS_PER_S {
             return Err(bad("workload.kv_duration", "must be between 1ps and 3600s"));
+        }
+        if w.kv_warmup >= w.kv_duration {
+            return Err(bad(
+                "workload.kv_warmup",
+                "must be shorter than workload.kv_duration (the gets measured come after it)",
+            ));
         }
         if w.kv_send_buffer == 0 {
             return Err(bad("workload.kv_send_buffer", "must be positive"));

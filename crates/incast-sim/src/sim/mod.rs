@@ -369,10 +369,21 @@ impl TcpSimulation {
                 self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
                 match self.kv.as_deref_mut() {
-                    Some(kv) => kv.start(self.now, &mut act),
+                    Some(kv) => {
+                        kv.start(self.now, &mut act);
+                        if kv.measure_from() > self.now {
+                            self.events.push(kv.measure_from(), Event::KvWarm);
+                        }
+                    }
                     None => self.wl.start(self.now, &mut act),
                 }
                 self.apply(act);
+            }
+            Event::KvWarm => {
+                let counters = self.kv_hosts();
+                if let Some(kv) = self.kv.as_deref_mut() {
+                    kv.warm(counters);
+                }
             }
             Event::Sample => self.sample(),
             // NDP's pacer event; a TCP run never schedules one.

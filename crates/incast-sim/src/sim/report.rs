@@ -54,7 +54,7 @@ impl TcpSimulation {
     }
 
     /// Each key-value host's counters from its links and its connections' ends.
-    fn kv_hosts(&self) -> Vec<crate::kv::HostCounters> {
+    pub(super) fn kv_hosts(&self) -> Vec<crate::kv::HostCounters> {
         let mut by_phys = vec![crate::kv::HostCounters::default(); self.net.hosts as usize];
         for (i, e) in self.eps.iter().enumerate() {
             let h = &mut by_phys[self.ep_host[i] as usize];
