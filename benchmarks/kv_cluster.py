@@ -46,9 +46,7 @@ def main() -> None:
         f"{a.seconds:g} s of traffic ({r.duration_s:.2f} s simulated with the drain): "
         f"{kv['gets']:,} gets, {r.events:,} events"
     )
-    print(
-        f"wall {wall:.1f} s, CPU {cpu:.1f} s, {r.events / cpu / 1e6:.2f} M events per CPU second"
-    )
+    print(f"wall {wall:.1f} s, CPU {cpu:.1f} s, {r.events / cpu / 1e6:.2f} M events per CPU second")
     print(f"CPU time / {TARGET_S:.0f} s target: {cpu / TARGET_S:.2f}")
     print(
         f"utilization {100 * kv['utilization']:.1f}%, {kv['drops_per_s_per_host']:.0f} drops/s per "

@@ -90,7 +90,7 @@ def test_rate_caps_are_written_as_a_share_or_a_rate() -> None:
     assert t["host_rate_cap"] == {"share": None, "bps": 800_000_000}
     assert scenario(topology__host_rate_cap="off").normalized()["topology"]["host_rate_cap"] is None
     for bad in ("0%", "120%", "fast", "80"):
-        with pytest.raises(ScenarioError, match="topology.host_rate_cap"):
+        with pytest.raises(ScenarioError, match=r"topology\.host_rate_cap"):
             scenario(topology__host_rate_cap=bad)
 
 
@@ -144,7 +144,7 @@ def test_incast_sim_prints_the_clusters_table_and_stores_its_columns(
 
 
 def test_fabric_knobs_belong_to_multi_switch_topologies() -> None:
-    with pytest.raises(ScenarioError, match="topology.uplink: applies to switch-to-switch"):
+    with pytest.raises(ScenarioError, match=r"topology\.uplink: applies to switch-to-switch"):
         scenario(topology__uplink="10Gbps")
     t = scenario(
         topology__kind="leaf_spine", topology__uplink="10Gbps", topology__fabric_buffer="1MB"

@@ -46,6 +46,7 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     cols += ["get p50", "get p99", "get p99.9", "gets", "goodput", "wall"]
     for col in cols:
         t.add_column(col, justify="right")
+
     def pct(x: float) -> str:
         return f"{100 * x:.1f}%"
 

@@ -45,7 +45,10 @@ def _columns_of(path: str, key: dict[str, Any]) -> list[tuple[str, str, Callable
     if unit == "cdf":
         return [(path, STR, lambda v: None if v is None else json.dumps(v))]
     if unit == "rate_cap":
-        return [(f"{path}.share", FLOAT, _limit_part("share")), (f"{path}.bps", INT, _limit_part("bps"))]
+        return [
+            (f"{path}.share", FLOAT, _limit_part("share")),
+            (f"{path}.bps", INT, _limit_part("bps")),
+        ]
     if unit in ("size", "rate"):
         return [(path, INT, lambda v: v)]
     return [(path, _plain_kind(key["schema"]), lambda v: v)]

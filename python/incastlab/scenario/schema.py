@@ -85,7 +85,8 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
         if default == 0:
             out["default"] = "off"
     elif unit == "rate_cap":
-        out = {"anyOf": [{"type": "string", "examples": ["80%", "800Mbps", "off"]}, {"type": "null"}]}
+        cap = {"type": "string", "examples": ["80%", "800Mbps", "off"]}
+        out = {"anyOf": [cap, {"type": "null"}]}
     elif unit == "limit":
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:

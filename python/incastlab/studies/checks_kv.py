@@ -3,6 +3,7 @@ average utilization, the 80% sender cap, the article's remedies at 50%)."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ def knee(rows: Sequence[Row], drops: float = 100.0) -> float | None:
     """Measured utilization at which drops per host first reach ``drops`` per second
     (linear between the points around it)."""
     pts = sorted((r["kv_utilization"], r["kv_drops_per_s_per_host"]) for r in rows)
-    for (u0, d0), (u1, d1) in zip(pts, pts[1:], strict=False):
+    for (u0, d0), (u1, d1) in itertools.pairwise(pts):
         if d0 < drops <= d1:
             return float(u0 + (u1 - u0) * (drops - d0) / (d1 - d0))
     return None
@@ -65,13 +66,13 @@ def riak_utilization(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     f.claim(
         f"at {100 * lo_u[0]:.0f}–{100 * lo_u[1]:.0f}% utilization, "
         f"{paper['low_drops'][0]}–{paper['low_drops'][1]} drops/s per host ({span})",
-        _within(low, *paper["low_drops"], tol),
+        _within(low, paper["low_drops"][0], paper["low_drops"][1], tol),
         "no point in range" if low is None else f"median {low:.0f} drops/s per host",
     )
     f.claim(
         f"at {100 * hi_u[0]:.0f}–{100 * hi_u[1]:.0f}% utilization, "
         f"{paper['high_drops'][0]}–{paper['high_drops'][1]} drops/s per host ({span})",
-        _within(high, *paper["high_drops"], tol),
+        _within(high, paper["high_drops"][0], paper["high_drops"][1], tol),
         "no point in range" if high is None else f"median {high:.0f} drops/s per host",
     )
     f.claim(
