@@ -1,8 +1,8 @@
-"""Are two builds of the simulator the same? Runs one scenario per engine feature (27: Reno,
+"""Are two builds of the simulator the same? Runs one scenario per engine feature (29: Reno,
 CUBIC, DCTCP, ECN, RED, PFC, shared buffer, the four RTO randomizations, NewReno, delayed ACK,
-queries, tasks, leaf-spine, fat tree, NDP, time series...) through two builds of the `one`
-example and compares their reports byte for byte: the check behind a refactor that must not
-change a result.
+queries, tasks, kv_gets, rate caps, leaf-spine, fat tree, NDP, time series...) through two
+builds of the `one` example and compares their reports byte for byte: the check behind a
+refactor that must not change a result.
 
     cargo build --release -p incast-sim --example one      # in each checkout
     python benchmarks/same_reports.py OLD/target/release/examples/one target/release/examples/one
@@ -170,6 +170,21 @@ SCENARIOS = {
             "host_jitter": "0us",
         },
         "workload": {"blocks": 3},
+    },
+    "kv_gets_hol": {
+        "topology": {"senders": 8, "buffer": "unlimited", "shared_buffer": "1MB"},
+        "workload": {
+            "kind": "kv_gets",
+            "kv_utilization": 0.5,
+            "kv_duration": "200ms",
+            "kv_warmup": "50ms",
+            "jitter": "20us",
+            "kv_hol_blocking": True,
+        },
+    },
+    "rate_cap": {
+        "topology": {"senders": 8, "host_rate_cap": "80%", "host_rate_burst": "6KB"},
+        "workload": {"blocks": 5},
     },
 }
 
