@@ -256,38 +256,14 @@ pub struct Link {
     busy: bool,
     /// Paused by the next hop (PFC): the packet in service finishes, no new one starts.
     paused: bool,
-    /// Token bucket in front of the wire (a host's egress cap), if any.
+    /// Token bucket in front of the wire (a host's egress cap, or a virtual NIC's tbf), if any.
     shaper: Option<Shaper>,
     paused_since: SimTime,
     /// Counters.
     pub stats: QueueStats,
-    /// A token bucket in place of the wire's serialization (`topology.nic_burst`).
-    bucket: Option<Bucket>,
-}
-
-/// A token-bucket shaper, as Linux's tc tbf on a virtual NIC: a packet leaves as soon as the
-/// bucket holds its bytes, and the bucket refills at the link's rate up to its size. Tokens
-/// are kept as picoseconds of transmission at the link's rate, so a frame costs exactly its
-/// serialization time and the long-run rate is the link's.
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    /// The bucket's size.
-    size: SimTime,
-    /// Tokens at `at`.
-    tokens: SimTime,
-    at: SimTime,
-}
-
-impl Bucket {
-    /// Take `cost` from the bucket at `now`: returns how long the packet waits for it.
-    #[inline]
-    fn take(&mut self, now: SimTime, cost: SimTime) -> SimTime {
-        let tokens = (self.tokens + now.saturating_sub(self.at)).min(self.size);
-        let wait = cost.saturating_sub(tokens);
-        self.tokens = tokens + wait - cost;
-        self.at = now + wait;
-        wait
-    }
+    /// Whether frames take their serialization time on the wire; false for a virtual NIC
+    /// (`topology.nic_burst`), whose shaper alone spaces them.
+    serializes: bool,
 }
 
 impl Link {
@@ -302,7 +278,7 @@ impl Link {
             mark_bytes: u64::MAX,
             mark_packets: u32::MAX,
             queue: VecDeque::new(),
-            bucket: None,
+            serializes: true,
             bytes: 0,
             pipe: VecDeque::new(),
             jitter: None,
@@ -339,17 +315,18 @@ impl Link {
         self.jitter = (jitter > 0).then_some((jitter, rng));
     }
 
-    /// Shape the link with a token bucket of `burst` bytes (0: serialize every frame): after
-    /// an idle spell up to `burst` bytes leave at once, then packets leave at the link's rate.
+    /// Make the link a virtual NIC shaped by tc tbf (`topology.nic_burst`): a token bucket of
+    /// `burst` wire bytes at the link's own rate instead of a wire's serialization, so after
+    /// an idle spell up to `burst` bytes leave at once, then frames leave at the link's rate.
     pub fn set_burst(&mut self, burst: u64) {
-        self.bucket = (burst > 0).then(|| {
-            let size = tx_time(burst, self.rate);
-            Bucket {
-                size,
-                tokens: size,
-                at: 0,
-            }
-        });
+        if burst > 0 {
+            self.shaper = Some(Shaper {
+                rate: self.rate,
+                burst,
+                tat: 0,
+            });
+            self.serializes = false;
+        }
     }
 
     /// The packet being serialized, if any.
@@ -389,14 +366,14 @@ impl Link {
         }
         let &(_, frame) = self.queue.front()?;
         self.busy = true;
-        // A capped host's pacer decides when the frame may start (validation keeps it off
-        // links that `nic_burst` shapes: one token bucket per NIC).
+        // A shaper (a capped host's pacer, or a virtual NIC's tbf) decides when the frame
+        // may start; validation allows one per NIC.
         let start = match self.shaper.as_mut() {
             Some(sh) => sh.admit(now, frame as u64 + self.phy_overhead),
             None => now,
         };
         let t = self.serialization(frame);
-        Some(start + self.bucket.as_mut().map_or(t, |b| b.take(start, t)))
+        Some(start + if self.serializes { t } else { 0 })
     }
 
     /// Count a packet dropped before it reached this queue (a shared buffer refused it).
