@@ -302,6 +302,13 @@ fn read_at(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     }
 }
 
+/// Network namespaces and `/proc/thread-self/net` are Linux's: elsewhere the monitor says so.
+#[cfg(not(target_os = "linux"))]
+fn enter_netns(_name: &str) -> Result<(), MonitorError> {
+    Err(MonitorError::Netns("network namespaces need Linux".into()))
+}
+
+#[cfg(target_os = "linux")]
 fn enter_netns(name: &str) -> Result<(), MonitorError> {
     crate::netns::enter(name).map_err(|e| MonitorError::Netns(e.to_string()))
 }
@@ -318,6 +325,11 @@ fn cpu_time_ns() -> u64 {
 
 impl Sampler {
     fn open(cfg: &MonitorConfig) -> Result<Sampler, MonitorError> {
+        if cfg!(not(target_os = "linux")) {
+            return Err(MonitorError::Read(
+                "the monitor reads /proc/thread-self/net, which only Linux has".into(),
+            ));
+        }
         if let Some(ns) = &cfg.netns {
             enter_netns(ns)?;
         }
@@ -337,12 +349,22 @@ impl Sampler {
             return Err(MonitorError::NoInterface(cfg.iface.clone()));
         }
         // SAFETY: prctl with an integer argument; the slack lets sleeps end on time.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64) };
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1u64)
+        };
         Ok(s)
+    }
+
+    /// Real-time priority is asked for on Linux only.
+    #[cfg(not(target_os = "linux"))]
+    fn realtime() -> bool {
+        false
     }
 
     /// Ask for a real-time priority (SCHED_FIFO 10, as cyclictest does) so that a busy
     /// machine's other work does not delay the samples; whether it was granted (root).
+    #[cfg(target_os = "linux")]
     fn realtime() -> bool {
         let param = libc::sched_param { sched_priority: 10 };
         // SAFETY: pid 0 is this thread; a valid sched_param.

@@ -115,6 +115,20 @@ pub fn configure(
     Ok(())
 }
 
+/// TCP_CONGESTION is Linux's socket option: elsewhere naming a congestion control is refused
+/// with a clear error rather than silently ignored (the real-TCP experiments need Linux).
+#[cfg(not(target_os = "linux"))]
+fn set_congestion(_sock: &SockRef<'_>, cc: &str) -> io::Result<()> {
+    let shown: String = cc.chars().take(40).collect();
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "congestion control {shown:?}: choosing one per socket (TCP_CONGESTION) needs Linux"
+        ),
+    ))
+}
+
+#[cfg(target_os = "linux")]
 fn set_congestion(sock: &SockRef<'_>, cc: &str) -> io::Result<()> {
     sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
         let available =
