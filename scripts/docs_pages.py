@@ -5,7 +5,7 @@
 - ``experiments/``: each reproduced experiment's verdict and figures, from the experiment
   folders the package ships (``incast reproduce`` writes them there with
   ``--update-expected``), with the paper cited by authors, title, venue and year;
-- ``references.md``: the papers, from ``PAPERS`` below (the one list the pages cite).
+- ``references.md``: the papers the pages cite.
 
 Run alone (``python scripts/docs_pages.py OUTDIR``) it writes the same pages into OUTDIR.
 """
@@ -21,8 +21,16 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
-#: The papers the experiments reproduce: key -> (short name, full citation).
-PAPERS: dict[str, tuple[str, str]] = {
+try:
+    # The one table of citations, once issue 17's first part lands (experiments then name
+    # their papers by key: `cites = ["chen2012"]`).
+    from incastlab.studies import papers as _papers
+except ImportError:  # until then, the table below
+    _papers = None
+
+#: The papers the experiments reproduce: key -> (short name, full citation). Used only while
+#: incastlab.studies.papers does not exist; remove it once it does.
+FALLBACK_PAPERS: dict[str, tuple[str, str]] = {
     "chen": (
         "Chen et al. 2012",
         "Yanpei Chen, Rean Griffith, David Zats, Randy H. Katz. "
@@ -66,7 +74,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     ),
 }
 
-#: Which paper an experiment reproduces, by the first word of its folder's name.
+#: Which paper an experiment reproduces, by the first word of its folder's name (fallback).
 EXPERIMENT_PAPER = {
     "chen": "chen",
     "hadoop": "chen",
@@ -130,8 +138,19 @@ def first_line(text: str | None, limit: int = 110) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
-def cite(key: str) -> str:
-    return PAPERS[key][1]
+def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
+    """(short, full) citation of the paper(s) an experiment reproduces, with where in them."""
+    where = INTERNAL_NAME.sub("", meta.get("source", "")).strip(" ,;.")
+    if _papers is not None and meta.get("cites"):
+        keys = meta["cites"]
+        short = "; ".join(_papers.PAPERS[k].short for k in keys)
+        full = " ".join(_papers.citation(k) for k in keys)
+    else:
+        key = EXPERIMENT_PAPER.get(name.split("-")[0])
+        if key is None:
+            raise SystemExit(f"docs_pages: experiment {name!r}: which paper? (EXPERIMENT_PAPER)")
+        short, full = FALLBACK_PAPERS[key]
+    return short, full + (f" {where[0].upper()}{where[1:]}." if where else "")
 
 
 def experiment_pages() -> Iterator[tuple[str, str | bytes]]:
@@ -151,15 +170,13 @@ def experiment_pages() -> Iterator[tuple[str, str | bytes]]:
         "|---|---|---|",
     ]
     for name, e in experiments().items():
-        paper = EXPERIMENT_PAPER.get(name.split("-")[0])
-        if paper is None:
-            raise SystemExit(f"docs_pages: experiment {name!r}: which paper? (EXPERIMENT_PAPER)")
+        short, citation = experiment_citation(name, e.meta)
         expected = e.path / "expected"
         verdict_path = expected / "verdict.md"
         if not verdict_path.is_file():
             raise SystemExit(f"docs_pages: experiment {name!r} has no expected/verdict.md")
         verdict = verdict_path.read_text(encoding="utf-8")
-        body, headline = rewrite_verdict(verdict, e.meta.get("source", ""), paper)
+        body, headline = rewrite_verdict(verdict, citation)
         page = [
             body.rstrip(),
             "",
@@ -174,14 +191,12 @@ def experiment_pages() -> Iterator[tuple[str, str | bytes]]:
         for fig in sorted(expected.iterdir()):
             if fig.suffix in (".png", ".svg"):
                 yield f"experiments/{name}/{fig.name}", fig.read_bytes()
-        index.append(f"| [{e.title}]({name}/index.md) | {PAPERS[paper][0]} | {headline} |")
+        index.append(f"| [{e.title}]({name}/index.md) | {short} | {headline} |")
     yield "experiments/index.md", "\n".join(index) + "\n"
 
 
-def rewrite_verdict(verdict: str, source: str, paper: str) -> tuple[str, str]:
-    """The verdict with its source line citing the paper; and its headline verdict."""
-    where = INTERNAL_NAME.sub("", source).strip(" ,;")
-    citation = cite(paper) + (f" — {where}." if where else "")
+def rewrite_verdict(verdict: str, citation: str) -> tuple[str, str]:
+    """The verdict with its one-paper source line citing the paper in full; its headline."""
     lines = []
     for line in verdict.splitlines():
         if line.startswith("Source:"):
@@ -200,7 +215,10 @@ def references() -> str:
         "The papers incastlab models, simulates and reproduces, and that these pages cite.",
         "",
     ]
-    out += [f"- **{short}**: {full}" for short, full in PAPERS.values()]
+    if _papers is not None:
+        out += [f"- {paper}" for paper in _papers.PAPERS.values()]
+    else:
+        out += [f"- **{short}**: {full}" for short, full in FALLBACK_PAPERS.values()]
     return "\n".join(out) + "\n"
 
 
