@@ -76,6 +76,7 @@ FALLBACK_PAPERS: dict[str, tuple[str, str]] = {
 
 #: Which paper an experiment reproduces, by the first word of its folder's name (fallback).
 EXPERIMENT_PAPER = {
+    "fb2009": "chen",
     "chen": "chen",
     "hadoop": "chen",
     "cmu": "cmu",
@@ -150,6 +151,11 @@ def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
         if key is None:
             raise SystemExit(f"docs_pages: experiment {name!r}: which paper? (EXPERIMENT_PAPER)")
         short, full = FALLBACK_PAPERS[key]
+        # A source that already cites the paper ("Chen, ..., Title (UC Berkeley, 2012): Figure
+        # 8") keeps only where in it, after the citation.
+        title = full.split("“")[1].split("”")[0].rstrip(".")
+        if title in where:
+            where = where.split(title, 1)[1].split(": ", 1)[-1].strip(" ,;.")
     return short, full + (f" {where[0].upper()}{where[1:]}." if where else "")
 
 

@@ -302,13 +302,6 @@ fn read_at(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     }
 }
 
-/// Network namespaces and `/proc/thread-self/net` are Linux's: elsewhere the monitor says so.
-#[cfg(not(target_os = "linux"))]
-fn enter_netns(_name: &str) -> Result<(), MonitorError> {
-    Err(MonitorError::Netns("network namespaces need Linux".into()))
-}
-
-#[cfg(target_os = "linux")]
 fn enter_netns(name: &str) -> Result<(), MonitorError> {
     crate::netns::enter(name).map_err(|e| MonitorError::Netns(e.to_string()))
 }

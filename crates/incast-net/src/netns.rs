@@ -6,18 +6,28 @@
 //! namespace of an emulation from one readiness loop. `setns` changes the calling thread only,
 //! so the entering is done by a short-lived thread of its own and no other thread moves.
 
-use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// Where `ip netns` keeps its named namespaces.
 pub const NETNS_DIR: &str = "/var/run/netns";
 
+/// Network namespaces are Linux's: elsewhere entering one is refused, naming it.
+#[cfg(not(target_os = "linux"))]
+pub fn enter(name: &str) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("no namespace {name:?} here: network namespaces need Linux"),
+    ))
+}
+
 /// Move the calling thread into the network namespace `name`. Only a thread that is about to
 /// end (or that is meant to stay there) should call this; see [`in_each`].
+#[cfg(target_os = "linux")]
 pub fn enter(name: &str) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+
     let path = format!("{NETNS_DIR}/{name}");
-    let f = File::open(&path).map_err(|e| {
+    let f = std::fs::File::open(&path).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("no namespace {name:?} ({path}: {e}); see `ip netns list`"),
