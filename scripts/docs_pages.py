@@ -62,9 +62,9 @@ FALLBACK_PAPERS: dict[str, tuple[str, str]] = {
         "example).",
     ),
     "riak": (
-        "Fritchie",
+        "Fritchie 2012",
         "Scott Lystig Fritchie. “TCP incast: What is it? How can it affect Erlang "
-        "applications?” (a production incast on GigE under Riak).",
+        "applications?” Blog post on Riak at Voxer over gigabit Ethernet, 2012.",
     ),
     "dctcp": (
         "Alizadeh et al. 2010",
@@ -82,6 +82,7 @@ EXPERIMENT_PAPER = {
     "cmu": "cmu",
     "hafeez": "hafeez",
     "ndp": "ndp",
+    "riak": "riak",
 }
 
 #: How the project's internal copies of the papers are named: never shown to a reader.

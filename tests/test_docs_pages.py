@@ -47,8 +47,11 @@ def test_every_experiment_has_a_page_with_its_figures_and_paper(tmp_path: Path) 
         assert f"]({name}/index.md)" in index
         page = (tmp_path / "experiments" / name / "index.md").read_text(encoding="utf-8")
         assert page.startswith(f"# {e.title}")
-        assert re.search(r"(SIGCOMM|GLOBECOM|FAST|Technical Report)[^.]*\b(19|20)\d\d", page), (
-            f"{name}: no citation with venue and year"
+        # The source (one line, or a list of papers) comes before the verdict.
+        head = page.split("**Verdict")[0]
+        assert re.search(r"Sources?:", head), f"{name}: no source"
+        assert re.search(r"[\"“][^\"”]{10,}[\"”].*\b(19|20)\d\d\b", head), (
+            f"{name}: no citation with title and year"
         )
         for fig in (e.path / "expected").glob("*.png"):
             assert (tmp_path / "experiments" / name / fig.name).read_bytes() == fig.read_bytes()
