@@ -12,18 +12,18 @@ from incastlab.scenario import from_dict
 
 
 def test_the_registry_names_every_backend_and_rejects_others() -> None:
-    assert backends.names() == ("sim", "model", "emulate")
-    with pytest.raises(backends.UnknownBackend, match="one of sim, model, emulate"):
+    assert backends.names() == ("sim", "model", "chen", "emulate")
+    with pytest.raises(backends.UnknownBackend, match="one of sim, model, chen, emulate"):
         backends.get("ns3")
 
 
-@pytest.mark.parametrize("name", ["sim", "model", "emulate"])
+@pytest.mark.parametrize("name", ["sim", "model", "chen", "emulate"])
 def test_each_backend_follows_the_protocol(name: str) -> None:
     b = backends.get(name)
     assert isinstance(b, backends.Backend)
     assert b.name == name and b.title
     assert b.needs_root == (name == "emulate")
-    assert b.predicts == (name == "model")
+    assert b.predicts == (name in ("model", "chen"))
 
 
 def test_backends_say_which_fields_they_cannot_honour() -> None:

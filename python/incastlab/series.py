@@ -82,7 +82,7 @@ def _sender_counts(data: Mapping[str, Any], senders: str | None) -> list[int]:
             raise ScenarioError(f"topology.senders: more than {MAX_POINTS} values")
         return sorted(set(in_file))
     if isinstance(in_file, str):
-        return parse_senders(in_file)
+        return parse_senders(in_file, "topology.senders")
     if in_file is None:
         return list(DEFAULT_SENDERS)
     return [in_file]
@@ -163,13 +163,14 @@ def labelled(
 
 
 class Tracker(Protocol):
-    """Follows a long study (a progress bar, a log): told before each run, after each."""
+    """Follows a long study (a progress bar, a log): told before each run that runs here,
+    and after each run wherever it ran."""
 
     def start(self, what: str) -> ProgressFn | None:
-        """A run of ``what`` (``"N=16"``) begins; may return the run's progress callback."""
+        """A run of ``what`` (``"N=16"``) begins here; may return its progress callback."""
 
-    def done(self, runs: int = 1) -> None:
-        """``runs`` runs finished (or were skipped)."""
+    def done(self, runs: int = 1, what: str = "") -> None:
+        """``runs`` runs finished (or were skipped), the last of them ``what``."""
 
 
 @dataclass
@@ -184,19 +185,97 @@ class SeriesRun:
         return [r for _, rs in self.series for r in rs]
 
 
-def run_series(series: Series, backend: Backend, tracker: Tracker | None = None) -> SeriesRun:
-    """Run every scenario of ``series`` on ``backend``, in order."""
+def timed_run(
+    backend: Backend, scenario_json: str, progress: ProgressFn | None = None
+) -> tuple[Result, float]:
+    """One run of a normalized scenario (JSON, so that it crosses to a worker process) and
+    its wall time in seconds."""
+    import json
+
+    t0 = time.perf_counter()
+    r = backend.run(Scenario(json.loads(scenario_json)), progress=progress)
+    return r, time.perf_counter() - t0
+
+
+def run_many(
+    backend: Backend,
+    scenarios: Sequence[Scenario],
+    labels: Sequence[str],
+    tracker: Tracker | None = None,
+    *,
+    workers: int | None = None,
+) -> list[tuple[Result, float]]:
+    """Every scenario on ``backend`` with its wall time, in order: in parallel on every core
+    (the most senders first) if the backend allows, else one after the other here. Ctrl-C
+    raises :class:`~incastlab.parallel.Interrupted` with the finished runs by index."""
+    from incastlab.parallel import crosses, run_all
+
+    return run_all(
+        timed_run,
+        [(backend, sc.to_json()) for sc in scenarios],
+        # A backend that cannot be sent to a worker (one defined in a test, holding a
+        # lambda) runs here, as one that must not share the CPUs does.
+        workers=workers if backend.parallel and crosses(backend) else 1,
+        on_start=(lambda i: tracker.start(labels[i])) if tracker else None,
+        on_done=(lambda i, _: tracker.done(what=labels[i])) if tracker else None,
+    )
+
+
+def run_series(
+    series: Series,
+    backend: Backend,
+    tracker: Tracker | None = None,
+    *,
+    workers: int | None = None,
+) -> SeriesRun:
+    """Run every scenario of ``series`` on ``backend`` (in parallel where it may), the results
+    in the series' order. Ctrl-C raises :class:`SeriesInterrupted` holding the runs that
+    finished."""
+    from incastlab.parallel import Interrupted
+
+    flat = [(label, sc) for label, pts in series for sc in pts]
+    labels = [f"{label} N={sc.senders}".strip() for label, sc in flat]
+    try:
+        runs = run_many(backend, [sc for _, sc in flat], labels, tracker, workers=workers)
+    except Interrupted as e:
+        raise SeriesInterrupted(_regroup(series, e.done), series) from None
+    return _regroup(series, dict(enumerate(runs)))
+
+
+def _regroup(series: Series, runs: Mapping[int, tuple[Result, float]]) -> SeriesRun:
+    """The runs (by index into the flattened series) back in their series, in order; the
+    missing left out."""
     out = SeriesRun([], [])
+    i = 0
     for label, pts in series:
-        results: list[Result] = []
-        walls: list[float] = []
-        for sc in pts:
-            tick = tracker.start(f"{label} N={sc.senders}".strip()) if tracker else None
-            t0 = time.perf_counter()
-            results.append(backend.run(sc, progress=tick))
-            walls.append(time.perf_counter() - t0)
-            if tracker:
-                tracker.done()
-        out.series.append((label, results))
-        out.walls.append(walls)
+        mine = [runs[k] for k in range(i, i + len(pts)) if k in runs]
+        i += len(pts)
+        out.series.append((label, [r for r, _ in mine]))
+        out.walls.append([w for _, w in mine])
     return out
+
+
+class SeriesInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_series`: ``run`` holds what finished, ``series`` what was
+    asked."""
+
+    def __init__(self, run: SeriesRun, series: Series) -> None:
+        super().__init__()
+        self.run = run
+        self.series = series
+
+    @property
+    def finished(self) -> int:
+        return len(self.run.results)
+
+    @property
+    def total(self) -> int:
+        return sum(len(pts) for _, pts in self.series)
+
+    def unfinished_senders(self) -> list[int]:
+        """Sender counts some series did not finish."""
+        left: set[int] = set()
+        for (_, pts), (_, rs) in zip(self.series, self.run.series, strict=True):
+            got = {r.senders for r in rs}
+            left |= {sc.senders for sc in pts if sc.senders not in got}
+        return sorted(left)

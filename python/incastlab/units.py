@@ -116,6 +116,23 @@ def parse_int_ranges(text: str, what: str, limit: int) -> list[int]:
 _MAX_TEXT = 100
 
 
+def format_int_ranges(values: list[int]) -> str:
+    """The inverse of :func:`parse_int_ranges` for sorted whole numbers: runs of three or more
+    consecutive values as ``low..high`` (``[1, 2, 3, 5]`` -> ``"1..3,5"``)."""
+    parts: list[str] = []
+    k = 0
+    while k < len(values):
+        j = k
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        if j - k >= 2:
+            parts.append(f"{values[k]}..{values[j]}")
+        else:
+            parts += [str(v) for v in values[k : j + 1]]
+        k = j + 1
+    return ",".join(parts)
+
+
 def _split(text: object, kind: str, units: dict[str, int], example: str) -> tuple[Decimal, int]:
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"expected a {kind} with a unit such as {example!r}, got {shown(text)}")

@@ -6,7 +6,7 @@ namespaces, and whatever comes next) follows one :class:`Backend` protocol, and 
 
     from incastlab import backends
     r = backends.get("sim").run(scenario)
-    backends.names()            # ("sim", "model", "emulate")
+    backends.names()            # ("sim", "model", "chen", "emulate")
 
 This module stays light (no numpy, no pyarrow): the CLI builds its ``--backend`` choices from
 it before any scenario is read. Each adapter module is imported only when asked for.
@@ -70,6 +70,7 @@ class Backend(Protocol):
 _REGISTRY: dict[str, str] = {
     "sim": "incastlab.backends.sim:SimBackend",
     "model": "incastlab.backends.model:ModelBackend",
+    "chen": "incastlab.backends.model:chen_backend",
     "emulate": "incastlab.real.emulate:EmulateBackend",
 }
 

@@ -243,6 +243,14 @@ class ModelBackend:
         return point.result()
 
 
+def chen_backend() -> ModelBackend:
+    """Chen et al.'s flow-rate model (Eq. 1-4) with the papers' constants as a backend of its
+    own, for sweeps that reproduce the papers' closed forms (``backend = "chen"``)."""
+    return ModelBackend(
+        uncalibrated=True, name="chen", title="Chen et al.'s flow-rate model (Eq. 1-4)"
+    )
+
+
 def burst_path(s: dict[str, Any]) -> burst.Path:
     """A normalized scenario in the burst model's terms (:class:`incastlab.model.burst.Path`)."""
     t, tcp, w = s["topology"], s["tcp"], s["workload"]

@@ -9,6 +9,7 @@ answers at once.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
 from incastlab.cli import model, monitor, real, sim, studies, sweep, trace, validate
 from incastlab.cli.common import Parser, UsageError, print_error
+from incastlab.parallel import WorkerDied
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,6 +103,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BackendFailed as e:
         print_error(err, f"incast: {e.what} failed:", e)
         return 1
+    except WorkerDied as e:
+        print_error(err, "incast: error:", e)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`incast results ... --csv - | head`): nothing to say, and
+        # nothing for Python's final flush of stdout to fail on (the documented recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         # The machine refused a read or a write (a full disk, a vanished directory): one
         # line, exit 1. Inputs and outputs named by flags are checked before this.
@@ -110,8 +120,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def __getattr__(name: str) -> Any:

@@ -178,18 +178,39 @@ def seconds_arg(flag: str, value: str, most: float = 365 * 86400.0) -> float:
     return s
 
 
-def table() -> Table:
-    """The compact table every command prints."""
+def add_workers_flag(p: argparse.ArgumentParser) -> None:
+    """--workers: how many processes run independent points (the default: every core)."""
+    p.add_argument(
+        "--workers",
+        type=whole(1, 1024),
+        metavar="N",
+        help="processes for independent points (default: every core)",
+    )
+
+
+def table(title: str | None = None) -> Table:
+    """The compact table every command prints: a rule under the header, two spaces between
+    columns and none at the edges (an 80-column terminal holds ten numeric columns)."""
+    from rich import box
     from rich.table import Table
 
-    return Table(header_style="bold", show_edge=False, pad_edge=False)
+    return Table(
+        title=title,
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
 
 
-def pct_cell(fraction: float) -> str:
-    """A share of the link, red below 40%, yellow below 70%."""
+def pct_cell(fraction: float, *, sign: bool = True) -> str:
+    """A share of the link, red below 40%, yellow below 70%; without ``sign`` the number
+    alone (the column's header says %)."""
     pct = 100 * fraction
     style = "red" if pct < 40 else ("yellow" if pct < 70 else "green")
-    return f"[{style}]{pct:.1f}%[/{style}]"
+    return f"[{style}]{pct:.1f}{'%' if sign else ''}[/{style}]"
 
 
 def backend(name: str, **options: Any) -> Backend:
@@ -205,15 +226,31 @@ def backend(name: str, **options: Any) -> Backend:
 
 
 @contextmanager
-def progress_bar(err: Console, verb: str, show: bool) -> Iterator[Progress]:
-    """A transient progress bar on stderr, shown only to a person at a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def progress_bar(
+    err: Console, verb: str, show: bool, *, failures: bool = False
+) -> Iterator[Progress]:
+    """The progress bar every long command shows on stderr, to a person at a terminal only:
+    what runs, runs done of all, (with ``failures`` the task's ``failed`` field), time taken
+    and the estimated time left. Transient: the table replaces it."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    with Progress(
+    columns: list[Any] = [
         TextColumn(f"[bold]{verb}[/bold] {{task.description}}"),
-        BarColumn(),
+        BarColumn(bar_width=24),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
+    ]
+    if failures:
+        columns.append(TextColumn("[red]{task.fields[failed]} failed"))
+    columns += [TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(
+        *columns,
         console=err,
         disable=not (show and err.is_terminal),
         transient=True,
@@ -239,8 +276,11 @@ class BarTracker:
 
         return tick
 
-    def done(self, runs: int = 1) -> None:
-        self.bar.advance(self.task, runs)
+    def done(self, runs: int = 1, what: str = "") -> None:
+        if what:
+            self.bar.update(self.task, advance=runs, description=what)
+        else:
+            self.bar.advance(self.task, runs)
 
 
 @contextmanager

@@ -11,11 +11,13 @@ from incastlab.cli.common import (
     FIGURE,
     Parser,
     UsageError,
+    add_workers_flag,
     fraction,
     out_file,
     progress_bar,
     seconds_arg,
     size_arg,
+    tracking,
     whole,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
@@ -127,21 +129,17 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _simulate_points(series: Any, err: Console, show: bool) -> list[list[float]]:
-    """The simulator's goodput for every point the model answered (for --plot)."""
-    from incastlab.backends.sim import simulate
+    """The simulator's goodput for every point the model answered (for --plot), on every
+    core."""
+    from incastlab import backends
     from incastlab.scenario import from_dict
+    from incastlab.series import run_many
 
-    total = sum(len(ps) for _, ps in series)
-    out: list[list[float]] = []
-    with progress_bar(err, "simulating", show) as bar:
-        task = bar.add_task("", total=total)
-        for _, ps in series:
-            row = []
-            for p in ps:
-                row.append(simulate(from_dict(p.scenario, normalized=True)).goodput_bps)
-                bar.advance(task)
-            out.append(row)
-    return out
+    scs = [from_dict(p.scenario, normalized=True) for _, ps in series for p in ps]
+    labels = [f"N={sc.senders}" for sc in scs]
+    with tracking(err, "simulating", len(scs), show) as tracker:
+        runs = iter(run_many(backends.get("sim"), scs, labels, tracker))
+    return [[next(runs)[0].goodput_bps for _ in ps] for _, ps in series]
 
 
 def build_rto_random_parser() -> argparse.ArgumentParser:
@@ -218,6 +216,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
     p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
+    add_workers_flag(p)
     p.add_argument("--save", action="store_true", help="save the fitted constants in the package")
     p.add_argument("--json", action="store_true", help="print the fit and every point as JSON")
     return p
@@ -235,6 +234,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         VARIANTS,
         calibrate,
     )
+    from incastlab.parallel import Interrupted
     from incastlab.series import parse_assignment
 
     a = build_calibrate_parser().parse_args(argv)
@@ -252,16 +252,28 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
     base = sc_mod.apply_overrides({}, dict(parse_assignment(x) for x in a.set or []))
     sc_mod.from_dict(base)  # fail early on a bad key
     grid = QUICK_GRID if a.quick else FULL_GRID
-    with progress_bar(err, "calibrating", not a.json) as bar:
-        task = bar.add_task("", total=None)
-        c = calibrate(
-            grid,
-            variants=names,
-            blocks=a.blocks,
-            base=base,
-            cache=Path(a.cache).expanduser() if a.cache else None,
-            on_point=lambda i, n: bar.update(task, completed=i, total=n),
+    cache = Path(a.cache).expanduser() if a.cache else None
+    try:
+        with progress_bar(err, "calibrating", not a.json) as bar:
+            task = bar.add_task("simulating the grid", total=None)
+            c = calibrate(
+                grid,
+                variants=names,
+                blocks=a.blocks,
+                base=base,
+                cache=cache,
+                on_point=lambda i, n: bar.update(task, completed=i, total=n),
+                workers=a.workers,
+            )
+    except Interrupted as stop:
+        kept = (
+            f"the {len(stop.done)} points simulated are kept in {cache}; the same command "
+            "resumes from them"
+            if cache
+            else f"--cache DIR would have kept the {len(stop.done)} points simulated"
         )
+        err.print(f"[yellow]interrupted:[/yellow] {kept}", soft_wrap=True)
+        return 130
     if a.save:
         written = burst.save(c.constants)
         if not a.json:

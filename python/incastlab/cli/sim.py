@@ -6,13 +6,20 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import FIGURE, UsageError, out_file, tracking, writing
+from incastlab.cli.common import (
+    FIGURE,
+    UsageError,
+    add_workers_flag,
+    out_file,
+    tracking,
+    writing,
+)
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from incastlab.series import Series, SeriesRun
+    from incastlab.series import Series, SeriesInterrupted, SeriesRun
 
 SIM_EXAMPLES = """\
 examples:
@@ -70,13 +77,14 @@ def add_sim_parser(sub: Any) -> None:
         "receiver sees), bottleneck (the switch port towards it), hostN, nicN, portN, "
         "fabricN, all",
     )
+    add_workers_flag(s)
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
     s.set_defaults(handler=cmd_sim)
 
 
 def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab import backends
-    from incastlab.series import labelled, run_series, sample_last
+    from incastlab.series import SeriesInterrupted, labelled, run_series, sample_last
 
     sru_list_as_vary(a)
     series = series_from(a)
@@ -92,8 +100,11 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             "(e.g. --senders 16) and no --vary"
         )
     sim = backends.get("sim", pcap=a.pcap, pcap_at=a.pcap_at)
-    with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as tracker:
-        run = run_series(series, sim, tracker)
+    try:
+        with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as t:
+            run = run_series(series, sim, t, workers=a.workers)
+    except SeriesInterrupted as stop:
+        return _interrupted(a, stop, out, err)
     if a.json:
         print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
     elif not a.quiet:
@@ -109,11 +120,40 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _interrupted(a: argparse.Namespace, stop: SeriesInterrupted, out: Console, err: Console) -> int:
+    """After Ctrl-C: every finished point printed (and written where --out and --plot ask),
+    and the sender counts a rerun still needs."""
+    from incastlab.series import SeriesRun, labelled
+    from incastlab.units import format_int_ranges
+
+    keep = [k for k, (_, rs) in enumerate(stop.run.series) if rs]
+    run = SeriesRun([stop.run.series[k] for k in keep], [stop.run.walls[k] for k in keep])
+    if run.results:
+        if a.json:
+            print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+        elif not a.quiet:
+            from incastlab.cli.render import print_runs
+
+            print_runs(out, run, "sim")
+        series = [stop.series[k] for k in keep]
+        for path in write_outputs(a, run, series, partial=True):
+            err.print(f"wrote {path} ({stop.finished} finished points)")
+    left = format_int_ranges(stop.unfinished_senders())
+    err.print(
+        f"[yellow]interrupted:[/yellow] {stop.finished} of {stop.total} points finished"
+        + (" (above)" if run.results and not a.quiet else "")
+        + f"; for the rest, the same command with --senders {left}",
+        soft_wrap=True,
+    )
+    return 130
+
+
 def write_outputs(
-    a: argparse.Namespace, run: SeriesRun, series: Series, title: str = ""
+    a: argparse.Namespace, run: SeriesRun, series: Series, title: str = "", partial: bool = False
 ) -> list[str]:
     """The Parquet file, the goodput plot (with the model over it) and the time series that
-    the flags ask for; the paths written. A ``title`` replaces the plot's own."""
+    the flags ask for; the paths written. A ``title`` replaces the plot's own. ``partial``:
+    an interrupted run, whose last point may not be the one sampled for the time series."""
     written = []
     if getattr(a, "out", None):
         from incastlab.result.store import write_parquet
@@ -129,7 +169,7 @@ def write_outputs(
         with writing("--plot", a.plot):
             p = goodput_vs_senders(run.series, a.plot, model=overlay, **options)
         written.append(str(p))
-    if getattr(a, "timeseries", None):
+    if getattr(a, "timeseries", None) and not partial:
         from incastlab.plot.sweep import time_series
 
         with writing("--timeseries", a.timeseries):

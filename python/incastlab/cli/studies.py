@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from incastlab import backends
 from incastlab.cli.common import (
     FIGURE,
     UsageError,
+    add_workers_flag,
     backend,
     out_dir,
     out_file,
+    plain,
     seconds,
     tracking,
     whole,
+    writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
 
@@ -39,12 +43,13 @@ def add_mitigate_parser(sub: Any) -> None:
     )
     add_scenario_flags(g)
     g.add_argument("--only", metavar="A,B", help="run only these mitigations (and the baseline)")
+    add_workers_flag(g)
     g.add_argument("--json", action="store_true", help="print the ranking as JSON")
     g.add_argument(
         "--plot",
         type=out_file(*FIGURE),
         metavar="FILE.png",
-        help="goodput versus senders per mitigation",
+        help="bar chart of the mitigations, best first: goodput and 99th-percentile block time",
     )
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
     g.set_defaults(handler=cmd_mitigate)
@@ -79,6 +84,7 @@ def add_compare_parser(sub: Any) -> None:
         help="run each point K times on each backend that runs it (seeds seed, seed+1, ...; "
         "for emulate the seed only labels the run): medians, and real TCP's min-max",
     )
+    add_workers_flag(c)
     c.add_argument("--json", action="store_true", help="print every run's record as JSON")
     c.add_argument(
         "--plot",
@@ -108,9 +114,7 @@ def add_reproduce_parser(sub: Any) -> None:
     x.add_argument(
         "--out", type=out_dir, default="reproductions", metavar="DIR", help="(default: %(default)s)"
     )
-    x.add_argument(
-        "--workers", type=whole(1, 1024), metavar="N", help="processes (default: all cores)"
-    )
+    add_workers_flag(x)
     x.add_argument(
         "--update-expected",
         action="store_true",
@@ -136,7 +140,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
     total = len(chosen) * len(points)
     with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
-        ranking = mitigate(points, chosen, tracker=tracker)
+        ranking = mitigate(points, chosen, tracker=tracker, workers=a.workers)
     if a.json:
         print(json.dumps(ranking.to_json(), indent=1))
     elif not a.quiet:
@@ -144,10 +148,10 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         print_ranking(out, err, ranking)
     if a.plot:
-        from incastlab.plot import goodput_vs_senders
+        from incastlab.plot.mitigations import ranking_bars
 
-        series = [(o.mitigation.name, o.results) for o in ranking.ranked]
-        written = goodput_vs_senders(series, a.plot, title="Incast mitigations")
+        with writing("--plot", a.plot):
+            written = ranking_bars(ranking, a.plot)
         if not a.json:
             err.print(f"wrote {written}")
     return 0
@@ -180,7 +184,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"[yellow]{b.name} does not honour:[/yellow] " + ", ".join(missing))
     runs = sum(1 if b.predicts else a.repeat for b in chosen)
     with tracking(err, "comparing", len(points) * runs, not a.json) as tracker:
-        c = compare(points, chosen, tracker, repeat=a.repeat)
+        c = compare(points, chosen, tracker, repeat=a.repeat, workers=a.workers)
     if a.json:
         print(json.dumps(c.records(), indent=1))
     else:
@@ -208,6 +212,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.parallel import Interrupted
     from incastlab.studies.reproduce import experiments, reproduce
 
     exps = experiments()
@@ -232,22 +237,35 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
             load(a.trace)  # one clear line now, not after the other experiments ran
         except TraceError as e:
             raise UsageError(f"--trace: {e}") from None
-    say = None if a.json else (lambda m: err.print(f"[dim]{m}[/dim]"))
+    total = sum(exps[n].point_count() for n in names)
     reports = []
-    for n in names:
-        rep = reproduce(
-            n,
-            a.out,
-            workers=a.workers,
-            update_expected=a.update_expected,
-            progress=say,
-            trace=a.trace if exps[n].meta.get("takes_trace") else None,
-        )
-        reports.append(rep)
-        if not a.json:
-            from incastlab.cli.render import print_reproduction
+    try:
+        with tracking(err, "reproducing", total, not a.json) as tracker:
+            for n in names:
+                rep = reproduce(
+                    n,
+                    a.out,
+                    workers=a.workers,
+                    update_expected=a.update_expected,
+                    tracker=tracker,
+                    trace=a.trace if exps[n].meta.get("takes_trace") else None,
+                )
+                reports.append(rep)
+                if not a.json:
+                    from incastlab.cli.render import print_reproduction
 
-            print_reproduction(out, rep)
+                    print_reproduction(out, rep)
+    except Interrupted:
+        done = [r.experiment.name for r in reports]
+        again = ["incast", "reproduce", *[n for n in names if n not in done], "--out", a.out]
+        err.print(
+            "[yellow]interrupted:[/yellow] every finished point is stored under "
+            f"{plain(a.out)}; `{plain(shlex.join(again))}` resumes from them",
+            soft_wrap=True,
+        )
+        if a.json and reports:
+            print(json.dumps([r.to_json() for r in reports], indent=1))
+        return 130
     if a.json:
         print(json.dumps([r.to_json() for r in reports], indent=1))
     return 0

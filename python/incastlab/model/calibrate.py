@@ -219,28 +219,74 @@ def grid_scenarios(
             yield (v, n, sru, buf, rto), from_dict(apply_overrides(base or {}, keys))
 
 
-def _simulated(sc: Any, cache: Path | None) -> dict[str, Any]:
-    """The simulator's goodput and timeouts per block for ``sc`` (from ``cache`` if there);
-    ``{"unfinished": reason}`` for a run that hit ``run.max_time``."""
+def _cache_path(sc: Any, cache: Path | None) -> Path | None:
+    """Where ``sc``'s simulated point is kept in ``cache`` (keyed by scenario and version)."""
+    if cache is None:
+        return None
     text = json.dumps(sc.normalized(), sort_keys=True)
     key = hashlib.sha256(f"{_core.__version__}\n{text}".encode()).hexdigest()[:24]
-    path = cache / f"{key}.json" if cache is not None else None
-    if path is not None and path.exists():
-        out: dict[str, Any] = json.loads(path.read_text())
-        return out
+    return cache / f"{key}.json"
+
+
+def simulate_point(scenario_json: str) -> dict[str, Any]:
+    """The simulator's goodput and timeouts per block for a normalized scenario (JSON, so it
+    crosses to a worker process); ``{"unfinished": reason}`` for a run that hit
+    ``run.max_time``."""
+    from incastlab.scenario import Scenario
+
     try:
-        r = simulate(sc)
+        r = simulate(Scenario(json.loads(scenario_json)))
     except _core.SimulationError as e:
-        out = {"unfinished": str(e)}
-    else:
-        blocks = max(1, len(r.block_times_s))
-        out = {"goodput_bps": r.goodput_bps, "timeouts_per_block": r.timeouts / blocks}
+        return {"unfinished": str(e)}
+    blocks = max(1, len(r.block_times_s))
+    return {"goodput_bps": r.goodput_bps, "timeouts_per_block": r.timeouts / blocks}
+
+
+def _keep(path: Path | None, out: dict[str, Any]) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(out))
         tmp.replace(path)
-    return out
+
+
+def simulated(
+    scenarios: list[Any],
+    cache: Path | None,
+    *,
+    workers: int | None = None,
+    on_point: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`simulate_point` of every scenario, in order: from ``cache`` where it is there,
+    the others on every core, each kept in ``cache`` as it finishes (so an interrupted
+    calibration resumes)."""
+    from incastlab.parallel import run_all
+
+    paths = [_cache_path(sc, cache) for sc in scenarios]
+    out: dict[int, dict[str, Any]] = {}
+    for i, p in enumerate(paths):
+        if p is not None and p.exists():
+            out[i] = json.loads(p.read_text())
+    todo = [i for i in range(len(scenarios)) if i not in out]
+    finished = [len(out)]
+
+    def done(k: int, res: dict[str, Any]) -> None:
+        i = todo[k]
+        out[i] = res
+        _keep(paths[i], res)
+        finished[0] += 1
+        if on_point is not None:
+            on_point(finished[0], len(scenarios))
+
+    if on_point is not None:
+        on_point(finished[0], len(scenarios))
+    run_all(
+        simulate_point,
+        [(scenarios[i].to_json(),) for i in todo],
+        workers=workers,
+        on_done=done,
+    )
+    return [out[i] for i in range(len(scenarios))]
 
 
 def _score(points: list[Point], paths: list[burst.Path], c: burst.Constants) -> float:
@@ -293,20 +339,20 @@ def calibrate(
     base: dict[str, Any] | None = None,
     cache: Path | None = None,
     on_point: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
 ) -> Calibration:
-    """Simulate the grid under each variant (on top of the scenario ``base``), fit the burst
-    model's constants on one half of the points and score both halves."""
+    """Simulate the grid under each variant (on top of the scenario ``base``; on every core,
+    or ``workers``), fit the burst model's constants on one half of the points and score
+    both halves."""
     grid = grid or QUICK_GRID
     names = list(variants or QUICK_VARIANTS)
     for v in names:
         if v not in VARIANTS:
             raise ValueError(f"variant: {v!r} is not one of {', '.join(VARIANTS)}")
     todo = list(grid_scenarios(grid, names, blocks, base))
+    sims = simulated([sc for _, sc in todo], cache, workers=workers, on_point=on_point)
     points, unfinished = [], []
-    for i, ((v, n, sru, buf, rto), sc) in enumerate(todo):
-        sim = _simulated(sc, cache)
-        if on_point is not None:
-            on_point(i + 1, len(todo))
+    for ((v, n, sru, buf, rto), sc), sim in zip(todo, sims, strict=True):
         if "unfinished" in sim:
             unfinished.append(f"{v} N={n} SRU {sru} buffer {buf} RTOmin {rto}")
             continue

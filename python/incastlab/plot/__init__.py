@@ -57,7 +57,7 @@ def scenario_line(r: Result, omit: str = "") -> str:
     parts = {
         "workload": what,
         "link": format_rate(t["receiver_link"]),
-        "rtt": f"RTT {format_time(t['rtt'])}",
+        "rtt": latency_label(r),
         "buffer": buffer,
         "rto_min": f"RTOmin {format_time(tcp['rto_min'])}",
     }
@@ -68,6 +68,19 @@ def scenario_line(r: Result, omit: str = "") -> str:
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"
     return " · ".join(v for k, v in parts.items() if k != omit)
+
+
+def latency_label(r: Result) -> str:
+    """The run's base latency as it was set: the RTT of a star, the longest RTT of a fabric
+    that spreads it over its links, and where every link has its own delay the unloaded
+    one-way latency the run measured (``topology.rtt`` does not apply there)."""
+    t = r.scenario["topology"]
+    if t.get("link_delay"):
+        one_way = r.report.get("base_latency")
+        return f"one-way {format_time(one_way)} unloaded" if one_way else "per-link delays"
+    if t.get("kind", "star") != "star":
+        return f"longest RTT {format_time(t['rtt'])}"
+    return f"RTT {format_time(t['rtt'])}"
 
 
 def _pretty(label: str) -> str:

@@ -37,30 +37,76 @@ def _spec_text(spec: dict[str, Any]) -> str:
     return json.dumps(spec, indent=1, sort_keys=False, default=str)
 
 
-def write_report(root: str | Path, path: str | Path) -> Path:
-    """Write the HTML report of the sweep in ``root`` to ``path``."""
+def write_report(
+    root: str | Path,
+    path: str | Path,
+    *,
+    rows: list[dict[str, Any]] | None = None,
+    filters: list[str] | None = None,
+    pool: list[str] | None = None,
+) -> Path:
+    """Write the HTML report of the sweep in ``root`` (or of its ``rows`` that passed
+    ``filters``, named in the captions) to ``path``. Goodput is drawn against the senders
+    (else the first coordinate), one line per value of the next coordinate, a panel per
+    value of the others; block times and timeouts at the largest sender count.
+    :class:`~incastlab.plot.facets.FigureRefused` when the panels would not fit."""
     store = SweepStore(root)
     meta = store.meta()
+    stored = store.rows()  # also finds the point files that do not read back
     rows = sorted(
-        store.rows(), key=lambda r: [sweep_plot.natural_key(v) for v in r["params"].values()]
+        stored if rows is None else rows,
+        key=lambda r: [sweep_plot.natural_key(v) for v in r["params"].values()],
     )
     if not rows:
         raise ValueError(f"{root}: no stored points to report")
-    axes = [k for k in meta.get("axes", []) if k != "seed"]
-    x = "topology.senders" if "topology.senders" in axes else (axes[0] if axes else None)
-    hue = next((k for k in axes if k != x), None)
+    varied = [
+        k
+        for k in meta.get("axes", [])
+        if k != "seed" and len({repr(r["params"].get(k)) for r in rows}) > 1
+    ]
+    x = "topology.senders" if "topology.senders" in varied else (varied[0] if varied else None)
+    hue = next((k for k in varied if k != x), None)
+    filters, pool = list(filters or []), list(pool or [])
     figures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         if x is not None:
             model = meta.get("backend") == "sim" and rows[0]["workload"] == "sync_read"
             figures.append(
-                _img(sweep_plot.line(rows, t / "goodput.png", x=x, hue=hue, model=model))
+                _img(
+                    sweep_plot.line(
+                        rows,
+                        t / "goodput.png",
+                        x=x,
+                        hue=hue,
+                        model=model,
+                        filters=filters,
+                        pool=pool,
+                    )
+                )
             )
-        if any(r.get("report", {}).get("block_times") for r in rows):
-            figures.append(_img(sweep_plot.block_cdf(rows, t / "blocks.png", hue=hue)))
-        if any(sum(r.get("report", {}).get("timeout_runs", [])) for r in rows):
-            figures.append(_img(sweep_plot.timeout_histogram(rows, t / "timeouts.png", hue=hue)))
+        # One sender count: the distribution of a collapsed point, not a mix of all.
+        last = rows
+        if x == "topology.senders":
+            most = max(r["params"][x] for r in rows)
+            last = [r for r in rows if r["params"][x] == most]
+            filters = [*filters, f"senders = {most} (the most)"]
+        if any(r.get("report", {}).get("block_times") for r in last):
+            figures.append(
+                _img(
+                    sweep_plot.block_cdf(
+                        last, t / "blocks.png", hue=hue, filters=filters, pool=pool
+                    )
+                )
+            )
+        if any(sum(r.get("report", {}).get("timeout_runs", [])) for r in last):
+            figures.append(
+                _img(
+                    sweep_plot.timeout_histogram(
+                        last, t / "timeouts.png", hue=hue, filters=filters, pool=pool
+                    )
+                )
+            )
     head = "".join(
         f"<th>{html.escape(sweep_plot.axis_label(k))}</th>" for k in meta.get("axes", [])
     )

@@ -1,6 +1,7 @@
 """Figures of a sweep: a metric against a coordinate with 95% intervals over seeds (and the
 model's curve where it applies), block-time CDFs, successive-timeout histograms, FCT overhead
-over optimal, and the cwnd and queue time series of one run. PNG, PDF or SVG by extension."""
+over optimal, and the cwnd and queue time series of one run. PNG, PDF or SVG by extension.
+What a figure may average, and how its caption says so, is :mod:`incastlab.plot.facets`'s."""
 
 from __future__ import annotations
 
@@ -15,31 +16,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from incastlab.plot import COLORS, save_figure
+from incastlab.plot.facets import Layout, lay_out, panel_axes
 from incastlab.result import Result, mean_ci
 from incastlab.sweep.metrics import metric
+from incastlab.sweep.order import natural_key as natural_key
+from incastlab.sweep.order import params_key as params_key
 
 Row = dict[str, Any]
-
-
-def natural_key(v: Any) -> tuple[int, Any]:
-    from incastlab.units import parse_rate, parse_size, parse_time
-
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return (0, v)
-    for parse in (parse_time, parse_size, parse_rate):
-        try:
-            return (0, parse(v))
-        except (ValueError, TypeError):
-            pass
-    return (1, str(v))
-
-
-def params_key(row: Row) -> list[tuple[int, Any]]:
-    """Sort key of a stored point: its coordinates in natural order."""
-    return [natural_key(v) for v in row["params"].values()]
 
 
 def _hue_groups(rows: Sequence[Row], hue: str | None) -> list[tuple[str, list[Row]]]:
@@ -68,6 +54,32 @@ def style_axes(ax: Any, title: str, subtitle: str = "") -> None:
     ax.spines[["top", "right"]].set_visible(False)
 
 
+def _figure(lay: Layout, w: float = 8.0, h: float = 4.8) -> tuple[Any, list[Any]]:
+    """One panel per facet of ``lay`` (smaller when there are several)."""
+    n = len(lay.panels)
+    return panel_axes(w if n == 1 else 4.7, h if n == 1 else 3.7, n)
+
+
+def _finish(fig: Any, axes: list[Any], lay: Layout, title: str, subtitle: str) -> None:
+    """The title and the caption over all panels, each panel's facet values, tidy axes."""
+    for ax, (values, _) in zip(axes, lay.panels, strict=True):
+        if len(axes) > 1:
+            ax.set_title(lay.panel_title(values), loc="left", fontsize=9.5)
+        ax.grid(alpha=0.3, which="both")
+        ax.spines[["top", "right"]].set_visible(False)
+    lines = 1 + subtitle.count("\n")
+    top = 1 - (0.34 + 0.17 * lines) / fig.get_figheight()
+    fig.tight_layout(rect=(0, 0, 1, top))
+    fig.text(0.01, 1 - 0.12 / fig.get_figheight(), title, fontweight="bold", fontsize=12, va="top")
+    fig.text(0.01, top + 0.02 / fig.get_figheight(), subtitle, fontsize=8.5, color="0.35")
+
+
+def _hue_colors(rows: Sequence[Row], hue: str | None) -> dict[Any, str]:
+    """One colour per hue value, the same in every panel."""
+    values = sorted({r["params"].get(hue) for r in rows}, key=natural_key) if hue else [None]
+    return {v: COLORS[i % len(COLORS)] for i, v in enumerate(values)}
+
+
 def line(
     rows: Sequence[Row],
     path: str | Path,
@@ -79,175 +91,245 @@ def line(
     title: str = "",
     logy: bool = False,
     reference: dict[str, Sequence[tuple[float, float]]] | None = None,
+    pool: Sequence[str] = (),
+    filters: Sequence[str] = (),
 ) -> Path:
-    """``y`` against coordinate ``x``, one line per ``hue`` value: the mean over every other
-    coordinate (normally the seeds) with its 95% interval, and optionally the analytical
-    model's prediction dashed (synchronized reads only). ``reference`` maps a label to
-    published (x, y) points, drawn as open markers in the matching line's colour."""
+    """``y`` against coordinate ``x``, one line per ``hue`` value: the mean over seeds (and
+    the coordinates in ``pool``) with its 95% interval, and optionally the analytical model's
+    prediction for the same runs, dashed (synchronized reads only). Any other coordinate that
+    varies gets a panel per value, or the figure is refused (:mod:`incastlab.plot.facets`);
+    the caption names what was averaged and the ``filters`` applied. ``reference`` maps a
+    label to published (x, y) points, drawn as open markers."""
     col, scale, label = metric(y)
-    fig, ax = plt.subplots(figsize=(8, 4.8))
-    link = None
-    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
-        color = COLORS[i % len(COLORS)]
-        by_x: dict[Any, list[float]] = defaultdict(list)
-        first: dict[Any, Row] = {}
-        for r in group:
-            if x not in r["params"] or r.get(col) is None:
+    lay = lay_out(rows, x=x, hue=hue, pool=pool, filters=filters)
+    fig, axes = _figure(lay)
+    colors = _hue_colors(rows, hue)
+    drew_model = False
+    for ax, (_, panel) in zip(axes, lay.panels, strict=True):
+        link = None
+        for name, group in _hue_groups(panel, hue):
+            color = colors[group[0]["params"].get(hue) if hue else None]
+            by_x: dict[Any, list[Row]] = defaultdict(list)
+            for r in group:
+                if x in r["params"] and r.get(col) is not None:
+                    by_x[r["params"][x]].append(r)
+            xs = sorted(by_x, key=natural_key)
+            if not xs:
                 continue
-            by_x[r["params"][x]].append(float(r[col]) * scale)
-            first.setdefault(r["params"][x], r)
-        xs = sorted(by_x, key=natural_key)
-        if not xs:
-            continue
-        stats = [mean_ci(by_x[v]) for v in xs]
-        pos = [natural_key(v)[1] if natural_key(v)[0] == 0 else k for k, v in enumerate(xs)]
-        means = [m for m, _ in stats]
-        ax.plot(pos, means, "o-", color=color, lw=2, ms=4, label=name or None)
-        if y in ("goodput", "goodput_fraction"):
-            link = first[xs[0]].get("link_bps")
-        # Every metric here is non-negative, and goodput cannot beat the link.
-        top = (link * scale if y == "goodput" else 100.0) if link else math.inf
-        if any(h > 0 for _, h in stats):
-            ax.fill_between(
-                pos,
-                [max(0.0, m - h) for m, h in stats],
-                [min(top, m + h) for m, h in stats],
-                color=color,
-                alpha=0.18,
-                lw=0,
+            stats = [mean_ci([float(r[col]) * scale for r in by_x[v]]) for v in xs]
+            pos = [natural_key(v)[1] if natural_key(v)[0] == 0 else k for k, v in enumerate(xs)]
+            means = [m for m, _ in stats]
+            ax.plot(pos, means, "o-", color=color, lw=2, ms=4, label=name or None)
+            if y in ("goodput", "goodput_fraction"):
+                link = by_x[xs[0]][0].get("link_bps")
+            # Every metric here is non-negative, and goodput cannot beat the link.
+            top = (link * scale if y == "goodput" else 100.0) if link else math.inf
+            if any(h > 0 for _, h in stats):
+                ax.fill_between(
+                    pos,
+                    [max(0.0, m - h) for m, h in stats],
+                    [min(top, m + h) for m, h in stats],
+                    color=color,
+                    alpha=0.18,
+                    lw=0,
+                )
+            if model and y in ("goodput", "goodput_fraction"):
+                pred = _model_points([by_x[v] for v in xs], scale if y == "goodput" else None)
+                if pred:
+                    ax.plot(pos, pred, "--", color=color, lw=1.2, alpha=0.85)
+                    drew_model = True
+        for i, (name, pts) in enumerate((reference or {}).items()):
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                "s",
+                mfc="none",
+                mec=COLORS[i % len(COLORS)],
+                mew=1.5,
+                ms=7,
+                label=name,
             )
-        if model and y in ("goodput", "goodput_fraction"):
-            pred = _model_points([first[v] for v in xs], scale if y == "goodput" else None)
-            if pred:
-                ax.plot(pos, pred, "--", color=color, lw=1.2, alpha=0.85)
-    for i, (name, pts) in enumerate((reference or {}).items()):
-        ax.plot(
-            [p[0] for p in pts],
-            [p[1] for p in pts],
-            "s",
-            mfc="none",
-            mec=COLORS[i % len(COLORS)],
-            mew=1.5,
-            ms=7,
-            label=name,
-        )
-    if link and y == "goodput":
-        ax.axhline(link * scale, color="0.4", ls="--", lw=1)
-        if not logy:
-            ax.set_ylim(0, link * scale * 1.08)
-    xs_all = [natural_key(r["params"][x])[1] for r in rows if x in r["params"]]
-    if xs_all and all(isinstance(v, int) for v in xs_all):
-        from matplotlib.ticker import MaxNLocator
+        if link and y == "goodput":
+            ax.axhline(link * scale, color="0.4", ls="--", lw=1)
+            if not logy:
+                ax.set_ylim(0, link * scale * 1.08)
+        _x_scale(ax, [r for r in rows if x in r["params"]], x)
+        if logy:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel(axis_label(x))
+        ax.set_ylabel(label)
+    if hue or reference:
+        axes[0].legend(frameon=False, fontsize=8 if len(axes) > 1 else 9)
+    sub = lay.caption()
+    if drew_model:
+        sub += " · dashed: the model for the same runs"
+    what = label.split(" (")[0]
+    _finish(fig, axes, lay, title or f"{what[0].upper()}{what[1:]} against {axis_label(x)}", sub)
+    return save_figure(fig, path)
 
+
+def _x_scale(ax: Any, rows: Sequence[Row], x: str) -> None:
+    """Whole-number x axes: logarithmic over a span of 32× or more, else integer ticks."""
+    from matplotlib.ticker import MaxNLocator
+
+    xs_all = [natural_key(r["params"][x])[1] for r in rows]
+    if xs_all and all(isinstance(v, int) for v in xs_all):
         if min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 32:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         else:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if logy:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel(axis_label(x))
-    ax.set_ylabel(label)
-    sub = "mean and 95% interval over seeds" + (" · dashed: model" if model else "")
-    what = label.split(" (")[0]
-    style_axes(ax, title or f"{what[0].upper()}{what[1:]} against {x.split('.')[-1]}", sub)
-    if hue or reference:
-        ax.legend(frameon=False, fontsize=9)
-    fig.tight_layout()
-    return save_figure(fig, path)
 
 
-def _model_points(rows: Sequence[Row], scale: float | None) -> list[float] | None:
+def _model_points(points: Sequence[Sequence[Row]], scale: float | None) -> list[float] | None:
+    """The model's goodput for every stored run behind each figure point, averaged as the
+    runs are (in Mbps with ``scale``, else in % of the link); None unless every run is a
+    synchronized read."""
+    import json
+
     from incastlab import scenario as sc_mod
     from incastlab.backends.model import predict_scenario
 
-    out = []
-    for r in rows:
-        sc = sc_mod.from_dict(r["scenario"], normalized=True)
-        if sc.workload.kind != "sync_read":
-            return None
-        p = predict_scenario(sc).prediction
-        bps = float(p.goodput_bps)
-        out.append(bps * scale if scale is not None else 100 * bps / float(r["link_bps"]))
-    return out
+    cache: dict[str, float] = {}
+
+    def predicted(r: Row) -> float:
+        # Seeds do not change the model's answer: one prediction per scenario without them.
+        key = json.dumps({**r["scenario"], "seed": 0}, sort_keys=True)
+        if key not in cache:
+            sc = sc_mod.from_dict(r["scenario"], normalized=True)
+            cache[key] = float(predict_scenario(sc).prediction.goodput_bps)
+        bps = cache[key]
+        return bps * scale if scale is not None else 100 * bps / float(r["link_bps"])
+
+    if any(r["scenario"]["workload"]["kind"] != "sync_read" for rs in points for r in rs):
+        return None
+    return [statistics.fmean(predicted(r) for r in rs) for rs in points]
 
 
-def block_cdf(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) -> Path:
-    """CDF of block completion times, one line per ``hue`` value (all its points pooled)."""
-    fig, ax = plt.subplots(figsize=(7, 4.4))
-    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
-        times = sorted(t * 1e3 / 1e12 for r in group for t in r["report"].get("block_times", []))
-        if not times:
-            continue
-        ys = [(k + 1) / len(times) for k in range(len(times))]
-        ax.step(times, ys, where="post", color=COLORS[i % len(COLORS)], lw=2, label=name or None)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("block completion time (ms)")
-    ax.set_ylabel("fraction of blocks")
-    style_axes(
-        ax, "Block completion times", "a jump near RTOmin is a block that waited out a timeout"
-    )
+def block_cdf(
+    rows: Sequence[Row],
+    path: str | Path,
+    *,
+    hue: str | None = None,
+    pool: Sequence[str] = (),
+    filters: Sequence[str] = (),
+) -> Path:
+    """CDF of block completion times, one line per ``hue`` value: every block of its runs
+    (seeds, and the coordinates in ``pool``) together; a panel per value of any other
+    coordinate that varies."""
+    lay = lay_out(rows, x=None, hue=hue, pool=pool, filters=filters)
+    fig, axes = _figure(lay, 7, 4.4)
+    colors = _hue_colors(rows, hue)
+    for ax, (_, panel) in zip(axes, lay.panels, strict=True):
+        for name, group in _hue_groups(panel, hue):
+            times = sorted(
+                t * 1e3 / 1e12 for r in group for t in r["report"].get("block_times", [])
+            )
+            if not times:
+                continue
+            ys = [(k + 1) / len(times) for k in range(len(times))]
+            color = colors[group[0]["params"].get(hue) if hue else None]
+            ax.step(times, ys, where="post", color=color, lw=2, label=name or None)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("block completion time (ms)")
+        ax.set_ylabel("fraction of blocks")
+    # One time axis for every panel, so that their distributions compare at a glance.
+    lo = min(ax.get_xlim()[0] for ax in axes)
+    hi = max(ax.get_xlim()[1] for ax in axes)
+    for ax in axes:
+        ax.set_xlim(lo, hi)
     if hue:
-        ax.legend(frameon=False, fontsize=9)
-    fig.tight_layout()
+        axes[0].legend(frameon=False, fontsize=9)
+    sub = lay.caption("all blocks pooled").replace("one run per point", "one run per line")
+    _finish(
+        fig,
+        axes,
+        lay,
+        "Block completion times",
+        sub + "\na jump near RTOmin is a block that waited out a timeout",
+    )
     return save_figure(fig, path)
 
 
-def timeout_histogram(rows: Sequence[Row], path: str | Path, *, hue: str | None = None) -> Path:
-    """How often a flow suffered k successive timeouts, per ``hue`` value."""
-    groups = _hue_groups(rows, hue)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    width = 0.8 / max(1, len(groups))
-    for i, (name, group) in enumerate(groups):
-        runs: list[int] = []
-        for r in group:
-            tr = r["report"].get("timeout_runs", [])
-            runs = [a + b for a, b in zip(runs or [0] * len(tr), tr, strict=True)]
-        ks = list(range(1, len(runs) + 1))
-        ax.bar(
-            [k + (i - (len(groups) - 1) / 2) * width for k in ks],
-            runs,
-            width=width,
-            color=COLORS[i % len(COLORS)],
-            label=name or None,
-        )
-    ax.set_yscale("symlog")
-    ax.set_xlabel("successive timeouts of one flow (last bar: that many or more)")
-    ax.set_ylabel("occurrences")
-    style_axes(ax, "Successive retransmission timeouts")
+def timeout_histogram(
+    rows: Sequence[Row],
+    path: str | Path,
+    *,
+    hue: str | None = None,
+    pool: Sequence[str] = (),
+    filters: Sequence[str] = (),
+) -> Path:
+    """How often a flow suffered k successive timeouts, per ``hue`` value, summed over its
+    runs (seeds, and the coordinates in ``pool``); a panel per value of any other
+    coordinate that varies."""
+    lay = lay_out(rows, x=None, hue=hue, pool=pool, filters=filters)
+    fig, axes = _figure(lay, 7, 4.2)
+    colors = _hue_colors(rows, hue)
+    for ax, (_, panel) in zip(axes, lay.panels, strict=True):
+        groups = _hue_groups(panel, hue)
+        width = 0.8 / max(1, len(groups))
+        for i, (name, group) in enumerate(groups):
+            runs: list[int] = []
+            for r in group:
+                tr = r["report"].get("timeout_runs", [])
+                runs = [a + b for a, b in zip(runs or [0] * len(tr), tr, strict=True)]
+            ks = list(range(1, len(runs) + 1))
+            ax.bar(
+                [k + (i - (len(groups) - 1) / 2) * width for k in ks],
+                runs,
+                width=width,
+                color=colors[group[0]["params"].get(hue) if hue else None],
+                label=name or None,
+            )
+        ax.set_yscale("symlog")
+        ax.set_xlabel("successive timeouts of one flow (last bar: that many or more)")
+        ax.set_ylabel("occurrences")
     if hue:
-        ax.legend(frameon=False, fontsize=9)
-    fig.tight_layout()
+        axes[0].legend(frameon=False, fontsize=9)
+    sub = lay.caption("summed").replace("one run per point", "one run per bar")
+    _finish(fig, axes, lay, "Successive retransmission timeouts", sub)
     return save_figure(fig, path)
 
 
 def fct_overhead(
-    rows: Sequence[Row], path: str | Path, *, x: str = "topology.senders", hue: str | None = None
+    rows: Sequence[Row],
+    path: str | Path,
+    *,
+    x: str = "topology.senders",
+    hue: str | None = None,
+    pool: Sequence[str] = (),
+    filters: Sequence[str] = (),
 ) -> Path:
-    """The last flow's completion time over the optimal N·bytes·8/rate (incast workload)."""
-    fig, ax = plt.subplots(figsize=(7, 4.4))
-    for i, (name, group) in enumerate(_hue_groups(rows, hue)):
-        by_x: dict[Any, list[float]] = defaultdict(list)
-        for r in group:
-            w, n = r["scenario"]["workload"], r["senders"]
-            if w["kind"] != "incast" or not r.get("fct_max_s"):
-                continue
-            optimal = n * w["flow_size"] * 8 / r["link_bps"]
-            by_x[r["params"].get(x, n)].append(r["fct_max_s"] / optimal)
-        xs = sorted(by_x, key=natural_key)
-        if xs:
-            means = [statistics.fmean(by_x[v]) for v in xs]
-            ax.plot(xs, means, "o-", color=COLORS[i % len(COLORS)], lw=2, label=name or None)
-    ax.axhline(1.0, color="0.4", ls="--", lw=1)
-    ax.set_xscale("log")
-    ax.set_xlabel(x.split(".")[-1])
-    ax.set_ylabel("last FCT / optimal")
-    style_axes(ax, "Incast completion over optimal", "optimal: N·bytes·8 / link rate")
+    """The last flow's completion time over the optimal N·bytes·8/rate (incast workload),
+    the mean over seeds (and the coordinates in ``pool``)."""
+    lay = lay_out(rows, x=x, hue=hue, pool=pool, filters=filters)
+    fig, axes = _figure(lay, 7, 4.4)
+    colors = _hue_colors(rows, hue)
+    for ax, (_, panel) in zip(axes, lay.panels, strict=True):
+        for name, group in _hue_groups(panel, hue):
+            by_x: dict[Any, list[float]] = defaultdict(list)
+            for r in group:
+                w, n = r["scenario"]["workload"], r["senders"]
+                if w["kind"] != "incast" or not r.get("fct_max_s"):
+                    continue
+                optimal = n * w["flow_size"] * 8 / r["link_bps"]
+                by_x[r["params"].get(x, n)].append(r["fct_max_s"] / optimal)
+            xs = sorted(by_x, key=natural_key)
+            if xs:
+                means = [statistics.fmean(by_x[v]) for v in xs]
+                color = colors[group[0]["params"].get(hue) if hue else None]
+                ax.plot(xs, means, "o-", color=color, lw=2, label=name or None)
+        ax.axhline(1.0, color="0.4", ls="--", lw=1)
+        ax.set_xscale("log")
+        ax.set_xlabel(axis_label(x))
+        ax.set_ylabel("last FCT / optimal")
     if hue:
-        ax.legend(frameon=False, fontsize=9)
-    fig.tight_layout()
+        axes[0].legend(frameon=False, fontsize=9)
+    sub = lay.caption("mean") + " · optimal: N·bytes·8 / link rate"
+    _finish(fig, axes, lay, "Incast completion over optimal", sub)
     return save_figure(fig, path)
 
 

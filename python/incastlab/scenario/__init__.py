@@ -28,7 +28,7 @@ every stored result carries.
 from __future__ import annotations
 
 from incastlab.scenario.keys import KEYS, SECTIONS, ScenarioError, scenario_error
-from incastlab.scenario.parse import apply_overrides, from_dict, load, read_toml
+from incastlab.scenario.parse import apply_overrides, from_dict, load, read_toml, value_of
 from incastlab.scenario.schema import json_schema, reference_markdown
 from incastlab.scenario.view import Scenario, Section
 
@@ -45,4 +45,5 @@ __all__ = [
     "read_toml",
     "reference_markdown",
     "scenario_error",
+    "value_of",
 ]

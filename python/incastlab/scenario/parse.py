@@ -142,6 +142,27 @@ def load(path: str | Path) -> Scenario:
     return from_dict(read_toml(path))
 
 
+def value_of(key: str, value: Any) -> Any:
+    """``value`` of the dotted scenario ``key`` in base units, as the core stores it, so that
+    values compare by meaning: ``"1000us"`` and ``"1ms"`` of ``tcp.rto_min`` are both
+    1,000,000,000 ps. :class:`ScenarioError` naming the key for an unknown key or a bad
+    value."""
+    *sections, name = key.split(".")
+    keys = KEYS
+    for part in sections:
+        sub = keys.get(part)
+        if sub is None or sub["unit"] != "section":
+            raise scenario_error(key, f"unknown key {shown(key)}", prefix=False)
+        keys = sub["keys"]
+    found = keys.get(name)
+    if found is None or found["unit"] == "section":
+        raise scenario_error(key, f"unknown key {shown(key)}", prefix=False)
+    try:
+        return _value(found["unit"], value, normalized=True)
+    except (UnitError, ValueError) as e:
+        raise scenario_error(key, str(e)) from None
+
+
 def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``data`` with dotted keys (``"topology.buffer"``) replaced."""
     out: dict[str, Any] = copy.deepcopy(dict(data))

@@ -8,7 +8,19 @@ from typing import Any
 
 from incastlab.plot import COLORS, save_figure
 from incastlab.plot import sweep as sweep_plot
-from incastlab.studies.findings import Findings, Row, Runs, mbps, md_row, mean_by, onset_of
+from incastlab.studies.findings import (
+    Findings,
+    Row,
+    Runs,
+    Within,
+    mbps,
+    md_row,
+    mean_by,
+    onset_of,
+)
+
+#: Tolerance for a number read off one of the paper's figures (not given in its text).
+READ_OFF = Within(factor=2.0)
 
 
 def chen_table1(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
@@ -19,7 +31,7 @@ def chen_table1(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         sru = r["params"]["workload.sru"]
         got = r["report"]["flows"][0]["rounds"]
         want = paper[sru]
-        f.claim(f"{sru}: {want}", got == want, str(got))
+        f.claim(f"{sru}: {want}", got == want, str(got), tolerance="exact")
         lines.append(f"| {sru} | {want} | {got} |")
     f.table = "\n".join(lines)
     import matplotlib.pyplot as plt
@@ -64,23 +76,34 @@ def chen_fig2(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
             md_row(sru, one["model_onset"], mbps(g[(sru, 1)]), mbps(g[(sru, 48)]), mbps(eq2))
         )
         if one["model_onset"] <= 48:
-            f.claim(
+            f.number(
                 f"{sru}: after the onset goodput follows Eq. 2",
-                abs(g[(sru, 48)] - eq2) <= 0.01 * eq2,
-                f"{mbps(g[(sru, 48)])} Mbps against Eq. 2's {mbps(eq2)} at N = 48",
+                g[(sru, 48)],
+                eq2,
+                Within(rel=0.01),
+                direction=g[(sru, 48)] < g[(sru, 1)],
+                shown=lambda x: f"{mbps(x)} Mbps",
+                where=" at N = 48",
+                ref="Eq. 2's",
             )
     big = g[("64MB", 48)]
     f.claim(
         "64 MB blocks amortize the RTO: goodput stays near the link",
         big > 0.7e9,
         f"{mbps(big)} Mbps at N = 48",
+        tolerance="above 70% of the 1 Gbps link",
+        direction=big > g[("64KB", 48)],
     )
     on = next(r for r in rows if r["params"]["workload.sru"] == "64KB")["model_onset"]
     small = g[("64KB", on)]
-    f.claim(
+    f.number(
         "64 KB blocks fall to about 1% of the link just after the onset",
-        small < 0.03e9,
-        f"{mbps(small)} Mbps at N = {on}",
+        small,
+        0.01e9,
+        READ_OFF,
+        direction=small < 0.1e9,
+        shown=lambda x: f"{mbps(x)} Mbps",
+        where=f" at N = {on}",
     )
     f.table = "\n".join(lines)
     f.figures.append(
@@ -114,23 +137,33 @@ def chen_fig3(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
             f"RTOmin {rto_s}: collapse begins at N = {paper['collapse_at']}",
             on == paper["collapse_at"],
             f"N = {on}",
+            tolerance="exact",
+            direction=on is not None,
         )
         eq = _eq2(2, 256_000, 100e-6, rto + 100e-6)
         got = g[(rto_s, 2)]
-        f.claim(
+        f.number(
             f"RTOmin {rto_s}: at N = 2 goodput is Eq. 2's",
-            abs(got - eq) <= 0.3 * eq,
-            f"{mbps(got)} against {mbps(eq)} Mbps",
+            got,
+            eq,
+            Within(rel=0.3),
+            direction=got < 0.5 * g[(rto_s, 1)],
+            shown=lambda x: f"{mbps(x)} Mbps",
+            ref="Eq. 2's",
         )
         for n in (2, 4, 8, 16):
             lines.append(
                 md_row(rto_s, n, mbps(g[(rto_s, n)]), mbps(_eq2(n, 256_000, 1e-4, rto + 1e-4)))
             )
     ratio = g[("100ms", 2)] / g[("200ms", 2)]
-    f.claim(
+    f.number(
         "halving the RTO about doubles the collapsed goodput (Eq. 2)",
-        1.5 < ratio < 2.5,
-        f"{ratio:.2f}×",
+        ratio,
+        2.0,
+        Within(rel=0.25),
+        direction=ratio > 1,
+        shown=lambda x: f"{x:.2f}×",
+        ref="Eq. 2's",
     )
     f.table = "\n".join(lines)
     f.figures.append(
@@ -154,9 +187,11 @@ def chen_fig4(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     for sru, want in paper["onset"].items():
         on = onset_of({n: v for (s, n), v in g.items() if s == sru})
         f.claim(
-            f"{sru}: collapse at N = {want} (±1)",
+            f"{sru}: collapse at N = {want}",
             on is not None and abs(on - want) <= 1,
             f"N = {on}",
+            tolerance="within ±1 sender",
+            direction=on is not None,
         )
         lines.append(f"| {sru} | {want} | {on} |")
     f.table = "\n".join(lines) + (
@@ -200,15 +235,23 @@ def chen_fig5(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         a = _partial_rto(rows, sru)
         early = statistics.median(a[n] for n in a if 4 <= n <= 8)
         late = statistics.median(a[n] for n in a if n >= 24)
-        f.claim(
-            f"{sru}: partial RTO, a ≈ {want} (< 1) after the onset",
-            0.3 <= early <= 1.0,
-            f"a = {early:.2f}",
+        f.number(
+            f"{sru}: partial RTO after the onset, a ≈ {want} (< 1)",
+            early,
+            want,
+            READ_OFF,
+            direction=early < 1,
+            shown=lambda x: f"a = {x:.2f}",
+            where=" at N = 4..8",
         )
-        f.claim(
-            f"{sru}: a grows to about {paper['a_doubled'][sru]} and beyond (several partial RTOs)",
-            late >= 1.5 * early,
-            f"a = {late:.2f} at N ≥ 24",
+        f.number(
+            f"{sru}: a about doubles beyond some N, to {paper['a_doubled'][sru]}",
+            late,
+            paper["a_doubled"][sru],
+            READ_OFF,
+            direction=late >= 1.5 * early,
+            shown=lambda x: f"a = {x:.2f}",
+            where=" at N ≥ 24",
         )
         lines.append(
             f"| {sru} | {want}, then {paper['a_doubled'][sru]} | {early:.2f} | {late:.2f} |"

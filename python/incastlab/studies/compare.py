@@ -134,30 +134,39 @@ def compare(
     tracker: Tracker | None = None,
     *,
     repeat: int = 1,
+    workers: int | None = None,
 ) -> Comparison:
-    """Run every point on every backend, in the order given; each backend that runs the
-    scenario (not a prediction) ``repeat`` times with seeds seed, seed + 1, …"""
+    """Run every point on every backend; each backend that runs the scenario (not a
+    prediction) ``repeat`` times with seeds seed, seed + 1, … The simulator's runs go first,
+    on every core; real TCP's after them, one at a time (it must not share the CPUs);
+    predictions here. The results are in the order given, whatever order they ran in."""
+    from incastlab.series import run_many
+
     if repeat < 1:
         raise ValueError("repeat: at least 1")
     out = Comparison([sc.senders for sc in points], {}, {})
     if repeat > 1:
         out.repetitions = {b.name: [] for b in backends if not b.predicts}
+    # Parallel backends first, so that none of their runs overlaps real TCP's.
+    order = sorted(backends, key=lambda b: (b.predicts, not b.parallel))
+    answers: dict[str, list[list[Result]]] = {}
+    for b in order:
+        times = 1 if b.predicts else repeat
+        scs = [sc if k == 0 else with_seed(sc, sc.seed + k) for sc in points for k in range(times)]
+        labels = [
+            f"{b.name} N={sc.senders}" + (f" #{k + 1}" if times > 1 else "")
+            for sc in points
+            for k in range(times)
+        ]
+        runs = run_many(b, scs, labels, tracker, workers=1 if b.predicts else workers)
+        answers[b.name] = [
+            [r for r, _ in runs[i * times : (i + 1) * times]] for i in range(len(points))
+        ]
     for b in backends:
-        (out.predictions if b.predicts else out.runs)[b.name] = []
-    for sc in points:
-        for b in backends:
-            times = 1 if b.predicts else repeat
-            reps = []
-            for k in range(times):
-                if tracker:
-                    label = f"{b.name} N={sc.senders}" + (f" #{k + 1}" if times > 1 else "")
-                    tracker.start(label)
-                reps.append(b.run(sc if k == 0 else with_seed(sc, sc.seed + k)))
-                if tracker:
-                    tracker.done()
-            (out.predictions if b.predicts else out.runs)[b.name].append(reps[0])
-            if out.repetitions is not None and not b.predicts:
-                out.repetitions[b.name].append(reps)
+        reps = answers[b.name]
+        (out.predictions if b.predicts else out.runs)[b.name] = [r[0] for r in reps]
+        if out.repetitions is not None and not b.predicts:
+            out.repetitions[b.name] = reps
     return out
 
 

@@ -1,10 +1,12 @@
-"""One-command reproductions of the seeds' experiments.
+"""One-command reproductions of the papers' experiments.
 
-Each experiment is a folder under ``experiments/``: ``experiment.toml`` (title, source, the
-paper's numbers, which check applies) and one or more sweep specs. Reproducing one runs its
-sweeps into a results directory (so a rerun resumes), draws its figure, and writes
-``verdict.md``: each of the paper's claims beside incastlab's number, agreeing or not. The
-checks live beside this module, one file per paper group.
+Each experiment is a folder under ``experiments/``: ``experiment.toml`` (title, the papers it
+``cites`` by key of :mod:`incastlab.studies.papers`, the ``source`` within them, the paper's
+numbers, which check applies) and one or more sweep specs. Reproducing one runs its sweeps
+into a results directory (so a rerun resumes), draws its figure, and writes ``verdict.md``:
+each of the paper's claims beside incastlab's number, graded by the one rule of
+:mod:`incastlab.studies.findings` (agrees, shape only, disagrees) with its tolerance, and the
+weakest grade as the headline. The checks live beside this module, one file per paper group.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from incastlab.studies import checks_chen, checks_jobs, checks_kv, checks_ndp, checks_rto
-from incastlab.studies.findings import Findings, Runs
+from incastlab.studies.findings import MARKS, Findings, Grade, Runs
 from incastlab.studies.findings import onset_of as onset_of
+from incastlab.studies.papers import citation
 from incastlab.sweep.spec import load_spec
 from incastlab.sweep.store import SweepStore
+
+if TYPE_CHECKING:
+    from incastlab.series import Tracker
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,6 +54,19 @@ class Experiment:
     @property
     def sweeps(self) -> list[Path]:
         return [self.path / s for s in self.meta.get("sweeps", ["sweep.toml"])]
+
+    def point_count(self) -> int:
+        """Points of all its sweeps (those already stored included)."""
+        return sum(len(load_spec(p).points()) for p in self.sweeps)
+
+    @property
+    def sources(self) -> list[str]:
+        """The papers it reproduces, cited in full, the first with where in it."""
+        cites = [citation(k) for k in self.meta.get("cites", [])]
+        where = self.meta.get("source", "")
+        if cites and where:
+            cites[0] += f" {where[0].upper()}{where[1:]}."
+        return cites
 
 
 def experiments() -> dict[str, Experiment]:
@@ -86,39 +105,46 @@ class Reproduction:
     failed_points: int
 
     @property
+    def grade(self) -> Grade:
+        """The headline: the weakest grade of the claims; a failed point leaves the
+        reproduction unproven ("disagrees")."""
+        return "disagrees" if self.failed_points else self.findings.grade
+
+    @property
     def agrees(self) -> bool:
-        return all(c.ok for c in self.findings.claims) and not self.failed_points
+        return self.grade == "agrees"
 
     def to_json(self) -> dict[str, Any]:
         """The verdict as `incast reproduce --json` prints it."""
         return {
             "name": self.experiment.name,
+            "grade": self.grade,
             "agrees": self.agrees,
             "wall_s": self.wall_s,
-            "claims": [
-                {"text": c.text, "ok": c.ok, "measured": c.measured} for c in self.findings.claims
-            ],
+            "failed_points": self.failed_points,
+            "claims": [c.to_json() for c in self.findings.claims],
             "verdict": str(self.out / "verdict.md"),
         }
 
     def verdict_md(self) -> str:
         e, f = self.experiment, self.findings
-        ok = sum(c.ok for c in f.claims)
-        head = (
-            "agrees"
-            if self.agrees
-            else f"differs on {len(f.claims) - ok} of {len(f.claims)} claims"
-        )
-        lines = [
-            f"# {e.title}",
+        counts = {g: sum(c.grade == g for c in f.claims) for g in MARKS}
+        tally = ", ".join(f"{g}: {n}" for g, n in counts.items() if n)
+        sources = e.sources
+        lines = [f"# {e.title}", ""]
+        lines += [f"Source: {sources[0]}" if len(sources) == 1 else "Sources:"]
+        lines += [f"- {c}" for c in sources] if len(sources) > 1 else []
+        lines += [
             "",
-            f"Source: {e.meta.get('source', '')}",
+            f"**Verdict: {self.grade}** (the weakest of {len(f.claims)} claims: {tally}). "
+            f"({self.wall_s:.1f} s on this machine)",
             "",
-            f"**Verdict: {head}.** ({self.wall_s:.1f} s on this machine)",
+            "Each claim agrees within the tolerance stated after it; shape only: outside it, "
+            "but the direction holds; disagrees: neither.",
             "",
         ]
-        lines += [f"- {'✓' if c.ok else '✗'} {c.text}: {c.measured}" for c in f.claims]
-        if not self.agrees and e.meta.get("differs"):
+        lines += [c.line() for c in f.claims]
+        if self.grade != "agrees" and e.meta.get("differs"):
             lines += ["", "Why it differs: " + " ".join(str(e.meta["differs"]).split())]
         if self.failed_points:
             lines.append(
@@ -135,10 +161,13 @@ def reproduce(
     *,
     workers: int | None = None,
     update_expected: bool = False,
-    progress: Callable[[str], None] | None = None,
+    tracker: Tracker | None = None,
     trace: str | Path | None = None,
 ) -> Reproduction:
     """Run an experiment's sweeps, check them, draw its figures and write its verdict.
+    ``tracker`` is told of every point (stored ones at once). Ctrl-C raises
+    :class:`~incastlab.parallel.Interrupted`; every finished point stays stored, and a
+    rerun resumes from them.
 
     Experiments with ``runner = "jobs"`` run the job model instead of sweeps; ``trace`` is the
     SWIM trace of those that replay one (``takes_trace``)."""
@@ -151,12 +180,17 @@ def reproduce(
     out = Path(out_root) / name
     t0 = time.perf_counter()
     if e.meta.get("runner") == "jobs":
+
+        def said(message: str) -> None:
+            if tracker:
+                tracker.start(message)
+
         out.mkdir(parents=True, exist_ok=True)
         findings = checks_jobs.RUNNERS[e.meta["check"]](
             e.meta,
             out,
             workers=workers or os.cpu_count() or 1,
-            say=progress,
+            say=said if tracker else None,
             trace=None if trace is None else str(trace),
         )
         return _finish(e, findings, time.perf_counter() - t0, out, 0, update_expected)
@@ -167,9 +201,15 @@ def reproduce(
         points = spec.points()
         store = SweepStore(out / "results" / path.stem)
         store.create(spec.store_meta(len(points), name=f"{name}/{path.stem}"))
-        if progress:
-            progress(f"{name}: {path.name}, {len(points)} points")
-        res = run_points(points, store, workers=workers)
+        stored = len(store.done() & {p.key for p in points})
+        if tracker:
+            tracker.done(stored, what=f"{name}/{path.stem}")
+
+        def progress(p: Any, ok: bool, where: str = f"{name}/{path.stem}") -> None:
+            if tracker:
+                tracker.done(what=where)
+
+        res = run_points(points, store, workers=workers, progress=progress)
         failed += len(res.failed)
         keys = {p.key for p in points}
         runs[path.stem] = [r for r in store.rows() if r["key"] in keys]

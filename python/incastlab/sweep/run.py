@@ -8,11 +8,8 @@ rerun skips it. A point that raises is recorded with its error and the others go
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
 import logging
-import multiprocessing
-import os
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from incastlab import _core, backends
+from incastlab.parallel import Interrupted, as_finished, cores, process_pool
+from incastlab.parallel import die_with_parent as die_with_parent
 from incastlab.result import Result
 from incastlab.sweep.spec import Point
 from incastlab.sweep.store import SweepStore
@@ -33,22 +32,6 @@ class DaskMissing(RuntimeError):
 
 class PointError(Exception):
     """A point failed in a worker (the message names the original exception)."""
-
-
-def die_with_parent() -> None:
-    """Make this worker process die when the process that started it dies, even by SIGKILL
-    (Linux's parent-death signal), instead of living on as an orphan."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the pool's own shutdown still applies
-        return
-    if os.getppid() == 1:  # the parent died before the signal was armed
-        os._exit(1)
 
 
 def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
@@ -82,6 +65,8 @@ class Outcome:
     wall_s: float = 0.0
     #: Point files that did not read back, computed again.
     repaired: list[str] = field(default_factory=list)
+    #: Keys of the points this run stored, in the order they finished.
+    stored: list[str] = field(default_factory=list)
 
     def summary(self, root: Path) -> dict[str, Any]:
         """What ``incast sweep --json`` prints."""
@@ -101,15 +86,15 @@ Progress = Callable[[Point, bool], None]
 
 @contextmanager
 def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[Any], Any]]]:
-    """``(submit, as_completed)`` for a process pool or a Dask client."""
+    """``(submit, as_completed)`` for the process pool or a Dask client; on Ctrl-C (or any
+    exception) the work not yet done is cancelled before the exception goes on. One worker
+    runs each point here, when its result is asked for."""
+    if dask is None and workers == 1:
+        yield _Here, iter
+        return
     if dask is None:
-        # Spawned, not forked: the parent may hold threads (the progress bar) and a fork
-        # would copy their locks.
-        ctx = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=die_with_parent
-        ) as pool:
-            yield pool.submit, cf.as_completed
+        with process_pool(workers) as pool:
+            yield pool.submit, as_finished
         return
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -128,10 +113,39 @@ def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[A
             ) as cluster,
             Client(cluster) as client,
         ):
-            yield (lambda f, *a: client.submit(f, *a, pure=False)), as_completed
+            yield from _dask_session(client, as_completed)
     else:
         with Client(dask) as client:
-            yield (lambda f, *a: client.submit(f, *a, pure=False)), as_completed
+            yield from _dask_session(client, as_completed)
+
+
+class _Here:
+    """A point run in this process when its result is asked for: real TCP's points (whose
+    clean-up must see Ctrl-C), and any sweep given one worker."""
+
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._call = (fn, args)
+
+    def result(self) -> Any:
+        fn, args = self._call
+        return fn(*args)
+
+
+def _dask_session(client: Any, as_completed: Any) -> Iterator[tuple[Any, Any]]:
+    """``(submit, as_completed)`` on a Dask client; what it submitted is cancelled on an
+    exception (Ctrl-C), so a shared cluster does not go on with an abandoned sweep."""
+    submitted: list[Any] = []
+
+    def submit(f: Any, *a: Any) -> Any:
+        fut = client.submit(f, *a, pure=False)
+        submitted.append(fut)
+        return fut
+
+    try:
+        yield submit, as_completed
+    except BaseException:
+        client.cancel(submitted)
+        raise
 
 
 def run_points(
@@ -142,7 +156,9 @@ def run_points(
     dask: str | None = None,
     progress: Progress | None = None,
 ) -> Outcome:
-    """Run every point not yet in ``store`` and store each as it finishes."""
+    """Run every point not yet in ``store`` and store each as it finishes. Ctrl-C raises
+    :class:`~incastlab.parallel.Interrupted` at once, its ``done`` the keys stored by this
+    run (every point finished before it is in the store)."""
     t0 = time.perf_counter()
     store.remove_stale_temporaries()
     done = store.done()
@@ -154,11 +170,28 @@ def run_points(
     out.repaired = [str(p) for p in store.unreadable]
     if not todo:
         return out
-    n = workers or os.cpu_count() or 1
+    n = workers or cores()
     if not all(backends.get(b).parallel for b in {p.backend for p in todo.values()}):
         # Real TCP shares this machine's CPUs and kernel: one point at a time, here.
         n, dask = 1, None
-    with _executor(min(n, len(todo)), dask) as (submit, as_completed):
+    try:
+        _run(todo, store, out, min(n, len(todo)), dask, progress)
+    except KeyboardInterrupt:
+        out.wall_s = time.perf_counter() - t0
+        raise Interrupted({k: k for k in out.stored}, out.total) from None
+    out.wall_s = time.perf_counter() - t0
+    return out
+
+
+def _run(
+    todo: dict[str, Point],
+    store: SweepStore,
+    out: Outcome,
+    workers: int,
+    dask: str | None,
+    progress: Progress | None,
+) -> None:
+    with _executor(workers, dask) as (submit, as_completed):
         futures = {
             submit(run_point, p.backend, p.scenario.to_json()): key for key, p in todo.items()
         }
@@ -187,10 +220,9 @@ def run_points(
                 continue
             store.write_point(key, _stored_record(key, point, res))
             out.ran += 1
+            out.stored.append(key)
             if progress:
                 progress(point, True)
-    out.wall_s = time.perf_counter() - t0
-    return out
 
 
 def _stored_record(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pyarrow.parquet as pq
 
@@ -231,14 +231,18 @@ def results_view(
     return view, summary
 
 
-def write_csv(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
-    """``rows`` as CSV, with every key any row has as a column (in order of appearance)."""
+def write_csv(rows: Sequence[dict[str, Any]], path: str | Path | TextIO) -> None:
+    """``rows`` as CSV (to a file, or an open text stream such as stdout), with every key any
+    row has as a column (in order of appearance)."""
     import csv
 
     cols: list[str] = []
     for r in rows:
         cols += [k for k in r if k not in cols]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
+    if not isinstance(path, str | Path):
+        w = csv.DictWriter(path, fieldnames=cols)
         w.writeheader()
         w.writerows(rows)
+        return
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        write_csv(rows, fh)
