@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -335,7 +336,8 @@ def test_model_cli_explains_each_point(capsys: pytest.CaptureFixture[str]) -> No
     assert rows[-1]["model_timeouts_per_block"] > 1
     assert main(argv[:-1]) == 0
     text = capsys.readouterr().out
-    assert "RTOs/block" in text and "dominant" in text and "collapse" in text
+    # The header "RTOs/block" stands on two lines, its unit under its name.
+    assert re.search(r"RTOs/ .*\n.* block ", text) and "dominant" in text and "collapse" in text
     assert main([*argv, "--partial-rto", "0.5"]) == 2
     assert "only with --uncalibrated" in capsys.readouterr().err
 

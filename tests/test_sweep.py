@@ -57,7 +57,7 @@ def test_a_spec_expands_lists_ranges_zips_and_seeds() -> None:
     [
         ({"sweep": {"seedz": 2}}, "unknown key 'sweep.seedz'"),
         ({"sweep": {"seeds": 0}}, "sweep.seeds: a number of seeds 1..1000"),
-        ({"sweep": {"backend": "ns3"}}, "sweep.backend: one of sim, model, emulate"),
+        ({"sweep": {"backend": "ns3"}}, "sweep.backend: one of sim, model, chen, emulate"),
         ({"topology": {"senders": "8..1"}}, "topology.senders: empty range '8..1'"),
         (
             {
