@@ -21,69 +21,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
-try:
-    # The one table of citations, once issue 17's first part lands (experiments then name
-    # their papers by key: `cites = ["chen2012"]`).
-    from incastlab.studies import papers as _papers
-except ImportError:  # until then, the table below
-    _papers = None
-
-#: The papers the experiments reproduce: key -> (short name, full citation). Used only while
-#: incastlab.studies.papers does not exist; remove it once it does.
-FALLBACK_PAPERS: dict[str, tuple[str, str]] = {
-    "chen": (
-        "Chen et al. 2012",
-        "Yanpei Chen, Rean Griffith, David Zats, Randy H. Katz. "
-        "“Understanding TCP Incast and Its Implications for Big Data Workloads.” "
-        "Technical Report UCB/EECS-2012-40, EECS Department, University of California, "
-        "Berkeley, April 2012.",
-    ),
-    "cmu": (
-        "Vasudevan et al. 2009; Phanishayee et al. 2008",
-        "Vijay Vasudevan, Amar Phanishayee, Hiral Shah, Elie Krevat, David G. Andersen, "
-        "Gregory R. Ganger, Garth A. Gibson, Brian Mueller. “Safe and Effective Fine-grained "
-        "TCP Retransmissions for Datacenter Communication.” ACM SIGCOMM 2009. "
-        "Amar Phanishayee, Elie Krevat, Vijay Vasudevan, David G. Andersen, Gregory R. Ganger, "
-        "Garth A. Gibson, Srinivasan Seshan. “Measurement and Analysis of TCP Throughput "
-        "Collapse in Cluster-based Storage Systems.” USENIX FAST 2008. "
-        "(The CMU Parallel Data Lab's incast project.)",
-    ),
-    "hafeez": (
-        "Hafeez et al. 2015",
-        "Ubaid Ullah Hafeez, Aqsa Kashaf, Qurat-ul-ann Bajwa, Hassan Zaidi, Ihsan Ayyub Qazi, "
-        "Zartash Afzal Uzmi, Aisha Mushtaq. “Mitigating Datacenter Incast Congestion Using "
-        "RTO Randomization.” IEEE GLOBECOM 2015, doi:10.1109/GLOCOM.2015.7417797.",
-    ),
-    "ndp": (
-        "Handley et al. 2017",
-        "Mark Handley, Costin Raiciu, Alexandru Agache, Andrei Voinescu, Andrew W. Moore, "
-        "Gianni Antichi, Marcin Wójcik. “Re-architecting Datacenter Networks and Stacks for "
-        "Low Latency and High Performance.” ACM SIGCOMM 2017 (NDP; htsim's incast_scaling "
-        "example).",
-    ),
-    "riak": (
-        "Fritchie 2012",
-        "Scott Lystig Fritchie. “TCP incast: What is it? How can it affect Erlang "
-        "applications?” Blog post on Riak at Voxer over gigabit Ethernet, 2012.",
-    ),
-    "dctcp": (
-        "Alizadeh et al. 2010",
-        "Mohammad Alizadeh, Albert Greenberg, David A. Maltz, Jitendra Padhye, Parveen Patel, "
-        "Balaji Prabhakar, Sudipta Sengupta, Murari Sridharan. “Data Center TCP (DCTCP).” "
-        "ACM SIGCOMM 2010.",
-    ),
-}
-
-#: Which paper an experiment reproduces, by the first word of its folder's name (fallback).
-EXPERIMENT_PAPER = {
-    "fb2009": "chen",
-    "chen": "chen",
-    "hadoop": "chen",
-    "cmu": "cmu",
-    "hafeez": "hafeez",
-    "ndp": "ndp",
-    "riak": "riak",
-}
+from incastlab.studies import papers
 
 #: How the project's internal copies of the papers are named: never shown to a reader.
 INTERNAL_NAME = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\b")
@@ -143,20 +81,15 @@ def first_line(text: str | None, limit: int = 110) -> str:
 def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
     """(short, full) citation of the paper(s) an experiment reproduces, with where in them."""
     where = INTERNAL_NAME.sub("", meta.get("source", "")).strip(" ,;.")
-    if _papers is not None and meta.get("cites"):
-        keys = meta["cites"]
-        short = "; ".join(_papers.PAPERS[k].short for k in keys)
-        full = " ".join(_papers.citation(k) for k in keys)
-    else:
-        key = EXPERIMENT_PAPER.get(name.split("-")[0])
-        if key is None:
-            raise SystemExit(f"docs_pages: experiment {name!r}: which paper? (EXPERIMENT_PAPER)")
-        short, full = FALLBACK_PAPERS[key]
-        # A source that already cites the paper ("Chen, ..., Title (UC Berkeley, 2012): Figure
-        # 8") keeps only where in it, after the citation.
-        title = full.split("“")[1].split("”")[0].rstrip(".")
-        if title in where:
-            where = where.split(title, 1)[1].split(": ", 1)[-1].strip(" ,;.")
+    keys = meta.get("cites") or []
+    unknown = [k for k in keys if k not in papers.PAPERS]
+    if not keys or unknown:
+        raise SystemExit(
+            f"docs_pages: experiment {name!r} must cite papers known to "
+            f"incastlab.studies.papers (cites = [...]); unknown: {unknown or 'none given'}"
+        )
+    short = "; ".join(papers.PAPERS[k].short for k in keys)
+    full = " ".join(papers.citation(k) for k in keys)
     return short, full + (f" {where[0].upper()}{where[1:]}." if where else "")
 
 
@@ -222,10 +155,7 @@ def references() -> str:
         "The papers incastlab models, simulates and reproduces, and that these pages cite.",
         "",
     ]
-    if _papers is not None:
-        out += [f"- {paper}" for paper in _papers.PAPERS.values()]
-    else:
-        out += [f"- **{short}**: {full}" for short, full in FALLBACK_PAPERS.values()]
+    out += [f"- {paper}" for paper in papers.PAPERS.values()]
     return "\n".join(out) + "\n"
 
 
