@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::decode::Segment;
-use crate::flows::Direction;
+use crate::flows::{Direction, FlowCounts};
 
 /// What the analysis needs to know.
 #[derive(Debug, Clone)]
@@ -148,24 +148,9 @@ pub struct FlowRow {
     pub dst: String,
     /// Receiver port.
     pub dport: u16,
-    /// Packets with payload.
-    pub data_packets: u64,
-    /// Payload bytes, resends included.
-    pub bytes: u64,
-    /// Payload bytes delivered for the first time.
-    pub unique_bytes: u64,
-    /// Resends by cause.
-    pub retx_fast: u64,
-    /// Resends after timeouts.
-    pub retx_rto: u64,
-    /// Tail-loss probes.
-    pub retx_tlp: u64,
-    /// Timeouts.
-    pub rtos: u64,
-    /// Longest pause between two data segments, nanoseconds.
-    pub max_gap_ns: u64,
-    /// Packets marked CE.
-    pub ce: u64,
+    /// What it carried.
+    #[serde(flatten)]
+    pub counts: FlowCounts,
     /// First and last packet, nanoseconds from `t0_ns`.
     pub first_ns: u64,
     /// Last packet.
@@ -458,33 +443,25 @@ impl Analyzer {
         // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
         let mut rows = Vec::new();
         for (i, d) in self.dirs.iter().enumerate() {
-            if Some(d.dst) != receiver || d.data_packets == 0 {
+            if Some(d.dst) != receiver || d.counts.data_packets == 0 {
                 continue;
             }
             if self.flow_no[i] == u32::MAX {
                 self.flow_no[i] = self.next_flow;
                 self.next_flow += 1;
             }
-            r.goodput_bytes += d.unique_bytes;
-            r.rtos += d.rtos;
-            r.retx_fast += d.retx_fast;
-            r.retx_rto += d.retx_rto;
-            r.retx_tlp += d.retx_tlp;
+            r.goodput_bytes += d.counts.unique_bytes;
+            r.rtos += d.counts.rtos;
+            r.retx_fast += d.counts.retx_fast;
+            r.retx_rto += d.counts.retx_rto;
+            r.retx_tlp += d.counts.retx_tlp;
             rows.push(FlowRow {
                 flow: self.flow_no[i],
                 src: std::net::Ipv4Addr::from(d.src).to_string(),
                 sport: d.sport,
                 dst: std::net::Ipv4Addr::from(d.dst).to_string(),
                 dport: d.dport,
-                data_packets: d.data_packets,
-                bytes: d.bytes,
-                unique_bytes: d.unique_bytes,
-                retx_fast: d.retx_fast,
-                retx_rto: d.retx_rto,
-                retx_tlp: d.retx_tlp,
-                rtos: d.rtos,
-                max_gap_ns: d.max_gap_ns,
-                ce: d.ce,
+                counts: d.counts,
                 first_ns: d.first_ns - t0,
                 last_ns: d.last_ns - t0,
             });

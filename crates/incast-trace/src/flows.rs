@@ -15,6 +15,8 @@
 //!    [`TLP_MIN_NS`] with no duplicate ACK or SACK from the peer (RFC 8985 7).
 //! 4. Any other resend counts as fast retransmit (recovery continuing).
 
+use serde::Serialize;
+
 /// Shortest probe timeout of Linux's TLP (two 1 ms jiffies), nanoseconds.
 pub const TLP_MIN_NS: u64 = 2_000_000;
 
@@ -45,6 +47,30 @@ pub struct DataVerdict {
     pub response_start: bool,
 }
 
+/// What one direction of a flow carried: counted while the capture is read and reported per
+/// flow as is (`analysis::FlowRow` flattens it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FlowCounts {
+    /// Packets carrying payload.
+    pub data_packets: u64,
+    /// Payload bytes, resends included.
+    pub bytes: u64,
+    /// Payload bytes seen for the first time.
+    pub unique_bytes: u64,
+    /// Fast retransmissions.
+    pub retx_fast: u64,
+    /// Segments resent after a timeout.
+    pub retx_rto: u64,
+    /// Tail-loss probes.
+    pub retx_tlp: u64,
+    /// Timeouts.
+    pub rtos: u64,
+    /// Longest gap between two data segments, nanoseconds.
+    pub max_gap_ns: u64,
+    /// Packets marked CE.
+    pub ce: u64,
+}
+
 /// One direction of a connection.
 #[derive(Debug, Clone)]
 pub struct Direction {
@@ -68,24 +94,8 @@ pub struct Direction {
     pub last_ns: u64,
     /// Packets, and those with payload.
     pub packets: u64,
-    /// Packets carrying payload.
-    pub data_packets: u64,
-    /// Payload bytes, resent ones included.
-    pub bytes: u64,
-    /// Payload bytes seen for the first time.
-    pub unique_bytes: u64,
-    /// Retransmitted segments by cause.
-    pub retx_fast: u64,
-    /// Segments resent after a timeout.
-    pub retx_rto: u64,
-    /// Tail-loss probes.
-    pub retx_tlp: u64,
-    /// Timeouts.
-    pub rtos: u64,
-    /// Longest gap between two data segments, nanoseconds.
-    pub max_gap_ns: u64,
-    /// Packets marked CE, and with ECE set.
-    pub ce: u64,
+    /// What it carried, reported per flow as is.
+    pub counts: FlowCounts,
     /// Packets with the ECE flag.
     pub ece: u64,
     /// What the peer last said: its ACK number, whether it was a duplicate or carried SACK,
@@ -116,15 +126,7 @@ impl Direction {
             first_ns: t,
             last_ns: t,
             packets: 0,
-            data_packets: 0,
-            bytes: 0,
-            unique_bytes: 0,
-            retx_fast: 0,
-            retx_rto: 0,
-            retx_tlp: 0,
-            rtos: 0,
-            max_gap_ns: 0,
-            ce: 0,
+            counts: FlowCounts::default(),
             ece: 0,
             peer_ack: None,
             peer_dup: false,
@@ -164,7 +166,7 @@ impl Direction {
     pub fn on_packet(&mut self, t: u64, ce: bool, ece: bool) {
         self.packets += 1;
         self.last_ns = t;
-        self.ce += u64::from(ce);
+        self.counts.ce += u64::from(ce);
         self.ece += u64::from(ece);
     }
 
@@ -182,7 +184,7 @@ impl Direction {
         let retx = match gap {
             Some(g) if g >= rto_gap_ns && (resent || !self.peer_data_since) => {
                 rto_event = true;
-                self.rtos += 1;
+                self.counts.rtos += 1;
                 self.recover_until = self.snd_max;
                 Some(Cause::Rto)
             }
@@ -193,19 +195,19 @@ impl Direction {
             _ => Some(Cause::Fast),
         };
         match retx {
-            Some(Cause::Rto) => self.retx_rto += 1,
-            Some(Cause::Fast) => self.retx_fast += 1,
-            Some(Cause::Tlp) => self.retx_tlp += 1,
+            Some(Cause::Rto) => self.counts.retx_rto += 1,
+            Some(Cause::Fast) => self.counts.retx_fast += 1,
+            Some(Cause::Tlp) => self.counts.retx_tlp += 1,
             None => {}
         }
         if let Some(g) = gap {
-            self.max_gap_ns = self.max_gap_ns.max(g);
+            self.counts.max_gap_ns = self.counts.max_gap_ns.max(g);
         }
         let new_bytes = (end - self.snd_max).max(0) as u64;
         self.snd_max = self.snd_max.max(end);
-        self.unique_bytes += new_bytes;
-        self.bytes += len as u64;
-        self.data_packets += 1;
+        self.counts.unique_bytes += new_bytes;
+        self.counts.bytes += len as u64;
+        self.counts.data_packets += 1;
         self.last_data_ns = Some(t);
         self.peer_data_since = false;
         DataVerdict {
@@ -244,7 +246,10 @@ mod tests {
         let v = d.on_data(MS / 10 + RTO - 1 + RTO, 2448, 1448, RTO);
         assert_eq!(v.retx, Some(Cause::Rto));
         assert!(v.rto_event);
-        assert_eq!((d.rtos, d.retx_rto, d.retx_tlp), (1, 1, 1));
+        assert_eq!(
+            (d.counts.rtos, d.counts.retx_rto, d.counts.retx_tlp),
+            (1, 1, 1)
+        );
     }
 
     #[test]
@@ -277,7 +282,7 @@ mod tests {
         let v = d.on_data(7000, 1449, 1448, RTO);
         assert_eq!(v.retx, Some(Cause::Fast));
         assert_eq!(v.new_bytes, 0);
-        assert_eq!(d.unique_bytes, 5 * 1448);
+        assert_eq!(d.counts.unique_bytes, 5 * 1448);
     }
 
     #[test]
@@ -289,7 +294,7 @@ mod tests {
         assert_eq!(v.rel_seq, -1448);
         assert_eq!(v.new_bytes, 0);
         assert!(v.retx.is_some());
-        assert_eq!(d.unique_bytes, 2 * 1448);
+        assert_eq!(d.counts.unique_bytes, 2 * 1448);
     }
 
     #[test]

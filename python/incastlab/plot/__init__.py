@@ -184,18 +184,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
                 fontsize=8,
                 transform=ax.get_xaxis_transform(),
             )
-    if link:
-        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("number of senders")
-    ax.set_ylabel("goodput (Mbps)")
-    ax.set_title(
-        "Flow-rate model of incast (Chen et al.)",
-        loc="left",
-        fontweight="bold",
-        pad=24 + 10 * len(series),
-    )
+    _goodput_axes(ax, link, "Flow-rate model of incast (Chen et al.)", pad=24 + 10 * len(series))
     first = next((p for _, ps in series for p in ps), None)
     if first is not None:
         t, tcp = first.scenario["topology"], first.scenario["tcp"]
@@ -206,12 +195,7 @@ def model_curves(series: Sequence[tuple[str, Sequence[Any]]], path: str | Path) 
         ax.text(
             0, 1.03 + 0.045 * len(series), sub, transform=ax.transAxes, fontsize=8.5, color="0.35"
         )
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(frameon=False, fontsize=8)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return _finish_goodput_figure(fig, ax, path)
 
 
 def expected_max_rto(
@@ -267,18 +251,7 @@ def model_vs_sim(
         ax.plot(n, mod, "-", color=color, lw=2, label=f"{name}: model")
         ax.plot(n, obs, "o", color=color, ms=5, label=f"{name}: simulator")
         ax.fill_between(n, mod, obs, color=color, alpha=0.15, lw=0)
-    if link:
-        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("number of senders")
-    ax.set_ylabel("goodput (Mbps)")
-    ax.set_title(
-        "Burst model against the simulator (shaded: disagreement)",
-        loc="left",
-        fontweight="bold",
-        pad=24,
-    )
+    _goodput_axes(ax, link, "Burst model against the simulator (shaded: disagreement)", pad=24)
     first = next((p for _, ps in series for p in ps), None)
     if first is not None:
         t, tcp = first.scenario["topology"], first.scenario["tcp"]
@@ -288,6 +261,22 @@ def model_vs_sim(
             f"restart {tcp['cwnd_restart']}"
         )
         ax.text(0, 1.03, sub, transform=ax.transAxes, fontsize=8.5, color="0.35")
+    return _finish_goodput_figure(fig, ax, path)
+
+
+def _goodput_axes(ax: Any, link: float | None, title: str, pad: float) -> None:
+    """The model figures' goodput axes: log scale in Mbps against senders, the link's rate
+    dashed, the title on the left."""
+    if link:
+        ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("number of senders")
+    ax.set_ylabel("goodput (Mbps)")
+    ax.set_title(title, loc="left", fontweight="bold", pad=pad)
+
+
+def _finish_goodput_figure(fig: Any, ax: Any, path: str | Path) -> Path:
     ax.grid(alpha=0.3, which="both")
     ax.legend(frameon=False, fontsize=8)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
