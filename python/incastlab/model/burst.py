@@ -146,14 +146,15 @@ def rto_seconds(p: Path) -> float:
     """The RTO a sender waits: RTOmin in whole ticks (the simulator keeps it so, as Linux keeps
     a route's ``rto_min`` in jiffies), plus (Linux's formula) the base RTT, rounded up to the
     retransmission timer's tick."""
-    rto = p.rto_min
-    if p.timer_tick > 0:
-        rto = math.ceil(rto / p.timer_tick - 1e-9) * p.timer_tick
+    rto = _whole_ticks(p.rto_min, p.timer_tick)
     if p.rto_adds_rtt:
         rto += p.rtt
-    if p.timer_tick > 0:
-        rto = math.ceil(rto / p.timer_tick - 1e-9) * p.timer_tick
-    return rto
+    return _whole_ticks(rto, p.timer_tick)
+
+
+def _whole_ticks(t: float, tick: float) -> float:
+    """``t`` rounded up to whole timer ticks (``tick`` 0: exact)."""
+    return math.ceil(t / tick - 1e-9) * tick if tick > 0 else t
 
 
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
