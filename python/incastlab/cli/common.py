@@ -188,6 +188,21 @@ def add_workers_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_result_flags(p: argparse.ArgumentParser) -> None:
+    """--json, --out and --plot of a command that runs one point per sender count (sim,
+    emulate): the same names, types and help everywhere."""
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
+    p.add_argument(
+        "--out",
+        type=out_file(".parquet"),
+        metavar="FILE.parquet",
+        help="write the results as Parquet",
+    )
+    p.add_argument(
+        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw goodput versus senders"
+    )
+
+
 def table(title: str | None = None) -> Table:
     """The compact table every command prints: a rule under the header, two spaces between
     columns and none at the edges (an 80-column terminal holds ten numeric columns)."""

@@ -8,8 +8,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import (
-    FIGURE,
     UsageError,
+    add_result_flags,
     backend,
     out_file,
     print_error,
@@ -139,16 +139,7 @@ def add_emulate_parser(sub: Any) -> None:
     e.add_argument(
         "--time-limit", type=seconds(0.001, 86400), default=300.0, help="seconds per point at most"
     )
-    e.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
-    e.add_argument(
-        "--out",
-        type=out_file(".parquet"),
-        metavar="FILE.parquet",
-        help="write the results as Parquet",
-    )
-    e.add_argument(
-        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw goodput versus senders"
-    )
+    add_result_flags(e)
     e.add_argument("--cleanup", action="store_true", help="only remove dead runs' testbeds")
     e.add_argument(
         "--pcap",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from incastlab.cli.common import (
     FIGURE,
     UsageError,
+    add_result_flags,
     add_workers_flag,
     out_file,
     tracking,
@@ -45,16 +46,7 @@ def add_sim_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(s)
-    s.add_argument("--json", action="store_true", help="print a JSON array, one object per point")
-    s.add_argument(
-        "--out",
-        type=out_file(".parquet"),
-        metavar="FILE.parquet",
-        help="write the results as Parquet",
-    )
-    s.add_argument(
-        "--plot", type=out_file(*FIGURE), metavar="FILE.png", help="draw goodput versus senders"
-    )
+    add_result_flags(s)
     s.add_argument(
         "--model", action="store_true", help="draw the analytical model's curve over the plot"
     )
