@@ -101,6 +101,7 @@ impl Profile {
                 ("rack_tlp", json!(true)),
                 ("delayed_ack", json!(from_ms(40))),
                 ("quickack", json!(true)),
+                ("sack_rtt", json!(true)),
                 ("hystart", json!(true)),
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
@@ -192,9 +193,16 @@ section! {
         /// sent after it is delivered and an RTT plus a reordering window has passed; a tail
         /// loss probe (PTO ≈ 2·SRTT) repairs a lost tail without waiting for the RTO.
         pub rack_tlp: bool [Plain] = false,
-        /// Linux's quick-ACK mode for delayed ACKs: every segment is acknowledged at once for
-        /// the first 16 segments, after an idle gap longer than the RTO and after a loss.
+        /// Linux's delayed-ACK engine: quick-ACK mode (every segment acknowledged at once for
+        /// the first 16 segments, after an idle gap longer than the RTO and after a loss), an
+        /// ACK at once when the application reads a small pushed segment (a response's tail),
+        /// and no ACK held longer than RTOmin less one timer tick (Linux 6.7 on).
         pub quickack: bool [Plain] = false,
+        /// RTT samples as Linux takes them (`tcp_ack_update_rtt`, since 3.12): where Karn's rule
+        /// leaves an ACK without one, from the earliest newly SACKed segment never resent, else
+        /// from the timestamp echo; so the RTO follows queueing delay through a recovery. Off:
+        /// only cumulative ACKs of segments never resent (the papers' kernels).
+        pub sack_rtt: bool [Plain] = false,
         /// HyStart for CUBIC (Ha and Rhee, as Linux's `tcp_cubic`): slow start ends when a
         /// round's ACK train spans half the minimum RTT or its RTT grows by an eighth.
         pub hystart: bool [Plain] = false,

@@ -44,8 +44,10 @@ pub struct TcpParams {
     pub dctcp_g: f64,
     /// RACK-TLP loss detection and tail loss probes (RFC 8985).
     pub rack_tlp: bool,
-    /// Linux's quick-ACK mode for the receive half's delayed ACKs.
+    /// Linux's delayed-ACK engine for the receive half (quick ACKs, pushed reads, delack_max).
     pub quickack: bool,
+    /// RTT samples from SACKs and timestamp echoes where Karn's rule gives none (Linux).
+    pub sack_rtt: bool,
     /// HyStart for CUBIC.
     pub hystart: bool,
     /// Pace every congestion control (BBR always paces).
@@ -74,6 +76,7 @@ impl From<&Tcp> for TcpParams {
             dctcp_g: t.dctcp_g,
             rack_tlp: t.rack_tlp,
             quickack: t.quickack,
+            sack_rtt: t.sack_rtt,
             hystart: t.hystart,
             pacing: t.pacing,
             tso: t.tso,
@@ -148,7 +151,10 @@ impl Endpoint {
         } else {
             EcnEcho::UntilCwr
         };
-        let rx = Receiver::new(p.sack, p.delayed_ack, echo).with_quickack(p.quickack);
+        let mut rx = Receiver::new(p.sack, p.delayed_ack, echo).with_quickack(p.quickack);
+        if p.quickack {
+            rx = rx.with_linux_delack(rtt.rto_min(), rtt.tick());
+        }
         Endpoint {
             rx,
             tx: Sender::new(p, rtt),

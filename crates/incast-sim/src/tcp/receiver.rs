@@ -49,11 +49,24 @@ pub(super) struct Receiver {
     pingpong: bool,
     /// When data last arrived (`icsk_ack.lrcvtime`).
     last_rcv: Option<SimTime>,
+    /// The delayed-ACK timer's longest wait (Linux's `tcp_delack_max`); the ping-pong test
+    /// keeps the full `delayed_ack` (Linux's `ato`).
+    delack_max: SimTime,
+    /// Delayed-ACK timers fire on ticks of this (Linux: jiffies); 1 = exact.
+    tick: SimTime,
+    /// Linux's `icsk_ack.rcv_mss`: the largest segment seen, from `TCP_MSS_DEFAULT`.
+    rcv_mss: u32,
+    /// Linux's `ICSK_ACK_PUSHED` (1) and `ICSK_ACK_PUSHED2` (2): small segments since the
+    /// last ACK.
+    pushed: u8,
 }
 
 /// Quick ACKs granted at a connection's start, after a long idle gap or a loss
 /// (`TCP_MAX_QUICKACKS`).
 const MAX_QUICKACKS: u32 = 16;
+
+/// Linux's `TCP_MSS_DEFAULT`: the receive MSS assumed until a larger segment arrives.
+const MSS_DEFAULT: u32 = 536;
 
 impl Receiver {
     /// A receive half expecting byte 0.
@@ -73,7 +86,22 @@ impl Receiver {
             quick: 0,
             pingpong: false,
             last_rcv: None,
+            delack_max: SimTime::MAX,
+            tick: 1,
+            rcv_mss: MSS_DEFAULT,
+            pushed: 0,
         }
+    }
+
+    /// Linux's delayed-ACK timer (6.7 on, `tcp_delack_max`): never longer than RTOmin less
+    /// one tick, so a held ACK leaves before the peer's RTO can fire (at RTOmin 1 ms and
+    /// HZ = 250 one jiffy, where the 40 ms default would outlast every RTO); armed in whole
+    /// ticks of `tick`. `rto_min` is in whole ticks already.
+    pub(super) fn with_linux_delack(mut self, rto_min: SimTime, tick: SimTime) -> Receiver {
+        let tick = tick.max(1);
+        self.delack_max = rto_min.max(2 * tick) - tick;
+        self.tick = tick;
+        self
     }
 
     /// Acknowledge as Linux does: every segment at once in quick-ACK mode.
@@ -208,10 +236,12 @@ impl Receiver {
             } else {
                 self.pending_acks += 1;
                 let quick = self.quick > 0 && !self.pingpong;
-                if self.delayed_ack == 0 || self.pending_acks >= 2 || quick {
+                let pushed = self.quickack && self.read_pushed(len);
+                if self.delayed_ack == 0 || self.pending_acks >= 2 || quick || pushed {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
-                    self.delack_at = Some(now + self.delayed_ack);
+                    let at = now + self.delayed_ack.min(self.delack_max);
+                    self.delack_at = Some(at.div_ceil(self.tick).saturating_mul(self.tick));
                 }
             }
         } else {
@@ -220,6 +250,21 @@ impl Receiver {
             self.ack_now = true; // out of order: ACK at once (RFC 5681 4.2)
         }
         self.rcv_nxt - before
+    }
+
+    /// Linux's `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf` for an in-order segment of
+    /// `len` bytes that the application reads at once, emptying the receive queue: a segment
+    /// smaller than the receive MSS (a response's tail or header) marks the ACK "pushed", and
+    /// the read then sends it at once, unless this end is in ping-pong mode, where it takes
+    /// two small segments. Without this a response's last segment waits out the delayed-ACK
+    /// timer, and the sender's tail loss probe resends it for nothing.
+    fn read_pushed(&mut self, len: u32) -> bool {
+        if len >= self.rcv_mss {
+            self.rcv_mss = len;
+            return false;
+        }
+        self.pushed = if self.pushed > 0 { 2 } else { 1 };
+        self.pushed == 2 || !self.pingpong
     }
 
     fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
@@ -268,6 +313,7 @@ impl Receiver {
         self.pending_acks = 0;
         self.ack_now = false;
         self.delack_at = None;
+        self.pushed = 0;
     }
 }
 
@@ -316,8 +362,8 @@ mod tests {
     use crate::config::CongestionControl;
     use crate::net::{CE, CWR, ECE, ECT};
     use crate::tcp::testing::*;
-    use crate::tcp::{Endpoint, Incoming, TcpParams};
-    use crate::units::from_ms;
+    use crate::tcp::{Endpoint, Incoming, RttEstimator, TcpParams};
+    use crate::units::{from_ms, from_us, SimTime, PS_PER_S};
 
     /// The ECE bit of the ACK `r` sends for in-order segment `k` carrying ECN bits `ecn`.
     fn echo_of(r: &mut Endpoint, k: u64, ecn: u8) -> bool {
@@ -372,6 +418,88 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 2 * MSS);
         assert_eq!(r.poll_at().delayed_ack, None);
+    }
+
+    /// A Linux receiver (quick-ACK mode, 40 ms delayed ACKs) on 4 ms ticks with `rto_min`,
+    /// past its quick ACKs, having received and acknowledged `k` segments by `now`.
+    fn linux_receiver(rto_min: SimTime) -> (Endpoint, u64, SimTime) {
+        let p = TcpParams {
+            delayed_ack: from_ms(40),
+            quickack: true,
+            ..params(true)
+        };
+        let rtt = RttEstimator::new(rto_min, 120 * PS_PER_S, PS_PER_S, from_us(1))
+            .with_timer_granularity(from_ms(4));
+        let mut r = Endpoint::new(p, rtt, Some(from_us(100)));
+        let mut out = Vec::new();
+        let mut k = 0;
+        let mut now = 0;
+        while k < 40 {
+            now += from_us(10);
+            r.on_segment(now, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
+            r.flush_ack(&mut out);
+            k += 1;
+        }
+        // Two at a time: the quick ACKs are spent, the pair is acknowledged.
+        out.clear();
+        now += from_us(10);
+        r.on_segment(now, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty(), "quick ACKs spent");
+        now += from_us(10);
+        r.on_segment(now, &seg((k + 1) * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1);
+        (r, k + 2, now)
+    }
+
+    #[test]
+    fn linux_holds_an_ack_no_longer_than_rto_min_less_a_tick_on_whole_ticks() {
+        // Within the receiver's RTO of the last arrival: no new quick ACKs.
+        let t = from_ms(3) + 7;
+        // RTOmin 200 ms: the 40 ms default, fired on the tick after it.
+        let (mut r, k, _) = linux_receiver(from_ms(200));
+        let mut out = Vec::new();
+        r.on_segment(t, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.poll_at().delayed_ack, Some(from_ms(44)));
+        // RTOmin 1 ms is one 4 ms tick: the ACK waits at most one tick (tcp_delack_max).
+        let (mut r, k, _) = linux_receiver(from_ms(1));
+        r.on_segment(t, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.poll_at().delayed_ack, Some(from_ms(8)));
+    }
+
+    #[test]
+    fn linux_acknowledges_a_small_segment_the_application_reads_at_once() {
+        let (mut r, k, now) = linux_receiver(from_ms(200));
+        let mut out = Vec::new();
+        // A response's 300-byte tail: pushed, read, acknowledged at once.
+        r.on_segment(now + from_ms(1), &seg(k * MSS, 300, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, k * MSS + 300);
+        assert_eq!(r.poll_at().delayed_ack, None);
+    }
+
+    #[test]
+    fn linux_in_ping_pong_mode_needs_two_small_segments_to_ack_at_once() {
+        let (mut r, k, now) = linux_receiver(from_ms(200));
+        let mut out = Vec::new();
+        // Answering within the ACK timeout of the last arrival: ping-pong mode.
+        r.write(now + from_us(10), 100, &mut out);
+        out.clear();
+        let start = k * MSS;
+        r.on_segment(now + from_ms(1), &seg(start, 300, 100, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty(), "one small segment waits in ping-pong mode");
+        assert!(r.poll_at().delayed_ack.is_some());
+        r.on_segment(now + from_ms(2), &seg(start + 300, 300, 100, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1, "the second one is acknowledged at once");
+        assert_eq!(out[0].ack, start + 600);
     }
 
     #[test]

@@ -121,6 +121,11 @@ impl RttEstimator {
         self.rto_min
     }
 
+    /// The timer tick (Linux: a jiffy).
+    pub fn tick(&self) -> SimTime {
+        self.timer_granularity
+    }
+
     /// `t` rounded up to whole timer ticks (Linux's `usecs_to_jiffies`).
     pub fn ticks(&self, t: SimTime) -> SimTime {
         t.div_ceil(self.timer_granularity)

@@ -727,6 +727,7 @@ impl Sender {
         }
         self.orig_delivered = false;
         let rack_tlp = self.p.rack_tlp && self.p.sack;
+        let sack_rtt = self.p.sack_rtt;
         let lost_before = self.board.lost_total();
         let sampling = self.bbr.is_some();
         if sampling {
@@ -737,7 +738,12 @@ impl Sender {
         // Every newly delivered segment advances RACK and BBR's delivery-rate sample (the
         // papers' stack needs neither, and skips the work).
         let (rack, rate) = (&mut self.rack, &mut self.rate);
+        // Linux's tcp_sacktag_one: when the earliest newly SACKed segment never resent left.
+        let mut first_sackt: Option<SimTime> = None;
         let mut on_delivered = |seg: &mut crate::tcp::scoreboard::Seg, sacked: bool| {
+            if sacked && !seg.ever_retransmitted() {
+                first_sackt = Some(first_sackt.map_or(seg.sent(), |t| t.min(seg.sent())));
+            }
             if rack_tlp {
                 let retx = seg.ever_retransmitted();
                 rack.note_delivery_order(seg.end(), retx, sacked);
@@ -771,6 +777,7 @@ impl Sender {
         let mut acked = 0u32;
         let mut reno_delivered = 0u32;
         let mut rtt_sample = None;
+        let mut ts_sampled = false;
         if ack > self.snd_una {
             // Linux's tcp_clean_rtx_queue: the RTT of the oldest segment this ACK newly
             // covers; Karn's algorithm: none at all if any covered segment was retransmitted.
@@ -785,6 +792,13 @@ impl Sender {
                 self.rtt.sample_at(r, ack, self.snd_nxt);
                 self.min_rtt = self.min_rtt.min(r);
                 rtt_sample = Some(r);
+            } else if let (None, Some(sent), true) = (first_sackt, cleaned.first_sent, sack_rtt) {
+                // Linux's tcp_ack_update_rtt: where Karn's rule leaves the cumulative ACK
+                // without a sample and nothing was SACKed, the timestamp echo's: the resent
+                // head's own transmission.
+                let r = self.rtt.measure(sent, now);
+                self.rtt.sample_at(r, ack, self.snd_nxt);
+                ts_sampled = true;
             }
             self.backoff = 0;
             if self.timeout_run > 0 {
@@ -816,6 +830,13 @@ impl Sender {
         {
             // RFC 6675: with SACK, a duplicate ACK counts only if it SACKs new data.
             self.dupacks += 1;
+        }
+        if let (Some(sent), true, None, false) = (first_sackt, sack_rtt, rtt_sample, ts_sampled) {
+            // Linux's tcp_ack_update_rtt: without a sample from the cumulative ACK, the SACK's,
+            // from the earliest newly SACKed segment never resent; so RTTs keep being
+            // measured through a recovery, queueing delay included.
+            let r = self.rtt.measure(sent, now);
+            self.rtt.sample_at(r, ack, self.snd_nxt);
         }
         // Without SACK a duplicate ACK stands for one segment delivered.
         let reno_dup = !self.p.sack && ack == prior_una && !has_data && !self.board.is_empty();
@@ -1344,6 +1365,42 @@ mod tests {
         ack(&mut e, from_us(300), 2 * MSS, &[]);
         // (7·100 + 300) / 8 = 125 us: the oldest segment covered was sent at 0.
         assert_eq!(e.tx.rtt.srtt(), Some(from_us(125)));
+    }
+
+    #[test]
+    fn linux_measures_rtt_from_a_sack_when_the_cumulative_ack_gives_none() {
+        for sack_rtt in [false, true] {
+            let mut e = endpoint(TcpParams {
+                sack_rtt,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(0, 10 * MSS, &mut out);
+            // A duplicate ACK SACKing segments 3 and 4, both sent at 0.
+            ack(&mut e, from_us(900), 0, &[(3 * MSS, 5 * MSS)]);
+            // Linux: (7·100 + 900) / 8 = 200 us; Karn's rule alone: the handshake's 100 us.
+            let want = if sack_rtt { 200 } else { 100 };
+            assert_eq!(e.tx.rtt.srtt(), Some(from_us(want)), "sack_rtt {sack_rtt}");
+        }
+    }
+
+    #[test]
+    fn linux_measures_a_resent_heads_rtt_from_its_timestamp_echo() {
+        for sack_rtt in [false, true] {
+            let mut e = endpoint(TcpParams {
+                sack_rtt,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(0, 2 * MSS, &mut out);
+            let t = rto_at(&e).unwrap();
+            e.on_rto(t, &mut out);
+            // The resent head's ACK, 500 us after the resend: Karn's rule forbids a sample,
+            // the timestamp it echoes gives one.
+            ack(&mut e, t + from_us(500), 2 * MSS, &[]);
+            let want = if sack_rtt { (7 * 100 + 500) / 8 } else { 100 };
+            assert_eq!(e.tx.rtt.srtt(), Some(from_us(want)), "sack_rtt {sack_rtt}");
+        }
     }
 
     #[test]
