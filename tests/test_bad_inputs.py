@@ -179,6 +179,12 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         2,
         ("workload.kv_replicas",),
     ),
+    (
+        "kv put share above 1",
+        ["sim", "--workload", "kv_gets", "--senders", "4", "--set", "workload.kv_put_fraction=1.5"],
+        2,
+        ("workload.kv_put_fraction",),
+    ),
     ("rate cap 120%", ["sim", "--set", "topology.host_rate_cap=120%"], 2, ("host_rate_cap",)),
     ("rate cap text", ["sim", "--set", "topology.host_rate_cap=fast"], 2, ("host_rate_cap",)),
     # --set and --vary

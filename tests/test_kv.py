@@ -57,6 +57,39 @@ def test_the_same_cluster_and_seed_give_the_same_bytes() -> None:
     assert c.report["kv"] != a.report["kv"]
 
 
+def test_puts_fan_the_value_out_and_are_timed_apart_from_gets(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    r = run(**SMALL, workload__kv_utilization=0.1, workload__kv_put_fraction=0.5)
+    rec = r.record()
+    assert rec["kv_puts"] > 10 and rec["kv_gets"] > 10
+    assert abs(rec["kv_puts"] - rec["kv_gets"]) < 0.5 * (rec["kv_puts"] + rec["kv_gets"])
+    # The same load per host as gets alone: a put's value lands on the replicas.
+    assert rec["kv_offered_load"] == pytest.approx(0.1, abs=0.04)
+    assert rec["kv_carried_load"] == pytest.approx(rec["kv_offered_load"], rel=0.15)
+    # Three 100 KB values out of one 1 Gbps NIC, then the acknowledgments.
+    assert 1e-3 < rec["kv_put_latency_p50_s"] <= rec["kv_put_latency_p99_s"] < 20e-3
+    gets_only = run(**SMALL, workload__kv_utilization=0.1).record()
+    assert gets_only["kv_puts"] == 0 and gets_only["kv_put_latency_p50_s"] == 0
+    assert (
+        main(
+            [
+                "sim",
+                "--workload",
+                "kv_gets",
+                "--senders",
+                "6",
+                "--set",
+                "workload.kv_duration=100ms",
+                "--set",
+                "workload.kv_put_fraction=0.5",
+            ]
+        )
+        == 0
+    )
+    assert "put p99" in capsys.readouterr().out
+
+
 def test_a_quorum_of_one_answers_faster_than_waiting_for_all_three() -> None:
     every = run(**SMALL, workload__kv_utilization=0.4).record()
     first = run(**SMALL, workload__kv_utilization=0.4, workload__kv_quorum=1).record()

@@ -1,10 +1,11 @@
 //! A replicated key-value store's gets: the operator's incast of Fritchie's Riak story, fan-in
 //! small (R = 3) but everywhere, all the time.
 //!
-//! Every one of the H hosts is a client and a coordinator. Gets arrive at each host as a
+//! Every one of the H hosts is a client and a coordinator. Operations arrive at each host as a
 //! Poisson process; a get asks its R replicas (distinct hosts, from a consistent-hashing ring or
-//! uniformly) for the value at once, and completes when `quorum` replies have arrived. A replica
-//! on the coordinator itself answers locally, at once. Replies are written as soon as the
+//! uniformly) for the value at once, and completes when `quorum` replies have arrived; a put
+//! (a share `kv_put_fraction` of them) sends the value to its R replicas at once and completes
+//! when `quorum` have acknowledged it. A replica on the coordinator itself answers locally. Replies are written as soon as the
 //! request is read (optionally after a service-time jitter, in order per host), as Riak does,
 //! or, with head-of-line blocking, in order per host and only while the reply's connection has
 //! room in its send buffer (a vnode descheduled on a busy distribution port).
@@ -32,16 +33,31 @@ use crate::workload::{Action, SizeDist};
 /// Width of the windows the peak utilization is measured over (the article's finest poll).
 pub const PEAK_WINDOW: SimTime = PS_PER_MS;
 
-/// One get in flight.
+/// One get or put in flight.
 #[derive(Debug, Clone, Copy, Default)]
 struct Get {
     /// When it arrived.
     at: SimTime,
+    /// A put: its value went to the replicas, acknowledgments come back.
+    put: bool,
     /// Replies arrived (local ones included).
     replies: u32,
     /// Remote replies still to arrive.
     left: u32,
     /// Arrived after the warm-up: counted in the figures.
+    measured: bool,
+}
+
+/// One request on a connection, as its server reads it.
+#[derive(Debug, Clone, Copy)]
+struct Request {
+    /// Client offset at which the request is complete.
+    end: u64,
+    /// Value bytes: asked for (a get) or carried (a put).
+    size: u64,
+    /// A put.
+    put: bool,
+    /// Its operation counts in the figures.
     measured: bool,
 }
 
@@ -76,6 +92,7 @@ pub struct KvGets {
     hosts: u32,
     replicas: u32,
     quorum: u32,
+    put_fraction: f64,
     placement: KvPlacement,
     /// Mean time between gets at one host, picoseconds.
     mean_gap: f64,
@@ -95,14 +112,13 @@ pub struct KvGets {
     draws: Vec<Rng>,
     /// Per host: service-time jitter.
     service: Vec<Rng>,
-    /// Per connection: requests written by the client.
-    asked: Vec<u32>,
-    /// Per connection: requests the server has read.
-    read: Vec<u32>,
-    /// Per connection: value sizes of the requests written and not yet read.
-    to_read: Vec<VecDeque<u64>>,
-    /// Per connection: value sizes of replies waiting out their service jitter.
-    to_respond: Vec<VecDeque<u64>>,
+    /// Per connection: client offset at the end of the last request written.
+    asked_end: Vec<u64>,
+    /// Per connection: the requests written and not yet read.
+    to_read: Vec<VecDeque<Request>>,
+    /// Per connection: replies (value bytes, a put's acknowledgment) waiting out their service
+    /// jitter.
+    to_respond: Vec<VecDeque<(u64, bool)>>,
     /// Per connection: (get, client offset at which its reply is complete, value bytes), in
     /// order.
     open: Vec<VecDeque<(u32, u64, u64)>>,
@@ -113,7 +129,7 @@ pub struct KvGets {
     /// Per host: when its server is next free (jittered replies leave in order).
     free_at: Vec<SimTime>,
     /// Per host: replies waiting for their connection's send buffer (head-of-line blocking).
-    serve_q: Vec<VecDeque<(ConnId, u64)>>,
+    serve_q: Vec<VecDeque<(ConnId, u64, bool)>>,
     /// Per host: stalled on the head of `serve_q`.
     stalled: Vec<bool>,
     gets: Vec<Get>,
@@ -127,11 +143,16 @@ pub struct KvGets {
     pub finish: Option<SimTime>,
     /// Latency of every completed get, in completion order.
     latencies: Vec<SimTime>,
+    /// Latency of every completed put, in completion order.
+    put_latencies: Vec<SimTime>,
     /// Per host: gets issued.
     issued: Vec<u64>,
-    /// Per host: value bytes asked of remote replicas.
+    /// Puts issued.
+    puts: u64,
+    /// Per host: value bytes bound for it: replies its gets asked of remote replicas, values
+    /// other coordinators' puts sent it.
     offered: Vec<u64>,
-    /// Per host: value bytes received from remote replicas.
+    /// Per host: value bytes it received: replies from remote replicas, values of puts.
     received: Vec<u64>,
     /// Per physical host: wire bytes received per window.
     peak: Vec<PeakMeter>,
@@ -153,6 +174,7 @@ impl KvGets {
             hosts: h,
             replicas: w.kv_replicas,
             quorum: sc.kv_quorum(),
+            put_fraction: w.kv_put_fraction,
             placement: w.kv_placement,
             mean_gap,
             sizes,
@@ -172,8 +194,7 @@ impl KvGets {
             service: (0..h)
                 .map(|i| Rng::stream(sc.seed, Stream::KvService(i)))
                 .collect(),
-            asked: vec![0; conns],
-            read: vec![0; conns],
+            asked_end: vec![0; conns],
             to_read: vec![VecDeque::new(); conns],
             to_respond: vec![VecDeque::new(); conns],
             open: vec![VecDeque::new(); conns],
@@ -189,7 +210,9 @@ impl KvGets {
             closed: 0,
             finish: None,
             latencies: Vec::new(),
+            put_latencies: Vec::new(),
             issued: vec![0; h as usize],
+            puts: 0,
             offered: vec![0; h as usize],
             received: vec![0; h as usize],
             peak: vec![PeakMeter::default(); physical_hosts as usize],
@@ -292,9 +315,15 @@ impl KvGets {
         }
     }
 
-    /// A get arrives at host `h`: ask its replicas.
+    /// An operation arrives at host `h`: a get asks its replicas for the value, a put sends
+    /// it to them.
     pub fn get(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
         let size = self.sizes.sample(&mut self.draws[h as usize]);
+        // Drawn only when there are puts, so a store of gets keeps its random sequence.
+        let put = self.put_fraction > 0.0 && {
+            let u = (self.draws[h as usize].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            u < self.put_fraction
+        };
         self.choose_replicas(h);
         let g = match self.free.pop() {
             Some(g) => g,
@@ -306,11 +335,22 @@ impl KvGets {
         let measured = now >= self.measure_from();
         let mut get = Get {
             at: now,
+            put,
             replies: 0,
             left: 0,
             measured,
         };
-        self.issued[h as usize] += u64::from(measured);
+        if put {
+            self.puts += u64::from(measured);
+        } else {
+            self.issued[h as usize] += u64::from(measured);
+        }
+        // A get's request asks for the value; a put's carries it and is acknowledged.
+        let (request, reply) = if put {
+            (self.request + size, self.request)
+        } else {
+            (self.request, self.header + size)
+        };
         for i in 0..self.pick.len() {
             let b = self.pick[i];
             if b == h {
@@ -319,20 +359,31 @@ impl KvGets {
             }
             let c = self.conn(h, b);
             get.left += 1;
-            self.asked[c.index()] += 1;
-            self.to_read[c.index()].push_back(size);
-            self.end[c.index()] += self.header + size;
-            self.open[c.index()].push_back((g, self.end[c.index()], size));
+            self.asked_end[c.index()] += request;
+            self.to_read[c.index()].push_back(Request {
+                end: self.asked_end[c.index()],
+                size,
+                put,
+                measured,
+            });
+            self.end[c.index()] += reply;
+            self.open[c.index()].push_back((g, self.end[c.index()], if put { 0 } else { size }));
             if measured {
-                self.offered[h as usize] += size;
+                // The value crosses into the coordinator (a get) or the replica (a put).
+                let into = if put { b } else { h };
+                self.offered[into as usize] += size;
             }
             act.push(Action::Write {
                 ep: c.receiver(),
-                bytes: self.request,
+                bytes: request,
             });
         }
         if measured && get.replies >= self.quorum {
-            self.latencies.push(0);
+            if put {
+                self.put_latencies.push(0);
+            } else {
+                self.latencies.push(0);
+            }
         }
         if get.left == 0 {
             self.free.push(g);
@@ -353,19 +404,22 @@ impl KvGets {
         act: &mut Vec<Action>,
     ) {
         let i = c.index();
-        while self.read[i] < self.asked[i] && received >= (self.read[i] as u64 + 1) * self.request {
-            self.read[i] += 1;
-            let size = self.to_read[i]
-                .pop_front()
-                .expect("a request for every ask");
+        while let Some(&r) = self.to_read[i].front() {
+            if received < r.end {
+                break;
+            }
+            self.to_read[i].pop_front();
+            let (b, _) = self.ends(c);
+            if r.put && r.measured {
+                self.received[b as usize] += r.size;
+            }
             if self.jitter == 0 {
-                self.reply(c, size, act);
+                self.reply(c, r.size, r.put, act);
             } else {
-                let (b, _) = self.ends(c);
                 let b = b as usize;
                 let at = (now + self.service[b].up_to(self.jitter)).max(self.free_at[b]);
                 self.free_at[b] = at;
-                self.to_respond[i].push_back(size);
+                self.to_respond[i].push_back((r.size, r.put));
                 act.push(Action::RespondAt { conn: c, at });
             }
         }
@@ -373,49 +427,67 @@ impl KvGets {
 
     /// A jittered reply on `c` is due.
     pub fn respond(&mut self, c: ConnId, act: &mut Vec<Action>) {
-        let size = self.to_respond[c.index()]
+        let (size, put) = self.to_respond[c.index()]
             .pop_front()
             .expect("a reply for every respond event");
-        self.reply(c, size, act);
+        self.reply(c, size, put, act);
     }
 
-    /// The server of `c` answers with a value of `size` bytes: now, or in its host's order.
-    fn reply(&mut self, c: ConnId, size: u64, act: &mut Vec<Action>) {
+    /// The server of `c` answers with a value of `size` bytes (a get) or acknowledges one
+    /// (a put): now, or in its host's order.
+    fn reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Action>) {
         if self.hol {
             let (b, _) = self.ends(c);
-            self.serve_q[b as usize].push_back((c, size));
+            self.serve_q[b as usize].push_back((c, size, put));
             act.push(Action::Serve { host: b });
         } else {
-            self.write_reply(c, size, act);
+            self.write_reply(c, size, put, act);
         }
     }
 
-    fn write_reply(&mut self, c: ConnId, size: u64, act: &mut Vec<Action>) {
-        if self.header > 0 {
+    /// Bytes of the reply to a get of `size` bytes, or of a put's acknowledgment.
+    #[inline]
+    fn reply_bytes(&self, size: u64, put: bool) -> u64 {
+        if put {
+            self.request
+        } else {
+            self.header + size
+        }
+    }
+
+    fn write_reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Action>) {
+        if put {
             act.push(Action::Write {
                 ep: c.sender(),
-                bytes: self.header,
+                bytes: self.request,
+            });
+        } else {
+            if self.header > 0 {
+                act.push(Action::Write {
+                    ep: c.sender(),
+                    bytes: self.header,
+                });
+            }
+            act.push(Action::Write {
+                ep: c.sender(),
+                bytes: size,
             });
         }
-        act.push(Action::Write {
-            ep: c.sender(),
-            bytes: size,
-        });
-        self.written[c.index()] += self.header + size;
+        self.written[c.index()] += self.reply_bytes(size, put);
     }
 
     /// Host `h`'s server writes the replies at the head of its queue while their connection's
     /// send buffer has room (`acked(c)`: bytes the server's end of `c` has had acknowledged).
     /// A reply into an empty buffer always goes, however big.
     pub fn serve(&mut self, h: u32, acked: impl Fn(ConnId) -> u64, act: &mut Vec<Action>) {
-        while let Some(&(c, size)) = self.serve_q[h as usize].front() {
+        while let Some(&(c, size, put)) = self.serve_q[h as usize].front() {
             let backlog = self.written[c.index()] - acked(c);
-            if backlog > 0 && backlog + self.header + size > self.send_buffer {
+            if backlog > 0 && backlog + self.reply_bytes(size, put) > self.send_buffer {
                 self.stalled[h as usize] = true;
                 return;
             }
             self.serve_q[h as usize].pop_front();
-            self.write_reply(c, size, act);
+            self.write_reply(c, size, put, act);
         }
         self.stalled[h as usize] = false;
     }
@@ -441,7 +513,11 @@ impl KvGets {
             get.replies += 1;
             get.left -= 1;
             if get.measured && get.replies == self.quorum {
-                self.latencies.push(now - get.at);
+                if get.put {
+                    self.put_latencies.push(now - get.at);
+                } else {
+                    self.latencies.push(now - get.at);
+                }
             }
             if get.left == 0 {
                 self.free.push(g);
@@ -502,12 +578,18 @@ pub struct KvReport {
     pub replicas: u32,
     /// Replies a get waits for.
     pub quorum: u32,
-    /// Gets per second arriving at each host.
+    /// Operations (gets and puts) per second arriving at each host.
     pub gets_per_s_per_host: f64,
     /// Gets issued.
     pub gets: u64,
     /// Gets that reached their quorum.
     pub completed: u64,
+    /// Puts issued.
+    pub puts: u64,
+    /// Put latency, arrival to quorum of acknowledgments, picoseconds: median (0 without puts).
+    pub put_latency_p50: SimTime,
+    /// 99th percentile.
+    pub put_latency_p99: SimTime,
     /// Get latency, arrival to quorum, picoseconds: median.
     pub latency_p50: SimTime,
     /// 99th percentile.
@@ -626,6 +708,8 @@ impl KvGets {
         };
         let mut lat = self.latencies.clone();
         lat.sort_unstable();
+        let mut put_lat = self.put_latencies.clone();
+        put_lat.sort_unstable();
         KvReport {
             hosts: self.hosts,
             replicas: self.replicas,
@@ -633,6 +717,9 @@ impl KvGets {
             gets_per_s_per_host: PS_PER_S as f64 / self.mean_gap,
             gets: self.issued.iter().sum(),
             completed: lat.len() as u64,
+            puts: self.puts,
+            put_latency_p50: quantile(&put_lat, 0.5),
+            put_latency_p99: quantile(&put_lat, 0.99),
             latency_p50: quantile(&lat, 0.5),
             latency_p99: quantile(&lat, 0.99),
             latency_p999: quantile(&lat, 0.999),
@@ -744,8 +831,7 @@ mod tests {
         // Each server reads its request and answers with the value at once.
         for &c in &conns {
             act.clear();
-            let before = kv.read[c.index()];
-            kv.on_server_data(c, 100 * (before as u64 + 1), 6, &mut act);
+            kv.on_server_data(c, kv.asked_end[c.index()], 6, &mut act);
             assert_eq!(
                 act,
                 vec![Action::Write {
@@ -779,6 +865,92 @@ mod tests {
     }
 
     #[test]
+    fn a_put_sends_its_value_to_the_replicas_and_completes_at_the_quorum_of_acks() {
+        let mut sc = cluster(4);
+        sc.workload.kv_put_fraction = 1.0;
+        sc.workload.kv_quorum = 2;
+        sc.workload.value_size = 1000;
+        let mut act = Vec::new();
+        // Find a seed whose first put of host 0 has its replicas all remote.
+        let (mut kv, conns): (KvGets, Vec<ConnId>) = loop {
+            sc.seed += 1;
+            let mut kv = KvGets::new(&sc, 4);
+            kv.window = 10;
+            act.clear();
+            kv.get(0, 5, &mut act);
+            let w: Vec<ConnId> = act
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Write { ep, bytes } => {
+                        assert_eq!(*bytes, 100 + 1000, "the request carries the value");
+                        Some(ep.conn())
+                    }
+                    _ => None,
+                })
+                .collect();
+            if w.len() == 3 {
+                break (kv, w);
+            }
+        };
+        let puts = kv.puts;
+        // A replica reads the value only once all of it has arrived, then acknowledges it.
+        for &c in &conns {
+            act.clear();
+            let end = kv.asked_end[c.index()];
+            kv.on_server_data(c, end - 1, 6, &mut act);
+            assert!(act.is_empty(), "half a value is not a put");
+            kv.on_server_data(c, end, 7, &mut act);
+            assert_eq!(
+                act,
+                vec![Action::Write {
+                    ep: c.sender(),
+                    bytes: 100
+                }]
+            );
+        }
+        let replica = kv.ends(conns[0]).0;
+        assert!(
+            kv.received[replica as usize] >= 1000,
+            "the value landed on the replica"
+        );
+        kv.on_client_data(conns[0], kv.end[conns[0].index()], 20, &mut act);
+        assert!(kv.put_latencies.is_empty());
+        kv.on_client_data(conns[1], kv.end[conns[1].index()], 25, &mut act);
+        assert_eq!(
+            kv.put_latencies,
+            [20],
+            "complete at the second acknowledgment"
+        );
+        assert!(kv.latencies.is_empty(), "no get latency from a put");
+        assert!(puts >= 1 && kv.issued.iter().sum::<u64>() == 0);
+    }
+
+    #[test]
+    fn a_cluster_of_gets_and_puts_carries_the_same_load_per_host() {
+        let mut sc = cluster(8);
+        sc.workload.kv_utilization = 0.1;
+        sc.workload.kv_duration = from_ms(500);
+        sc.topology.buffer = QueueLimit::bytes(512_000);
+        sc.workload.kv_put_fraction = 0.5;
+        let r = crate::Simulation::new(sc).unwrap().run().unwrap();
+        let kv = r.kv.unwrap();
+        // 47.6 operations/s per host, half of them puts: about 95 of each.
+        assert!((60..140).contains(&kv.puts), "{}", kv.puts);
+        assert!((60..140).contains(&kv.gets), "{}", kv.gets);
+        assert_eq!(kv.completed, kv.gets);
+        assert!((kv.offered_load - 0.1).abs() < 0.03, "{}", kv.offered_load);
+        assert!(
+            (kv.carried_load / kv.offered_load - 1.0).abs() < 0.15,
+            "{kv:?}"
+        );
+        // A put's acknowledgments come back a round trip after 100 KB reach the replicas.
+        assert!(
+            kv.put_latency_p50 > from_ms(1) && kv.put_latency_p50 < from_ms(10),
+            "{kv:?}"
+        );
+    }
+
+    #[test]
     fn a_stalled_server_waits_for_room_in_the_send_buffer() {
         let mut sc = cluster(3);
         sc.workload.kv_hol_blocking = true;
@@ -786,9 +958,9 @@ mod tests {
         let mut kv = KvGets::new(&sc, 3);
         let (c1, c2) = (kv.conn(0, 2), kv.conn(1, 2));
         let mut act = Vec::new();
-        kv.reply(c1, 1000, &mut act);
-        kv.reply(c1, 1000, &mut act);
-        kv.reply(c2, 1000, &mut act);
+        kv.reply(c1, 1000, false, &mut act);
+        kv.reply(c1, 1000, false, &mut act);
+        kv.reply(c2, 1000, false, &mut act);
         assert_eq!(act, vec![Action::Serve { host: 2 }; 3]);
         act.clear();
         // Nothing acknowledged: the first reply goes into the empty buffer, the second does

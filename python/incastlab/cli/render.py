@@ -78,7 +78,12 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     and the fullest millisecond), drops and timeouts per second, get latency, goodput."""
     t = table()
     cols = ["hosts", "offered", "carried", "util", "peak 1ms", "drops/s/host", "timeouts/s"]
-    cols += ["get p50", "get p99", "get p99.9", "gets", "goodput", "wall"]
+    cols += ["get p50", "get p99", "get p99.9", "gets"]
+    # Puts get their own columns only where a run has any.
+    puts = any(r.record()["kv_puts"] for r in results)
+    if puts:
+        cols += ["put p50", "put p99", "puts"]
+    cols += ["goodput", "wall"]
     for col in cols:
         t.add_column(col, justify="right")
 
@@ -99,6 +104,15 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
             _s(row["kv_latency_p99_s"]),
             _s(row["kv_latency_p999_s"]),
             f"{row['kv_gets']:,}",
+            *(
+                (
+                    _s(row["kv_put_latency_p50_s"]),
+                    _s(row["kv_put_latency_p99_s"]),
+                    f"{row['kv_puts']:,}",
+                )
+                if puts
+                else ()
+            ),
             format_rate(row["kv_goodput_bps"]),
             f"{wall:.2f}s",
         )

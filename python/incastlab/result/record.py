@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from incastlab.result import Result
 
 #: Bumped whenever a column is added, removed, renamed or changes type.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
@@ -87,6 +87,9 @@ KV_FIELDS: tuple[tuple[str, str], ...] = (
     ("latency_p50_s", FLOAT),
     ("latency_p99_s", FLOAT),
     ("latency_p999_s", FLOAT),
+    ("puts", INT),
+    ("put_latency_p50_s", FLOAT),
+    ("put_latency_p99_s", FLOAT),
     ("goodput_bps", FLOAT),
 )
 #: Per-host lists of the key-value store (``kv_host_<name>``), in host order.
@@ -249,8 +252,10 @@ def _kv_value(kv: dict[str, Any], name: str) -> Any:
     """A cluster-wide figure of the key-value report (latencies in seconds)."""
     if not kv:
         return None
-    if name.startswith("latency_"):
-        return _seconds(kv[name.removesuffix("_s")])
+    if "latency_" in name:
+        # A report from before puts has no put latencies.
+        t = kv.get(name.removesuffix("_s"))
+        return None if t is None else _seconds(t)
     return kv.get(name)
 
 

@@ -532,6 +532,15 @@ impl Scenario {
                 ),
             ));
         }
+        if !(0.0..=1.0).contains(&w.kv_put_fraction) {
+            return Err(bad(
+                "workload.kv_put_fraction",
+                format!(
+                    "a share of the operations, from 0 to 1, got {}",
+                    w.kv_put_fraction
+                ),
+            ));
+        }
         if w.kv_quorum > w.kv_replicas {
             return Err(bad(
                 "workload.kv_quorum",

@@ -105,8 +105,8 @@ section! {
         /// sizes increasing, probabilities non-decreasing and ending at 1; sizes are interpolated
         /// linearly between points. Empty: uniform in [`query_size_min`, `query_size_max`].
         pub query_size_cdf: Vec<(u64, f64)> [Cdf] = Vec::new(),
-        /// Gets per second arriving at each host (kv_gets, Poisson); 0: derived from
-        /// `kv_utilization`.
+        /// Operations (gets, and puts with `kv_put_fraction`) per second arriving at each host
+        /// (kv_gets, Poisson); 0: derived from `kv_utilization`.
         pub kv_rate: f64 [Plain] = 0.0,
         /// Target average utilization of each host's link by the replies it receives (kv_gets),
         /// as a share of `topology.link`, used when `kv_rate` is 0: gets/s per host =
@@ -115,8 +115,14 @@ section! {
         pub kv_utilization: f64 [Plain] = 0.3,
         /// Replicas each get asks, R (kv_gets; Riak's n_val and R, 3 by default).
         pub kv_replicas: u32 [Plain] = 3,
-        /// Replies a get waits for (kv_gets); 0: all R. Later replies still cross the network.
+        /// Replies a get (or acknowledgments a put) waits for (kv_gets); 0: all R. Later
+        /// replies still cross the network.
         pub kv_quorum: u32 [Plain] = 0,
+        /// Share of the operations that are puts (kv_gets): a put sends its value from the
+        /// coordinator to its R replicas at once (a fan-out) and completes when `kv_quorum`
+        /// of them have acknowledged it with a message of `request_size` bytes. The value
+        /// bytes land on the replicas' links, so the load per host is the same as a get's.
+        pub kv_put_fraction: f64 [Plain] = 0.0,
         /// How a get's replicas are chosen (kv_gets).
         pub kv_placement: KvPlacement [Plain] = KvPlacement::Ring,
         /// Bytes of every value (kv_gets) unless `query_size_cdf` gives a distribution.
