@@ -4,14 +4,17 @@ the full packet level, determinism."""
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from incastlab.jobs import hadoop, network, scheduler, standalone, swim
+from incastlab.jobs.hadoop import block_write_messages
 from incastlab.jobs.job import Job, merge_passes, plan, sort_buffer_bytes
-from incastlab.jobs.network import FanIn
-from incastlab.jobs.replay import replay
+from incastlab.jobs.network import FanIn, Load
+from incastlab.jobs.replay import RTO_MINS, replay
 
 FB2009 = Path(__file__).resolve().parents[2] / "shared" / "data" / "swim"
 FB2009_TRACE = FB2009 / "FB-2009_samples_24_times_1hr_0.tsv"
@@ -93,24 +96,39 @@ def test_the_fb2009_trace_parses() -> None:
 
 
 class _Fixed:
-    """A network whose fan-ins take a fixed time, noting what was asked."""
+    """A network whose fan-ins, control messages and line-rate fetches take fixed times,
+    noting what was asked."""
 
-    def __init__(self, ps: int) -> None:
+    def __init__(self, ps: int, message_ps: int = 0, line_ps: int = 0) -> None:
         self.ps = ps
+        self.message_ps = message_ps
+        self.line_ps = line_ps
         self.asked: list[FanIn] = []
+        self.loads: list[tuple[Load, list[int]]] = []
+        self.busy: list[float] = []
 
     def time_ps(self, f: FanIn) -> int:
         self.asked.append(f)
         return self.ps
+
+    def message_sums_ps(
+        self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
+    ) -> list[int]:
+        self.loads.append((load, list(counts)))
+        self.busy.append(busy)
+        return [c * self.message_ps for c in counts]
+
+    def line_rate_ps(self, nbytes: int) -> int:
+        return self.line_ps
 
 
 def test_a_small_job_s_phases_match_hand_computation() -> None:
     cfg, m = hadoop.DEFAULT, hadoop.MACHINES
     mib = 2**20
     job = Job("j", 0, 128 * mib, 40 * mib, 4 * mib, maps=2, reduces=2)
-    net = _Fixed(3 * 10**12)
-    p = plan(job, cfg, net)
     s = 10**12
+    net = _Fixed(3 * s, message_ps=10**9, line_ps=10**11)
+    p = plan(job, cfg, net)
     share = m.disk_bps / m.map_slots  # 35 MB/s per map task
     read = 64 * mib / share + (64 * mib / 4096) * m.io_call_s
     assert p.maps[0].phases["read"] == pytest.approx(read * s, abs=1)
@@ -134,9 +152,36 @@ def test_a_small_job_s_phases_match_hand_computation() -> None:
     assert r.phases["hdfs_write_disk"] == pytest.approx(disk * s, abs=1)
     assert net.asked[1] == FanIn(senders=2, fragment=2 * mib, rounds=1, tasks=1, window=0)
     assert r.phases["hdfs_write_net"] == max(0, 3 * s - r.phases["hdfs_write_disk"])
+    # Control: one GET per fetch for each of the two copiers (one per host), behind the map
+    # hosts' two fetch flows; 1 ms + 0.1 s per chain is far below the 3 s fan-in: hidden.
+    assert net.loads[0] == (Load(2), [1, 1])
+    assert r.phases["shuffle_control"] == 0
+    # The map hosts' ports are busy as long as 20 MiB take at line rate (0.1 s here) of the
+    # 3 s fan-in; so is the writer's port for its network-bound pipelines.
+    assert net.busy[:2] == [pytest.approx(0.1 / 3), pytest.approx(0.1 / 3)]
+    # The output's one block: addBlock's answer, then per remote replica the op, the set-up
+    # reply and the last ack, then complete's answer: 1 + 3·2 + 1 messages of 1 ms, behind the
+    # two pipelines (network-bound here, so not paced by the disks).
+    assert net.loads[1] == (Load(2, 0), [8])
+    assert r.phases["hdfs_control"] == 8 * 10**9
     # Alone on the cluster: start-up, one map wave, one reduce wave.
     (o,) = scheduler.run([p])
     assert o.completion_ps == p.before_ps + p.maps[0].duration_ps + r.duration_ps
+
+
+def test_a_copier_chain_longer_than_the_fan_in_lengthens_the_shuffle() -> None:
+    cfg = hadoop.DEFAULT  # 5 parallel copies
+    s = 10**12
+    # 7 hosts, one map output each: copiers fetch 2, 2, 1, 1, 1; each GET waits 0.9 s and each
+    # fetch takes 0.1 s at line rate, so the busiest copier needs 2 s against a 1.5 s fan-in.
+    job = Job("j", 0, 7 * 64 * 2**20, 7 * 10**6, 0, maps=7, reduces=1)
+    net = _Fixed(15 * 10**11, message_ps=9 * 10**11, line_ps=10**11)
+    hosts_job = plan(job, cfg, net, hadoop.Machines(workers=8))
+    (r,) = hosts_job.reduces
+    assert net.loads[0] == (Load(5), [2, 2, 1, 1, 1])
+    assert r.phases["shuffle_control"] == round(0.5 * s)
+    assert r.messages == [(Load(5), 2)]
+    assert block_write_messages(3) == 7 and block_write_messages(1) == 1
 
 
 def test_merge_passes() -> None:
@@ -193,6 +238,32 @@ def test_flow_level_time_is_the_payload_rate() -> None:
     f = FanIn(senders=2, fragment=4_000_000, rounds=1, tasks=1, window=0)
     full = network.packet_level_ps(f, "1ms", fabric)
     assert full == pytest.approx(network.flow_level_ps(f.bytes, fabric), rel=0.005)
+
+
+def test_control_messages_wait_out_timeouts_only_behind_saturating_flows() -> None:
+    fabric = network.Fabric()
+    ms = 10**9
+    busy = {rto: network.Network(rto, fabric).message_latencies(Load(10)) for rto in RTO_MINS}
+    late = sum(t >= 200 * ms for t in busy["200ms"]) / len(busy["200ms"])
+    # Measured: 17% of the one-segment messages behind 10 saturating flows lose a segment and
+    # wait out the 200 ms timeout (mean 59 ms); with 1 ms the same losses cost about a
+    # millisecond (mean 0.8 ms, 99th percentile 2 ms; a rare run of backed-off timeouts 35 ms).
+    assert 0.10 <= late <= 0.30
+    assert statistics.fmean(busy["200ms"]) >= 30 * ms
+    assert statistics.fmean(busy["1ms"]) <= 2 * ms
+    assert sorted(busy["1ms"])[int(0.99 * len(busy["1ms"]))] < 5 * ms
+    # HDFS pipelines paced by their disks (4 × 93 Mbps) leave the port's queue empty: every
+    # message takes about one round trip of the idle fabric (110 µs).
+    paced = network.Network("200ms", fabric).message_latencies(Load(4, 93_000_000))
+    assert max(paced) < ms
+    # Draws are quantiles of the sample, seeded by the task: both RTOmins get the same ranks.
+    nets = [network.Network(rto, fabric) for rto in RTO_MINS]
+    for n, lat in zip(nets, busy.values(), strict=True):
+        n._messages[n._message_key(Load(10))] = lat
+    a, b = (n.message_sums_ps(Load(10), [40, 40], "job:0:reduce0") for n in nets)
+    assert a == nets[0].message_sums_ps(Load(10), [40, 40], "job:0:reduce0")
+    assert a != nets[0].message_sums_ps(Load(10), [40, 40], "job:0:reduce1")
+    assert all(x > 10 * y for x, y in zip(a, b, strict=True))
 
 
 def test_grid_rounds_to_quarter_doublings() -> None:

@@ -120,6 +120,24 @@ class Machines:
 MACHINES = Machines()
 
 
+def block_write_messages(replication: int) -> int:
+    """Control messages one HDFS block's write waits for, each crossing a worker's switch port
+    on its own (Hadoop 0.18 and 0.20's DFSClient and DataTransferProtocol): the NameNode's
+    answer to ``addBlock`` (into the writer's port); per replica beyond the local first one,
+    the WRITE_BLOCK op into its DataNode, that DataNode's pipeline set-up reply to the one
+    upstream, and its acknowledgement of the block's last packet (an ack in mid-block is
+    followed by the next packet's, so a lost one is repaired by duplicate ACKs under the
+    80-packet window; the last one has nothing behind it)."""
+    return 1 + 3 * (replication - 1)
+
+
+#: Messages a write waits for once per file: the NameNode's answer to ``complete``.
+FILE_CLOSE_MESSAGES = 1
+#: Messages a shuffle fetch waits for before its data flows: the HTTP GET for the map output,
+#: into the map host's port, which that host's own reducers' fetches keep full.
+FETCH_MESSAGES = 1
+
+
 def seconds_ps(s: float) -> int:
     """Seconds as integer picoseconds (the project's time unit)."""
     return round(s * PS_PER_S)

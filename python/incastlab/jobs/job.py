@@ -16,17 +16,32 @@ Times are integer picoseconds; sizes bytes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from incastlab.jobs.hadoop import MACHINES, HadoopConfig, Machines, seconds_ps
-from incastlab.jobs.network import FanIn
+from incastlab.jobs.hadoop import (
+    FETCH_MESSAGES,
+    FILE_CLOSE_MESSAGES,
+    MACHINES,
+    HadoopConfig,
+    Machines,
+    block_write_messages,
+    seconds_ps,
+)
+from incastlab.jobs.network import FanIn, Load
 
 
 class Transfers(Protocol):
-    """What times a fan-in: :class:`~incastlab.jobs.network.Network`, or a stand-in."""
+    """What times a job's transfers: :class:`~incastlab.jobs.network.Network`, or a stand-in."""
 
     def time_ps(self, f: FanIn) -> int: ...
+
+    def message_sums_ps(
+        self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
+    ) -> list[int]: ...
+
+    def line_rate_ps(self, nbytes: int) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,9 @@ class Task:
     """One task's phases, in picoseconds."""
 
     phases: dict[str, int] = field(default_factory=dict)
+    #: Control messages the task waits for one after another, by the load on the port each
+    #: crosses (before the copiers' parallelism hides some of them).
+    messages: list[tuple[Load, int]] = field(default_factory=list)
 
     @property
     def duration_ps(self) -> int:
@@ -59,7 +77,7 @@ class Task:
 
 
 #: Phases that cross the switch (timed at packet level).
-NETWORK_PHASES = frozenset({"shuffle", "hdfs_write_net"})
+NETWORK_PHASES = frozenset({"shuffle", "shuffle_control", "hdfs_write_net", "hdfs_control"})
 
 
 @dataclass
@@ -106,11 +124,14 @@ def _hdfs_write(
     m: Machines,
     net: Transfers,
     disk_share_bps: float,
+    key: str,
 ) -> None:
     """Write ``nbytes`` through the replication pipeline: the first replica on the local disk,
     the others on other workers. Disk and network run side by side (the pipeline streams), so
     the phase lasts as long as the slower of the two; the network part is the fan-in of the
-    (replication − 1) · writers pipelines that land on each worker."""
+    (replication − 1) · writers pipelines that land on each worker. Every block also waits for
+    its control messages (:func:`~incastlab.jobs.hadoop.block_write_messages`), one after
+    another, each crossing a port that the other writers' pipelines load."""
     if nbytes <= 0:
         return
     # Every worker's disk takes its own first replica and the other workers' extra ones.
@@ -130,6 +151,44 @@ def _hdfs_write(
         )
     task.phases["hdfs_write_disk"] = disk
     task.phases["hdfs_write_net"] = max(0, net_ps - disk)
+    blocks = math.ceil(nbytes / cfg.block_bytes)
+    pipelines = min((cfg.replication - 1) * writers_per_node, m.workers - 1)
+    messages = blocks * block_write_messages(cfg.replication) + FILE_CLOSE_MESSAGES
+    if net_ps <= disk:
+        # The pipelines stream all through the write, each at the pace of the disks it
+        # writes (every disk takes ``replication`` copies).
+        load = Load(pipelines, round(8 * disk_share_bps / cfg.replication) if pipelines else 0)
+        busy = 1.0
+    else:
+        # Network-bound: they fill the port while their bytes serialize, then it is idle.
+        load = Load(pipelines)
+        busy = min(1.0, net.line_rate_ps(pipelines * nbytes) / net_ps) if net_ps else 0.0
+    task.phases["hdfs_control"] = net.message_sums_ps(load, [messages], key, busy)[0]
+    task.messages.append((load, messages))
+
+
+def _copier_excess(
+    task: Task, fetch: FanIn, shuffle_ps: int, cfg: HadoopConfig, net: Transfers, key: str
+) -> int:
+    """How much a reducer's copiers' control messages lengthen its shuffle beyond the fan-in.
+
+    Each fetch first sends its GET into the map host's port, which that host's own reducers'
+    fetches (``tasks`` · ``window`` flows) keep full while they stream. A lost GET stalls only
+    its copier: the other copiers' flows keep the reducer's link busy, so the shuffle lasts the
+    longer of the fan-in (bandwidth-bound, simulated) and its slowest copier's chain of GETs
+    (each with its round trip) and map outputs serialized at line rate (latency-bound)."""
+    copiers = min(cfg.parallel_copies, fetch.senders)
+    fetches = fetch.senders * fetch.rounds
+    counts = [fetches // copiers + (1 if c < fetches % copiers else 0) for c in range(copiers)]
+    load = Load(fetch.tasks * copiers)
+    # The map hosts' ports are busy while their own reducers' fetches stream: the share of the
+    # fan-in that is serialization at line rate (small fetches leave the ports mostly idle).
+    busy = min(1.0, net.line_rate_ps(fetch.bytes) / shuffle_ps) if shuffle_ps else 0.0
+    waits = net.message_sums_ps(load, [n * FETCH_MESSAGES for n in counts], key, busy)
+    task.messages.append((load, max(counts) * FETCH_MESSAGES))
+    data = net.line_rate_ps(fetch.fragment)
+    chain = max(w + n * data for w, n in zip(waits, counts, strict=True))
+    return max(0, chain - shuffle_ps)
 
 
 def plan(job: Job, cfg: HadoopConfig, net: Transfers, m: Machines = MACHINES) -> Plan:
@@ -157,9 +216,9 @@ def plan(job: Job, cfg: HadoopConfig, net: Transfers, m: Machines = MACHINES) ->
             t.phases["spill"] = _io_ps(out * (1 + 2 * passes), map_disk, cfg, m)
         if not reduces and job.output_bytes:
             writers = min(m.map_slots, math.ceil(maps / m.workers))
-            _hdfs_write(t, job.output_bytes // maps, writers, cfg, m, net, map_disk)
+            key = f"{job.name}:{job.submit_ps}:map{i}"
+            _hdfs_write(t, job.output_bytes // maps, writers, cfg, m, net, map_disk, key)
         map_tasks.append(t)
-        del i
 
     reduce_tasks = []
     if reduces:
@@ -176,14 +235,19 @@ def plan(job: Job, cfg: HadoopConfig, net: Transfers, m: Machines = MACHINES) ->
         )
         shuffle_ps = net.time_ps(fetch) if senders > 0 else 0
         inmem = cfg.inmemory_bytes if cfg.version == "0.18.2" else int(0.7 * cfg.heap_bytes)
-        for _ in range(reduces):
+        for r in range(reduces):
+            key = f"{job.name}:{job.submit_ps}:reduce{r}"
             t = Task({"startup": startup, "shuffle": shuffle_ps})
+            if senders > 0:
+                t.phases["shuffle_control"] = _copier_excess(t, fetch, shuffle_ps, cfg, net, key)
             if per_reduce > inmem:
                 # Spilled in memory-sized runs, merged sort_factor at a time, read once more.
                 passes = merge_passes(math.ceil(per_reduce / inmem), cfg.sort_factor)
                 t.phases["merge"] = _io_ps(per_reduce * 2 * passes, red_disk, cfg, m)
             t.phases["reduce"] = seconds_ps(per_reduce / m.reduce_cpu_bps)
-            _hdfs_write(t, job.output_bytes // reduces, side_by_side, cfg, m, net, red_disk)
+            _hdfs_write(
+                t, job.output_bytes // reduces, side_by_side, cfg, m, net, red_disk, key + ":out"
+            )
             reduce_tasks.append(t)
 
     before = seconds_ps(m.job_startup_s)

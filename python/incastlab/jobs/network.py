@@ -22,6 +22,14 @@ distinct *shape* once, whole when it is at most :data:`SAMPLE_BYTES`, and otherw
   rounds keeps each fragment's slow start and loss pattern; shrinking fragments does not (a
   timeout in the sample is multiplied with it), so it is the last resort.
 
+Hadoop's control exchanges (a shuffle fetch's HTTP request, an HDFS pipeline's set-up and
+last acknowledgement, the NameNode's answer to ``addBlock``) are one-segment messages that cross
+a worker's switch port while bulk data fills it. :meth:`Network.message_latencies` simulates
+such messages at packet level, each on its own idle connection, behind a given :class:`Load` of
+long-lived flows into the same port: their latency distribution (queueing, drops, the
+retransmission timeout of the RTOmin under study and its back-off) is what the job model draws
+from for every exchange on a task's critical path.
+
 Results are memoized by the simulated scenario (in memory and, given a path, in a JSON file), so
 a replay simulates each distinct shape once. ``tests/test_jobs.py`` checks the extrapolation
 against full packet-level runs and states its error.
@@ -29,10 +37,12 @@ against full packet-level runs and states its error.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import random
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +56,21 @@ SAMPLE_BYTES = 10**9
 SCALE_FROM = 64_000
 #: Grid steps per doubling of the fragment size.
 GRID_PER_DOUBLING = 4
+
+#: Control messages simulated per :class:`Load`: enough that the 200 ms tail (the share of
+#: messages that wait out one or more timeouts, 8-25% behind 2-10 saturating flows) is sampled
+#: by hundreds of messages.
+MESSAGES = 2000
+#: Each message has its own connection, idle since its last message (an RPC or a fresh HTTP
+#: connection, never queued behind another message's retransmission): the message rate per
+#: connection stays below one per 2 s even at :data:`MESSAGE_RATE`.
+MESSAGE_CONNECTIONS = 500
+#: Messages per second into the loaded port (about 2 s of simulated time per :class:`Load`);
+#: 250 bytes each, they add 0.4% to the port's load.
+MESSAGE_RATE = 1000
+#: Bytes of one control message (an HTTP GET for a map output, a DataTransferProtocol op or
+#: reply, an RPC answer): all fit one segment, which is what decides how a loss is repaired.
+MESSAGE_BYTES = 250
 
 
 @dataclass(frozen=True, order=True)
@@ -84,6 +109,20 @@ class Fabric:
     @property
     def buffer_bytes(self) -> int:
         return parse_size(self.buffer)
+
+
+@dataclass(frozen=True, order=True)
+class Load:
+    """What fills a worker's port while a control message crosses it: ``flows`` long-lived
+    bulk flows into it, each limited to ``flow_bps`` by its source (0: only by the network,
+    as shuffle fetches are; HDFS pipelines move at the pace of the disks they write)."""
+
+    flows: int
+    flow_bps: int = 0
+
+
+#: A port nothing else crosses.
+IDLE = Load(0)
 
 
 def grid(fragment: int) -> int:
@@ -130,6 +169,46 @@ def scenario_of(f: FanIn, rto_min: str, fabric: Fabric) -> dict[str, Any]:
     }
 
 
+def message_scenario(load: Load, rto_min: str, fabric: Fabric) -> dict[str, Any]:
+    """The simulator scenario that measures control messages behind ``load``: the ``queries``
+    workload (one-segment request, one-segment answer, each pair on one of
+    :data:`MESSAGE_CONNECTIONS` idle connections) into the receiver whose port ``load.flows``
+    background flows keep busy from their own hosts."""
+    sc: dict[str, Any] = {
+        "seed": fabric.seed,
+        "topology": {
+            "kind": fabric.topology,
+            "senders": MESSAGE_CONNECTIONS,
+            "link": fabric.link,
+            "buffer": fabric.buffer,
+            "rtt": fabric.rtt,
+        },
+        "tcp": {"rto_min": rto_min, "initial_window": 1},
+        "workload": {
+            "kind": "queries",
+            "queries": MESSAGES,
+            "query_load": MESSAGE_RATE * MESSAGE_BYTES * 8 / fabric.link_bps,
+            "request_size": f"{MESSAGE_BYTES}B",
+            "query_size_min": f"{MESSAGE_BYTES}B",
+            "query_size_max": f"{MESSAGE_BYTES}B",
+        },
+        "background": {"flows": load.flows, "source": "own_hosts", "destination": "receiver"},
+    }
+    if load.flows and load.flow_bps:
+        # Every host is capped; the messages' hosts send a segment now and then, far below it.
+        sc["topology"]["host_rate_cap"] = f"{load.flow_bps}bps"
+    return sc
+
+
+def message_latencies_ps(load: Load, rto_min: str, fabric: Fabric) -> list[int]:
+    """Simulate control messages behind ``load``: each one's latency (request written to
+    answer read), sorted, in picoseconds."""
+    from incastlab.backends.sim import simulate
+
+    r = simulate(message_scenario(load, rto_min, fabric))
+    return sorted(int(t) for _, t in r.report["query_fcts"])
+
+
 def packet_level_ps(f: FanIn, rto_min: str, fabric: Fabric) -> int:
     """Simulate ``f`` whole, without sampling: its completion time in picoseconds."""
     from incastlab.backends.sim import simulate
@@ -138,6 +217,7 @@ def packet_level_ps(f: FanIn, rto_min: str, fabric: Fabric) -> int:
     return round(r.duration_s * PS_PER_S)
 
 
+@functools.cache
 def payload_bps(fabric: Fabric) -> float:
     """Goodput of one saturated link: the payload share of each frame on the wire."""
     from incastlab import scenario as sc_mod
@@ -163,10 +243,20 @@ class Network:
         self.fabric = fabric or Fabric()
         self._cache_path = cache
         self._times: dict[str, int] = {}
+        self._messages: dict[str, list[int]] = {}
         self._lock = threading.Lock()
         self.simulated = 0
         if cache is not None and cache.is_file():
             self._times = {k: int(v) for k, v in json.loads(cache.read_text()).items()}
+        if self._messages_path is not None and self._messages_path.is_file():
+            self._messages = json.loads(self._messages_path.read_text())
+
+    @property
+    def _messages_path(self) -> Path | None:
+        """Where the control-message samples are kept, beside the fan-in times."""
+        if self._cache_path is None:
+            return None
+        return self._cache_path.with_name(self._cache_path.stem + "-messages.json")
 
     def _key(self, sample: FanIn) -> str:
         from incastlab import __version__
@@ -186,6 +276,56 @@ class Network:
             self.simulated += 1
         return t
 
+    def _message_key(self, load: Load) -> str:
+        from incastlab import __version__
+
+        sc = message_scenario(load, self.rto_min, self.fabric)
+        return json.dumps([__version__, sc], sort_keys=True, separators=(",", ":"))
+
+    def message_latencies(self, load: Load) -> list[int]:
+        """Latencies of control messages behind ``load`` (sorted, picoseconds): simulated once
+        per load, then memoized."""
+        key = self._message_key(load)
+        with self._lock:
+            hit = self._messages.get(key)
+        if hit is not None:
+            return hit
+        lat = message_latencies_ps(load, self.rto_min, self.fabric)
+        with self._lock:
+            self._messages[key] = lat
+            self.simulated += 1
+        return lat
+
+    def messages_ps(self, load: Load, u: Sequence[float]) -> list[int]:
+        """The latency of one message behind ``load`` for each uniform draw in ``u``: the
+        draw's quantile of the simulated sample (the same draws under both RTOmin values
+        compare like with like)."""
+        lat = self.message_latencies(load)
+        n = len(lat)
+        return [lat[min(n - 1, int(x * n))] for x in u]
+
+    def message_sums_ps(
+        self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
+    ) -> list[int]:
+        """For each ``count``, the summed latency of that many control messages, one after
+        another, each meeting ``load`` with probability ``busy`` (the share of the time its
+        port carries it) and an idle port otherwise. The draws are seeded by the fabric's seed
+        and ``key`` (the task asking), so both RTOmin values see the same draws, each through
+        its own sample."""
+        rng = random.Random(f"{self.fabric.seed}:{key}")
+        idle = IDLE if busy < 1 else load
+        out = []
+        for c in counts:
+            draws = [(rng.random(), rng.random()) for _ in range(c)]
+            behind = [u for b, u in draws if b < busy]
+            alone = [u for b, u in draws if b >= busy]
+            out.append(sum(self.messages_ps(load, behind)) + sum(self.messages_ps(idle, alone)))
+        return out
+
+    def line_rate_ps(self, nbytes: int) -> int:
+        """``nbytes`` serialized at the payload rate of one link (no round trip)."""
+        return round(nbytes * 8 / payload_bps(self.fabric) * PS_PER_S)
+
     def time_ps(self, f: FanIn) -> int:
         """How long ``f`` takes, in picoseconds (0 for no bytes)."""
         if f.bytes <= 0:
@@ -196,30 +336,39 @@ class Network:
     def prepare(
         self,
         fanins: Iterable[FanIn],
+        loads: Iterable[Load] = (),
         *,
         workers: int = 1,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Simulate every sample ``fanins`` need that is not cached yet, ``workers`` at once
-        (threads: the simulator releases the GIL). Returns how many were simulated."""
+        """Simulate every sample ``fanins`` need and every control-message ``loads`` that is not
+        cached yet, ``workers`` at once (threads: the simulator releases the GIL). Returns how
+        many were simulated."""
         todo = sorted({sample_of(f)[0] for f in fanins if f.bytes > 0})
         todo = [s for s in todo if self._key(s) not in self._times]
         # The largest first, so the pool does not end on one long run.
         todo.sort(key=lambda s: -s.bytes)
+        loads = sorted({x for x in loads if self._message_key(x) not in self._messages})
+        runs: list[Callable[[], object]] = [
+            *(lambda s=s: self._sampled_ps(s) for s in todo),
+            *(lambda x=x: self.message_latencies(x) for x in loads),
+        ]
         done = 0
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            for _ in pool.map(self._sampled_ps, todo):
+            for _ in pool.map(lambda run: run(), runs):
                 done += 1
                 if progress:
-                    progress(done, len(todo))
+                    progress(done, len(runs))
         self.save()
-        return len(todo)
+        return len(runs)
 
     def save(self) -> None:
         if self._cache_path is None:
             return
         self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._cache_path.with_suffix(".tmp")
-        with self._lock:
-            tmp.write_text(json.dumps(self._times, sort_keys=True))
-        tmp.replace(self._cache_path)
+        for path, data in ((self._cache_path, self._times), (self._messages_path, self._messages)):
+            assert path is not None
+            tmp = path.with_suffix(".tmp")
+            with self._lock:
+                tmp.write_text(json.dumps(data, sort_keys=True))
+            tmp.replace(path)

@@ -16,29 +16,47 @@ from typing import Any
 
 from incastlab.jobs.hadoop import MACHINES, HadoopConfig, Machines
 from incastlab.jobs.job import Job, Plan, plan
-from incastlab.jobs.network import Fabric, FanIn, Network
+from incastlab.jobs.network import IDLE, Fabric, FanIn, Load, Network
 from incastlab.jobs.scheduler import Outcome, Policy, run
 
 #: The article's two TCPs: Linux's default RTOmin and its 1 ms-min-RTO kernel.
 RTO_MINS = ("200ms", "1ms")
 
 
-class _Recorder:
-    """A stand-in network that notes the fan-ins a plan asks for."""
+class _Unloaded:
+    """A network that moves bytes and messages in no time: what a job takes without its
+    transfers."""
+
+    def time_ps(self, f: FanIn) -> int:
+        return 0
+
+    def message_sums_ps(
+        self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
+    ) -> list[int]:
+        return [0] * len(counts)
+
+    def line_rate_ps(self, nbytes: int) -> int:
+        return 0
+
+
+class _Recorder(_Unloaded):
+    """A stand-in network that notes the fan-ins and message loads a plan asks for."""
 
     def __init__(self) -> None:
         self.seen: set[FanIn] = set()
+        self.loads: set[Load] = set()
 
     def time_ps(self, f: FanIn) -> int:
         self.seen.add(f)
         return 0
 
-
-class _Unloaded:
-    """A network that moves bytes in no time: what a job takes without its transfers."""
-
-    def time_ps(self, f: FanIn) -> int:
-        return 0
+    def message_sums_ps(
+        self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
+    ) -> list[int]:
+        self.loads.add(load)
+        if busy < 1:
+            self.loads.add(IDLE)
+        return [0] * len(counts)
 
 
 @dataclass
@@ -85,7 +103,9 @@ def replay(
     simulated = 0
     for rto in rto_mins:
         net = Network(rto, fabric, cache)
-        simulated += net.prepare(rec.seen, workers=workers, progress=_for_rto(progress, rto))
+        simulated += net.prepare(
+            rec.seen, rec.loads, workers=workers, progress=_for_rto(progress, rto)
+        )
         outcomes[rto] = _schedule([plan(j, config, net, machines) for j in jobs], policy, alone)
     unloaded = _schedule([plan(j, config, _Unloaded(), machines) for j in jobs], policy, True)
     return Replay(
