@@ -94,13 +94,25 @@ class Fabric:
     """The network every transfer crosses (the article's: one switch, 1 Gbps, 64 KB per port).
 
     ``topology`` is any of the simulator's (``star``, ``leaf_spine``, ``fat_tree``; hosts spread
-    over them as the scenario's ``placement`` default does)."""
+    over them as the scenario's ``placement`` default does). ``delayed_ack`` is the hosts'
+    delayed-ACK timeout ("off": every segment acknowledged at once, as the ``chen-*``
+    experiments run); Linux 2.6.28, the article's kernel, delays ACKs by up to 40 ms outside
+    its quick-ACK mode, which is then on."""
 
     topology: str = "star"
     link: str = "1Gbps"
     buffer: str = "64KB"
     rtt: str = "100us"
     seed: int = 1
+    delayed_ack: str = "off"
+
+    def tcp(self, rto_min: str) -> dict[str, Any]:
+        """The hosts' TCP (the 2009 kernel's one-segment first round, as the article's Table 1)
+        with the RTOmin under study."""
+        tcp: dict[str, Any] = {"rto_min": rto_min, "initial_window": 1}
+        if self.delayed_ack != "off":
+            tcp.update(delayed_ack=self.delayed_ack, quickack=True)
+        return tcp
 
     @property
     def link_bps(self) -> int:
@@ -158,7 +170,7 @@ def scenario_of(f: FanIn, rto_min: str, fabric: Fabric) -> dict[str, Any]:
             "buffer": fabric.buffer,
             "rtt": fabric.rtt,
         },
-        "tcp": {"rto_min": rto_min, "initial_window": 1, "cwnd_restart": "block"},
+        "tcp": {**fabric.tcp(rto_min), "cwnd_restart": "block"},
         "workload": {
             "kind": "sync_read",
             "sru": f"{f.fragment}B",
@@ -183,7 +195,7 @@ def message_scenario(load: Load, rto_min: str, fabric: Fabric) -> dict[str, Any]
             "buffer": fabric.buffer,
             "rtt": fabric.rtt,
         },
-        "tcp": {"rto_min": rto_min, "initial_window": 1},
+        "tcp": fabric.tcp(rto_min),
         "workload": {
             "kind": "queries",
             "queries": MESSAGES,
