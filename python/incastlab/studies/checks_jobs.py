@@ -321,7 +321,8 @@ def _notes(runs: dict[str, list[Replay]]) -> str:
         "save (simulated, not assumed); transfer slowdown: overhead ÷ share, the network phases' "
         "own Eq. 5 (Amdahl: the job's overhead is the share times it). Figure 6's bar heights "
         "are not in the article's text, only its words, quoted in the last column. "
-        f"{sims} fan-ins simulated at packet level (none when a memoized run is reused)."
+        f"{sims} transfers simulated at packet level (fan-ins and control-message loads; "
+        "none when a memoized run is reused)."
     )
 
 
@@ -426,7 +427,7 @@ def fb2009_replay(
     def progress(rto: str, done: int, total: int) -> None:
         if say and (done == total or done - last.get(rto, 0) >= max(1, total // 10)):
             last[rto] = done
-            say(f"  RTOmin {rto}: {done}/{total} fan-ins simulated")
+            say(f"  RTOmin {rto}: {done}/{total} transfers simulated")
 
     r = replay(
         jobs,
@@ -488,7 +489,8 @@ def fb2009_replay(
         f"sizes scaled by {m.workers}/{swim.FB2009_CLUSTER} = {factor:.4f} as SWIM's "
         "GenerateReplayScript does (then at least 64 MiB input, 1 KiB shuffle and output); "
         "Hadoop 0.20.2 with default settings and the fair scheduler. "
-        f"{r.simulated} fan-ins simulated at packet level; replay wall time {r.wall_s:.1f} s "
+        f"{r.simulated} transfers (fan-ins and control-message loads) simulated at packet "
+        f"level; replay wall time {r.wall_s:.1f} s "
         f"with {workers} simulator threads.",
     ]
     worst = max(abs(shift[50]), abs(shift[90]))
