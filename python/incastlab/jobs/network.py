@@ -97,7 +97,9 @@ class Fabric:
     over them as the scenario's ``placement`` default does). ``delayed_ack`` is the hosts'
     delayed-ACK timeout ("off": every segment acknowledged at once, as the ``chen-*``
     experiments run); Linux 2.6.28, the article's kernel, delays ACKs by up to 40 ms outside
-    its quick-ACK mode, which is then on."""
+    its quick-ACK mode. With a timeout the simulator's Linux delayed-ACK engine is on
+    (``tcp.quickack``), which also never holds an ACK longer than RTOmin less a tick, as
+    Linux does only since 6.7: it understates the spurious timeouts a 1 ms RTOmin had in 2009."""
 
     topology: str = "star"
     link: str = "1Gbps"
