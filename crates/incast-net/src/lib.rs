@@ -2,12 +2,14 @@
 //!
 //! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
 //! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
+//! - [`kv`]: a key-value store's gets between hosts in namespaces, every host a coordinator and a replica;
 //! - [`protocol`]: the 24-byte versioned request and response headers they speak;
 //! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters;
 //! - [`netns`]: entering network namespaces by name, for sockets opened inside them.
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod kv;
 pub mod monitor;
 pub mod netns;
 pub mod protocol;

@@ -183,7 +183,7 @@ enum End {
 }
 
 /// Zeros to send from, so a response never allocates.
-static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
 /// Listener `j` is polled as token `usize::MAX - j`; connections take tokens from 0 up.
 fn listener_token(j: usize) -> Token {

@@ -370,6 +370,16 @@ fn netns_read(
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// The rate (bits per second) `topology.host_rate_cap` of a normalized scenario leaves a
+/// host NIC of `link_bps`, or None without a cap: the simulator's rule, for the emulator's
+/// shapers.
+#[pyfunction]
+fn host_rate_cap_bps(py: Python<'_>, scenario_json: &str, link_bps: u64) -> PyResult<Option<u64>> {
+    let sc = incast_sim::Scenario::from_json_unchecked(scenario_json)
+        .map_err(|e| scenario_error(py, &e))?;
+    Ok(sc.topology.host_rate_cap.map(|c| c.of(link_bps)))
+}
+
 /// Check that TCP congestion control `name` can be set on a socket here; ValueError naming
 /// it (and what is available) if not.
 #[pyfunction]
@@ -395,6 +405,124 @@ fn run_bench(py: Python<'_>, config_json: &str) -> PyResult<String> {
         Ok(Ok(r)) => Ok(serde_json::to_string(&r).expect("a bench result serializes")),
         Ok(Err(e)) => Err(PyRuntimeError::new_err(e)),
         Err(p) => Err(SimulationError::new_err(panic_message(p))),
+    }
+}
+
+/// The key-value store's gets on real TCP (`incast emulate` with `workload.kind =
+/// "kv_gets"`): every host of a normalized scenario listening in its namespace and
+/// connected to every other on creation; `run` issues the gets the simulator would draw
+/// for the same scenario and seed (`incast_sim::kv::plan`).
+#[pyclass(name = "KvCluster")]
+struct PyKvCluster {
+    cluster: Option<incast_net::kv::KvCluster>,
+    gets: usize,
+}
+
+#[pymethods]
+impl PyKvCluster {
+    /// `hosts`: `(namespace, "ip:port")` per host of the scenario, in host order.
+    #[new]
+    #[pyo3(signature = (scenario_json, hosts, congestion=None, connect_timeout_s=10.0))]
+    fn new(
+        py: Python<'_>,
+        scenario_json: &str,
+        hosts: Vec<(Option<String>, String)>,
+        congestion: Option<String>,
+        connect_timeout_s: f64,
+    ) -> PyResult<Self> {
+        use incast_net::kv::{KvCluster, KvConfig, KvGet, KvHost};
+        let sc =
+            incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
+        if hosts.len() != sc.topology.senders as usize {
+            return Err(PyValueError::new_err(format!(
+                "hosts: {} given for a cluster of {} (topology.senders)",
+                hosts.len(),
+                sc.topology.senders
+            )));
+        }
+        let mut list = Vec::with_capacity(hosts.len());
+        for (netns, a) in hosts {
+            let addr = a.parse().map_err(|_| {
+                let shown: String = a.chars().take(60).collect();
+                PyValueError::new_err(format!(
+                    "hosts: expected host:port such as 10.0.0.1:9000, got {shown:?}"
+                ))
+            })?;
+            list.push(KvHost { netns, addr });
+        }
+        let ps_per_us = 1_000_000;
+        let gets: Vec<KvGet> = incast_sim::kv::plan(&sc)
+            .into_iter()
+            .map(|g| KvGet {
+                host: g.host,
+                at_us: g.at / ps_per_us,
+                size: g.size,
+                replicas: g.replicas,
+            })
+            .collect();
+        let n = gets.len();
+        let cfg = KvConfig {
+            hosts: list,
+            gets,
+            quorum: sc.kv_quorum(),
+            warmup_us: sc.workload.kv_warmup / ps_per_us,
+            congestion,
+            connect_timeout_s,
+        };
+        let cluster = py
+            .detach(|| KvCluster::connect(cfg))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(PyKvCluster {
+            cluster: Some(cluster),
+            gets: n,
+        })
+    }
+
+    /// Gets planned.
+    fn planned(&self) -> usize {
+        self.gets
+    }
+
+    /// Run the gets from `start_monotonic_ns` (Python's `time.monotonic_ns()` clock) on, at
+    /// most `time_limit_s` past the last arrival; the result as JSON. Once only.
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        start_monotonic_ns: u64,
+        time_limit_s: f64,
+    ) -> PyResult<String> {
+        let Some(cluster) = self.cluster.take() else {
+            return Err(PyRuntimeError::new_err("this cluster has run already"));
+        };
+        let limit = duration("time_limit_s", time_limit_s)?;
+        let start = incast_net::kv::instant_at_monotonic_ns(start_monotonic_ns);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("kv-gets".into())
+            .spawn(move || cluster.run(start, limit, &flag))
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the gets: {e}")))?;
+        let interrupted = loop {
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+            if let Err(e) = py.check_signals() {
+                break Some(e);
+            }
+            if handle.is_finished() {
+                break None;
+            }
+        };
+        if interrupted.is_some() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let joined = py.detach(|| handle.join());
+        if let Some(e) = interrupted {
+            return Err(e);
+        }
+        match joined {
+            Ok(Ok(r)) => Ok(serde_json::to_string(&r).expect("a kv result serializes")),
+            Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+            Err(p) => Err(SimulationError::new_err(panic_message(p))),
+        }
     }
 }
 
@@ -578,6 +706,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
     m.add_function(wrap_pyfunction!(netns_read, m)?)?;
+    m.add_function(wrap_pyfunction!(host_rate_cap_bps, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
@@ -588,6 +717,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_class::<PyMonitor>()?;
     m.add_class::<PyBlockServers>()?;
+    m.add_class::<PyKvCluster>()?;
     m.add("MonitorError", m.py().get_type::<MonitorError>())?;
     let scenario_error = m.py().get_type::<ScenarioError>();
     // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole

@@ -164,11 +164,7 @@ impl KvGets {
         let w = &sc.workload;
         let h = sc.topology.senders;
         let conns = Self::connections_of(h) as usize;
-        let sizes = if w.query_size_cdf.is_empty() {
-            SizeDist::Uniform(w.value_size, w.value_size)
-        } else {
-            SizeDist::Cdf(w.query_size_cdf.clone())
-        };
+        let sizes = value_sizes(sc);
         let mean_gap = PS_PER_S as f64 / sc.kv_gets_per_s();
         KvGets {
             hosts: h,
@@ -269,8 +265,7 @@ impl KvGets {
     }
 
     fn gap(&mut self, h: u32) -> SimTime {
-        let u = (self.draws[h as usize].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        (-(1.0 - u).ln() * self.mean_gap) as SimTime
+        exponential_gap(&mut self.draws[h as usize], self.mean_gap)
     }
 
     /// Schedule host `h`'s next get after `now`, or close its arrivals.
@@ -294,25 +289,13 @@ impl KvGets {
 
     /// Choose the replicas of a key into `self.pick`.
     fn choose_replicas(&mut self, h: u32) {
-        self.pick.clear();
-        let n = self.hosts as u64;
-        let rng = &mut self.draws[h as usize];
-        match self.placement {
-            KvPlacement::Ring => {
-                let first = rng.up_to(n - 1);
-                for k in 0..self.replicas as u64 {
-                    self.pick.push(((first + k) % n) as u32);
-                }
-            }
-            KvPlacement::Uniform => {
-                // Floyd's sampling: R distinct of H in R draws.
-                for j in n - self.replicas as u64..n {
-                    let t = rng.up_to(j) as u32;
-                    let v = if self.pick.contains(&t) { j as u32 } else { t };
-                    self.pick.push(v);
-                }
-            }
-        }
+        choose_replicas(
+            self.placement,
+            self.hosts,
+            self.replicas,
+            &mut self.draws[h as usize],
+            &mut self.pick,
+        );
     }
 
     /// An operation arrives at host `h`: a get asks its replicas for the value, a put sends
@@ -541,6 +524,96 @@ impl KvGets {
             self.peak[phys as usize].add(now, wire);
         }
     }
+}
+
+/// The values' sizes: `value_size`, or drawn from `query_size_cdf`.
+fn value_sizes(sc: &Scenario) -> SizeDist {
+    let w = &sc.workload;
+    if w.query_size_cdf.is_empty() {
+        SizeDist::Uniform(w.value_size, w.value_size)
+    } else {
+        SizeDist::Cdf(w.query_size_cdf.clone())
+    }
+}
+
+/// The time to a host's next get: exponential with mean `mean_gap` (a Poisson process).
+fn exponential_gap(rng: &mut Rng, mean_gap: f64) -> SimTime {
+    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    (-(1.0 - u).ln() * mean_gap) as SimTime
+}
+
+/// Choose the `replicas` distinct hosts of a key out of `hosts` into `pick`: R hosts in a
+/// row from a random start on the ring, or R uniformly.
+fn choose_replicas(
+    placement: KvPlacement,
+    hosts: u32,
+    replicas: u32,
+    rng: &mut Rng,
+    pick: &mut Vec<u32>,
+) {
+    pick.clear();
+    let n = hosts as u64;
+    match placement {
+        KvPlacement::Ring => {
+            let first = rng.up_to(n - 1);
+            for k in 0..replicas as u64 {
+                pick.push(((first + k) % n) as u32);
+            }
+        }
+        KvPlacement::Uniform => {
+            // Floyd's sampling: R distinct of H in R draws.
+            for j in n - replicas as u64..n {
+                let t = rng.up_to(j) as u32;
+                let v = if pick.contains(&t) { j as u32 } else { t };
+                pick.push(v);
+            }
+        }
+    }
+}
+
+/// One get of a [`plan`]: when it arrives at which coordinator, the value's size and its
+/// replicas (the coordinator itself among them answers locally).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedGet {
+    /// The coordinator.
+    pub host: u32,
+    /// Arrival, picoseconds from the start of the gets.
+    pub at: SimTime,
+    /// Value bytes each replica returns.
+    pub size: u64,
+    /// The replicas, distinct hosts.
+    pub replicas: Vec<u32>,
+}
+
+/// Every get of the scenario's store, in arrival order (ties by host): the arrivals, sizes
+/// and replicas [`KvGets`] draws for the same scenario and seed, draw for draw, for a
+/// generator outside the simulator (the emulator's real TCP) to run the same gets.
+pub fn plan(sc: &Scenario) -> Vec<PlannedGet> {
+    let w = &sc.workload;
+    let sizes = value_sizes(sc);
+    let mean_gap = PS_PER_S as f64 / sc.kv_gets_per_s();
+    let hosts = sc.topology.senders;
+    let mut out = Vec::new();
+    let mut pick = Vec::with_capacity(w.kv_replicas as usize);
+    for h in 0..hosts {
+        let mut rng = Rng::stream(sc.seed, Stream::KvGets(h));
+        // As KvGets: a gap when the arrivals start, then per get its size, its replicas and
+        // the gap to the next.
+        let mut at = exponential_gap(&mut rng, mean_gap);
+        while at < w.kv_duration {
+            let size = sizes.sample(&mut rng);
+            choose_replicas(w.kv_placement, hosts, w.kv_replicas, &mut rng, &mut pick);
+            out.push(PlannedGet {
+                host: h,
+                at,
+                size,
+                replicas: pick.clone(),
+            });
+            at += exponential_gap(&mut rng, mean_gap);
+        }
+    }
+    out.sort_by_key(|g| (g.at, g.host));
+    out
 }
 
 /// What one host of the store saw, per second of the run (from the first get to the last
@@ -780,6 +853,67 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The plan is the simulator's own gets: drive a store through its arrivals alone and
+    /// every get asks the replicas the plan names, at the time it names.
+    #[test]
+    fn the_plan_draws_the_gets_the_store_issues() {
+        for placement in [KvPlacement::Ring, KvPlacement::Uniform] {
+            let mut sc = cluster(6);
+            sc.workload.kv_placement = placement;
+            sc.workload.kv_utilization = 0.3;
+            sc.workload.kv_duration = from_ms(200);
+            let planned = plan(&sc);
+            assert!(planned.len() > 20, "{}", planned.len());
+            let mut kv = KvGets::new(&sc, 6);
+            let mut act = Vec::new();
+            kv.start(0, &mut act);
+            let mut issued = Vec::new();
+            loop {
+                let next = act
+                    .iter()
+                    .filter_map(|a| match a {
+                        Action::GetAt { host, at } => Some((*at, *host)),
+                        _ => None,
+                    })
+                    .min();
+                let Some((at, h)) = next else { break };
+                act.retain(
+                    |a| !matches!(a, Action::GetAt { host, at: t } if *host == h && *t == at),
+                );
+                let mut out = Vec::new();
+                kv.get(h, at, &mut out);
+                let mut remote: Vec<u32> = out
+                    .iter()
+                    .filter_map(|a| match a {
+                        Action::Write { ep, .. } => Some(kv.ends(ep.conn()).0),
+                        _ => None,
+                    })
+                    .collect();
+                remote.sort_unstable();
+                issued.push((h, at, remote));
+                act.extend(
+                    out.into_iter()
+                        .filter(|a| matches!(a, Action::GetAt { .. })),
+                );
+            }
+            let want: Vec<_> = planned
+                .iter()
+                .map(|g| {
+                    let mut r: Vec<u32> = g
+                        .replicas
+                        .iter()
+                        .copied()
+                        .filter(|&b| b != g.host)
+                        .collect();
+                    r.sort_unstable();
+                    (g.host, g.at, r)
+                })
+                .collect();
+            assert_eq!(issued, want, "{placement:?}");
+            assert!(planned.iter().all(|g| g.size == sc.workload.value_size));
+        }
     }
 
     #[test]
