@@ -35,7 +35,7 @@ use crate::server::{configure, ZEROS};
 pub struct KvHost {
     /// Its network namespace (`None`: the caller's).
     pub netns: Option<String>,
-    /// Where its replica listens.
+    /// Where its replica listens (port 0: any free port).
     pub addr: SocketAddr,
 }
 
@@ -213,6 +213,11 @@ impl KvCluster {
                     .map_err(|e| named(e, || format!("host {i}: cannot listen on {}", x.addr)))
             },
         )?;
+        // Where each replica listens (a port of 0 in the configuration is the one bound).
+        let bound: Vec<SocketAddr> = listeners
+            .iter()
+            .map(|l| l.local_addr())
+            .collect::<io::Result<_>>()?;
         let timeout = Duration::from_secs_f64(cfg.connect_timeout_s.max(0.001));
         let cc = cfg.congestion.as_deref();
         let outgoing = crate::netns::in_each(
@@ -220,12 +225,12 @@ impl KvCluster {
             |x| x.netns.as_deref(),
             |a, _| {
                 let mut v = Vec::with_capacity(h - 1);
-                for (b, to) in cfg.hosts.iter().enumerate() {
+                for (b, to) in bound.iter().enumerate() {
                     if b == a {
                         continue;
                     }
-                    let s = TcpStream::connect_timeout(&to.addr, timeout)
-                        .map_err(|e| named(e, || format!("host {a} → host {b} ({})", to.addr)))?;
+                    let s = TcpStream::connect_timeout(to, timeout)
+                        .map_err(|e| named(e, || format!("host {a} → host {b} ({to})")))?;
                     configure(&s, true, None, None, cc)
                         .map_err(|e| named(e, || format!("host {a} → host {b}")))?;
                     v.push(s);
@@ -605,9 +610,9 @@ mod tests {
             .collect()
     }
 
-    /// Bind to port 0 each, then read back the ports: the cluster's hosts on loopback.
+    /// The cluster's hosts on loopback addresses, each on a port of its own.
     fn cluster(hosts: u32, gets: Vec<KvGet>, quorum: u32) -> KvCluster {
-        let mut cfg = KvConfig {
+        let cfg = KvConfig {
             hosts: local(hosts),
             gets,
             quorum,
@@ -615,11 +620,6 @@ mod tests {
             congestion: None,
             connect_timeout_s: 2.0,
         };
-        // Loopback addresses 127.0.5.x with fixed free ports.
-        for h in cfg.hosts.iter_mut() {
-            let l = TcpListener::bind(h.addr).unwrap();
-            h.addr = l.local_addr().unwrap();
-        }
         KvCluster::connect(cfg).unwrap()
     }
 

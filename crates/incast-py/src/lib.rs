@@ -416,6 +416,8 @@ fn run_bench(py: Python<'_>, config_json: &str) -> PyResult<String> {
 struct PyKvCluster {
     cluster: Option<incast_net::kv::KvCluster>,
     gets: usize,
+    rate: f64,
+    quorum: u32,
 }
 
 #[pymethods]
@@ -461,10 +463,11 @@ impl PyKvCluster {
             })
             .collect();
         let n = gets.len();
+        let (rate, quorum) = (sc.kv_gets_per_s(), sc.kv_quorum());
         let cfg = KvConfig {
             hosts: list,
             gets,
-            quorum: sc.kv_quorum(),
+            quorum,
             warmup_us: sc.workload.kv_warmup / ps_per_us,
             congestion,
             connect_timeout_s,
@@ -475,12 +478,24 @@ impl PyKvCluster {
         Ok(PyKvCluster {
             cluster: Some(cluster),
             gets: n,
+            rate,
+            quorum,
         })
     }
 
     /// Gets planned.
     fn planned(&self) -> usize {
         self.gets
+    }
+
+    /// Gets per second arriving at each host (the simulator's `kv_gets_per_s`).
+    fn gets_per_s(&self) -> f64 {
+        self.rate
+    }
+
+    /// Replies a get waits for (the simulator's `kv_quorum`).
+    fn quorum(&self) -> u32 {
+        self.quorum
     }
 
     /// Run the gets from `start_monotonic_ns` (Python's `time.monotonic_ns()` clock) on, at

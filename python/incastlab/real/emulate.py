@@ -114,6 +114,9 @@ class Testbed:
     receiver_ip: str
     #: The block servers of every sender (``_core.BlockServers``), once started.
     servers: Any = None
+    #: A key-value cluster: every host is a sender namespace, every switch port a
+    #: bottleneck, and there is no receiver namespace (``receiver`` names none).
+    kv: bool = False
 
 
 def route_rto_min_ms(rto_min_ps: int) -> int:
@@ -160,6 +163,25 @@ def _tc(netns: str, dev: str, rate_bps: int, limit: int, burst: int) -> None:
         raise EmulationError(f"tc (tbf) failed on {dev}: {p.stderr.strip()}")
 
 
+def nic_shaper(s: dict[str, Any], link_bps: int) -> tuple[int, int]:
+    """(rate in bit/s, bucket in bytes) of the tbf on a host NIC of ``link_bps`` in
+    normalized scenario ``s``: the link rate, or ``topology.host_rate_cap``'s share of it
+    (the simulator's rule) with a bucket of ``host_rate_burst``, at least :data:`TBF_BURST`."""
+    cap = _core.host_rate_cap_bps(json.dumps(s), link_bps)
+    if cap is None:
+        return link_bps, TBF_BURST
+    return cap, max(TBF_BURST, int(s["topology"]["host_rate_burst"]))
+
+
+def cap_note(s: dict[str, Any]) -> str:
+    """What the testbed made of ``topology.host_rate_cap`` (for the result's record)."""
+    t = s["topology"]
+    if t["host_rate_cap"] is None:
+        return "none: every NIC's tbf at its link rate"
+    rate, burst = nic_shaper(s, t["link"])
+    return f"tbf at {rate} bit/s with a {burst}-byte bucket on every host's NIC"
+
+
 def build(sc: Scenario, pid: int | None = None) -> Testbed:
     """Build the star for `sc`: namespaces, veths, bridge, addresses, routes, qdiscs.
 
@@ -195,9 +217,10 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         sender_ns=[f"il{pid}-s{i}" for i in range(n)],
         sender_ips=[_ip(i) for i in range(n)],
         receiver_ip="10.77.255.254",
+        kv=s["workload"]["kind"] == "kv_gets",
     )
-    hosts = [*tb.sender_ns, tb.receiver]
-    ips = [*tb.sender_ips, tb.receiver_ip]
+    hosts = [*tb.sender_ns] if tb.kv else [*tb.sender_ns, tb.receiver]
+    ips = [*tb.sender_ips] if tb.kv else [*tb.sender_ips, tb.receiver_ip]
     _batch([f"netns add {name}" for name in [tb.switch, *hosts]])
     root = []
     for i, name in enumerate(hosts):
@@ -234,10 +257,19 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
             raise EmulationError(
                 f"cannot set {', '.join(sysctls)} in a namespace: {done.stderr.strip()}"
             )
-        # The host's NIC at its link rate, with a deep queue as a host's qdisc has.
-        _tc(name, "eth0", rx_link if receiver else link, 1000 * MTU_FRAME, TBF_BURST)
+        # The host's NIC at its link rate (or its cap), with a deep queue as a host's
+        # qdisc has.
+        rate, burst = nic_shaper(s, rx_link if receiver else link)
+        _tc(name, "eth0", rate, 1000 * MTU_FRAME, burst)
         sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
     _batch(sw, tb.switch)
+    if tb.kv:
+        # In a store every host receives fan-in: every port is limited to the buffer.
+        per_port = t["buffer"]
+        limit = per_port["bytes"] or (per_port["packets"] or 44) * MTU_FRAME
+        for i in range(n):
+            _tc(tb.switch, f"p{i}", link, limit, TBF_BURST)
+        return tb
     # The incast bottleneck: the switch port towards the receiver, limited to the buffer.
     _tc(tb.switch, "pr", rx_link, buf, TBF_BURST)
     return tb
@@ -398,11 +430,16 @@ def server_sockets(ns: str, port: int = 9000) -> list[dict[str, Any]]:
     return out
 
 
-def measure_rtt(tb: Testbed, count: int = RTT_PROBES) -> dict[str, Any]:
-    """The idle testbed's round trip: ICMP echoes (56-byte payload) from the receiver to the
-    first sender, through the switch and both shapers; min, median and max in seconds."""
+def measure_rtt(
+    tb: Testbed, src: str | None = None, dst: str | None = None, count: int = RTT_PROBES
+) -> dict[str, Any]:
+    """The idle testbed's round trip: ICMP echoes (56-byte payload) from namespace ``src``
+    (default: the receiver) to address ``dst`` (default: the first sender), through the
+    switch and both shapers; min, median and max in seconds."""
+    src = tb.receiver if src is None else src
+    dst = tb.sender_ips[0] if dst is None else dst
     p = subprocess.run(
-        [*_agent(tb.receiver), "ping", tb.sender_ips[0], str(count)],
+        [*_agent(src), "ping", dst, str(count)],
         capture_output=True,
         text=True,
     )
@@ -413,7 +450,7 @@ def measure_rtt(tb: Testbed, count: int = RTT_PROBES) -> dict[str, Any]:
     if not samples:
         return {"method": "ICMP echo", "samples": 0, "error": p.stderr.strip()[-200:]}
     return {
-        "method": "ICMP echo, 56-byte payload, receiver to sender 0, idle testbed, "
+        "method": f"ICMP echo, 56-byte payload, {src} to {dst}, idle testbed, "
         "the kernel's software timestamps of request and reply",
         "samples": len(samples),
         "min_s": samples[0],
@@ -557,6 +594,24 @@ def testbed(sc: Scenario) -> Iterator[Testbed]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def kernel_of(tb: Testbed) -> dict[str, Any]:
+    """What the kernel of testbed ``tb`` runs, read before any traffic: its release and HZ,
+    a sender's sysctls, the veths' offloads and the qdiscs."""
+    port, where = (
+        ("p0", "switch port to host 0") if tb.kv else ("pr", "switch port to the receiver")
+    )
+    found = {"sender": qdiscs(tb.sender_ns[0]), "switch": qdiscs(tb.switch)}
+    if not tb.kv:
+        found["receiver"] = qdiscs(tb.receiver)
+    return {
+        "release": os.uname().release,
+        "hz": kernel_hz(),
+        "sysctls": read_sysctls(tb.sender_ns[0]),
+        "offloads": {"sender eth0": offloads(tb.sender_ns[0]), where: offloads(tb.switch, port)},
+        "qdiscs": found,
+    }
+
+
 def _agent(netns: str) -> list[str]:
     """The command line of the namespace agent run in ``netns``."""
     return ["ip", "netns", "exec", netns, sys.executable, "-m", "incastlab.real.agent"]
@@ -580,13 +635,26 @@ def run(
 
     s = sc.normalized()
     w, tcp = s["workload"], s["tcp"]
-    if w["kind"] != "sync_read":
-        raise EmulationError("workload.kind: emulation runs synchronized reads (sync_read)")
+    if w["kind"] not in ("sync_read", "kv_gets"):
+        raise EmulationError(
+            f"workload.kind: emulation runs synchronized reads (sync_read) and a key-value "
+            f"store's gets (kv_gets), not {w['kind']}"
+        )
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
+    if w["kind"] == "kv_gets" and (pcap_dir or monitor_ns):
+        raise EmulationError(
+            "--pcap and --monitor watch one receiver: a key-value store has none "
+            "(workload.kind = kv_gets)"
+        )
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
     check_can_emulate()
     check_congestion_control(cc)
+    if w["kind"] == "kv_gets":
+        from incastlab.real import kv
+
+        report = kv.run(sc, time_limit_s=time_limit_s)
+        return Result(scenario=s, report=report, version=_core.__version__, backend="emulate")
     # A striped block is split by the engine's one rule, so every server sends its own share.
     n = s["topology"]["senders"]
     sizes = [] if w["sru"] is not None else _core.block_split(w["block"], n)
@@ -612,20 +680,7 @@ def run(
         # What the kernel runs, read before any traffic: the round trip of the idle testbed,
         # the senders' sysctls, the veths' offloads and the qdiscs.
         rtt = measure_rtt(tb)
-        kernel: dict[str, Any] = {
-            "release": os.uname().release,
-            "hz": kernel_hz(),
-            "sysctls": read_sysctls(tb.sender_ns[0]),
-            "offloads": {
-                "sender eth0": offloads(tb.sender_ns[0]),
-                "switch port to the receiver": offloads(tb.switch, "pr"),
-            },
-            "qdiscs": {
-                "sender": qdiscs(tb.sender_ns[0]),
-                "switch": qdiscs(tb.switch),
-                "receiver": qdiscs(tb.receiver),
-            },
-        }
+        kernel = kernel_of(tb)
         before = _netstats(tb.sender_ns)
         peak = {"backlog": 0}
         stop = threading.Event()
@@ -725,6 +780,7 @@ def run(
             "emulated": {
                 "link": "tbf at the rate on every NIC and on the bottleneck port",
                 "buffer": "tbf limit in bytes on the bottleneck port",
+                "host_rate_cap": cap_note(s),
                 "rto_min": f"route metric rto_min {route_rto_min_ms(tcp['rto_min'])}ms "
                 "(Linux timers tick at HZ)",
                 "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every "
@@ -769,6 +825,19 @@ HONOURED = {
     "workload.blocks",
     "workload.fanout_window",
     "workload.request_stagger",
+    # The NICs' tbf at the cap (its bucket at least TBF_BURST).
+    "topology.host_rate_cap",
+    "topology.host_rate_burst",
+    # The key-value store: the simulator's plan of gets, run on real TCP.
+    "workload.kv_rate",
+    "workload.kv_utilization",
+    "workload.kv_replicas",
+    "workload.kv_quorum",
+    "workload.kv_placement",
+    "workload.kv_duration",
+    "workload.kv_warmup",
+    "workload.value_size",
+    "workload.query_size_cdf",
 }
 
 

@@ -1,0 +1,269 @@
+"""The key-value store's gets (``workload.kind = "kv_gets"``) on real Linux TCP.
+
+Every host of the cluster is a namespace on the emulated switch, a coordinator and a replica
+at once (:class:`incastlab._core.KvCluster`: one readiness loop of this process, a listening
+socket in every namespace and a connection from every host to every other, opened inside the
+host's namespace). The gets are the simulator's own: the same arrivals, sizes and replicas
+for the same scenario and seed (``incast_sim::kv::plan``), so both backends run one workload.
+
+Every switch port is shaped to its host's link rate by a tbf whose queue limit is the port's
+buffer (in a store every host receives fan-in, so every port is a bottleneck). What the
+figures are made of, per host, over the measured window (the warm-up's end to the last
+reply):
+
+- drops: the tbf drops of its switch port (``tc -s qdisc``);
+- timeouts and retransmits: TcpExt.TCPTimeouts and Tcp.RetransSegs of its namespace (its
+  ends of both directions, as the simulator counts them);
+- receive and send utilization: bytes the switch port and its NIC's tbf sent, as a share
+  of the link (frames as tbf charges them: 1514 bytes for 1448 of payload);
+- the fullest millisecond: value bytes its coordinator read in one millisecond of its
+  clock (what the application saw, not the wire);
+- get latency: from the requests' writing to the quorum's last byte read.
+
+The result has the simulator's shape (``report["kv"]``, the ``kv_*`` record columns), so the
+two sit side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from incastlab import _core
+from incastlab.real import emulate
+
+if TYPE_CHECKING:
+    from incastlab.scenario import Scenario
+
+#: Where every host's replica listens.
+KV_PORT = 9100
+#: Between the connections' set-up and the first get: time to start the sampler.
+START_DELAY_S = 0.2
+
+
+def quantile(sorted_values: list[int], q: float) -> int:
+    """The ``q``-quantile of ``sorted_values`` by nearest rank (0 if empty): the
+    simulator's rule for its get latencies (``kv::quantile``)."""
+    import math
+
+    if not sorted_values:
+        return 0
+    rank = math.ceil(q * len(sorted_values))
+    return sorted_values[min(max(rank, 1), len(sorted_values)) - 1]
+
+
+def _tc_bytes_drops(ns: str, dev: str | None = None) -> dict[str, tuple[int, int]]:
+    """Per device of namespace ``ns`` (or only ``dev``): its root qdisc's (bytes sent,
+    drops)."""
+    import subprocess
+
+    argv = ["tc", "-n", ns, "-s", "-j", "qdisc", "show"] + (["dev", dev] if dev else [])
+    text = subprocess.run(argv, capture_output=True, text=True).stdout
+    try:
+        got = json.loads(text or "[]")
+    except ValueError:
+        return {}
+    return {
+        q["dev"]: (int(q.get("bytes", 0)), int(q.get("drops", 0)))
+        for q in got
+        if q.get("root") and "dev" in q
+    }
+
+
+def snapshot(tb: emulate.Testbed) -> dict[str, Any]:
+    """Every counter the figures are made of, read now: the switch ports' and the NICs'
+    qdiscs, and every namespace's TCP counters."""
+    ports = _tc_bytes_drops(tb.switch)
+    nics = [_tc_bytes_drops(ns, "eth0").get("eth0", (0, 0)) for ns in tb.sender_ns]
+    return {
+        "ports": [ports.get(f"p{i}", (0, 0)) for i in range(len(tb.sender_ns))],
+        "nics": nics,
+        "tcp": emulate._netstats(tb.sender_ns),
+        "at": time.monotonic(),
+    }
+
+
+def report(
+    s: dict[str, Any],
+    cluster: _core.KvCluster,
+    measured: dict[str, Any],
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> dict[str, Any]:
+    """The store's figures in the simulator's shape (``KvReport``) from the generator's
+    result and the counters read at the warm-up's end and after the last reply."""
+    w, t = s["workload"], s["topology"]
+    link = float(t["link"])
+    warmup_us = w["kv_warmup"] // 1_000_000
+    span = max(0.0, (measured["end_us"] - warmup_us) / 1e6)
+    window = (w["kv_duration"] - w["kv_warmup"]) / 1e12
+
+    def per_s(n: float) -> float:
+        return n / span if span > 0 else 0.0
+
+    def share(nbytes: float, secs: float) -> float:
+        return nbytes * 8 / (link * secs) if secs > 0 else 0.0
+
+    hosts = []
+    for i, g in enumerate(measured["per_host"]):
+        (rx0, drop0), (rx1, drop1) = before["ports"][i], after["ports"][i]
+        tx0, tx1 = before["nics"][i][0], after["nics"][i][0]
+        tcp0, tcp1 = before["tcp"][i], after["tcp"][i]
+
+        def delta(key: str, a: dict[str, int] = tcp0, b: dict[str, int] = tcp1) -> int:
+            return b.get(key, 0) - a.get(key, 0)
+
+        hosts.append(
+            {
+                "gets": g["gets"],
+                "offered_load": share(g["offered_bytes"], window),
+                "carried_load": share(g["received_bytes"], span),
+                "rx_utilization": share(rx1 - rx0, span),
+                "tx_utilization": share(tx1 - tx0, span),
+                "peak_utilization_1ms": min(1.0, share(g["peak_bytes_1ms"], 1e-3)),
+                "drops_per_s": per_s(drop1 - drop0),
+                "timeouts_per_s": per_s(delta("TcpExt.TCPTimeouts")),
+                "retransmits_per_s": per_s(delta("Tcp.RetransSegs")),
+            }
+        )
+    lat = sorted(measured["latencies_us"])
+    ps = 1_000_000  # picoseconds per µs
+
+    def mean(key: str) -> float:
+        return sum(h[key] for h in hosts) / max(1, len(hosts))
+
+    delivered = sum(g["received_bytes"] for g in measured["per_host"])
+    return {
+        "hosts": t["senders"],
+        "replicas": w["kv_replicas"],
+        "quorum": cluster.quorum(),
+        "gets_per_s_per_host": cluster.gets_per_s(),
+        "gets": sum(h["gets"] for h in hosts),
+        "completed": len(lat),
+        "latency_p50": quantile(lat, 0.5) * ps,
+        "latency_p99": quantile(lat, 0.99) * ps,
+        "latency_p999": quantile(lat, 0.999) * ps,
+        "latency_max": (lat[-1] if lat else 0) * ps,
+        "latency_mean": (sum(lat) / len(lat) if lat else 0.0) * ps,
+        "offered_load": mean("offered_load"),
+        "carried_load": mean("carried_load"),
+        "utilization": mean("rx_utilization"),
+        "peak_utilization_1ms": mean("peak_utilization_1ms"),
+        "drops_per_s_per_host": mean("drops_per_s"),
+        "timeouts_per_s": sum(h["timeouts_per_s"] for h in hosts),
+        "retransmits_per_s_per_host": mean("retransmits_per_s"),
+        "goodput_bps": per_s(delivered) * 8,
+        "per_host": hosts,
+    }
+
+
+def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
+    """Run the scenario's gets on real TCP in a fresh testbed; the report (the caller wraps
+    it in a Result)."""
+    s = sc.normalized()
+    w, t, tcp = s["workload"], s["topology"], s["tcp"]
+    n = t["senders"]
+    cc = tcp["congestion_control"]
+    with emulate.testbed(sc) as tb:
+        hosts = [
+            (ns, f"{ip}:{KV_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
+        ]
+        rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
+        kernel = emulate.kernel_of(tb)
+        try:
+            cluster = _core.KvCluster(json.dumps(s), hosts, congestion=cc)
+        except (ValueError, RuntimeError) as e:
+            raise emulate.EmulationError(f"the store did not start: {e}") from None
+        counters: dict[str, Any] = {}
+        start_ns = time.monotonic_ns() + int(START_DELAY_S * 1e9)
+        warm_at = start_ns / 1e9 + w["kv_warmup"] / 1e12
+        done = threading.Event()
+
+        def at_warm_up_end() -> None:
+            # The counters as the measured window opens (at the start without a warm-up).
+            if not done.wait(max(0.0, warm_at - time.monotonic())):
+                counters["before"] = snapshot(tb)
+
+        sampler = threading.Thread(target=at_warm_up_end, daemon=True)
+        if w["kv_warmup"] == 0:
+            counters["before"] = snapshot(tb)
+        else:
+            sampler.start()
+        cpu0 = emulate._cpu_times()
+        t0 = time.perf_counter()
+        try:
+            measured = json.loads(cluster.run(start_ns, time_limit_s))
+        except RuntimeError as e:
+            raise emulate.EmulationError(f"the store failed: {e}") from None
+        finally:
+            done.set()
+            if sampler.is_alive():
+                sampler.join()
+        wall = time.perf_counter() - t0
+        cpu1 = emulate._cpu_times()
+        after = snapshot(tb)
+        qdiscs = emulate.qdiscs(tb.switch)
+    if "before" not in counters:
+        raise emulate.EmulationError(
+            "the store stopped before its warm-up ended (workload.kv_warmup): "
+            f"{measured['outstanding']} gets outstanding at the time limit"
+        )
+    kv = report(s, cluster, measured, counters["before"], after)
+    before = counters["before"]
+    span_ps = max(0, measured["end_us"] - w["kv_warmup"] // 1_000_000) * 1_000_000
+    drops = sum(b[1] - a[1] for a, b in zip(before["ports"], after["ports"], strict=True))
+    timeouts = sum(
+        b.get("TcpExt.TCPTimeouts", 0) - a.get("TcpExt.TCPTimeouts", 0)
+        for a, b in zip(before["tcp"], after["tcp"], strict=True)
+    )
+    return {
+        "senders": n,
+        "workload": "kv_gets",
+        "app_bytes": sum(g["received_bytes"] for g in measured["per_host"]),
+        "duration": span_ps,
+        "goodput_bps": kv["goodput_bps"],
+        "link_bps": t["link"],
+        "timeouts": timeouts,
+        "drops": drops,
+        "kv": kv,
+        "kv_run": {
+            "planned": cluster.planned(),
+            "issued": measured["issued"],
+            "truncated": measured["truncated"],
+            "outstanding": measured["outstanding"],
+            # How late gets left against the plan: the loop's timers and the shared CPUs.
+            "issue_lag_us": {
+                "p50": measured["lag_us_p50"],
+                "p99": measured["lag_us_p99"],
+                "max": measured["lag_us_max"],
+            },
+        },
+        "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
+        "wall_s": wall,
+        "emulated": {
+            "link": "tbf at the rate on every NIC and on every switch port",
+            "buffer": "tbf limit in bytes on every switch port (a port's own; no shared buffer)",
+            "host_rate_cap": emulate.cap_note(s),
+            "rto_min": f"route metric rto_min {emulate.route_rto_min_ms(tcp['rto_min'])}ms "
+            "(Linux timers tick at HZ)",
+            "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every socket",
+            "initial_window": f"route metric initcwnd {tcp['initial_window']}",
+            "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every reply's value "
+            f"preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of its own",
+            "gets": "the simulator's plan (arrivals, sizes, replicas) for this scenario and seed",
+            "peak_utilization_1ms": "value bytes the coordinator read per millisecond (the "
+            "application's view, not the wire's)",
+            "not_emulated": [
+                "propagation delay (no netem here: the RTT is the veths' and CPUs')",
+                "shared switch buffer (every port has its own tbf limit)",
+                "service-time jitter and head-of-line blocking (replies leave at once)",
+            ],
+            "kernel": kernel,
+            "switch_qdiscs": qdiscs,
+            "rtt_probe": rtt,
+            "rtt_measured_s": rtt.get("median_s"),
+        },
+    }
