@@ -302,3 +302,102 @@ def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Pat
     ratio = {w["window_ns"]: w["peak_to_avg"] for w in by_window}
     assert ratio[10_000_000] < 1.5, ratio
     assert emulate.ours() == []
+
+
+#: A small store a few seconds long: 6 hosts whose 32 KB ports cannot hold three 100 KB
+#: replies arriving at once.
+STORE = {
+    "topology": {"senders": 6, "link": "100Mbps", "buffer": "32KB"},
+    "tcp": {"congestion_control": "cubic", "initial_window": 3, "rto_min": "200ms"},
+    "workload": {
+        "kind": "kv_gets",
+        "kv_utilization": 0.4,
+        "kv_replicas": 3,
+        "value_size": "100KB",
+        "kv_duration": "3s",
+        "kv_warmup": "1s",
+    },
+}
+
+
+@needs_root
+def test_a_key_value_store_on_real_tcp_drops_at_its_ports_and_completes_every_get() -> None:
+    r = emulate.run(from_dict(STORE))
+    kv = r.report["kv"]
+    assert not r.report["kv_run"]["truncated"]
+    assert kv["gets"] > 100 and kv["completed"] == kv["gets"], kv["gets"]
+    # Every switch port carried replies: 40% offered, measured on the wire.
+    assert 0.25 < kv["utilization"] < 0.6, kv["utilization"]
+    assert all(h["rx_utilization"] > 0.1 and h["tx_utilization"] > 0.1 for h in kv["per_host"])
+    # A 100 KB reply alone takes 8.2 ms at 100 Mbps; fan-in into 32 KB ports drops frames.
+    assert kv["latency_p50"] >= 8e9 and kv["latency_p99"] > kv["latency_p50"]
+    assert kv["drops_per_s_per_host"] > 1 and r.report["drops"] > 0
+    assert kv["retransmits_per_s_per_host"] > 0
+    assert r.report["emulated"]["host_rate_cap"].startswith("none")
+    row = r.record()
+    assert row["kv_gets"] == kv["gets"] and len(row["kv_host_drops_per_s"]) == 6
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_a_host_rate_cap_is_a_tbf_at_its_share_on_every_nic() -> None:
+    one = {
+        "topology": {"link": "100Mbps", "host_rate_cap": "50%"},
+        "tcp": {"congestion_control": "cubic"},
+        "workload": {"sru": "2MB", "blocks": 3},
+    }
+    r = emulate.run(from_dict(one))
+    # 50 Mbps of 1514-byte frames carry 47.8 Mbps of payload.
+    assert 0.4 < r.goodput_fraction <= 0.48, r.goodput_fraction
+    assert "tbf at 50000000 bit/s" in r.report["emulated"]["host_rate_cap"]
+    sender = r.report["emulated"]["kernel"]["qdiscs"]["sender"]
+    assert sender[0]["options"]["rate"] == 50_000_000 // 8, sender
+    store = from_dict(
+        {
+            **STORE,
+            "topology": {**STORE["topology"], "host_rate_cap": "30%"},
+            "workload": {**STORE["workload"], "kv_utilization": 0.2},
+        }
+    )
+    kv = emulate.run(store).report["kv"]
+    assert max(h["tx_utilization"] for h in kv["per_host"]) <= 0.31, kv["per_host"]
+    assert emulate.ours() == []
+
+
+@needs_root
+def test_a_killed_store_takes_its_connections_and_namespaces_with_it(tmp_path: Path) -> None:
+    """The store's sockets are the run's own; its guard removes the namespaces."""
+    store = tmp_path / "store.toml"
+    store.write_text(
+        "\n".join(
+            f"[{table}]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in keys.items())
+            for table, keys in {
+                **STORE,
+                "workload": {**STORE["workload"], "kv_duration": "60s"},
+            }.items()
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "incastlab.cli", "emulate", str(store), "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len([n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]) < 7:
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("the store never built its testbed")
+        time.sleep(0.1)
+    guard = _guard_of(proc.pid)
+    time.sleep(3.0)  # connected, gets flowing
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = time.monotonic()
+    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
+        assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
+        time.sleep(0.1)
+    deadline = time.monotonic() + 10
+    while guard in _processes():
+        assert time.monotonic() < deadline, "the guard outlived its work"
+        time.sleep(0.1)
+    assert emulate.ours() == []

@@ -72,7 +72,12 @@ def test_the_emulators_report_has_the_simulators_shape_and_numbers() -> None:
     cluster = _core.KvCluster(json.dumps(s), _loopback(4))
     measured = {
         "per_host": [
-            {"gets": 10, "offered_bytes": 400_000, "received_bytes": 400_000, "peak_bytes_1ms": 6250}
+            {
+                "gets": 10,
+                "offered_bytes": 400_000,
+                "received_bytes": 400_000,
+                "peak_bytes_1ms": 6250,
+            }
         ]
         * 4,
         "latencies_us": [2000, 1000, 3000, 4000],

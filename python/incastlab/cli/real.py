@@ -126,9 +126,14 @@ def add_emulate_parser(sub: Any) -> None:
         "A sender count this machine cannot hold (memory, open files, namespaces, bridge "
         "ports, neighbour table) is refused before anything is built. Everything made is "
         "removed afterwards, also on Ctrl-C or SIGTERM, and by a guard process within a second "
-        "if the run is killed; leftovers are removed at the next start (or with --cleanup).",
+        "if the run is killed; leftovers are removed at the next start (or with --cleanup). "
+        "A key-value store (workload.kind = kv_gets) runs the simulator's plan of gets "
+        "between the sender namespaces, every host a coordinator and a replica and every "
+        "switch port a shaped bottleneck; topology.host_rate_cap shapes every NIC at its cap.",
         epilog="examples:\n  sudo incast emulate --senders 1,4,16 --link 100Mbps --buffer 32KB "
         "--sru 64KB --blocks 10\n  sudo incast emulate --senders 256 --link 100Mbps --blocks 5"
+        "\n  sudo incast emulate examples/riak-emulated.toml --set topology.link=25Mbps"
+        "\n  sudo incast emulate examples/riak-emulated.toml --set topology.host_rate_cap=80%"
         "\n  sudo incast emulate --cleanup",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

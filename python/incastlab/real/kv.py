@@ -66,10 +66,11 @@ def _tc_bytes_drops(ns: str, dev: str | None = None) -> dict[str, tuple[int, int
         got = json.loads(text or "[]")
     except ValueError:
         return {}
+    # Shown for one device, a qdisc does not name it.
     return {
-        q["dev"]: (int(q.get("bytes", 0)), int(q.get("drops", 0)))
+        q.get("dev", dev): (int(q.get("bytes", 0)), int(q.get("drops", 0)))
         for q in got
-        if q.get("root") and "dev" in q
+        if q.get("root") and q.get("dev", dev)
     }
 
 
@@ -133,7 +134,7 @@ def report(
     ps = 1_000_000  # picoseconds per µs
 
     def mean(key: str) -> float:
-        return sum(h[key] for h in hosts) / max(1, len(hosts))
+        return float(sum(h[key] for h in hosts)) / max(1, len(hosts))
 
     delivered = sum(g["received_bytes"] for g in measured["per_host"])
     return {
@@ -168,7 +169,7 @@ def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
     n = t["senders"]
     cc = tcp["congestion_control"]
     with emulate.testbed(sc) as tb:
-        hosts = [
+        hosts: list[tuple[str | None, str]] = [
             (ns, f"{ip}:{KV_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
         ]
         rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
