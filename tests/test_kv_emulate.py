@@ -5,6 +5,7 @@ tests/test_emulate.py, marked needs_root.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from incastlab import _core, simulate
-from incastlab.real import emulate, kv
+from incastlab.real import capacity, emulate, kv
 from incastlab.scenario import from_dict
 
 
@@ -142,3 +143,37 @@ def test_the_emulator_honours_rate_caps_and_the_stores_keys() -> None:
 def test_a_store_with_captures_is_refused_in_one_line() -> None:
     with pytest.raises(emulate.EmulationError, match="a key-value store has none"):
         emulate.run(from_dict(_store()), pcap_dir="caps")
+
+
+#: A machine that holds any store but for the one limit a test lowers.
+ROOMY = capacity.Machine(
+    mem_available=64 * 10**9,
+    nofile_soft=1024,
+    nofile_hard=1 << 20,
+    netns_max=100_000,
+    netns_in_use=1,
+    neigh_gc_thresh3=1 << 20,
+    neigh_entries=2,
+)
+
+
+def test_a_store_needs_the_square_of_its_hosts_and_is_refused_in_one_line() -> None:
+    store = from_dict({**_store(), "topology": {"senders": 20}})
+    need = emulate.check_capacity(store, ROOMY)
+    # 380 connections: both ends in this process, a listener per host; every host learns
+    # every other's address.
+    assert need.fds == 2 * 380 + 20 + capacity.BASE_FDS
+    assert need.neigh_entries == 380 and need.netns == 21 and need.bridge_ports == 20
+    small = dataclasses.replace(ROOMY, neigh_gc_thresh3=1024)
+    big = from_dict({**_store(), "topology": {"senders": 40}})
+    with pytest.raises(capacity.CapacityError) as e:
+        emulate.check_capacity(big, small)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("topology.senders = 40: the testbed needs 1560")
+    assert msg.endswith("emulate a store of at most 32 hosts")
+    most = from_dict({**_store(), "topology": {"senders": 32}})
+    emulate.check_capacity(most, small)  # the count it names fits
+    # 11 hosts: 2 × 110 + 11 + 256 = 487 descriptors; 12 need 532.
+    few = dataclasses.replace(ROOMY, nofile_hard=500)
+    with pytest.raises(capacity.CapacityError, match=r"at most 11 hosts"):
+        emulate.check_capacity(most, few)

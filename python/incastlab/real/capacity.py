@@ -5,7 +5,9 @@ two neighbour entries and its sockets' buffers, and costs the emulating process 
 descriptors (the listening and the accepted socket of its block server); the client in the
 receiver's namespace holds one connection per sender. Each limit that would be crossed is
 refused with one line naming ``topology.senders``, what is needed, what the machine has and
-what to do. The soft descriptor limit is raised here, up to the hard limit, when that is all
+what to do. A key-value store (``mesh``) connects every host to every other, so its
+descriptors, neighbour entries and socket buffers grow with the square of its hosts. The
+soft descriptor limit is raised here, up to the hard limit, when that is all
 it takes.
 
 Every reading of the machine is a field of :class:`Machine`, so the rule is tested with
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +91,23 @@ class Needs:
     neigh_entries: int
 
 
-def needs(senders: int, sru: int) -> Needs:
-    """What ``senders`` senders returning ``sru`` bytes each take."""
+def needs(senders: int, sru: int, mesh: bool = False) -> Needs:
+    """What ``senders`` senders returning ``sru`` bytes each take; with ``mesh``, a
+    key-value store of ``senders`` hosts with values of ``sru`` bytes, every host connected
+    to every other (no receiver)."""
+    if mesh:
+        pairs = senders * max(0, senders - 1)
+        return Needs(
+            senders=senders,
+            # A connection's two ends may each buffer a value.
+            memory=BASE_BYTES + senders * KERNEL_BYTES_PER_SENDER + pairs * BUFFERS_PER_SRU * sru,
+            # Both ends of every connection and a listening socket per host, in this process.
+            fds=2 * pairs + senders + BASE_FDS,
+            netns=senders + 1,
+            bridge_ports=senders,
+            # Every host learns every other.
+            neigh_entries=pairs,
+        )
     return Needs(
         senders=senders,
         memory=BASE_BYTES + senders * _per_sender(sru),
@@ -103,12 +121,24 @@ def needs(senders: int, sru: int) -> Needs:
     )
 
 
-def check(senders: int, sru: int, machine: Machine | None = None) -> Needs:
+def _most_hosts(fits: Callable[[Needs], bool], sru: int) -> int:
+    """The most hosts of a key-value store (``mesh``) whose needs ``fits`` accepts."""
+    n = 2
+    while n < BRIDGE_PORTS and fits(needs(n + 1, sru, mesh=True)):
+        n += 1
+    return n if fits(needs(n, sru, mesh=True)) else 0
+
+
+def check(senders: int, sru: int, machine: Machine | None = None, mesh: bool = False) -> Needs:
     """Raise :class:`CapacityError` (one line) if ``machine`` (default: this one) cannot
-    hold the emulation; otherwise what it needs."""
+    hold the emulation (``mesh``: a key-value store, see :func:`needs`); otherwise what it
+    needs."""
     m = Machine.here() if machine is None else machine
-    n = needs(senders, sru)
+    n = needs(senders, sru, mesh)
     needs_ = f"topology.senders = {senders}: the testbed needs"
+    if mesh:
+        _check_mesh(senders, sru, m, n, needs_)
+        return n
     if n.bridge_ports > BRIDGE_PORTS:
         raise CapacityError(
             f"{needs_} {n.bridge_ports} ports on its Linux bridge, more "
@@ -145,6 +175,47 @@ def check(senders: int, sru: int, machine: Machine | None = None) -> Needs:
             f"emulate at most {max(0, (m.neigh_gc_thresh3 - m.neigh_entries) // 2)} senders"
         )
     return n
+
+
+def _check_mesh(senders: int, sru: int, m: Machine, n: Needs, needs_: str) -> None:
+    """:func:`check` for a key-value store: every host holds a connection to every other,
+    so descriptors, memory and neighbour entries grow with the square of the hosts."""
+    usable = int(m.mem_available * MEMORY_SHARE)
+    free_ns = m.netns_max - m.netns_in_use
+    limits = (
+        (
+            n.memory <= usable,
+            lambda x: x.memory <= usable,
+            f"about {_mb(n.memory)} of memory (namespaces, and socket buffers of "
+            f"{senders * (senders - 1)} connections), more than {int(MEMORY_SHARE * 100)}% of "
+            f"the {_mb(m.mem_available)} available here",
+        ),
+        (
+            n.fds <= m.nofile_hard,
+            lambda x: x.fds <= m.nofile_hard,
+            f"{n.fds} open files (both ends of every connection and {BASE_FDS}), above this "
+            f"process's hard limit of {m.nofile_hard} (ulimit -Hn)",
+        ),
+        (
+            n.netns <= free_ns,
+            lambda x: x.netns <= free_ns,
+            f"{n.netns} network namespaces, and user.max_net_namespaces = {m.netns_max} "
+            f"leaves {max(0, free_ns)}",
+        ),
+        (
+            n.neigh_entries + m.neigh_entries <= m.neigh_gc_thresh3,
+            lambda x: x.neigh_entries + m.neigh_entries <= m.neigh_gc_thresh3,
+            f"{n.neigh_entries} neighbour (ARP) entries beside the {m.neigh_entries} the "
+            f"kernel holds, above {GC_THRESH3} = {m.neigh_gc_thresh3} (sysctl -w "
+            f"{GC_THRESH3}={1 << (n.neigh_entries + m.neigh_entries).bit_length()})",
+        ),
+    )
+    for ok, fits, what in limits:
+        if not ok:
+            raise CapacityError(
+                f"{needs_} {what}: raise the limit or emulate a store of at most "
+                f"{_most_hosts(fits, sru)} hosts"
+            )
 
 
 def raise_nofile(fds: int) -> None:

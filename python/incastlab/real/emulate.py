@@ -542,7 +542,15 @@ def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> cap
     """Refuse (:class:`~incastlab.real.capacity.CapacityError`, one line) a scenario this
     machine cannot hold; what it needs otherwise."""
     s = sc.normalized()
+    if s["workload"]["kind"] == "kv_gets":
+        return capacity.check(s["topology"]["senders"], kv_value_most(s), machine, mesh=True)
     return capacity.check(s["topology"]["senders"], sru_of(s), machine)
+
+
+def kv_value_most(s: dict[str, Any]) -> int:
+    """The largest value a key-value store of normalized scenario ``s`` returns."""
+    cdf = s["workload"]["query_size_cdf"]
+    return max((int(size) for size, _ in cdf), default=int(s["workload"]["value_size"]))
 
 
 def start_guard(pid: int) -> subprocess.Popen[bytes]:
