@@ -322,7 +322,9 @@ def cap_effects(rows: Sequence[Row]) -> list[str]:
         for what in ("drops", "p50_ms", "p99_ms"):
             for b in ("emulate", "sim"):
                 off, on = by[(u, "off")].figures(b)[what], by[(u, CAPS[1])].figures(b)[what]
-                cells.append(f"{on / off - 1:+.0%}" if off else "-")
+                change = on / off - 1 if off else math.nan
+                # Below half a percent is shown as no change (not "-0%").
+                cells.append("-" if not off else "0%" if abs(change) < 0.005 else f"{change:+.0%}")
         lines.append(f"| {u:.0%} | " + " | ".join(cells) + " |")
     return lines
 
