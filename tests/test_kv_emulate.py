@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,3 +178,27 @@ def test_a_store_needs_the_square_of_its_hosts_and_is_refused_in_one_line() -> N
     few = dataclasses.replace(ROOMY, nofile_hard=500)
     with pytest.raises(capacity.CapacityError, match=r"at most 11 hosts"):
         emulate.check_capacity(most, few)
+
+
+def test_the_side_by_side_study_tells_the_simulator_what_the_testbed_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from incastlab.studies import kv_emulation as study
+
+    capped, plain = study.Point(0.5, "80%"), study.Point(0.2, "off")
+    assert (capped.key, plain.key) == ("u50-cap80", "u20-nocap")
+    o = study.sim_overrides(capped, 19e-6)
+    # One bucket per NIC: the cap's, two frames deep, as the emulator's tbf.
+    assert o["topology.host_rate_burst"] == f"{emulate.TBF_BURST}B"
+    assert "topology.nic_burst" not in o and o["topology.rtt"] == "19us"
+    assert study.sim_overrides(plain, 19e-6)["topology.nic_burst"] == f"{emulate.TBF_BURST}B"
+    base = Path(__file__).parent.parent / "examples" / "riak-emulated.toml"
+    s = study.scenario(base, capped, "25Mbps", o).normalized()
+    assert s["topology"]["link"] == 25_000_000 and s["topology"]["host_rate_cap"]["share"] == 0.8
+    assert s["tcp"]["profile"] == "linux" and s["workload"]["response_header"] == 24
+    assert study.rising([1, 2, 2, 3]) == pytest.approx(2.5 / 3)
+    assert study.rising([3, 2, 1]) == 0
+    assert study.main(["--out", str(tmp_path), "--skip-real", "--scenario", str(base)]) == 1
+    assert (
+        capsys.readouterr().err.strip() == "no kernel runs stored: run without --skip-real, as root"
+    )

@@ -307,6 +307,24 @@ def ratios(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
+def drops_verdict(rows: Sequence[Row]) -> str:
+    """How far the simulator's drop counts are from the kernel's, said plainly."""
+    rs = [
+        r.figures("sim")["drops"] / r.figures("emulate")["drops"]
+        for r in rows
+        if r.figures("emulate")["drops"] > 0
+    ]
+    if not rs:
+        return "The kernel dropped nothing at any point."
+    med, hi = statistics.median(rs), max(rs)
+    verdict = "more than 2× off" if hi > 2 or hi < 0.5 else "within 2×"
+    return (
+        f"Drop counts: the simulator drops {med:.2f}× the kernel's frames (median; at most "
+        f"{hi:.2f}×), {verdict}. The direction is shared, but the simulator's counts are "
+        "not the kernel's."
+    )
+
+
 def cap_effects(rows: Sequence[Row]) -> list[str]:
     """The 80% cap against no cap at each target, on each backend: change in drops, p50
     and p99."""
@@ -425,6 +443,8 @@ def write_readme(
         "The simulator over the kernel, over all points:",
         "",
         *ratios(rows),
+        "",
+        drops_verdict(rows),
         "",
         "## Direction",
         "",
