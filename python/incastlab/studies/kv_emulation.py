@@ -53,11 +53,13 @@ class Point:
 
     utilization: float
     cap: str
+    seed: int = SEED
 
     @property
     def key(self) -> str:
         cap = "nocap" if self.cap == "off" else "cap" + self.cap.rstrip("%")
-        return f"u{round(self.utilization * 100):02d}-{cap}"
+        seed = "" if self.seed == SEED else f"-s{self.seed}"
+        return f"u{round(self.utilization * 100):02d}-{cap}{seed}"
 
     def overrides(self, link: str) -> dict[str, Any]:
         o: dict[str, Any] = {
@@ -65,15 +67,15 @@ class Point:
             "workload.kv_utilization": self.utilization,
             "workload.kv_duration": DURATION,
             "workload.kv_warmup": WARMUP,
-            "seed": SEED,
+            "seed": self.seed,
         }
         if self.cap != "off":
             o["topology.host_rate_cap"] = self.cap
         return o
 
 
-def points() -> list[Point]:
-    return [Point(u, c) for c in CAPS for u in UTILIZATIONS]
+def points(seeds: Sequence[int] = (SEED,)) -> list[Point]:
+    return [Point(u, c, seed) for seed in seeds for c in CAPS for u in UTILIZATIONS]
 
 
 def scenario(base: Path, point: Point, link: str, extra: dict[str, Any] | None = None) -> Scenario:
@@ -139,7 +141,12 @@ def envelope_scenario(base: Path, hosts: int, link: str) -> Scenario:
 
 
 def run_real(
-    base: Path, real_dir: Path, backend: Backend, link: str, say: Callable[[str], None]
+    base: Path,
+    real_dir: Path,
+    backend: Backend,
+    link: str,
+    say: Callable[[str], None],
+    seeds: Sequence[int] = (SEED,),
 ) -> list[str]:
     """Run every point (and every envelope probe) the kernel has no stored run of; the
     failures, one line each."""
@@ -147,7 +154,7 @@ def run_real(
     from incastlab.result.store import write_parquet
 
     real_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(p.key, real_file(real_dir, p), scenario(base, p, link)) for p in points()]
+    jobs = [(p.key, real_file(real_dir, p), scenario(base, p, link)) for p in points(seeds)]
     jobs += [
         (
             f"envelope {h} × {rate}",
@@ -239,28 +246,32 @@ def directions(rows: Sequence[Row]) -> dict[str, Any]:
     rising steps, uncapped and capped), and the cap's effect on drops and p99 per
     utilization (its sign on each backend, and how often the signs agree)."""
     out: dict[str, Any] = {}
+    seeds = sorted({r.point.seed for r in rows})
     for b in ("emulate", "sim"):
-        for cap in CAPS:
-            series = sorted(
-                (r for r in rows if r.point.cap == cap), key=lambda r: r.point.utilization
-            )
-            for what, name in (("drops", "drops/s/host"), ("p99_ms", "get p99")):
-                who = "real" if b == "emulate" else "sim"
-                cap_name = "no cap" if cap == "off" else f"{cap} cap"
-                out[f"{who}: {name} rises with utilization ({cap_name})"] = rising(
-                    [r.figures(b)[what] for r in series]
+        for seed in seeds:
+            for cap in CAPS:
+                series = sorted(
+                    (r for r in rows if r.point.cap == cap and r.point.seed == seed),
+                    key=lambda r: r.point.utilization,
                 )
-    by = {(r.point.utilization, r.point.cap): r for r in rows}
+                for what, name in (("drops", "drops/s/host"), ("p99_ms", "get p99")):
+                    who = "real" if b == "emulate" else "sim"
+                    cap_name = "no cap" if cap == "off" else f"{cap} cap"
+                    out[f"{who}: {name} rises with utilization ({cap_name}, seed {seed})"] = rising(
+                        [r.figures(b)[what] for r in series]
+                    )
+    by = {(r.point.utilization, r.point.cap, r.point.seed): r for r in rows}
     agree = {"drops": 0, "p99_ms": 0}
     pairs = 0
-    for u in UTILIZATIONS:
-        if (u, "off") not in by or (u, CAPS[1]) not in by:
+    for u, seed in itertools.product(UTILIZATIONS, seeds):
+        if (u, "off", seed) not in by or (u, CAPS[1], seed) not in by:
             continue
         pairs += 1
         for what in agree:
             signs = [
                 math.copysign(
-                    1, by[(u, CAPS[1])].figures(b)[what] - by[(u, "off")].figures(b)[what]
+                    1,
+                    by[(u, CAPS[1], seed)].figures(b)[what] - by[(u, "off", seed)].figures(b)[what],
                 )
                 for b in ("emulate", "sim")
             ]
@@ -272,14 +283,17 @@ def directions(rows: Sequence[Row]) -> dict[str, Any]:
 
 def table(rows: Sequence[Row]) -> list[str]:
     lines = [
-        "| target | cap | util real | util sim | drops/s/host real | sim | timeouts/s real | sim "
-        "| p50 real | sim | p99 real | sim | gets | late p99 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| target | cap | seed | util real | util sim | drops/s/host real | sim | timeouts/s real "
+        "| sim | p50 real | sim | p99 real | sim | gets | late p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (CAPS.index(r.point.cap), r.point.utilization)):
+    for r in sorted(
+        rows, key=lambda r: (CAPS.index(r.point.cap), r.point.utilization, r.point.seed)
+    ):
         e, s = r.figures("emulate"), r.figures("sim")
         lines.append(
-            f"| {r.point.utilization:.0%} | {r.point.cap} | {e['utilization']:.0%} | "
+            f"| {r.point.utilization:.0%} | {r.point.cap} | {r.point.seed} | "
+            f"{e['utilization']:.0%} | "
             f"{s['utilization']:.0%} | {e['drops']:.1f} | {s['drops']:.1f} | "
             f"{e['timeouts']:.1f} | {s['timeouts']:.1f} | {e['p50_ms']:.0f} ms | "
             f"{s['p50_ms']:.0f} ms | {e['p99_ms']:.0f} ms | {s['p99_ms']:.0f} ms | "
@@ -325,25 +339,52 @@ def drops_verdict(rows: Sequence[Row]) -> str:
     )
 
 
+def seed_spread(rows: Sequence[Row]) -> str:
+    """How much a second seed moves each backend's figures at the same point: the yardstick
+    for the cap's effects."""
+    groups: dict[tuple[float, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.point.utilization, r.point.cap), []).append(r)
+    parts = []
+    for b, who in (("emulate", "the kernel's"), ("sim", "the simulator's")):
+        for what, name in (("drops", "drops/s/host"), ("p99_ms", "p99")):
+            spreads = [
+                (max(v) - min(v)) / statistics.mean(v)
+                for g in groups.values()
+                if len(g) > 1 and statistics.mean(v := [r.figures(b)[what] for r in g]) > 0
+            ]
+            if spreads:
+                parts.append(f"{who} {name} by {statistics.median(spreads):.0%}")
+    if not parts:
+        return "One seed per point: how much another seed moves a figure is not measured here."
+    return (
+        "Between seeds at the same point (range over mean, median over points), "
+        + ", ".join(parts)
+        + ": a cap effect smaller than that is noise."
+    )
+
+
 def cap_effects(rows: Sequence[Row]) -> list[str]:
     """The 80% cap against no cap at each target, on each backend: change in drops, p50
     and p99."""
-    by = {(r.point.utilization, r.point.cap): r for r in rows}
+    by = {(r.point.utilization, r.point.cap, r.point.seed): r for r in rows}
     lines = [
-        "| target | drops real | drops sim | p50 real | p50 sim | p99 real | p99 sim |",
-        "|---|---|---|---|---|---|---|",
+        "| target | seed | drops real | drops sim | p50 real | p50 sim | p99 real | p99 sim |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for u in UTILIZATIONS:
-        if (u, "off") not in by or (u, CAPS[1]) not in by:
+    seeds = sorted({r.point.seed for r in rows})
+    for u, seed in itertools.product(UTILIZATIONS, seeds):
+        if (u, "off", seed) not in by or (u, CAPS[1], seed) not in by:
             continue
         cells = []
         for what in ("drops", "p50_ms", "p99_ms"):
             for b in ("emulate", "sim"):
-                off, on = by[(u, "off")].figures(b)[what], by[(u, CAPS[1])].figures(b)[what]
+                off = by[(u, "off", seed)].figures(b)[what]
+                on = by[(u, CAPS[1], seed)].figures(b)[what]
                 change = on / off - 1 if off else math.nan
                 # Below half a percent is shown as no change (not "-0%").
                 cells.append("-" if not off else "0%" if abs(change) < 0.005 else f"{change:+.0%}")
-        lines.append(f"| {u:.0%} | " + " | ".join(cells) + " |")
+        lines.append(f"| {u:.0%} | {seed} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -395,6 +436,7 @@ def write_readme(
 ) -> Path:
     d = directions(rows)
     real0 = rows[0].real.report
+    seed_list = ", ".join(str(x) for x in sorted({r.point.seed for r in rows}))
     lines = [
         "# The key-value store's incast: real Linux TCP beside the simulator",
         "",
@@ -405,14 +447,15 @@ def write_readme(
         "without and with every host's egress capped at 80% of its link (tbf on the NICs). "
         f"The kernel: {real0['emulated']['kernel']['release']}, HZ = "
         f"{real0['emulated']['kernel']['hz']}. Each point runs the same plan of gets "
-        f"(seed {SEED}) on both backends; {DURATION} of arrivals of which the first "
+        f"(seeds {seed_list}) on both backends; {DURATION} of arrivals of which the first "
         f"{WARMUP} are not measured.",
         "",
         "Regenerate (the kernel's runs are kept under `real/`; a rerun runs only the missing "
         "ones, and the simulator's every time):",
         "",
         "```sh",
-        "sudo python -m incastlab.studies.kv_emulation --out docs/validation/kv",
+        "sudo python -m incastlab.studies.kv_emulation --out docs/validation/kv --seeds "
+        + seed_list.replace(", ", ","),
         "```",
         "",
         "![kv](kv.png)",
@@ -459,6 +502,8 @@ def write_readme(
         "",
         *cap_effects(rows),
         "",
+        seed_spread(rows),
+        "",
     ]
     path = out / "README.md"
     path.write_text("\n".join(lines))
@@ -483,6 +528,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--link", default=LINK, help="the hosts' link rate")
     p.add_argument(
+        "--seeds", default=str(SEED), help="seeds of every point, comma-separated (e.g. 1,2)"
+    )
+    p.add_argument(
         "--skip-real", action="store_true", help="only the stored kernel runs (no root needed)"
     )
     a = p.parse_args(argv)
@@ -490,13 +538,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from incastlab.backends import get
 
     out, base = Path(a.out), Path(a.scenario)
+    try:
+        seeds = [int(x) for x in a.seeds.split(",")]
+    except ValueError:
+        print(f"--seeds: expected integers such as 1,2, got {a.seeds!r}", file=sys.stderr)
+        return 2
     real_dir = out / "real"
     if not a.skip_real:
-        failures = run_real(base, real_dir, get("emulate"), a.link, print)
+        failures = run_real(base, real_dir, get("emulate"), a.link, print, seeds)
         for f in failures:
             print(f"failed: {f}", file=sys.stderr)
     rows = []
-    for pt in points():
+    for pt in points(seeds):
         if not real_file(real_dir, pt).exists():
             continue
         real = load_real(real_file(real_dir, pt))
