@@ -403,13 +403,16 @@ def plot(rows: Sequence[Row], path: Path, title: str) -> Path:
     ):
         for k, b in enumerate(("sim", "emulate")):
             for cap, style in zip(CAPS, ("-", "--"), strict=True):
-                series = sorted(
-                    (r for r in rows if r.point.cap == cap), key=lambda r: r.point.utilization
-                )
-                if not series:
+                # Each target's mean over seeds (its measured utilization too).
+                targets = sorted({r.point.utilization for r in rows if r.point.cap == cap})
+                if not targets:
                     continue
-                x = [100 * r.figures(b)["utilization"] for r in series]
-                y = [r.figures(b)[what] for r in series]
+                at = [
+                    [r for r in rows if r.point.cap == cap and r.point.utilization == u]
+                    for u in targets
+                ]
+                x = [statistics.mean(100 * r.figures(b)["utilization"] for r in g) for g in at]
+                y = [statistics.mean(r.figures(b)[what] for r in g) for g in at]
                 name = "simulator" if b == "sim" else "real Linux TCP"
                 cap_label = "no cap" if cap == "off" else f"{cap} cap"
                 ax.plot(
@@ -581,7 +584,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows,
         out / "kv.png",
         f"20 hosts at {a.link}, R = 3, 100 KB values, RTOmin 200 ms, "
-        "125 KB per port: simulator (squares) and real Linux TCP (circles)",
+        "125 KB per port: simulator (squares) and real Linux TCP (circles), means over seeds",
     )
     print(write_readme(out, rows, base, a.link, notes))
     return 0
