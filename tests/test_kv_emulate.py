@@ -141,9 +141,14 @@ def test_the_emulator_honours_rate_caps_and_the_stores_keys() -> None:
     assert "workload.kv_hol_blocking" in emulate.EmulateBackend().unsupported(jittered)
 
 
-def test_a_store_with_captures_is_refused_in_one_line() -> None:
+def test_a_store_with_captures_or_puts_is_refused_in_one_line() -> None:
     with pytest.raises(emulate.EmulationError, match="a key-value store has none"):
         emulate.run(from_dict(_store()), pcap_dir="caps")
+    with pytest.raises(emulate.EmulationError, match=r"^workload.kv_put_fraction: puts are not"):
+        emulate.run(from_dict(_store(kv_put_fraction=0.3)))
+    s = from_dict(_store(kv_put_fraction=0.3)).normalized()
+    with pytest.raises(ValueError, match=r"^workload.kv_put_fraction: puts are not emulated"):
+        _core.KvCluster(json.dumps(s), _loopback(4))
 
 
 #: A machine that holds any store but for the one limit a test lowers.

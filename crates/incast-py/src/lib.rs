@@ -452,6 +452,11 @@ impl PyKvCluster {
             })?;
             list.push(KvHost { netns, addr });
         }
+        if sc.workload.kv_put_fraction > 0.0 {
+            return Err(PyValueError::new_err(
+                "workload.kv_put_fraction: puts are not emulated yet (allowed: 0)",
+            ));
+        }
         let ps_per_us = 1_000_000;
         let gets: Vec<KvGet> = incast_sim::kv::plan(&sc)
             .into_iter()

@@ -302,11 +302,7 @@ impl KvGets {
     /// it to them.
     pub fn get(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
         let size = self.sizes.sample(&mut self.draws[h as usize]);
-        // Drawn only when there are puts, so a store of gets keeps its random sequence.
-        let put = self.put_fraction > 0.0 && {
-            let u = (self.draws[h as usize].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            u < self.put_fraction
-        };
+        let put = draw_put(&mut self.draws[h as usize], self.put_fraction);
         self.choose_replicas(h);
         let g = match self.free.pop() {
             Some(g) => g,
@@ -536,6 +532,15 @@ fn value_sizes(sc: &Scenario) -> SizeDist {
     }
 }
 
+/// Whether an operation is a put, a share `fraction` of them. Drawn only when there are
+/// puts, so a store of gets keeps its random sequence.
+fn draw_put(rng: &mut Rng, fraction: f64) -> bool {
+    fraction > 0.0 && {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        u < fraction
+    }
+}
+
 /// The time to a host's next get: exponential with mean `mean_gap` (a Poisson process).
 fn exponential_gap(rng: &mut Rng, mean_gap: f64) -> SimTime {
     let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
@@ -579,8 +584,10 @@ pub struct PlannedGet {
     pub host: u32,
     /// Arrival, picoseconds from the start of the gets.
     pub at: SimTime,
-    /// Value bytes each replica returns.
+    /// Value bytes each replica returns (a get) or is sent (a put).
     pub size: u64,
+    /// A put.
+    pub put: bool,
     /// The replicas, distinct hosts.
     pub replicas: Vec<u32>,
 }
@@ -597,16 +604,18 @@ pub fn plan(sc: &Scenario) -> Vec<PlannedGet> {
     let mut pick = Vec::with_capacity(w.kv_replicas as usize);
     for h in 0..hosts {
         let mut rng = Rng::stream(sc.seed, Stream::KvGets(h));
-        // As KvGets: a gap when the arrivals start, then per get its size, its replicas and
-        // the gap to the next.
+        // As KvGets: a gap when the arrivals start, then per operation its size, whether it
+        // is a put, its replicas and the gap to the next.
         let mut at = exponential_gap(&mut rng, mean_gap);
         while at < w.kv_duration {
             let size = sizes.sample(&mut rng);
+            let put = draw_put(&mut rng, w.kv_put_fraction);
             choose_replicas(w.kv_placement, hosts, w.kv_replicas, &mut rng, &mut pick);
             out.push(PlannedGet {
                 host: h,
                 at,
                 size,
+                put,
                 replicas: pick.clone(),
             });
             at += exponential_gap(&mut rng, mean_gap);
@@ -859,9 +868,10 @@ mod tests {
     /// every get asks the replicas the plan names, at the time it names.
     #[test]
     fn the_plan_draws_the_gets_the_store_issues() {
-        for placement in [KvPlacement::Ring, KvPlacement::Uniform] {
+        for (placement, puts) in [(KvPlacement::Ring, 0.0), (KvPlacement::Uniform, 0.3)] {
             let mut sc = cluster(6);
             sc.workload.kv_placement = placement;
+            sc.workload.kv_put_fraction = puts;
             sc.workload.kv_utilization = 0.3;
             sc.workload.kv_duration = from_ms(200);
             let planned = plan(&sc);
@@ -884,15 +894,20 @@ mod tests {
                 );
                 let mut out = Vec::new();
                 kv.get(h, at, &mut out);
+                let mut put = false;
                 let mut remote: Vec<u32> = out
                     .iter()
                     .filter_map(|a| match a {
-                        Action::Write { ep, .. } => Some(kv.ends(ep.conn()).0),
+                        Action::Write { ep, bytes } => {
+                            // A put's request carries its value.
+                            put |= *bytes > sc.workload.request_size;
+                            Some(kv.ends(ep.conn()).0)
+                        }
                         _ => None,
                     })
                     .collect();
                 remote.sort_unstable();
-                issued.push((h, at, remote));
+                issued.push((h, at, put && !remote.is_empty(), remote));
                 act.extend(
                     out.into_iter()
                         .filter(|a| matches!(a, Action::GetAt { .. })),
@@ -908,10 +923,11 @@ mod tests {
                         .filter(|&b| b != g.host)
                         .collect();
                     r.sort_unstable();
-                    (g.host, g.at, r)
+                    (g.host, g.at, g.put && !r.is_empty(), r)
                 })
                 .collect();
             assert_eq!(issued, want, "{placement:?}");
+            assert_eq!(planned.iter().any(|g| g.put), puts > 0.0);
             assert!(planned.iter().all(|g| g.size == sc.workload.value_size));
         }
     }

@@ -650,6 +650,8 @@ def run(
         )
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
+    if w["kind"] == "kv_gets" and w["kv_put_fraction"] > 0:
+        raise EmulationError("workload.kv_put_fraction: puts are not emulated yet (allowed: 0)")
     if w["kind"] == "kv_gets" and (pcap_dir or monitor_ns):
         raise EmulationError(
             "--pcap and --monitor watch one receiver: a key-value store has none "

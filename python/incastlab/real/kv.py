@@ -144,6 +144,10 @@ def report(
         "gets_per_s_per_host": cluster.gets_per_s(),
         "gets": sum(h["gets"] for h in hosts),
         "completed": len(lat),
+        # Puts are refused before a store is built (not emulated yet).
+        "puts": 0,
+        "put_latency_p50": 0,
+        "put_latency_p99": 0,
         "latency_p50": quantile(lat, 0.5) * ps,
         "latency_p99": quantile(lat, 0.99) * ps,
         "latency_p999": quantile(lat, 0.999) * ps,
