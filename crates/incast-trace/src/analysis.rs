@@ -75,6 +75,21 @@ struct OpenBlock {
     samples: Vec<Sample>,
 }
 
+/// A timeout of a flow into the receiver, as the capture shows it.
+#[derive(Debug, Clone, Copy)]
+struct RtoEvent {
+    t_ns: u64,
+    dir: u32,
+    /// The block it fell in.
+    block: u32,
+    /// The silence it ended, and the packets the sender lost meanwhile (see
+    /// [`crate::flows::DataVerdict`]).
+    silence_ns: u64,
+    unseen: u32,
+    /// Backed-off timeouts the silence held before this one (found by `finish`).
+    backed_off: u32,
+}
+
 /// One data segment of the worst block's plot.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sample {
@@ -111,6 +126,11 @@ pub struct Report {
     pub goodput_bps: f64,
     /// Timeouts of the flows into the receiver.
     pub rtos: u64,
+    /// Of them, backed-off timeouts inside longer silences.
+    pub rtos_backed_off: u64,
+    /// The RTO the backed-off timeouts were counted with: the lower quartile of the
+    /// silences the capture's timeouts ended, at least RTOmin; nanoseconds.
+    pub rto_estimate_ns: u64,
     /// Segments resent into the receiver, by cause.
     pub retx_fast: u64,
     /// Segments resent after timeouts.
@@ -253,8 +273,8 @@ pub struct Analyzer {
     /// Inferred rather than given.
     inferred: bool,
     bins: Vec<Bin>,
-    /// Timeouts of flows into the receiver: (time, direction).
-    rto_events: Vec<(u64, u32)>,
+    /// Timeouts of flows into the receiver.
+    rto_events: Vec<RtoEvent>,
     first_data: Option<u64>,
     last_data: u64,
     block: Option<OpenBlock>,
@@ -333,7 +353,7 @@ impl Analyzer {
         }
         let gap = (self.opts.rto_min_ns as f64 * self.opts.rto_gap) as u64;
         let dir = &mut self.dirs[d as usize];
-        dir.on_packet(t, s.ce, s.ece);
+        dir.on_packet(t, s.ce, s.ece, s.ip_id, s.len);
         let into_receiver = self.receiver == Some(s.dst);
         if s.len == 0 || s.syn || s.rst {
             if into_receiver {
@@ -350,12 +370,19 @@ impl Analyzer {
         b.goodput += v.new_bytes;
         b.retx += u32::from(v.retx.is_some());
         b.rtos += u32::from(v.rto_event);
-        if v.rto_event {
-            self.rto_events.push((t, d));
-        }
         self.first_data.get_or_insert(t);
         self.last_data = t;
         self.track_block(t, d, &v);
+        if v.rto_event {
+            self.rto_events.push(RtoEvent {
+                t_ns: t,
+                dir: d,
+                block: self.block.as_ref().map_or(0, |b| b.id),
+                silence_ns: v.silence_ns,
+                unseen: v.unseen,
+                backed_off: 0,
+            });
+        }
     }
 
     fn track_block(&mut self, t: u64, d: u32, v: &crate::flows::DataVerdict) {
@@ -428,6 +455,7 @@ impl Analyzer {
             self.close_block(b);
         }
         let t0 = self.t0.unwrap_or(0);
+        let rto_estimate = self.count_backoffs(t0);
         let receiver = self.receiver;
         let mut r = Report {
             frames: self.frames,
@@ -438,6 +466,7 @@ impl Analyzer {
             rto_min_ns: self.opts.rto_min_ns,
             interval_ns: self.opts.interval_ns,
             t0_ns: t0,
+            rto_estimate_ns: rto_estimate,
             ..Report::default()
         };
         // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
@@ -452,6 +481,7 @@ impl Analyzer {
             }
             r.goodput_bytes += d.counts.unique_bytes;
             r.rtos += d.counts.rtos;
+            r.rtos_backed_off += d.counts.rtos_backed_off;
             r.retx_fast += d.counts.retx_fast;
             r.retx_rto += d.counts.retx_rto;
             r.retx_tlp += d.counts.retx_tlp;
@@ -509,6 +539,49 @@ impl Analyzer {
         r
     }
 
+    /// Timeouts a silence held before the one that ended it: the RTO doubles after each, so
+    /// k timeouts take (2^k - 1) RTOs of silence (k is rounded), and each lost a packet (the original, then
+    /// k - 1 retransmissions), which the sender's IP identifications show. The RTO is the
+    /// lower quartile of the silences the capture's timeouts ended, at least RTOmin (the
+    /// kernel's is RTOmin plus the smoothed RTT, which the capture cannot see whole). Adds
+    /// them to their flows, intervals and blocks; returns the RTO used.
+    fn count_backoffs(&mut self, t0: u64) -> u64 {
+        let mut silences: Vec<u64> = self.rto_events.iter().map(|e| e.silence_ns).collect();
+        if silences.is_empty() {
+            return self.opts.rto_min_ns;
+        }
+        silences.sort_unstable();
+        let rto = silences[silences.len() / 4]
+            .max(self.opts.rto_min_ns)
+            .max(1);
+        for e in &mut self.rto_events {
+            if e.unseen < 2 {
+                continue;
+            }
+            // Nearest, not floor: one timeout's silence is 0.8 to 1.3 RTOs (log2 0.85 to 1.2),
+            // two's about 3 (log2 2), and a silence may fall a hair short of 3 estimated RTOs.
+            let k = (e.silence_ns as f64 / rto as f64 + 1.0).log2().round() as u32;
+            e.backed_off = k.min(e.unseen).saturating_sub(1);
+            if e.backed_off == 0 {
+                continue;
+            }
+            let extra = e.backed_off;
+            let c = &mut self.dirs[e.dir as usize].counts;
+            c.rtos += u64::from(extra);
+            c.rtos_backed_off += u64::from(extra);
+            if let Some(b) = self
+                .bins
+                .get_mut(((e.t_ns - t0) / self.opts.interval_ns) as usize)
+            {
+                b.rtos += extra;
+            }
+            if let Ok(i) = self.blocks.binary_search_by_key(&e.block, |b| b.block) {
+                self.blocks[i].rtos += extra;
+            }
+        }
+        rto
+    }
+
     /// Average and peak over aligned windows of 1 ms, 10 ms and 1 s (and the interval if
     /// finer), over the bins from the first to the last data segment.
     fn rates(&self) -> Vec<RateRow> {
@@ -564,11 +637,13 @@ impl Analyzer {
         let mut i = 0;
         let mut seen: Vec<u32> = Vec::new();
         while i < ev.len() {
-            let start = ev[i].0;
+            let start = ev[i].t_ns;
             let mut j = i;
+            let mut rtos = 0;
             seen.clear();
-            while j < ev.len() && ev[j].0 < start + rto {
-                seen.push(ev[j].1);
+            while j < ev.len() && ev[j].t_ns < start + rto {
+                seen.push(ev[j].dir);
+                rtos += 1 + ev[j].backed_off;
                 j += 1;
             }
             seen.sort_unstable();
@@ -591,7 +666,7 @@ impl Analyzer {
             let flows = seen.len() as u32;
             out.push(Episode {
                 start_ns: start - t0,
-                rtos: (j - i) as u32,
+                rtos,
                 flows,
                 idle_before,
                 synchronized: flows >= self.opts.min_flows && idle_before >= self.opts.min_idle,
@@ -749,6 +824,57 @@ mod tests {
             "{}",
             r.verdict
         );
+    }
+
+    #[test]
+    fn a_silence_of_three_rtos_where_the_sender_lost_a_retransmission_holds_two_timeouts() {
+        // Five senders answer with 6 segments, numbered by their IP identification; each loses
+        // its last 2. Four resend them 210 ms later; the fifth's first resend is lost too
+        // (one more identification missing) and it resends 3 RTOs (630 ms) later.
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        for s in 0..5u32 {
+            let mut t = u64::from(s) * 10 * MS;
+            a.segment(t, 166, &seg(100, s, 1, 100));
+            let mut id = 1000u16;
+            for k in 0..6u32 {
+                t += 12_000;
+                if k < 4 {
+                    a.segment(
+                        t,
+                        1514,
+                        &Segment {
+                            ip_id: id,
+                            ..seg(s, 100, 1 + k * 1448, 1448)
+                        },
+                    );
+                    a.segment(
+                        t + 1000,
+                        66,
+                        &Segment {
+                            ack: 1 + (k + 1) * 1448,
+                            ..seg(100, s, 101, 0)
+                        },
+                    );
+                }
+                id += 1;
+            }
+            let (silence, lost) = if s == 4 { (630 * MS, 1) } else { (210 * MS, 0) };
+            a.segment(
+                t + silence,
+                1514,
+                &Segment {
+                    ip_id: id + lost,
+                    ..seg(s, 100, 1 + 4 * 1448, 1448)
+                },
+            );
+        }
+        let r = a.finish(false);
+        assert_eq!(r.rtos, 6, "{:?}", r.flows);
+        assert_eq!(r.rtos_backed_off, 1);
+        assert_eq!(r.flows[4].counts.rtos, 2);
+        assert_eq!(r.rto_estimate_ns, 210 * MS + 24_000, "from the last segment seen");
+        assert_eq!(r.intervals.rtos.iter().sum::<u32>(), 6);
+        assert_eq!(r.blocks.iter().map(|b| b.rtos).sum::<u32>(), 6);
     }
 
     #[test]

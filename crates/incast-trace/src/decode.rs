@@ -22,6 +22,9 @@ pub struct Segment {
     pub ack: u32,
     /// Payload bytes (from the IP total length: the capture may have cut the payload).
     pub len: u32,
+    /// The IPv4 identification field: Linux numbers each connection's packets with it, so
+    /// its gaps count what the sender sent that the capture never saw.
+    pub ip_id: u16,
     /// SYN, FIN or RST set.
     pub syn: bool,
     /// FIN set.
@@ -93,6 +96,7 @@ pub fn tcp_segment(f: &Frame<'_>) -> Option<Segment> {
         seq: tcp.sequence_number(),
         ack: tcp.acknowledgment_number(),
         len,
+        ip_id: ip.identification(),
         syn: tcp.syn(),
         fin: tcp.fin(),
         rst: tcp.rst(),

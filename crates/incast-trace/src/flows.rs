@@ -14,11 +14,31 @@
 //! 3. **Tail-loss probe**: it resends the highest segment after a pause of at least
 //!    [`TLP_MIN_NS`] with no duplicate ACK or SACK from the peer (RFC 8985 7).
 //! 4. Any other resend counts as fast retransmit (recovery continuing).
+//!
+//! Linux numbers each connection's IP packets (the IPv4 identification steps by one per
+//! packet sent), so where a direction's identifications step by one the capture also knows
+//! how many packets the sender sent that it never saw. That tells three things the silence
+//! alone cannot (each measured against the senders' own per-socket RTO counts):
+//!
+//! - an answer lost whole: the sender sent after the request (the counter moved) but the
+//!   first the capture sees of the answer comes a timeout after the request: an RTO;
+//! - a lone lost tail: Linux probes a single unacknowledged segment after 2·SRTT + RTOmin,
+//!   no later than its RTO would fire, so when the one packet missed was the tail and the
+//!   peer had acknowledged everything else without SACK, the resend is a tail-loss probe;
+//! - backed-off timeouts: a silence holding k timeouts, the RTO doubling after each, where
+//!   the sender lost at least k packets meanwhile ([`DataVerdict::unseen`]; counted by the
+//!   analysis once the capture's own timeouts have given the RTO).
 
 use serde::Serialize;
 
 /// Shortest probe timeout of Linux's TLP (two 1 ms jiffies), nanoseconds.
 pub const TLP_MIN_NS: u64 = 2_000_000;
+/// Largest step of a sender's IP identification read as packets the capture missed; a larger
+/// one (a reordered packet, the SYN-ACK's zero) says nothing.
+const MAX_ID_STEP: u16 = 4096;
+/// Payload above this in one frame: a TSO/GRO aggregate of segments that took an IP
+/// identification each, so the counter no longer counts frames (Ethernet's 1500-byte MTU).
+const MAX_SEGMENT_PAYLOAD: u32 = 1460;
 
 /// Why a segment was sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +63,12 @@ pub struct DataVerdict {
     pub retx: Option<Cause>,
     /// It started a timeout episode (counted once per timeout).
     pub rto_event: bool,
+    /// With a timeout: the silence it ended, nanoseconds (from the previous data segment,
+    /// or from the request when a whole answer was lost).
+    pub silence_ns: u64,
+    /// Packets the sender sent since the previous data segment that the capture did not see
+    /// (0 when its IP identifications do not count packets).
+    pub unseen: u32,
     /// It is the first data after the peer sent data: a response to a request.
     pub response_start: bool,
 }
@@ -65,6 +91,8 @@ pub struct FlowCounts {
     pub retx_tlp: u64,
     /// Timeouts.
     pub rtos: u64,
+    /// Of them, backed-off timeouts inside a longer silence (see [`DataVerdict::unseen`]).
+    pub rtos_backed_off: u64,
     /// Longest gap between two data segments, nanoseconds.
     pub max_gap_ns: u64,
     /// Packets marked CE.
@@ -102,6 +130,7 @@ pub struct Direction {
     /// whether it sent data since our last data segment (and when it started to).
     peer_ack: Option<u32>,
     peer_dup: bool,
+    peer_sack: bool,
     peer_data_since: bool,
     /// When the peer's latest request started.
     pub request_ns: Option<u64>,
@@ -109,6 +138,17 @@ pub struct Direction {
     recover_until: i64,
     /// The block this direction's current response belongs to (analysis bookkeeping).
     pub block: Option<u32>,
+    /// The IP identification of this direction's last packet, and its steps between nonzero
+    /// identifications: how many, how many by exactly one (a per-connection counter steps by
+    /// one per packet sent) and how many small enough to count missed packets.
+    ip_id: Option<u16>,
+    id_steps: u32,
+    id_unit_steps: u32,
+    id_small_steps: u32,
+    /// A frame carried more than one segment: the identifications no longer count frames.
+    aggregated: bool,
+    /// Packets sent since the last data segment seen that the capture did not see.
+    unseen: u32,
 }
 
 impl Direction {
@@ -130,10 +170,17 @@ impl Direction {
             ece: 0,
             peer_ack: None,
             peer_dup: false,
+            peer_sack: false,
             peer_data_since: false,
             request_ns: None,
             recover_until: 0,
             block: None,
+            ip_id: None,
+            id_steps: 0,
+            id_unit_steps: 0,
+            id_small_steps: 0,
+            aggregated: false,
+            unseen: 0,
         }
     }
 
@@ -144,6 +191,7 @@ impl Direction {
         if has_ack {
             let dup = self.peer_ack == Some(ack) && len == 0;
             self.peer_dup = dup || sack;
+            self.peer_sack = sack;
             self.peer_ack = Some(ack);
         }
         if len > 0 && !self.peer_data_since {
@@ -161,13 +209,46 @@ impl Direction {
         self.snd_max + seq.wrapping_sub(snd_max_wire) as i32 as i64
     }
 
-    /// Count a packet of this direction at `t` (any packet: flags, ECN).
+    /// Count a packet of this direction at `t` (any packet: flags, ECN, its IP
+    /// identification `ip_id`, its payload `len`).
     #[inline]
-    pub fn on_packet(&mut self, t: u64, ce: bool, ece: bool) {
+    pub fn on_packet(&mut self, t: u64, ce: bool, ece: bool, ip_id: u16, len: u32) {
         self.packets += 1;
         self.last_ns = t;
         self.counts.ce += u64::from(ce);
         self.ece += u64::from(ece);
+        // Zero is no number: what a sender writes when it does not number its packets (RFC
+        // 6864), and Linux's SYN-ACK, sent before the connection's counter exists.
+        match self.ip_id {
+            Some(prev) if prev != 0 && ip_id != 0 => {
+                let step = ip_id.wrapping_sub(prev);
+                let small = (1..=MAX_ID_STEP).contains(&step);
+                self.id_steps += 1;
+                self.id_unit_steps += u32::from(step == 1);
+                self.id_small_steps += u32::from(small);
+                if small {
+                    self.unseen += u32::from(step - 1);
+                }
+            }
+            _ => {}
+        }
+        self.ip_id = Some(ip_id);
+        self.aggregated |= len > MAX_SEGMENT_PAYLOAD;
+    }
+
+    /// Whether this direction's IP identifications count its packets: no frame was an
+    /// aggregate, and most steps are by one (a capture that misses packets sees some larger;
+    /// random identifications rarely step by one), or, over the first few steps, every step
+    /// is small.
+    #[inline]
+    fn ids_count_packets(&self) -> bool {
+        !self.aggregated
+            && self.id_steps > 0
+            && if self.id_steps >= 4 {
+                2 * self.id_unit_steps >= self.id_steps
+            } else {
+                self.id_small_steps == self.id_steps
+            }
     }
 
     /// A segment of `len > 0` payload bytes starting at `seq` at time `t`; `rto_gap_ns` is
@@ -180,9 +261,27 @@ impl Direction {
         let resent = rel_seq < self.snd_max;
         let gap = self.last_data_ns.map(|l| t.saturating_sub(l));
         let response_start = self.peer_data_since;
+        let unseen = self.ids_count_packets().then_some(self.unseen);
+        // The silence a timeout ended, if this segment ends one.
+        let timeout = match gap {
+            Some(g) if g >= rto_gap_ns && (resent || !self.peer_data_since) => Some(g),
+            _ if response_start && unseen.is_some_and(|u| u > 0) => self
+                .request_ns
+                .map(|r| t.saturating_sub(r))
+                .filter(|&s| s >= rto_gap_ns),
+            _ => None,
+        };
+        let lone_tail_probe = timeout.is_some()
+            && unseen == Some(1)
+            && !resent
+            && !self.peer_sack
+            && self
+                .peer_ack
+                .is_some_and(|a| self.unwrap(base, a) >= self.snd_max);
         let mut rto_event = false;
-        let retx = match gap {
-            Some(g) if g >= rto_gap_ns && (resent || !self.peer_data_since) => {
+        let retx = match (timeout, gap) {
+            (Some(_), _) if lone_tail_probe => Some(Cause::Tlp),
+            (Some(_), _) => {
                 rto_event = true;
                 self.counts.rtos += 1;
                 self.recover_until = self.snd_max;
@@ -191,7 +290,7 @@ impl Direction {
             _ if !resent => None,
             _ if rel_seq < self.recover_until => Some(Cause::Rto),
             _ if self.peer_dup => Some(Cause::Fast),
-            Some(g) if end >= self.snd_max && g >= TLP_MIN_NS => Some(Cause::Tlp),
+            (_, Some(g)) if end >= self.snd_max && g >= TLP_MIN_NS => Some(Cause::Tlp),
             _ => Some(Cause::Fast),
         };
         match retx {
@@ -210,11 +309,14 @@ impl Direction {
         self.counts.data_packets += 1;
         self.last_data_ns = Some(t);
         self.peer_data_since = false;
+        self.unseen = 0;
         DataVerdict {
             rel_seq,
             new_bytes,
             retx,
             rto_event,
+            silence_ns: if rto_event { timeout.unwrap_or(0) } else { 0 },
+            unseen: unseen.unwrap_or(0),
             response_start,
         }
     }
@@ -295,6 +397,88 @@ mod tests {
         assert_eq!(v.new_bytes, 0);
         assert!(v.retx.is_some());
         assert_eq!(d.counts.unique_bytes, 2 * 1448);
+    }
+
+    /// A direction whose packets are numbered by a per-connection IP identification: five
+    /// segments of 1448 bytes from sequence 1, identifications 100 to 104, each acknowledged.
+    fn numbered() -> Direction {
+        let mut d = dir();
+        for i in 0..5u32 {
+            let t = u64::from(i) * 1000;
+            d.on_packet(t, false, false, 100 + i as u16, 1448);
+            d.on_data(t, 1 + 1448 * i, 1448, RTO);
+            d.on_peer(t + 500, true, 1 + 1448 * (i + 1), false, 0);
+        }
+        d
+    }
+
+    #[test]
+    fn an_answer_lost_whole_is_a_timeout_once_the_ip_identification_shows_it_was_sent() {
+        let end = 1 + 5 * 1448;
+        for (id, timeout) in [(110u16, true), (105, false)] {
+            let mut d = numbered();
+            d.on_peer(10 * MS, true, end, false, 24);
+            // The first the capture sees of the answer comes a timeout after the request;
+            // with 5 packets missing from the count it was sent and lost, without it the
+            // server was slow.
+            let t = 10 * MS + 220 * MS;
+            d.on_packet(t, false, false, id, 24);
+            let v = d.on_data(t, end, 24, RTO);
+            assert!(v.response_start);
+            assert_eq!(v.rto_event, timeout, "id {id}");
+            if timeout {
+                assert_eq!((v.silence_ns, v.unseen), (220 * MS, 5));
+                assert_eq!(v.retx, Some(Cause::Rto));
+            } else {
+                assert_eq!(v.retx, None);
+            }
+        }
+    }
+
+    #[test]
+    fn a_lone_lost_tail_resent_at_the_rto_is_a_probe_and_two_lost_are_a_timeout() {
+        let end = 1 + 5 * 1448;
+        for (id, sack, cause) in [
+            (106u16, false, Cause::Tlp),
+            (107, false, Cause::Rto),
+            (106, true, Cause::Rto),
+        ] {
+            let mut d = numbered();
+            if sack {
+                d.on_peer(6000, true, end, true, 0);
+            }
+            // The tail (id 105) was lost; its resend comes after a silence of 208 ms.
+            let t = 4000 + 208 * MS;
+            d.on_packet(t, false, false, id, 288);
+            let v = d.on_data(t, end, 288, RTO);
+            assert_eq!(v.retx, Some(cause), "id {id}, sack {sack}");
+            assert_eq!(v.rto_event, cause == Cause::Rto);
+            assert_eq!(v.new_bytes, 288);
+        }
+    }
+
+    #[test]
+    fn identifications_that_do_not_count_packets_are_not_read() {
+        // Zero throughout (the simulator, RFC 6864): nothing is known of what was missed.
+        let mut d = dir();
+        for i in 0..6u32 {
+            d.on_packet(u64::from(i), false, false, 0, 1448);
+        }
+        assert!(!d.ids_count_packets());
+        // Random identifications: steps seldom by one.
+        let mut d = dir();
+        for (i, id) in [1000u16, 40_000, 7, 22_222, 9_999, 31_000]
+            .into_iter()
+            .enumerate()
+        {
+            d.on_packet(i as u64, false, false, id, 1448);
+        }
+        assert!(!d.ids_count_packets());
+        // Aggregates (GRO/TSO) take one identification per segment.
+        let mut d = numbered();
+        assert!(d.ids_count_packets());
+        d.on_packet(9000, false, false, 105, 2896);
+        assert!(!d.ids_count_packets());
     }
 
     #[test]

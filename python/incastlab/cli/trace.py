@@ -178,8 +178,14 @@ def print_trace(out: Console, t: TraceReport, max_flows: int = 20) -> None:
         )
     out.print(
         f"retransmissions: {r['retx_fast']:,} fast, {r['retx_rto']:,} after timeouts, "
-        f"{r['retx_tlp']:,} tail-loss probes · timeouts {r['rtos']:,} · "
-        f"goodput {format_rate(r['goodput_bps'])}"
+        f"{r['retx_tlp']:,} tail-loss probes · timeouts {r['rtos']:,}"
+        + (
+            f" ({r['rtos_backed_off']:,} backed off inside longer silences, "
+            f"RTO taken as {_ns(r['rto_estimate_ns'])})"
+            if r["rtos_backed_off"]
+            else ""
+        )
+        + f" · goodput {format_rate(r['goodput_bps'])}"
     )
     style = "bold red" if t.incast else "bold green"
     out.print(f"[{style}]verdict:[/{style}] {t.verdict}", soft_wrap=True)
