@@ -263,8 +263,13 @@ impl Direction {
         let response_start = self.peer_data_since;
         let unseen = self.ids_count_packets().then_some(self.unseen);
         // The silence a timeout ended, if this segment ends one.
+        // New bytes after a silence are a timeout's resend of what the capture missed, so
+        // where the identifications count packets something must have been missed.
+        let missed_some = unseen.is_none_or(|u| u > 0);
         let timeout = match gap {
-            Some(g) if g >= rto_gap_ns && (resent || !self.peer_data_since) => Some(g),
+            Some(g) if g >= rto_gap_ns && (resent || (!self.peer_data_since && missed_some)) => {
+                Some(g)
+            }
             _ if response_start && unseen.is_some_and(|u| u > 0) => self
                 .request_ns
                 .map(|r| t.saturating_sub(r))
