@@ -263,25 +263,28 @@ def test_a_congestion_control_the_kernel_lacks_is_named() -> None:
 
 
 @needs_root
-def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cc", ["cubic", "reno"])
+def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Path, cc: str) -> None:
     """`incast emulate --pcap --monitor`: the bottleneck's capture, read by `incast pcap`,
-    finds the senders' kernel timeouts and the incast signature; the receiver's
-    peak/average grows as the window shrinks on the collapsing run and stays near 1 for one
-    smooth flow.
+    finds the senders' kernel timeouts (within the issue's 10%) and the incast signature; the
+    receiver's peak/average grows as the window shrinks on the collapsing run and stays near
+    1 for one smooth flow.
 
-    The issue asks for the timeouts within 10%; measured: 41 against 38 (Reno) but 35
-    against 46 with CUBIC (-24%), so 30% is asserted. Some timeouts leave no silence at the
-    port: counting the backed-off timeouts a long silence holds found 37 there, and
-    overcounted the simulator's RTOmin = 1 ms runs by 60%."""
+    Measured on this scenario: capture = kernel (TcpExt TCPTimeouts) on 8 of 8 fresh runs,
+    CUBIC and Reno alike, and on every flow against the kernel's per-socket RTOs (traced);
+    the senders' IP identifications tell lost answers, lone-tail probes and backed-off
+    timeouts apart (crates/incast-trace/src/flows.rs)."""
     burst = emulate.run(
-        from_dict({**INCAST, "workload": {"sru": "64KB", "blocks": 10}}),
+        from_dict(
+            {**INCAST, "tcp": {"congestion_control": cc}, "workload": {"sru": "64KB", "blocks": 10}}
+        ),
         pcap_dir=str(tmp_path),
         monitor_ns=100_000,
     )
     cap = burst.report["captures"]["bottleneck"]
     kernel, found = burst.report["timeouts"], cap["analysis"]["rtos"]
     assert kernel >= 5
-    assert abs(found - kernel) <= max(3, 0.3 * kernel), (found, kernel)
+    assert abs(found - kernel) <= 0.1 * kernel, (found, kernel)
     assert cap["analysis"]["incast"], cap["analysis"]["verdict"]
     assert Path(burst.report["captures"]["receiver"]["file"]).stat().st_size > 10_000
     by_window = burst.report["monitor"]["peak_to_avg_by_window"]
