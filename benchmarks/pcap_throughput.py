@@ -1,7 +1,8 @@
 """`incast pcap` speed on a capture of at least 1 GB, against tshark's field extraction on
 the same file when tshark is installed.
 
-    python benchmarks/pcap_throughput.py [--blocks 2000] [--keep FILE.pcap]
+    python benchmarks/pcap_throughput.py [--blocks 2200] [--keep FILE.pcap [--reuse]]
+        [--no-tshark] [--repeat N]
 
 Writes the simulator's receiver-side capture of a collapsing 16-sender run (as many blocks as
 it takes to pass 1 GB), reads it with the Rust analyzer (one core), then has tshark extract
@@ -44,6 +45,8 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, default=2200)
     ap.add_argument("--reuse", action="store_true", help="analyze --keep's file as it is")
     ap.add_argument("--keep", metavar="FILE.pcap", help="keep the capture here")
+    ap.add_argument("--no-tshark", action="store_true", help="skip tshark (about 28 minutes)")
+    ap.add_argument("--repeat", type=int, default=1, help="read it N times and report the fastest")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         path = Path(a.keep) if a.keep else Path(d) / "bench.pcap"
@@ -55,9 +58,14 @@ def main() -> None:
         print(f"capture: {size / 1e9:.2f} GB, ready in {time.perf_counter() - t0:.1f} s")
         if size < 1e9:
             print("(below 1 GB: raise --blocks)")
-        t0, c0 = time.perf_counter(), time.process_time()
-        rep = analyze(path, TraceOptions())
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        best = None
+        for _ in range(max(1, a.repeat)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            rep = analyze(path, TraceOptions())
+            run = (time.process_time() - c0, time.perf_counter() - t0)
+            best = run if best is None else min(best, run)
+        assert best is not None
+        cpu, wall = best
         frames = rep.report["frames"]
         ours = frames / cpu
         print(
@@ -65,6 +73,8 @@ def main() -> None:
             f"{ours / 1e6:.2f} M packets per CPU second ({frames / wall / 1e6:.2f} M/s wall, "
             f"{size / wall / 1e9:.2f} GB/s); {rep.report['rtos']} timeouts found"
         )
+        if a.no_tshark:
+            return
         tshark = shutil.which("tshark")
         if tshark is None:
             print("tshark: not installed here (apt-get install tshark), no comparison")

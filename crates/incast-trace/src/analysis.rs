@@ -46,6 +46,8 @@ impl Default for Options {
 
 /// The receiver is chosen after this much capture time, unless given.
 pub const AUTO_RECEIVER_NS: u64 = 1_000_000_000;
+/// Bits of the recent-directions cache's index (256 slots).
+const RECENT_BITS: u32 = 8;
 /// An interval whose ingress is below this share of the busiest interval counts as idle.
 pub const IDLE_SHARE: f64 = 0.05;
 
@@ -262,7 +264,12 @@ pub struct WorstBlock {
 #[derive(Debug)]
 pub struct Analyzer {
     opts: Options,
+    /// The idle gap that marks a timeout: `rto_gap` of RTOmin.
+    rto_gap_ns: u64,
     index: FxHashMap<(u32, u32, u16, u16), u32>,
+    /// The directions seen lately, by a hash of their addresses and ports: most segments
+    /// find theirs here, without the map's hashing and probing.
+    recent: Box<[(u128, u32); 1 << RECENT_BITS]>,
     dirs: Vec<Direction>,
     /// Flow numbers (for the report) of directions into the receiver.
     flow_no: Vec<u32>,
@@ -289,8 +296,10 @@ impl Analyzer {
         Analyzer {
             receiver,
             inferred,
+            rto_gap_ns: (opts.rto_min_ns as f64 * opts.rto_gap) as u64,
             opts,
             index: FxHashMap::default(),
+            recent: Box::new([(0, u32::MAX); 1 << RECENT_BITS]),
             dirs: Vec::new(),
             flow_no: Vec::new(),
             t0: None,
@@ -316,7 +325,19 @@ impl Analyzer {
 
     fn direction(&mut self, s: &Segment, t: u64) -> u32 {
         let key = (s.src, s.dst, s.sport, s.dport);
+        let packed = u128::from(s.src) << 64
+            | u128::from(s.dst) << 32
+            | u128::from(s.sport) << 16
+            | u128::from(s.dport);
+        let slot = (s.src ^ s.dst.rotate_left(16) ^ u32::from(s.sport) << 16 ^ u32::from(s.dport))
+            .wrapping_mul(0x9e37_79b9)
+            >> (32 - RECENT_BITS);
+        let recent = &mut self.recent[slot as usize];
+        if recent.0 == packed && recent.1 != u32::MAX {
+            return recent.1;
+        }
         if let Some(&d) = self.index.get(&key) {
+            *recent = (packed, d);
             return d;
         }
         let d = self.dirs.len() as u32;
@@ -328,6 +349,7 @@ impl Analyzer {
         self.dirs.push(dir);
         self.flow_no.push(u32::MAX);
         self.index.insert(key, d);
+        self.recent[slot as usize] = (packed, d);
         d
     }
 
@@ -351,7 +373,7 @@ impl Analyzer {
         if let Some(r) = self.dirs[d as usize].reverse {
             self.dirs[r as usize].on_peer(t, s.has_ack, s.ack, s.sack, s.len);
         }
-        let gap = (self.opts.rto_min_ns as f64 * self.opts.rto_gap) as u64;
+        let gap = self.rto_gap_ns;
         let dir = &mut self.dirs[d as usize];
         dir.on_packet(t, s.ce, s.ece, s.ip_id, s.len);
         let into_receiver = self.receiver == Some(s.dst);
@@ -386,22 +408,27 @@ impl Analyzer {
     }
 
     fn track_block(&mut self, t: u64, d: u32, v: &crate::flows::DataVerdict) {
-        let dir = &mut self.dirs[d as usize];
-        let mut block = self.block.take().unwrap_or_else(|| OpenBlock {
-            start_ns: dir.request_ns.unwrap_or(t),
+        // The open block is worked on in place: moving it out and back per segment cost a
+        // twentieth of the analysis.
+        let dir = &self.dirs[d as usize];
+        let request = dir.request_ns.unwrap_or(t);
+        let open = self.block.get_or_insert_with(|| OpenBlock {
+            start_ns: request,
             ..OpenBlock::default()
         });
-        if v.response_start && dir.block == Some(block.id) {
+        if v.response_start && dir.block == Some(open.id) {
             // This flow answers again: the previous block is over.
             let next = OpenBlock {
-                id: block.id + 1,
-                start_ns: dir.request_ns.unwrap_or(t),
-                samples: Vec::new(),
+                id: open.id + 1,
+                start_ns: request,
                 ..OpenBlock::default()
             };
-            let done = std::mem::replace(&mut block, next);
+            let done = std::mem::replace(open, next);
             self.close_block(done);
         }
+        let Some(block) = self.block.as_mut() else {
+            return;
+        };
         let dir = &mut self.dirs[d as usize];
         if dir.block != Some(block.id) {
             dir.block = Some(block.id);
@@ -423,7 +450,6 @@ impl Analyzer {
                 retx: v.retx.is_some(),
             });
         }
-        self.block = Some(block);
     }
 
     fn close_block(&mut self, mut b: OpenBlock) {
@@ -872,7 +898,11 @@ mod tests {
         assert_eq!(r.rtos, 6, "{:?}", r.flows);
         assert_eq!(r.rtos_backed_off, 1);
         assert_eq!(r.flows[4].counts.rtos, 2);
-        assert_eq!(r.rto_estimate_ns, 210 * MS + 24_000, "from the last segment seen");
+        assert_eq!(
+            r.rto_estimate_ns,
+            210 * MS + 24_000,
+            "from the last segment seen"
+        );
         assert_eq!(r.intervals.rtos.iter().sum::<u32>(), 6);
         assert_eq!(r.blocks.iter().map(|b| b.rtos).sum::<u32>(), 6);
     }
