@@ -212,3 +212,40 @@ def test_pcapng_gives_the_same_analysis(tmp_path: Path) -> None:
     assert b["frames"] == a["frames"] > 1000
     for key in ("rtos", "retx_fast", "goodput_bytes", "span_ns", "blocks", "flows", "verdict"):
         assert b[key] == a[key], key
+
+
+def _to_linux_cooked(pcap: bytes, version: int) -> bytes:
+    """The same frames as `tcpdump -i any` writes them: Linux cooked headers (v1, 16 bytes,
+    link type 113; v2, 20 bytes, link type 276) in place of Ethernet's, packet type "to us"."""
+    import struct
+
+    head = bytearray(pcap[:24])
+    head[20:24] = (113 if version == 1 else 276).to_bytes(4, "little")
+    out = [bytes(head)]
+    pos = 24
+    while pos + 16 <= len(pcap):
+        sec, frac, incl, orig = struct.unpack_from("<IIII", pcap, pos)
+        frame = pcap[pos + 16 : pos + 16 + incl]
+        mac = frame[6:12] + b"\0\0"
+        if version == 1:
+            cooked = struct.pack("!HHH", 0, 1, 6) + mac + b"\x08\x00"
+        else:
+            cooked = struct.pack("!HHIHBB", 0x0800, 0, 2, 1, 0, 6) + mac
+        data = cooked + frame[14:]
+        out.append(struct.pack("<IIII", sec, frac, len(data), orig - 14 + len(cooked)) + data)
+        pos += 16 + incl
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_linux_cooked_captures_give_the_same_analysis(tmp_path: Path, version: int) -> None:
+    _, path = _capture(tmp_path, {"topology": {"senders": 8}, "workload": {"blocks": 5}}, "eth")
+    cooked = tmp_path / f"sll{version}.pcap"
+    cooked.write_bytes(_to_linux_cooked(path.read_bytes(), version))
+    a = analyze(path, TraceOptions()).report
+    b = analyze(cooked, TraceOptions()).report
+    assert b["receiver"] == a["receiver"] == "10.0.0.9" and b["receiver_inferred"]
+    assert b["frames"] == a["frames"] > 1000
+    # The same but the ingress rates: a cooked header is not Ethernet's 14 bytes.
+    for key in ("rtos", "retx_fast", "goodput_bytes", "span_ns", "blocks", "flows", "incast"):
+        assert b[key] == a[key], key

@@ -108,6 +108,10 @@ pub struct Report {
     pub frames: u64,
     /// TCP segments among the frames.
     pub tcp_segments: u64,
+    /// Of them, second copies of a packet just seen (same IP identification, sequence,
+    /// acknowledgment and length): a capture on several interfaces at once (`tcpdump -i
+    /// any` on a host with a bridge or bond) sees a packet on each; they are not analysed.
+    pub copies: u64,
     /// The capture ended inside a record.
     pub truncated: bool,
     /// The receiver, dotted quad; whether it was inferred.
@@ -276,6 +280,7 @@ pub struct Analyzer {
     t0: Option<u64>,
     frames: u64,
     tcp: u64,
+    copies: u64,
     receiver: Option<u32>,
     /// Inferred rather than given.
     inferred: bool,
@@ -305,6 +310,7 @@ impl Analyzer {
             t0: None,
             frames: 0,
             tcp: 0,
+            copies: 0,
             bins: Vec::new(),
             rto_events: Vec::new(),
             first_data: None,
@@ -370,12 +376,17 @@ impl Analyzer {
         self.tcp += 1;
         self.t0.get_or_insert(t);
         let d = self.direction(s, t);
+        if self.dirs[d as usize].is_copy(s) {
+            self.copies += 1;
+            return;
+        }
         if let Some(r) = self.dirs[d as usize].reverse {
             self.dirs[r as usize].on_peer(t, s.has_ack, s.ack, s.sack, s.len);
         }
         let gap = self.rto_gap_ns;
         let dir = &mut self.dirs[d as usize];
         dir.on_packet(t, s.ce, s.ece, s.ip_id, s.len);
+        dir.remember(s.seq, s.ack, s.len);
         let into_receiver = self.receiver == Some(s.dst);
         if s.len == 0 || s.syn || s.rst {
             if into_receiver {
@@ -486,6 +497,7 @@ impl Analyzer {
         let mut r = Report {
             frames: self.frames,
             tcp_segments: self.tcp,
+            copies: self.copies,
             truncated,
             receiver: receiver.map(|ip| std::net::Ipv4Addr::from(ip).to_string()),
             receiver_inferred: self.inferred,
@@ -905,6 +917,35 @@ mod tests {
         );
         assert_eq!(r.intervals.rtos.iter().sum::<u32>(), 6);
         assert_eq!(r.blocks.iter().map(|b| b.rtos).sum::<u32>(), 6);
+    }
+
+    #[test]
+    fn a_packet_captured_on_two_interfaces_is_analysed_once() {
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        let mut t = 0;
+        for k in 0..4u32 {
+            let data = Segment {
+                ip_id: 500 + k as u16,
+                ..seg(1, 100, 1 + k * 1448, 1448)
+            };
+            // Seen on the bridge port, then on the bridge: the same packet.
+            a.segment(t, 1514, &data);
+            a.segment(t + 2000, 1514, &data);
+            t += 12_000;
+        }
+        // A retransmission carries a new identification: not a copy.
+        let resend = Segment {
+            ip_id: 504,
+            ..seg(1, 100, 1 + 3 * 1448, 1448)
+        };
+        a.segment(t, 1514, &resend);
+        let r = a.finish(false);
+        // The first copy comes before the identifications have shown that they count
+        // packets (one step), so it is analysed: a resend.
+        assert_eq!((r.frames, r.tcp_segments, r.copies), (9, 9, 3));
+        assert_eq!(r.flows[0].counts.data_packets, 6);
+        assert_eq!(r.goodput_bytes, 4 * 1448);
+        assert_eq!(r.retx_fast + r.retx_tlp + r.retx_rto, 2);
     }
 
     #[test]

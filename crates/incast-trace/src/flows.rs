@@ -149,6 +149,8 @@ pub struct Direction {
     aggregated: bool,
     /// Packets sent since the last data segment seen that the capture did not see.
     unseen: u32,
+    /// The last packet's sequence and acknowledgment numbers and payload length.
+    last_sig: (u32, u32, u32),
 }
 
 impl Direction {
@@ -181,6 +183,7 @@ impl Direction {
             id_small_steps: 0,
             aggregated: false,
             unseen: 0,
+            last_sig: (0, 0, 0),
         }
     }
 
@@ -219,8 +222,10 @@ impl Direction {
         self.ece += u64::from(ece);
         // Zero is no number: what a sender writes when it does not number its packets (RFC
         // 6864), and Linux's SYN-ACK, sent before the connection's counter exists.
+        // A step of zero is a second copy of the same packet or a constant identification:
+        // evidence neither way.
         match self.ip_id {
-            Some(prev) if prev != 0 && ip_id != 0 => {
+            Some(prev) if prev != 0 && ip_id != 0 && ip_id != prev => {
                 let step = ip_id.wrapping_sub(prev);
                 let small = (1..=MAX_ID_STEP).contains(&step);
                 self.id_steps += 1;
@@ -234,6 +239,24 @@ impl Direction {
         }
         self.ip_id = Some(ip_id);
         self.aggregated |= len > MAX_SEGMENT_PAYLOAD;
+    }
+
+    /// Remember the sequence `seq`, acknowledgment `ack` and length `len` of the packet
+    /// just counted, to know a second copy of it.
+    #[inline]
+    pub fn remember(&mut self, seq: u32, ack: u32, len: u32) {
+        self.last_sig = (seq, ack, len);
+    }
+
+    /// Whether `s` is a second copy of this direction's last packet: the same IP
+    /// identification, where they count packets (a sender that numbers its packets never
+    /// reuses a number at once, not even for a retransmission; a constant one would make
+    /// every duplicate ACK a copy), and the same sequence, acknowledgment and length.
+    #[inline]
+    pub fn is_copy(&self, s: &crate::decode::Segment) -> bool {
+        self.ip_id == Some(s.ip_id)
+            && self.last_sig == (s.seq, s.ack, s.len)
+            && self.ids_count_packets()
     }
 
     /// Whether this direction's IP identifications count its packets: no frame was an

@@ -136,7 +136,9 @@ def print_trace(out: Console, t: TraceReport, max_flows: int = 20) -> None:
     how = "inferred" if r["receiver_inferred"] else "given"
     out.print(
         f"[bold]incast pcap[/bold] · {t.path} · {r['frames']:,} frames "
-        f"({r['tcp_segments']:,} TCP) · receiver {who} ({how}) · {len(r['flows'])} flows in "
+        f"({r['tcp_segments']:,} TCP"
+        + (f", {r['copies']:,} second copies left out" if r["copies"] else "")
+        + f") · receiver {who} ({how}) · {len(r['flows'])} flows in "
         f"· span {_ns(r['span_ns'])} · RTOmin {_ns(r['rto_min_ns'])}"
     )
     rates = table()
