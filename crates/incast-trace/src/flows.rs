@@ -9,6 +9,10 @@
 //!    the peer sent nothing since the previous segment, so it cannot be the answer to a new
 //!    request. Segments resent below the highest byte sent at that moment follow the same
 //!    timeout (go-back-N or SACK repair after it) and count as RTO retransmissions too.
+//!    Or, where the capture sees the peer's ACKs: it resends the first unacknowledged
+//!    segment at least that gap after the sender's timer last restarted (the ACK advanced,
+//!    or that segment was sent), and no packet from the peer came just before to trigger
+//!    it (an eighth of the gap): a timeout that fired while recovery kept sending.
 //! 2. **Fast retransmit**: it resends seen bytes and the peer's last ACK was a duplicate or
 //!    carried SACK blocks (RFC 5681, RFC 6675 loss recovery, RACK).
 //! 3. **Tail-loss probe**: it resends the highest segment after a pause of at least
@@ -136,6 +140,11 @@ pub struct Direction {
     pub request_ns: Option<u64>,
     /// Resends below this follow a timeout.
     recover_until: i64,
+    /// When the sender's retransmission timer last restarted, as far as the capture shows:
+    /// the peer's cumulative ACK advanced, or the first unacknowledged segment was (re)sent.
+    timer_from_ns: u64,
+    /// When the peer's last packet came.
+    peer_last_ns: u64,
     /// The block this direction's current response belongs to (analysis bookkeeping).
     pub block: Option<u32>,
     /// The IP identification of this direction's last packet, and its steps between nonzero
@@ -176,6 +185,8 @@ impl Direction {
             peer_data_since: false,
             request_ns: None,
             recover_until: 0,
+            timer_from_ns: t,
+            peer_last_ns: 0,
             block: None,
             ip_id: None,
             id_steps: 0,
@@ -191,7 +202,14 @@ impl Direction {
     /// carrying `len` bytes.
     #[inline]
     pub fn on_peer(&mut self, t: u64, has_ack: bool, ack: u32, sack: bool, len: u32) {
+        self.peer_last_ns = t;
         if has_ack {
+            if self
+                .peer_ack
+                .is_none_or(|prev| (ack.wrapping_sub(prev) as i32) > 0)
+            {
+                self.timer_from_ns = t;
+            }
             let dup = self.peer_ack == Some(ack) && len == 0;
             self.peer_dup = dup || sack;
             self.peer_sack = sack;
@@ -289,9 +307,22 @@ impl Direction {
         // New bytes after a silence are a timeout's resend of what the capture missed, so
         // where the identifications count packets something must have been missed.
         let missed_some = unseen.is_none_or(|u| u > 0);
+        // The first unacknowledged segment, resent a timeout after the timer last restarted,
+        // even if other segments kept going meanwhile (recovery sending new data).
+        let head = self
+            .peer_ack
+            .is_some_and(|a| self.unwrap(base, a) == rel_seq);
+        let since_timer = t.saturating_sub(self.timer_from_ns);
         let timeout = match gap {
             Some(g) if g >= rto_gap_ns && (resent || (!self.peer_data_since && missed_some)) => {
                 Some(g)
+            }
+            _ if resent
+                && head
+                && since_timer >= rto_gap_ns
+                && t.saturating_sub(self.peer_last_ns) >= rto_gap_ns / 8 =>
+            {
+                Some(since_timer)
             }
             _ if response_start && unseen.is_some_and(|u| u > 0) => self
                 .request_ns
@@ -338,6 +369,9 @@ impl Direction {
         self.last_data_ns = Some(t);
         self.peer_data_since = false;
         self.unseen = 0;
+        if head {
+            self.timer_from_ns = t;
+        }
         DataVerdict {
             rel_seq,
             new_bytes,
@@ -399,6 +433,31 @@ mod tests {
         assert!(!v.rto_event);
         assert!(v.response_start);
         assert_eq!(v.retx, None);
+    }
+
+    #[test]
+    fn the_head_resent_an_rto_after_the_ack_last_advanced_is_a_timeout_amid_other_sends() {
+        let mut d = dir();
+        for i in 0..4u32 {
+            d.on_data(u64::from(i) * 1000, 1 + 1448 * i, 1448, RTO);
+        }
+        d.on_peer(5000, true, 1449, false, 0);
+        // Recovery keeps sending new segments every 50 ms: no silence of 160 ms.
+        for k in 0..4u32 {
+            let t = 5000 + u64::from(k + 1) * 50 * MS;
+            let v = d.on_data(t, 1 + 1448 * (4 + k), 1448, RTO);
+            assert_eq!(v.retx, None);
+        }
+        // A duplicate ACK, then the head at once: a fast retransmit, whatever the timer.
+        d.on_peer(205 * MS, true, 1449, true, 0);
+        let v = d.on_data(205 * MS + 10_000, 1449, 1448, RTO);
+        assert_eq!(v.retx, Some(Cause::Fast));
+        // The head again, 201 ms after that resend restarted the timer, no ACK since: an RTO.
+        d.on_data(300 * MS, 1 + 1448 * 8, 1448, RTO);
+        let v = d.on_data(406 * MS + 10_000, 1449, 1448, RTO);
+        assert_eq!(v.retx, Some(Cause::Rto));
+        assert!(v.rto_event);
+        assert_eq!(v.silence_ns, 201 * MS);
     }
 
     #[test]
