@@ -95,12 +95,8 @@ fn the_senders_nics_at_a_1ms_rtomin() {
 /// advanced or it was last sent, with no ACK just before to have triggered it, is a timeout.
 #[test]
 fn the_senders_hosts_count_the_simulators_timeouts_within_5_percent_at_1ms_and_200ms() {
-    for (n, seed, blocks, rto_ms) in [
-        (32, 1, 20, 1),
-        (16, 2, 40, 1),
-        (64, 3, 10, 1),
-        (16, 5, 20, 200),
-    ] {
+    // (64 senders at 1 ms: 9,038 vs 9,066, left out for the time it takes unoptimized.)
+    for (n, seed, blocks, rto_ms) in [(32, 1, 20, 1), (16, 2, 40, 1), (16, 5, 20, 200)] {
         let mut sc = sync_read(n, blocks);
         sc.tcp.rto_min = from_ms(rto_ms);
         sc.seed = seed;
