@@ -8,6 +8,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use incast_sim::capture::Points;
+use incast_sim::tcp::RttEstimator;
 use incast_sim::{SimError, Simulation};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -131,6 +132,26 @@ fn defaults() -> String {
 #[pyfunction]
 fn describe() -> String {
     incast_sim::Scenario::describe()
+}
+
+/// The retransmission timer a connection of the scenario (JSON, base units) runs, as the
+/// simulator's estimator has it, in picoseconds: `rto_min` in whole timer ticks, the `rto` it
+/// settles on at the base RTT (`topology.rtt`), and the timer `tick`. The analytical model
+/// reads these instead of repeating the rounding and the RTO formula.
+#[pyfunction]
+fn rto_timer(
+    py: Python<'_>,
+    scenario_json: &str,
+) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+    let sc = catch_unwind(|| incast_sim::Scenario::from_json(scenario_json))
+        .map_err(|p| SimulationError::new_err(panic_message(p)))?
+        .map_err(|e| scenario_error(py, &e))?;
+    let est = RttEstimator::for_tcp(&sc.tcp);
+    Ok(std::collections::HashMap::from([
+        ("rto_min", est.rto_min()),
+        ("rto", RttEstimator::settled(&sc.tcp, sc.topology.rtt)),
+        ("tick", est.timer_granularity()),
+    ]))
 }
 
 /// The bytes each of `n` servers returns of a `block` striped over them (the one split rule).
@@ -733,6 +754,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
+    m.add_function(wrap_pyfunction!(rto_timer, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_class::<PyMonitor>()?;

@@ -3,6 +3,7 @@ count in the same shape, naming the scenario fields it does not use."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -257,7 +258,8 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
     n = t["senders"]
     sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
     rtt, _ = rtt_and_rto(s)
-    tick = tcp["timer_granularity"] or tcp["clock_granularity"]
+    # The simulator owns the timer's rules (RTOmin in whole ticks, the RTO formula).
+    timer = _core.rto_timer(json.dumps(s))
     frame = tcp["mss"] + tcp["header_bytes"]
     k = t["ecn_threshold"]
     dctcp = tcp["congestion_control"] == "dctcp"
@@ -270,9 +272,9 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         buffer=port_buffer_bytes(s),
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
-        rto_min=tcp["rto_min"] * PS,
-        rto_adds_rtt=tcp["rto_formula"] == "linux",
-        timer_tick=tick * PS if tick > 1_000_000 else 0.0,
+        rto=timer["rto"] * PS,
+        # A tick of a microsecond or less is as good as exact at these time scales.
+        timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
         mss=tcp["mss"],
         frame=frame,
         wire=frame + tcp["phy_overhead"],

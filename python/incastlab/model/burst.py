@@ -70,8 +70,7 @@ class Path:
     buffer: int  # the bottleneck port's drop-tail limit
     link_bps: float
     rtt: float  # base RTT
-    rto_min: float
-    rto_adds_rtt: bool  # Linux's formula: RTO = SRTT + max(4·RTTVAR, RTOmin)
+    rto: float  # the RTO a connection settles on at the base RTT (the simulator's estimator)
     timer_tick: float  # retransmission timer granularity (0: exact)
     mss: int
     frame: int  # bytes one segment takes in the port's buffer (payload + headers)
@@ -143,18 +142,10 @@ def _pipe_packets(p: Path) -> float:
 
 
 def rto_seconds(p: Path) -> float:
-    """The RTO a sender waits: RTOmin in whole ticks (the simulator keeps it so, as Linux keeps
-    a route's ``rto_min`` in jiffies), plus (Linux's formula) the base RTT, rounded up to the
-    retransmission timer's tick."""
-    rto = _whole_ticks(p.rto_min, p.timer_tick)
-    if p.rto_adds_rtt:
-        rto += p.rtt
-    return _whole_ticks(rto, p.timer_tick)
-
-
-def _whole_ticks(t: float, tick: float) -> float:
-    """``t`` rounded up to whole timer ticks (``tick`` 0: exact)."""
-    return math.ceil(t / tick - 1e-9) * tick if tick > 0 else t
+    """The RTO a sender waits before backoff. The simulator's own estimator works it out for
+    the scenario (:func:`incastlab.backends.model.burst_path`): RTOmin in whole timer ticks, as
+    Linux keeps a route's ``rto_min`` in jiffies, plus the base RTT in Linux's formula."""
+    return p.rto
 
 
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:

@@ -127,16 +127,7 @@ impl TcpSimulation {
                 (conn.sender(), to_client, server),
             ] {
                 debug_assert_eq!(ep.index(), eps.len());
-                let rtt = RttEstimator::new(
-                    sc.tcp.rto_min,
-                    sc.tcp.rto_max,
-                    sc.tcp.rto_initial,
-                    sc.tcp.clock_granularity,
-                )
-                .with_formula(sc.tcp.rto_formula)
-                .with_timer_granularity(
-                    sc.tcp.timer_granularity.unwrap_or(sc.tcp.clock_granularity),
-                );
+                let rtt = RttEstimator::for_tcp(&sc.tcp);
                 let p = TcpParams {
                     ecn,
                     ..params.clone()

@@ -4,7 +4,7 @@
 //! sample is a whole number of ticks, as a kernel measures it. The RTO is
 //! `max(RTOmin, SRTT + max(G, K·RTTVAR))`, capped at RTOmax, doubled per backoff.
 
-use crate::config::RtoFormula;
+use crate::config::{RtoFormula, Tcp};
 use crate::units::SimTime;
 
 /// K, RFC 6298 (2.3).
@@ -43,6 +43,36 @@ fn whole_ticks(t: SimTime, g: SimTime) -> SimTime {
 }
 
 impl RttEstimator {
+    /// The estimator every connection of a scenario with these TCP settings starts with.
+    pub fn for_tcp(tcp: &Tcp) -> Self {
+        RttEstimator::new(
+            tcp.rto_min,
+            tcp.rto_max,
+            tcp.rto_initial,
+            tcp.clock_granularity,
+        )
+        .with_formula(tcp.rto_formula)
+        .with_timer_granularity(tcp.timer_granularity.unwrap_or(tcp.clock_granularity))
+    }
+
+    /// The RTO a connection with these TCP settings settles on after a steady run of round
+    /// trips of `rtt`, as its timer waits it (whole timer ticks). The analytical model asks
+    /// for it, so that RTOmin's rounding and the RTO formula have one owner, this estimator.
+    pub fn settled(tcp: &Tcp, rtt: SimTime) -> SimTime {
+        let mut e = Self::for_tcp(tcp);
+        let r = e.measure(0, rtt);
+        // Every sample closes a round trip; 64 of them decay the variance to nothing.
+        for i in 0..64 {
+            e.sample_at(r, i + 1, i + 2);
+        }
+        e.ticks(e.rto(0))
+    }
+
+    /// Granularity of the timers.
+    pub fn timer_granularity(&self) -> SimTime {
+        self.timer_granularity
+    }
+
     /// An estimator with no sample yet: RTO is `initial` (RFC 6298 (2.1)).
     pub fn new(rto_min: SimTime, rto_max: SimTime, initial: SimTime, granularity: SimTime) -> Self {
         let rto_min = whole_ticks(rto_min, granularity);
@@ -273,6 +303,24 @@ mod tests {
         assert_eq!(e.measure(from_us(100), from_us(900)), 0);
         assert_eq!(e.to_tick(from_us(1100)), from_ms(2));
         assert_eq!(e.to_tick(from_ms(2)), from_ms(2));
+    }
+
+    #[test]
+    fn settled_rto_is_the_formula_in_whole_ticks() {
+        let mut tcp = Tcp::default();
+        tcp.rto_min = from_ms(1);
+        tcp.rto_formula = RtoFormula::Rfc6298;
+        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(1));
+        tcp.rto_formula = RtoFormula::Linux;
+        assert_eq!(
+            RttEstimator::settled(&tcp, from_us(100)),
+            from_ms(1) + from_us(100)
+        );
+        // Linux's 4 ms jiffies: RTOmin 1 ms is one jiffy, and the RTT added takes another.
+        tcp.timer_granularity = Some(from_ms(4));
+        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(8));
+        tcp.rto_min = from_ms(200);
+        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(204));
     }
 
     #[test]
