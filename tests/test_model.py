@@ -163,7 +163,7 @@ def test_calibration_fits_on_one_half_and_scores_the_other(tmp_path: object) -> 
     from incastlab.model.calibrate import QUICK_GRID, QUICK_VARIANTS, SEARCH, calibrate
 
     cache = Path(str(tmp_path))
-    c = calibrate(QUICK_GRID, blocks=3, cache=cache)
+    c = calibrate(QUICK_GRID, blocks=3, seeds=2, cache=cache)
     s = c.summary()
     assert len(c.points) == 40 * len(QUICK_VARIANTS)
     held, fitted = c.held_out, c.fitted_on
@@ -176,9 +176,18 @@ def test_calibration_fits_on_one_half_and_scores_the_other(tmp_path: object) -> 
     assert list(c.breakdown("senders")) == QUICK_GRID["senders"]
     # One sender is no incast: the model's transfer time with slow start is close.
     assert c.breakdown("senders")[1]["p90_error"] < 0.15
-    # Every point simulated once, cached: a rerun reads the same numbers from disk.
-    assert len(list(cache.glob("*.json"))) == len(c.points)
-    again = calibrate(QUICK_GRID, blocks=3, cache=cache)
+    # Each point under two seeds, pooled as one run of all their blocks (the harmonic mean
+    # of the goodputs: the same bytes in the sum of the times).
+    for p in c.points:
+        g1, g2 = p.sim_bps_by_seed
+        assert p.sim_bps == pytest.approx(2 / (1 / g1 + 1 / g2))
+    assert k.fit["seeds"] == 2
+    assert 0 <= s["held_out"]["seed_median_error"] <= s["held_out"]["seed_p90_error"]
+    # Somewhere in the grid the seed matters (one RTO more or less in a block).
+    assert any(p.seed_error and p.seed_error > 0.05 for p in c.points)
+    # Every run simulated once, cached: a rerun reads the same numbers from disk.
+    assert len(list(cache.glob("*.json"))) == 2 * len(c.points)
+    again = calibrate(QUICK_GRID, blocks=3, seeds=2, cache=cache)
     assert [p.sim_bps for p in again.points] == [p.sim_bps for p in c.points]
 
 
@@ -188,6 +197,7 @@ def test_calibrate_cli(capsys: pytest.CaptureFixture[str]) -> None:
     from incastlab.cli import main
 
     argv = ["model", "calibrate", "--quick", "--blocks", "2", "--variants", "iw1-restart"]
+    argv += ["--seeds", "1"]
     assert main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"constants", "held_out", "fitted_on", "points", "version"} <= set(out)
@@ -263,13 +273,54 @@ def test_synchronized_first_round_overflows_once_it_outgrows_buffer_plus_one_bur
 
 def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     """A response that fits one round loses its tail when the round overflows: nothing comes
-    after it to raise duplicate ACKs (classic), while RACK-TLP's probe repairs most."""
+    after it to raise duplicate ACKs (classic), while RACK-TLP's probe repairs it after the
+    probe timeout instead of the RTO."""
     c = burst.Constants(tail_timeout=0.2)
     kw = dict(senders=16, sru=14_480, initial_window=10, buffer=32_000, blocks=1)
     classic = burst.predict(_path(**kw), c)
-    tlp = burst.predict(_path(rack_tlp=True, **kw), c)
-    assert classic.timeouts_per_block > 1.5 * tlp.timeouts_per_block > 0
+    tlp = burst.predict(_path(rack_tlp=True, probe=0.004, **kw), c)
+    assert classic.timeouts_per_block > 2 * tlp.timeouts_per_block
     assert classic.goodput_bps < tlp.goodput_bps
+    # The overflowing round itself: every classic sender that lost its tail times out; with
+    # RACK-TLP they all wait for the probe and none for the RTO.
+    for rack, expect in ((False, (16.0, 0.0)), (True, (0.0, 16.0))):
+        p = _path(rack_tlp=rack, probe=0.004, **kw)
+        assert burst._overflow(p, c, 16, 10, True, tail=True) == pytest.approx(expect)
+    # A whole window lost: the probes go out together and the port holds a buffer's worth
+    # (21 + 1); the senders whose probe it drops wait for the RTO.
+    p = _path(rack_tlp=True, probe=0.004, **kw)
+    cap = burst._round_capacity(p, 64, 10, True)
+    timeouts, probes = burst._overflow(p, c, 64, 10, True, tail=True)
+    q = 32_000 / 1518 + 1
+    assert probes == pytest.approx(64)
+    assert timeouts == pytest.approx((64 - cap) - q * (1 - math.exp(-(64 - cap) / q)))
+    assert 0 < timeouts < 64 - cap
+
+
+def test_first_retransmissions_are_one_burst_later_ones_drift() -> None:
+    """The port keeps exactly what fits of the first synchronized retransmissions; backed-off
+    ones arrive at random and leave some of its room unused."""
+    assert burst._served(30.0, 22.0, 0) == 22.0
+    assert burst._served(10.0, 22.0, 0) == 10.0
+    assert burst._served(10.0, 22.0, 1) == pytest.approx(22 * (1 - math.exp(-10 / 22)))
+
+
+def test_the_simulator_owns_the_timers_the_model_waits() -> None:
+    """RTOmin in whole timer ticks, Linux's formula and the probe timeout come from the
+    simulator's estimator (``_core.rto_timer``), not from a copy of its rules."""
+    from incastlab.backends.model import burst_path
+    from incastlab.scenario import apply_overrides, from_dict
+
+    def path(**keys: object) -> burst.Path:
+        return burst_path(from_dict(apply_overrides({}, keys)).normalized())
+
+    classic = path(**{"tcp.rto_min": "1ms"})
+    assert burst.rto_seconds(classic) == pytest.approx(1e-3 + 100e-6)  # RTOmin + the RTT
+    linux = path(**{"tcp.profile": "linux", "tcp.rto_min": "1ms"})
+    assert linux.timer_tick == pytest.approx(0.004)
+    assert burst.rto_seconds(linux) == pytest.approx(0.008)  # a jiffy each, rounded up
+    assert linux.probe == pytest.approx(0.004)  # 2 RTT + 2 ms in jiffies
+    assert burst.probe_seconds(linux) == pytest.approx(0.006)  # fires on the next tick
 
 
 def test_serial_waits_back_off_and_grow_with_senders() -> None:
@@ -317,7 +368,10 @@ def test_fitted_constants_ship_with_the_package_version() -> None:
 
     k = burst.fitted()
     assert k.version == _core.__version__
+    # The issue's criteria, on the held-out half of the grid (each point pooled over seeds).
+    assert k.fit["seeds"] >= 2
     assert k.fit["held_out_median_error"] <= 0.15
+    assert k.fit["held_out_p90_error"] <= 0.60
     assert k.fit["held_out_regime_right"] >= 0.9
 
 

@@ -8,7 +8,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use incast_sim::capture::Points;
-use incast_sim::tcp::RttEstimator;
+use incast_sim::tcp::{probe_timeout, RttEstimator};
 use incast_sim::{SimError, Simulation};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -134,10 +134,10 @@ fn describe() -> String {
     incast_sim::Scenario::describe()
 }
 
-/// The retransmission timer a connection of the scenario (JSON, base units) runs, as the
-/// simulator's estimator has it, in picoseconds: `rto_min` in whole timer ticks, the `rto` it
-/// settles on at the base RTT (`topology.rtt`), and the timer `tick`. The analytical model
-/// reads these instead of repeating the rounding and the RTO formula.
+/// The timers a connection of the scenario (JSON, base units) runs, as the simulator has
+/// them, in picoseconds: `rto_min` in whole timer ticks; the `rto` and the tail loss `probe`
+/// timeout (several segments out) it settles on at the base RTT (`topology.rtt`); the timer
+/// `tick`. The analytical model reads these instead of repeating the simulator's rules.
 #[pyfunction]
 fn rto_timer(
     py: Python<'_>,
@@ -146,10 +146,11 @@ fn rto_timer(
     let sc = catch_unwind(|| incast_sim::Scenario::from_json(scenario_json))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?
         .map_err(|e| scenario_error(py, &e))?;
-    let est = RttEstimator::for_tcp(&sc.tcp);
+    let est = RttEstimator::settled(&sc.tcp, sc.topology.rtt);
     Ok(std::collections::HashMap::from([
         ("rto_min", est.rto_min()),
-        ("rto", RttEstimator::settled(&sc.tcp, sc.topology.rtt)),
+        ("rto", est.ticks(est.rto(0))),
+        ("probe", probe_timeout(&est, false)),
         ("tick", est.timer_granularity()),
     ]))
 }

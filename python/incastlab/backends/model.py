@@ -273,6 +273,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
         rto=timer["rto"] * PS,
+        probe=timer["probe"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
         mss=tcp["mss"],

@@ -190,6 +190,8 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
 
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
+    from incastlab.model.calibrate import SEEDS
+
     p = Parser(
         prog="incast model calibrate",
         description="Simulate a grid (N 1-64, SRU 16 KB-1 MB, buffer 4-256 KB, RTOmin "
@@ -213,6 +215,13 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-variants", action="store_true", help="print the variants and exit")
     p.add_argument(
         "--blocks", type=whole(1, 10**6), default=5, help="blocks per simulation (default 5)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=whole(1, 1000),
+        default=SEEDS,
+        help=f"seeds per point, their runs pooled (default {SEEDS}; the first is the "
+        "scenario's seed)",
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
     p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
@@ -260,6 +269,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
                 grid,
                 variants=names,
                 blocks=a.blocks,
+                seeds=a.seeds,
                 base=base,
                 cache=cache,
                 on_point=lambda i, n: bar.update(task, completed=i, total=n),

@@ -276,9 +276,11 @@ def print_calibration(out: Console, c: Calibration) -> None:
     summary = c.summary()
     held, fitted = summary["held_out"], summary["fitted_on"]
     k = c.constants
+    seeds = k.fit.get("seeds", 1)
     out.print(
         f"[bold]incast model calibrate[/bold] · {held['points'] + fitted['points']} points, "
         f"fitted on {fitted['points']}, scored on the other {held['points']} · "
+        f"{seeds} seed{'s' if seeds > 1 else ''} a point · "
         f"tail_timeout {k.tail_timeout:g}, spread {k.spread:g}"
     )
     out.print(
@@ -287,6 +289,12 @@ def print_calibration(out: Console, c: Calibration) -> None:
         f"Chen Eq. 1-4 (papers' constants): {100 * held['chen_median_error']:.0f}%, "
         f"{100 * held['chen_p90_error']:.0f}%"
     )
+    if "seed_p90_error" in held:
+        out.print(
+            f"the simulator against itself (its first seed against the other {seeds - 1} "
+            f"pooled): median {100 * held['seed_median_error']:.0f}%, 90th percentile "
+            f"{100 * held['seed_p90_error']:.0f}%"
+        )
     t = table()
     for col in (
         "axis",

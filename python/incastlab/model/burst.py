@@ -17,13 +17,16 @@ per block". This model follows a block the way the port sees it instead:
 3. **Which overflow costs an RTO.** A sender none of whose round got through loses its whole
    window; a sender that lost the end of its response (the tail) has nothing left to send that
    could raise duplicate ACKs; a sender with a window too small for ``dupthresh`` duplicate
-   ACKs cannot fast-retransmit. All of them wait for the RTO (RACK-TLP's probe repairs a tail
-   instead). Any other loss is repaired by fast retransmit, except for a share
-   :attr:`Constants.tail_timeout` (retransmissions lost to the same full queue).
+   ACKs cannot fast-retransmit. All of them wait for the RTO. Any other loss is repaired by
+   fast retransmit, except for a share :attr:`Constants.tail_timeout` (retransmissions lost
+   to the same full queue). With RACK-TLP, lost retransmissions are found by time and a lost
+   tail by the probe: those senders wait for the probe timer instead of the RTO, and of the
+   senders that lost a whole window only those whose probe the port drops time out.
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
-   it serves restart slow start together and may overflow it again (a fresh RTO). Backed-off
-   timers drift apart, so each wait serves more of them (:attr:`Constants.spread`).
+   it serves restart slow start together and may overflow it again (a fresh RTO). The first
+   retransmissions are one burst, of which drop-tail keeps what fits; backed-off timers drift
+   apart, so each later wait serves more of them (:attr:`Constants.spread`), at random.
 
 Goodput = bytes / (transfer time with slow start + the waits that no other sender's transfer
 hides), averaged over the run's blocks (the first from the initial window). Expected values
@@ -85,6 +88,7 @@ class Path:
     quickack: bool = False
     marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
+    probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,13 @@ def rto_seconds(p: Path) -> float:
     return p.rto
 
 
+def probe_seconds(p: Path) -> float:
+    """The wait for RACK-TLP's tail loss probe (the simulator's timeout for it, 2·SRTT + 2 ms
+    in whole ticks), plus half a tick: a timer armed at a random moment fires on the next
+    tick."""
+    return p.probe + p.timer_tick / 2
+
+
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
     """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
     round (slow start). A round that does not fill the link lasts one RTT plus the first
@@ -192,7 +203,7 @@ def _timeout_share(
 ) -> float:
     """Chance that a sender which lost part (not all) of a round's window times out, having
     got ``delivered`` segments of it through."""
-    if tail and not p.rack_tlp:  # nothing left to send after the lost tail
+    if tail:  # nothing left to send after the lost tail (RACK-TLP: until the probe)
         return 1.0
     # The delivered segments' ACKs release new ones (two each in slow start), whose
     # duplicate ACKs start fast retransmit if dupthresh of them get through the port (the
@@ -205,21 +216,31 @@ def _timeout_share(
 
 def _overflow(
     p: Path, c: Constants, senders: float, per_sender: float, first: bool, tail: bool
-) -> float:
-    """Expected senders that time out when ``senders`` send a round of ``per_sender``."""
+) -> tuple[float, float]:
+    """Expected senders that time out when ``senders`` send a round of ``per_sender``, and
+    (RACK-TLP) those that wait for the probe timer instead."""
     if senders <= 0 or per_sender <= 0:
-        return 0.0
+        return 0.0, 0.0
     burst = senders * per_sender
     cap = _round_capacity(p, senders, per_sender, first)
     if burst <= cap:
-        return 0.0
+        return 0.0, 0.0
     # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond `cap`
     # lose their whole window, the others the end of theirs.
     whole = max(0.0, senders - cap)
     partial = senders - whole
     lost = burst - cap - whole * per_sender
     hit = min(partial, max(0.0, lost))
-    return whole + hit * _timeout_share(p, c, senders, cap / senders, tail, first)
+    share = _timeout_share(p, c, senders, cap / senders, tail, first)
+    if p.rack_tlp:
+        # RACK finds lost retransmissions by time and the tail loss probe finds a lost
+        # tail: what would be an RTO without them waits for one of their timers instead.
+        # A whole window lost is probed too: the probes go out together (on the same tick)
+        # and the port holds its buffer's worth; the senders whose probe it drops time out.
+        q = _buffer_packets(p) + 1
+        saved = q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
+        return whole - saved, hit * share + whole
+    return whole + hit * share, 0.0
 
 
 def _burst(
@@ -230,21 +251,22 @@ def _burst(
     window: float,
     first: bool,
     ssthresh: float = math.inf,
-) -> tuple[int | None, float, float, float]:
+) -> tuple[int | None, float, float, float, float]:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
     a round above it) until one overflows the port: (that round or ``None``, the expected
-    senders that time out, the segments each has left after it, its window then)."""
+    senders that time out, the segments each has left after it, its window then, the
+    expected senders that wait for the probe timer instead)."""
     rem, w = float(segments), max(1.0, window)
     for k in range(256):
         b = min(w, rem)
         rem -= b
         if senders * b > _round_capacity(p, senders, b, first and k == 0):
-            m = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
-            return k, m, rem + b / 2, w
+            m, probes = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
+            return k, m, rem + b / 2, w, probes
         if rem <= 1e-9:
-            return None, 0.0, 0.0, w
+            return None, 0.0, 0.0, w, 0.0
         w = min(2 * w, max(ssthresh, w + 1)) if w < ssthresh else w + 1
-    return None, 0.0, 0.0, w
+    return None, 0.0, 0.0, w, 0.0
 
 
 def _chain(
@@ -264,10 +286,10 @@ def _chain(
         waits += 2**level * exists
         timeouts += waiting
         cap = q * spread**level
-        served = cap * (1 - math.exp(-waiting / cap))
+        served = _served(waiting, cap, level)
         waiting -= served
         if depth < 3 and segments > 1:
-            _, again, left, _ = _burst(p, c, served, segments - 1, 2.0, first=False)
+            _, again, left, _, _ = _burst(p, c, served, segments - 1, 2.0, first=False)
             if again > 1e-3:
                 w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
                 # The fresh chain runs while the backed-off senders wait: the later one ends
@@ -279,13 +301,24 @@ def _chain(
     return waits, timeouts
 
 
+def _served(waiting: float, cap: float, level: int) -> float:
+    """Of ``waiting`` senders retransmitting after the same number of backoffs, those the
+    port holds (``cap`` of a synchronized burst). The first retransmissions are one burst,
+    timed by the same overflow: drop-tail keeps exactly what fits. Backed-off timers have
+    drifted apart, so later retransmissions arrive at random, and some of the port's room
+    goes unused (the occupancy of ``cap`` slots by ``waiting`` random arrivals)."""
+    if level == 0:
+        return min(waiting, cap)
+    return cap * (1 - math.exp(-waiting / cap))
+
+
 def _remaining(waiting: float, level: float, q: float, spread: float) -> float:
     """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
     total, lv = 0.0, int(level) + 1
     while waiting > 1e-3 and lv < 24:
         total += 2**lv * (1 - math.exp(-waiting))
         cap = q * spread**lv
-        waiting -= cap * (1 - math.exp(-waiting / cap))
+        waiting -= _served(waiting, cap, lv)
         lv += 1
     return total
 
@@ -318,7 +351,7 @@ def _block(
     delack = 0.0
     if p.delayed_ack > 0 and window < 2 and not p.quickack:
         delack = p.delayed_ack  # a lone first segment waits for the delayed-ACK timer
-    loss_round, m0, left, w_loss = _burst(p, c, n, seg, window, True, ssthresh)
+    loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left))
@@ -353,13 +386,15 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
     w_next = min(w_next, _share_cap(p))
+    # The senders that wait for a probe (or RACK's reorder) timer wait it together.
+    probe = (1 - math.exp(-probes)) * probe_seconds(p)
     block = Block(
         window=window,
         transfer_s=transfer,
         loss_round=loss_round,
         timeouts=timeouts,
         waits=waits,
-        stall_s=stall,
+        stall_s=stall + probe,
         delack_s=delack,
     )
     return block, w_next, s_next

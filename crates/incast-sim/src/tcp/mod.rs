@@ -30,4 +30,4 @@ mod testing;
 pub use endpoint::{Deadlines, Endpoint, Incoming, Segment, TcpParams};
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;
-pub use sender::{SenderStats, TIMEOUT_RUN_BUCKETS};
+pub use sender::{probe_timeout, SenderStats, TIMEOUT_RUN_BUCKETS};

@@ -55,17 +55,17 @@ impl RttEstimator {
         .with_timer_granularity(tcp.timer_granularity.unwrap_or(tcp.clock_granularity))
     }
 
-    /// The RTO a connection with these TCP settings settles on after a steady run of round
-    /// trips of `rtt`, as its timer waits it (whole timer ticks). The analytical model asks
-    /// for it, so that RTOmin's rounding and the RTO formula have one owner, this estimator.
-    pub fn settled(tcp: &Tcp, rtt: SimTime) -> SimTime {
+    /// The estimator of a connection with these TCP settings after a steady run of round
+    /// trips of `rtt`. The analytical model asks it for the RTO (`ticks(rto(0))`), so that
+    /// RTOmin's rounding and the RTO formula have one owner, this estimator.
+    pub fn settled(tcp: &Tcp, rtt: SimTime) -> Self {
         let mut e = Self::for_tcp(tcp);
         let r = e.measure(0, rtt);
         // Every sample closes a round trip; 64 of them decay the variance to nothing.
         for i in 0..64 {
             e.sample_at(r, i + 1, i + 2);
         }
-        e.ticks(e.rto(0))
+        e
     }
 
     /// Granularity of the timers.
@@ -307,20 +307,23 @@ mod tests {
 
     #[test]
     fn settled_rto_is_the_formula_in_whole_ticks() {
-        let mut tcp = Tcp::default();
-        tcp.rto_min = from_ms(1);
-        tcp.rto_formula = RtoFormula::Rfc6298;
-        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(1));
+        let mut tcp = Tcp {
+            rto_min: from_ms(1),
+            rto_formula: RtoFormula::Rfc6298,
+            ..Default::default()
+        };
+        let rto = |tcp: &Tcp| {
+            let e = RttEstimator::settled(tcp, from_us(100));
+            e.ticks(e.rto(0))
+        };
+        assert_eq!(rto(&tcp), from_ms(1));
         tcp.rto_formula = RtoFormula::Linux;
-        assert_eq!(
-            RttEstimator::settled(&tcp, from_us(100)),
-            from_ms(1) + from_us(100)
-        );
+        assert_eq!(rto(&tcp), from_ms(1) + from_us(100));
         // Linux's 4 ms jiffies: RTOmin 1 ms is one jiffy, and the RTT added takes another.
         tcp.timer_granularity = Some(from_ms(4));
-        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(8));
+        assert_eq!(rto(&tcp), from_ms(8));
         tcp.rto_min = from_ms(200);
-        assert_eq!(RttEstimator::settled(&tcp, from_us(100)), from_ms(204));
+        assert_eq!(rto(&tcp), from_ms(204));
     }
 
     #[test]

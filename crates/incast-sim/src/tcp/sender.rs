@@ -37,6 +37,18 @@ const TIMEOUT_MIN: SimTime = 2 * PS_PER_MS;
 /// Probe timeout before any RTT sample (Linux's `TCP_TIMEOUT_INIT`; connections here always
 /// have the handshake's sample).
 const PROBE_WITHOUT_RTT: SimTime = PS_PER_S;
+/// The tail loss probe's timeout (before the RTO caps it): 2·SRTT plus RTOmin for a `lone`
+/// segment, whose ACK a delayed-ACK receiver may hold back, else plus 2 ms, in whole ticks.
+pub fn probe_timeout(rtt: &RttEstimator, lone: bool) -> SimTime {
+    match rtt.srtt() {
+        Some(srtt) => {
+            let extra = if lone { rtt.rto_min() } else { TIMEOUT_MIN };
+            rtt.ticks(2 * srtt + extra)
+        }
+        None => PROBE_WITHOUT_RTT,
+    }
+}
+
 /// Segments a connection sends before Linux starts pacing it (`tcp_update_skb_after_send`).
 const UNPACED_SEGMENTS: u64 = 10;
 
@@ -538,17 +550,7 @@ impl Sender {
         if !self.p.sack || self.board.is_empty() || self.ca != CaState::Open {
             return false;
         }
-        let mut timeout = match self.rtt.srtt() {
-            Some(srtt) => {
-                let extra = if self.board.packets_out() == 1 {
-                    self.rtt.rto_min()
-                } else {
-                    TIMEOUT_MIN
-                };
-                self.rtt.ticks(2 * srtt + extra)
-            }
-            None => PROBE_WITHOUT_RTT,
-        };
+        let mut timeout = probe_timeout(&self.rtt, self.board.packets_out() == 1);
         let rto_delta = if advancing_rto {
             self.rtt.ticks(self.rtt.rto(self.backoff))
         } else {
