@@ -151,7 +151,7 @@ fn rto_timer(
         ("rto_min", est.rto_min()),
         ("rto", est.ticks(est.rto(0))),
         ("probe", probe_timeout(&est, false)),
-        ("tick", est.timer_granularity()),
+        ("tick", est.tick()),
     ]))
 }
 

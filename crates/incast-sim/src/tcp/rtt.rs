@@ -68,11 +68,6 @@ impl RttEstimator {
         e
     }
 
-    /// Granularity of the timers.
-    pub fn timer_granularity(&self) -> SimTime {
-        self.timer_granularity
-    }
-
     /// An estimator with no sample yet: RTO is `initial` (RFC 6298 (2.1)).
     pub fn new(rto_min: SimTime, rto_max: SimTime, initial: SimTime, granularity: SimTime) -> Self {
         let rto_min = whole_ticks(rto_min, granularity);
