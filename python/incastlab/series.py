@@ -70,7 +70,9 @@ def parse_vary(spec: str | None, what: str = "--vary") -> tuple[str, list[Any]] 
     return key.strip(), values
 
 
-def _sender_counts(data: Mapping[str, Any], senders: str | None) -> list[int]:
+def _sender_counts(data: Mapping[str, Any], senders: str | None) -> Sequence[int | None]:
+    """The sender counts of a series; ``[None]`` leaves the count to a topology file (as
+    many senders as it names, every host for kv_gets)."""
     topo = data.get("topology", {})
     in_file = topo.get("senders") if isinstance(topo, dict) else None
     if senders is not None:
@@ -83,6 +85,8 @@ def _sender_counts(data: Mapping[str, Any], senders: str | None) -> list[int]:
         return sorted(set(in_file))
     if isinstance(in_file, str):
         return parse_senders(in_file, "topology.senders")
+    if in_file is None and isinstance(topo, dict) and topo.get("kind") == "file":
+        return [None]
     if in_file is None:
         return list(DEFAULT_SENDERS)
     return [in_file]
@@ -120,7 +124,10 @@ def build_series(
     return [
         (
             label,
-            [sc_mod.from_dict(sc_mod.apply_overrides(d, {"topology.senders": n})) for n in counts],
+            [
+                sc_mod.from_dict(d if n is None else sc_mod.apply_overrides(d, {"topology.senders": n}))
+                for n in counts
+            ],
         )
         for label, d in variants
     ]

@@ -25,6 +25,7 @@ pub mod net;
 pub mod red;
 pub mod report;
 pub mod rng;
+pub mod routing;
 pub mod sim;
 pub mod simulation;
 pub mod tasks;

@@ -113,7 +113,8 @@ pub struct Report {
     pub queues: Vec<QueueReport>,
     /// The bottleneck: the switch port towards the receiver.
     pub bottleneck: QueueReport,
-    /// Most of the switch's shared buffer in use at once, bytes (if it has one).
+    /// Most of the switch's shared buffer in use at once, bytes (if it has one); on a
+    /// described topology with several, the fullest switch's.
     pub shared_buffer_max_bytes: Option<u64>,
     /// Share of the workload's duration the bottleneck spent serializing.
     pub bottleneck_utilization: f64,

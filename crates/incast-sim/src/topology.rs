@@ -1,19 +1,22 @@
 //! Topologies: links, and paths computed from a route's ends and a path index.
 //!
 //! A route is a (source host, destination host) pair plus the path a TCP connection was
-//! hashed onto (per-flow ECMP); NDP picks a path per packet instead. The links of a path are
-//! computed arithmetically from the topology's shape, hop by hop, so no per-pair table exists
-//! and memory grows with the hosts and links, not with their square.
+//! hashed onto (per-flow ECMP); NDP picks a path per packet instead. On the built-in shapes
+//! the links of a path are computed arithmetically, hop by hop, so no per-pair table exists
+//! and memory grows with the hosts and links, not with their square; on a described topology
+//! ([`crate::routing`]) they come from a walk over switch distances found at set-up. Either
+//! way a TCP connection's route is worked out once and stored, so forwarding is an array read.
 //!
 //! Host `h`'s NIC is link `2h` and the switch port towards it `2h + 1` in every topology;
 //! switch-to-switch links follow.
 
 use crate::config::{
-    BackgroundDestination, BackgroundSource, Placement, QueueLimit, Scenario, TopologyKind,
+    BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, Scenario, TopologyKind,
 };
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
 use crate::rng::{Rng, Stream};
+use crate::routing::Routing;
 use crate::units::{tx_time, SimTime};
 
 /// A link: a NIC or a switch port with the wire behind it, by its index in
@@ -57,7 +60,7 @@ pub enum LinkRole {
 }
 
 /// The shape of the switches, for computing paths.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Shape {
     Star,
     /// `per_leaf` hosts per leaf, `spines` spines; leaf→spine links from `up`.
@@ -72,18 +75,21 @@ enum Shape {
         tor_up: u32,
         agg_up: u32,
     },
+    /// A described topology: shortest paths over its switches.
+    Graph(Box<Routing>),
 }
 
-/// Longest path between two hosts, links (a fat tree's inter-pod path).
-const MAX_PATH: usize = 6;
-
-/// One route: the links of the path TCP hashed it onto, worked out once when the connection
-/// is set up, so forwarding a packet is an array read.
+/// One route: where the links of the path TCP hashed it onto start in
+/// [`Network::route_links`], and how many there are. Worked out once when the connection is
+/// set up, so forwarding a packet is an array read.
 #[derive(Debug, Clone, Copy)]
 struct Route {
-    links: [LinkId; MAX_PATH],
-    len: u8,
+    start: u32,
+    len: u16,
 }
+
+/// No shared buffer: a link's entry in [`Network::pool_of`].
+const NO_POOL: u32 = u32::MAX;
 
 /// Links and the routes over them.
 #[derive(Debug)]
@@ -94,18 +100,25 @@ pub struct Network {
     pub roles: Vec<LinkRole>,
     shape: Shape,
     routes: Vec<Route>,
+    /// The links of every route, one after another.
+    route_links: Vec<LinkId>,
     /// The switch port towards the receiver: the incast bottleneck.
     pub bottleneck: LinkId,
     /// Host index of the receiver.
     pub receiver: u32,
+    /// The drop-tail limit reports give the switch ports towards the senders:
+    /// `topology.buffer`, or on a described topology the first sender's port's.
+    pub sender_port_limit: QueueLimit,
     /// Hosts built.
     pub hosts: u32,
     /// Spread placement: (switches, hosts per switch, pods) to interleave over.
     spread: Option<(u32, u32, u32)>,
-    /// The switch's shared buffer, if its ports share one.
-    pub pool: Option<SharedBuffer>,
-    /// Whether each link draws on `pool`.
-    pub pooled: Vec<bool>,
+    /// A described topology's placement: logical host `i` is physical host `order[i]`.
+    order: Vec<u32>,
+    /// The shared buffers of the switches whose ports share one.
+    pub pools: Vec<SharedBuffer>,
+    /// The pool each link draws on (an index into `pools`), or [`NO_POOL`].
+    pool_of: Vec<u32>,
     /// RED state of each link that runs it (switch ports, when configured).
     pub red: Vec<Option<Red>>,
     /// Host index of the background flows' sink, if they have one.
@@ -142,6 +155,7 @@ pub fn host_count(sc: &Scenario) -> u32 {
             let k = sc.fat_tree_k() as u64;
             (k * k * k / 4) as u32
         }
+        TopologyKind::File => t.file.as_ref().map_or(0, |g| g.hosts.len() as u32),
     }
 }
 
@@ -173,8 +187,18 @@ impl Network {
         let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
             .then_some(t.senders + 1 + own);
         let hosts = host_count(sc);
+        let graph = match (t.kind, t.file.as_ref()) {
+            (TopologyKind::File, Some(g)) => Some((
+                g,
+                g.resolve().expect("validated: the topology file resolves"),
+            )),
+            _ => None,
+        };
+        let order = graph
+            .as_ref()
+            .map_or_else(Vec::new, |(_, r)| Graph::placement(r, t.senders));
         let spread = match (t.kind, t.placement) {
-            (TopologyKind::Star, _) | (_, Placement::Packed) => None,
+            (TopologyKind::Star | TopologyKind::File, _) | (_, Placement::Packed) => None,
             (TopologyKind::LeafSpine, Placement::Spread) => {
                 Some((hosts / t.hosts_per_leaf, t.hosts_per_leaf, 1))
             }
@@ -184,12 +208,20 @@ impl Network {
             }
         };
         // The key-value store has no receiver of its own: host 0 stands for one in reports.
+        let at = |i: u32| order.get(i as usize).copied().unwrap_or(place(spread, i));
         let receiver = if sc.workload.kind == crate::config::WorkloadKind::KvGets {
-            place(spread, 0)
+            at(0)
         } else {
-            place(spread, t.senders)
+            at(t.senders)
         };
-        let sink = sink.map(|h| place(spread, h));
+        let sink = sink.map(at);
+        let sender_port_limit = match &graph {
+            Some((g, r)) => {
+                let first = (0..hosts).map(at).find(|&h| h != receiver);
+                g.links[r.host_link[first.unwrap_or(receiver) as usize] as usize].buffer
+            }
+            None => t.buffer,
+        };
         let delay = sc.link_delay();
         let pfc = sc.pfc_thresholds();
         // Under PFC an egress queue is bounded by the ingresses feeding it, not by a limit.
@@ -204,10 +236,20 @@ impl Network {
         // A host's egress cap lets one full frame through at the line rate at least.
         let burst = t.host_rate_burst.max(sc.full_frame() + phy);
         for h in 0..hosts {
-            let rate = if h == receiver {
-                t.receiver_link
-            } else {
-                t.link
+            let (rate, delay, limit) = match &graph {
+                Some((g, r)) => {
+                    let l = &g.links[r.host_link[h as usize] as usize];
+                    (l.rate, l.delay, l.buffer)
+                }
+                None if h == receiver => (
+                    t.receiver_link,
+                    delay,
+                    match t.receiver_buffer {
+                        Some(own) if pfc.is_none() => own,
+                        _ => port_limit,
+                    },
+                ),
+                None => (t.link, delay, port_limit),
             };
             let nic = Link::new(rate, delay, t.nic_buffer, phy);
             links.push(match t.host_rate_cap {
@@ -215,10 +257,6 @@ impl Network {
                 None => nic,
             });
             roles.push(LinkRole::Nic(h));
-            let limit = match t.receiver_buffer {
-                Some(own) if h == receiver && pfc.is_none() => own,
-                _ => port_limit,
-            };
             links.push(Link::new(rate, delay, limit, phy).with_marking(t.ecn_threshold));
             roles.push(LinkRole::Port(h));
         }
@@ -266,6 +304,20 @@ impl Network {
                 fabric(2 * tors * half, &mut links);
                 Shape::FatTree { k, tor_up, agg_up }
             }
+            TopologyKind::File => {
+                let (g, r) = graph.as_ref().expect("validated: kind file has a file");
+                let first = links.len() as u32;
+                for &(i, _, _) in &r.trunks {
+                    let l = &g.links[i as usize];
+                    for _ in 0..2 {
+                        links.push(
+                            Link::new(l.rate, l.delay, l.buffer, phy).with_marking(t.ecn_threshold),
+                        );
+                        roles.push(LinkRole::Fabric);
+                    }
+                }
+                Shape::Graph(Box::new(Routing::new(g, r, first)))
+            }
         };
         if t.nic_burst > 0 {
             for (l, r) in links.iter_mut().zip(&roles) {
@@ -282,11 +334,45 @@ impl Network {
                 );
             }
         }
-        let shared = t.shared_buffer.is_some();
-        let pooled = roles
-            .iter()
-            .map(|r| shared && matches!(r, LinkRole::Port(_)))
-            .collect();
+        // Shared buffers: the star's one switch, or each described switch that has one.
+        let mut pools = Vec::new();
+        let mut pool_of = vec![NO_POOL; links.len()];
+        if let Some(total) = t.shared_buffer {
+            pools.push(SharedBuffer::new(total, t.buffer_alpha));
+            for (p, r) in pool_of.iter_mut().zip(&roles) {
+                if matches!(r, LinkRole::Port(_)) {
+                    *p = 0;
+                }
+            }
+        }
+        if let (Some((g, r)), Shape::Graph(_)) = (&graph, &shape) {
+            let first = 2 * hosts;
+            for (s, sw) in g.switches.iter().enumerate() {
+                let Some(total) = sw.shared_buffer else {
+                    continue;
+                };
+                let id = pools.len() as u32;
+                pools.push(SharedBuffer::new(
+                    total,
+                    sw.buffer_alpha.unwrap_or(t.buffer_alpha),
+                ));
+                // Its egress ports: towards its hosts, and its ends of switch-to-switch links.
+                for (h, &on) in r.host_switch.iter().enumerate() {
+                    if on as usize == s {
+                        pool_of[2 * h + 1] = id;
+                    }
+                }
+                for (i, &(_, a, b)) in r.trunks.iter().enumerate() {
+                    let up = first as usize + 2 * i;
+                    if a as usize == s {
+                        pool_of[up] = id;
+                    }
+                    if b as usize == s {
+                        pool_of[up + 1] = id;
+                    }
+                }
+            }
+        }
         let red = roles
             .iter()
             .enumerate()
@@ -313,18 +399,19 @@ impl Network {
                 paused: vec![false; n_links],
             }),
             red,
-            pool: t
-                .shared_buffer
-                .map(|b| SharedBuffer::new(b, t.buffer_alpha)),
-            pooled,
+            pools,
+            pool_of,
             links,
             roles,
             shape,
             routes: Vec::new(),
+            route_links: Vec::new(),
             bottleneck: LinkId(2 * receiver + 1),
             receiver,
+            sender_port_limit,
             hosts,
             spread,
+            order,
         }
     }
 
@@ -332,7 +419,25 @@ impl Network {
     /// hosts, the sink).
     #[inline]
     pub fn host(&self, i: u32) -> u32 {
-        place(self.spread, i)
+        match self.order.get(i as usize) {
+            Some(&h) => h,
+            None => place(self.spread, i),
+        }
+    }
+
+    /// The shared buffer link `l` draws on, if its switch has one.
+    #[inline]
+    pub fn pool_mut(&mut self, l: LinkId) -> Option<&mut SharedBuffer> {
+        match self.pool_of[l.index()] {
+            NO_POOL => None,
+            p => self.pools.get_mut(p as usize),
+        }
+    }
+
+    /// The links drawing on shared buffer `p`.
+    pub fn pooled(&self, p: usize) -> impl Iterator<Item = LinkId> + '_ {
+        self.link_ids()
+            .filter(move |l| self.pool_of[l.index()] == p as u32)
     }
 
     /// The host background flow `i` starts from and the host it goes to.
@@ -360,6 +465,7 @@ impl Network {
     pub fn paths_between(&self, a: u32, b: u32) -> u32 {
         match self.shape {
             Shape::Star => 1,
+            Shape::Graph(ref g) => g.paths_between(a, b).min(u32::MAX as u64) as u32,
             Shape::LeafSpine {
                 per_leaf, spines, ..
             } => {
@@ -386,16 +492,20 @@ impl Network {
     /// Add a route from host `a` to host `b` on path `path` (reduced modulo the number of
     /// paths), returning its index.
     pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
-        let path = path % self.paths_between(a, b);
-        let mut r = Route {
-            links: [LinkId(0); MAX_PATH],
-            len: 0,
-        };
-        while let Some(l) = self.hop_via(a, b, path, r.len as u16) {
-            r.links[r.len as usize] = l;
-            r.len += 1;
+        let start = self.route_links.len();
+        if let Shape::Graph(g) = &self.shape {
+            // Each switch on the way reduces the path number by its own fan-out.
+            g.walk(a, b, path, |l| self.route_links.push(l));
+        } else {
+            let path = path % self.paths_between(a, b);
+            while let Some(l) = self.hop_via(a, b, path, (self.route_links.len() - start) as u16) {
+                self.route_links.push(l);
+            }
         }
-        self.routes.push(r);
+        self.routes.push(Route {
+            start: start as u32,
+            len: (self.route_links.len() - start) as u16,
+        });
         (self.routes.len() - 1) as u32
     }
 
@@ -403,6 +513,7 @@ impl Network {
     pub fn path_len(&self, a: u32, b: u32) -> u16 {
         match self.shape {
             Shape::Star => 2,
+            Shape::Graph(ref g) => g.path_len(a, b),
             Shape::LeafSpine { per_leaf, .. } => {
                 if a / per_leaf == b / per_leaf {
                     2
@@ -426,8 +537,8 @@ impl Network {
     /// The link at `hop` of `route`, or `None` past its end.
     #[inline]
     pub fn hop(&self, route: u32, hop: u16) -> Option<LinkId> {
-        let r = &self.routes[route as usize];
-        (hop < r.len as u16).then(|| r.links[hop as usize])
+        let r = self.routes[route as usize];
+        (hop < r.len).then(|| self.route_links[(r.start + hop as u32) as usize])
     }
 
     /// The link at `hop` from host `a` to host `b` on path `path`, or `None` past its end.
@@ -443,6 +554,18 @@ impl Network {
         let nic = 2 * a;
         let down = 2 * b + 1;
         match self.shape {
+            // Set-up and reports only (NDP, which forwards by this per packet, is refused on
+            // described topologies): walk to the hop.
+            Shape::Graph(ref g) => {
+                let (mut i, mut found) = (0, None);
+                g.walk(a, b, path, |l| {
+                    if i == hop {
+                        found = Some(l.0);
+                    }
+                    i += 1;
+                });
+                found
+            }
             Shape::Star => match hop {
                 0 => Some(nic),
                 1 => Some(down),
@@ -505,8 +628,9 @@ impl Network {
 
     /// Unloaded one-way latency of `route` for a packet of `frame` bytes.
     pub fn latency(&self, route: u32, frame: u64) -> SimTime {
-        let r = &self.routes[route as usize];
-        self.unloaded(&r.links[..r.len as usize], frame)
+        let r = self.routes[route as usize];
+        let start = r.start as usize;
+        self.unloaded(&self.route_links[start..start + r.len as usize], frame)
     }
 
     /// Unloaded one-way latency from host `a` to host `b` for a packet of `frame` bytes.

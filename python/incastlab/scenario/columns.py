@@ -5,8 +5,8 @@ added to the core becomes a column with no edit here. One column per key, under 
 path, in the key's base unit: bytes, bits per second, or, for times, float *seconds* with the
 name suffixed ``_s`` (``tcp.rto_min_s`` = 0.2), like every measured time in a record. A queue
 limit is two columns (``topology.buffer.bytes``, ``topology.buffer.packets``), also when it is
-unset, and so is a rate cap (``topology.host_rate_cap.share``, ``.bps``); an empirical CDF is
-its JSON text.
+unset, and so is a rate cap (``topology.host_rate_cap.share``, ``.bps``); an empirical CDF and
+a described topology (``topology.file``) are their JSON text.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _columns_of(path: str, key: dict[str, Any]) -> list[tuple[str, str, Callable
         return [(f"{path}_s", FLOAT, lambda v: None if v is None else v / PS_PER_S)]
     if unit == "limit":
         return [(f"{path}.{part}", INT, _limit_part(part)) for part in ("bytes", "packets")]
-    if unit == "cdf":
+    if unit in ("cdf", "topology_file"):
         return [(path, STR, lambda v: None if v is None else json.dumps(v))]
     if unit == "rate_cap":
         return [

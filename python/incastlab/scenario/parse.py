@@ -1,5 +1,6 @@
 """Reading scenarios: unit strings into base units, unknown keys caught with a "did you mean",
-CDF files read, then one call of the core, which fills the defaults and validates."""
+CDF and topology files read, then one call of the core, which fills the defaults and
+validates."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from incastlab import _core, files
 from incastlab.scenario.keys import KEYS, ScenarioError, scenario_error
 from incastlab.scenario.size_cdf import parse_cdf_points, read_size_cdf
+from incastlab.scenario.topology_file import topology_value
 from incastlab.scenario.view import Scenario
 from incastlab.units import (
     MAX_VALUE,
@@ -68,6 +70,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         if isinstance(value, str | Path):
             return read_size_cdf(value)
         return parse_cdf_points(value) if isinstance(value, list) else value
+    if unit == "topology_file":
+        return topology_value(value, normalized)
     if unit == "limit":
         return value if normalized and isinstance(value, dict) else parse_queue_limit(value)
     if unit == "rate_cap":
@@ -128,12 +132,13 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         data = files.read_toml(p, "scenario file")
     except files.InputFileError as e:
         raise ScenarioError(str(e)) from None
-    workload = data.get("workload")
-    if isinstance(workload, dict) and isinstance(workload.get("query_size_cdf"), str):
-        # A CDF file named in a scenario file is found beside it.
-        cdf = Path(workload["query_size_cdf"])
-        if not cdf.is_absolute():
-            workload["query_size_cdf"] = str(p.parent / cdf)
+    # A CDF or topology file named in a scenario file is found beside it.
+    for section, key in (("workload", "query_size_cdf"), ("topology", "file")):
+        table = data.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            named = Path(table[key])
+            if not named.is_absolute():
+                table[key] = str(p.parent / named)
     return data
 
 

@@ -44,6 +44,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return " or ".join([*parts, *([f"{d['packets']}pkt"] if d["packets"] is not None else [])])
     if unit == "cdf":
         return "none" if not d else json.dumps(d)
+    if unit == "topology_file":
+        return "none" if d is None else "(tables)"
     if unit == "rate_cap":
         return f"{100 * d['share']:g}%" if d["share"] is not None else with_unit("rate", d["bps"])
     return json.dumps(d)
@@ -87,6 +89,9 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
     elif unit == "rate_cap":
         cap = {"type": "string", "examples": ["80%", "800Mbps", "off"]}
         out = {"anyOf": [cap, {"type": "null"}]}
+    elif unit == "topology_file":
+        # A file name, or the tables inline (unit strings; the core checks their shape).
+        out = {"anyOf": [{"type": "string", "examples": ["cluster.toml"]}, {"type": "object"}]}
     elif unit == "limit":
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:

@@ -9,6 +9,7 @@
 //! carries. `validate` checks every invariant the engine relies on, so no input can make it
 //! panic.
 
+mod graph;
 pub(crate) mod section;
 mod tcp;
 mod topology;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use section::{Key, Unit};
 pub use tcp::*;
 pub use topology::*;
@@ -120,7 +122,9 @@ fn fill_derived(v: &mut Value) {
         t.get(k).is_none_or(Value::is_null)
     }
     if let Some(t) = v.get_mut("topology").and_then(Value::as_object_mut) {
-        if unset(t, "receiver_link") {
+        // A described topology's links give the rates ([`Scenario::fill_from_file`]).
+        let described = t.get("kind").and_then(Value::as_str) == Some("file");
+        if unset(t, "receiver_link") && !described {
             match t.get("link").cloned() {
                 Some(link) => t.insert("receiver_link".into(), link),
                 None => t.remove("receiver_link"),
@@ -167,10 +171,7 @@ impl Scenario {
     /// Parse a scenario in base units, possibly partial: fill its defaults and derived
     /// defaults, then validate it.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
-        let mut v: Value =
-            serde_json::from_str(text).map_err(|e| bad("scenario", e.to_string()))?;
-        fill_derived(&mut v);
-        let s = Scenario::load_table("", v)?;
+        let s = Scenario::from_json_unchecked(text)?;
         s.validate()?;
         Ok(s)
     }
@@ -180,8 +181,44 @@ impl Scenario {
     pub fn from_json_unchecked(text: &str) -> Result<Scenario, ConfigError> {
         let mut v: Value =
             serde_json::from_str(text).map_err(|e| bad("scenario", e.to_string()))?;
+        let given = |k: &str| {
+            v.get("topology")
+                .and_then(|t| t.get(k))
+                .is_some_and(|x| !x.is_null())
+        };
+        let given = [given("senders"), given("link"), given("receiver_link")];
         fill_derived(&mut v);
-        Scenario::load_table("", v)
+        let mut s = Scenario::load_table("", v)?;
+        s.fill_from_file(given);
+        Ok(s)
+    }
+
+    /// The defaults a described topology gives, for the keys not given (`given`: senders,
+    /// link, receiver_link): as many senders as the file names (every host for kv_gets),
+    /// `link` the rate of the first sender's link, `receiver_link` the receiver's. Validation
+    /// refuses a given value that disagrees with the file.
+    fn fill_from_file(&mut self, [senders, link, receiver_link]: [bool; 3]) {
+        let t = &mut self.topology;
+        let (TopologyKind::File, Some(g)) = (t.kind, t.file.as_ref()) else {
+            return;
+        };
+        let Ok(r) = g.resolve() else {
+            return; // validation names what is wrong
+        };
+        if !senders {
+            t.senders = if self.workload.kind == WorkloadKind::KvGets {
+                g.hosts.len() as u32
+            } else {
+                r.senders.len() as u32
+            };
+        }
+        let order = Graph::placement(&r, t.senders);
+        if !link {
+            t.link = g.host_rate(&r, order[0]);
+        }
+        if !receiver_link {
+            t.receiver_link = g.host_rate(&r, r.receiver);
+        }
     }
 
     /// The normalized form as JSON.
@@ -224,7 +261,7 @@ impl Scenario {
     }
 
     /// Every link's one-way delay: `link_delay` if set, else the RTT split over the links of
-    /// the longest path (there and back).
+    /// the longest path (there and back); on a described topology, its shortest link delay.
     pub fn link_delay(&self) -> crate::units::SimTime {
         let t = &self.topology;
         if t.link_delay > 0 {
@@ -234,6 +271,11 @@ impl Scenario {
             TopologyKind::Star => 2,
             TopologyKind::LeafSpine => 4,
             TopologyKind::FatTree => 6,
+            // A described topology's links carry their own delays; this is the shortest.
+            TopologyKind::File => {
+                let delays = t.file.iter().flat_map(|g| g.links.iter().map(|l| l.delay));
+                return delays.min().unwrap_or(0);
+            }
         };
         t.rtt / (2 * max_hops)
     }

@@ -26,6 +26,9 @@ pub enum Unit {
     Cdf,
     /// A rate cap, written "80%" (a share of the link) or "800Mbps", or "off".
     RateCap,
+    /// A described topology: the name of a TOML file of switches, hosts and links, or its
+    /// tables inline (normalized: the tables, in base units).
+    TopologyFile,
     /// A nested section.
     Section,
 }
@@ -42,6 +45,7 @@ impl Unit {
             Unit::Limit => "limit",
             Unit::Cdf => "cdf",
             Unit::RateCap => "rate_cap",
+            Unit::TopologyFile => "topology_file",
             Unit::Section => "section",
         }
     }

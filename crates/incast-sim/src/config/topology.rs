@@ -7,8 +7,9 @@ use super::section::{choices, section, Shape};
 use super::ConfigError;
 use crate::units::*;
 
-/// Topology kinds. A packet's path is computed from its route's ends and a path index, so
-/// forwarding needs no tables.
+/// Topology kinds. A connection's route is worked out once from its ends and a path index
+/// (arithmetically for the built-in shapes, from distance tables for a file), so forwarding a
+/// packet is an array read.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
@@ -19,6 +20,9 @@ pub enum TopologyKind {
     /// A k-ary fat tree (Al-Fares et al.): k pods of k/2 ToR and k/2 aggregation switches,
     /// (k/2)² cores, k³/4 hosts, full bisection bandwidth.
     FatTree,
+    /// Switches, hosts and links as a topology file describes them (`file`); routes by
+    /// shortest path with per-flow ECMP.
+    File,
 }
 
 /// How hosts are placed on a multi-switch topology.
@@ -33,7 +37,7 @@ pub enum Placement {
 }
 
 choices! {
-    TopologyKind: Star, LeafSpine, FatTree;
+    TopologyKind: Star, LeafSpine, FatTree, File;
     Placement: Spread, Packed;
 }
 
@@ -122,6 +126,11 @@ section! {
     pub struct Topology {
         /// Topology kind.
         pub kind: TopologyKind [Plain] = TopologyKind::Star,
+        /// The topology of kind "file": the name of a TOML file of switches, hosts and links
+        /// (found beside the scenario file), or its tables inline. Stored results carry the
+        /// tables (base units), not the name. Its links set every rate, delay and buffer, so
+        /// link, receiver_link, rtt, buffer and the other shape keys stay unset.
+        pub file: Option<super::Graph> [TopologyFile] = None,
         /// Number of servers answering the receiver.
         pub senders: u32 [Plain] = 1,
         /// Hosts of a leaf-spine or fat tree; 0 for just enough (senders, receiver, background).

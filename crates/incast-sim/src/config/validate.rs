@@ -25,8 +25,15 @@ impl Scenario {
         if t.link_delay > PS_PER_S {
             return Err(bad("topology.link_delay", "must be at most 1s"));
         }
+        if t.kind != TopologyKind::File && t.file.is_some() {
+            return Err(bad(
+                "topology.file",
+                "describes a topology of its own; set topology.kind = \"file\" to use it",
+            ));
+        }
         match t.kind {
             TopologyKind::Star => {}
+            TopologyKind::File => return self.validate_file(),
             TopologyKind::LeafSpine => {
                 if t.hosts_per_leaf == 0 || t.hosts_per_leaf > 4096 {
                     return Err(bad("topology.hosts_per_leaf", "must be 1..4096"));
@@ -95,6 +102,153 @@ impl Scenario {
             return Err(bad(
                 "topology.shared_buffer",
                 "a shared buffer is modelled for the star's single switch only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A described topology: the graph's own rules, then what the scenario asks of it.
+    fn validate_file(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let Some(g) = t.file.as_ref() else {
+            return Err(bad(
+                "topology.file",
+                "topology.kind = \"file\" needs a topology: the name of a TOML file of switches, hosts and links, or its tables inline",
+            ));
+        };
+        let r = g.resolve()?;
+        // The file sets every link's rate, delay and buffer, and the hosts' places: the keys
+        // that shape a built-in topology would be ignored, so they are refused.
+        let d = Topology::default();
+        for (field, set) in [
+            ("topology.hosts", t.hosts != d.hosts),
+            ("topology.fat_tree_k", t.fat_tree_k != d.fat_tree_k),
+            (
+                "topology.hosts_per_leaf",
+                t.hosts_per_leaf != d.hosts_per_leaf,
+            ),
+            ("topology.spines", t.spines != d.spines),
+            ("topology.link_delay", t.link_delay != d.link_delay),
+            ("topology.uplink", t.uplink != d.uplink),
+            ("topology.fabric_buffer", t.fabric_buffer != d.fabric_buffer),
+            ("topology.fabric_delay", t.fabric_delay != d.fabric_delay),
+            ("topology.placement", t.placement != d.placement),
+            ("topology.rtt", t.rtt != d.rtt),
+            ("topology.buffer", t.buffer != d.buffer),
+            (
+                "topology.receiver_buffer",
+                t.receiver_buffer != d.receiver_buffer,
+            ),
+            ("topology.shared_buffer", t.shared_buffer != d.shared_buffer),
+        ] {
+            if set {
+                return Err(bad(
+                    field,
+                    "the topology file sets this (links give rate, delay and buffer; switches their shared_buffer; receiver and senders name the hosts); leave it unset with topology.kind = \"file\"",
+                ));
+            }
+        }
+        let order = Graph::placement(&r, t.senders);
+        for (field, rate, whose) in [
+            ("topology.link", g.host_rate(&r, order[0]), "first sender's"),
+            (
+                "topology.receiver_link",
+                g.host_rate(&r, r.receiver),
+                "receiver's",
+            ),
+        ] {
+            let given = if field == "topology.link" {
+                t.link
+            } else {
+                t.receiver_link
+            };
+            if given != rate {
+                return Err(bad(
+                    field,
+                    format!("the topology file sets each link's rate (the {whose} is {rate} bps); leave it unset with topology.kind = \"file\""),
+                ));
+            }
+        }
+        let hosts = g.hosts.len() as u32;
+        if self.workload.kind == WorkloadKind::KvGets {
+            if t.senders > hosts {
+                return Err(bad(
+                    "topology.senders",
+                    format!(
+                        "the key-value cluster takes {} hosts, and the topology file has {hosts}",
+                        t.senders
+                    ),
+                ));
+            }
+            let first = g.host_rate(&r, order[0]);
+            let odd = order[..t.senders as usize]
+                .iter()
+                .find(|&&h| g.host_rate(&r, h) != first);
+            if let (Some(&h), 0.0) = (odd, self.workload.kv_rate) {
+                return Err(bad(
+                    "workload.kv_utilization",
+                    format!(
+                        "is a share of one link rate, but host {} has {} bps and host {} {first} bps; give workload.kv_rate (gets/s per host) instead",
+                        g.hosts[h as usize], g.host_rate(&r, h), g.hosts[order[0] as usize]
+                    ),
+                ));
+            }
+        } else {
+            let named = r.senders.len() as u32;
+            if t.senders > named {
+                return Err(bad(
+                    "topology.senders",
+                    format!(
+                        "{} senders asked for, and the topology file names {named} (its senders, or every host but the receiver)",
+                        t.senders
+                    ),
+                ));
+            }
+            let need = self.hosts_needed();
+            if need > hosts {
+                return Err(bad(
+                    "background.flows",
+                    format!("the scenario places {need} hosts (senders, receiver, background hosts and sink), and the topology file has {hosts}"),
+                ));
+            }
+        }
+        if self.transport == Transport::Ndp {
+            return Err(bad(
+                "transport",
+                "NDP sprays packets over a built-in topology's paths; a topology file runs TCP",
+            ));
+        }
+        if t.pfc {
+            return Err(bad(
+                "topology.pfc",
+                "PFC is modelled on the built-in topologies only (one buffer per ingress); not with a topology file",
+            ));
+        }
+        let frame = self.full_frame();
+        for (i, l) in g.links.iter().enumerate() {
+            if l.buffer.bytes.is_some_and(|b| b < frame) {
+                return Err(bad(
+                    "topology.file",
+                    format!(
+                        "link {i} ({}–{}): a buffer of {} bytes is smaller than one full packet ({frame} bytes)",
+                        l.a,
+                        l.b,
+                        l.buffer.bytes.unwrap_or(0)
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = g
+            .switches
+            .iter()
+            .find(|s| s.shared_buffer.is_some_and(|b| b < frame))
+        {
+            return Err(bad(
+                "topology.file",
+                format!(
+                    "switch {}: shared_buffer must hold at least one full packet ({frame} bytes)",
+                    s.name
+                ),
             ));
         }
         Ok(())

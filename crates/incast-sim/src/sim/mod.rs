@@ -249,12 +249,10 @@ impl TcpSimulation {
                 let link = &mut self.net.links[l];
                 let head = link.head().expect("a TxDone event has a packet in service");
                 let p = *self.pkts.get(head);
-                if self.net.pooled[l.index()] {
-                    if let Some(pool) = self.net.pool.as_mut() {
-                        pool.release(p.frame as u64);
-                    }
-                }
                 let (arrival, next) = link.finish_tx(self.now);
+                if let Some(pool) = self.net.pool_mut(l) {
+                    pool.release(p.frame as u64);
+                }
                 if let Some(t) = arrival {
                     self.events.push(t, Event::Arrive(l));
                 }
@@ -432,22 +430,18 @@ impl TcpSimulation {
             }
             return;
         }
-        let pool = if self.net.pooled[l.index()] {
-            self.net.pool.as_mut()
-        } else {
-            None
-        };
-        if let Some(pool) = pool.as_ref() {
-            if !pool.admits(link.queued_bytes(), frame as u64) {
-                link.count_drop();
+        let queued = link.queued_bytes();
+        if let Some(pool) = self.net.pool_mut(l) {
+            if !pool.admits(queued, frame as u64) {
+                self.net.links[l].count_drop();
                 self.pkts.free(id);
                 return;
             }
         }
-        match link.enqueue(self.now, id, frame) {
+        match self.net.links[l].enqueue(self.now, id, frame) {
             Enqueued::Dropped => self.pkts.free(id),
             e => {
-                if let Some(pool) = pool {
+                if let Some(pool) = self.net.pool_mut(l) {
                     pool.take(frame as u64);
                 }
                 if let Enqueued::Transmitting(t) = e {

@@ -13,10 +13,11 @@ impl TcpSimulation {
             e.check_invariants()
                 .map_err(|m| format!("endpoint {i}: {m}"))?;
         }
-        if let Some(pool) = &self.net.pool {
-            let queued: u64 = (0..self.net.links.len())
-                .filter(|&i| self.net.pooled[i])
-                .map(|i| self.net.links[i].queued_bytes())
+        for (p, pool) in self.net.pools.iter().enumerate() {
+            let queued: u64 = self
+                .net
+                .pooled(p)
+                .map(|l| self.net.links[l].queued_bytes())
                 .sum();
             if queued != pool.used() || pool.used() > pool.total() {
                 return Err(format!(
@@ -150,7 +151,7 @@ impl TcpSimulation {
             bottleneck.clone(),
             QueueReport {
                 name: "ports-to-senders".into(),
-                limit: self.sc.topology.buffer,
+                limit: self.net.sender_port_limit,
                 stats: ports,
             },
             QueueReport {
@@ -197,7 +198,7 @@ impl TcpSimulation {
             loss_probes,
             drops,
             queues,
-            shared_buffer_max_bytes: self.net.pool.as_ref().map(|p| p.max_used),
+            shared_buffer_max_bytes: self.net.pools.iter().map(|p| p.max_used).max(),
             series: self.series.clone(),
             kv: self
                 .kv

@@ -1,0 +1,636 @@
+//! A described topology (`topology.kind = "file"`): switches, hosts and the links between
+//! them, in the form the normalized scenario carries it.
+//!
+//! Users write a TOML file with unit strings; the Python layer reads it, turns the units into
+//! base units and puts the tables in `topology.file`, so a stored result carries its topology
+//! and needs no other file (as a CDF file's points are carried). This module owns the shape of
+//! those tables and every rule they follow; [`crate::routing`] builds the routes over them.
+//!
+//! A host has exactly one link, to a switch (its NIC is link `2h` and the switch's port towards
+//! it `2h + 1`, as in every topology); switches link to hosts and to each other, and parallel
+//! links between two switches are allowed (ECMP spreads flows over them). A link's `buffer` is
+//! the drop-tail limit of the switch egress port at each switch end; a switch may also share
+//! one buffer among all its ports (`shared_buffer`, dynamic threshold α).
+
+use std::collections::{HashMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::section::Shape;
+use super::{bad, shown, ConfigError, QueueLimit};
+use crate::units::{SimTime, PS_PER_S};
+
+/// The scenario key a described topology lives in; every error names it.
+pub const FIELD: &str = "topology.file";
+/// Most switches a described topology may have: the route tables hold one distance per pair
+/// of switches (4096² × 2 bytes = 32 MiB).
+pub const MAX_SWITCHES: usize = 4096;
+/// Most links a described topology may have.
+pub const MAX_LINKS: usize = 1_000_000;
+/// Longest name of a switch or host.
+const MAX_NAME: usize = 100;
+
+/// A switch of a described topology.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GraphSwitch {
+    /// Its name, unique among switches and hosts.
+    pub name: String,
+    /// Bytes shared by all its egress ports (each also bounded by its link's `buffer`);
+    /// `None`: every port has its own buffer only.
+    pub shared_buffer: Option<u64>,
+    /// Dynamic threshold α of its shared buffer; `None`: `topology.buffer_alpha`.
+    pub buffer_alpha: Option<f64>,
+}
+
+/// A link of a described topology: two directions of the same rate and delay.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    /// One end (a switch or a host).
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Bits per second, each way.
+    pub rate: u64,
+    /// Propagation delay each way, picoseconds.
+    pub delay: SimTime,
+    /// Drop-tail limit of the switch egress port at each switch end (a host's own end is its
+    /// NIC, bounded by `topology.nic_buffer`).
+    pub buffer: QueueLimit,
+}
+
+/// A described topology, as the normalized scenario carries it (receiver and senders filled).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// Switches, in the order given.
+    pub switches: Vec<GraphSwitch>,
+    /// Host names; a host's index is its place in this list.
+    pub hosts: Vec<String>,
+    /// Links, in the order given (ECMP next hops are tried in this order).
+    pub links: Vec<GraphLink>,
+    /// The receiver of fan-in workloads (sync_read, incast, queries); given or the last host.
+    pub receiver: String,
+    /// The senders of fan-in workloads, in order (`topology.senders` = N takes the first N);
+    /// given or every host but the receiver, in the order of `hosts`.
+    pub senders: Vec<String>,
+}
+
+/// A [`Graph`] with its names resolved to indices: what routing and placement need.
+#[derive(Debug, Clone)]
+pub struct ResolvedGraph {
+    /// Switch of each host.
+    pub host_switch: Vec<u32>,
+    /// The link of each host (an index into [`Graph::links`]).
+    pub host_link: Vec<u32>,
+    /// Switch-to-switch links in the order given: (index into [`Graph::links`], switch at
+    /// end `a`, switch at end `b`).
+    pub trunks: Vec<(u32, u32, u32)>,
+    /// Host index of the receiver.
+    pub receiver: u32,
+    /// Host indices of the senders, in order.
+    pub senders: Vec<u32>,
+}
+
+fn err(message: impl Into<String>) -> ConfigError {
+    bad(FIELD, message)
+}
+
+fn name_of(v: Option<&Value>, what: &str) -> Result<String, ConfigError> {
+    match v {
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= MAX_NAME => {
+            Ok(s.clone())
+        }
+        Some(v) => Err(err(format!(
+            "{what}: expected a name (text of 1..{MAX_NAME} characters), got {}",
+            shown(v)
+        ))),
+        None => Err(err(format!("{what}: has no name"))),
+    }
+}
+
+fn list<'a>(m: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], ConfigError> {
+    match m.get(key) {
+        Some(Value::Array(a)) => Ok(a),
+        Some(v) => Err(err(format!("{key}: expected a list, got {}", shown(v)))),
+        None => Err(err(format!(
+            "has no {key}; a topology file lists switches, hosts and links"
+        ))),
+    }
+}
+
+fn no_other_keys(m: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), ConfigError> {
+    match m.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(err(format!(
+            "{what}unknown key {}; allowed: {}",
+            shown(&Value::from(k.as_str())),
+            allowed.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn load_switch(i: usize, v: &Value) -> Result<GraphSwitch, ConfigError> {
+    let what = format!("switch {i}");
+    match v {
+        Value::String(_) => Ok(GraphSwitch {
+            name: name_of(Some(v), &what)?,
+            shared_buffer: None,
+            buffer_alpha: None,
+        }),
+        Value::Object(m) => {
+            no_other_keys(
+                m,
+                &["name", "shared_buffer", "buffer_alpha"],
+                &format!("{what}: "),
+            )?;
+            let name = name_of(m.get("name"), &what)?;
+            let shared_buffer = match m.get("shared_buffer") {
+                None | Some(Value::Null) => None,
+                Some(b) => Some(b.as_u64().ok_or_else(|| {
+                    err(format!(
+                        "switch {name}: shared_buffer: expected bytes, got {}",
+                        shown(b)
+                    ))
+                })?),
+            };
+            let buffer_alpha = match m.get("buffer_alpha") {
+                None | Some(Value::Null) => None,
+                Some(a) => Some(a.as_f64().ok_or_else(|| {
+                    err(format!(
+                        "switch {name}: buffer_alpha: expected a number, got {}",
+                        shown(a)
+                    ))
+                })?),
+            };
+            Ok(GraphSwitch {
+                name,
+                shared_buffer,
+                buffer_alpha,
+            })
+        }
+        v => Err(err(format!(
+            "{what}: expected a name or a table with name and shared_buffer, got {}",
+            shown(v)
+        ))),
+    }
+}
+
+fn load_link(i: usize, v: &Value) -> Result<GraphLink, ConfigError> {
+    let Value::Object(m) = v else {
+        return Err(err(format!(
+            "link {i}: expected a table {{a, b, rate, delay, buffer}}, got {}",
+            shown(v)
+        )));
+    };
+    let a = name_of(m.get("a"), &format!("link {i}: end a"))?;
+    let b = name_of(m.get("b"), &format!("link {i}: end b"))?;
+    let what = format!("link {i} ({a}–{b})");
+    no_other_keys(
+        m,
+        &["a", "b", "rate", "delay", "buffer"],
+        &format!("{what}: "),
+    )?;
+    let need = |key: &str, example: &str| -> Result<&Value, ConfigError> {
+        m.get(key).filter(|v| !v.is_null()).ok_or_else(|| {
+            err(format!(
+                "{what} has no {key}; every link gives rate, delay and buffer (e.g. {key} = {example})"
+            ))
+        })
+    };
+    let rate = need("rate", "\"1Gbps\"")?;
+    let rate = rate.as_u64().ok_or_else(|| {
+        err(format!(
+            "{what}: rate: expected bits per second, got {}",
+            shown(rate)
+        ))
+    })?;
+    let delay = need("delay", "\"25us\"")?;
+    let delay = delay.as_u64().ok_or_else(|| {
+        err(format!(
+            "{what}: delay: expected picoseconds, got {}",
+            shown(delay)
+        ))
+    })?;
+    let buffer = need("buffer", "\"64KB\"")?;
+    let buffer = QueueLimit::deserialize(buffer).map_err(|_| {
+        err(format!(
+            "{what}: buffer: expected {{\"bytes\": n or null, \"packets\": n or null}}, got {}",
+            shown(buffer)
+        ))
+    })?;
+    Ok(GraphLink {
+        a,
+        b,
+        rate,
+        delay,
+        buffer,
+    })
+}
+
+impl Shape for Graph {
+    fn load(field: &str, v: Value) -> Result<Self, ConfigError> {
+        debug_assert_eq!(field, FIELD);
+        let Value::Object(m) = v else {
+            return Err(err(format!(
+                "expected the tables of a topology file (switches, hosts, links), got {}",
+                shown(&v)
+            )));
+        };
+        no_other_keys(
+            &m,
+            &["switches", "hosts", "links", "receiver", "senders"],
+            "",
+        )?;
+        let switches = list(&m, "switches")?;
+        let hosts = list(&m, "hosts")?;
+        let links = list(&m, "links")?;
+        if switches.len() > MAX_SWITCHES {
+            return Err(err(format!(
+                "{} switches; at most {MAX_SWITCHES}",
+                switches.len()
+            )));
+        }
+        if hosts.len() > super::MAX_SENDERS as usize {
+            return Err(err(format!(
+                "{} hosts; at most {}",
+                hosts.len(),
+                super::MAX_SENDERS
+            )));
+        }
+        if links.len() > MAX_LINKS {
+            return Err(err(format!("{} links; at most {MAX_LINKS}", links.len())));
+        }
+        let switches = switches
+            .iter()
+            .enumerate()
+            .map(|(i, s)| load_switch(i, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let hosts = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| name_of(Some(h), &format!("host {i}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let links = links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| load_link(i, l))
+            .collect::<Result<Vec<_>, _>>()?;
+        let receiver = match m.get("receiver") {
+            None | Some(Value::Null) => {
+                hosts.last().cloned().ok_or_else(|| err("lists no hosts"))?
+            }
+            r => name_of(r, "receiver")?,
+        };
+        let senders = match m.get("senders") {
+            None | Some(Value::Null) => hosts.iter().filter(|h| **h != receiver).cloned().collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, s)| name_of(Some(s), &format!("senders[{i}]")))
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(v) => {
+                return Err(err(format!(
+                    "senders: expected a list of host names, got {}",
+                    shown(v)
+                )))
+            }
+        };
+        Ok(Graph {
+            switches,
+            hosts,
+            links,
+            receiver,
+            senders,
+        })
+    }
+
+    fn shape() -> Value {
+        let name = json!({"type": "string"});
+        let n = json!({"type": "integer", "minimum": 0});
+        let limit = super::QueueLimit::shape();
+        json!({
+            "type": "object",
+            "properties": {
+                "switches": {"type": "array", "items": {"type": "object", "properties": {
+                    "name": name,
+                    "shared_buffer": {"anyOf": [n, {"type": "null"}]},
+                    "buffer_alpha": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                }}},
+                "hosts": {"type": "array", "items": name},
+                "links": {"type": "array", "items": {"type": "object", "properties": {
+                    "a": name, "b": name, "rate": n, "delay": n, "buffer": limit,
+                }}},
+                "receiver": name,
+                "senders": {"type": "array", "items": name},
+            },
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// A node of the graph while resolving names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Switch(u32),
+    Host(u32),
+}
+
+impl Graph {
+    /// Resolve names and check every rule of the topology alone: names unique, links joining
+    /// known nodes with a rate, each host on exactly one link to a switch, every host able to
+    /// reach every other, receiver and senders among the hosts.
+    pub fn resolve(&self) -> Result<ResolvedGraph, ConfigError> {
+        if self.switches.is_empty() {
+            return Err(err("lists no switches; hosts meet at switches"));
+        }
+        if self.hosts.len() < 2 {
+            return Err(err(format!(
+                "lists {} host(s); a topology needs at least two",
+                self.hosts.len()
+            )));
+        }
+        let mut nodes: HashMap<&str, Node> = HashMap::new();
+        let named = self
+            .switches
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), Node::Switch(i as u32)))
+            .chain(
+                self.hosts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| (h.as_str(), Node::Host(i as u32))),
+            );
+        for (name, node) in named {
+            if nodes.insert(name, node).is_some() {
+                return Err(err(format!(
+                    "the name {} is used twice; every switch and host needs its own",
+                    shown(&Value::from(name))
+                )));
+            }
+        }
+        let node = |what: &str, name: &str| -> Result<Node, ConfigError> {
+            nodes.get(name).copied().ok_or_else(|| {
+                err(format!(
+                    "{what}: unknown node {}; the ends of a link are switches and hosts the file lists",
+                    shown(&Value::from(name))
+                ))
+            })
+        };
+        let n_hosts = self.hosts.len();
+        let mut host_link: Vec<Option<u32>> = vec![None; n_hosts];
+        let mut host_switch = vec![0u32; n_hosts];
+        let mut trunks = Vec::new();
+        for (i, l) in self.links.iter().enumerate() {
+            let what = format!("link {i} ({}–{})", l.a, l.b);
+            let (a, b) = (node(&what, &l.a)?, node(&what, &l.b)?);
+            if l.rate == 0 {
+                return Err(err(format!("{what}: rate must be positive")));
+            }
+            if l.delay > PS_PER_S {
+                return Err(err(format!("{what}: delay must be at most 1s")));
+            }
+            if l.buffer.packets == Some(0) {
+                return Err(err(format!("{what}: buffer must hold at least one packet")));
+            }
+            match (a, b) {
+                (Node::Switch(x), Node::Switch(y)) if x == y => {
+                    return Err(err(format!("{what} joins {} to itself", l.a)));
+                }
+                (Node::Switch(x), Node::Switch(y)) => trunks.push((i as u32, x, y)),
+                (Node::Host(_), Node::Host(_)) => {
+                    return Err(err(format!(
+                        "{what} joins two hosts; a host links to a switch"
+                    )));
+                }
+                (Node::Host(h), Node::Switch(s)) | (Node::Switch(s), Node::Host(h)) => {
+                    if let Some(first) = host_link[h as usize] {
+                        return Err(err(format!(
+                            "host {} has two links (links {first} and {i}); a host has exactly one, to a switch (multi-homed hosts are not modelled)",
+                            self.hosts[h as usize]
+                        )));
+                    }
+                    host_link[h as usize] = Some(i as u32);
+                    host_switch[h as usize] = s;
+                }
+            }
+        }
+        let host_link = host_link
+            .iter()
+            .enumerate()
+            .map(|(h, l)| {
+                l.ok_or_else(|| {
+                    err(format!(
+                        "host {} has no link; every host links to one switch",
+                        self.hosts[h]
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Every host reaches every other: all hosts' switches in one component.
+        let reach = self.reachable(&trunks, host_switch[0]);
+        if let Some(h) = (0..n_hosts).find(|&h| !reach[host_switch[h] as usize]) {
+            return Err(err(format!(
+                "host {} (on switch {}) cannot reach host {} (on switch {}): no links join their switches",
+                self.hosts[h],
+                self.switches[host_switch[h] as usize].name,
+                self.hosts[0],
+                self.switches[host_switch[0] as usize].name
+            )));
+        }
+        let host = |what: &str, name: &str| -> Result<u32, ConfigError> {
+            match nodes.get(name) {
+                Some(Node::Host(h)) => Ok(*h),
+                Some(Node::Switch(_)) => Err(err(format!(
+                    "{what} {} is a switch; it must be a host",
+                    shown(&Value::from(name))
+                ))),
+                None => Err(err(format!(
+                    "{what} {} is not a host of the file",
+                    shown(&Value::from(name))
+                ))),
+            }
+        };
+        let receiver = host("receiver", &self.receiver)?;
+        let mut seen = vec![false; n_hosts];
+        let mut senders = Vec::with_capacity(self.senders.len());
+        for s in &self.senders {
+            let h = host("sender", s)?;
+            if h == receiver {
+                return Err(err(format!(
+                    "sender {} is the receiver; a host cannot send to itself",
+                    shown(&Value::from(s.as_str()))
+                )));
+            }
+            if std::mem::replace(&mut seen[h as usize], true) {
+                return Err(err(format!(
+                    "sender {} is listed twice",
+                    shown(&Value::from(s.as_str()))
+                )));
+            }
+            senders.push(h);
+        }
+        for (i, s) in self.switches.iter().enumerate() {
+            if let Some(a) = s.buffer_alpha {
+                if !(a > 0.0 && a <= 64.0) {
+                    return Err(err(format!(
+                        "switch {} (switch {i}): buffer_alpha must be in (0, 64], got {a}",
+                        s.name
+                    )));
+                }
+            }
+        }
+        Ok(ResolvedGraph {
+            host_switch,
+            host_link,
+            trunks,
+            receiver,
+            senders,
+        })
+    }
+
+    /// Switches reachable from switch `from` over switch-to-switch links.
+    fn reachable(&self, trunks: &[(u32, u32, u32)], from: u32) -> Vec<bool> {
+        let s = self.switches.len();
+        let mut adj = vec![Vec::new(); s];
+        for &(_, a, b) in trunks {
+            adj[a as usize].push(b);
+            adj[b as usize].push(a);
+        }
+        let mut seen = vec![false; s];
+        seen[from as usize] = true;
+        let mut q = VecDeque::from([from]);
+        while let Some(x) = q.pop_front() {
+            for &y in &adj[x as usize] {
+                if !std::mem::replace(&mut seen[y as usize], true) {
+                    q.push_back(y);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Hosts in the order the scenario places them (logical host `i` is physical host
+    /// `order[i]`): the first `n` senders, the receiver, the other senders, then every other
+    /// host in file order (background hosts and the sink take these).
+    pub fn placement(r: &ResolvedGraph, n: u32) -> Vec<u32> {
+        let n = (n as usize).min(r.senders.len());
+        let mut order = Vec::with_capacity(r.host_switch.len());
+        order.extend_from_slice(&r.senders[..n]);
+        order.push(r.receiver);
+        order.extend_from_slice(&r.senders[n..]);
+        let mut placed = vec![false; r.host_switch.len()];
+        for &h in &order {
+            placed[h as usize] = true;
+        }
+        order.extend((0..r.host_switch.len() as u32).filter(|&h| !placed[h as usize]));
+        order
+    }
+
+    /// The rate of host `h`'s link.
+    pub fn host_rate(&self, r: &ResolvedGraph, h: u32) -> u64 {
+        self.links[r.host_link[h as usize] as usize].rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn star(hosts: usize) -> Value {
+        let names: Vec<String> = (0..hosts).map(|i| format!("h{i}")).collect();
+        let links: Vec<Value> = names
+            .iter()
+            .map(|h| json!({"a": h, "b": "s", "rate": 1_000_000_000u64, "delay": 25_000_000u64, "buffer": {"bytes": 64_000, "packets": null}}))
+            .collect();
+        json!({"switches": ["s"], "hosts": names, "links": links})
+    }
+
+    fn load(v: Value) -> Result<ResolvedGraph, ConfigError> {
+        Graph::load(FIELD, v)?.resolve()
+    }
+
+    fn message(v: Value) -> String {
+        let e = load(v).unwrap_err();
+        assert_eq!(e.field, FIELD);
+        e.message
+    }
+
+    #[test]
+    fn receiver_and_senders_default_to_the_last_host_and_the_others() {
+        let g = Graph::load(FIELD, star(4)).unwrap();
+        assert_eq!(g.receiver, "h3");
+        assert_eq!(g.senders, ["h0", "h1", "h2"]);
+        let r = g.resolve().unwrap();
+        assert_eq!((r.receiver, r.senders.clone()), (3, vec![0, 1, 2]));
+        // Two senders placed: they, the receiver, then the third sender.
+        assert_eq!(Graph::placement(&r, 2), [0, 1, 3, 2]);
+    }
+
+    #[test]
+    fn bad_topologies_get_one_line_naming_what_is_wrong() {
+        let mut v = star(3);
+        v["links"][1]["b"] = json!("s9");
+        assert!(message(v).contains("unknown node \"s9\""));
+
+        let mut v = star(3);
+        v["links"][0].as_object_mut().unwrap().remove("rate");
+        assert!(message(v).starts_with("link 0 (h0–s) has no rate"));
+
+        let mut v = star(3);
+        v["links"][0]["rate"] = json!(0);
+        assert!(message(v).contains("rate must be positive"));
+
+        let mut v = star(3);
+        v["hosts"][2] = json!("s");
+        assert!(message(v).contains("\"s\" is used twice"));
+
+        let mut v = star(3);
+        v["links"].as_array_mut().unwrap().pop();
+        assert_eq!(
+            message(v),
+            "host h2 has no link; every host links to one switch"
+        );
+
+        let mut v = star(3);
+        let extra = v["links"][0].clone();
+        v["links"].as_array_mut().unwrap().push(extra);
+        assert!(message(v).starts_with("host h0 has two links (links 0 and 3)"));
+
+        let mut v = star(3);
+        v["links"][0]["b"] = json!("h1");
+        assert!(message(v).contains("joins two hosts"));
+
+        let mut v = star(3);
+        v["receiver"] = json!("s");
+        assert_eq!(message(v), "receiver \"s\" is a switch; it must be a host");
+
+        let mut v = star(3);
+        v["senders"] = json!(["h0", "h0"]);
+        assert_eq!(message(v), "sender \"h0\" is listed twice");
+
+        let mut v = star(3);
+        v["colour"] = json!("red");
+        assert!(message(v).starts_with("unknown key \"colour\""));
+    }
+
+    #[test]
+    fn a_host_on_an_island_cannot_reach_the_others() {
+        let mut v = star(3);
+        v["switches"] = json!(["s", "t"]);
+        v["links"][2]["b"] = json!("t");
+        assert_eq!(
+            message(v.clone()),
+            "host h2 (on switch t) cannot reach host h0 (on switch s): no links join their switches"
+        );
+        v["links"].as_array_mut().unwrap().push(
+            json!({"a": "s", "b": "t", "rate": 1, "delay": 0, "buffer": {"bytes": null, "packets": null}}),
+        );
+        let r = load(v).unwrap();
+        assert_eq!(r.trunks, [(3, 0, 1)]);
+        assert_eq!(r.host_switch, [0, 0, 1]);
+    }
+}
