@@ -100,6 +100,9 @@ def _flag_cases() -> Iterator[tuple[str, list[str], int, tuple[str, ...]]]:
                 yield f"{cmd} {flag} #{i}", [cmd, flag, v], 2, (flag, UNIT_FLAGS[flag])
 
 
+#: A run on a topology file (the file follows as one more `--set`).
+FILE_TOPOLOGY = ["sim", "--set", "topology.kind=file", "--set"]
+
 #: Hand-written cases: (name, argv, exit code, any of these must be in the message).
 CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
     # scenario files
@@ -186,6 +189,37 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         ("workload.kv_put_fraction",),
     ),
     ("rate cap 120%", ["sim", "--set", "topology.host_rate_cap=120%"], 2, ("host_rate_cap",)),
+    # topology files
+    *(
+        (f"topology file: {name}", [*FILE_TOPOLOGY, f"topology.file={{{fixture}}}"], 2, (says,))
+        for name, fixture, says in [
+            ("disconnected host", "topo_island", "cannot reach host"),
+            ("link with no rate", "topo_norate", "has no rate"),
+            ("unknown node", "topo_unknown", "unknown node"),
+            ("duplicate names", "topo_dup", "is used twice"),
+            ("host with two links", "topo_two_links", "has two links"),
+            ("receiver a switch", "topo_receiver", "is a switch; it must be a host"),
+            ("rate without a unit", "topo_bad_rate", "rate: "),
+            ("utf-16", "utf16", "UTF-16"),
+            ("a directory", "dir", "directory"),
+            ("a fifo", "fifo", "pipe"),
+        ]
+    ),
+    ("topology file /dev/zero", [*FILE_TOPOLOGY, "topology.file=/dev/zero"], 2, ("device",)),
+    ("topology file missing", [*FILE_TOPOLOGY, "topology.file={dir}/no.toml"], 2, ("read",)),
+    ("kind file, no file", ["sim", "--set", "topology.kind=file"], 2, ("topology.file",)),
+    (
+        "topology file, rtt too",
+        [*FILE_TOPOLOGY, "topology.file={topo_ok}", "--rtt", "1ms"],
+        2,
+        ("topology.rtt",),
+    ),
+    (
+        "topology file, too many senders",
+        [*FILE_TOPOLOGY, "topology.file={topo_ok}", "--senders", "3"],
+        2,
+        ("topology.senders",),
+    ),
     ("rate cap text", ["sim", "--set", "topology.host_rate_cap=fast"], 2, ("host_rate_cap",)),
     # --set and --vary
     ("--set nan", ["sim", "--set", "topology.buffer_alpha=nan"], 2, ("topology.buffer_alpha",)),
@@ -564,6 +598,21 @@ def _fixtures(d: Path) -> dict[str, str]:
     put("inf.toml", "[tcp]\ndctcp_g = inf\n")
     put("samples.toml", '[run]\nsample_interval = "1ps"\nmax_samples = 100000000000\n')
     put("cdf_bad.txt", "10KB 0.5 extra\n")
+    link = '{{ a = "{}", b = "{}", rate = "1Gbps", delay = "25us", buffer = "64KB" }}'
+    two = 'hosts = ["h1", "h2"]\n'
+
+    def topology(switches: str, hosts: str, *links: str, extra: str = "") -> str:
+        return f"{extra}switches = {switches}\n{hosts}links = [{', '.join(links)}]\n"
+
+    ok = (link.format("h1", "s"), link.format("h2", "s"))
+    put("topo_ok.toml", topology('["s"]', two, *ok))
+    put("topo_island.toml", topology('["s", "t"]', two, ok[0], link.format("h2", "t")))
+    put("topo_norate.toml", topology('["s"]', two, ok[0], '{ a = "h2", b = "s" }'))
+    put("topo_unknown.toml", topology('["s"]', two, ok[0], link.format("h2", "s9")))
+    put("topo_dup.toml", topology('["s"]', 'hosts = ["h1", "h2", "h1"]\n', *ok))
+    put("topo_two_links.toml", topology('["s", "t"]', two, *ok, link.format("h1", "t")))
+    put("topo_receiver.toml", topology('["s"]', two, *ok, extra='receiver = "s"\n'))
+    put("topo_bad_rate.toml", topology('["s"]', two, ok[0], ok[1].replace("1Gbps", "1000")))
     put("cdf_nan.txt", "10KB nan\n20KB 1\n")
     put("cdf_long.txt", "9" * 5000 + " 1\n")
     put("afile", "x")

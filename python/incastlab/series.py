@@ -125,7 +125,9 @@ def build_series(
         (
             label,
             [
-                sc_mod.from_dict(d if n is None else sc_mod.apply_overrides(d, {"topology.senders": n}))
+                sc_mod.from_dict(
+                    d if n is None else sc_mod.apply_overrides(d, {"topology.senders": n})
+                )
                 for n in counts
             ],
         )

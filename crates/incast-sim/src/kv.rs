@@ -108,6 +108,8 @@ pub struct KvGets {
     warmup: SimTime,
     /// Each host's counters when the warm-up ended (zero without one).
     baseline: Vec<HostCounters>,
+    /// Frames the switch-to-switch ports had dropped when the warm-up ended.
+    fabric_baseline: u64,
     /// Per host: arrivals, keys and sizes.
     draws: Vec<Rng>,
     /// Per host: service-time jitter.
@@ -184,6 +186,7 @@ impl KvGets {
             window: w.kv_duration,
             warmup: w.kv_warmup,
             baseline: vec![HostCounters::default(); h as usize],
+            fabric_baseline: 0,
             draws: (0..h)
                 .map(|i| Rng::stream(sc.seed, Stream::KvGets(i)))
                 .collect(),
@@ -251,8 +254,9 @@ impl KvGets {
     }
 
     /// The warm-up is over: every figure counts from `counters` on.
-    pub fn warm(&mut self, counters: Vec<HostCounters>) {
+    pub fn warm(&mut self, counters: Vec<HostCounters>, fabric_drops: u64) {
         self.baseline = counters;
+        self.fabric_baseline = fabric_drops;
         for m in self.peak.iter_mut() {
             *m = PeakMeter::default();
         }
@@ -692,6 +696,9 @@ pub struct KvReport {
     pub peak_utilization_1ms: f64,
     /// Mean over hosts of [`KvHostReport::drops_per_s`].
     pub drops_per_s_per_host: f64,
+    /// Frames dropped per second at switch-to-switch ports (uplinks, trunks), all together:
+    /// drops no host's port counts; 0 on one switch.
+    pub fabric_drops_per_s: f64,
     /// Timeouts per second, all hosts together.
     pub timeouts_per_s: f64,
     /// Mean over hosts of [`KvHostReport::retransmits_per_s`].
@@ -748,8 +755,9 @@ impl KvGets {
         self.received.iter().sum()
     }
 
-    /// The store's report at `now` from each host's counters.
-    pub fn report(&self, now: SimTime, hosts: &[HostCounters]) -> KvReport {
+    /// The store's report at `now` from each host's counters and the frames the
+    /// switch-to-switch ports dropped in all.
+    pub fn report(&self, now: SimTime, hosts: &[HostCounters], fabric_drops: u64) -> KvReport {
         let span = self
             .finish
             .unwrap_or(now)
@@ -812,6 +820,7 @@ impl KvGets {
             utilization: mean(|h| h.rx_utilization),
             peak_utilization_1ms: mean(|h| h.peak_utilization_1ms),
             drops_per_s_per_host: mean(|h| h.drops_per_s),
+            fabric_drops_per_s: per_s(fabric_drops - self.fabric_baseline),
             timeouts_per_s: per_host.iter().map(|h| h.timeouts_per_s).sum(),
             retransmits_per_s_per_host: mean(|h| h.retransmits_per_s),
             goodput_bps: per_s(self.delivered()) * 8.0,

@@ -150,3 +150,266 @@ impl Routing {
         count[self.host_switch[a as usize] as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+
+    use crate::config::{
+        Graph, GraphLink, GraphSwitch, Placement, QueueLimit, Scenario, TopologyKind, WorkloadKind,
+    };
+    use crate::ids::ConnId;
+    use crate::rng::{Rng, Stream};
+    use crate::topology::{LinkId, Network};
+    use crate::units::{from_us, SimTime};
+    use crate::Simulation;
+
+    fn link(a: &str, b: &str, rate: u64, delay: SimTime, buffer: u64) -> GraphLink {
+        GraphLink {
+            a: a.into(),
+            b: b.into(),
+            rate,
+            delay,
+            buffer: QueueLimit::bytes(buffer),
+        }
+    }
+
+    fn switch(name: &str) -> GraphSwitch {
+        GraphSwitch {
+            name: name.into(),
+            shared_buffer: None,
+            buffer_alpha: None,
+        }
+    }
+
+    /// Hosts `h0..` under `leaves` leaves of `per_leaf`, each leaf joined to every spine (in
+    /// order): the built-in leaf-spine with 1 Gbps links, 12.5 us per host link and 5 us per
+    /// uplink, 64 KB per host port and 256 KB per uplink port.
+    fn leaf_spine(leaves: u32, per_leaf: u32, spines: u32) -> Graph {
+        let hosts: Vec<String> = (0..leaves * per_leaf).map(|h| format!("h{h}")).collect();
+        let mut links: Vec<GraphLink> = hosts
+            .iter()
+            .enumerate()
+            .map(|(h, name)| {
+                let leaf = format!("leaf{}", h as u32 / per_leaf);
+                link(name, &leaf, 1_000_000_000, 12_500_000, 64_000)
+            })
+            .collect();
+        for l in 0..leaves {
+            for s in 0..spines {
+                let (leaf, spine) = (format!("leaf{l}"), format!("spine{s}"));
+                links.push(link(&leaf, &spine, 1_000_000_000, from_us(5), 256_000));
+            }
+        }
+        let names = (0..leaves)
+            .map(|l| format!("leaf{l}"))
+            .chain((0..spines).map(|s| format!("spine{s}")));
+        Graph {
+            switches: names.map(|n| switch(&n)).collect(),
+            receiver: hosts.last().cloned().unwrap(),
+            senders: hosts[..hosts.len() - 1].to_vec(),
+            hosts,
+            links,
+        }
+    }
+
+    fn described(g: Graph, senders: u32) -> Scenario {
+        let mut sc = Scenario::example(senders);
+        sc.topology.kind = TopologyKind::File;
+        sc.topology.file = Some(g);
+        sc
+    }
+
+    fn built_in(leaves: u32, per_leaf: u32, spines: u32, senders: u32) -> Scenario {
+        let mut sc = Scenario::example(senders);
+        let t = &mut sc.topology;
+        t.kind = TopologyKind::LeafSpine;
+        t.hosts = leaves * per_leaf;
+        t.hosts_per_leaf = per_leaf;
+        t.spines = spines;
+        t.placement = Placement::Packed;
+        t.rtt = from_us(100); // 12.5 us per link over the 8 links of a cross-spine round trip
+        t.fabric_delay = from_us(5);
+        t.fabric_buffer = Some(QueueLimit::bytes(256_000));
+        sc
+    }
+
+    fn route(n: &mut Network, a: u32, b: u32, path: u32) -> Vec<LinkId> {
+        let r = n.add_route(a, b, path);
+        (0..).map_while(|hop| n.hop(r, hop)).collect()
+    }
+
+    #[test]
+    fn a_described_leaf_spine_routes_as_the_built_in_one() {
+        let sc = described(leaf_spine(3, 4, 3), 11);
+        sc.validate().unwrap();
+        let mut file = Network::build(&sc);
+        let mut shape = Network::build(&built_in(3, 4, 3, 11));
+        assert_eq!(file.links.len(), shape.links.len());
+        for a in 0..12 {
+            for b in (0..12).filter(|&b| b != a) {
+                for path in [0, 1, 2, 5, 7, 1_000_003, u32::MAX] {
+                    let got = route(&mut file, a, b, path);
+                    assert_eq!(got, route(&mut shape, a, b, path), "{a}->{b} path {path}");
+                    assert_eq!(got.len() as u16, file.path_len(a, b));
+                }
+                assert_eq!(file.paths_between(a, b), shape.paths_between(a, b));
+            }
+        }
+    }
+
+    #[test]
+    fn a_described_leaf_spine_gives_the_built_in_ones_report() {
+        let mut sc = described(leaf_spine(3, 4, 2), 11);
+        sc.workload.blocks = 3;
+        let file = Simulation::new(sc).unwrap().run().unwrap();
+        let mut sc = built_in(3, 4, 2, 11);
+        sc.workload.blocks = 3;
+        let shape = Simulation::new(sc).unwrap().run().unwrap();
+        assert!(file.timeouts > 0, "11 senders overflow a 64 KB port");
+        assert_eq!(crate::report_json(&file), crate::report_json(&shape));
+    }
+
+    /// Two switches joined by four parallel trunks: 400 connections, each hashed by its own
+    /// random stream, spread over all four, and both directions of a connection take the same.
+    #[test]
+    fn ecmp_spreads_flows_over_parallel_trunks() {
+        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
+        let mut links: Vec<GraphLink> = (0..4)
+            .map(|h| {
+                link(
+                    &hosts[h],
+                    ["s", "t"][h / 2],
+                    1_000_000_000,
+                    from_us(1),
+                    64_000,
+                )
+            })
+            .collect();
+        links.extend((0..4).map(|_| link("s", "t", 1_000_000_000, from_us(1), 64_000)));
+        let g = Graph {
+            switches: vec![switch("s"), switch("t")],
+            receiver: "h3".into(),
+            senders: hosts[..3].to_vec(),
+            hosts,
+            links,
+        };
+        let sc = described(g, 3);
+        sc.validate().unwrap();
+        let mut n = Network::build(&sc);
+        assert_eq!(n.paths_between(0, 3), 4);
+        assert_eq!(n.paths_between(0, 1), 1);
+        let mut per_trunk: HashMap<LinkId, u32> = HashMap::new();
+        for c in 0..400 {
+            let path = Rng::stream(sc.seed, Stream::EcmpPath(ConnId(c))).next_u64() as u32;
+            let there = route(&mut n, 0, 3, path);
+            let back = route(&mut n, 3, 0, path);
+            assert_eq!(there.len(), 3);
+            // Trunk i is links 8 + 2i (s → t) and 9 + 2i (t → s).
+            assert_eq!(back[1].0, there[1].0 + 1, "both directions on one trunk");
+            *per_trunk.entry(there[1]).or_default() += 1;
+        }
+        assert_eq!(per_trunk.len(), 4);
+        // 100 expected per trunk, binomial sd 8.7: within 3.5 sd.
+        assert!(
+            per_trunk.values().all(|&k| (70..=130).contains(&k)),
+            "{per_trunk:?}"
+        );
+    }
+
+    /// A ring of four switches with a host each: the neighbours' hosts are one trunk away,
+    /// the opposite one two, over either side of the ring (two equal-cost paths); a chord
+    /// makes one way shorter and then it alone is taken.
+    #[test]
+    fn routes_take_the_fewest_hops_and_split_only_between_equals() {
+        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
+        let mut links: Vec<GraphLink> = (0..4)
+            .map(|h| {
+                link(
+                    &hosts[h],
+                    &format!("s{h}"),
+                    1_000_000_000,
+                    from_us(1),
+                    64_000,
+                )
+            })
+            .collect();
+        for s in 0..4 {
+            let (a, b) = (format!("s{s}"), format!("s{}", (s + 1) % 4));
+            links.push(link(&a, &b, 1_000_000_000, from_us(1), 64_000));
+        }
+        let g = Graph {
+            switches: (0..4).map(|s| switch(&format!("s{s}"))).collect(),
+            receiver: "h3".into(),
+            senders: hosts[..3].to_vec(),
+            hosts,
+            links,
+        };
+        let mut n = Network::build(&described(g.clone(), 3));
+        assert_eq!(n.path_len(0, 1), 3);
+        assert_eq!(n.path_len(0, 2), 4);
+        assert_eq!(n.paths_between(0, 2), 2);
+        let ways: HashSet<Vec<LinkId>> = (0..8).map(|p| route(&mut n, 0, 2, p)).collect();
+        assert_eq!(ways.len(), 2, "s0→s1→s2 and s0→s3→s2");
+        let mut g = g;
+        g.links
+            .push(link("s0", "s2", 1_000_000_000, from_us(1), 64_000));
+        let mut n = Network::build(&described(g, 3));
+        assert_eq!(n.path_len(0, 2), 3);
+        let chord = LinkId(2 * 4 + 2 * 4); // the fifth trunk, s0 → s2
+        for p in 0..8 {
+            assert_eq!(route(&mut n, 0, 2, p), [LinkId(0), chord, LinkId(5)]);
+        }
+    }
+
+    /// Two switches, each sharing its own buffer among its ports (the trunk's ends too): a
+    /// key-value cluster across them keeps each pool's books (checked by the engine's
+    /// invariants), and the report carries the fuller switch's peak.
+    #[test]
+    fn each_switch_keeps_its_own_shared_buffer() {
+        let hosts: Vec<String> = (0..6).map(|h| format!("h{h}")).collect();
+        let mut links: Vec<GraphLink> = (0..6)
+            .map(|h| {
+                let mut l = link(&hosts[h], ["s", "t"][h / 3], 1_000_000_000, from_us(25), 0);
+                l.buffer = QueueLimit::UNLIMITED;
+                l
+            })
+            .collect();
+        let mut trunk = link("s", "t", 1_000_000_000, from_us(5), 0);
+        trunk.buffer = QueueLimit::UNLIMITED;
+        links.push(trunk);
+        let pooled = |name: &str| GraphSwitch {
+            shared_buffer: Some(200_000),
+            ..switch(name)
+        };
+        let g = Graph {
+            switches: vec![pooled("s"), pooled("t")],
+            receiver: "h5".into(),
+            senders: hosts[..5].to_vec(),
+            hosts,
+            links,
+        };
+        let mut sc = described(g, 6);
+        sc.workload.kind = WorkloadKind::KvGets;
+        sc.workload.kv_utilization = 0.4;
+        sc.workload.kv_duration = crate::units::from_ms(200);
+        sc.workload.kv_warmup = crate::units::from_ms(50);
+        sc.validate().unwrap();
+        let n = Network::build(&sc);
+        assert_eq!(n.pools.len(), 2);
+        // s's pool: its three host ports and the trunk's s → t end.
+        let s_ports: Vec<LinkId> = n.pooled(0).collect();
+        assert_eq!(s_ports, [LinkId(1), LinkId(3), LinkId(5), LinkId(12)]);
+        let t_ports: Vec<LinkId> = n.pooled(1).collect();
+        assert_eq!(t_ports, [LinkId(7), LinkId(9), LinkId(11), LinkId(13)]);
+        let mut sim = Simulation::new(sc).unwrap();
+        while !sim.step(10_000).unwrap() {
+            sim.check_invariants().unwrap();
+        }
+        let r = sim.report();
+        let kv = r.kv.as_ref().unwrap();
+        assert!(kv.gets > 100);
+        assert!(r.shared_buffer_max_bytes.unwrap() <= 200_000);
+        assert!(r.shared_buffer_max_bytes.unwrap() > 0);
+    }
+}

@@ -77,10 +77,13 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     """The key-value store, one row per run: load offered and carried, utilization (average
     and the fullest millisecond), drops and timeouts per second, get latency, goodput."""
     t = table()
-    cols = ["hosts", "offered", "carried", "util", "peak 1ms", "drops/s/host", "timeouts/s"]
-    cols += ["get p50", "get p99", "get p99.9", "gets"]
-    # Puts get their own columns only where a run has any.
+    # Fabric drops (ports between switches) and puts get their own columns only where a run
+    # has any: a topology with switch-to-switch links, a workload with puts.
+    fabric = any(r.scenario["topology"]["kind"] != "star" for r in results)
     puts = any(r.record()["kv_puts"] for r in results)
+    cols = ["hosts", "offered", "carried", "util", "peak 1ms", "drops/s/host"]
+    cols += ["fabric drops/s"] if fabric else []
+    cols += ["timeouts/s", "get p50", "get p99", "get p99.9", "gets"]
     if puts:
         cols += ["put p50", "put p99", "puts"]
     cols += ["goodput", "wall"]
@@ -99,6 +102,7 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
             pct(row["kv_utilization"]),
             pct(row["kv_peak_utilization_1ms"]),
             f"{row['kv_drops_per_s_per_host']:,.1f}",
+            *((f"{row['kv_fabric_drops_per_s']:,.1f}",) if fabric else ()),
             f"{row['kv_timeouts_per_s']:,.1f}",
             _s(row["kv_latency_p50_s"]),
             _s(row["kv_latency_p99_s"]),

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from incastlab.result import Result
 
 #: Bumped whenever a column is added, removed, renamed or changes type.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
@@ -82,6 +82,7 @@ KV_FIELDS: tuple[tuple[str, str], ...] = (
     ("utilization", FLOAT),
     ("peak_utilization_1ms", FLOAT),
     ("drops_per_s_per_host", FLOAT),
+    ("fabric_drops_per_s", FLOAT),
     ("timeouts_per_s", FLOAT),
     ("retransmits_per_s_per_host", FLOAT),
     ("latency_p50_s", FLOAT),

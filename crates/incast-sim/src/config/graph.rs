@@ -94,6 +94,20 @@ pub struct ResolvedGraph {
     pub senders: Vec<u32>,
 }
 
+/// A rate as users write it: `1Gbps`, `100Mbps`, or bits per second.
+pub(crate) fn shown_rate(bps: u64) -> String {
+    for (unit, scale) in [
+        ("Tbps", 1e12 as u64),
+        ("Gbps", 1e9 as u64),
+        ("Mbps", 1e6 as u64),
+    ] {
+        if bps >= scale && bps % scale == 0 {
+            return format!("{}{unit}", bps / scale);
+        }
+    }
+    format!("{bps}bps")
+}
+
 fn err(message: impl Into<String>) -> ConfigError {
     bad(FIELD, message)
 }
@@ -632,5 +646,92 @@ mod tests {
         let r = load(v).unwrap();
         assert_eq!(r.trunks, [(3, 0, 1)]);
         assert_eq!(r.host_switch, [0, 0, 1]);
+    }
+
+    /// A scenario on the 4-host star of [`star`], with `extra` merged into its topology.
+    fn scenario(workload: Value, extra: Value) -> Result<super::super::Scenario, ConfigError> {
+        let mut topology = json!({"kind": "file", "file": star(4)});
+        for (k, v) in extra.as_object().unwrap() {
+            topology[k] = v.clone();
+        }
+        let v = json!({"topology": topology, "workload": workload});
+        super::super::Scenario::from_json(&v.to_string())
+    }
+
+    fn refused(workload: Value, extra: Value) -> (String, String) {
+        let e = scenario(workload, extra).unwrap_err();
+        (e.field, e.message)
+    }
+
+    #[test]
+    fn a_file_gives_the_sender_count_and_the_rates_unless_told() {
+        let sync = json!({"kind": "sync_read", "sru": 1000});
+        let sc = scenario(sync.clone(), json!({})).unwrap();
+        assert_eq!(sc.topology.senders, 3, "every host but the receiver");
+        assert_eq!(sc.topology.link, 1_000_000_000);
+        assert_eq!(sc.topology.receiver_link, 1_000_000_000);
+        // The normalized form reads back to itself.
+        let again = super::super::Scenario::from_json(&sc.to_json()).unwrap();
+        assert_eq!(again, sc);
+        assert_eq!(
+            scenario(sync.clone(), json!({"senders": 2}))
+                .unwrap()
+                .topology
+                .senders,
+            2
+        );
+        let kv = json!({"kind": "kv_gets", "kv_replicas": 2});
+        assert_eq!(scenario(kv, json!({})).unwrap().topology.senders, 4);
+    }
+
+    #[test]
+    fn a_scenario_asking_what_the_file_cannot_give_gets_one_line() {
+        let sync = json!({"kind": "sync_read", "sru": 1000});
+        assert_eq!(
+            refused(sync.clone(), json!({"senders": 4})),
+            (
+                "topology.senders".into(),
+                "4 senders asked for, and the topology file names 3 (its senders, or every host but the receiver)".into()
+            )
+        );
+        let (field, message) = refused(sync.clone(), json!({"rtt": 1_000_000}));
+        assert_eq!(field, "topology.rtt");
+        assert!(message.starts_with("the topology file sets this"));
+        let (field, message) = refused(sync.clone(), json!({"link": 10_000_000_000u64}));
+        assert_eq!(field, "topology.link");
+        assert!(message.contains("the first sender's is 1Gbps);"));
+        let (field, _) = refused(sync.clone(), json!({"kind": "star"}));
+        assert_eq!(field, FIELD);
+        let (field, message) = refused(sync.clone(), json!({"file": null}));
+        assert_eq!(field, FIELD);
+        assert!(message.contains("needs a topology"));
+        assert_eq!(
+            refused(sync.clone(), json!({"pfc": true})).0,
+            "topology.pfc"
+        );
+        let mut small = star(4);
+        small["links"][2]["buffer"] = json!({"bytes": 1000, "packets": null});
+        let (field, message) = refused(sync.clone(), json!({"file": small}));
+        assert_eq!(field, FIELD);
+        assert!(message.starts_with("link 2 (h2–s): a buffer of 1000 bytes is smaller"));
+        let kv = json!({"kind": "kv_gets", "kv_replicas": 2});
+        assert_eq!(
+            refused(kv.clone(), json!({"senders": 5})),
+            (
+                "topology.senders".into(),
+                "the key-value cluster takes 5 hosts, and the topology file has 4".into()
+            )
+        );
+        let mut mixed = star(4);
+        mixed["links"][1]["rate"] = json!(10_000_000_000u64);
+        let (field, message) = refused(kv, json!({"file": mixed}));
+        assert_eq!(field, "workload.kv_utilization");
+        assert!(message.contains("host h1 has 10Gbps and host h0 1Gbps"));
+        let bg = json!({"topology": {"kind": "file", "file": star(4), "senders": 2}, "background": {"flows": 2}, "workload": {"sru": 1000}});
+        let e = super::super::Scenario::from_json(&bg.to_string()).unwrap_err();
+        assert_eq!(e.field, "background.flows");
+        let ndp = json!({"topology": {"kind": "file", "file": star(4)}, "transport": "ndp", "workload": {"kind": "incast", "flow_size": 1000}});
+        let e = super::super::Scenario::from_json(&ndp.to_string()).unwrap_err();
+        assert_eq!(e.field, "transport");
     }
 }

@@ -165,7 +165,10 @@ impl Scenario {
             if given != rate {
                 return Err(bad(
                     field,
-                    format!("the topology file sets each link's rate (the {whose} is {rate} bps); leave it unset with topology.kind = \"file\""),
+                    format!(
+                        "the topology file sets each link's rate (the {whose} is {}); leave it unset with topology.kind = \"file\"",
+                        graph::shown_rate(rate)
+                    ),
                 ));
             }
         }
@@ -188,8 +191,11 @@ impl Scenario {
                 return Err(bad(
                     "workload.kv_utilization",
                     format!(
-                        "is a share of one link rate, but host {} has {} bps and host {} {first} bps; give workload.kv_rate (gets/s per host) instead",
-                        g.hosts[h as usize], g.host_rate(&r, h), g.hosts[order[0] as usize]
+                        "is a share of one link rate, but host {} has {} and host {} {}; give workload.kv_rate (gets/s per host) instead",
+                        g.hosts[h as usize],
+                        graph::shown_rate(g.host_rate(&r, h)),
+                        g.hosts[order[0] as usize],
+                        graph::shown_rate(first)
                     ),
                 ));
             }

@@ -370,8 +370,9 @@ impl TcpSimulation {
             }
             Event::KvWarm => {
                 let counters = self.kv_hosts();
+                let fabric = self.fabric_drops();
                 if let Some(kv) = self.kv.as_deref_mut() {
-                    kv.warm(counters);
+                    kv.warm(counters, fabric);
                 }
             }
             Event::Sample => self.sample(),

@@ -54,6 +54,15 @@ impl TcpSimulation {
         Ok(())
     }
 
+    /// Frames dropped so far at switch-to-switch ports.
+    pub(super) fn fabric_drops(&self) -> u64 {
+        self.net
+            .link_ids()
+            .filter(|l| self.net.roles[l.index()] == LinkRole::Fabric)
+            .map(|l| self.net.links[l].stats.drops)
+            .sum()
+    }
+
     /// Each key-value host's counters from its links and its connections' ends.
     pub(super) fn kv_hosts(&self) -> Vec<crate::kv::HostCounters> {
         let mut by_phys = vec![crate::kv::HostCounters::default(); self.net.hosts as usize];
@@ -203,7 +212,7 @@ impl TcpSimulation {
             kv: self
                 .kv
                 .as_deref()
-                .map(|kv| kv.report(self.now, &self.kv_hosts())),
+                .map(|kv| kv.report(self.now, &self.kv_hosts(), self.fabric_drops())),
             ..Report::of_run(RunSummary {
                 senders: self.sc.topology.senders,
                 workload: self.sc.workload.kind,
