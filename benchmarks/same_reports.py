@@ -1,6 +1,7 @@
-"""Are two builds of the simulator the same? Runs one scenario per engine feature (29: Reno,
+"""Are two builds of the simulator the same? Runs one scenario per engine feature (30: Reno,
 CUBIC, DCTCP, ECN, RED, PFC, shared buffer, the four RTO randomizations, NewReno, delayed ACK,
-queries, tasks, kv_gets, rate caps, leaf-spine, fat tree, NDP, time series...) through two
+queries, tasks, kv_gets, rate caps, leaf-spine, fat tree, a topology file, NDP, time
+series...) through two
 builds of the `one` example and compares their reports byte for byte: the check behind a
 refactor that must not change a result.
 
@@ -185,6 +186,31 @@ SCENARIOS = {
     "rate_cap": {
         "topology": {"senders": 8, "host_rate_cap": "80%", "host_rate_burst": "6KB"},
         "workload": {"blocks": 5},
+    },
+    # Two shared-buffer switches, a 1 Gbps trunk (ECMP over two), a key-value cluster across.
+    "file_two_switches": {
+        "topology": {
+            "kind": "file",
+            "file": {
+                "switches": [
+                    {"name": "s1", "shared_buffer": "500KB"},
+                    {"name": "s2", "shared_buffer": "500KB"},
+                ],
+                "hosts": [f"h{i}" for i in range(8)],
+                "links": [
+                    {
+                        "a": f"h{i}",
+                        "b": f"s{1 + i // 4}",
+                        "rate": "1Gbps",
+                        "delay": "25us",
+                        "buffer": "unlimited",
+                    }
+                    for i in range(8)
+                ]
+                + [{"a": "s1", "b": "s2", "rate": "1Gbps", "delay": "5us", "buffer": "256KB"}] * 2,
+            },
+        },
+        "workload": {"kind": "kv_gets", "kv_utilization": 0.3, "kv_duration": "200ms"},
     },
 }
 

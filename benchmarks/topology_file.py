@@ -41,7 +41,7 @@ def fabric(leaves: int, per_leaf: int, spines: int) -> tuple[dict[str, Any], dic
         for s in range(spines)
     ]
     switches = [f"leaf{leaf}" for leaf in range(leaves)] + [f"spine{s}" for s in range(spines)]
-    workload = {"sru": "256KB", "blocks": 10}
+    workload = {"sru": "256KB", "blocks": 100}
     built_in = {
         "topology": {
             "kind": "leaf_spine",

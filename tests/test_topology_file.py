@@ -207,3 +207,20 @@ def test_the_schema_takes_a_file_name_or_tables() -> None:
     assert kinds == ["string", "object"]
     enum = json_schema()["properties"]["topology"]["properties"]["kind"]["enum"]
     assert "file" in enum
+
+
+def test_a_sweep_spec_may_list_topology_files_beside_it(tmp_path: Path) -> None:
+    from incastlab.sweep.spec import load_spec
+
+    spec = tmp_path / "trunks.toml"
+    (tmp_path / "topologies").mkdir()
+    for name in ("riak-two-switches.toml", "riak-two-switches-1g-trunk.toml"):
+        (tmp_path / "topologies" / name).write_text((TOPOLOGIES / name).read_text())
+    spec.write_text(
+        '[topology]\nkind = "file"\nfile = ["topologies/riak-two-switches.toml", '
+        '"topologies/riak-two-switches-1g-trunk.toml"]\n[workload]\nsru = "64KB"\nblocks = 1\n'
+    )
+    points = load_spec(spec).points()
+    trunks = [p.scenario.normalized()["topology"]["file"]["links"][-1]["rate"] for p in points]
+    assert trunks == [10_000_000_000, 1_000_000_000]
+    assert [p.scenario.senders for p in points] == [19, 19]

@@ -132,13 +132,21 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         data = files.read_toml(p, "scenario file")
     except files.InputFileError as e:
         raise ScenarioError(str(e)) from None
-    # A CDF or topology file named in a scenario file is found beside it.
+
+    # A CDF or topology file named in a scenario file is found beside it (a sweep spec may
+    # list several topology files).
+    def beside(name: str) -> str:
+        return name if Path(name).is_absolute() else str(p.parent / name)
+
     for section, key in (("workload", "query_size_cdf"), ("topology", "file")):
         table = data.get(section)
-        if isinstance(table, dict) and isinstance(table.get(key), str):
-            named = Path(table[key])
-            if not named.is_absolute():
-                table[key] = str(p.parent / named)
+        if not isinstance(table, dict):
+            continue
+        value = table.get(key)
+        if isinstance(value, str):
+            table[key] = beside(value)
+        elif key == "file" and isinstance(value, list):
+            table[key] = [beside(v) if isinstance(v, str) else v for v in value]
     return data
 
 

@@ -39,8 +39,9 @@ from incastlab.units import UnitError, is_int_ranges, parse_int_ranges
 MAX_POINTS = 100_000
 #: Keys whose value is itself a list: only a list *of those* is an axis.
 _LIST_VALUED = {"workload.query_size_cdf"}
-#: Keys whose value may be a table ({bytes = ..., packets = ...}) rather than a section.
-_LIMITS = {"buffer", "nic_buffer", "ecn_threshold"}
+#: Keys whose value may be a table ({bytes = ..., packets = ...}, a topology file's tables
+#: inline) rather than a section.
+_LIMITS = {"buffer", "nic_buffer", "ecn_threshold", "file"}
 
 
 @dataclass(frozen=True)
