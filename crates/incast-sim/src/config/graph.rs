@@ -101,7 +101,7 @@ pub(crate) fn shown_rate(bps: u64) -> String {
         ("Gbps", 1e9 as u64),
         ("Mbps", 1e6 as u64),
     ] {
-        if bps >= scale && bps % scale == 0 {
+        if bps >= scale && bps.is_multiple_of(scale) {
             return format!("{}{unit}", bps / scale);
         }
     }
