@@ -195,6 +195,11 @@ def test_the_cli_runs_a_topology_file_and_shows_its_errors(
     assert code == 0
     rec = json.loads(capsys.readouterr().out)[0]
     assert rec["senders"] == 20 and rec["kv_gets"] > 0
+    short = ["--set", "workload.kv_duration=50ms", "--set", "workload.kv_warmup=10ms"]
+    assert main(["sim", str(EXAMPLES / "riak-two-switches.toml"), *short]) == 0
+    table = " ".join(capsys.readouterr().out.split())
+    assert "· file ·" in table and "2 switches, 20 hosts, 21 links" in table
+    assert "fabric drops/s" in table
     code = main(["sim", "--set", "topology.kind=file"])
     assert code == 2
     err = capsys.readouterr().err

@@ -258,6 +258,60 @@ mod tests {
         }
     }
 
+    /// A k = 4 fat tree listed link by link (ToR–aggregation links by ToR, then
+    /// aggregation–core links by pod and aggregation switch) takes the built-in fat tree's
+    /// paths: two tiers of ECMP, the mixed-radix choice matching its agg = p mod k/2, core =
+    /// (p div k/2) mod k/2.
+    #[test]
+    fn a_described_fat_tree_routes_as_the_built_in_one() {
+        let (k, half) = (4u32, 2u32);
+        let hosts: Vec<String> = (0..16).map(|h| format!("h{h}")).collect();
+        let agg = |p: u32, j: u32| format!("agg{p}.{j}");
+        let core = |j: u32, c: u32| format!("core{j}.{c}");
+        let mut links: Vec<GraphLink> = (0..16)
+            .map(|h| link(&hosts[h], &format!("tor{}", h as u32 / half), 1, 0, 64_000))
+            .collect();
+        for t in 0..k * half {
+            for j in 0..half {
+                links.push(link(&format!("tor{t}"), &agg(t / half, j), 1, 0, 64_000));
+            }
+        }
+        for p in 0..k {
+            for j in 0..half {
+                for c in 0..half {
+                    links.push(link(&agg(p, j), &core(j, c), 1, 0, 64_000));
+                }
+            }
+        }
+        let mut switches: Vec<GraphSwitch> =
+            (0..k * half).map(|t| switch(&format!("tor{t}"))).collect();
+        switches.extend((0..k * half).map(|i| switch(&agg(i / half, i % half))));
+        switches.extend((0..half * half).map(|i| switch(&core(i / half, i % half))));
+        let g = Graph {
+            switches,
+            receiver: "h15".into(),
+            senders: hosts[..15].to_vec(),
+            hosts,
+            links,
+        };
+        let mut file = Network::build(&described(g, 15));
+        let mut sc = Scenario::example(15);
+        sc.topology.kind = TopologyKind::FatTree;
+        sc.topology.fat_tree_k = k;
+        sc.topology.placement = Placement::Packed;
+        let mut shape = Network::build(&sc);
+        assert_eq!(file.links.len(), shape.links.len());
+        for a in 0..16 {
+            for b in (0..16).filter(|&b| b != a) {
+                assert_eq!(file.paths_between(a, b), shape.paths_between(a, b));
+                for path in 0..9 {
+                    let got = route(&mut file, a, b, path);
+                    assert_eq!(got, route(&mut shape, a, b, path), "{a}->{b} path {path}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_described_leaf_spine_gives_the_built_in_ones_report() {
         let mut sc = described(leaf_spine(3, 4, 2), 11);

@@ -67,6 +67,11 @@ def scenario_line(r: Result, omit: str = "") -> str:
         del parts["rto_min"]
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"
+    if t.get("kind") == "file" and t.get("file"):
+        # The file's links carry their own delays and buffers: name its size instead.
+        f = t["file"]
+        n = (len(f["switches"]), len(f["hosts"]), len(f["links"]))
+        parts["buffer"] = "{} switches, {} hosts, {} links".format(*n)
     return " · ".join(v for k, v in parts.items() if k != omit)
 
 
@@ -75,7 +80,7 @@ def latency_label(r: Result) -> str:
     that spreads it over its links, and where every link has its own delay the unloaded
     one-way latency the run measured (``topology.rtt`` does not apply there)."""
     t = r.scenario["topology"]
-    if t.get("link_delay"):
+    if t.get("link_delay") or t.get("kind") == "file":
         one_way = r.report.get("base_latency")
         return f"one-way {format_time(one_way)} unloaded" if one_way else "per-link delays"
     if t.get("kind", "star") != "star":

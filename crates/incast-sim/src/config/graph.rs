@@ -28,6 +28,10 @@ pub const FIELD: &str = "topology.file";
 pub const MAX_SWITCHES: usize = 4096;
 /// Most links a described topology may have.
 pub const MAX_LINKS: usize = 1_000_000;
+/// Most work the route tables' set-up may take: a breadth-first search from every switch
+/// over every switch-to-switch link, switches × (switches + links) steps (a k = 32 fat tree
+/// described link by link needs 22 million).
+pub const MAX_ROUTING_STEPS: u64 = 200_000_000;
 /// Longest name of a switch or host.
 const MAX_NAME: usize = 100;
 
@@ -444,6 +448,12 @@ impl Graph {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let (s, l) = (self.switches.len() as u64, trunks.len() as u64);
+        if s * (s + 2 * l) > MAX_ROUTING_STEPS {
+            return Err(err(format!(
+                "{s} switches and {l} switch-to-switch links are too many to route (switches × (switches + 2·links) must be at most {MAX_ROUTING_STEPS})"
+            )));
+        }
         // Every host reaches every other: all hosts' switches in one component.
         let reach = self.reachable(&trunks, host_switch[0]);
         if let Some(h) = (0..n_hosts).find(|&h| !reach[host_switch[h] as usize]) {
@@ -629,6 +639,19 @@ mod tests {
         let mut v = star(3);
         v["colour"] = json!("red");
         assert!(message(v).starts_with("unknown key \"colour\""));
+    }
+
+    #[test]
+    fn a_graph_too_big_to_route_is_refused_before_any_search() {
+        let trunk = |i: usize| json!({"a": format!("s{}", i % 4096), "b": format!("s{}", (i + 1) % 4096), "rate": 1, "delay": 0, "buffer": {"bytes": null, "packets": null}});
+        let mut v = star(2);
+        v["switches"] = (0..4096).map(|i| json!(format!("s{i}"))).collect();
+        v["links"][0]["b"] = json!("s0");
+        v["links"][1]["b"] = json!("s1");
+        let links = v["links"].as_array_mut().unwrap();
+        links.extend((0..30_000).map(trunk));
+        assert!(message(v)
+            .starts_with("4096 switches and 30000 switch-to-switch links are too many to route"));
     }
 
     #[test]
