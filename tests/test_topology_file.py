@@ -4,6 +4,7 @@ normalized scenario, the examples, and the one-line errors."""
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -229,3 +230,20 @@ def test_a_sweep_spec_may_list_topology_files_beside_it(tmp_path: Path) -> None:
     trunks = [p.scenario.normalized()["topology"]["file"]["links"][-1]["rate"] for p in points]
     assert trunks == [10_000_000_000, 1_000_000_000]
     assert [p.scenario.senders for p in points] == [19, 19]
+
+
+def test_a_capture_taps_the_trunk_by_its_switches_names(tmp_path: Path) -> None:
+    sc = from_dict(described(INLINE, sru="16KB", blocks=1))
+    cap = tmp_path / "trunk.pcap"
+    r = incastlab.simulate(sc, pcap=str(cap), pcap_at="s1>s2")
+    # Two senders on s1 answer the receiver on s2: every data frame crosses s1 → s2 once.
+    assert r.record()["blocks"] == 1
+    data, at, sizes = cap.read_bytes(), 24, []
+    while at < len(data):  # pcap records: 16-byte header (incl_len at 8, orig_len at 12)
+        incl, orig = struct.unpack_from("<II", data, at + 8)
+        sizes.append(orig)
+        at += 16 + incl
+    full = [n for n in sizes if n == 1514]  # Ethernet frames of a full segment (no FCS)
+    assert len(full) == 2 * (16_000 // 1448), sizes
+    with pytest.raises(ValueError, match="switch>switch"):
+        incastlab.simulate(sc, pcap=str(cap), pcap_at="s2>s9")

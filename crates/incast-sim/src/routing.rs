@@ -371,6 +371,40 @@ mod tests {
         );
     }
 
+    /// Capture points by the file's names: a host, and a switch-to-switch direction (all
+    /// parallel links of it).
+    #[test]
+    fn capture_points_take_the_files_names() {
+        use crate::capture::Points;
+        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
+        let mut links: Vec<GraphLink> = (0..4)
+            .map(|h| {
+                link(
+                    &hosts[h],
+                    ["s", "t"][h / 2],
+                    1_000_000_000,
+                    from_us(1),
+                    64_000,
+                )
+            })
+            .collect();
+        links.extend((0..2).map(|_| link("s", "t", 1_000_000_000, from_us(1), 64_000)));
+        let g = Graph {
+            switches: vec![switch("s"), switch("t")],
+            receiver: "h3".into(),
+            senders: hosts[..3].to_vec(),
+            hosts,
+            links,
+        };
+        let n = Network::build(&described(g, 3));
+        let taps = Points("h2,t>s".into()).resolve(&n, 3).unwrap();
+        let tapped: Vec<usize> = (0..n.links.len()).filter(|&l| taps.links[l]).collect();
+        assert_eq!(tapped, [4, 9, 11], "h2's NIC and both t → s links");
+        assert!(taps.hosts[2] && !taps.hosts[0]);
+        let e = Points("s>u".into()).resolve(&n, 3).unwrap_err();
+        assert!(e.contains("switch>switch"), "{e}");
+    }
+
     /// A ring of four switches with a host each: the neighbours' hosts are one trunk away,
     /// the opposite one two, over either side of the ring (two equal-cost paths); a chord
     /// makes one way shorter and then it alone is taken.

@@ -88,6 +88,19 @@ struct Route {
     len: u16,
 }
 
+/// A described topology's names, for naming capture points: host `h` is `hosts[h]`; the
+/// i-th switch-to-switch link joins `trunks[i]`, from `.0` to `.1` as link `first_trunk + 2i`
+/// and back as the next.
+#[derive(Debug, Clone)]
+pub struct Names {
+    /// Host names, by host index.
+    pub hosts: Vec<String>,
+    /// The switches each switch-to-switch link joins, in file order.
+    pub trunks: Vec<(String, String)>,
+    /// The first switch-to-switch link.
+    pub first_trunk: u32,
+}
+
 /// No shared buffer: a link's entry in [`Network::pool_of`].
 const NO_POOL: u32 = u32::MAX;
 
@@ -115,6 +128,8 @@ pub struct Network {
     spread: Option<(u32, u32, u32)>,
     /// A described topology's placement: logical host `i` is physical host `order[i]`.
     order: Vec<u32>,
+    /// A described topology's names of hosts and switch-to-switch links.
+    pub names: Option<Box<Names>>,
     /// The shared buffers of the switches whose ports share one.
     pub pools: Vec<SharedBuffer>,
     /// The pool each link draws on (an index into `pools`), or [`NO_POOL`].
@@ -345,6 +360,18 @@ impl Network {
                 }
             }
         }
+        let names = graph.as_ref().map(|(g, r)| {
+            let trunk = |i: u32| &g.links[i as usize];
+            Box::new(Names {
+                hosts: g.hosts.clone(),
+                trunks: r
+                    .trunks
+                    .iter()
+                    .map(|&(i, _, _)| (trunk(i).a.clone(), trunk(i).b.clone()))
+                    .collect(),
+                first_trunk: 2 * hosts,
+            })
+        });
         if let (Some((g, r)), Shape::Graph(_)) = (&graph, &shape) {
             let first = 2 * hosts;
             for (s, sw) in g.switches.iter().enumerate() {
@@ -412,6 +439,7 @@ impl Network {
             hosts,
             spread,
             order,
+            names,
         }
     }
 

@@ -67,7 +67,7 @@ def add_sim_parser(sub: Any) -> None:
         metavar="POINTS",
         help="where to capture, comma-separated: receiver (default: what tcpdump on the "
         "receiver sees), bottleneck (the switch port towards it), hostN, nicN, portN, "
-        "fabricN, all",
+        "fabricN, all; on a topology file also its host names and switch>switch",
     )
     add_workers_flag(s)
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")

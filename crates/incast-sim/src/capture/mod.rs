@@ -51,7 +51,8 @@ pub struct Taps {
 
 /// What a point may be, for the error message.
 const POINTS_HELP: &str = "receiver, senders, bottleneck (= port-receiver), hostN, nicN, \
-                           portN, fabricN, nic-receiver, port-receiver or all, comma-separated";
+                           portN, fabricN, nic-receiver, port-receiver or all (on a topology \
+                           file also its host names and switch>switch), comma-separated";
 
 impl Points {
     /// The links and hosts these points name in `net`, whose first `senders` logical hosts
@@ -83,6 +84,30 @@ impl Points {
                         }
                         host(h, &mut t);
                         continue;
+                    }
+                    if let Some(names) = net.names.as_deref() {
+                        // A topology file's own names: a host, or the links from one switch
+                        // to another (all of them, if there are parallel ones).
+                        if let Some(h) = names.hosts.iter().position(|n| n == p) {
+                            host(h as u32, &mut t);
+                            continue;
+                        }
+                        if let Some((a, b)) = p.split_once('>') {
+                            let mut found = false;
+                            for (i, (x, y)) in names.trunks.iter().enumerate() {
+                                let up = (names.first_trunk + 2 * i as u32) as usize;
+                                if (x.as_str(), y.as_str()) == (a, b) {
+                                    t.links[up] = true;
+                                    found = true;
+                                } else if (y.as_str(), x.as_str()) == (a, b) {
+                                    t.links[up + 1] = true;
+                                    found = true;
+                                }
+                            }
+                            if found {
+                                continue;
+                            }
+                        }
                     }
                     match net.link_ids().find(|&l| net.name(l) == p) {
                         Some(l) => t.links[l.index()] = true,
