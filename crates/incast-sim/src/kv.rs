@@ -697,8 +697,10 @@ pub struct KvReport {
     /// Mean over hosts of [`KvHostReport::drops_per_s`].
     pub drops_per_s_per_host: f64,
     /// Frames dropped per second at switch-to-switch ports (uplinks, trunks), all together:
-    /// drops no host's port counts; 0 on one switch.
-    pub fabric_drops_per_s: f64,
+    /// drops no host's port counts. Absent on a star, which has no such ports (the report
+    /// keeps the star's shape, which the emulated store's report shares).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_drops_per_s: Option<f64>,
     /// Timeouts per second, all hosts together.
     pub timeouts_per_s: f64,
     /// Mean over hosts of [`KvHostReport::retransmits_per_s`].
@@ -757,7 +759,12 @@ impl KvGets {
 
     /// The store's report at `now` from each host's counters and the frames the
     /// switch-to-switch ports dropped in all.
-    pub fn report(&self, now: SimTime, hosts: &[HostCounters], fabric_drops: u64) -> KvReport {
+    pub fn report(
+        &self,
+        now: SimTime,
+        hosts: &[HostCounters],
+        fabric_drops: Option<u64>,
+    ) -> KvReport {
         let span = self
             .finish
             .unwrap_or(now)
@@ -820,7 +827,7 @@ impl KvGets {
             utilization: mean(|h| h.rx_utilization),
             peak_utilization_1ms: mean(|h| h.peak_utilization_1ms),
             drops_per_s_per_host: mean(|h| h.drops_per_s),
-            fabric_drops_per_s: per_s(fabric_drops - self.fabric_baseline),
+            fabric_drops_per_s: fabric_drops.map(|d| per_s(d - self.fabric_baseline)),
             timeouts_per_s: per_host.iter().map(|h| h.timeouts_per_s).sum(),
             retransmits_per_s_per_host: mean(|h| h.retransmits_per_s),
             goodput_bps: per_s(self.delivered()) * 8.0,

@@ -78,8 +78,9 @@ def kv_table(results: Sequence[Result], walls: Sequence[float]) -> Table:
     and the fullest millisecond), drops and timeouts per second, get latency, goodput."""
     t = table()
     # Fabric drops (ports between switches) and puts get their own columns only where a run
-    # has any: a topology with switch-to-switch links, a workload with puts.
-    fabric = any(r.scenario["topology"]["kind"] != "star" for r in results)
+    # has any: a topology with switch-to-switch links (a star's report has no such figure), a
+    # workload with puts.
+    fabric = any(r.record()["kv_fabric_drops_per_s"] is not None for r in results)
     puts = any(r.record()["kv_puts"] for r in results)
     cols = ["hosts", "offered", "carried", "util", "peak 1ms", "drops/s/host"]
     cols += ["fabric drops/s"] if fabric else []

@@ -18,6 +18,10 @@ from incastlab.units import format_rate, format_size, format_time
 COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"]
 
 
+#: A topology file's tables, as its size is told: (table, one of them).
+_PARTS = (("switches", "switch"), ("hosts", "host"), ("links", "link"))
+
+
 def scenario_line(r: Result, omit: str = "") -> str:
     """One line describing the scenario; ``omit`` names a key that varies between series."""
     s = r.scenario
@@ -70,8 +74,8 @@ def scenario_line(r: Result, omit: str = "") -> str:
     if t.get("kind") == "file" and t.get("file"):
         # The file's links carry their own delays and buffers: name its size instead.
         f = t["file"]
-        n = (len(f["switches"]), len(f["hosts"]), len(f["links"]))
-        parts["buffer"] = "{} switches, {} hosts, {} links".format(*n)
+        sizes = [(len(f[many]), many, one) for many, one in _PARTS]
+        parts["buffer"] = ", ".join(f"{n} {one if n == 1 else many}" for n, many, one in sizes)
     return " · ".join(v for k, v in parts.items() if k != omit)
 
 

@@ -370,7 +370,7 @@ impl TcpSimulation {
             }
             Event::KvWarm => {
                 let counters = self.kv_hosts();
-                let fabric = self.fabric_drops();
+                let fabric = self.fabric_drops().unwrap_or(0);
                 if let Some(kv) = self.kv.as_deref_mut() {
                     kv.warm(counters, fabric);
                 }

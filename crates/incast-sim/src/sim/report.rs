@@ -54,13 +54,15 @@ impl TcpSimulation {
         Ok(())
     }
 
-    /// Frames dropped so far at switch-to-switch ports.
-    pub(super) fn fabric_drops(&self) -> u64 {
-        self.net
+    /// Frames dropped so far at switch-to-switch ports; `None` where there are none.
+    pub(super) fn fabric_drops(&self) -> Option<u64> {
+        let mut fabric = self
+            .net
             .link_ids()
             .filter(|l| self.net.roles[l.index()] == LinkRole::Fabric)
-            .map(|l| self.net.links[l].stats.drops)
-            .sum()
+            .peekable();
+        fabric.peek()?;
+        Some(fabric.map(|l| self.net.links[l].stats.drops).sum())
     }
 
     /// Each key-value host's counters from its links and its connections' ends.
