@@ -183,6 +183,12 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         ("workload.kv_replicas",),
     ),
     (
+        "kv background to the receiver",
+        ["sim", "--workload", "kv_gets", "--senders", "4", "--set", "background.flows=2"],
+        2,
+        ("background", "peers"),
+    ),
+    (
         "kv put share above 1",
         ["sim", "--workload", "kv_gets", "--senders", "4", "--set", "workload.kv_put_fraction=1.5"],
         2,

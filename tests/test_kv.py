@@ -135,7 +135,7 @@ def test_rate_caps_are_written_as_a_share_or_a_rate() -> None:
         (dict(workload__kv_rate=1000.0), "workload.kv_rate: 1000 gets/s per host offers"),
         (dict(workload__kv_replicas=7), "workload.kv_replicas: 7 replicas need"),
         (dict(workload__kv_quorum=4), "workload.kv_quorum"),
-        (dict(background__flows=1), "background.flows"),
+        (dict(background__flows=1), 'set source = "senders" and destination = "peers"'),
     ],
 )
 def test_impossible_loads_are_one_line_naming_the_field(

@@ -1117,6 +1117,45 @@ mod tests {
     }
 
     #[test]
+    fn hand_off_flows_between_members_cost_the_gets_drops_and_latency() {
+        use crate::config::{BackgroundDestination, BackgroundSource};
+        let mut sc = cluster(8);
+        sc.workload.kv_utilization = 0.2;
+        sc.workload.kv_duration = from_ms(300);
+        sc.topology.buffer = QueueLimit::bytes(256_000);
+        let quiet = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
+        sc.background.flows = 8;
+        sc.background.source = BackgroundSource::Senders;
+        sc.background.destination = BackgroundDestination::Peers;
+        let busy = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
+        let (q, b) = (quiet.kv.unwrap(), busy.kv.unwrap());
+        assert_eq!(b.completed, b.gets, "every get still completes");
+        // Eight long flows, one out of and one into every host, fill the ports.
+        assert!(busy.background_bps > 3e9, "{}", busy.background_bps);
+        assert!(
+            b.utilization > q.utilization + 0.4,
+            "{} {}",
+            b.utilization,
+            q.utilization
+        );
+        assert!(
+            b.drops_per_s_per_host > q.drops_per_s_per_host + 10.0,
+            "{b:?}"
+        );
+        assert!(
+            b.latency_p50 > 2 * q.latency_p50,
+            "{} {}",
+            b.latency_p50,
+            q.latency_p50
+        );
+        // The flows are the report's background, not the store's connections.
+        assert_eq!(busy.flows.iter().filter(|f| f.background).count(), 8);
+        // A store's background must run between its members.
+        sc.background.destination = BackgroundDestination::Receiver;
+        assert_eq!(sc.validate().unwrap_err().field, "background");
+    }
+
+    #[test]
     fn a_stalled_server_waits_for_room_in_the_send_buffer() {
         let mut sc = cluster(3);
         sc.workload.kv_hol_blocking = true;

@@ -158,6 +158,16 @@ pub struct Pfc {
     pub paused: Vec<bool>,
 }
 
+/// Where background flow `i` from logical host `from` goes with `destination = "peers"`:
+/// another of the `n` servers (an own host's flow goes to server i mod n), spread so that the
+/// flows from one server go to different peers.
+fn peer_of(from: u32, i: u32, n: u32) -> u32 {
+    if from >= n {
+        return i % n;
+    }
+    (from + 1 + (i / n) % (n - 1).max(1)) % n
+}
+
 /// Hosts a scenario's topology holds: every switch full, so that placement is a bijection.
 pub fn host_count(sc: &Scenario) -> u32 {
     let t = &sc.topology;
@@ -475,7 +485,11 @@ impl Network {
             BackgroundSource::OwnHosts => n + 1 + i,
             BackgroundSource::Senders => i % n,
         };
-        (self.host(from), self.sink.unwrap_or(self.receiver))
+        let to = match sc.background.destination {
+            BackgroundDestination::Peers => peer_of(from, i, n),
+            _ => return (self.host(from), self.sink.unwrap_or(self.receiver)),
+        };
+        (self.host(from), self.host(to))
     }
 
     /// Every link, in index order.
@@ -701,6 +715,19 @@ impl Network {
 mod tests {
     use super::*;
     use crate::units::from_us;
+
+    #[test]
+    fn peers_are_other_servers_and_one_servers_flows_spread_over_them() {
+        let n = 5;
+        for i in 0..4 * n {
+            let from = i % n;
+            assert_ne!(peer_of(from, i, n), from, "flow {i}");
+        }
+        let from_0: std::collections::HashSet<u32> = (0..4).map(|k| peer_of(0, k * n, n)).collect();
+        assert_eq!(from_0.len(), 4, "four flows of server 0 go to four peers");
+        // An own host's flow goes to a server.
+        assert_eq!(peer_of(n + 1 + 7, 7, n), 2);
+    }
 
     #[test]
     fn star_routes_go_nic_then_port() {

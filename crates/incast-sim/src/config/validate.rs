@@ -659,6 +659,16 @@ impl Scenario {
         if self.background.flows > 10_000 {
             return Err(bad("background.flows", "must be at most 10000"));
         }
+        if self.background.flows > 0
+            && self.background.destination == BackgroundDestination::Peers
+            && self.background.source == BackgroundSource::Senders
+            && self.topology.senders < 2
+        {
+            return Err(bad(
+                "background.destination",
+                "\"peers\" sends each flow to another sender: it needs at least 2 senders",
+            ));
+        }
         if self.run.max_events == 0 {
             return Err(bad("run.max_events", "must be positive"));
         }
@@ -767,10 +777,15 @@ impl Scenario {
         if w.kv_send_buffer == 0 {
             return Err(bad("workload.kv_send_buffer", "must be positive"));
         }
-        if self.background.flows > 0 {
+        let bg = &self.background;
+        if bg.flows > 0
+            && (bg.source != BackgroundSource::Senders
+                || bg.destination != BackgroundDestination::Peers)
+        {
             return Err(bad(
-                "background.flows",
-                "kv_gets runs without long-lived background flows (not modelled yet)",
+                "background",
+                "a key-value store's background flows (hand-off, anti-entropy) run between its \
+                 members: set source = \"senders\" and destination = \"peers\"",
             ));
         }
         if self.transport != Transport::Tcp {

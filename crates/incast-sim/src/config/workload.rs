@@ -53,13 +53,17 @@ pub enum BackgroundDestination {
     Receiver,
     /// A sink host of their own: they cross the switch but not the incast bottleneck.
     Sink,
+    /// Another of the workload's servers (with `source = "senders"`, flow i goes from server
+    /// i mod N to server (i mod N + 1 + (i div N) mod (N − 1)) mod N): a key-value store's
+    /// hand-off and anti-entropy transfers between its members.
+    Peers,
 }
 
 choices! {
     WorkloadKind: SyncRead, Incast, Queries, KvGets;
     KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
-    BackgroundDestination: Receiver, Sink;
+    BackgroundDestination: Receiver, Sink, Peers;
 }
 
 section! {

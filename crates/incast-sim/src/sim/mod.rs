@@ -105,7 +105,7 @@ impl TcpSimulation {
         for c in 0..conns {
             let conn = ConnId(c);
             // Workload connection c is server c mod N's (each task has its own connections).
-            let (server, client) = if let Some(kv) = kv.as_ref() {
+            let (server, client) = if let (Some(kv), true) = (kv.as_ref(), c < fg) {
                 let (replica, coordinator) = kv.ends(conn);
                 (net.host(replica), net.host(coordinator))
             } else if c < fg {
@@ -490,7 +490,11 @@ impl TcpSimulation {
         self.out = out;
         self.transmit(ep);
         let conn = ep.conn();
-        if let Some(kv) = self.kv.as_deref_mut() {
+        if let Some(kv) = self
+            .kv
+            .as_deref_mut()
+            .filter(|kv| conn.0 < kv.connections())
+        {
             let mut act = std::mem::take(&mut self.act);
             if delivered > 0 {
                 let received = self.eps[ep.index()].received();
@@ -555,7 +559,10 @@ impl TcpSimulation {
 
     /// Whether `conn` carries the application's traffic (not a background flow).
     fn app_owns(&self, conn: ConnId) -> bool {
-        self.kv.is_some() || self.wl.owns(conn)
+        match self.kv.as_deref() {
+            Some(kv) => conn.0 < kv.connections(),
+            None => self.wl.owns(conn),
+        }
     }
 
     fn write(&mut self, ep: EndpointId, bytes: u64) {
