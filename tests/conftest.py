@@ -7,10 +7,22 @@ from typing import Any
 import pytest
 
 import incastlab
+from incastlab.real import capacity
 from incastlab.result import Result
 from incastlab.scenario import Scenario, apply_overrides, from_dict
 
 GBPS = 1e9
+
+#: A machine that holds anything: each test lowers one of its limits.
+ROOMY = capacity.Machine(
+    mem_available=64 * 10**9,
+    nofile_soft=1024,
+    nofile_hard=1 << 20,
+    netns_max=100_000,
+    netns_in_use=1,
+    neigh_gc_thresh3=1 << 20,
+    neigh_entries=2,
+)
 
 
 def _emulation_unavailable() -> str:

@@ -11,21 +11,12 @@ import socket
 
 import pytest
 
+from conftest import ROOMY
 from incastlab import _core
 from incastlab.cli import main
 from incastlab.real import bench, capacity, emulate
 from incastlab.scenario import from_dict
 
-#: A machine that holds anything: each test lowers one of its limits.
-ROOMY = capacity.Machine(
-    mem_available=64 * 10**9,
-    nofile_soft=1024,
-    nofile_hard=1 << 20,
-    netns_max=100_000,
-    netns_in_use=1,
-    neigh_gc_thresh3=1 << 20,
-    neigh_entries=2,
-)
 SRU = 256_000
 
 

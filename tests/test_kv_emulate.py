@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import ROOMY
 from incastlab import _core, simulate
 from incastlab.real import capacity, emulate, kv
 from incastlab.scenario import from_dict
@@ -149,18 +150,6 @@ def test_a_store_with_captures_or_puts_is_refused_in_one_line() -> None:
     s = from_dict(_store(kv_put_fraction=0.3)).normalized()
     with pytest.raises(ValueError, match=r"^workload.kv_put_fraction: puts are not emulated"):
         _core.KvCluster(json.dumps(s), _loopback(4))
-
-
-#: A machine that holds any store but for the one limit a test lowers.
-ROOMY = capacity.Machine(
-    mem_available=64 * 10**9,
-    nofile_soft=1024,
-    nofile_hard=1 << 20,
-    netns_max=100_000,
-    netns_in_use=1,
-    neigh_gc_thresh3=1 << 20,
-    neigh_entries=2,
-)
 
 
 def test_a_store_needs_the_square_of_its_hosts_and_is_refused_in_one_line() -> None:

@@ -324,10 +324,9 @@ mod tests {
         assert_eq!(crate::report_json(&file), crate::report_json(&shape));
     }
 
-    /// Two switches joined by four parallel trunks: 400 connections, each hashed by its own
-    /// random stream, spread over all four, and both directions of a connection take the same.
-    #[test]
-    fn ecmp_spreads_flows_over_parallel_trunks() {
+    /// Hosts h0, h1 on switch s and h2, h3 on switch t, joined by `trunks` parallel links;
+    /// h3 receives.
+    fn two_switches(trunks: usize) -> Graph {
         let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
         let mut links: Vec<GraphLink> = (0..4)
             .map(|h| {
@@ -340,14 +339,21 @@ mod tests {
                 )
             })
             .collect();
-        links.extend((0..4).map(|_| link("s", "t", 1_000_000_000, from_us(1), 64_000)));
-        let g = Graph {
+        links.extend((0..trunks).map(|_| link("s", "t", 1_000_000_000, from_us(1), 64_000)));
+        Graph {
             switches: vec![switch("s"), switch("t")],
             receiver: "h3".into(),
             senders: hosts[..3].to_vec(),
             hosts,
             links,
-        };
+        }
+    }
+
+    /// Two switches joined by four parallel trunks: 400 connections, each hashed by its own
+    /// random stream, spread over all four, and both directions of a connection take the same.
+    #[test]
+    fn ecmp_spreads_flows_over_parallel_trunks() {
+        let g = two_switches(4);
         let sc = described(g, 3);
         sc.validate().unwrap();
         let mut n = Network::build(&sc);
@@ -376,26 +382,7 @@ mod tests {
     #[test]
     fn capture_points_take_the_files_names() {
         use crate::capture::Points;
-        let hosts: Vec<String> = (0..4).map(|h| format!("h{h}")).collect();
-        let mut links: Vec<GraphLink> = (0..4)
-            .map(|h| {
-                link(
-                    &hosts[h],
-                    ["s", "t"][h / 2],
-                    1_000_000_000,
-                    from_us(1),
-                    64_000,
-                )
-            })
-            .collect();
-        links.extend((0..2).map(|_| link("s", "t", 1_000_000_000, from_us(1), 64_000)));
-        let g = Graph {
-            switches: vec![switch("s"), switch("t")],
-            receiver: "h3".into(),
-            senders: hosts[..3].to_vec(),
-            hosts,
-            links,
-        };
+        let g = two_switches(2);
         let n = Network::build(&described(g, 3));
         let taps = Points("h2,t>s".into()).resolve(&n, 3).unwrap();
         let tapped: Vec<usize> = (0..n.links.len()).filter(|&l| taps.links[l]).collect();

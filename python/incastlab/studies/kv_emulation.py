@@ -150,8 +150,7 @@ def run_real(
 ) -> list[str]:
     """Run every point (and every envelope probe) the kernel has no stored run of; the
     failures, one line each."""
-    from incastlab.backends import BackendFailed
-    from incastlab.result.store import write_parquet
+    from incastlab.studies.validation import run_missing
 
     real_dir.mkdir(parents=True, exist_ok=True)
     jobs = [(p.key, real_file(real_dir, p), scenario(base, p, link)) for p in points(seeds)]
@@ -163,25 +162,16 @@ def run_real(
         )
         for h, rate in ENVELOPE
     ]
-    todo = [(key, path, sc) for key, path, sc in jobs if not path.exists()]
-    failures = []
-    for i, (key, path, sc) in enumerate(todo, 1):
-        try:
-            r = backend.run(sc)
-        except BackendFailed as e:
-            failures.append(f"{key}: {e}")
-            say(f"[{i}/{len(todo)}] {key}: failed: {e}")
-            continue
-        tmp = path.with_suffix(".tmp")
-        write_parquet([r], tmp)
-        tmp.replace(path)
+
+    def summary(r: Result) -> str:
         kv = r.report["kv"]
-        say(
-            f"[{i}/{len(todo)}] {key}: utilization {kv['utilization']:.0%}, "
+        return (
+            f"utilization {kv['utilization']:.0%}, "
             f"{kv['drops_per_s_per_host']:.1f} drops/s/host, "
             f"p99 {kv['latency_p99'] / 1e12 * 1e3:.0f} ms, {r.report['wall_s']:.0f} s"
         )
-    return failures
+
+    return run_missing(jobs, backend, say, summary)
 
 
 def envelope_table(real_dir: Path) -> list[str]:

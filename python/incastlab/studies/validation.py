@@ -210,33 +210,45 @@ def run_real(
 ) -> list[str]:
     """Run every missing repetition of every point on ``backend`` (the emulator), storing
     each as it finishes; returns the failures (one line each), the grid goes on after one."""
+    real_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [
+        (f"{p.key} r{rep}", real_file(real_dir, p, rep), scenario(p, grid, seed=grid.seed + rep))
+        for p in grid.points()
+        for rep in range(grid.repeat)
+    ]
+
+    def summary(r: Result) -> str:
+        wall = r.report.get("wall_s", 0)
+        return f"{r.goodput_bps / 1e6:.1f} Mbps, {r.timeouts} timeouts, {wall:.1f} s"
+
+    return run_missing(jobs, backend, say, summary)
+
+
+def run_missing(
+    jobs: Sequence[tuple[str, Path, Scenario]],
+    backend: Backend,
+    say: Callable[[str], None],
+    summary: Callable[[Result], str],
+) -> list[str]:
+    """Run each (name, file, scenario) whose file does not exist yet on ``backend`` and store
+    it there as it finishes (written aside, then renamed: an interrupted run leaves no half
+    file); returns the failures, one line each: the others go on after one."""
     from incastlab.backends import BackendFailed
     from incastlab.result.store import write_parquet
 
-    real_dir.mkdir(parents=True, exist_ok=True)
-    todo = [
-        (p, rep)
-        for p in grid.points()
-        for rep in range(grid.repeat)
-        if not real_file(real_dir, p, rep).exists()
-    ]
+    todo = [(key, path, sc) for key, path, sc in jobs if not path.exists()]
     failures = []
-    for i, (p, rep) in enumerate(todo, 1):
-        sc = scenario(p, grid, seed=grid.seed + rep)
+    for i, (key, path, sc) in enumerate(todo, 1):
         try:
             r = backend.run(sc)
         except BackendFailed as e:
-            failures.append(f"{p.key} r{rep}: {e}")
-            say(f"[{i}/{len(todo)}] {p.key} r{rep}: failed: {e}")
+            failures.append(f"{key}: {e}")
+            say(f"[{i}/{len(todo)}] {key}: failed: {e}")
             continue
-        path = real_file(real_dir, p, rep)
         tmp = path.with_suffix(".tmp")
         write_parquet([r], tmp)
         tmp.replace(path)
-        say(
-            f"[{i}/{len(todo)}] {p.key} r{rep}: {r.goodput_bps / 1e6:.1f} Mbps, "
-            f"{r.timeouts} timeouts, {r.report.get('wall_s', 0):.1f} s"
-        )
+        say(f"[{i}/{len(todo)}] {key}: {summary(r)}")
     return failures
 
 
