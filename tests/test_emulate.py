@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,17 @@ def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
     return proc
 
 
+def _kill_and_wait_for_the_namespaces(proc: subprocess.Popen[Any]) -> float:
+    """SIGKILL a run and wait until its namespaces are gone (at most 10 s); how long it took."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = time.monotonic()
+    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
+        assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
+        time.sleep(0.1)
+    return time.monotonic() - killed
+
+
 def _processes() -> dict[int, str]:
     """pid -> command line of every process."""
     out = {}
@@ -128,13 +140,7 @@ def test_a_killed_run_takes_its_servers_and_namespaces_with_it() -> None:
         assert time.monotonic() < deadline, "the client never started"
         time.sleep(0.1)
     time.sleep(1.0)  # traffic flowing
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    killed = time.monotonic()
-    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
-        assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
-        time.sleep(0.1)
-    gone_after = time.monotonic() - killed
+    gone_after = _kill_and_wait_for_the_namespaces(proc)
     deadline = time.monotonic() + 10
     while (left := [c for c in _processes().values() if "incastlab.real." in c]) or (
         guard in _processes()
@@ -393,12 +399,7 @@ def test_a_killed_store_takes_its_connections_and_namespaces_with_it(tmp_path: P
         time.sleep(0.1)
     guard = _guard_of(proc.pid)
     time.sleep(3.0)  # connected, gets flowing
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    killed = time.monotonic()
-    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
-        assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
-        time.sleep(0.1)
+    _kill_and_wait_for_the_namespaces(proc)
     deadline = time.monotonic() + 10
     while guard in _processes():
         assert time.monotonic() < deadline, "the guard outlived its work"
