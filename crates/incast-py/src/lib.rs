@@ -402,6 +402,18 @@ fn host_rate_cap_bps(py: Python<'_>, scenario_json: &str, link_bps: u64) -> PyRe
     Ok(sc.topology.host_rate_cap.map(|c| c.of(link_bps)))
 }
 
+/// The `q`-quantile of sorted `values` by nearest rank (0 if empty): the simulator's rule for
+/// the key-value store's latencies, for the emulated store's.
+#[pyfunction]
+fn nearest_rank(values: Vec<u64>, q: f64) -> PyResult<u64> {
+    if !(0.0..=1.0).contains(&q) {
+        return Err(PyValueError::new_err(format!(
+            "q: a share from 0 to 1, got {q}"
+        )));
+    }
+    Ok(incast_sim::kv::quantile(&values, q))
+}
+
 /// Check that TCP congestion control `name` can be set on a socket here; ValueError naming
 /// it (and what is available) if not.
 #[pyfunction]
@@ -749,6 +761,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
     m.add_function(wrap_pyfunction!(netns_read, m)?)?;
     m.add_function(wrap_pyfunction!(host_rate_cap_bps, m)?)?;
+    m.add_function(wrap_pyfunction!(nearest_rank, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;

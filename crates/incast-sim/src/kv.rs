@@ -742,8 +742,9 @@ impl HostCounters {
     }
 }
 
-/// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.
-fn quantile(v: &[SimTime], q: f64) -> SimTime {
+/// The `q`-quantile of sorted `v` (nearest rank), 0 if empty: how the store's latencies are
+/// summarized (the emulated store's too, through `_core.nearest_rank`).
+pub fn quantile(v: &[SimTime], q: f64) -> SimTime {
     if v.is_empty() {
         return 0;
     }

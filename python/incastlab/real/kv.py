@@ -44,17 +44,6 @@ KV_PORT = 9100
 START_DELAY_S = 0.2
 
 
-def quantile(sorted_values: list[int], q: float) -> int:
-    """The ``q``-quantile of ``sorted_values`` by nearest rank (0 if empty): the
-    simulator's rule for its get latencies (``kv::quantile``)."""
-    import math
-
-    if not sorted_values:
-        return 0
-    rank = math.ceil(q * len(sorted_values))
-    return sorted_values[min(max(rank, 1), len(sorted_values)) - 1]
-
-
 def _tc_bytes_drops(ns: str, dev: str | None = None) -> dict[str, tuple[int, int]]:
     """Per device of namespace ``ns`` (or only ``dev``): its root qdisc's (bytes sent,
     drops)."""
@@ -148,9 +137,9 @@ def report(
         "puts": 0,
         "put_latency_p50": 0,
         "put_latency_p99": 0,
-        "latency_p50": quantile(lat, 0.5) * ps,
-        "latency_p99": quantile(lat, 0.99) * ps,
-        "latency_p999": quantile(lat, 0.999) * ps,
+        "latency_p50": _core.nearest_rank(lat, 0.5) * ps,
+        "latency_p99": _core.nearest_rank(lat, 0.99) * ps,
+        "latency_p999": _core.nearest_rank(lat, 0.999) * ps,
         "latency_max": (lat[-1] if lat else 0) * ps,
         "latency_mean": (sum(lat) / len(lat) if lat else 0.0) * ps,
         "offered_load": mean("offered_load"),
