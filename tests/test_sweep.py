@@ -277,7 +277,13 @@ def test_reproduce_runs_experiments_and_judges_them(
     assert main(argv) == 0
     verdicts = json.loads(capsys.readouterr().out)
     assert [v["name"] for v in verdicts] == ["chen-table1", "chen-fig3"]
-    assert all(v["agrees"] and v["grade"] == "agrees" for v in verdicts), verdicts
+    grades = {v["name"]: v["grade"] for v in verdicts}
+    # Figure 3: collapse at N = 2 agrees; its goodput there is 1.6x Eq. 2's (about half the
+    # blocks recover without a timeout, as in ns-3), outside the claim's 30%.
+    assert grades == {"chen-table1": "agrees", "chen-fig3": "shape only"}, verdicts
+    fig3 = next(v for v in verdicts if v["name"] == "chen-fig3")
+    collapse = [c for c in fig3["claims"] if "collapse begins" in c["text"]]
+    assert len(collapse) == 2 and all(c["grade"] == "agrees" for c in collapse), collapse
     assert all(c["tolerance"] for v in verdicts for c in v["claims"])
     assert (tmp_path / "chen-fig3" / "figure3.png").stat().st_size > 10_000
     md = (tmp_path / "chen-table1" / "verdict.md").read_text()

@@ -120,11 +120,13 @@ def chen_eq_2(n: int, sru: int, rtt_s: float, rto_s: float, c_bps: float) -> flo
 def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block() -> None:
     """Nortel 5500 case: 4 KB per port, 256 KB SRU, RTO 200 ms.
 
-    Collapse is immediate at N = 2 and goodput is Eq. 2's: a block that suffers a timeout
-    lasts RTT + RTO + N·SRU/C, and at N = 2 (nearly) every block does. Other seeds let a few
-    blocks recover by SACK without a timeout (20-27 Mbps over seeds 1-4; ns-3, without F-RTO,
-    33.0 Mbps; see benchmarks/ns3). Beyond N = 2 every block suffers several timeouts, from 8
-    senders on some in a row, and goodput falls below Eq. 2.
+    Collapse is immediate at N = 2: a block that suffers a timeout lasts RTT + RTO + N·SRU/C
+    (Eq. 2's block), and at N = 2 about half to two thirds of the blocks do; the others recover
+    by SACK. So goodput lies between Eq. 2 (every block one timeout, 20.1 Mbps) and twice it:
+    28-43 Mbps over seeds 1-4, 35.9 with seed 1, where ns-3 on the same scenario gives 33.0
+    (benchmarks/ns3). The article's kernel timed out in every block and sat on Eq. 2. Beyond
+    N = 2 every block suffers several timeouts, from 8 senders on some in a row, and goodput
+    falls below Eq. 2.
     """
     res = sweep([1, 2, 4, 8, 16], topology__buffer="4KB", workload__sru="256KB")
     assert res[2].goodput_bps < 0.1 * res[1].goodput_bps
@@ -145,7 +147,9 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
     predicted = 2 * 256_000 * 8 * len(blocks) / (len(blocks) * ideal + hit * 0.2)
     assert abs(r2.goodput_bps - predicted) <= 0.25 * predicted, (r2.goodput_bps, predicted)
     eq2 = chen_eq_2(2, 256_000, 100e-6, 0.2, GBPS)
-    assert abs(r2.goodput_bps - eq2) <= 0.25 * eq2, (r2.goodput_bps, eq2)
+    assert eq2 < r2.goodput_bps < 2 * eq2, (r2.goodput_bps, eq2)
+    ns3 = 33.0e6  # ns-3 3.44, the same scenario (benchmarks/ns3/README.md)
+    assert abs(r2.goodput_bps - ns3) <= 0.25 * ns3, r2.goodput_bps
     for n in (4, 8, 16):
         r = res[n]
         assert r.goodput_bps < chen_eq_2(n, 256_000, 100e-6, 0.2, GBPS)

@@ -888,7 +888,12 @@ impl Sender {
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
                     self.ca = CaState::Open;
-                    self.cwnd = self.ssthresh;
+                    if !bbr {
+                        // Linux's tcp_end_cwnd_reduction, which a congestion control that
+                        // sets cwnd itself skips: BBR's ssthresh stays infinite, and it
+                        // restores its own cwnd on leaving recovery.
+                        self.cwnd = self.ssthresh;
+                    }
                     self.dupacks = 0;
                 } else if !self.p.sack {
                     if ack > prior_una {
@@ -927,6 +932,9 @@ impl Sender {
                 if self.snd_una >= self.high_seq {
                     self.ca = CaState::Open;
                     self.dupacks = 0;
+                    // F-RTO lives only in the Loss state (Linux's tcp_process_loss): a later
+                    // recovery resends what RACK or SACK deems lost at once.
+                    self.frto = false;
                 }
             }
         }
@@ -1032,6 +1040,10 @@ impl Sender {
         if self.ca != CaState::Open || self.snd_una < self.cwr_end || self.board.is_empty() {
             return;
         }
+        if self.bbr.is_some() {
+            // BBR v1 sets cwnd itself (Linux's cong_control hook) and ignores ECN echoes.
+            return;
+        }
         self.ssthresh = self.cc.ssthresh_after_ecn(self.cwnd);
         self.cwnd = self.ssthresh;
         self.cwnd_cnt = 0;
@@ -1084,7 +1096,9 @@ impl Sender {
             // PRR's first step allows the fast retransmit itself.
             RecoveryCwnd::Prr => {}
             RecoveryCwnd::Halve => {
-                self.cwnd = self.ssthresh;
+                if self.bbr.is_none() {
+                    self.cwnd = self.ssthresh;
+                }
                 self.force_retx = true;
             }
         }
@@ -1574,6 +1588,66 @@ mod tests {
             out.iter().map(|s| s.seq).collect::<Vec<_>>(),
             vec![MSS, 2 * MSS]
         );
+    }
+
+    #[test]
+    fn frto_ends_with_the_loss_state_so_a_later_loss_is_resent_at_once() {
+        let mut e = endpoint(TcpParams {
+            frto: true,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 4 * MSS, &mut out);
+        // The last segment is lost; its resend after the timeout completes the response.
+        ack(&mut e, from_us(100), 3 * MSS, &[]);
+        let rto = rto_at(&e).unwrap();
+        out.clear();
+        e.on_rto(rto, &mut out);
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![3 * MSS]);
+        let t = rto + from_us(100);
+        ack(&mut e, t, 4 * MSS, &[]);
+        assert_eq!(e.tx.ca, CaState::Open);
+        assert!(!e.tx.frto, "F-RTO does not outlive the Loss state");
+        // The next response loses its first segment, with three SACKed above it: resent at
+        // once, not left for another timeout.
+        let mut out = Vec::new();
+        let mut t = t + from_us(1);
+        e.write(t, 40 * MSS, &mut out);
+        while e.packets_out() < 5 {
+            t += from_us(100);
+            let una = e.tx.snd_una + MSS;
+            ack(&mut e, t, una, &[]);
+        }
+        let una = e.tx.snd_una;
+        let out = ack(&mut e, t + from_us(100), una, &[(una + MSS, una + 4 * MSS)]);
+        assert_eq!(out.first().map(|s| s.seq), Some(una), "{out:?}");
+        assert_eq!(e.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn bbr_keeps_its_own_cwnd_when_recovery_ends() {
+        let mut e = endpoint(TcpParams {
+            congestion_control: CongestionControl::Bbr,
+            rack_tlp: true,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(0, 200 * MSS, &mut out);
+        let mut t = 0;
+        // Segment 0 is lost; the rest arrive and are SACKed, then the retransmission.
+        for k in 1..6u64 {
+            t += from_us(20);
+            ack(&mut e, t, 0, &[(MSS, (k + 1) * MSS)]);
+        }
+        assert_eq!(e.tx.ca, CaState::Recovery);
+        while e.tx.ca == CaState::Recovery {
+            t += from_us(20);
+            let una = e.tx.snd_nxt.min(e.tx.snd_una + 6 * MSS);
+            ack(&mut e, t, una, &[]);
+        }
+        // Linux skips tcp_end_cwnd_reduction for BBR: cwnd is not set to its (infinite)
+        // ssthresh.
+        assert!(e.cwnd() < 1000, "cwnd {}", e.cwnd());
     }
 
     #[test]
