@@ -123,6 +123,17 @@ class Pool:
                 p.kill()
         for p in procs:
             p.join(timeout=1)
+        # Let the pool's manager thread finish closing its wake-up pipe now: left running, it
+        # races the interpreter's exit hook, which writes to that pipe ("Exception ignored
+        # ... OSError: Bad file descriptor" after a Ctrl-C).
+        manager = getattr(self._pool, "_executor_manager_thread", None)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(timeout=5)
+            if not manager.is_alive():
+                # Its pipe may be closed under the exit hook's feet: forget it.
+                wakeups = getattr(cf.process, "_threads_wakeups", None)
+                if wakeups is not None:
+                    wakeups.pop(manager, None)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
