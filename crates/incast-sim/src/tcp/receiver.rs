@@ -178,9 +178,13 @@ impl Receiver {
         if self.quickack {
             // Linux's tcp_event_data_recv: quick ACKs for the first data and after a gap
             // longer than the RTO (the sender may have restarted its window).
+            // Both sides of Linux's test are jiffies: the gap counts ticks crossed, and the
+            // RTO (icsk_rto) is whole ticks.
+            let gap_ticks =
+                (now / self.tick).saturating_sub(self.last_rcv.map_or(0, |t| t / self.tick));
             match self.last_rcv {
                 None => self.quick = self.quick.max(MAX_QUICKACKS),
-                Some(t) if now.saturating_sub(t) > rto => {
+                Some(_) if gap_ticks > rto / self.tick => {
                     self.quick = self.quick.max(MAX_QUICKACKS)
                 }
                 _ => {}
@@ -451,6 +455,26 @@ mod tests {
         r.flush_ack(&mut out);
         assert_eq!(out.len(), 1);
         (r, k + 2, now)
+    }
+
+    #[test]
+    fn linux_quick_acks_after_a_gap_of_more_ticks_than_the_rto_has() {
+        // The receiver's own RTO is RTOmin, 1 ms rounded to one 4 ms jiffy.
+        let (mut r, k, now) = linux_receiver(from_ms(1));
+        assert_eq!(r.tx.rtt.rto(0), from_ms(4));
+        assert!(now < from_ms(4), "the last segment arrived in tick 0");
+        let mut out = Vec::new();
+        // 4.1 ms later, one tick on: Linux's jiffy test (1 > 1) says no quick ACK.
+        let t = now + from_us(4100);
+        assert_eq!(t / from_ms(4), 1);
+        r.on_segment(t, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert!(out.is_empty(), "{out:?}");
+        // Two ticks after that one: quick-ACK mode, acknowledged at once.
+        let t = from_ms(12) + from_us(100);
+        r.on_segment(t, &seg((k + 1) * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
     }
 
     #[test]

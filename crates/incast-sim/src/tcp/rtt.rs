@@ -131,7 +131,10 @@ impl RttEstimator {
         }
         let srtt = self.srtt.unwrap_or(r);
         let rto = srtt.saturating_add(self.rttvar4.max(self.granularity));
-        self.rto = rto.min(self.rto_max);
+        // Linux keeps icsk_rto in jiffies (`usecs_to_jiffies`, rounded up): with 4 ms ticks
+        // and SRTT + rttvar = 5.3 ms the RTO is 8 ms, which the back-off doubles and the
+        // probe's clamp (`tcp_rto_delta_us`) uses too.
+        self.rto = whole_ticks(rto, self.timer_granularity).min(self.rto_max);
     }
 
     /// Run timers on ticks of `g` (Linux: RTTs in µs, timers on jiffies).
@@ -319,6 +322,18 @@ mod tests {
         assert_eq!(rto(&tcp), from_ms(8));
         tcp.rto_min = from_ms(200);
         assert_eq!(rto(&tcp), from_ms(204));
+    }
+
+    #[test]
+    fn linux_rto_is_whole_jiffies_and_the_backoff_doubles_them() {
+        let mut e = RttEstimator::new(from_ms(1), u64::MAX, PS_PER_S, from_us(1))
+            .with_formula(RtoFormula::Linux)
+            .with_timer_granularity(from_ms(4));
+        // SRTT 1.3 ms + rttvar (RTOmin, one 4 ms jiffy) = 5.3 ms: icsk_rto is 2 jiffies.
+        e.sample_at(from_us(1300), 0, 10);
+        assert_eq!(e.rto(0), from_ms(8));
+        // Doubled as jiffies (16 ms), not 10.6 ms rounded up to 12.
+        assert_eq!(e.rto(1), from_ms(16));
     }
 
     #[test]

@@ -557,7 +557,8 @@ impl Sender {
             self.rto_delta(now)
         };
         if rto_delta > 0 {
-            timeout = timeout.min(rto_delta);
+            // Linux: min(timeout, usecs_to_jiffies(rto_delta_us)), rounded up to a tick.
+            timeout = timeout.min(self.rtt.ticks(rto_delta));
         }
         self.timer = TimerKind::Probe;
         self.rto_at = Some(self.rtt.to_tick(now.saturating_add(timeout)));
