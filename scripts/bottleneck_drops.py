@@ -316,6 +316,27 @@ def summarize(recs: list[dict[str, Any]], ambiguous: int) -> dict[str, Any]:
     }
 
 
+def ack_pattern(flows: dict[Any, Flow]) -> dict[str, float]:
+    """How the receiver acknowledged: ACKs per delivered frame, and the share of ACKs that
+    advance by one full segment without SACK blocks (quick-ACK mode, or a lone segment)."""
+    acks = advancing = single = delivered = 0
+    for fl in flows.values():
+        delivered += len(fl.departures)
+        una = None
+        for _, ack, sacks, is_request, _ in fl.acks:
+            if is_request:
+                continue
+            acks += 1
+            if una is not None and 0 < (ack - una) & 0xFFFFFFFF < 1 << 30:
+                advancing += 1
+                single += not sacks and (ack - una) & 0xFFFFFFFF == MSS
+            una = ack if una is None or 0 < (ack - una) & 0xFFFFFFFF < 1 << 30 else una
+    return {
+        "acks_per_delivered_frame": round(acks / max(1, delivered), 3),
+        "one_segment_share_of_advancing_acks": round(single / max(1, advancing), 3),
+    }
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("world", choices=["kernel", "sim"])
@@ -326,13 +347,15 @@ def main() -> int:
     if len(a.pcaps) != want:
         p.error(f"{a.world} takes {want} capture file(s), got {len(a.pcaps)}")
     if a.world == "kernel":
-        recs, ambiguous = classify(load_kernel(a.pcaps[0]), KERNEL_WINDOW_NS, True)
+        flows = load_kernel(a.pcaps[0])
+        recs, ambiguous = classify(flows, KERNEL_WINDOW_NS, True)
     else:
-        recs, ambiguous = classify(load_sim(*a.pcaps), SIM_WINDOW_NS, False)
+        flows = load_sim(*a.pcaps)
+        recs, ambiguous = classify(flows, SIM_WINDOW_NS, False)
     if not recs:
         print("no data frames from port 9000 in the capture(s)", file=sys.stderr)
         return 1
-    out = summarize(recs, ambiguous)
+    out = {**summarize(recs, ambiguous), **ack_pattern(flows)}
     if a.json:
         print(json.dumps(out, indent=1))
     else:
