@@ -101,6 +101,7 @@ impl Profile {
                 ("rack_tlp", json!(true)),
                 ("delayed_ack", json!(from_ms(40))),
                 ("quickack", json!(true)),
+                ("sack_compression", json!(true)),
                 ("sack_rtt", json!(true)),
                 ("hystart", json!(true)),
                 ("tso", json!(true)),
@@ -198,6 +199,11 @@ section! {
         /// ACK at once when the application reads a small pushed segment (a response's tail),
         /// and no ACK held longer than RTOmin less one timer tick (Linux 6.7 on).
         pub quickack: bool [Plain] = false,
+        /// SACK compression (Linux 4.19 on), a part of the delayed-ACK engine that applies only
+        /// with `quickack` and `sack`: after three duplicate ACKs for the same hole,
+        /// out-of-order data is acknowledged on a timer of 5% of the SRTT (at most 1 ms), up
+        /// to 44 segments at a time, instead of segment by segment.
+        pub sack_compression: bool [Plain] = false,
         /// RTT samples as Linux takes them (`tcp_ack_update_rtt`, since 3.12): where Karn's rule
         /// leaves an ACK without one, from the earliest newly SACKed segment never resent, else
         /// from the timestamp echo; so the RTO follows queueing delay through a recovery. Off:

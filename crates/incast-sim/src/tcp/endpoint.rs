@@ -46,6 +46,8 @@ pub struct TcpParams {
     pub rack_tlp: bool,
     /// Linux's delayed-ACK engine for the receive half (quick ACKs, pushed reads, delack_max).
     pub quickack: bool,
+    /// Linux's SACK compression in the receive half (with `quickack`).
+    pub sack_compression: bool,
     /// RTT samples from SACKs and timestamp echoes where Karn's rule gives none (Linux).
     pub sack_rtt: bool,
     /// HyStart for CUBIC.
@@ -76,6 +78,7 @@ impl From<&Tcp> for TcpParams {
             dctcp_g: t.dctcp_g,
             rack_tlp: t.rack_tlp,
             quickack: t.quickack,
+            sack_compression: t.sack_compression,
             sack_rtt: t.sack_rtt,
             hystart: t.hystart,
             pacing: t.pacing,
@@ -153,7 +156,9 @@ impl Endpoint {
         };
         let mut rx = Receiver::new(p.sack, p.delayed_ack, echo).with_quickack(p.quickack);
         if p.quickack {
-            rx = rx.with_linux_delack(rtt.rto_min(), rtt.tick());
+            rx = rx
+                .with_linux_delack(rtt.rto_min(), rtt.tick())
+                .with_sack_compression(p.sack_compression);
         }
         Endpoint {
             rx,
@@ -225,9 +230,10 @@ impl Endpoint {
         let prior_una = self.tx.snd_una;
         self.tx.on_ack(now, seg.ack, seg.sack, seg.len > 0);
         self.tx.on_ecn_feedback(prior_una, seg.ecn & ECE != 0);
+        let srtt = self.tx.rtt.srtt().unwrap_or(0);
         let delivered = if seg.len > 0 {
             self.rx
-                .on_data(now, seg.seq, seg.len, seg.ecn, self.tx.rtt.rto(0))
+                .on_data(now, seg.seq, seg.len, seg.ecn, self.tx.rtt.rto(0), srtt)
         } else {
             0
         };

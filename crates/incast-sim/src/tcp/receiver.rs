@@ -1,6 +1,7 @@
 //! The receive half of an endpoint: in-order delivery, out-of-order ranges reported as SACK
 //! blocks (RFC 2018), delayed ACKs (RFC 1122 4.2.3.2; an immediate ACK for out-of-order data,
-//! RFC 5681 4.2) and the ECN echo (RFC 3168 6.1.3, or DCTCP's RFC 8257 3.2).
+//! RFC 5681 4.2, which Linux's receiver compresses after three) and the ECN echo (RFC 3168
+//! 6.1.3, or DCTCP's RFC 8257 3.2).
 //!
 //! It writes no segments itself: every segment its endpoint sends goes through an [`Outbox`],
 //! which fills in the acknowledgment; the receive half says when a pure ACK is owed.
@@ -59,6 +60,20 @@ pub(super) struct Receiver {
     /// Linux's `ICSK_ACK_PUSHED` (1) and `ICSK_ACK_PUSHED2` (2): small segments since the
     /// last ACK.
     pushed: u8,
+    /// Linux's SACK compression is modelled.
+    sack_compression: bool,
+    /// SACK compression (Linux's `tcp_comp_sack`): `rcv_nxt` when the duplicate ACKs below
+    /// were counted (`compressed_ack_rcv_nxt`).
+    comp_rcv_nxt: u64,
+    /// Duplicate ACKs sent at once for the current `rcv_nxt` (`dup_ack_counter`).
+    dup_acks: u8,
+    /// SACKs held back since the last ACK (`compressed_ack`).
+    compressed: u32,
+    /// When the held-back SACK goes out (`compressed_ack_timer`), if armed.
+    comp_at: Option<SimTime>,
+    /// How long a SACK is held back: 5% of the connection's smoothed RTT, at most 1 ms, plus
+    /// half the timer's 100 µs slack.
+    comp_delay: SimTime,
 }
 
 /// Quick ACKs granted at a connection's start, after a long idle gap or a loss
@@ -67,6 +82,15 @@ const MAX_QUICKACKS: u32 = 16;
 
 /// Linux's `TCP_MSS_DEFAULT`: the receive MSS assumed until a larger segment arrives.
 const MSS_DEFAULT: u32 = 536;
+
+/// SACK compression (Linux 4.19 on, `__tcp_ack_snd_check`): with out-of-order data queued and
+/// no quick ACK owed, the first `TCP_FASTRETRANS_THRESH` duplicate ACKs for an `rcv_nxt` go
+/// out at once, the next up to `tcp_comp_sack_nr` (44) are held for a short timer.
+const COMP_SACK_DUPACKS: u8 = 3;
+const COMP_SACK_NR: u32 = 44;
+/// `tcp_comp_sack_delay_ns` (1 ms) and `tcp_comp_sack_slack_ns` (100 µs).
+const COMP_SACK_DELAY_MAX: SimTime = crate::units::PS_PER_MS;
+const COMP_SACK_SLACK: SimTime = 100 * crate::units::PS_PER_US;
 
 impl Receiver {
     /// A receive half expecting byte 0.
@@ -90,6 +114,12 @@ impl Receiver {
             tick: 1,
             rcv_mss: MSS_DEFAULT,
             pushed: 0,
+            sack_compression: false,
+            comp_rcv_nxt: 0,
+            dup_acks: 0,
+            compressed: 0,
+            comp_at: None,
+            comp_delay: 0,
         }
     }
 
@@ -107,6 +137,12 @@ impl Receiver {
     /// Acknowledge as Linux does: every segment at once in quick-ACK mode.
     pub(super) fn with_quickack(mut self, on: bool) -> Receiver {
         self.quickack = on;
+        self
+    }
+
+    /// Compress SACKs as Linux does (with the quick-ACK engine).
+    pub(super) fn with_sack_compression(mut self, on: bool) -> Receiver {
+        self.sack_compression = on;
         self
     }
 
@@ -140,7 +176,10 @@ impl Receiver {
     /// When the delayed-ACK timer is due, if armed.
     #[inline]
     pub(super) fn delack_at(&self) -> Option<SimTime> {
-        self.delack_at
+        match (self.delack_at, self.comp_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// An ACK is owed at once.
@@ -158,6 +197,10 @@ impl Receiver {
     /// The delayed-ACK timer fired (the caller then sends an ACK if one is pending).
     #[inline]
     pub(super) fn delack_fired(&mut self) {
+        if self.comp_at.take().is_some() {
+            // The compressed SACK's timer (always the earlier one): the delayed ACK stays.
+            return;
+        }
         self.delack_at = None;
         // Linux: a delayed ACK that had to fire ends ping-pong mode.
         if self.pingpong && self.pending_acks > 0 {
@@ -174,8 +217,10 @@ impl Receiver {
         len: u32,
         ecn: u8,
         rto: SimTime,
+        srtt: SimTime,
     ) -> u64 {
         if self.quickack {
+            self.comp_delay = (srtt / 20).min(COMP_SACK_DELAY_MAX) + COMP_SACK_SLACK / 2;
             // Linux's tcp_event_data_recv: quick ACKs for the first data and after a gap
             // longer than the RTO (the sender may have restarted its window).
             // Both sides of Linux's test are jiffies: the gap counts ticks crossed, and the
@@ -251,9 +296,37 @@ impl Receiver {
         } else {
             self.insert_ooo(seq, end);
             self.last_ooo = seq;
-            self.ack_now = true; // out of order: ACK at once (RFC 5681 4.2)
+            if self.compress_sack(now) {
+                self.pending_acks += 1;
+            } else {
+                self.ack_now = true; // out of order: ACK at once (RFC 5681 4.2)
+            }
         }
         self.rcv_nxt - before
+    }
+
+    /// Linux's SACK compression for an out-of-order segment arriving at `now`: whether its
+    /// ACK is held back (the compressed-ACK timer armed) instead of sent at once.
+    fn compress_sack(&mut self, now: SimTime) -> bool {
+        if !self.sack_compression || !self.sack || (self.quick > 0 && !self.pingpong) {
+            return false; // not Linux's receiver, or a quick ACK is owed
+        }
+        if self.compressed >= COMP_SACK_NR {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        if self.dup_acks < COMP_SACK_DUPACKS {
+            self.dup_acks += 1;
+            return false;
+        }
+        self.compressed += 1;
+        if self.comp_at.is_none() {
+            self.comp_at = Some(now + self.comp_delay);
+        }
+        true
     }
 
     /// Linux's `tcp_measure_rcv_mss` and `tcp_cleanup_rbuf` for an in-order segment of
@@ -318,6 +391,8 @@ impl Receiver {
         self.ack_now = false;
         self.delack_at = None;
         self.pushed = 0;
+        self.compressed = 0;
+        self.comp_at = None;
     }
 }
 
@@ -430,6 +505,7 @@ mod tests {
         let p = TcpParams {
             delayed_ack: from_ms(40),
             quickack: true,
+            sack_compression: true,
             ..params(true)
         };
         let rtt = RttEstimator::new(rto_min, 120 * PS_PER_S, PS_PER_S, from_us(1))
@@ -455,6 +531,34 @@ mod tests {
         r.flush_ack(&mut out);
         assert_eq!(out.len(), 1);
         (r, k + 2, now)
+    }
+
+    #[test]
+    fn linux_compresses_sacks_after_three_duplicate_acks() {
+        let (mut r, k, now) = linux_receiver(from_ms(200));
+        // Segment k is lost; k+1.. arrive out of order, 10 us apart.
+        let mut acks = Vec::new();
+        let mut t = now;
+        for j in 1..=6u64 {
+            t += from_us(10);
+            let mut out = Vec::new();
+            r.on_segment(t, &seg((k + j) * MSS, MSS as u32, 0, &[]), &mut out);
+            r.flush_ack(&mut out);
+            acks.push(out.len());
+        }
+        // Three duplicate ACKs at once (TCP_FASTRETRANS_THRESH), then held back.
+        assert_eq!(acks, vec![1, 1, 1, 0, 0, 0]);
+        // The held SACK leaves on its timer: 5% of the 100 us SRTT plus half the slack,
+        // armed by the first held segment.
+        let first_held = now + from_us(40);
+        let due = r.poll_at().delayed_ack.unwrap();
+        assert_eq!(due, first_held + from_us(5) + from_us(50));
+        let mut out = Vec::new();
+        r.on_delack(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, k * MSS);
+        assert_eq!(out[0].sack[0], ((k + 1) * MSS, (k + 7) * MSS));
+        assert_eq!(r.poll_at().delayed_ack, None);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         dctcp_g: 1.0 / 16.0,
         rack_tlp: false,
         quickack: false,
+        sack_compression: false,
         sack_rtt: false,
         hystart: false,
         pacing: false,
