@@ -626,7 +626,7 @@ impl Sender {
                 self.enter_recovery();
                 // Linux skips PRR for a congestion control that sets cwnd itself (BBR).
                 if self.bbr.is_none() {
-                    self.reduce_cwnd(1, false);
+                    self.reduce_cwnd(1, false, true);
                 }
             }
             self.try_send(now, out);
@@ -882,7 +882,11 @@ impl Sender {
                 if enter && !self.board.is_empty() {
                     self.enter_recovery();
                     if !bbr {
-                        self.reduce_cwnd(delivered, ack > prior_una);
+                        self.reduce_cwnd(
+                            delivered,
+                            ack > prior_una,
+                            self.board.lost_total() > lost_before,
+                        );
                     }
                 }
             }
@@ -907,7 +911,11 @@ impl Sender {
                     self.board.mark_lost_by_sack(self.p.dupthresh);
                 }
                 if self.ca == CaState::Recovery && !bbr {
-                    self.reduce_cwnd(delivered, ack > prior_una);
+                    self.reduce_cwnd(
+                        delivered,
+                        ack > prior_una,
+                        self.board.lost_total() > lost_before,
+                    );
                 }
             }
             CaState::Loss if self.frto && self.orig_delivered => self.undo_spurious_timeout(),
@@ -1108,7 +1116,7 @@ impl Sender {
     /// Proportional rate reduction (RFC 6937, as Linux's `tcp_cwnd_reduction`): after
     /// `delivered` more segments left the network, allow sending so that, by the end of
     /// recovery, cwnd has come down to ssthresh at the pace of the ACKs.
-    fn reduce_cwnd(&mut self, delivered: u32, una_advanced: bool) {
+    fn reduce_cwnd(&mut self, delivered: u32, una_advanced: bool, newly_lost: bool) {
         if self.p.recovery_cwnd != RecoveryCwnd::Prr || delivered == 0 {
             return;
         }
@@ -1120,10 +1128,10 @@ impl Sender {
                 (self.ssthresh as u64 * self.prr_delivered as u64).div_ceil(self.prior_cwnd as u64);
             target as i64 - self.prr_out as i64
         } else {
-            // Slow-start reduction bound: grow back towards ssthresh, at most as fast as
-            // slow start.
+            // Conservative reduction bound, and the slow-start one (one segment more) only
+            // for an ACK that moved snd_una and revealed no new loss (Linux 5.14 on).
             let s = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64)
-                + i64::from(una_advanced);
+                + i64::from(una_advanced && !newly_lost);
             s.min(delta)
         };
         // The first step is the fast retransmit.
@@ -1623,6 +1631,28 @@ mod tests {
         let out = ack(&mut e, t + from_us(100), una, &[(una + MSS, una + 4 * MSS)]);
         assert_eq!(out.first().map(|s| s.seq), Some(una), "{out:?}");
         assert_eq!(e.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn prr_grows_one_more_only_when_snd_una_moves_and_nothing_new_is_lost() {
+        let (mut e, _) = sender_with_flight(true, 10);
+        // Segment 0 lost, 1-4 SACKed: recovery.
+        ack(&mut e, from_us(100), 0, &[(MSS, 5 * MSS)]);
+        assert_eq!(e.tx.ca, CaState::Recovery);
+        // Below ssthresh with nothing owed (the slow-start reduction bound's branch).
+        e.tx.ssthresh = 20;
+        e.tx.prr_out = e.tx.prr_delivered;
+        let in_flight = e.tx.in_flight();
+        let after = |una_advanced: bool, newly_lost: bool| {
+            let mut tx = e.tx.clone();
+            tx.reduce_cwnd(1, una_advanced, newly_lost);
+            tx.cwnd - in_flight
+        };
+        // Linux 5.14 on (tcp_cwnd_reduction): sndcnt = max(prr_delivered - prr_out, 1), plus
+        // one if the ACK moved snd_una and revealed no new loss.
+        assert_eq!(after(true, false), 2);
+        assert_eq!(after(true, true), 1);
+        assert_eq!(after(false, false), 1);
     }
 
     #[test]
