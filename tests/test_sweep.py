@@ -278,7 +278,7 @@ def test_reproduce_runs_experiments_and_judges_them(
     verdicts = json.loads(capsys.readouterr().out)
     assert [v["name"] for v in verdicts] == ["chen-table1", "chen-fig3"]
     grades = {v["name"]: v["grade"] for v in verdicts}
-    # Figure 3: collapse at N = 2 agrees; its goodput there is 1.6x Eq. 2's (about half the
+    # Figure 3: collapse at N = 2 agrees; its goodput there is 1.5x Eq. 2's (about half the
     # blocks recover without a timeout, as in ns-3), outside the claim's 30%.
     assert grades == {"chen-table1": "agrees", "chen-fig3": "shape only"}, verdicts
     fig3 = next(v for v in verdicts if v["name"] == "chen-fig3")

@@ -123,7 +123,7 @@ def test_shallow_buffer_collapses_at_two_senders_and_eq_2_holds_block_by_block()
     Collapse is immediate at N = 2: a block that suffers a timeout lasts RTT + RTO + N·SRU/C
     (Eq. 2's block), and at N = 2 about half to two thirds of the blocks do; the others recover
     by SACK. So goodput lies between Eq. 2 (every block one timeout, 20.1 Mbps) and twice it:
-    28-43 Mbps over seeds 1-4, 35.9 with seed 1, where ns-3 on the same scenario gives 33.0
+    28-36 Mbps over seeds 1-4, 33.0 with seed 1, as ns-3 on the same scenario gives
     (benchmarks/ns3). The article's kernel timed out in every block and sat on Eq. 2. Beyond
     N = 2 every block suffers several timeouts, from 8 senders on some in a row, and goodput
     falls below Eq. 2.
