@@ -26,6 +26,7 @@ pub mod red;
 pub mod report;
 pub mod rng;
 pub mod routing;
+pub mod shuffle;
 pub mod sim;
 pub mod simulation;
 pub mod tasks;

@@ -83,7 +83,8 @@ pub struct Report {
     /// Unloaded one-way latency of a full packet from the first server to the receiver,
     /// picoseconds: the base latency of an optimal completion time.
     pub base_latency: SimTime,
-    /// Rate of the receiver's link, bits per second.
+    /// Rate of the receiver's link, bits per second (a shuffle's: of every reducer host's
+    /// links together, what its goodput is a share of).
     pub link_bps: u64,
     /// Duration of each block (sync_read), picoseconds.
     pub block_times: Vec<SimTime>,
@@ -128,6 +129,9 @@ pub struct Report {
     pub ndp: Option<NdpReport>,
     /// The key-value store's figures, when the workload is `kv_gets`.
     pub kv: Option<crate::kv::KvReport>,
+    /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shuffle: Option<crate::shuffle::ShuffleReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -253,6 +257,7 @@ impl Report {
             series: None,
             ndp: None,
             kv: None,
+            shuffle: None,
         }
     }
 }

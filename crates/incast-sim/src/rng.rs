@@ -33,6 +33,8 @@ pub enum Stream {
     KvGets(u32),
     /// One key-value host's service-time jitter.
     KvService(u32),
+    /// The order in which one shuffle reducer asks the hosts for their map outputs.
+    ShuffleOrder(u32),
 }
 
 impl Stream {
@@ -50,6 +52,7 @@ impl Stream {
             Stream::LinkJitter(l) => (8, l),
             Stream::KvGets(h) => (9, h),
             Stream::KvService(h) => (10, h),
+            Stream::ShuffleOrder(r) => (11, r),
         };
         (purpose << 32) + index as u64
     }

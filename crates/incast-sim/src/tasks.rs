@@ -25,8 +25,8 @@ impl Tasks {
     /// The scenario's tasks, not yet started.
     pub fn new(sc: &Scenario) -> Tasks {
         Tasks {
-            // The key-value store is not a task of one client: it runs beside them (`kv`).
-            tasks: if sc.workload.kind == crate::config::WorkloadKind::KvGets {
+            // The key-value store and the shuffle are not tasks of one client: they run beside them.
+            tasks: if sc.all_to_all() {
                 Vec::new()
             } else {
                 (0..sc.workload.tasks)

@@ -232,9 +232,10 @@ impl Network {
                 Some((k * k / 2, k / 2, k))
             }
         };
-        // The key-value store has no receiver of its own: host 0 stands for one in reports.
+        // The key-value store and the shuffle have no receiver of their own: host 0 stands for
+        // one in reports.
         let at = |i: u32| order.get(i as usize).copied().unwrap_or(place(spread, i));
-        let receiver = if sc.workload.kind == crate::config::WorkloadKind::KvGets {
+        let receiver = if sc.all_to_all() {
             at(0)
         } else {
             at(t.senders)

@@ -116,7 +116,10 @@ proptest! {
         let lossless = sc.topology.pfc;
         let expected = sc.workload.sru.unwrap() * match sc.workload.kind {
             WorkloadKind::SyncRead => sc.workload.blocks as u64,
-            WorkloadKind::Incast | WorkloadKind::Queries | WorkloadKind::KvGets => 1,
+            WorkloadKind::Incast
+            | WorkloadKind::Queries
+            | WorkloadKind::KvGets
+            | WorkloadKind::Shuffle => 1,
         };
         let mut sim = Simulation::new(sc).unwrap();
         let mut last = 0;

@@ -43,6 +43,13 @@ def scenario_line(r: Result, omit: str = "") -> str:
             + (f" (quorum {quorum})" if quorum != w["kv_replicas"] else "")
             + f", {format_size(w['value_size'])} values, {load}"
         )
+    elif w["kind"] == "shuffle":
+        reducers = w["reducers"] or t["senders"]
+        window = w["fanout_window"] or "all"
+        what = (
+            f"shuffle, {t['senders']} hosts, {reducers} reducers, {w['blocks']} map outputs of "
+            f"{format_size(w['sru'])} per host and reducer, {window} at once"
+        )
     elif w["kind"] == "sync_read" and omit in ("sru", "block"):
         what = f"synchronized reads, {w['blocks']} blocks"
     elif w["kind"] == "sync_read":

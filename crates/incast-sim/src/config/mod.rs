@@ -198,6 +198,7 @@ impl Scenario {
     /// `link` the rate of the first sender's link, `receiver_link` the receiver's. Validation
     /// refuses a given value that disagrees with the file.
     fn fill_from_file(&mut self, [senders, link, receiver_link]: [bool; 3]) {
+        let all_to_all = self.all_to_all();
         let t = &mut self.topology;
         let (TopologyKind::File, Some(g)) = (t.kind, t.file.as_ref()) else {
             return;
@@ -206,7 +207,7 @@ impl Scenario {
             return; // validation names what is wrong
         };
         if !senders {
-            t.senders = if self.workload.kind == WorkloadKind::KvGets {
+            t.senders = if all_to_all {
                 g.hosts.len() as u32
             } else {
                 r.senders.len() as u32
@@ -283,7 +284,7 @@ impl Scenario {
     /// Hosts the scenario places: servers, the receiver, background hosts and their sink.
     /// Saturates rather than overflows: validation runs after it and refuses the count.
     pub fn hosts_needed(&self) -> u32 {
-        if self.workload.kind == WorkloadKind::KvGets {
+        if self.all_to_all() {
             return self.topology.senders; // every host is a client and a server
         }
         let bg = &self.background;
@@ -297,6 +298,31 @@ impl Scenario {
             }
         }
         n
+    }
+
+    /// Whether every host is both a client and a server (kv_gets, shuffle): no receiver of its
+    /// own, `topology.senders` hosts in all.
+    pub fn all_to_all(&self) -> bool {
+        matches!(
+            self.workload.kind,
+            WorkloadKind::KvGets | WorkloadKind::Shuffle
+        )
+    }
+
+    /// Reducers of a shuffle: `workload.reducers`, or one per host.
+    pub fn shuffle_reducers(&self) -> u32 {
+        match self.workload.reducers {
+            0 => self.topology.senders,
+            r => r,
+        }
+    }
+
+    /// Hosts that run a shuffle's reducers: `workload.reducer_hosts`, or every host.
+    pub fn shuffle_reducer_hosts(&self) -> u32 {
+        match self.workload.reducer_hosts {
+            0 => self.topology.senders,
+            h => h,
+        }
     }
 
     /// Gets per second arriving at each host of the key-value store: `workload.kv_rate`, or

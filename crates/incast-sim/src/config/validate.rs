@@ -173,12 +173,12 @@ impl Scenario {
             }
         }
         let hosts = g.hosts.len() as u32;
-        if self.workload.kind == WorkloadKind::KvGets {
+        if self.all_to_all() {
             if t.senders > hosts {
                 return Err(bad(
                     "topology.senders",
                     format!(
-                        "the key-value cluster takes {} hosts, and the topology file has {hosts}",
+                        "the cluster takes {} hosts, and the topology file has {hosts}",
                         t.senders
                     ),
                 ));
@@ -187,7 +187,8 @@ impl Scenario {
             let odd = order[..t.senders as usize]
                 .iter()
                 .find(|&&h| g.host_rate(&r, h) != first);
-            if let (Some(&h), 0.0) = (odd, self.workload.kv_rate) {
+            let kv = self.workload.kind == WorkloadKind::KvGets;
+            if let (Some(&h), 0.0, true) = (odd, self.workload.kv_rate, kv) {
                 return Err(bad(
                     "workload.kv_utilization",
                     format!(
@@ -594,6 +595,7 @@ impl Scenario {
                 validate_cdf(&w.query_size_cdf)?;
             }
             WorkloadKind::KvGets => self.validate_kv()?,
+            WorkloadKind::Shuffle => self.validate_shuffle()?,
             WorkloadKind::Incast => match w.flow_size {
                 None | Some(0) => {
                     return Err(bad(
@@ -674,6 +676,70 @@ impl Scenario {
         }
         if self.run.max_time == 0 {
             return Err(bad("run.max_time", "must be positive"));
+        }
+        Ok(())
+    }
+
+    fn validate_shuffle(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let h = self.topology.senders;
+        if !(2..=1000).contains(&h) {
+            return Err(bad(
+                "topology.senders",
+                format!("a shuffle runs on 2..1000 hosts (each serves map outputs to the others' reducers), got {h}"),
+            ));
+        }
+        if w.reducer_hosts > h {
+            return Err(bad(
+                "workload.reducer_hosts",
+                format!(
+                    "must be 0..{h} (the hosts, topology.senders), got {}",
+                    w.reducer_hosts
+                ),
+            ));
+        }
+        let conns = self.shuffle_reducers() as u64 * (h as u64 - 1);
+        if conns > MAX_SENDERS as u64 {
+            return Err(bad(
+                "workload.reducers",
+                format!(
+                    "each reducer has a connection to every other host: reducers × (senders − 1) must be at most {MAX_SENDERS}, got {conns}"
+                ),
+            ));
+        }
+        match (w.sru, w.block) {
+            (Some(s), None) if s > 0 && s <= (1 << 40) => {}
+            _ => return Err(bad(
+                "workload.sru",
+                "a shuffle fetches map outputs of sru bytes (1 byte to 2^40; not workload.block)",
+            )),
+        }
+        if w.blocks == 0 {
+            return Err(bad("workload.blocks", "must be at least 1"));
+        }
+        if w.request_size == 0 {
+            return Err(bad("workload.request_size", "must be positive"));
+        }
+        if w.tasks != 1 {
+            return Err(bad(
+                "workload.tasks",
+                "a shuffle has no tasks: place its reducers with workload.reducers",
+            ));
+        }
+        if w.request_stagger > 0 || w.jitter > 0 {
+            return Err(bad(
+                "workload.jitter",
+                "a shuffle asks and answers at once (leave jitter and request_stagger at 0)",
+            ));
+        }
+        if self.background.flows > 0 {
+            return Err(bad(
+                "background.flows",
+                "a shuffle's traffic is all to all already; it runs without background flows",
+            ));
+        }
+        if self.transport != Transport::Tcp {
+            return Err(bad("transport", "a shuffle runs over TCP"));
         }
         Ok(())
     }

@@ -22,6 +22,13 @@ pub enum WorkloadKind {
     /// and a coordinator; each get asks `kv_replicas` distinct hosts for the value at once and
     /// completes when `kv_quorum` replies have arrived.
     KvGets,
+    /// A MapReduce shuffle, all to all: every one of `topology.senders` hosts serves map
+    /// outputs and runs reducers (`reducers` in all, reducer i on host i mod `reducer_hosts`);
+    /// each reducer fetches `blocks` map outputs of `sru` bytes from every other host, one
+    /// from a host at a time, at most `fanout_window` hosts at once, the next fetch asked
+    /// when one completes (Hadoop's parallel copiers); the run ends when every reducer has
+    /// every output.
+    Shuffle,
 }
 
 /// How a get's replicas are chosen.
@@ -60,7 +67,7 @@ pub enum BackgroundDestination {
 }
 
 choices! {
-    WorkloadKind: SyncRead, Incast, Queries, KvGets;
+    WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle;
     KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
     BackgroundDestination: Receiver, Sink, Peers;
@@ -71,13 +78,14 @@ section! {
     pub struct Workload {
         /// Workload kind.
         pub kind: WorkloadKind [Plain] = WorkloadKind::SyncRead,
-        /// Server request unit: bytes each server returns per block (sync_read); none when
-        /// `block` is given.
+        /// Server request unit: bytes each server returns per block (sync_read), bytes of one
+        /// map output for one reducer (shuffle); none when `block` is given.
         pub sru: Option<u64> [Size] = Some(256_000),
         /// Block size striped over the servers (sync_read; instead of `sru`): server i of N
         /// returns ⌊S/N⌋ bytes, one more if i < S mod N.
         pub block: Option<u64> [Size] = None,
-        /// Number of blocks read (sync_read).
+        /// Number of blocks read (sync_read); map outputs each host holds for each reducer
+        /// (shuffle).
         pub blocks: u32 [Plain] = 20,
         /// Size of each request message, bytes (sync_read).
         pub request_size: u64 [Size] = 100,
@@ -91,8 +99,8 @@ section! {
         pub jitter: SimTime [Time] = 0,
         /// Bytes per flow (incast).
         pub flow_size: Option<u64> [Size] = None,
-        /// Application fan-out window (sync_read): at most this many servers are asked at once;
-        /// the next is asked when a fragment completes. 0 asks every server at once.
+        /// Application fan-out window (sync_read, shuffle): at most this many servers are asked
+        /// at once; the next is asked when a fragment completes. 0 asks every server at once.
         pub fanout_window: u32 [Plain] = 0,
         /// Request staggering (sync_read): the k-th server of a block is asked k·stagger after
         /// the first. 0 asks them together.
@@ -147,6 +155,13 @@ section! {
         /// Concurrent tasks (sync_read, incast): each reads from every server over its own
         /// connections and waits only for its own blocks.
         pub tasks: u32 [Plain] = 1,
+        /// Reducers in all (shuffle), reducer i on host i mod `reducer_hosts` (as a job
+        /// tracker hands reduce tasks to the task trackers in turn); 0: one per host.
+        pub reducers: u32 [Plain] = 0,
+        /// Hosts that run reducers (shuffle): hosts 0 .. reducer_hosts − 1; 0: every host.
+        /// 1 puts every reducer on one host, the others only serving map outputs: the isolated
+        /// fan-in a synchronized read models, without its barrier between blocks.
+        pub reducer_hosts: u32 [Plain] = 0,
     }
 }
 

@@ -11,6 +11,7 @@ use crate::kv::KvGets;
 use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
 use crate::report::Series;
 use crate::rng::{Rng, Stream};
+use crate::shuffle::Shuffle;
 use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, LinkRole, Network};
@@ -45,6 +46,10 @@ pub struct TcpSimulation {
     wl: Tasks,
     /// The key-value store, when the workload is `kv_gets` (then `wl` has no tasks).
     kv: Option<Box<KvGets>>,
+    /// The shuffle, when the workload is `shuffle` (then `wl` has no tasks).
+    shuffle: Option<Box<Shuffle>>,
+    /// A shuffle's drops: data segments, pure ACKs, requests.
+    shuffle_drops: [u64; 3],
     out: Vec<Segment>,
     act: Vec<Action>,
     /// Actions of a key-value server's queue, taken while `act` is being applied.
@@ -95,7 +100,13 @@ impl TcpSimulation {
         let wl = Tasks::new(&sc);
         let kv = (sc.workload.kind == crate::config::WorkloadKind::KvGets)
             .then(|| Box::new(KvGets::new(&sc, net.hosts)));
-        let fg = kv.as_ref().map_or(wl.connections(), |kv| kv.connections());
+        let shuffle = (sc.workload.kind == crate::config::WorkloadKind::Shuffle)
+            .then(|| Box::new(Shuffle::new(&sc)));
+        let fg = match (kv.as_ref(), shuffle.as_ref()) {
+            (Some(kv), _) => kv.connections(),
+            (_, Some(sh)) => sh.connections(),
+            _ => wl.connections(),
+        };
         let conns = fg + sc.background.flows;
         let params = TcpParams::from(&sc.tcp);
         let mut eps = Vec::with_capacity(2 * conns as usize);
@@ -108,6 +119,9 @@ impl TcpSimulation {
             let (server, client) = if let (Some(kv), true) = (kv.as_ref(), c < fg) {
                 let (replica, coordinator) = kv.ends(conn);
                 (net.host(replica), net.host(coordinator))
+            } else if let (Some(sh), true) = (shuffle.as_ref(), c < fg) {
+                let (map_host, reducer_host) = sh.ends(conn);
+                (net.host(map_host), net.host(reducer_host))
             } else if c < fg {
                 (net.host(c % n), net.receiver)
             } else {
@@ -160,6 +174,8 @@ impl TcpSimulation {
             ep_host,
             wl,
             kv,
+            shuffle,
+            shuffle_drops: [0; 3],
             out: Vec::new(),
             act: Vec::new(),
             served: Vec::new(),
@@ -357,14 +373,15 @@ impl TcpSimulation {
                 self.busy_at_start = self.net.links[self.net.bottleneck].stats.busy;
                 self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
-                match self.kv.as_deref_mut() {
-                    Some(kv) => {
+                match (self.kv.as_deref_mut(), self.shuffle.as_deref_mut()) {
+                    (Some(kv), _) => {
                         kv.start(self.now, &mut act);
                         if kv.measure_from() > self.now {
                             self.events.push(kv.measure_from(), Event::KvWarm);
                         }
                     }
-                    None => self.wl.start(self.now, &mut act),
+                    (_, Some(sh)) => sh.start(self.now, &mut act),
+                    _ => self.wl.start(self.now, &mut act),
                 }
                 self.apply(act);
             }
@@ -401,6 +418,7 @@ impl TcpSimulation {
                     link.stats.marks += 1;
                 } else {
                     link.count_drop();
+                    self.count_shuffle_drop(id);
                     self.pkts.free(id);
                     return;
                 }
@@ -416,6 +434,7 @@ impl TcpSimulation {
             let held = &mut pfc.ingress[up.index()];
             if *held + frame as u64 > pfc.limit {
                 link.count_drop();
+                self.count_shuffle_drop(id);
                 self.pkts.free(id);
                 return;
             }
@@ -435,12 +454,16 @@ impl TcpSimulation {
         if let Some(pool) = self.net.pool_mut(l) {
             if !pool.admits(queued, frame as u64) {
                 self.net.links[l].count_drop();
+                self.count_shuffle_drop(id);
                 self.pkts.free(id);
                 return;
             }
         }
         match self.net.links[l].enqueue(self.now, id, frame) {
-            Enqueued::Dropped => self.pkts.free(id),
+            Enqueued::Dropped => {
+                self.count_shuffle_drop(id);
+                self.pkts.free(id);
+            }
             e => {
                 if let Some(pool) = self.net.pool_mut(l) {
                     pool.take(frame as u64);
@@ -450,6 +473,22 @@ impl TcpSimulation {
                 }
             }
         }
+    }
+
+    /// Count a dropped packet by what it carried, when the workload is a shuffle (whose every
+    /// connection is the workload's).
+    #[inline]
+    fn count_shuffle_drop(&mut self, id: PktId) {
+        if self.shuffle.is_none() {
+            return;
+        }
+        let p = self.pkts.get(id);
+        let k = match (p.len, EndpointId(p.dst).is_sender()) {
+            (0, _) => 1,
+            (_, true) => 2,
+            (_, false) => 0,
+        };
+        self.shuffle_drops[k] += 1;
     }
 
     /// A frame left the switch: its ingress holds less, and may be resumed.
@@ -510,6 +549,15 @@ impl TcpSimulation {
                 act.push(Action::Serve { host: replica });
             }
             self.apply(act);
+        } else if let Some(sh) = self.shuffle.as_deref_mut().filter(|_| delivered > 0) {
+            let received = self.eps[ep.index()].received();
+            let mut act = std::mem::take(&mut self.act);
+            if ep.is_sender() {
+                sh.on_server_data(conn, received, &mut act);
+            } else {
+                sh.on_client_data(conn, received, self.now, &mut act);
+            }
+            self.apply(act);
         } else if delivered > 0 && self.wl.owns(conn) {
             let received = self.eps[ep.index()].received();
             let mut act = std::mem::take(&mut self.act);
@@ -559,9 +607,10 @@ impl TcpSimulation {
 
     /// Whether `conn` carries the application's traffic (not a background flow).
     fn app_owns(&self, conn: ConnId) -> bool {
-        match self.kv.as_deref() {
-            Some(kv) => conn.0 < kv.connections(),
-            None => self.wl.owns(conn),
+        match (self.kv.as_deref(), self.shuffle.as_deref()) {
+            (Some(kv), _) => conn.0 < kv.connections(),
+            (_, Some(sh)) => conn.0 < sh.connections(),
+            _ => self.wl.owns(conn),
         }
     }
 

@@ -114,7 +114,7 @@ impl TcpSimulation {
                 flow: conn.0,
                 background,
                 bytes: self.eps[conn.receiver().index()].received(),
-                fct: if background || self.kv.is_some() {
+                fct: if background || self.kv.is_some() || self.shuffle.is_some() {
                     None
                 } else {
                     self.wl.fct(conn)
@@ -171,13 +171,23 @@ impl TcpSimulation {
                 stats: nics,
             },
         ];
-        let (start, end, app_bytes) = match self.kv.as_deref() {
-            Some(kv) => (
+        let (start, end, app_bytes) = match (self.kv.as_deref(), self.shuffle.as_deref()) {
+            (Some(kv), _) => (
                 kv.start_time(),
                 kv.finish.unwrap_or(self.now),
                 kv.delivered(),
             ),
-            None => (
+            (_, Some(sh)) => (
+                sh.start_time(),
+                sh.finish.unwrap_or(self.now),
+                self.connections()
+                    .map(|c| {
+                        let got = self.eps[c.receiver().index()].received();
+                        got - sh.header_bytes(c, got)
+                    })
+                    .sum(),
+            ),
+            _ => (
                 self.wl.start_time(),
                 self.wl.finish_time().unwrap_or(self.now),
                 self.connections()
@@ -215,6 +225,10 @@ impl TcpSimulation {
                 .kv
                 .as_deref()
                 .map(|kv| kv.report(self.now, &self.kv_hosts(), self.fabric_drops())),
+            shuffle: self
+                .shuffle
+                .as_deref()
+                .map(|sh| sh.report(self.shuffle_drops)),
             ..Report::of_run(RunSummary {
                 senders: self.sc.topology.senders,
                 workload: self.sc.workload.kind,
@@ -228,7 +242,10 @@ impl TcpSimulation {
                     self.net.receiver,
                     self.sc.full_frame(),
                 ),
-                link_bps: self.sc.topology.receiver_link,
+                link_bps: match self.shuffle.as_deref() {
+                    Some(_) => self.sc.topology.link * self.sc.shuffle_reducer_hosts() as u64,
+                    None => self.sc.topology.receiver_link,
+                },
                 flows,
                 bottleneck,
                 bottleneck_busy: busy,
