@@ -1,9 +1,11 @@
 //! A MapReduce shuffle, all to all: Hadoop's reducers fetching their partitions of every map
 //! output at once.
 //!
-//! Every one of the H hosts holds map outputs and serves them; `reducers` reducers run on the
-//! hosts (reducer i on host i mod `reducer_hosts`). Each reducer fetches `blocks` map outputs of
-//! `sru` bytes from every other host (its own host's outputs are read locally). As Hadoop 0.18
+//! The last M = `map_hosts` of the H hosts hold map outputs and serve them; `reducers`
+//! reducers run on the hosts (reducer i on host i mod `reducer_hosts`), so a job with fewer
+//! maps than hosts has its reducers off the map hosts as long as there is room. Each reducer fetches
+//! `blocks` map outputs of `sru` bytes from every map host but its own (its own host's outputs
+//! are read locally). As Hadoop 0.18
 //! and 0.20's copiers do, it asks one host for one output at a time, at most `fanout_window`
 //! hosts at once (mapred.reduce.parallel.copies), going round the hosts in an order of its own
 //! (Hadoop shuffles the list so that the reducers do not all hit one host first), and asks the
@@ -15,8 +17,8 @@
 //! hosts' reducers fetch, several at once), and the ACKs and requests of its outgoing flows
 //! cross its own full port.
 //!
-//! Connection `r·(H−1) + j` carries reducer r's fetches from the j-th host other than its
-//! own: the reducer's endpoint is its client ([`ConnId::receiver`]), the map host's its server
+//! Connection `r·M + j` carries reducer r's fetches from the j-th map host, host H − M + j
+//! (none when that is the reducer's own host): the reducer's endpoint is its client ([`ConnId::receiver`]), the map host's its server
 //! ([`ConnId::sender`]). A connection is kept for all of a reducer's fetches from one host (an
 //! HTTP keep-alive connection). Like [`crate::workload`], the shuffle answers events with
 //! [`Action`]s and never touches TCP, so it is tested alone; it allocates nothing after
@@ -33,9 +35,12 @@ use crate::workload::Action;
 /// The shuffle's state.
 #[derive(Debug)]
 pub struct Shuffle {
-    hosts: u32,
     reducers: u32,
     reducer_hosts: u32,
+    /// Hosts holding map outputs (hosts H − M .. H − 1).
+    map_hosts: u32,
+    /// Hosts in all, H.
+    hosts: u32,
     /// Bytes of one map output for one reducer.
     output: u64,
     window: u32,
@@ -51,7 +56,7 @@ pub struct Shuffle {
     /// Per connection: requests the reducer has written, and the server has answered.
     asked: Vec<u32>,
     answered: Vec<u32>,
-    /// Per reducer: the other hosts (as j, 0..H−1) in the order it asks them, flattened.
+    /// Per reducer: the map hosts in the order it asks them, flattened.
     order: Vec<u32>,
     /// Per reducer: where in its order it looks next.
     cursor: Vec<u32>,
@@ -84,35 +89,43 @@ impl Shuffle {
     /// The scenario's shuffle, not yet started.
     pub fn new(sc: &Scenario) -> Shuffle {
         let w = &sc.workload;
-        let hosts = sc.topology.senders;
         let reducers = sc.shuffle_reducers();
-        let others = hosts - 1;
-        let conns = Self::connections_of(hosts, reducers) as usize;
-        let mut order = Vec::with_capacity(reducers as usize * others as usize);
+        let reducer_hosts = sc.shuffle_reducer_hosts();
+        let m = sc.shuffle_map_hosts();
+        let conns = Self::connections_of(m, reducers) as usize;
+        let mut order = Vec::with_capacity(conns);
+        let mut left = vec![w.blocks; conns];
+        let mut remaining = vec![w.blocks * m; reducers as usize];
         for r in 0..reducers {
             let mut rng = Rng::stream(sc.seed, Stream::ShuffleOrder(r));
             let from = order.len();
-            order.extend(0..others);
-            // Fisher-Yates over this reducer's hosts.
-            for i in (1..others as usize).rev() {
+            order.extend(0..m);
+            // Fisher-Yates over the map hosts.
+            for i in (1..m as usize).rev() {
                 let k = rng.up_to(i as u64) as usize;
                 order.swap(from + i, from + k);
             }
+            if let Some(j) = (r % reducer_hosts).checked_sub(sc.topology.senders - m) {
+                // Its own host's outputs are read locally.
+                left[(r * m + j) as usize] = 0;
+                remaining[r as usize] -= w.blocks;
+            }
         }
         Shuffle {
-            hosts,
+            hosts: sc.topology.senders,
             reducers,
-            reducer_hosts: sc.shuffle_reducer_hosts(),
+            reducer_hosts,
+            map_hosts: m,
             output: w.sru.unwrap_or(0),
             window: if w.fanout_window == 0 {
-                others
+                m
             } else {
-                w.fanout_window.min(others)
+                w.fanout_window.min(m)
             },
             request: w.request_size,
             header: w.response_header,
             start: 0,
-            left: vec![w.blocks; conns],
+            left,
             busy: vec![false; conns],
             end: vec![0; conns],
             asked: vec![0; conns],
@@ -120,20 +133,20 @@ impl Shuffle {
             order,
             cursor: vec![0; reducers as usize],
             in_flight: vec![0; reducers as usize],
-            remaining: vec![w.blocks * others; reducers as usize],
+            remaining,
             reducer_times: vec![None; reducers as usize],
             done: 0,
             finish: None,
         }
     }
 
-    fn connections_of(hosts: u32, reducers: u32) -> u32 {
-        reducers * (hosts - 1)
+    fn connections_of(map_hosts: u32, reducers: u32) -> u32 {
+        reducers * map_hosts
     }
 
-    /// Connections: one per (reducer, other host).
+    /// Connections: one per (reducer, map host), the reducer's own host's never used.
     pub fn connections(&self) -> u32 {
-        Self::connections_of(self.hosts, self.reducers)
+        Self::connections_of(self.map_hosts, self.reducers)
     }
 
     /// The host reducer `r` runs on.
@@ -145,10 +158,19 @@ impl Shuffle {
     /// (map host, reducer's host) of connection `c`: the host of its server and of its client.
     #[inline]
     pub fn ends(&self, c: ConnId) -> (u32, u32) {
-        let r = c.0 / (self.hosts - 1);
-        let j = c.0 % (self.hosts - 1);
+        let r = c.0 / self.map_hosts;
+        let j = c.0 % self.map_hosts;
         let own = self.host_of(r);
-        (j + u32::from(j >= own), own)
+        let server = self.hosts - self.map_hosts + j;
+        // The unused connection to its own host runs to the next one (it never carries data).
+        (
+            if server == own {
+                (own + 1) % self.hosts
+            } else {
+                server
+            },
+            own,
+        )
     }
 
     /// When the shuffle started.
@@ -166,22 +188,37 @@ impl Shuffle {
     pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
         self.start = now;
         for r in 0..self.reducers {
-            self.fill(r, act);
+            if self.remaining[r as usize] == 0 {
+                // Every output it needs is on its own host.
+                self.complete(r, now, act);
+            } else {
+                self.fill(r, act);
+            }
+        }
+    }
+
+    /// Reducer `r` has every output it needs.
+    fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Action>) {
+        self.reducer_times[r as usize] = Some(now - self.start);
+        self.done += 1;
+        if self.done == self.reducers {
+            self.finish = Some(now);
+            act.push(Action::Finished);
         }
     }
 
     /// Reducer `r` asks hosts for outputs until `window` fetches are in flight or no host
     /// free of one has outputs left.
     fn fill(&mut self, r: u32, act: &mut Vec<Action>) {
-        let others = self.hosts - 1;
+        let m = self.map_hosts;
         let ri = r as usize;
         let mut looked = 0;
-        while self.in_flight[ri] < self.window && looked < others {
+        while self.in_flight[ri] < self.window && looked < m {
             let pos = self.cursor[ri];
-            self.cursor[ri] = (pos + 1) % others;
+            self.cursor[ri] = (pos + 1) % m;
             looked += 1;
-            let j = self.order[ri * others as usize + pos as usize];
-            let c = (r * others + j) as usize;
+            let j = self.order[ri * m as usize + pos as usize];
+            let c = (r * m + j) as usize;
             if self.busy[c] || self.left[c] == 0 {
                 continue;
             }
@@ -231,17 +268,12 @@ impl Shuffle {
             return;
         }
         self.busy[i] = false;
-        let r = c.0 / (self.hosts - 1);
+        let r = c.0 / self.map_hosts;
         let ri = r as usize;
         self.in_flight[ri] -= 1;
         self.remaining[ri] -= 1;
         if self.remaining[ri] == 0 {
-            self.reducer_times[ri] = Some(now - self.start);
-            self.done += 1;
-            if self.done == self.reducers {
-                self.finish = Some(now);
-                act.push(Action::Finished);
-            }
+            self.complete(r, now, act);
             return;
         }
         self.fill(r, act);
@@ -286,16 +318,41 @@ mod tests {
     }
 
     #[test]
-    fn connections_join_each_reducer_to_every_other_host() {
+    fn connections_join_each_reducer_to_every_map_host_but_its_own() {
         let sh = Shuffle::new(&scenario(4, 6, 1, 0));
-        assert_eq!(sh.connections(), 18);
-        // Reducer 5 runs on host 1 and fetches from hosts 0, 2, 3.
-        let ends: Vec<_> = (15..18).map(|c| sh.ends(ConnId(c))).collect();
+        assert_eq!(sh.connections(), 24);
+        // Reducer 5 runs on host 1 and fetches from hosts 0, 2, 3 (its connection 21 to
+        // itself stays unused).
+        let ends: Vec<_> = [20, 22, 23].map(|c| sh.ends(ConnId(c))).to_vec();
         assert_eq!(ends, vec![(0, 1), (2, 1), (3, 1)]);
+        assert_eq!((sh.left[21], sh.remaining[5]), (0, 3));
         let mut sc = scenario(4, 2, 1, 0);
         sc.workload.reducer_hosts = 1;
         let sh = Shuffle::new(&sc);
-        assert!((0..6).all(|c| sh.ends(ConnId(c)).1 == 0));
+        assert!((0..8).all(|c| sh.ends(ConnId(c)).1 == 0));
+        // Hosts 2 and 3 hold the outputs, reducers run on all four: a reducer off the map
+        // hosts fetches from both.
+        let mut sc = scenario(4, 4, 3, 0);
+        sc.workload.map_hosts = 2;
+        let sh = Shuffle::new(&sc);
+        assert_eq!(sh.connections(), 8);
+        assert_eq!(sh.remaining, vec![6, 6, 3, 3]);
+        assert_eq!(sh.ends(ConnId(1)), (3, 0));
+        assert_eq!(sh.ends(ConnId(5)), (3, 2));
+        // Reducer 2's connection to its own host 2 is never used (it runs to host 3).
+        assert_eq!((sh.ends(ConnId(4)), sh.left[4], sh.left[5]), ((3, 2), 0, 3));
+    }
+
+    #[test]
+    fn a_reducer_on_the_only_map_host_is_done_at_once() {
+        // Host 2 holds the outputs; reducer 2 runs there, reducers 0 and 1 fetch.
+        let mut sc = scenario(3, 3, 1, 0);
+        sc.workload.map_hosts = 1;
+        let mut sh = Shuffle::new(&sc);
+        let mut act = Vec::new();
+        sh.start(7, &mut act);
+        assert_eq!(sh.reducer_times, vec![None, None, Some(0)]);
+        assert_eq!(writes(&act), vec![(0, true, 100), (1, true, 100)]);
     }
 
     #[test]
@@ -311,9 +368,10 @@ mod tests {
                 let mut v: Vec<u32> = w
                     .iter()
                     .map(|x| x.0)
-                    .filter(|c| c / 8 == r)
-                    .map(|c| c % 8)
+                    .filter(|c| c / 9 == r)
+                    .map(|c| c % 9)
                     .collect();
+                assert!(!v.contains(&r), "never its own host");
                 v.sort_unstable();
                 v.dedup();
                 assert_eq!(v.len(), 3, "three distinct hosts");
@@ -345,7 +403,7 @@ mod tests {
         assert_eq!(next.len(), 1);
         assert_ne!(next[0].0, first);
         // Four fetches in all (2 hosts × 2 outputs); the last one finishes the shuffle.
-        let (mut got, mut asked) = ([0u64; 2], [0u64; 2]);
+        let (mut got, mut asked) = ([0u64; 3], [0u64; 3]);
         got[first as usize] = 1000;
         asked[first as usize] = 100;
         let mut conn = next[0].0;
@@ -409,9 +467,10 @@ mod tests {
     #[test]
     fn bad_shuffles_are_refused_naming_the_field() {
         type Spoil = fn(&mut Scenario);
-        let cases: [(&str, Spoil); 6] = [
+        let cases: [(&str, Spoil); 7] = [
             ("topology.senders", |s| s.topology.senders = 1),
             ("workload.reducer_hosts", |s| s.workload.reducer_hosts = 9),
+            ("workload.map_hosts", |s| s.workload.map_hosts = 5),
             ("workload.sru", |s| s.workload.sru = None),
             ("workload.tasks", |s| s.workload.tasks = 2),
             ("background.flows", |s| s.background.flows = 1),

@@ -325,6 +325,14 @@ impl Scenario {
         }
     }
 
+    /// Hosts that hold a shuffle's map outputs: `workload.map_hosts`, or every host.
+    pub fn shuffle_map_hosts(&self) -> u32 {
+        match self.workload.map_hosts {
+            0 => self.topology.senders,
+            m => m,
+        }
+    }
+
     /// Gets per second arriving at each host of the key-value store: `workload.kv_rate`, or
     /// the rate at which the replies each host receives fill `kv_utilization` of its link.
     pub fn kv_gets_per_s(&self) -> f64 {

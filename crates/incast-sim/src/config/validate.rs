@@ -175,10 +175,15 @@ impl Scenario {
         let hosts = g.hosts.len() as u32;
         if self.all_to_all() {
             if t.senders > hosts {
+                let what = if self.workload.kind == WorkloadKind::KvGets {
+                    "key-value cluster"
+                } else {
+                    "shuffle"
+                };
                 return Err(bad(
                     "topology.senders",
                     format!(
-                        "the cluster takes {} hosts, and the topology file has {hosts}",
+                        "the {what} takes {} hosts, and the topology file has {hosts}",
                         t.senders
                     ),
                 ));
@@ -698,12 +703,21 @@ impl Scenario {
                 ),
             ));
         }
-        let conns = self.shuffle_reducers() as u64 * (h as u64 - 1);
+        if w.map_hosts > h {
+            return Err(bad(
+                "workload.map_hosts",
+                format!(
+                    "must be 0..{h} (the hosts, topology.senders), got {}",
+                    w.map_hosts
+                ),
+            ));
+        }
+        let conns = self.shuffle_reducers() as u64 * self.shuffle_map_hosts() as u64;
         if conns > MAX_SENDERS as u64 {
             return Err(bad(
                 "workload.reducers",
                 format!(
-                    "each reducer has a connection to every other host: reducers × (senders − 1) must be at most {MAX_SENDERS}, got {conns}"
+                    "each reducer has a connection to every map host: reducers × map hosts must be at most {MAX_SENDERS}, got {conns}"
                 ),
             ));
         }

@@ -22,10 +22,10 @@ pub enum WorkloadKind {
     /// and a coordinator; each get asks `kv_replicas` distinct hosts for the value at once and
     /// completes when `kv_quorum` replies have arrived.
     KvGets,
-    /// A MapReduce shuffle, all to all: every one of `topology.senders` hosts serves map
-    /// outputs and runs reducers (`reducers` in all, reducer i on host i mod `reducer_hosts`);
-    /// each reducer fetches `blocks` map outputs of `sru` bytes from every other host, one
-    /// from a host at a time, at most `fanout_window` hosts at once, the next fetch asked
+    /// A MapReduce shuffle, all to all: `topology.senders` hosts serve map outputs (the
+    /// last `map_hosts`) and run reducers (`reducers` in all, reducer i on host i mod
+    /// `reducer_hosts`); each reducer fetches `blocks` map outputs of `sru` bytes from every
+    /// map host but its own, one from a host at a time, at most `fanout_window` hosts at once, the next fetch asked
     /// when one completes (Hadoop's parallel copiers); the run ends when every reducer has
     /// every output.
     Shuffle,
@@ -162,6 +162,10 @@ section! {
         /// 1 puts every reducer on one host, the others only serving map outputs: the isolated
         /// fan-in a synchronized read models, without its barrier between blocks.
         pub reducer_hosts: u32 [Plain] = 0,
+        /// Hosts that hold map outputs (shuffle): the last map_hosts hosts (a job with fewer
+        /// map tasks than hosts, its reducers off them while there is room); 0: every host.
+        /// A reducer on one of them reads its own host's outputs locally.
+        pub map_hosts: u32 [Plain] = 0,
     }
 }
 
