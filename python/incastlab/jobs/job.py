@@ -4,11 +4,12 @@ A map task reads one HDFS block from its own disk (data locality: the scheduler 
 replica lives; 0.18 and 0.20 read local blocks through the DataNode over loopback, so no switch
 port is crossed), runs the map function, sorts and spills its output (io.sort.mb, io.sort.factor)
 and, in a map-only job, writes its output to HDFS through the replication pipeline. A reduce
-task fetches its partition of every map output (the shuffle: a fan-in with at most
-mapred.reduce.parallel.copies hosts at once), merges what does not fit in memory
+task fetches its partition of every map output (the shuffle: all the job's reducers at once,
+each with at most mapred.reduce.parallel.copies hosts at once), merges what does not fit in memory
 (fs.inmemory.size.mb, io.sort.factor), runs the reduce function and writes its output through
-the pipeline. Network phases are fan-ins timed by :class:`~incastlab.jobs.network.Network`
-(packet level); disk and CPU phases come from :class:`~incastlab.jobs.hadoop.Machines`.
+the pipeline. Network phases are shuffles and fan-ins timed by
+:class:`~incastlab.jobs.network.Network` (packet level); disk and CPU phases come from
+:class:`~incastlab.jobs.hadoop.Machines`.
 
 Times are integer picoseconds; sizes bytes.
 """
@@ -29,13 +30,13 @@ from incastlab.jobs.hadoop import (
     block_write_messages,
     seconds_ps,
 )
-from incastlab.jobs.network import FanIn, Load
+from incastlab.jobs.network import FanIn, Load, Shuffle, Transfer
 
 
 class Transfers(Protocol):
     """What times a job's transfers: :class:`~incastlab.jobs.network.Network`, or a stand-in."""
 
-    def time_ps(self, f: FanIn) -> int: ...
+    def time_ps(self, f: Transfer) -> int: ...
 
     def message_sums_ps(
         self, load: Load, counts: Sequence[int], key: str, busy: float = 1.0
@@ -168,22 +169,27 @@ def _hdfs_write(
 
 
 def _copier_excess(
-    task: Task, fetch: FanIn, shuffle_ps: int, cfg: HadoopConfig, net: Transfers, key: str
+    task: Task, fetch: Shuffle, shuffle_ps: int, cfg: HadoopConfig, net: Transfers, key: str
 ) -> int:
-    """How much a reducer's copiers' control messages lengthen its shuffle beyond the fan-in.
+    """How much a reducer's copiers' control messages lengthen its shuffle beyond the
+    simulated one.
 
     Each fetch first sends its GET into the map host's port, which that host's own reducers'
-    fetches (``tasks`` · ``window`` flows) keep full while they stream. A lost GET stalls only
-    its copier: the other copiers' flows keep the reducer's link busy, so the shuffle lasts the
-    longer of the fan-in (bandwidth-bound, simulated) and its slowest copier's chain of GETs
+    fetches (reducers per host · copiers flows) keep full while they stream. A lost GET stalls
+    only its copier: the other copiers' flows keep the reducer's link busy, so the shuffle lasts
+    the longer of the simulated one (bandwidth-bound) and its slowest copier's chain of GETs
     (each with its round trip) and map outputs serialized at line rate (latency-bound)."""
-    copiers = min(cfg.parallel_copies, fetch.senders)
-    fetches = fetch.senders * fetch.rounds
+    senders = max(1, math.ceil(fetch.fetches / fetch.reducers))
+    per_host = math.ceil(fetch.reducers / fetch.hosts)
+    copiers = min(cfg.parallel_copies, senders)
+    fetches = senders * fetch.rounds
     counts = [fetches // copiers + (1 if c < fetches % copiers else 0) for c in range(copiers)]
-    load = Load(fetch.tasks * copiers)
+    load = Load(per_host * copiers)
     # The map hosts' ports are busy while their own reducers' fetches stream: the share of the
-    # fan-in that is serialization at line rate (small fetches leave the ports mostly idle).
-    busy = min(1.0, net.line_rate_ps(fetch.bytes) / shuffle_ps) if shuffle_ps else 0.0
+    # shuffle that is serialization at line rate of the bytes into the busiest port (small
+    # fetches leave the ports mostly idle).
+    port_bytes = per_host * fetches * fetch.fragment
+    busy = min(1.0, net.line_rate_ps(port_bytes) / shuffle_ps) if shuffle_ps else 0.0
     waits = net.message_sums_ps(load, [n * FETCH_MESSAGES for n in counts], key, busy)
     task.messages.append((load, max(counts) * FETCH_MESSAGES))
     data = net.line_rate_ps(fetch.fragment)
@@ -224,15 +230,18 @@ def plan(job: Job, cfg: HadoopConfig, net: Transfers, m: Machines = MACHINES) ->
     if reduces:
         per_reduce = job.shuffle_bytes / reduces
         side_by_side = min(m.reduce_slots, math.ceil(reduces / m.workers))
-        hosts = min(m.workers, maps)
-        senders = min(m.workers - 1, maps)
-        fetch = FanIn(
-            senders=senders,
+        map_hosts = min(m.workers, maps)
+        # Every reducer that holds a slot fetches at once, all to all (later waves, if any,
+        # are taken to meet the same network).
+        fetch = Shuffle(
+            hosts=m.workers,
+            map_hosts=map_hosts,
             fragment=math.ceil(job.shuffle_bytes / (maps * reduces)),
-            rounds=math.ceil(maps / hosts),
-            tasks=side_by_side,
+            rounds=math.ceil(maps / map_hosts),
+            reducers=min(reduces, m.workers * m.reduce_slots),
             window=cfg.parallel_copies,
         )
+        senders = fetch.fetches
         shuffle_ps = net.time_ps(fetch) if senders > 0 else 0
         inmem = cfg.inmemory_bytes if cfg.version == "0.18.2" else int(0.7 * cfg.heap_bytes)
         for r in range(reduces):

@@ -1,17 +1,21 @@
 """How long a job's network transfers take: the packet-level simulator where incast happens,
 memoized, and extrapolated per byte for long transfers.
 
-Every transfer of the job model is a *fan-in*: one worker receives fragments from several hosts
-at once. A reducer's shuffle is exactly the simulator's synchronized read: it fetches one map
-output from each host holding some (Hadoop asks each host for one output at a time), at most
-``mapred.reduce.parallel.copies`` hosts at once (the ``fanout_window``), the worker's reducers
-reading side by side (``tasks``). An HDFS write pipeline is a fan-in of the pipelines that chose
-this worker for a replica. Each fetch is a new HTTP connection, so every fragment starts in slow
-start (``cwnd_restart = "block"``) from the 2009 kernel's one-segment first round (the window of
-the article's Table 1, as in ``experiments/chen-fig4``).
+A job's shuffle is a :class:`Shuffle`, simulated all to all with the simulator's ``shuffle``
+workload: every reducer of the job at once, each fetching one map output at a time from each
+host holding some (Hadoop asks each host for one output at a time), at most
+``mapred.reduce.parallel.copies`` hosts at once (the ``fanout_window``), the next as one
+completes. Every worker is then at once a receiver (its reducers' fetches fill its port) and a
+sender (its NIC serves other reducers' fetches, whose ACKs and requests cross its own full
+port); timed as one worker's isolated fan-in instead, the default shuffle lost 22% to RTOmin
+200 ms, all to all it loses 3% (``docs/jobs.md``). An HDFS write pipeline is a :class:`FanIn`:
+one worker receiving the pipelines that chose it for a replica, the simulator's synchronized
+read. Every response starts in slow start (``cwnd_restart = "block"``) from the 2009 kernel's
+one-segment first round (the window of the article's Table 1, as in ``experiments/chen-fig4``).
 
 Simulating a day of jobs packet by packet would take days, so :class:`Network` simulates each
-distinct *shape* once, whole when it is at most :data:`SAMPLE_BYTES`, and otherwise a sample:
+distinct *shape* once, whole when it is at most :data:`SAMPLE_BYTES` (a shuffle: that much per
+host running reducers, so each port carries as much as a fan-in's), and otherwise a sample:
 
 - fragment sizes are rounded to a grid of 2^(1/4) steps (≤ 9% apart, so nearby jobs share a
   run); the time is scaled by the bytes the rounding changed (fragments of at least
@@ -89,6 +93,41 @@ class FanIn:
         return self.senders * self.fragment * self.rounds * self.tasks
 
 
+@dataclass(frozen=True, order=True)
+class Shuffle:
+    """A job's shuffle, all to all: ``reducers`` reducers on the cluster's ``hosts`` (reducer i
+    on host i mod ``hosts``, as the job tracker hands them out in turn), each fetching
+    ``rounds`` map outputs of ``fragment`` bytes from each of the last ``map_hosts`` hosts but
+    its own, at most ``window`` hosts at once (0: all)."""
+
+    hosts: int
+    map_hosts: int
+    fragment: int
+    rounds: int
+    reducers: int
+    window: int
+
+    @property
+    def reducer_hosts(self) -> int:
+        return min(self.hosts, self.reducers)
+
+    @property
+    def fetches(self) -> int:
+        """Map outputs fetched per round: every (reducer, map host) pair but a reducer's own
+        host, whose outputs it reads locally."""
+        first_map_host = self.hosts - self.map_hosts
+        local = sum(1 for r in range(self.reducers) if r % self.hosts >= first_map_host)
+        return self.reducers * self.map_hosts - local
+
+    @property
+    def bytes(self) -> int:
+        return self.fetches * self.fragment * self.rounds
+
+
+#: What the job model times at packet level.
+Transfer = FanIn | Shuffle
+
+
 @dataclass(frozen=True)
 class Fabric:
     """The network every transfer crosses (the article's: one switch, 1 Gbps, 64 KB per port).
@@ -147,8 +186,10 @@ def grid(fragment: int) -> int:
     return max(1, round(2 ** (k / GRID_PER_DOUBLING)))
 
 
-def sample_of(f: FanIn) -> tuple[FanIn, float]:
-    """The fan-in actually simulated for ``f`` and the factor its time is scaled by."""
+def sample_of(f: Transfer) -> tuple[Transfer, float]:
+    """The transfer actually simulated for ``f`` and the factor its time is scaled by."""
+    if isinstance(f, Shuffle):
+        return _shuffle_sample(f)
     frag = grid(f.fragment)
     per_round = f.senders * f.tasks * frag
     rounds = max(1, min(f.rounds, SAMPLE_BYTES // max(1, per_round)))
@@ -161,8 +202,44 @@ def sample_of(f: FanIn) -> tuple[FanIn, float]:
     return FanIn(f.senders, frag, rounds, f.tasks, window), scale
 
 
-def scenario_of(f: FanIn, rto_min: str, fabric: Fabric) -> dict[str, Any]:
-    """The simulator scenario of a (sampled) fan-in."""
+def _shuffle_sample(s: Shuffle) -> tuple[Shuffle, float]:
+    """As for a fan-in, with :data:`SAMPLE_BYTES` for each host running reducers."""
+    frag = grid(s.fragment)
+    fetches = max(1, s.fetches)
+    budget = SAMPLE_BYTES * s.reducer_hosts
+    per_round = fetches * frag
+    rounds = max(1, min(s.rounds, budget // per_round))
+    scale = s.rounds / rounds
+    if per_round > budget:
+        frag = grid(budget // fetches)
+    if s.fragment >= SCALE_FROM:
+        scale *= s.fragment / frag
+    window = 0 if s.window >= s.map_hosts else s.window
+    return Shuffle(s.hosts, s.map_hosts, frag, rounds, s.reducers, window), scale
+
+
+def scenario_of(f: Transfer, rto_min: str, fabric: Fabric) -> dict[str, Any]:
+    """The simulator scenario of a (sampled) transfer."""
+    if isinstance(f, Shuffle):
+        return {
+            "seed": fabric.seed,
+            "topology": {
+                "kind": fabric.topology,
+                "senders": f.hosts,
+                "link": fabric.link,
+                "buffer": fabric.buffer,
+                "rtt": fabric.rtt,
+            },
+            "tcp": {**fabric.tcp(rto_min), "cwnd_restart": "block"},
+            "workload": {
+                "kind": "shuffle",
+                "sru": f"{f.fragment}B",
+                "blocks": f.rounds,
+                "fanout_window": f.window,
+                "reducers": f.reducers,
+                "map_hosts": 0 if f.map_hosts >= f.hosts else f.map_hosts,
+            },
+        }
     return {
         "seed": fabric.seed,
         "topology": {
@@ -223,8 +300,9 @@ def message_latencies_ps(load: Load, rto_min: str, fabric: Fabric) -> list[int]:
     return sorted(int(t) for _, t in r.report["query_fcts"])
 
 
-def packet_level_ps(f: FanIn, rto_min: str, fabric: Fabric) -> int:
-    """Simulate ``f`` whole, without sampling: its completion time in picoseconds."""
+def packet_level_ps(f: Transfer, rto_min: str, fabric: Fabric) -> int:
+    """Simulate ``f`` whole, without sampling: its completion time in picoseconds (a
+    shuffle's: until its last reducer has every map output)."""
     from incastlab.backends.sim import simulate
 
     r = simulate(scenario_of(f, rto_min, fabric))
@@ -250,7 +328,7 @@ def flow_level_ps(nbytes: int, fabric: Fabric) -> int:
 
 
 class Network:
-    """Memoized fan-in times for one RTOmin on one fabric."""
+    """Memoized transfer times for one RTOmin on one fabric."""
 
     def __init__(self, rto_min: str, fabric: Fabric | None = None, cache: Path | None = None):
         self.rto_min = rto_min
@@ -272,13 +350,13 @@ class Network:
             return None
         return self._cache_path.with_name(self._cache_path.stem + "-messages.json")
 
-    def _key(self, sample: FanIn) -> str:
+    def _key(self, sample: Transfer) -> str:
         from incastlab import __version__
 
         sc = scenario_of(sample, self.rto_min, self.fabric)
         return json.dumps([__version__, sc], sort_keys=True, separators=(",", ":"))
 
-    def _sampled_ps(self, sample: FanIn) -> int:
+    def _sampled_ps(self, sample: Transfer) -> int:
         key = self._key(sample)
         with self._lock:
             hit = self._times.get(key)
@@ -340,7 +418,7 @@ class Network:
         """``nbytes`` serialized at the payload rate of one link (no round trip)."""
         return round(nbytes * 8 / payload_bps(self.fabric) * PS_PER_S)
 
-    def time_ps(self, f: FanIn) -> int:
+    def time_ps(self, f: Transfer) -> int:
         """How long ``f`` takes, in picoseconds (0 for no bytes)."""
         if f.bytes <= 0:
             return 0
@@ -349,19 +427,22 @@ class Network:
 
     def prepare(
         self,
-        fanins: Iterable[FanIn],
+        fanins: Iterable[Transfer],
         loads: Iterable[Load] = (),
         *,
         workers: int = 1,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Simulate every sample ``fanins`` need and every control-message ``loads`` that is not
-        cached yet, ``workers`` at once (threads: the simulator releases the GIL). Returns how
-        many were simulated."""
-        todo = sorted({sample_of(f)[0] for f in fanins if f.bytes > 0})
-        todo = [s for s in todo if self._key(s) not in self._times]
-        # The largest first, so the pool does not end on one long run.
-        todo.sort(key=lambda s: -s.bytes)
+        """Simulate every sample the transfers ``fanins`` need and every control-message
+        ``loads`` that is not cached yet, ``workers`` at once (threads: the simulator releases
+        the GIL). Returns how many were simulated."""
+        samples = {sample_of(f)[0] for f in fanins if f.bytes > 0}
+        # The largest first, so the pool does not end on one long run; all to all costs about
+        # twice a fan-in's wall time per byte.
+        todo = sorted(
+            (s for s in samples if self._key(s) not in self._times),
+            key=lambda s: (-s.bytes * (2 if isinstance(s, Shuffle) else 1), repr(s)),
+        )
         loads = sorted({x for x in loads if self._message_key(x) not in self._messages})
         runs: list[Callable[[], object]] = [
             *(lambda s=s: self._sampled_ps(s) for s in todo),

@@ -16,7 +16,7 @@ from typing import Any
 
 from incastlab.jobs.hadoop import MACHINES, HadoopConfig, Machines
 from incastlab.jobs.job import Job, Plan, plan
-from incastlab.jobs.network import IDLE, Fabric, FanIn, Load, Network
+from incastlab.jobs.network import IDLE, Fabric, Load, Network, Transfer
 from incastlab.jobs.scheduler import Outcome, Policy, run
 
 #: The article's two TCPs: Linux's default RTOmin and its 1 ms-min-RTO kernel.
@@ -27,7 +27,7 @@ class _Unloaded:
     """A network that moves bytes and messages in no time: what a job takes without its
     transfers."""
 
-    def time_ps(self, f: FanIn) -> int:
+    def time_ps(self, f: Transfer) -> int:
         return 0
 
     def message_sums_ps(
@@ -40,13 +40,13 @@ class _Unloaded:
 
 
 class _Recorder(_Unloaded):
-    """A stand-in network that notes the fan-ins and message loads a plan asks for."""
+    """A stand-in network that notes the transfers and message loads a plan asks for."""
 
     def __init__(self) -> None:
-        self.seen: set[FanIn] = set()
+        self.seen: set[Transfer] = set()
         self.loads: set[Load] = set()
 
-    def time_ps(self, f: FanIn) -> int:
+    def time_ps(self, f: Transfer) -> int:
         self.seen.add(f)
         return 0
 
