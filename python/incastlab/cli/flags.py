@@ -55,7 +55,9 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
     s.add_argument(
-        "--workload", choices=["sync_read", "incast", "queries", "kv_gets", "shuffle"], help="workload kind"
+        "--workload",
+        choices=["sync_read", "incast", "queries", "kv_gets", "shuffle"],
+        help="workload kind",
     )
     s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
     s.add_argument("--blocks", type=whole(0, U32), help="number of blocks to read")
