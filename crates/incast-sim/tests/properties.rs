@@ -203,3 +203,73 @@ proptest! {
         prop_assert!(r.flows.iter().all(|f| f.fct.is_some() && f.bytes == size));
     }
 }
+
+fn shuffle_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        2u32..8,
+        1u32..12,
+        0u32..8,
+        1u32..3,
+        0u32..4,
+        1u64..100_000,
+        prop_oneof![Just(Some(16_000u64)), Just(Some(64_000)), Just(None)],
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(hosts, reducers, map_hosts, blocks, window, sru, buffer, sack, seed)| {
+                let mut s = Scenario::example(hosts);
+                s.seed = seed;
+                s.topology.buffer = match buffer {
+                    Some(b) => QueueLimit::bytes(b),
+                    None => QueueLimit {
+                        bytes: None,
+                        packets: Some(4),
+                    },
+                };
+                s.tcp.rto_min = from_ms(if seed % 2 == 0 { 1 } else { 10 });
+                s.tcp.sack = sack;
+                s.tcp.initial_window = 1 + (seed % 3) as u32;
+                s.workload.kind = WorkloadKind::Shuffle;
+                s.workload.reducers = reducers;
+                s.workload.reducer_hosts = (seed % 3) as u32 % hosts;
+                s.workload.map_hosts = map_hosts % (hosts + 1);
+                s.workload.blocks = blocks;
+                s.workload.fanout_window = window;
+                s.workload.sru = Some(sru);
+                s.run.max_time = 100_000 * PS_PER_S;
+                s
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A shuffle: every reducer gets every output it does not hold locally, whatever drops.
+    #[test]
+    fn a_shuffle_delivers_every_map_output_to_every_reducer(sc in shuffle_scenario()) {
+        let h = sc.topology.senders;
+        let m = if sc.workload.map_hosts == 0 { h } else { sc.workload.map_hosts };
+        let on = if sc.workload.reducer_hosts == 0 { h } else { sc.workload.reducer_hosts };
+        let fetches: u64 = (0..sc.workload.reducers)
+            .map(|r| (m - u32::from(r % on >= h - m)) as u64)
+            .sum();
+        let expected = fetches * sc.workload.blocks as u64 * sc.workload.sru.unwrap();
+        let mut sim = Simulation::new(sc).unwrap();
+        loop {
+            let done = sim.step(50).unwrap();
+            if let Err(e) = sim.check_invariants() {
+                prop_assert!(false, "{}", e);
+            }
+            if done {
+                break;
+            }
+        }
+        let r = sim.report();
+        prop_assert_eq!(r.app_bytes, expected);
+        let sh = r.shuffle.clone().unwrap();
+        prop_assert_eq!(sh.data_drops + sh.ack_drops + sh.request_drops, r.drops);
+        prop_assert!(sh.reducer_times.iter().all(|&t| t <= r.duration));
+    }
+}
