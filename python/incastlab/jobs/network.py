@@ -7,11 +7,13 @@ host holding some (Hadoop asks each host for one output at a time), at most
 ``mapred.reduce.parallel.copies`` hosts at once (the ``fanout_window``), the next as one
 completes. Every worker is then at once a receiver (its reducers' fetches fill its port) and a
 sender (its NIC serves other reducers' fetches, whose ACKs and requests cross its own full
-port); timed as one worker's isolated fan-in instead, the default shuffle lost 22% to RTOmin
-200 ms, all to all it loses 3% (``docs/jobs.md``). An HDFS write pipeline is a :class:`FanIn`:
-one worker receiving the pipelines that chose it for a replica, the simulator's synchronized
-read. Every response starts in slow start (``cwnd_restart = "block"``) from the 2009 kernel's
-one-segment first round (the window of the article's Table 1, as in ``experiments/chen-fig4``).
+port), and no barrier holds a copier back. RTOmin 200 ms costs it far less than it costs one
+worker's isolated fan-in of the same fetches with the synchronized read's barriers, as the model
+timed shuffles before (measured in ``docs/jobs.md``). An HDFS write pipeline is a
+:class:`FanIn`: one worker receiving the pipelines that chose it for a replica, the simulator's
+synchronized read. Every response starts in slow start (``cwnd_restart = "block"``) from the
+2009 kernel's one-segment first round (the window of the article's Table 1, as in
+``experiments/chen-fig4``).
 
 Simulating a day of jobs packet by packet would take days, so :class:`Network` simulates each
 distinct *shape* once, whole when it is at most :data:`SAMPLE_BYTES` (a shuffle: that much per
