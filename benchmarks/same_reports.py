@@ -1,6 +1,6 @@
-"""Are two builds of the simulator the same? Runs one scenario per engine feature (30: Reno,
+"""Are two builds of the simulator the same? Runs one scenario per engine feature (31: Reno,
 CUBIC, DCTCP, ECN, RED, PFC, shared buffer, the four RTO randomizations, NewReno, delayed ACK,
-queries, tasks, kv_gets, rate caps, leaf-spine, fat tree, a topology file, NDP, time
+queries, tasks, kv_gets, a shuffle, rate caps, leaf-spine, fat tree, a topology file, NDP, time
 series...) through two
 builds of the `one` example and compares their reports byte for byte: the check behind a
 refactor that must not change a result.
@@ -211,6 +211,17 @@ SCENARIOS = {
             },
         },
         "workload": {"kind": "kv_gets", "kv_utilization": 0.3, "kv_duration": "200ms"},
+    },
+    "shuffle": {
+        "topology": {"senders": 6, "buffer": "32KB"},
+        "workload": {
+            "kind": "shuffle",
+            "sru": "64KB",
+            "blocks": 2,
+            "reducers": 8,
+            "fanout_window": 3,
+            "response_header": "24B",
+        },
     },
 }
 

@@ -445,16 +445,7 @@ impl KvGets {
                 bytes: self.request,
             });
         } else {
-            if self.header > 0 {
-                act.push(Action::Write {
-                    ep: c.sender(),
-                    bytes: self.header,
-                });
-            }
-            act.push(Action::Write {
-                ep: c.sender(),
-                bytes: size,
-            });
+            Action::push_response(act, c.sender(), self.header, size);
         }
         self.written[c.index()] += self.reply_bytes(size, put);
     }

@@ -242,16 +242,7 @@ impl Shuffle {
             && received >= (self.answered[i] as u64 + 1) * self.request
         {
             self.answered[i] += 1;
-            if self.header > 0 {
-                act.push(Action::Write {
-                    ep: c.sender(),
-                    bytes: self.header,
-                });
-            }
-            act.push(Action::Write {
-                ep: c.sender(),
-                bytes: self.output,
-            });
+            Action::push_response(act, c.sender(), self.header, self.output);
         }
     }
 

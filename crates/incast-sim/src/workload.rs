@@ -53,6 +53,17 @@ pub enum Action {
     Finished,
 }
 
+impl Action {
+    /// A server's answer on `ep`: its application header (if any) in a write of its own, then
+    /// `bytes` of data. Every request/response workload answers this way.
+    pub(crate) fn push_response(act: &mut Vec<Action>, ep: EndpointId, header: u64, bytes: u64) {
+        if header > 0 {
+            act.push(Action::Write { ep, bytes: header });
+        }
+        act.push(Action::Write { ep, bytes });
+    }
+}
+
 /// Progress of the workload.
 #[derive(Debug)]
 pub struct Workload {
@@ -369,16 +380,7 @@ impl Workload {
     pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Action>) {
         let bytes = self.response_size(conn.index());
         self.written[conn.index()] += 1;
-        if self.header > 0 {
-            act.push(Action::Write {
-                ep: conn.sender(),
-                bytes: self.header,
-            });
-        }
-        act.push(Action::Write {
-            ep: conn.sender(),
-            bytes,
-        });
+        Action::push_response(act, conn.sender(), self.header, bytes);
     }
 
     /// Header bytes among the `received` bytes the client has on `conn`: each response's
