@@ -144,6 +144,13 @@ def test_the_summary_counts_points_inside_and_the_median_error() -> None:
     assert [r.point.senders for r in s.outside] == [2]
 
 
+def test_how_far_a_point_lies_beyond_the_kernels_range() -> None:
+    assert _row("cubic", 2, [50e6, 60e6], [66e6]).beyond_range("classic") == pytest.approx(0.1)
+    assert _row("cubic", 2, [50e6, 60e6], [45e6]).beyond_range("classic") == pytest.approx(-0.1)
+    assert _row("cubic", 2, [50e6, 60e6], [55e6]).beyond_range("classic") == 0.0
+    assert _row("cubic", 2, [50e6], []).beyond_range("classic") is None
+
+
 def test_bbr_against_cubic_which_collapses_harder() -> None:
     rows = [
         _row("cubic", 2, [80e6], [90e6]),

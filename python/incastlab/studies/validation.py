@@ -396,6 +396,15 @@ class Row:
         s, r = self.sim_median(profile), self.real_median
         return None if s is None or not r else s / r - 1
 
+    def beyond_range(self, profile: str) -> float | None:
+        """How far the simulator's median lies outside the kernel's min–max, relative to the
+        nearer end: positive above the maximum, negative below the minimum, 0 inside."""
+        s = self.sim_median(profile)
+        if s is None or not self.real:
+            return None
+        lo, hi = min(self.real), max(self.real)
+        return s / hi - 1 if s > hi else (s / lo - 1 if s < lo else 0.0)
+
     def inside(self, profile: str) -> bool | None:
         s = self.sim_median(profile)
         if s is None or not self.real:
@@ -873,13 +882,14 @@ def markdown(
             "",
             f"## Points outside the kernel's min–max: `{s.profile}`",
             "",
-            "RTOs per run (medians): the kernel's, with its tail-loss probes after the slash, "
-            "and the simulator's. Why: from `reasons.csv` beside this file, written by people "
-            "(kept when the study is rerun).",
+            "Off the range: how far the simulator's median lies beyond the nearer end of the "
+            "kernel's min–max. RTOs per run (medians): the kernel's, with its tail-loss probes "
+            "after the slash, and the simulator's. Why: from `reasons.csv` beside this file, "
+            "written by people (kept when the study is rerun).",
             "",
-            "| buffer | RTOmin | cc | N | real [min–max] | sim | sim / real − 1 | "
+            "| buffer | RTOmin | cc | N | real [min–max] | sim | sim / real − 1 | off the range | "
             "RTOs real / TLP | RTOs sim | why |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in s.outside:
             p = r.point
@@ -887,6 +897,7 @@ def markdown(
                 f"| {p.buffer} | {p.rto_min} | {p.cc} | {p.senders} | "
                 f"{_mbps(r.real_median)} [{_mbps(r.real_min)}–{_mbps(r.real_max)}] | "
                 f"{_mbps(r.sim_median(s.profile))} | {_pct(r.error(s.profile))} | "
+                f"{_pct_fine(r.beyond_range(s.profile))} | "
                 f"{_num(_median_int(r.real_timeouts))} / {_num(_median_int(r.real_probes))} | "
                 f"{_num(_median_int(r.sim_timeouts.get(s.profile, [])))} | "
                 + (reasons.get((s.profile, p.key)) or reasons.get(("*", p.key)) or "")
@@ -949,6 +960,10 @@ NOTES = [
 
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:g}"
+
+
+def _pct_fine(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:+.1f}%"
 
 
 def _ratio(x: float | None) -> str:
