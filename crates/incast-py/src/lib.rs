@@ -190,12 +190,7 @@ fn serve(
 ) -> PyResult<()> {
     use incast_net::server::{Server, ServerConfig};
     use std::sync::atomic::Ordering;
-    let sock: std::net::SocketAddr = addr.parse().map_err(|_| {
-        let shown: String = addr.chars().take(60).collect();
-        PyValueError::new_err(format!(
-            "--listen: expected host:port such as 127.0.0.1:9000, got {shown:?}"
-        ))
-    })?;
+    let sock = socket_addr("--listen", "127.0.0.1:9000", addr)?;
     let cfg = ServerConfig {
         max_request,
         max_conns,
@@ -267,13 +262,7 @@ impl PyBlockServers {
         use incast_net::server::{Server, ServerConfig};
         let mut addrs = Vec::with_capacity(listen.len());
         for (ns, a) in listen {
-            let sock: std::net::SocketAddr = a.parse().map_err(|_| {
-                let shown: String = a.chars().take(60).collect();
-                PyValueError::new_err(format!(
-                    "listen: expected host:port such as 10.0.0.1:9000, got {shown:?}"
-                ))
-            })?;
-            addrs.push((ns, sock));
+            addrs.push((ns, socket_addr("listen", "10.0.0.1:9000", &a)?));
         }
         let cfg = ServerConfig {
             max_request,
@@ -373,6 +362,16 @@ impl Drop for PyBlockServers {
             let _ = h.join();
         }
     }
+}
+
+/// `text` as a socket address, or one line naming `field` with an `example` of the form.
+fn socket_addr(field: &str, example: &str, text: &str) -> PyResult<std::net::SocketAddr> {
+    text.parse().map_err(|_| {
+        let shown: String = text.chars().take(60).collect();
+        PyValueError::new_err(format!(
+            "{field}: expected host:port such as {example}, got {shown:?}"
+        ))
+    })
 }
 
 fn duration(name: &str, s: f64) -> PyResult<std::time::Duration> {
@@ -478,12 +477,7 @@ impl PyKvCluster {
         }
         let mut list = Vec::with_capacity(hosts.len());
         for (netns, a) in hosts {
-            let addr = a.parse().map_err(|_| {
-                let shown: String = a.chars().take(60).collect();
-                PyValueError::new_err(format!(
-                    "hosts: expected host:port such as 10.0.0.1:9000, got {shown:?}"
-                ))
-            })?;
+            let addr = socket_addr("hosts", "10.0.0.1:9000", &a)?;
             list.push(KvHost { netns, addr });
         }
         if sc.workload.kv_put_fraction > 0.0 {
