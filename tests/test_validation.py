@@ -151,6 +151,13 @@ def test_how_far_a_point_lies_beyond_the_kernels_range() -> None:
     assert _row("cubic", 2, [50e6], []).beyond_range("classic") is None
 
 
+def test_runs_from_a_kernel_with_another_tick_are_refused() -> None:
+    val.check_kernel_clock({"hz": 250})
+    val.check_kernel_clock({})  # nothing recorded: nothing to contradict
+    with pytest.raises(ValueError, match="HZ = 1000"):
+        val.check_kernel_clock({"hz": 1000})
+
+
 def test_bbr_against_cubic_which_collapses_harder() -> None:
     rows = [
         _row("cubic", 2, [80e6], [90e6]),

@@ -119,7 +119,10 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(f"[yellow]kernel run failed:[/yellow] {f}", soft_wrap=True)
     if a.real_only:
         return 0
-    v = val.validate(grid, real_dir, profiles, say=say)
+    try:
+        v = val.validate(grid, real_dir, profiles, say=say)
+    except ValueError as e:  # the kernel's runs contradict what the simulator is given
+        raise UsageError(str(e)) from None
     if not v.rows:
         raise UsageError(f"--real-dir: no kernel runs in {real_dir} (run without --skip-real)")
     command = val.command_line(grid, list(profiles), a.real_dir, a.out)

@@ -598,6 +598,7 @@ def validate(
         rows.append(row)
         say(f"{p.key}: simulated")
     runs = [r for rs in stored.values() for r in rs]
+    check_kernel_clock(kernel_facts(runs))
     load = [float(m["cpu_nice"]) for r in runs if "cpu_nice" in (m := r.report.get("machine", {}))]
     return Validation(
         replace(grid),
@@ -715,6 +716,20 @@ def _link_mbps(link: str) -> float:
     return parse_rate(link) / 1e6
 
 
+def check_kernel_clock(kernel: Mapping[str, Any]) -> None:
+    """Raise ValueError if the runs' kernel ticks at another HZ than :data:`KERNEL_CLOCK`,
+    the tick the profiles give the simulator (its RTOmin rounding and timers depend on it)."""
+    from incastlab.units import PS_PER_S, parse_time
+
+    hz = kernel.get("hz")
+    if hz and parse_time(KERNEL_CLOCK) * int(hz) != PS_PER_S:
+        raise ValueError(
+            f"the kernel runs ticked at HZ = {hz}, but the simulator is given {KERNEL_CLOCK} "
+            "ticks (studies.validation.KERNEL_CLOCK): rerun the kernel's grid on a HZ = "
+            f"{PS_PER_S // parse_time(KERNEL_CLOCK)} kernel or change the constant"
+        )
+
+
 def kernel_facts(results: Iterable[Result]) -> dict[str, Any]:
     """The kernel facts the first of ``results`` recorded: release, HZ, sysctls, offloads."""
     for r in results:
@@ -777,7 +792,8 @@ def markdown(
         "",
         "The simulator is given the testbed's measured base RTT (the median of 20 ICMP echoes "
         "on the idle testbed, timed by the kernel; `rtt_us` below) and the kernel's "
-        f"{KERNEL_CLOCK} timer tick (HZ = 250), as each profile takes it, and the shaper's "
+        f"{KERNEL_CLOCK} timer tick (HZ = {kernel.get('hz', '?')}), as each profile takes it, "
+        "and the shaper's "
         "framing: tbf charges each packet the 1514 bytes the veth sends for 1448 bytes of "
         "payload, with no FCS, preamble or gap ("
         + ", ".join(f"`{k} = {v!r}`" for k, v in TESTBED_FRAMING.items())
