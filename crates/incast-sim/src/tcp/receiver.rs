@@ -71,9 +71,8 @@ pub(super) struct Receiver {
     compressed: u32,
     /// When the held-back SACK goes out (`compressed_ack_timer`), if armed.
     comp_at: Option<SimTime>,
-    /// How long a SACK is held back: 5% of the connection's smoothed RTT, at most 1 ms, plus
-    /// half the timer's 100 µs slack.
-    comp_delay: SimTime,
+    /// The connection's smoothed RTT when the last segment arrived (the hold's length).
+    srtt: SimTime,
 }
 
 /// Quick ACKs granted at a connection's start, after a long idle gap or a loss
@@ -119,7 +118,7 @@ impl Receiver {
             dup_acks: 0,
             compressed: 0,
             comp_at: None,
-            comp_delay: 0,
+            srtt: 0,
         }
     }
 
@@ -219,8 +218,8 @@ impl Receiver {
         rto: SimTime,
         srtt: SimTime,
     ) -> u64 {
+        self.srtt = srtt;
         if self.quickack {
-            self.comp_delay = (srtt / 20).min(COMP_SACK_DELAY_MAX) + COMP_SACK_SLACK / 2;
             // Linux's tcp_event_data_recv: quick ACKs for the first data and after a gap
             // longer than the RTO (the sender may have restarted its window).
             // Both sides of Linux's test are jiffies: the gap counts ticks crossed, and the
@@ -324,7 +323,9 @@ impl Receiver {
         }
         self.compressed += 1;
         if self.comp_at.is_none() {
-            self.comp_at = Some(now + self.comp_delay);
+            // 5% of the SRTT, at most 1 ms, plus half the hrtimer's 100 µs slack.
+            let hold = (self.srtt / 20).min(COMP_SACK_DELAY_MAX) + COMP_SACK_SLACK / 2;
+            self.comp_at = Some(now + hold);
         }
         true
     }
