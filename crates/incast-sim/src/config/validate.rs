@@ -361,7 +361,12 @@ impl Scenario {
         if t.host_jitter > PS_PER_S {
             return Err(bad("topology.host_jitter", "must be at most 1s"));
         }
-        if t.link_jitter > 2 * self.link_delay() {
+        if t.rtt > 10 * PS_PER_S {
+            return Err(bad("topology.rtt", "must be at most 10s"));
+        }
+        // The shape bounds the per-link delay, so the jitter test below cannot overflow.
+        self.validate_shape()?;
+        if t.link_jitter > self.link_delay().saturating_mul(2) {
             return Err(bad(
                 "topology.link_jitter",
                 format!(
@@ -370,10 +375,6 @@ impl Scenario {
                 ),
             ));
         }
-        if t.rtt > 10 * PS_PER_S {
-            return Err(bad("topology.rtt", "must be at most 10s"));
-        }
-        self.validate_shape()?;
         if self.transport == Transport::Ndp {
             self.validate_ndp()?;
         }
