@@ -144,6 +144,18 @@ def test_the_summary_counts_points_inside_and_the_median_error() -> None:
     assert [r.point.senders for r in s.outside] == [2]
 
 
+def test_the_summary_says_what_the_share_owes_to_the_number_of_runs() -> None:
+    rows = [
+        _row("cubic", 1, [90e6, 91e6, 95e6, 70e6], [93e6]),  # inside 4 runs, not the first 2
+        _row("cubic", 2, [50e6, 60e6, 55e6, 52e6], [55e6]),  # inside both
+        _row("cubic", 4, [20e6, 30e6, 25e6], [40e6]),  # inside neither
+    ]
+    (s,) = val.summarize(rows, ["classic"])
+    assert s.inside_share == pytest.approx(2 / 3)
+    assert s.half_runs == 2 and s.inside_share_half == pytest.approx(1 / 3)
+    assert rows[0].inside("classic", 2) is False and rows[0].inside("classic") is True
+
+
 def test_how_far_a_point_lies_beyond_the_kernels_range() -> None:
     assert _row("cubic", 2, [50e6, 60e6], [66e6]).beyond_range("classic") == pytest.approx(0.1)
     assert _row("cubic", 2, [50e6, 60e6], [45e6]).beyond_range("classic") == pytest.approx(-0.1)
