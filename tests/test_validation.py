@@ -303,3 +303,17 @@ def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path
     assert all(p.exists() and p.stat().st_size > 0 for p in written)
     csv = (tmp_path / "docs" / "validation.csv").read_text().splitlines()
     assert csv[0].startswith("buffer,rto_min,cc,senders,rtt_us,real_runs") and len(csv) == 5
+
+
+def test_the_machine_is_described_per_repetition() -> None:
+    from types import SimpleNamespace
+
+    def run(busy: float, rtt_us: float) -> Any:
+        return SimpleNamespace(
+            report={"machine": {"cpu_busy": busy}, "emulated": {"rtt_measured_s": rtt_us * 1e-6}}
+        )
+
+    stored = [[run(1.0, 48), run(0.8, 24)], [run(0.9, 50), run(0.7, 20)], [run(1.0, 44)]]
+    got = val.conditions_by_repetition(stored, 2)
+    assert [(rep, b) for rep, b, _ in got] == [(0, 1.0), (1, 0.75)]
+    assert got[0][2] == pytest.approx(48e-6) and got[1][2] == pytest.approx(22e-6)

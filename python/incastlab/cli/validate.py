@@ -60,7 +60,7 @@ def add_validate_parser(sub: Any) -> None:
         help="a scenario override of a profile, e.g. paced:tcp.profile=linux (repeatable)",
     )
     v.add_argument(
-        "--repeat", type=whole(1, 1000), help="kernel runs per point (default 5; quick: 2)"
+        "--repeat", type=whole(1, 1000), help="kernel runs per point (default 10; quick: 2)"
     )
     v.add_argument("--blocks", type=whole(1, 10**6), help="blocks per run (default 30; quick: 5)")
     v.add_argument("--quick", action="store_true", help="a tiny grid: 32 KB, 200 ms, N = 1, 4")

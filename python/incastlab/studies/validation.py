@@ -108,7 +108,7 @@ class Grid:
     #: Blocks run first and not measured, by the kernel's client and the simulator alike:
     #: the first block's slow-start overshoot belongs to no steady state.
     warmup: int = 1
-    repeat: int = 5
+    repeat: int = 10
     #: The first repetition's seed; repetition k has seed + k.
     seed: int = 1
 
@@ -565,6 +565,9 @@ class Validation:
     other_load: list[float] = field(default_factory=list)
     #: The testbed's per-link timing noise given to the simulator (:func:`testbed_jitter_s`).
     jitter_s: float = 0.0
+    #: Per repetition (over the points): the median share of CPU time the machine was busy
+    #: and the median measured base RTT. Runs recorded on another day can differ in both.
+    by_repetition: list[tuple[int, float | None, float | None]] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -618,7 +621,32 @@ def validate(
         kernel_facts(runs),
         load,
         jitter,
+        conditions_by_repetition(stored.values(), grid.repeat),
     )
+
+
+def conditions_by_repetition(
+    stored: Iterable[Sequence[Result]], repeat: int
+) -> list[tuple[int, float | None, float | None]]:
+    """(repetition, median CPU busy share, median measured RTT in seconds) over the points:
+    how the machine was when each repetition of the grid was recorded."""
+    busy: list[list[float]] = [[] for _ in range(repeat)]
+    rtt: list[list[float]] = [[] for _ in range(repeat)]
+    for runs in stored:
+        for rep, r in enumerate(runs[:repeat]):
+            if (b := r.report.get("machine", {}).get("cpu_busy")) is not None:
+                busy[rep].append(float(b))
+            if x := r.report.get("emulated", {}).get("rtt_measured_s"):
+                rtt[rep].append(float(x))
+    return [
+        (
+            rep,
+            statistics.median(busy[rep]) if busy[rep] else None,
+            statistics.median(rtt[rep]) if rtt[rep] else None,
+        )
+        for rep in range(repeat)
+        if busy[rep] or rtt[rep]
+    ]
 
 
 # --- what is written -------------------------------------------------------------------
@@ -953,6 +981,16 @@ def markdown(
             "- offloads of a sender's veth: "
             + _offloads_text(kernel.get("offloads", {}).get("sender eth0", {})),
         ]
+    if v.by_repetition:
+        lines.append(
+            "- the machine during each repetition of the grid (medians over the points; "
+            "`report.machine.cpu_busy`, `report.emulated.rtt_measured_s`): "
+            + "; ".join(
+                f"run {rep + 1}: CPUs {_share(b)} busy, RTT "
+                + ("-" if t is None else f"{t * 1e6:.0f} µs")
+                for rep, b, t in v.by_repetition
+            )
+        )
     if v.other_load:
         lines.append(
             "- other work on the machine's CPUs during the kernel's runs (`report.machine`, "
