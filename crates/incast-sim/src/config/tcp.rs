@@ -63,6 +63,18 @@ pub enum CongestionControl {
     Bbr,
 }
 
+/// How CUBIC computes its window increase.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicUpdate {
+    /// RFC 9438 as written: the curve's target is recomputed in real time on every ACK.
+    PerAck,
+    /// Linux's `tcp_cubic.c`: whole segments on the jiffy clock, recomputed at most once per
+    /// jiffy and, while cwnd is unchanged, every HZ/32 jiffies (28 ms at HZ = 250); a timeout
+    /// forgets W_max.
+    Linux,
+}
+
 /// How the congestion window comes down during fast recovery.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -104,6 +116,7 @@ impl Profile {
                 ("sack_compression", json!(true)),
                 ("sack_rtt", json!(true)),
                 ("hystart", json!(true)),
+                ("cubic_update", json!("linux")),
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
                 ("timer_granularity", json!(4 * PS_PER_MS)),
@@ -118,6 +131,7 @@ choices! {
     RtoFormula: Rfc6298, Linux;
     RtoRandomization: None, Uniform, Tda, Maa, Fsa;
     CongestionControl: Reno, Cubic, Dctcp, Bbr;
+    CubicUpdate: PerAck, Linux;
     RecoveryCwnd: Prr, Halve;
 }
 
@@ -212,6 +226,12 @@ section! {
         /// HyStart for CUBIC (Ha and Rhee, as Linux's `tcp_cubic`): slow start ends when a
         /// round's ACK train spans half the minimum RTT or its RTT grows by an eighth.
         pub hystart: bool [Plain] = false,
+        /// How CUBIC computes its increase: "per_ack" (RFC 9438 as written: the curve's target
+        /// recomputed in real time on every ACK) or "linux" (`tcp_cubic.c`: in whole segments
+        /// on the timer's jiffy, at most once per jiffy and, while cwnd is unchanged, every
+        /// HZ/32 jiffies, 28 ms at HZ = 250, so at a window of 2 the window holds that long; a
+        /// timeout forgets W_max and caps the increase at one segment per 20 ACKs).
+        pub cubic_update: CubicUpdate [Plain] = CubicUpdate::PerAck,
         /// Pace every congestion control (Linux's fq or internal pacing): cwnd/SRTT × 2 in
         /// slow start, × 1.2 after. BBR always paces.
         pub pacing: bool [Plain] = false,

@@ -5,7 +5,7 @@
 //! There is no clock inside: every entry point receives `now` and appends segments to send to
 //! `out`; [`Endpoint::poll_at`] says when the endpoint next needs to run.
 
-use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd, Tcp};
+use crate::config::{CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd, Tcp};
 use crate::net::{ECE, MAX_SACK_BLOCKS};
 use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
@@ -52,6 +52,8 @@ pub struct TcpParams {
     pub sack_rtt: bool,
     /// HyStart for CUBIC.
     pub hystart: bool,
+    /// How CUBIC computes its increase.
+    pub cubic_update: CubicUpdate,
     /// Pace every congestion control (BBR always paces).
     pub pacing: bool,
     /// Paced senders release TSO-sized bursts.
@@ -81,6 +83,7 @@ impl From<&Tcp> for TcpParams {
             sack_compression: t.sack_compression,
             sack_rtt: t.sack_rtt,
             hystart: t.hystart,
+            cubic_update: t.cubic_update,
             pacing: t.pacing,
             tso: t.tso,
             header_bytes: t.header_bytes,

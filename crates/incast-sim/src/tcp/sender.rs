@@ -245,7 +245,12 @@ impl Sender {
             burst_bytes: 0,
             pace_at: None,
             cwnd: p.initial_window,
-            cc: AnyController::new(p.congestion_control, p.dctcp_g),
+            cc: AnyController::new(
+                p.congestion_control,
+                p.dctcp_g,
+                p.cubic_update,
+                rtt.tick(),
+            ),
             p,
             snd_una: 0,
             snd_nxt: 0,
@@ -310,6 +315,7 @@ impl Sender {
     pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Outbox<'_>) {
         if self.board.is_empty() {
             self.restart_after_idle(now);
+            self.cc.on_tx_start(now, self.last_send);
             if let Some(b) = self.bbr.as_mut() {
                 b.on_tx_start(self.rate.app_limited_until != 0, now, self.p.mss);
                 self.pacing_rate = b.pacing_rate();
@@ -374,6 +380,7 @@ impl Sender {
                 b.on_rto(&st, lost_total);
             }
         }
+        self.cc.on_timeout();
         self.cwnd = 1;
         self.cwnd_cnt = 0;
         self.board.mark_all_lost(self.snd_una);
@@ -794,6 +801,7 @@ impl Sender {
                 let r = self.rtt.measure(sent, now);
                 self.rtt.sample_at(r, ack, self.snd_nxt);
                 self.min_rtt = self.min_rtt.min(r);
+                self.cc.on_rtt(now, r);
                 rtt_sample = Some(r);
             } else if let (None, Some(sent), true) = (first_sackt, cleaned.first_sent, sack_rtt) {
                 // Linux's tcp_ack_update_rtt: where Karn's rule leaves the cumulative ACK
@@ -1162,6 +1170,11 @@ impl Sender {
             self.min_rtt
         };
         let per = self.cc.acks_per_increment(now, self.cwnd, min_rtt, acked);
+        if self.cc.gentle_credits() && self.cwnd_cnt >= per {
+            // Credits earned while `per` was larger: one segment now, not all of them.
+            self.cwnd_cnt = 0;
+            self.cwnd = (self.cwnd + 1).min(MAX_CWND);
+        }
         self.cwnd_cnt += acked;
         if self.cwnd_cnt >= per {
             let delta = self.cwnd_cnt / per;

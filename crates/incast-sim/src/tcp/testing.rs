@@ -1,6 +1,6 @@
 //! Factories for the TCP tests: one endpoint per state, time always explicit.
 
-use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd};
+use crate::config::{CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd};
 use crate::tcp::{Endpoint, Incoming, RttEstimator, Segment, TcpParams};
 use crate::units::{from_ms, from_us, SimTime, PS_PER_S};
 
@@ -28,6 +28,7 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         sack_compression: false,
         sack_rtt: false,
         hystart: false,
+        cubic_update: CubicUpdate::PerAck,
         pacing: false,
         tso: false,
         header_bytes: 0,

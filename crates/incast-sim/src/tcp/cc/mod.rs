@@ -5,15 +5,17 @@
 
 pub(crate) mod bbr;
 mod cubic;
+mod cubic_linux;
 mod dctcp;
 pub(crate) mod hystart;
 mod reno;
 
 pub(crate) use cubic::Cubic;
+pub(crate) use cubic_linux::LinuxCubic;
 pub(crate) use dctcp::Dctcp;
 pub(crate) use reno::Reno;
 
-use crate::config::CongestionControl;
+use crate::config::{CongestionControl, CubicUpdate};
 
 /// Linux's `GSO_MAX_SIZE`: the largest segmentation-offload burst a socket hands down, bytes.
 pub(crate) const GSO_MAX_SIZE: u64 = 65536;
@@ -51,6 +53,23 @@ pub(crate) trait Controller {
     fn ssthresh_after_ecn(&mut self, cwnd: u32) -> u32 {
         self.ssthresh_after_loss(cwnd)
     }
+
+    /// A retransmission timeout put the connection in the Loss state (Linux's `set_state`).
+    fn on_timeout(&mut self) {}
+
+    /// Sending resumes at `now` with nothing in flight, the last send having been at
+    /// `last_send` (Linux's `CA_EVENT_TX_START`).
+    fn on_tx_start(&mut self, _now: SimTime, _last_send: SimTime) {}
+
+    /// An RTT sample `rtt` from an ACK at `now` (Linux's `pkts_acked`).
+    fn on_rtt(&mut self, _now: SimTime, _rtt: SimTime) {}
+
+    /// Whether credits for growth earned at a larger `acks_per_increment` are applied one
+    /// segment at a time when it falls (Linux 4.0 on, `tcp_cong_avoid_ai`), rather than all
+    /// at once. Only a controller whose increment can fall between ACKs needs the rule.
+    fn gentle_credits(&self) -> bool {
+        false
+    }
 }
 
 /// One connection's congestion control, dispatched without a `Box<dyn>`.
@@ -58,22 +77,35 @@ pub(crate) trait Controller {
 pub(crate) enum AnyController {
     /// Reno / NewReno.
     Reno(Reno),
-    /// CUBIC.
+    /// CUBIC, recomputed on every ACK (RFC 9438).
     Cubic(Cubic),
+    /// CUBIC as Linux computes it.
+    LinuxCubic(LinuxCubic),
     /// DCTCP.
     Dctcp(Dctcp),
 }
 
 impl AnyController {
-    /// The controller `kind` names; `dctcp_g` is DCTCP's gain g.
-    pub(crate) fn new(kind: CongestionControl, dctcp_g: f64) -> AnyController {
-        match kind {
-            CongestionControl::Reno => AnyController::Reno(Reno),
-            CongestionControl::Cubic => AnyController::Cubic(Cubic::default()),
-            CongestionControl::Dctcp => AnyController::Dctcp(Dctcp::new(dctcp_g)),
+    /// The controller `kind` names; `dctcp_g` is DCTCP's gain g; `cubic` how CUBIC is
+    /// computed, on a jiffy of `tick`.
+    pub(crate) fn new(
+        kind: CongestionControl,
+        dctcp_g: f64,
+        cubic: CubicUpdate,
+        tick: SimTime,
+    ) -> AnyController {
+        match (kind, cubic) {
+            (CongestionControl::Reno, _) => AnyController::Reno(Reno),
+            (CongestionControl::Cubic, CubicUpdate::PerAck) => {
+                AnyController::Cubic(Cubic::default())
+            }
+            (CongestionControl::Cubic, CubicUpdate::Linux) => {
+                AnyController::LinuxCubic(LinuxCubic::new(tick))
+            }
+            (CongestionControl::Dctcp, _) => AnyController::Dctcp(Dctcp::new(dctcp_g)),
             // BBR sets cwnd and the pacing rate itself (`bbr.rs`, driven by the sender); its
             // controller slot keeps Reno's defaults, which BBR never reaches.
-            CongestionControl::Bbr => AnyController::Reno(Reno),
+            (CongestionControl::Bbr, _) => AnyController::Reno(Reno),
         }
     }
 
@@ -89,6 +121,7 @@ macro_rules! dispatch {
         match $self {
             AnyController::Reno($c) => $call,
             AnyController::Cubic($c) => $call,
+            AnyController::LinuxCubic($c) => $call,
             AnyController::Dctcp($c) => $call,
         }
     };
@@ -113,5 +146,25 @@ impl Controller for AnyController {
     #[inline]
     fn ssthresh_after_ecn(&mut self, cwnd: u32) -> u32 {
         dispatch!(self, c => c.ssthresh_after_ecn(cwnd))
+    }
+
+    #[inline]
+    fn on_timeout(&mut self) {
+        dispatch!(self, c => c.on_timeout())
+    }
+
+    #[inline]
+    fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
+        dispatch!(self, c => c.on_tx_start(now, last_send))
+    }
+
+    #[inline]
+    fn on_rtt(&mut self, now: SimTime, rtt: SimTime) {
+        dispatch!(self, c => c.on_rtt(now, rtt))
+    }
+
+    #[inline]
+    fn gentle_credits(&self) -> bool {
+        dispatch!(self, c => c.gentle_credits())
     }
 }
