@@ -1241,8 +1241,9 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::CongestionControl;
+    use crate::config::{CongestionControl, CubicUpdate};
     use crate::net::MAX_SACK_BLOCKS;
+    use crate::tcp::Endpoint;
     use crate::tcp::testing::*;
     use crate::units::{from_ms, from_us};
 
@@ -1666,6 +1667,49 @@ mod tests {
         assert_eq!(after(true, false), 2);
         assert_eq!(after(true, true), 1);
         assert_eq!(after(false, false), 1);
+    }
+
+    /// A CUBIC sender in congestion avoidance at cwnd 2 = ssthresh after a loss at 2, on 4 ms
+    /// jiffies, whose ACKs come one segment at a time every 700 us from `t0`.
+    fn cubic_at_two(update: CubicUpdate) -> (Endpoint, SimTime) {
+        let rtt = RttEstimator::new(from_ms(200), 120 * PS_PER_S, PS_PER_S, from_us(1))
+            .with_timer_granularity(from_ms(4));
+        let mut e = Endpoint::new(
+            TcpParams {
+                congestion_control: CongestionControl::Cubic,
+                cubic_update: update,
+                ..params(true)
+            },
+            rtt,
+            Some(from_us(100)),
+        );
+        let mut out = Vec::new();
+        e.write(0, 1000 * MSS, &mut out);
+        e.tx.ssthresh = e.tx.cc.ssthresh_after_loss(2);
+        e.tx.cwnd = 2;
+        (e, from_ms(4))
+    }
+
+    #[test]
+    fn linux_cubic_holds_a_window_of_two_for_hz_over_32() {
+        let (mut e, t0) = cubic_at_two(CubicUpdate::Linux);
+        // Forty ACKs over 28 ms (seven jiffies): the window stays at 2...
+        for k in 0..40u64 {
+            ack(&mut e, t0 + k * from_us(700), (k + 1) * MSS, &[]);
+            assert_eq!(e.cwnd(), 2, "ACK {k}");
+        }
+        ack(&mut e, t0 + from_ms(32) - 1, 41 * MSS, &[]);
+        assert_eq!(e.cwnd(), 2);
+        // ...until the eighth jiffy, when the Reno-friendly estimate (2 + 14) takes over, one
+        // segment now rather than every credit earned meanwhile.
+        ack(&mut e, t0 + from_ms(32), 42 * MSS, &[]);
+        assert_eq!(e.cwnd(), 3);
+        // The per-ACK curve grows from 2 within the first four ACKs.
+        let (mut e, t0) = cubic_at_two(CubicUpdate::PerAck);
+        for k in 0..4u64 {
+            ack(&mut e, t0 + k * from_us(700), (k + 1) * MSS, &[]);
+        }
+        assert!(e.cwnd() > 2, "cwnd {}", e.cwnd());
     }
 
     #[test]
