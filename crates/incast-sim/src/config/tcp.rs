@@ -75,6 +75,16 @@ pub enum CubicUpdate {
     Linux,
 }
 
+/// Whether cwnd grows before or after loss recovery has looked at an ACK.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AckOrder {
+    /// Linux 2.6 and 3.x (`tcp_cong_avoid` before `tcp_fastretrans_alert`).
+    GrowFirst,
+    /// Linux 4.x on (`tcp_cong_control` after `tcp_fastretrans_alert`).
+    RecoveryFirst,
+}
+
 /// How the congestion window comes down during fast recovery.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -117,6 +127,7 @@ impl Profile {
                 ("sack_rtt", json!(true)),
                 ("hystart", json!(true)),
                 ("cubic_update", json!("linux")),
+                ("ack_order", json!("recovery_first")),
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
                 ("timer_granularity", json!(4 * PS_PER_MS)),
@@ -132,6 +143,7 @@ choices! {
     RtoRandomization: None, Uniform, Tda, Maa, Fsa;
     CongestionControl: Reno, Cubic, Dctcp, Bbr;
     CubicUpdate: PerAck, Linux;
+    AckOrder: GrowFirst, RecoveryFirst;
     RecoveryCwnd: Prr, Halve;
 }
 
@@ -166,6 +178,12 @@ section! {
         pub rto_formula: RtoFormula [Plain] = RtoFormula::Linux,
         /// How cwnd comes down during fast recovery.
         pub recovery_cwnd: RecoveryCwnd [Plain] = RecoveryCwnd::Prr,
+        /// Whether an ACK grows cwnd before loss recovery looks at it: "grow_first" (Linux 2.6
+        /// and 3.x: an ACK that also starts recovery first grows cwnd, so ssthresh is cut from
+        /// the grown window, and the ACK that ends recovery does not grow it) or
+        /// "recovery_first" (Linux 4.x on: the ACK that starts recovery does not grow cwnd; the
+        /// one that ends it sets cwnd to ssthresh, then grows it).
+        pub ack_order: AckOrder [Plain] = AckOrder::GrowFirst,
         /// Congestion control.
         pub congestion_control: CongestionControl [Plain] = CongestionControl::Reno,
         /// F-RTO (RFC 5682, SACK-enhanced, Linux's default): after a timeout, send new data

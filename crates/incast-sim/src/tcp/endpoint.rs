@@ -5,7 +5,7 @@
 //! There is no clock inside: every entry point receives `now` and appends segments to send to
 //! `out`; [`Endpoint::poll_at`] says when the endpoint next needs to run.
 
-use crate::config::{CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd, Tcp};
+use crate::config::{AckOrder, CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd, Tcp};
 use crate::net::{ECE, MAX_SACK_BLOCKS};
 use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
@@ -34,6 +34,8 @@ pub struct TcpParams {
     pub cwnd_restart: CwndRestart,
     /// cwnd reduction during fast recovery.
     pub recovery_cwnd: RecoveryCwnd,
+    /// Whether cwnd grows before or after loss recovery looks at an ACK.
+    pub ack_order: AckOrder,
     /// Congestion control.
     pub congestion_control: CongestionControl,
     /// F-RTO after timeouts.
@@ -74,6 +76,7 @@ impl From<&Tcp> for TcpParams {
             delayed_ack: t.delayed_ack,
             cwnd_restart: t.cwnd_restart,
             recovery_cwnd: t.recovery_cwnd,
+            ack_order: t.ack_order,
             congestion_control: t.congestion_control,
             frto: t.frto,
             ecn: t.ecn,

@@ -11,7 +11,7 @@
 //! It puts segments into an [`Outbox`], which adds the receive half's acknowledgment, and
 //! leaves the retransmission timer's deadline in `rto_at`.
 
-use crate::config::{CongestionControl, CwndRestart, RecoveryCwnd};
+use crate::config::{AckOrder, CongestionControl, CwndRestart, RecoveryCwnd};
 use crate::net::{CWR, ECT};
 use crate::rng::Rng;
 use crate::tcp::cc::bbr::{AckState, Bbr};
@@ -874,9 +874,12 @@ impl Sender {
             }
         }
         let bbr = self.bbr.is_some();
+        // Linux 4.x on grows cwnd after loss recovery has looked at the ACK
+        // (`tcp_cong_control` after `tcp_fastretrans_alert`); 2.6 and 3.x grew it first.
+        let late = self.p.ack_order == AckOrder::RecoveryFirst;
         match self.ca {
             CaState::Open => {
-                if ack > prior_una && !bbr {
+                if ack > prior_una && !bbr && !late {
                     self.grow(delivered, now);
                 }
                 let enter = if rack_tlp {
@@ -887,7 +890,11 @@ impl Sender {
                             && newly_sacked > 0
                             && self.board.head_lost_by_sack(self.p.dupthresh))
                 };
-                if enter && !self.board.is_empty() {
+                let enter = enter && !self.board.is_empty();
+                if late && ack > prior_una && !bbr && !enter {
+                    self.grow(delivered, now);
+                }
+                if enter {
                     self.enter_recovery();
                     if !bbr {
                         self.reduce_cwnd(
@@ -906,6 +913,10 @@ impl Sender {
                         // sets cwnd itself skips: BBR's ssthresh stays infinite, and it
                         // restores its own cwnd on leaving recovery.
                         self.cwnd = self.ssthresh;
+                        if late {
+                            // Open again, an ACK of new data may raise cwnd.
+                            self.grow(delivered, now);
+                        }
                     }
                     self.dupacks = 0;
                 } else if !self.p.sack {
@@ -1667,6 +1678,30 @@ mod tests {
         assert_eq!(after(true, false), 2);
         assert_eq!(after(true, true), 1);
         assert_eq!(after(false, false), 1);
+    }
+
+    /// Linux 4.x on: the ACK that starts recovery does not grow cwnd first (so ssthresh is cut
+    /// from the window before it), and the one that ends recovery grows it after setting it
+    /// to ssthresh; Linux 2.6/3.x did the opposite.
+    #[test]
+    fn recovery_first_grows_cwnd_only_outside_recovery() {
+        for (order, ssthresh) in [(AckOrder::GrowFirst, 7), (AckOrder::RecoveryFirst, 5)] {
+            let mut e = endpoint(TcpParams {
+                ack_order: order,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(0, 100 * MSS, &mut out);
+            // Segment 0 arrives, 1 is lost, 2-4 are SACKed: recovery, in slow start.
+            ack(&mut e, from_us(100), MSS, &[(2 * MSS, 5 * MSS)]);
+            assert_eq!(e.tx.ca, CaState::Recovery);
+            assert_eq!(e.tx.ssthresh, ssthresh, "{order:?}");
+            let high = e.tx.high_seq;
+            ack(&mut e, from_us(200), high, &[]);
+            assert_eq!(e.tx.ca, CaState::Open);
+            let grown = u32::from(order == AckOrder::RecoveryFirst);
+            assert_eq!(e.cwnd(), ssthresh + grown, "{order:?}");
+        }
     }
 
     /// A CUBIC sender in congestion avoidance at cwnd 2 = ssthresh after a loss at 2, on 4 ms
