@@ -48,8 +48,12 @@ pub(super) struct Receiver {
     quick: u32,
     /// Interactive ("ping-pong") mode: this end answers data with data, so quick ACKs are off.
     pingpong: bool,
-    /// When data last arrived (`icsk_ack.lrcvtime`).
+    /// When in-order data last arrived (`icsk_ack.lrcvtime`).
     last_rcv: Option<SimTime>,
+    /// Linux's estimate of the interval between arrivals (`icsk_ack.ato`), in ticks; 0
+    /// before the first data. An idle gap restarts quick ACKs only if it is at least this
+    /// long, and the delayed-ACK timer waits no longer.
+    ato: u64,
     /// The delayed-ACK timer's longest wait (Linux's `tcp_delack_max`); the ping-pong test
     /// keeps the full `delayed_ack` (Linux's `ato`).
     delack_max: SimTime,
@@ -109,6 +113,7 @@ impl Receiver {
             quick: 0,
             pingpong: false,
             last_rcv: None,
+            ato: 0,
             delack_max: SimTime::MAX,
             tick: 1,
             rcv_mss: MSS_DEFAULT,
@@ -163,7 +168,37 @@ impl Receiver {
         if self.quickack {
             self.quick = self.quick.max(MAX_QUICKACKS);
             self.pingpong = false;
+            self.ato = self.ato_min();
         }
+    }
+
+    /// Linux's `TCP_ATO_MIN` in ticks: the delayed-ACK timeout (HZ/25, 40 ms).
+    fn ato_min(&self) -> u64 {
+        (self.delayed_ack / self.tick).max(1)
+    }
+
+    /// Linux's `tcp_event_data_recv` for in-order data at `now`, the connection's RTO being
+    /// `rto` (whole ticks; Linux compares jiffies): quick ACKs for the first data, and after
+    /// an idle gap longer than both the RTO and the arrival interval estimate `ato`; gaps
+    /// shorter than that update the estimate.
+    fn data_received(&mut self, now: SimTime, rto: SimTime) {
+        let ato_min = self.ato_min();
+        let rto_ticks = rto / self.tick;
+        if self.ato == 0 {
+            self.quick = self.quick.max(MAX_QUICKACKS);
+            self.ato = ato_min;
+        } else if let Some(t) = self.last_rcv {
+            let gap = (now / self.tick).saturating_sub(t / self.tick);
+            if gap <= ato_min / 2 {
+                self.ato = self.ato / 2 + ato_min / 2;
+            } else if gap < self.ato {
+                self.ato = (self.ato / 2 + gap).min(rto_ticks.max(1));
+            } else if gap > rto_ticks {
+                // The sender may have restarted its window: ACK quickly.
+                self.quick = self.quick.max(MAX_QUICKACKS);
+            }
+        }
+        self.last_rcv = Some(now);
     }
 
     /// Bytes delivered in order so far (the next byte expected).
@@ -219,21 +254,8 @@ impl Receiver {
         srtt: SimTime,
     ) -> u64 {
         self.srtt = srtt;
-        if self.quickack {
-            // Linux's tcp_event_data_recv: quick ACKs for the first data and after a gap
-            // longer than the RTO (the sender may have restarted its window).
-            // Both sides of Linux's test are jiffies: the gap counts ticks crossed, and the
-            // RTO (icsk_rto) is whole ticks.
-            let gap_ticks =
-                (now / self.tick).saturating_sub(self.last_rcv.map_or(0, |t| t / self.tick));
-            match self.last_rcv {
-                None => self.quick = self.quick.max(MAX_QUICKACKS),
-                Some(_) if gap_ticks > rto / self.tick => {
-                    self.quick = self.quick.max(MAX_QUICKACKS)
-                }
-                _ => {}
-            }
-            self.last_rcv = Some(now);
+        if self.quickack && seq <= self.rcv_nxt && seq + len as u64 > self.rcv_nxt {
+            self.data_received(now, rto);
         }
         let ce = ecn & CE != 0;
         match self.echo {
@@ -288,7 +310,13 @@ impl Receiver {
                 if self.delayed_ack == 0 || self.pending_acks >= 2 || quick || pushed {
                     self.ack_now = true;
                 } else if self.delack_at.is_none() {
-                    let at = now + self.delayed_ack.min(self.delack_max);
+                    // Linux's tcp_send_delayed_ack: at most the arrival interval estimate.
+                    let ato = if self.quickack && self.ato > 0 {
+                        (self.ato * self.tick).min(self.delayed_ack)
+                    } else {
+                        self.delayed_ack
+                    };
+                    let at = now + ato.min(self.delack_max);
                     self.delack_at = Some(at.div_ceil(self.tick).saturating_mul(self.tick));
                 }
             }
@@ -387,6 +415,10 @@ impl Receiver {
     pub(super) fn acknowledged(&mut self) {
         if self.quick > 0 && self.pending_acks > 0 {
             self.quick -= 1;
+            if self.quick == 0 {
+                // Leaving quick-ACK mode deflates the interval estimate.
+                self.ato = self.ato_min();
+            }
         }
         self.pending_acks = 0;
         self.ack_now = false;
@@ -562,24 +594,50 @@ mod tests {
         assert_eq!(r.poll_at().delayed_ack, None);
     }
 
+    /// The next in-order segment arrives at `t`: whether it was acknowledged at once (if not,
+    /// the delayed ACK is sent so that the next starts clean).
+    fn acked_at_once(r: &mut Endpoint, k: &mut u64, t: SimTime) -> bool {
+        let mut out = Vec::new();
+        r.on_segment(t, &seg(*k * MSS, MSS as u32, 0, &[]), &mut out);
+        r.flush_ack(&mut out);
+        *k += 1;
+        if out.is_empty() {
+            // The delayed ACK goes out, so the next segment starts clean.
+            r.on_delack(&mut out);
+            assert_eq!(out.len(), 1);
+            return false;
+        }
+        true
+    }
+
     #[test]
-    fn linux_quick_acks_after_a_gap_of_more_ticks_than_the_rto_has() {
-        // The receiver's own RTO is RTOmin, 1 ms rounded to one 4 ms jiffy.
-        let (mut r, k, now) = linux_receiver(from_ms(1));
+    fn linux_quick_acks_after_a_gap_longer_than_the_rto_and_the_arrival_interval() {
+        // The receiver's own RTO is RTOmin, 1 ms rounded to one 4 ms jiffy; its arrival
+        // interval estimate (ato) is 10 jiffies after back-to-back data.
+        let (mut r, mut k, now) = linux_receiver(from_ms(1));
         assert_eq!(r.tx.rtt.rto(0), from_ms(4));
         assert!(now < from_ms(4), "the last segment arrived in tick 0");
-        let mut out = Vec::new();
-        // 4.1 ms later, one tick on: Linux's jiffy test (1 > 1) says no quick ACK.
-        let t = now + from_us(4100);
-        assert_eq!(t / from_ms(4), 1);
-        r.on_segment(t, &seg(k * MSS, MSS as u32, 0, &[]), &mut out);
-        r.flush_ack(&mut out);
-        assert!(out.is_empty(), "{out:?}");
-        // Two ticks after that one: quick-ACK mode, acknowledged at once.
-        let t = from_ms(12) + from_us(100);
-        r.on_segment(t, &seg((k + 1) * MSS, MSS as u32, 0, &[]), &mut out);
-        r.flush_ack(&mut out);
-        assert_eq!(out.len(), 1, "{out:?}");
+        let jiffy = from_ms(4);
+        // Two jiffies later (more than the RTO's one), but no more than half of 40 ms:
+        // Linux's tcp_event_data_recv only updates ato; no quick ACK.
+        assert!(!acked_at_once(&mut r, &mut k, 2 * jiffy + from_us(100)));
+        // Eleven jiffies on: at least ato (10) and more than the RTO: quick-ACK mode.
+        assert!(acked_at_once(&mut r, &mut k, 13 * jiffy + from_us(100)));
+        assert_eq!(r.rx.ato, 10);
+        // A gap of 6 jiffies (more than half of 40 ms, less than ato) shrinks ato to the RTO
+        // (one jiffy)...
+        let mut t = 13 * jiffy;
+        for _ in 0..20 {
+            t += from_us(10);
+            acked_at_once(&mut r, &mut k, t); // spends the quick ACKs
+        }
+        assert_eq!(r.rx.ato, 10);
+        assert!(!acked_at_once(&mut r, &mut k, 19 * jiffy + from_us(100)));
+        assert_eq!(r.rx.ato, 1);
+        // ...one of 2 jiffies grows it to 0 + 5, and then 6 jiffies is long enough.
+        assert!(!acked_at_once(&mut r, &mut k, 21 * jiffy + from_us(100)));
+        assert_eq!(r.rx.ato, 5);
+        assert!(acked_at_once(&mut r, &mut k, 27 * jiffy + from_us(100)));
     }
 
     #[test]
