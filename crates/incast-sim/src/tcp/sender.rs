@@ -245,12 +245,7 @@ impl Sender {
             burst_bytes: 0,
             pace_at: None,
             cwnd: p.initial_window,
-            cc: AnyController::new(
-                p.congestion_control,
-                p.dctcp_g,
-                p.cubic_update,
-                rtt.tick(),
-            ),
+            cc: AnyController::new(p.congestion_control, p.dctcp_g, p.cubic_update, rtt.tick()),
             p,
             snd_una: 0,
             snd_nxt: 0,
@@ -1254,8 +1249,8 @@ mod tests {
     use super::*;
     use crate::config::{CongestionControl, CubicUpdate};
     use crate::net::MAX_SACK_BLOCKS;
-    use crate::tcp::Endpoint;
     use crate::tcp::testing::*;
+    use crate::tcp::Endpoint;
     use crate::units::{from_ms, from_us};
 
     #[test]

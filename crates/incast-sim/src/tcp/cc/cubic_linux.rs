@@ -202,7 +202,13 @@ impl Controller for LinuxCubic {
         self.on_loss(cwnd)
     }
 
-    fn acks_per_increment(&mut self, now: SimTime, cwnd: u32, _min_rtt: SimTime, acked: u32) -> u32 {
+    fn acks_per_increment(
+        &mut self,
+        now: SimTime,
+        cwnd: u32,
+        _min_rtt: SimTime,
+        acked: u32,
+    ) -> u32 {
         self.update(now, cwnd, acked)
     }
 
