@@ -85,6 +85,17 @@ pub enum AckOrder {
     RecoveryFirst,
 }
 
+/// When cwnd counts as limiting the sender, which it must for cwnd to grow.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndLimited {
+    /// The last send attempt stopped at cwnd with data waiting.
+    LastSend,
+    /// Linux 6.0 on (`tcp_cwnd_validate`): a send of new data filled cwnd in the current
+    /// window, which stays cwnd-limited until it is acknowledged.
+    Window,
+}
+
 /// How the congestion window comes down during fast recovery.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +139,7 @@ impl Profile {
                 ("hystart", json!(true)),
                 ("cubic_update", json!("linux")),
                 ("ack_order", json!("recovery_first")),
+                ("cwnd_limited", json!("window")),
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
                 ("timer_granularity", json!(4 * PS_PER_MS)),
@@ -144,6 +156,7 @@ choices! {
     CongestionControl: Reno, Cubic, Dctcp, Bbr;
     CubicUpdate: PerAck, Linux;
     AckOrder: GrowFirst, RecoveryFirst;
+    CwndLimited: LastSend, Window;
     RecoveryCwnd: Prr, Halve;
 }
 
@@ -184,6 +197,12 @@ section! {
         /// "recovery_first" (Linux 4.x on: the ACK that starts recovery does not grow cwnd; the
         /// one that ends it sets cwnd to ssthresh, then grows it).
         pub ack_order: AckOrder [Plain] = AckOrder::GrowFirst,
+        /// When cwnd counts as limiting the sender (cwnd grows only then, apart from slow start
+        /// below twice the most packets out): "last_send" (the last send attempt stopped at
+        /// cwnd with data waiting) or "window" (Linux 6.0 on, `tcp_cwnd_validate`: a send of new
+        /// data that filled cwnd makes the current window cwnd-limited until it is acknowledged,
+        /// so the last window of a response keeps growing cwnd after the data runs out).
+        pub cwnd_limited: CwndLimited [Plain] = CwndLimited::LastSend,
         /// Congestion control.
         pub congestion_control: CongestionControl [Plain] = CongestionControl::Reno,
         /// F-RTO (RFC 5682, SACK-enhanced, Linux's default): after a timeout, send new data

@@ -5,7 +5,9 @@
 //! There is no clock inside: every entry point receives `now` and appends segments to send to
 //! `out`; [`Endpoint::poll_at`] says when the endpoint next needs to run.
 
-use crate::config::{AckOrder, CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd, Tcp};
+use crate::config::{
+    AckOrder, CongestionControl, CubicUpdate, CwndLimited, CwndRestart, RecoveryCwnd, Tcp,
+};
 use crate::net::{ECE, MAX_SACK_BLOCKS};
 use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
@@ -36,6 +38,8 @@ pub struct TcpParams {
     pub recovery_cwnd: RecoveryCwnd,
     /// Whether cwnd grows before or after loss recovery looks at an ACK.
     pub ack_order: AckOrder,
+    /// When cwnd counts as limiting the sender.
+    pub cwnd_limited: CwndLimited,
     /// Congestion control.
     pub congestion_control: CongestionControl,
     /// F-RTO after timeouts.
@@ -77,6 +81,7 @@ impl From<&Tcp> for TcpParams {
             cwnd_restart: t.cwnd_restart,
             recovery_cwnd: t.recovery_cwnd,
             ack_order: t.ack_order,
+            cwnd_limited: t.cwnd_limited,
             congestion_control: t.congestion_control,
             frto: t.frto,
             ecn: t.ecn,

@@ -11,7 +11,7 @@
 //! It puts segments into an [`Outbox`], which adds the receive half's acknowledgment, and
 //! leaves the retransmission timer's deadline in `rto_at`.
 
-use crate::config::{AckOrder, CongestionControl, CwndRestart, RecoveryCwnd};
+use crate::config::{AckOrder, CongestionControl, CwndLimited, CwndRestart, RecoveryCwnd};
 use crate::net::{CWR, ECT};
 use crate::rng::Rng;
 use crate::tcp::cc::bbr::{AckState, Bbr};
@@ -157,6 +157,9 @@ pub(super) struct Sender {
     prr_out: u32,
     /// Whether the last send attempt stopped because of cwnd.
     cwnd_limited: bool,
+    /// Linux 6.0 on (`tp->is_cwnd_limited`): a send in the current window of cwnd validation
+    /// filled cwnd.
+    window_limited: bool,
     /// Most packets outstanding in the current window (cwnd validation).
     max_packets_out: u32,
     /// The current window of cwnd validation ends when this byte is acknowledged.
@@ -267,6 +270,7 @@ impl Sender {
             prr_delivered: 0,
             prr_out: 0,
             cwnd_limited: false,
+            window_limited: false,
             max_packets_out: 0,
             max_packets_seq: 0,
             rtt,
@@ -460,7 +464,10 @@ impl Sender {
             // Linux's tcp_write_xmit: new data went out, so the probe timer restarts.
             self.schedule_loss_probe(now, false);
         }
-        self.validate_cwnd();
+        match self.p.cwnd_limited {
+            CwndLimited::LastSend => self.validate_cwnd(),
+            CwndLimited::Window => self.validate_cwnd_window(self.snd_nxt > nxt_before),
+        }
         if self.rounds_open && self.snd_nxt >= self.first_end {
             // The first transfer is all sent: its current round is its last.
             self.stats.rounds.push(self.snd_nxt - self.round_start);
@@ -472,6 +479,29 @@ impl Sender {
     fn validate_cwnd(&mut self) {
         let out = self.board.packets_out();
         if self.snd_una >= self.max_packets_seq || out > self.max_packets_out || self.cwnd_limited {
+            self.max_packets_out = out;
+            self.max_packets_seq = self.snd_nxt;
+        }
+    }
+
+    /// Linux 6.0 on (`tcp_write_xmit` and `tcp_cwnd_validate`), after a send attempt that
+    /// sent new data (`sent_new`) or not: where there was new data to send, cwnd limited it if
+    /// the packets in flight now fill it; a window that was cwnd-limited stays so until it is
+    /// acknowledged, even if the data runs out, and otherwise the most packets out is kept.
+    fn validate_cwnd_window(&mut self, sent_new: bool) {
+        if !sent_new && self.snd_nxt >= self.write_end {
+            return; // no send head: Linux does not run tcp_write_xmit
+        }
+        let limited = self.in_flight() >= self.cwnd;
+        if !sent_new && !limited {
+            return;
+        }
+        let out = self.board.packets_out();
+        if self.snd_una >= self.max_packets_seq
+            || limited
+            || (!self.window_limited && out > self.max_packets_out)
+        {
+            self.window_limited = limited;
             self.max_packets_out = out;
             self.max_packets_seq = self.snd_nxt;
         }
@@ -1156,8 +1186,12 @@ impl Sender {
     /// Slow start and congestion avoidance for `acked` segments delivered (Linux
     /// `tcp_slow_start` / `tcp_cong_avoid_ai`), only while cwnd limits the sender.
     fn grow(&mut self, mut acked: u32, now: SimTime) {
-        let limited = self.cwnd_limited
-            || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_packets_out);
+        let cwnd_limited = match self.p.cwnd_limited {
+            CwndLimited::LastSend => self.cwnd_limited,
+            CwndLimited::Window => self.window_limited,
+        };
+        let limited =
+            cwnd_limited || (self.cwnd < self.ssthresh && self.cwnd < 2 * self.max_packets_out);
         if acked == 0 || !limited {
             return;
         }
@@ -1247,7 +1281,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{CongestionControl, CubicUpdate};
+    use crate::config::{CongestionControl, CubicUpdate, CwndLimited};
     use crate::net::MAX_SACK_BLOCKS;
     use crate::tcp::testing::*;
     use crate::tcp::Endpoint;
@@ -1696,6 +1730,27 @@ mod tests {
             assert_eq!(e.tx.ca, CaState::Open);
             let grown = u32::from(order == AckOrder::RecoveryFirst);
             assert_eq!(e.cwnd(), ssthresh + grown, "{order:?}");
+        }
+    }
+
+    /// Linux 6.0 on: a response whose last segment filled cwnd keeps its window cwnd-limited,
+    /// so the ACKs of that window still grow cwnd; the last-send rule stops growing as soon
+    /// as the data has run out.
+    #[test]
+    fn a_window_filled_by_the_last_segment_stays_cwnd_limited() {
+        for (rule, grown) in [(CwndLimited::LastSend, 10), (CwndLimited::Window, 11)] {
+            let mut e = endpoint(TcpParams {
+                cwnd_limited: rule,
+                ..params(true)
+            });
+            e.tx.ssthresh = 5; // congestion avoidance: one segment per window
+            let mut out = Vec::new();
+            e.write(0, 10 * MSS, &mut out);
+            assert_eq!(out.len(), 10);
+            for k in 1..=10 {
+                ack(&mut e, from_us(100 + k), k * MSS, &[]);
+            }
+            assert_eq!(e.cwnd(), grown, "{rule:?}");
         }
     }
 

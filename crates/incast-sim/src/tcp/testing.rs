@@ -1,6 +1,8 @@
 //! Factories for the TCP tests: one endpoint per state, time always explicit.
 
-use crate::config::{AckOrder, CongestionControl, CubicUpdate, CwndRestart, RecoveryCwnd};
+use crate::config::{
+    AckOrder, CongestionControl, CubicUpdate, CwndLimited, CwndRestart, RecoveryCwnd,
+};
 use crate::tcp::{Endpoint, Incoming, RttEstimator, Segment, TcpParams};
 use crate::units::{from_ms, from_us, SimTime, PS_PER_S};
 
@@ -20,6 +22,7 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         cwnd_restart: CwndRestart::Never,
         recovery_cwnd: RecoveryCwnd::Prr,
         ack_order: AckOrder::GrowFirst,
+        cwnd_limited: CwndLimited::LastSend,
         congestion_control: CongestionControl::Reno,
         frto: false,
         ecn: false,
