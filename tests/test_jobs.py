@@ -268,17 +268,20 @@ def test_control_messages_wait_out_timeouts_only_behind_saturating_flows() -> No
     assert all(x > 10 * y for x, y in zip(a, b, strict=True))
 
 
-def test_delayed_acks_make_a_1ms_rtomin_fire_spuriously_on_long_fetches() -> None:
+def test_delayed_acks_as_linux_runs_them_keep_a_1ms_rtomin_ahead_on_long_fetches() -> None:
     # The tuned shuffle's fan-in, one round: 19 hosts × 2 reducers × 13.9 MB (528 MB, 4.5 s at
-    # line rate). Without delayed ACKs RTOmin 200 ms loses 41% to timeouts (7.1 s vs 5.1 s);
-    # with 40 ms delayed ACKs the 1 ms RTOmin is the slower one (5.6 s vs 4.7 s): it can fire
-    # before a delayed ACK comes back.
+    # line rate). Without delayed ACKs RTOmin 1 ms takes 7.1 s and 200 ms 4.7 s. With 40 ms
+    # delayed ACKs (Linux's engine, 2.6 as 6.x: quick ACKs restart only after a gap longer than
+    # both the RTO and the arrival interval estimate, about 40 ms on a long fetch; no ACK held
+    # past RTOmin) 1 ms is the faster one (4.5 s vs 5.8 s): the 1 ms RTOmin does not fire
+    # before a delayed ACK. (When every gap longer than the receiver's RTO restarted quick
+    # ACKs, 1 ms was the slower one, 5.4 s vs 4.8 s.)
     f = FanIn(senders=19, fragment=13_900_000, rounds=1, tasks=2, window=19)
     delayed = network.Fabric(delayed_ack="40ms")
     assert network.scenario_of(f, "1ms", delayed)["tcp"]["quickack"] is True
     assert "delayed_ack" not in network.scenario_of(f, "1ms", network.Fabric())["tcp"]
     t = {rto: network.packet_level_ps(f, rto, delayed) for rto in RTO_MINS}
-    assert t["1ms"] >= 1.1 * t["200ms"]
+    assert 1.1 * t["1ms"] <= t["200ms"]
 
 
 def test_grid_rounds_to_quarter_doublings() -> None:

@@ -55,7 +55,7 @@ pub(super) struct Receiver {
     /// long, and the delayed-ACK timer waits no longer.
     ato: u64,
     /// The delayed-ACK timer's longest wait (Linux's `tcp_delack_max`); the ping-pong test
-    /// keeps the full `delayed_ack` (Linux's `ato`).
+    /// uses `ato` without it.
     delack_max: SimTime,
     /// Delayed-ACK timers fire on ticks of this (Linux: jiffies); 1 = exact.
     tick: SimTime,
@@ -151,12 +151,13 @@ impl Receiver {
     }
 
     /// This end sends data at `now`: soon after receiving, it is in ping-pong mode
-    /// (Linux's `tcp_event_data_sent`: within the ACK timeout of the last arrival).
+    /// (Linux's `tcp_event_data_sent`: within the arrival interval estimate `ato` of the last
+    /// in-order arrival).
     #[inline]
     pub(super) fn data_sent(&mut self, now: SimTime) {
         if self.quickack {
             if let Some(t) = self.last_rcv {
-                if now.saturating_sub(t) < self.delayed_ack {
+                if now.saturating_sub(t) < self.ato * self.tick {
                     self.pingpong = true;
                 }
             }
@@ -634,6 +635,9 @@ mod tests {
         assert_eq!(r.rx.ato, 10);
         assert!(!acked_at_once(&mut r, &mut k, 19 * jiffy + from_us(100)));
         assert_eq!(r.rx.ato, 1);
+        // Data sent 5 ms after that arrival is no answer within ato: not ping-pong mode.
+        r.rx.data_sent(19 * jiffy + from_us(5100));
+        assert!(!r.rx.pingpong);
         // ...one of 2 jiffies grows it to 0 + 5, and then 6 jiffies is long enough.
         assert!(!acked_at_once(&mut r, &mut k, 21 * jiffy + from_us(100)));
         assert_eq!(r.rx.ato, 5);
