@@ -419,11 +419,20 @@ impl Scoreboard {
     }
 
     /// After a timeout everything not SACKed is presumed lost, retransmissions included
-    /// (RFC 6675 5.1); retransmission starts again from `snd_una`.
-    pub(super) fn mark_all_lost(&mut self, snd_una: u64) {
+    /// (RFC 6675 5.1); retransmission starts again from `snd_una`. With RACK (Linux's
+    /// `tcp_timeout_mark_lost`), segments other than the first that were last sent after
+    /// `recent_after` (within RACK's RTT of now) are not lost yet: they stay in flight as they
+    /// are.
+    pub(super) fn mark_all_lost(&mut self, snd_una: u64, recent_after: Option<SimTime>) {
         self.lost_pending = 0;
-        for s in self.segs.iter_mut() {
+        for (i, s) in self.segs.iter_mut().enumerate() {
             if s.has(SACKED) {
+                continue;
+            }
+            if i > 0 && recent_after.is_some_and(|t| s.sent > t) {
+                if s.has(LOST) && !s.has(RETRANS) {
+                    self.lost_pending += 1;
+                }
                 continue;
             }
             if !s.has(LOST) {

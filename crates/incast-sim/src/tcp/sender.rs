@@ -380,12 +380,17 @@ impl Sender {
             }
         }
         self.cc.on_timeout();
-        self.cwnd = 1;
         self.cwnd_cnt = 0;
-        self.board.mark_all_lost(self.snd_una);
+        // RACK (Linux's tcp_timeout_mark_lost): what was sent within the last RTT is not
+        // presumed lost, and cwnd leaves room for the head's resend beside it
+        // (tcp_enter_loss: packets in flight + 1).
+        let recent_after =
+            (self.p.rack_tlp && self.p.sack).then(|| now.saturating_sub(self.rack.rtt));
+        self.board.mark_all_lost(self.snd_una, recent_after);
         self.dupacks = 0;
         self.force_retx = false;
         self.ca = CaState::Loss;
+        self.cwnd = self.in_flight() + 1;
         self.high_seq = self.snd_nxt;
         self.backoff = (self.backoff + 1).min(62);
         self.try_send(now, out);
@@ -1881,6 +1886,39 @@ mod tests {
         assert_eq!(e.stats().timeouts, 0);
         assert_eq!(e.stats().recoveries, 1);
         assert_eq!(e.stats().rack_lost, 9);
+        e.check_invariants().unwrap();
+    }
+
+    /// Linux's tcp_timeout_mark_lost with RACK: at a timeout, segments (other than the head)
+    /// sent within RACK's RTT are not presumed lost, so they are not resent go-back-N unless
+    /// RACK or the next timeout finds them lost; cwnd is what is in flight plus the head's
+    /// resend.
+    #[test]
+    fn a_timeout_leaves_segments_sent_within_the_rack_rtt_in_flight() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 100 * MSS, &mut out);
+        // Five segments sent at 0 are acknowledged at 100 us (RACK's RTT): ten more leave.
+        let sent = ack(&mut e, from_us(100), 5 * MSS, &[]);
+        assert_eq!(sent.len(), 10);
+        assert_eq!(e.tx.rack.rtt, from_us(100));
+        // The retransmission timer (not the probe's) fires at 199 us: what left at 100 us is
+        // within an RTT, the rest not.
+        let mut out = Vec::new();
+        e.tx.timer = TimerKind::Rto;
+        e.on_rto(from_us(199), &mut out);
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![5 * MSS]);
+        assert_eq!(e.tx.board.lost_out(), 5);
+        assert_eq!(e.cwnd(), 11);
+        // At 201 us the segments sent at 100 us would be more than an RTT old: all lost.
+        let mut late = endpoint(rack_params());
+        let mut out = Vec::new();
+        late.write(0, 100 * MSS, &mut out);
+        ack(&mut late, from_us(100), 5 * MSS, &[]);
+        late.tx.timer = TimerKind::Rto;
+        late.on_rto(from_us(201), &mut out);
+        assert_eq!(late.tx.board.lost_out(), 15);
+        assert_eq!(late.cwnd(), 1);
         e.check_invariants().unwrap();
     }
 
