@@ -140,6 +140,7 @@ impl Profile {
                 ("cubic_update", json!("linux")),
                 ("ack_order", json!("recovery_first")),
                 ("cwnd_limited", json!("window")),
+                ("frto_recurring", json!(true)),
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
                 ("timer_granularity", json!(4 * PS_PER_MS)),
@@ -209,6 +210,11 @@ section! {
         /// rather than resend everything, and undo the window cut when data never retransmitted
         /// turns out to have arrived (the timeout was spurious).
         pub frto: bool [Plain] = true,
+        /// When F-RTO starts (with `frto`): false, on every timeout that follows progress
+        /// (fast recovery's included); true, as Linux 4.x on (RFC 5682 3.2): not on a timeout
+        /// during fast recovery, but also on a recurring timeout of the same first
+        /// unacknowledged byte.
+        pub frto_recurring: bool [Plain] = false,
         /// The workload's hosts (servers and receiver) negotiate ECN (RFC 3168): their data is
         /// ECN-capable, switches mark instead of dropping where they can, and Reno/CUBIC halve
         /// (CUBIC: ×0.7) once per window on an echo. DCTCP requires it; when not given, on

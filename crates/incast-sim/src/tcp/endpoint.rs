@@ -44,6 +44,8 @@ pub struct TcpParams {
     pub congestion_control: CongestionControl,
     /// F-RTO after timeouts.
     pub frto: bool,
+    /// F-RTO as Linux 4.x on starts it: not from fast recovery, again on recurring timeouts.
+    pub frto_recurring: bool,
     /// ECN was negotiated for this connection (both ends enabled it): data is ECT.
     pub ecn: bool,
     /// DCTCP's gain g.
@@ -84,6 +86,7 @@ impl From<&Tcp> for TcpParams {
             cwnd_limited: t.cwnd_limited,
             congestion_control: t.congestion_control,
             frto: t.frto,
+            frto_recurring: t.frto_recurring,
             ecn: t.ecn,
             dctcp_g: t.dctcp_g,
             rack_tlp: t.rack_tlp,

@@ -362,8 +362,15 @@ impl Sender {
             self.undo_cwnd = self.cwnd;
             self.undo_ssthresh = self.ssthresh;
         }
-        // F-RTO starts only from a timeout that follows progress (not a repeated one).
-        self.frto = self.p.frto && first;
+        self.frto = self.p.frto
+            && if self.p.frto_recurring {
+                // Linux 4.x on (tcp_enter_loss, RFC 5682 3.2): not from fast recovery, but
+                // again on a recurring timeout of the same snd_una.
+                self.ca == CaState::Open || self.timeout_run > 1
+            } else {
+                // Only from a timeout that follows progress (not a repeated one).
+                first
+            };
         self.frto_head_sent = false;
         if self.ca == CaState::Open {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
@@ -1656,6 +1663,43 @@ mod tests {
             out.iter().map(|s| s.seq).collect::<Vec<_>>(),
             vec![MSS, 2 * MSS]
         );
+    }
+
+    /// Linux 4.x on (tcp_enter_loss): F-RTO does not start from a timeout during fast
+    /// recovery, but does again on a recurring timeout of the same snd_una (RFC 5682 3.2).
+    #[test]
+    fn frto_recurring_starts_on_repeated_timeouts_and_not_from_recovery() {
+        for recurring in [false, true] {
+            let p = TcpParams {
+                frto: true,
+                frto_recurring: recurring,
+                ..params(true)
+            };
+            // A timeout during fast recovery (segment 0 lost, 1-4 SACKed, its resend lost).
+            let mut e = endpoint(p.clone());
+            let mut out = Vec::new();
+            e.write(0, 10 * MSS, &mut out);
+            ack(&mut e, from_us(100), 0, &[(MSS, 5 * MSS)]);
+            assert_eq!(e.tx.ca, CaState::Recovery);
+            let mut out = Vec::new();
+            e.tx.timer = TimerKind::Rto;
+            e.on_rto(from_ms(200), &mut out);
+            assert_eq!(
+                e.tx.frto, !recurring,
+                "from recovery, recurring {recurring}"
+            );
+            // Two timeouts in a row from the open state.
+            let mut e = endpoint(p);
+            let mut out = Vec::new();
+            e.write(0, 10 * MSS, &mut out);
+            e.on_rto(from_ms(200), &mut out);
+            assert!(e.tx.frto);
+            e.on_rto(from_ms(600), &mut out);
+            assert_eq!(
+                e.tx.frto, recurring,
+                "recurring timeout, recurring {recurring}"
+            );
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         cwnd_limited: CwndLimited::LastSend,
         congestion_control: CongestionControl::Reno,
         frto: false,
+        frto_recurring: false,
         ecn: false,
         dctcp_g: 1.0 / 16.0,
         rack_tlp: false,
