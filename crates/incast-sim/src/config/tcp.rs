@@ -252,9 +252,10 @@ section! {
         /// loss probe (PTO ≈ 2·SRTT) repairs a lost tail without waiting for the RTO.
         pub rack_tlp: bool [Plain] = false,
         /// Linux's delayed-ACK engine: quick-ACK mode (every segment acknowledged at once for
-        /// the first 16 segments, after an idle gap longer than the RTO and after a loss), an
-        /// ACK at once when the application reads a small pushed segment (a response's tail),
-        /// and no ACK held longer than RTOmin less one timer tick (Linux 6.7 on).
+        /// the first 16 segments, after an idle gap longer than both the RTO and the estimated
+        /// interval between arrivals, `ato`, and after a loss), an ACK at once when the
+        /// application reads a small pushed segment (a response's tail), and no ACK held longer
+        /// than `ato` or RTOmin less one timer tick (Linux 6.7 on).
         pub quickack: bool [Plain] = false,
         /// SACK compression (Linux 4.19 on), a part of the delayed-ACK engine that applies only
         /// with `quickack` and `sack`: after three duplicate ACKs for the same hole,
