@@ -31,8 +31,30 @@ def test_the_linux_profile_bundles_todays_defaults_and_given_keys_win() -> None:
     assert s["congestion_control"] == "cubic"
     assert s["timer_granularity"] == 4_000_000_000  # a 4 ms jiffy, in picoseconds
     assert s["delayed_ack"] == 0, "a key the scenario sets wins over the profile"
+    # Today's Linux sender: tcp_cubic's arithmetic, growth after loss recovery has seen the
+    # ACK, per-window cwnd-limited state, F-RTO on recurring timeouts.
+    assert (s["cubic_update"], s["ack_order"], s["cwnd_limited"]) == (
+        "linux",
+        "recovery_first",
+        "window",
+    )
+    assert s["frto_recurring"]
     classic = from_dict({}).normalized()["tcp"]
     assert classic["profile"] == "classic" and not classic["rack_tlp"]
+    assert (classic["cubic_update"], classic["ack_order"], classic["cwnd_limited"]) == (
+        "per_ack",
+        "grow_first",
+        "last_send",
+    )
+    assert not classic["frto_recurring"]
+
+
+def test_the_linux_profile_gives_the_same_bytes_for_the_same_seed() -> None:
+    fan_in = with_profile("linux")
+    fan_in["topology"]["senders"] = 16
+    a, b = (incastlab.simulate(fan_in) for _ in range(2))
+    assert a.timeouts > 0, "losses and timeouts exercise every new rule"
+    assert json.dumps(a.report, sort_keys=True) == json.dumps(b.report, sort_keys=True)
 
 
 def test_an_unknown_profile_names_the_field() -> None:

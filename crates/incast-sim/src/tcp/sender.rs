@@ -1562,6 +1562,10 @@ mod tests {
                 hystart: r.up_to(1) == 1,
                 pacing: r.up_to(1) == 1,
                 tso: r.up_to(1) == 1,
+                cubic_update: [CubicUpdate::PerAck, CubicUpdate::Linux][r.up_to(1) as usize],
+                ack_order: [AckOrder::GrowFirst, AckOrder::RecoveryFirst][r.up_to(1) as usize],
+                cwnd_limited: [CwndLimited::LastSend, CwndLimited::Window][r.up_to(1) as usize],
+                frto_recurring: r.up_to(1) == 1,
                 ..params(true)
             };
             let mut e = endpoint(p);
