@@ -132,6 +132,7 @@ impl Profile {
             Profile::Linux => vec![
                 ("congestion_control", json!("cubic")),
                 ("rack_tlp", json!(true)),
+                ("rescue_retransmit", json!(false)),
                 ("delayed_ack", json!(from_ms(40))),
                 ("quickack", json!(true)),
                 ("sack_compression", json!(true)),
@@ -239,6 +240,14 @@ section! {
         pub delayed_ack: SimTime [TimeOrOff] = 0,
         /// SACK (RFC 2018) with RFC 6675 loss recovery; off means NewReno (RFC 6582).
         pub sack: bool [Plain] = true,
+        /// RFC 6675's rescue retransmission (NextSeg rule 3): in fast recovery with nothing new
+        /// to send and nothing deemed lost, resend the first segment above the highest one
+        /// resent that is neither SACKed nor deemed lost, as the papers' kernels' forward
+        /// retransmission did. Today's Linux resends only segments deemed lost
+        /// (`tcp_xmit_retransmit_queue`): behind a deep queue the rescued segment's original is
+        /// still queued, and once it is SACKed RACK deems lost everything sent before the
+        /// rescue, a cascade of needless resends.
+        pub rescue_retransmit: bool [Plain] = true,
         /// Limited transmit (RFC 3042).
         pub limited_transmit: bool [Plain] = true,
         /// Receiver's advertised window, bytes.

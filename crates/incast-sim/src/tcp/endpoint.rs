@@ -26,6 +26,8 @@ pub struct TcpParams {
     pub dupthresh: u32,
     /// SACK on (RFC 6675) or off (NewReno).
     pub sack: bool,
+    /// RFC 6675's rescue retransmission in fast recovery (off: Linux's, only what is lost).
+    pub rescue_retransmit: bool,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
     /// Peer's receive window, bytes.
@@ -66,8 +68,6 @@ pub struct TcpParams {
     pub pacing: bool,
     /// Paced senders release TSO-sized bursts.
     pub tso: bool,
-    /// Header bytes per frame, for the pacing of whole frames.
-    pub header_bytes: u64,
 }
 
 impl From<&Tcp> for TcpParams {
@@ -77,6 +77,7 @@ impl From<&Tcp> for TcpParams {
             initial_window: t.initial_window,
             dupthresh: t.dupthresh,
             sack: t.sack,
+            rescue_retransmit: t.rescue_retransmit,
             limited_transmit: t.limited_transmit,
             receive_window: t.receive_window,
             delayed_ack: t.delayed_ack,
@@ -97,7 +98,6 @@ impl From<&Tcp> for TcpParams {
             cubic_update: t.cubic_update,
             pacing: t.pacing,
             tso: t.tso,
-            header_bytes: t.header_bytes,
         }
     }
 }

@@ -212,7 +212,7 @@ pub(super) struct Sender {
     next_send: SimTime,
     /// Segments left in the current TSO burst.
     burst_left: u32,
-    /// Wire bytes of the current TSO burst.
+    /// Payload bytes of the current TSO burst.
     burst_bytes: u64,
     /// When a paced sender that stopped may send again.
     pub(super) pace_at: Option<SimTime>,
@@ -538,7 +538,9 @@ impl Sender {
 
     /// A segment of `len` bytes left at `now`: a paced sender's next burst departs when this
     /// one has left at the pacing rate (Linux's `tcp_update_skb_after_send`; the first ten
-    /// segments of a connection are not paced).
+    /// segments of a connection are not paced). Linux times the write queue's buffer, whose
+    /// length is its payload: headers go onto the clone that leaves, so the pacing rate is a
+    /// rate of payload, as BBR's (packets × MSS) and the cwnd/SRTT rate are.
     fn pace(&mut self, now: SimTime, len: u64) {
         if !self.paced() || self.pacing_rate == 0 || self.stats.segments <= UNPACED_SEGMENTS {
             return;
@@ -547,7 +549,7 @@ impl Sender {
             self.burst_left = self.burst_segments();
             self.burst_bytes = 0;
         }
-        self.burst_bytes += len + self.p.header_bytes;
+        self.burst_bytes += len;
         self.burst_left -= 1;
         if self.burst_left == 0 {
             let gap = (self.burst_bytes as u128 * PS_PER_S as u128 / self.pacing_rate as u128)
@@ -749,7 +751,7 @@ impl Sender {
     }
 
     fn rescue_candidate(&self) -> Option<usize> {
-        if self.ca != CaState::Recovery || !self.p.sack {
+        if self.ca != CaState::Recovery || !self.p.sack || !self.p.rescue_retransmit {
             return None;
         }
         self.board.rescue_candidate(self.high_rxt)
@@ -1335,6 +1337,69 @@ mod tests {
         }
     }
 
+    /// With nothing new to send in fast recovery, RFC 6675's rescue resends the first segment
+    /// neither SACKed nor deemed lost; Linux (`tcp_xmit_retransmit_queue`) resends only what is
+    /// deemed lost and sends nothing.
+    #[test]
+    fn only_the_rfc6675_sender_rescues_a_segment_not_deemed_lost() {
+        for rescue in [true, false] {
+            let mut e = endpoint(TcpParams {
+                rescue_retransmit: rescue,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(0, 10 * MSS, &mut out);
+            let t = from_us(100);
+            // Segment 0 lost: the third SACK starts recovery and resends it.
+            for k in 1..=3u64 {
+                ack(&mut e, t, 0, &[(MSS, (k + 1) * MSS)]);
+            }
+            assert_eq!(e.stats().retx_fast, 1);
+            // SACKs up to segment 6 bring the pipe (10 − 6 SACKed − 1 lost + 1 resent = 4)
+            // under ssthresh (5): room for one segment, and no new data to fill it.
+            for k in 4..=5u64 {
+                assert!(ack(&mut e, t, 0, &[(MSS, (k + 1) * MSS)]).is_empty());
+            }
+            let out = ack(&mut e, t, 0, &[(MSS, 7 * MSS)]);
+            let sent: Vec<u64> = out.iter().map(|s| s.seq / MSS).collect();
+            if rescue {
+                assert_eq!(sent, vec![7], "the first segment above the resent head");
+            } else {
+                assert!(sent.is_empty(), "segment 7 is not deemed lost: {sent:?}");
+            }
+        }
+    }
+
+    /// Linux paces the write queue's buffer, payload only (`tcp_update_skb_after_send`): the
+    /// frame's headers, which the scenario gives for the links' timing, do not stretch the
+    /// gap. The first ten segments are not paced; the eleventh sets the twelfth's departure.
+    #[test]
+    fn pacing_spaces_segments_by_their_payload_not_their_frame() {
+        let tcp = crate::config::Tcp {
+            mss: MSS,
+            initial_window: 20,
+            header_bytes: 66,
+            congestion_control: CongestionControl::Bbr,
+            ..Default::default()
+        };
+        let mut e = endpoint(TcpParams::from(&tcp));
+        let mut out = Vec::new();
+        e.write(0, 12 * MSS, &mut out);
+        assert_eq!(out.len(), 11);
+        let rate = e.tx.pacing_rate;
+        assert!(rate > 0);
+        let gap = MSS * PS_PER_S / rate;
+        assert_eq!(e.poll_at().pace, Some(gap));
+        out.clear();
+        e.on_pace(gap - 1, &mut out);
+        assert!(out.is_empty(), "not a picosecond before the gap");
+        e.on_pace(gap, &mut out);
+        assert_eq!(
+            out.iter().map(|s| s.seq).collect::<Vec<_>>(),
+            vec![11 * MSS]
+        );
+    }
+
     #[test]
     fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
         let mut e = endpoint(params(true));
@@ -1566,6 +1631,7 @@ mod tests {
                 ack_order: [AckOrder::GrowFirst, AckOrder::RecoveryFirst][r.up_to(1) as usize],
                 cwnd_limited: [CwndLimited::LastSend, CwndLimited::Window][r.up_to(1) as usize],
                 frto_recurring: r.up_to(1) == 1,
+                rescue_retransmit: r.up_to(1) == 1,
                 ..params(true)
             };
             let mut e = endpoint(p);

@@ -16,6 +16,7 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         initial_window: 10,
         dupthresh: 3,
         sack,
+        rescue_retransmit: true,
         limited_transmit: true,
         receive_window: 1 << 30,
         delayed_ack: 0,
@@ -36,7 +37,6 @@ pub(crate) fn params(sack: bool) -> TcpParams {
         cubic_update: CubicUpdate::PerAck,
         pacing: false,
         tso: false,
-        header_bytes: 0,
     }
 }
 
