@@ -1247,6 +1247,9 @@ impl Sender {
                 self.cwnd = self.p.initial_window;
                 self.cwnd_cnt = 0;
             }
+            // Linux's tcp_slow_start_after_idle_check leaves alone a congestion control that
+            // sets cwnd itself: BBR restarts from its model (`on_tx_start`), not a cut cwnd.
+            CwndRestart::Idle if self.bbr.is_some() => {}
             CwndRestart::Idle => {
                 let rto = self.rtt.rto(0);
                 let mut idle = now.saturating_sub(self.last_send);
@@ -1914,6 +1917,34 @@ mod tests {
             ack(&mut e, t0 + k * from_us(700), (k + 1) * MSS, &[]);
         }
         assert!(e.cwnd() > 2, "cwnd {}", e.cwnd());
+    }
+
+    /// Linux's `tcp_slow_start_after_idle_check` returns at once for a congestion control
+    /// with `cong_control` (BBR): an idle period longer than the RTO does not cut its cwnd,
+    /// where Reno's is halved per RTO idle down to the initial window.
+    #[test]
+    fn bbr_keeps_its_cwnd_after_idle_where_reno_restarts() {
+        for cc in [CongestionControl::Bbr, CongestionControl::Reno] {
+            let mut e = endpoint(TcpParams {
+                congestion_control: cc,
+                cwnd_restart: CwndRestart::Idle,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(from_us(1), 10 * MSS, &mut out);
+            ack(&mut e, from_us(101), 10 * MSS, &[]);
+            let grown = e.cwnd();
+            assert_eq!(grown, 20, "{cc:?}: slow start doubled the initial window");
+            // Idle for 1 s, five RTOs of 200 ms.
+            out.clear();
+            e.write(PS_PER_S, MSS, &mut out);
+            let want = if cc == CongestionControl::Bbr {
+                grown
+            } else {
+                10
+            };
+            assert_eq!(e.cwnd(), want, "{cc:?}");
+        }
     }
 
     #[test]
