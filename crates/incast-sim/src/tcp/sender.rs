@@ -312,6 +312,9 @@ impl Sender {
 
     /// The application writes `bytes` more.
     pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Outbox<'_>) {
+        if self.bbr.is_some() {
+            self.check_app_limited();
+        }
         if self.board.is_empty() {
             self.restart_after_idle(now);
             self.cc.on_tx_start(now, self.last_send);
@@ -326,6 +329,22 @@ impl Sender {
         }
         self.write_end += bytes;
         self.try_send(now, out);
+    }
+
+    /// Linux's `tcp_rate_check_app_limited`, which `tcp_sendmsg` runs as the application
+    /// writes: if less than a segment was waiting to be sent, the window has room and every
+    /// segment deemed lost has been resent, the application is what limits the sender, and
+    /// delivery-rate samples are marked so until what is in flight now is delivered. (Running
+    /// dry while ACKs come in, at a response's end or in recovery, is not a check: samples
+    /// stay valid, and BBR's STARTUP can see the bandwidth stop growing.)
+    fn check_app_limited(&mut self) {
+        let in_flight = self.in_flight();
+        if self.write_end.saturating_sub(self.snd_nxt) < self.p.mss
+            && in_flight < self.cwnd
+            && self.board.lost_out() <= self.board.retrans_out()
+        {
+            self.rate.app_limited(in_flight);
+        }
     }
 
     /// The retransmission timer fired, for whatever it was armed.
@@ -459,10 +478,6 @@ impl Sender {
                     continue;
                 }
                 self.cwnd_limited = false;
-                if len == 0 && self.board.lost_pending() == 0 && self.bbr.is_some() {
-                    // Linux's tcp_rate_check_app_limited: the application has run dry.
-                    self.rate.app_limited(self.in_flight());
-                }
                 break;
             }
             let tx = self.tx_state(now);
@@ -1403,6 +1418,45 @@ mod tests {
         );
     }
 
+    /// Linux's `tcp_timeout_mark_lost` with RACK: at a timeout, a segment sent less than
+    /// RACK's RTT ago (not the head) is not presumed lost, and cwnd is what is still in flight
+    /// plus one (`tcp_enter_loss`). Without RACK everything is lost and resent after the head.
+    #[test]
+    fn a_timeout_leaves_segments_sent_within_racks_rtt_to_rack() {
+        // (RACK-TLP, segment 3's age at the timeout, whether it stays in flight): RACK's RTT
+        // is 100 us, so 1 ps younger than that stays, exactly that old is presumed lost.
+        let rtt = from_us(100);
+        for (rack_tlp, age, kept) in [(true, rtt - 1, true), (true, rtt, false), (false, 1, false)]
+        {
+            let mut e = endpoint(TcpParams {
+                rack_tlp,
+                ..params(true)
+            });
+            let mut out = Vec::new();
+            e.write(from_us(1), 2 * MSS, &mut out);
+            // Both delivered after 100 us: RACK's RTT.
+            ack(&mut e, from_us(1) + rtt, 2 * MSS, &[]);
+            out.clear();
+            e.write(from_ms(1), MSS, &mut out); // segment 2, the head
+            let rto = from_ms(201);
+            out.clear();
+            e.write(rto - age, MSS, &mut out); // segment 3
+            assert_eq!(out.len(), 1);
+            out.clear();
+            // The retransmission timeout itself (with RACK-TLP a probe would come first).
+            e.tx.timer = TimerKind::Rto;
+            e.on_rto(rto, &mut out);
+            assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![2 * MSS]);
+            // Kept: segment 3 is still in flight (cwnd 2: it and one more). Else it is presumed
+            // lost with the head and waits to be resent.
+            let (lost, cwnd) = if kept { (1, 2) } else { (2, 1) };
+            let case = format!("rack_tlp={rack_tlp} age={age}");
+            assert_eq!(e.tx.board.lost_out(), lost, "{case}");
+            assert_eq!(e.cwnd(), cwnd, "{case}");
+            e.check_invariants().unwrap();
+        }
+    }
+
     #[test]
     fn limited_transmit_sends_new_data_on_the_first_two_dupacks() {
         let mut e = endpoint(params(true));
@@ -1947,6 +2001,33 @@ mod tests {
         }
     }
 
+    /// Linux's `tcp_rate_check_app_limited` runs when the application writes (`tcp_sendmsg`):
+    /// a write to an idle connection marks the samples until the next delivery; a sender
+    /// that runs dry while ACKs come in is not marked (its samples keep counting for BBR).
+    #[test]
+    fn bbr_marks_samples_app_limited_when_the_application_writes_not_when_it_runs_dry() {
+        let mut e = endpoint(TcpParams {
+            congestion_control: CongestionControl::Bbr,
+            ..params(true)
+        });
+        let mut out = Vec::new();
+        e.write(from_us(1), 4 * MSS, &mut out);
+        assert_eq!(out.len(), 4);
+        // Idle when written: app-limited until more than 0 segments (at least 1) delivered.
+        assert_eq!(e.tx.rate.app_limited_until, 1);
+        ack(&mut e, from_us(101), MSS, &[]);
+        assert_eq!(
+            e.tx.rate.app_limited_until, 1,
+            "1 delivered: not more than 1"
+        );
+        // All written data is out and two are in flight: running dry is no check.
+        ack(&mut e, from_us(102), 2 * MSS, &[]);
+        assert_eq!(e.tx.rate.app_limited_until, 0);
+        // A write with 2 in flight and room in cwnd: until those are delivered too.
+        e.write(from_us(103), MSS, &mut out);
+        assert_eq!(e.tx.rate.app_limited_until, 2 + 2);
+    }
+
     #[test]
     fn bbr_keeps_its_own_cwnd_when_recovery_ends() {
         let mut e = endpoint(TcpParams {
@@ -2031,39 +2112,6 @@ mod tests {
         assert_eq!(e.stats().timeouts, 0);
         assert_eq!(e.stats().recoveries, 1);
         assert_eq!(e.stats().rack_lost, 9);
-        e.check_invariants().unwrap();
-    }
-
-    /// Linux's tcp_timeout_mark_lost with RACK: at a timeout, segments (other than the head)
-    /// sent within RACK's RTT are not presumed lost, so they are not resent go-back-N unless
-    /// RACK or the next timeout finds them lost; cwnd is what is in flight plus the head's
-    /// resend.
-    #[test]
-    fn a_timeout_leaves_segments_sent_within_the_rack_rtt_in_flight() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 100 * MSS, &mut out);
-        // Five segments sent at 0 are acknowledged at 100 us (RACK's RTT): ten more leave.
-        let sent = ack(&mut e, from_us(100), 5 * MSS, &[]);
-        assert_eq!(sent.len(), 10);
-        assert_eq!(e.tx.rack.rtt, from_us(100));
-        // The retransmission timer (not the probe's) fires at 199 us: what left at 100 us is
-        // within an RTT, the rest not.
-        let mut out = Vec::new();
-        e.tx.timer = TimerKind::Rto;
-        e.on_rto(from_us(199), &mut out);
-        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![5 * MSS]);
-        assert_eq!(e.tx.board.lost_out(), 5);
-        assert_eq!(e.cwnd(), 11);
-        // At 201 us the segments sent at 100 us would be more than an RTT old: all lost.
-        let mut late = endpoint(rack_params());
-        let mut out = Vec::new();
-        late.write(0, 100 * MSS, &mut out);
-        ack(&mut late, from_us(100), 5 * MSS, &[]);
-        late.tx.timer = TimerKind::Rto;
-        late.on_rto(from_us(201), &mut out);
-        assert_eq!(late.tx.board.lost_out(), 15);
-        assert_eq!(late.cwnd(), 1);
         e.check_invariants().unwrap();
     }
 
