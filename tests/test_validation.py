@@ -156,6 +156,16 @@ def test_the_summary_says_what_the_share_owes_to_the_number_of_runs() -> None:
     assert rows[0].inside("classic", 2) is False and rows[0].inside("classic") is True
 
 
+def test_near_misses_are_counted_apart_from_the_points_inside() -> None:
+    rows = [
+        _row("cubic", 1, [90e6, 95e6], [95.5e6]),  # 0.5% above the maximum: near
+        _row("cubic", 2, [50e6, 60e6], [61e6]),  # 1.7% above: not near
+        _row("cubic", 4, [20e6, 30e6], [25e6]),  # inside
+    ]
+    (s,) = val.summarize(rows, ["classic"])
+    assert s.inside_share == pytest.approx(1 / 3) and s.near_share == pytest.approx(2 / 3)
+
+
 def test_how_far_a_point_lies_beyond_the_kernels_range() -> None:
     assert _row("cubic", 2, [50e6, 60e6], [66e6]).beyond_range("classic") == pytest.approx(0.1)
     assert _row("cubic", 2, [50e6, 60e6], [45e6]).beyond_range("classic") == pytest.approx(-0.1)
