@@ -22,11 +22,21 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::sync::{Arc, Mutex};
     use std::thread;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use crate::client::{bench, BenchConfig};
     use crate::protocol::{encode_request, parse_response, Request, Status, HEADER_LEN};
     use crate::server::{Server, ServerConfig};
+
+    /// Wait until `done` holds (the server's loop runs on its own thread): a loaded test
+    /// machine may take long, so a fixed sleep would make the test flaky. Fails after 20 s.
+    fn wait_for(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
 
     fn start(cfg: ServerConfig) -> (Arc<Server>, Arc<Mutex<Vec<String>>>) {
         let logs = Arc::new(Mutex::new(Vec::new()));
@@ -127,7 +137,17 @@ mod tests {
         old[4] = 0;
         assert_eq!(ask(addr, &old), (Status::WrongVersion, 0));
         read_one(4);
-        thread::sleep(Duration::from_millis(50));
+        wait_for("three refusals, logged", || {
+            let logs = logs.lock().unwrap().join("\n");
+            s.stats.refused.load(Ordering::Relaxed) == 3
+                && [
+                    "at most 1000000 allowed",
+                    "not an incastlab",
+                    "protocol version 0",
+                ]
+                .iter()
+                .all(|m| logs.contains(m))
+        });
         let logs = logs.lock().unwrap().join("\n");
         assert!(
             logs.contains("2000000 bytes asked for, at most 1000000 allowed"),
@@ -148,7 +168,9 @@ mod tests {
         });
         let addr = s.local_addr().unwrap();
         let mut idle = TcpStream::connect(addr).unwrap();
-        thread::sleep(Duration::from_millis(50));
+        wait_for("the first connection held", || {
+            s.stats.open.load(Ordering::Relaxed) == 1
+        });
         let mut second = TcpStream::connect(addr).unwrap();
         let mut h = [0u8; HEADER_LEN];
         second.read_exact(&mut h).unwrap();
@@ -238,7 +260,9 @@ mod tests {
         let addr = s.local_addr().unwrap();
         let _a = connect_from("127.0.0.2", addr);
         let _b = connect_from("127.0.0.2", addr);
-        thread::sleep(Duration::from_millis(100));
+        wait_for("two connections held", || {
+            s.stats.open.load(Ordering::Relaxed) == 2
+        });
         let mut third = connect_from("127.0.0.2", addr);
         let mut h = [0u8; HEADER_LEN];
         third.read_exact(&mut h).unwrap();
@@ -283,7 +307,9 @@ mod tests {
         assert_eq!(s.stats.busy.load(Ordering::Relaxed), 0);
         // Each address holds its own one connection: a second to the same one is Busy.
         let _first = TcpStream::connect(bound[7]).unwrap();
-        thread::sleep(Duration::from_millis(100));
+        wait_for("the bench's connections closed and the first held", || {
+            s.stats.open.load(Ordering::Relaxed) == 1
+        });
         let mut second = TcpStream::connect(bound[7]).unwrap();
         let mut h = [0u8; HEADER_LEN];
         second.read_exact(&mut h).unwrap();
@@ -362,12 +388,9 @@ mod tests {
                 }
             })
         };
-        thread::sleep(Duration::from_millis(200));
-        assert_eq!(
-            s.stats.open.load(Ordering::Relaxed),
-            340,
-            "every connection is held"
-        );
+        wait_for("every connection held", || {
+            s.stats.open.load(Ordering::Relaxed) == 340
+        });
         let mut cfg = config(vec![addr; 4]);
         cfg.blocks = 20;
         let r = bench(&cfg).unwrap();

@@ -562,7 +562,11 @@ mod tests {
             duration: Some(Duration::from_millis(200)),
         })
         .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // Wait for the sampler's own end (a loaded machine may be slow to schedule it).
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !m.shared.lock().unwrap().finished && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let b = m.stop();
         assert!(b.finished && b.error.is_none());
         assert!(b.samples.len() >= 150, "{} samples", b.samples.len());
