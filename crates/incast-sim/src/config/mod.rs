@@ -366,7 +366,8 @@ impl Scenario {
 
     /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).
     pub fn full_frame(&self) -> u64 {
-        self.tcp.mss + self.tcp.header_bytes
+        // Saturating: the check that bounds both runs after some that use a frame.
+        self.tcp.mss.saturating_add(self.tcp.header_bytes)
     }
 
     /// Bytes server `i` returns per block: the SRU, or its [`block_share`] of a striped block.

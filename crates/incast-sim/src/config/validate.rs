@@ -279,7 +279,7 @@ impl Scenario {
                 "NDP's hosts pace by pulls, not by a shaper; shaped NICs are for TCP (set 0)",
             ));
         }
-        let frame = self.full_frame() + self.tcp.phy_overhead;
+        let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
         if t.nic_burst < frame {
             return Err(bad(
                 "topology.nic_burst",
@@ -343,8 +343,30 @@ impl Scenario {
         Ok(())
     }
 
+    /// The frame's parts, checked first: the checks of buffers and bursts measure in frames.
+    fn validate_frame(&self) -> Result<(), ConfigError> {
+        let c = &self.tcp;
+        if c.mss == 0 || c.mss > 65_000 {
+            return Err(bad(
+                "tcp.mss",
+                format!("must be 1..65000 bytes, got {}", c.mss),
+            ));
+        }
+        if c.header_bytes > 1000 {
+            return Err(bad(
+                "tcp.header_bytes",
+                "headers must be at most 1000 bytes",
+            ));
+        }
+        if c.phy_overhead > 1000 {
+            return Err(bad("tcp.phy_overhead", "must be at most 1000 bytes"));
+        }
+        Ok(())
+    }
+
     /// Check every invariant the engine relies on.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_frame()?;
         let t = &self.topology;
         if t.senders == 0 || t.senders > MAX_SENDERS {
             return Err(bad(
@@ -405,18 +427,6 @@ impl Scenario {
             }
         }
         let c = &self.tcp;
-        if c.mss == 0 || c.mss > 65_000 {
-            return Err(bad(
-                "tcp.mss",
-                format!("must be 1..65000 bytes, got {}", c.mss),
-            ));
-        }
-        if c.header_bytes > 1000 || c.phy_overhead > 1000 {
-            return Err(bad(
-                "tcp.header_bytes",
-                "headers must be at most 1000 bytes",
-            ));
-        }
         if c.initial_window == 0 || c.initial_window > 10_000 {
             return Err(bad(
                 "tcp.initial_window",
@@ -889,7 +899,7 @@ impl Scenario {
             return None;
         }
         let buffer = t.buffer.bytes?;
-        let frame = self.full_frame() + self.tcp.phy_overhead;
+        let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
         let rate = t.link.max(t.receiver_link) as u128;
         // What still arrives after the switch decides to pause: the pause frame waits for the
         // frame on the wire towards the sender, crosses the link, and meanwhile the sender
