@@ -638,7 +638,9 @@ def conditions_by_repetition(
     stored: Iterable[Sequence[Result]], repeat: int
 ) -> list[tuple[int, float | None, float | None]]:
     """(repetition, median CPU busy share, median measured RTT in seconds) over the points:
-    how the machine was when each repetition of the grid was recorded."""
+    how the machine was when each repetition of the grid was recorded. Runs count in the
+    order stored (:func:`load_real`): where a point misses a repetition, its later runs count
+    one place earlier."""
     busy: list[list[float]] = [[] for _ in range(repeat)]
     rtt: list[list[float]] = [[] for _ in range(repeat)]
     for runs in stored:
