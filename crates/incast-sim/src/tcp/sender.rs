@@ -933,9 +933,6 @@ impl Sender {
         let late = self.p.ack_order == AckOrder::RecoveryFirst;
         match self.ca {
             CaState::Open => {
-                if ack > prior_una && !bbr && !late {
-                    self.grow(delivered, now);
-                }
                 let enter = if rack_tlp {
                     self.board.lost_out() > 0
                 } else {
@@ -945,7 +942,10 @@ impl Sender {
                             && self.board.head_lost_by_sack(self.p.dupthresh))
                 };
                 let enter = enter && !self.board.is_empty();
-                if late && ack > prior_una && !bbr && !enter {
+                // Whether recovery starts does not depend on cwnd, so one test serves both
+                // orders: Linux 2.6/3.x grew cwnd before the loss check (and so before the
+                // cut), Linux 4.x on grows it only if the ACK does not start recovery.
+                if ack > prior_una && !bbr && !(late && enter) {
                     self.grow(delivered, now);
                 }
                 if enter {
