@@ -96,6 +96,10 @@ pub struct Workload {
     next_request: u32,
     /// Delay between successive requests of a block.
     stagger: SimTime,
+    /// The client's pauses between blocks, used in turn (sync_read; empty: none).
+    think: Vec<SimTime>,
+    /// When the last block ended, while the client pauses before the next.
+    paused_since: Option<SimTime>,
     block_start: SimTime,
     timeouts_at_block_start: u64,
     /// Workload start time.
@@ -240,6 +244,8 @@ impl Workload {
             },
             next_request: 0,
             stagger: w.request_stagger,
+            think: w.think_times.clone(),
+            paused_since: None,
             block_start: 0,
             timeouts_at_block_start: 0,
             start: 0,
@@ -325,7 +331,8 @@ impl Workload {
     }
 
     fn request_block(&mut self, now: SimTime, act: &mut Vec<Action>) {
-        self.block_start = now;
+        // A pause before the block counts in its time.
+        self.block_start = self.paused_since.take().unwrap_or(now);
         self.timeouts_at_block_start = self.timeouts;
         self.remaining = self.n;
         self.issued += 1;
@@ -349,8 +356,13 @@ impl Workload {
         }
     }
 
-    /// A staggered request is due: the client asks `conn`'s server now.
+    /// A staggered request is due: the client asks `conn`'s server now; or the client's pause
+    /// after a block is over, and it asks for the next.
     pub fn request(&mut self, conn: ConnId, now: SimTime, act: &mut Vec<Action>) {
+        if self.paused_since.is_some() && self.q.is_none() {
+            self.request_block(now, act);
+            return;
+        }
         if let Some(q) = self.q.as_mut() {
             let c = conn.index();
             let size = q.planned[c].pop_front().unwrap_or(0);
@@ -448,7 +460,19 @@ impl Workload {
             .push((self.timeouts - self.timeouts_at_block_start) as u32);
         self.block += 1;
         if self.kind == WorkloadKind::SyncRead && self.block < self.blocks {
-            self.request_block(now, act);
+            let pause = match self.think.len() {
+                0 => 0,
+                len => self.think[(self.block - 1) as usize % len],
+            };
+            if pause == 0 {
+                self.request_block(now, act);
+            } else {
+                self.paused_since = Some(now);
+                act.push(Action::RequestAt {
+                    conn: ConnId(0),
+                    at: now.saturating_add(pause),
+                });
+            }
         } else {
             self.finish = Some(now);
             act.push(Action::Finished);
@@ -583,6 +607,58 @@ mod tests {
         act.clear();
         w.on_client_data(ConnId(0), 1000, 20, &mut act);
         assert!(act.is_empty(), "every server of the block has been asked");
+    }
+
+    #[test]
+    fn the_client_pauses_after_each_block_in_turn_and_the_pause_counts_in_the_next_block() {
+        let mut sc = Scenario::example(1);
+        sc.workload.sru = Some(1000);
+        sc.workload.blocks = 4;
+        sc.workload.think_times = vec![300, 0];
+        let (mut w, mut act) = started(&sc, 0);
+        act.clear();
+        w.on_client_data(ConnId(0), 1000, 100, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::RequestAt {
+                conn: ConnId(0),
+                at: 400
+            }],
+            "after block 0 the client pauses think_times[0]"
+        );
+        act.clear();
+        w.request(ConnId(0), 400, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::Write {
+                ep: ConnId(0).receiver(),
+                bytes: 100
+            }]
+        );
+        act.clear();
+        w.on_client_data(ConnId(0), 2000, 500, &mut act);
+        assert_eq!(
+            act.len(),
+            1,
+            "think_times[1] = 0: block 2 is asked for at once"
+        );
+        assert!(matches!(act[0], Action::Write { .. }));
+        act.clear();
+        w.on_client_data(ConnId(0), 3000, 600, &mut act);
+        assert_eq!(
+            act,
+            vec![Action::RequestAt {
+                conn: ConnId(0),
+                at: 900
+            }],
+            "the pauses are used in turn"
+        );
+        assert_eq!(w.block_times, vec![100, 400, 100]);
+        act.clear();
+        w.request(ConnId(0), 900, &mut act);
+        w.on_client_data(ConnId(0), 4000, 950, &mut act);
+        assert_eq!(w.block_times, vec![100, 400, 100, 350]);
+        assert_eq!(w.finish, Some(950), "no pause after the last block");
     }
 
     #[test]

@@ -60,6 +60,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _times(value: Any, normalized: bool) -> list[int]:
+    """A list of times ("120us", …) in picoseconds; a normalized list holds them already."""
+    if not isinstance(value, list | tuple):
+        raise ValueError(f'expected a list of times such as ["120us", "3ms"], got {shown(value)}')
+    out = []
+    for i, v in enumerate(value):
+        try:
+            out.append(v if normalized and _is_int(v) else parse_time(v))
+        except (UnitError, ValueError) as e:
+            raise ValueError(f"item {i}: {e}") from None
+    return out
+
+
 def _value(unit: str, value: Any, normalized: bool) -> Any:
     """One value in base units; ``None`` passes to the core as given."""
     if value is None:
@@ -72,6 +85,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         return parse_cdf_points(value) if isinstance(value, list) else value
     if unit == "topology_file":
         return topology_value(value, normalized)
+    if unit == "times":
+        return _times(value, normalized)
     if unit == "limit":
         return value if normalized and isinstance(value, dict) else parse_queue_limit(value)
     if unit == "rate_cap":

@@ -44,6 +44,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return " or ".join([*parts, *([f"{d['packets']}pkt"] if d["packets"] is not None else [])])
     if unit == "cdf":
         return "none" if not d else json.dumps(d)
+    if unit == "times":
+        return "none" if not d else json.dumps([with_unit("time", t) for t in d])
     if unit == "topology_file":
         return "none" if d is None else "(tables)"
     if unit == "rate_cap":
@@ -92,6 +94,9 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
     elif unit == "topology_file":
         # A file name, or the tables inline (unit strings; the core checks their shape).
         out = {"anyOf": [{"type": "string", "examples": ["cluster.toml"]}, {"type": "object"}]}
+    elif unit == "times":
+        out = {"type": "array", "items": _with_unit("time", None)}
+        out["default"] = [with_unit("time", t) for t in default]
     elif unit == "limit":
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:

@@ -100,6 +100,9 @@ section! {
 
 /// Hard bounds that keep a scenario within what one machine can hold.
 pub const MAX_SENDERS: u32 = 100_000;
+/// Most pauses `workload.think_times` may list (they are used in turn, so a longer trace is
+/// never needed to cover a run's blocks).
+pub const MAX_THINK_TIMES: usize = 1_000_000;
 /// Most numbers a run's time series holds (samples × (flows + 2)): about 60 MB as JSON.
 pub const MAX_SERIES_VALUES: usize = 10_000_000;
 

@@ -24,6 +24,8 @@ pub enum Unit {
     Limit,
     /// (bytes, cumulative probability) points, or the name of a file of them.
     Cdf,
+    /// A list of picoseconds, written ["120us", "3ms"].
+    Times,
     /// A rate cap, written "80%" (a share of the link) or "800Mbps", or "off".
     RateCap,
     /// A described topology: the name of a TOML file of switches, hosts and links, or its
@@ -44,6 +46,7 @@ impl Unit {
             Unit::TimeOrOff => "time_or_off",
             Unit::Limit => "limit",
             Unit::Cdf => "cdf",
+            Unit::Times => "times",
             Unit::RateCap => "rate_cap",
             Unit::TopologyFile => "topology_file",
             Unit::Section => "section",
@@ -88,6 +91,8 @@ plain_shape! {
     u32 => "a whole number in 0..4294967295", json!({"type": "integer", "minimum": 0, "maximum": u32::MAX});
     f64 => "a number", json!({"type": "number"});
     bool => "true or false", json!({"type": "boolean"});
+    Vec<u64> => "a list of whole numbers ≥ 0",
+        json!({"type": "array", "items": {"type": "integer", "minimum": 0}});
     Vec<(u64, f64)> => "a list of [bytes, probability] points",
         json!({"type": "array", "items": {"type": "array", "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "number"}], "minItems": 2, "maxItems": 2}});
 }

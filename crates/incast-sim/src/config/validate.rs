@@ -674,6 +674,24 @@ impl Scenario {
         if w.jitter > 3600 * PS_PER_S {
             return Err(bad("workload.jitter", "must be at most 3600s"));
         }
+        if !w.think_times.is_empty() && w.kind != WorkloadKind::SyncRead {
+            return Err(bad(
+                "workload.think_times",
+                "pauses between blocks apply to sync_read only (leave it empty)",
+            ));
+        }
+        if w.think_times.len() > MAX_THINK_TIMES {
+            return Err(bad(
+                "workload.think_times",
+                format!("at most {MAX_THINK_TIMES} pauses (they are used in turn)"),
+            ));
+        }
+        if w.think_times.iter().any(|&p| p > 3600 * PS_PER_S) {
+            return Err(bad(
+                "workload.think_times",
+                "each pause must be at most 3600s",
+            ));
+        }
         if self.background.flows > 10_000 {
             return Err(bad("background.flows", "must be at most 10000"));
         }
@@ -1098,6 +1116,25 @@ mod tests {
         s.topology.nic_burst = 125_001;
         let e = s.validate().unwrap_err();
         assert!(e.to_string().contains("one second"), "{e}");
+    }
+
+    #[test]
+    fn think_times_are_for_sync_read_and_bounded() {
+        let mut s = Scenario::example(4);
+        s.workload.think_times = vec![from_us(100), 3600 * PS_PER_S];
+        assert!(s.validate().is_ok());
+        s.workload.think_times.push(3600 * PS_PER_S + 1);
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "workload.think_times");
+        assert!(e.message.contains("3600s"), "{}", e.message);
+        s.workload.think_times = vec![0; MAX_THINK_TIMES + 1];
+        assert_eq!(s.validate().unwrap_err().field, "workload.think_times");
+        s.workload.think_times = vec![from_us(100)];
+        s.workload.kind = WorkloadKind::Incast;
+        s.workload.flow_size = Some(1000);
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "workload.think_times");
+        assert!(e.message.contains("sync_read"), "{}", e.message);
     }
 
     #[test]

@@ -97,6 +97,12 @@ section! {
         /// Each server waits a uniform random time in [0, jitter] before answering (sync_read) or
         /// starting its flow (incast).
         pub jitter: SimTime [Time] = 0,
+        /// The client's pause after each block before it asks for the next (sync_read): after
+        /// block k it waits `think_times[k mod len]`, as an application that processes a block
+        /// first, or a testbed whose client is not scheduled at once. The pause counts in the
+        /// next block's time (a block's time runs from the end of the one before), and the
+        /// connections are idle through it. Empty: the next block is asked for at once.
+        pub think_times: Vec<SimTime> [Times] = Vec::new(),
         /// Bytes per flow (incast).
         pub flow_size: Option<u64> [Size] = None,
         /// Application fan-out window (sync_read, shuffle): at most this many servers are asked
