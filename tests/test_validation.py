@@ -327,3 +327,46 @@ def test_the_machine_is_described_per_repetition() -> None:
     got = val.conditions_by_repetition(stored, 2)
     assert [(rep, b) for rep, b, _ in got] == [(0, 1.0), (1, 0.75)]
     assert got[0][2] == pytest.approx(48e-6) and got[1][2] == pytest.approx(22e-6)
+
+
+def test_the_testbed_stalls_come_from_single_flow_runs_and_a_point_replays_anothers() -> None:
+    ms = 1_000_000_000  # picoseconds
+    one = val.Point("32KB", "1ms", "cubic", 1)
+    other = val.Point("128KB", "1ms", "bbr", 1)
+    many = val.Point("32KB", "1ms", "cubic", 4)
+
+    def run(p: val.Point, blocks_ms: list[int], gap_ms: float) -> Result:
+        sc = val.scenario(p, val.QUICK, seed=1)
+        times = [t * ms for t in blocks_ms]
+        return fake(sc, 90e6, block_times=times, duration=sum(times) + round(gap_ms * ms))
+
+    stored = {
+        one: [run(one, [5, 5, 7, 5], 0.4)],
+        many: [run(many, [20, 90, 20, 20], 0.0)],  # losses, not stalls: never a trace
+    }
+    traces = val.testbed_stalls(stored)
+    assert [p for p, _ in traces] == [one]
+    # Per block: beyond the median block (5 ms), plus the 0.4 ms between blocks shared out.
+    assert traces[0][1] == pytest.approx([0.1e-3, 0.1e-3, 2.1e-3, 0.1e-3])
+    # A single-flow point never replays its own runs; another point replays them.
+    assert val.point_stalls(traces, one, 1) == []
+    assert val.point_stalls(traces, many, 1) == traces[0][1]
+    stored[other] = [run(other, [5, 6, 5], 0.0), run(other, [5, 5, 9], 0.3)]
+    traces = val.testbed_stalls(stored)
+    drawn = [tuple(val.point_stalls(traces, many, seed)) for seed in range(1, 40)]
+    assert drawn == [tuple(val.point_stalls(traces, many, seed)) for seed in range(1, 40)]
+    assert len(set(drawn)) == 3  # every trace is drawn, the same one for the same seed
+    assert all(val.point_stalls(traces, one, s) != traces[0][1] for s in range(1, 40))
+
+    seen: list[Scenario] = []
+
+    def simulate(sc: Scenario) -> Result:
+        seen.append(sc)
+        return fake(sc, 10e6)
+
+    val.run_sim(many, val.QUICK, 40e-6, {}, simulate=simulate, stalls=traces)
+    for sc in seen:
+        pauses = [round(t * 1e9) * 1000 for t in val.point_stalls(traces, many, sc.seed)]
+        assert sc.workload.think_times == pauses
+    assert "3 single-flow runs" in val.stalls_text(traces)
+    assert "never pauses" in val.stalls_text([])

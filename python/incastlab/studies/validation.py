@@ -75,8 +75,9 @@ def testbed_protocol() -> dict[str, str]:
     return {"workload.request_size": size, "workload.response_header": size}
 
 
-#: Seeds of the simulator per point and profile.
-SIM_SEEDS = (1, 2, 3, 4, 5)
+#: Seeds of the simulator per point and profile: as many as the grid's kernel runs, since
+#: each seed replays another run of the testbed's client stalls (:func:`point_stalls`).
+SIM_SEEDS = tuple(range(1, 11))
 #: Profiles with overrides beyond ``tcp.profile = <name>``: each takes this kernel's tick its
 #: own way (another name means just ``tcp.profile = <name>``).
 PROFILES: dict[str, dict[str, Any]] = {
@@ -290,6 +291,74 @@ def testbed_jitter_s(results: Sequence[Result]) -> float | None:
     return math.sqrt(3) * statistics.median(sigmas) if sigmas else None
 
 
+#: A stall trace: the point whose single-flow run it comes from, and the client's pause after
+#: each block of that run, seconds.
+StallTrace = tuple[Point, list[float]]
+
+
+def testbed_stalls(stored: Mapping[Point, Sequence[Result]]) -> list[StallTrace]:
+    """The testbed's client stalls, one trace per single-flow kernel run: per block, how much
+    longer it took than the run's median block (never less than 0), plus the run's time
+    between blocks shared evenly (its duration less the blocks' sum). With one sender and no
+    loss the network takes nearly the same time for every block (tens of µs apart, which the
+    trace keeps), so what varies is the machine: a
+    2-core machine shared with other work, whose client is not always scheduled when a
+    block's last byte arrives. The simulator replays a trace as ``workload.think_times``."""
+    out: list[StallTrace] = []
+    for point, runs in stored.items():
+        if point.senders != 1:
+            continue
+        for r in runs:
+            times = list(r.block_times_s)
+            if len(times) < 2:
+                continue
+            typical = statistics.median(times)
+            between = max(0.0, r.duration_s - sum(times)) / len(times)
+            out.append((point, [max(0.0, t - typical) + between for t in times]))
+    return out
+
+
+def point_stalls(traces: Sequence[StallTrace], point: Point, seed: int) -> list[float]:
+    """The stall trace the simulator replays at ``point`` with ``seed``: one drawn from the
+    single-flow runs of the other points (a single-flow point never replays its own runs),
+    by a generator seeded with the point and the seed, so every rerun draws the same."""
+    import random
+    import zlib
+
+    pool = [t for p, t in traces if p != point]
+    if not pool:
+        return []
+    return random.Random(zlib.crc32(point.key.encode()) ^ seed).choice(pool)
+
+
+def stalls_text(traces: Sequence[StallTrace]) -> str:
+    """What the README says of the replayed client stalls, with their figures."""
+    pauses = sorted(t for _, trace in traces for t in trace)
+    if not pauses:
+        return "No single-flow runs are stored, so the simulator's client never pauses."
+    per_run = sorted(sum(trace) / len(trace) for _, trace in traces if trace)
+
+    def us(x: float) -> str:
+        return f"{x * 1e6:.0f} µs"
+
+    def q(xs: Sequence[float], p: float) -> float:
+        return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+    return (
+        "And its client's stalls: the testbed is a 2-core machine shared with other work, "
+        "and its client is not always scheduled when a block's last byte arrives. In the "
+        f"{len(traces)} single-flow runs, where the network takes nearly the same time for "
+        "every block (tens of µs apart), a block takes longer than the run's median block by "
+        "a pause of median "
+        f"{us(q(pauses, 0.5))}, p90 {us(q(pauses, 0.9))}, p99 {us(q(pauses, 0.99))}, max "
+        f"{pauses[-1] * 1e3:.1f} ms (the time between blocks, shared evenly, included); "
+        f"per run the mean pause is {us(per_run[0])}–{us(per_run[-1])} (median "
+        f"{us(q(per_run, 0.5))}). Each seed of the simulator replays one such run's pauses "
+        "after its blocks (`workload.think_times`), drawn from the other points' "
+        "single-flow runs, so a single-flow point never replays its own."
+    )
+
+
 def point_jitter_s(jitter_s: float, rtt_s: float) -> float:
     """``jitter_s`` as a point with ``rtt_s`` can take it: at most twice the star's
     per-link delay (RTT / 4), so no crossing's delay is negative."""
@@ -326,10 +395,12 @@ def run_sim(
     jitter_s: float = 0.0,
     seeds: Sequence[int] = SIM_SEEDS,
     simulate: Callable[[Scenario], Result] | None = None,
+    stalls: Sequence[StallTrace] = (),
 ) -> SimRuns:
-    """The simulator on ``point`` with the testbed's RTT and timing noise (``jitter_s``,
-    see :func:`testbed_jitter_s`), the kernel's clock and the profile's ``overrides``, once
-    per seed; a refusal or failure is kept as the reason."""
+    """The simulator on ``point`` with the testbed's RTT, timing noise (``jitter_s``, see
+    :func:`testbed_jitter_s`) and client stalls (a trace of ``stalls`` per seed, see
+    :func:`point_stalls`), the kernel's clock and the profile's ``overrides``, once per
+    seed; a refusal or failure is kept as the reason."""
     if simulate is None:
         from incastlab import simulate as simulate_
 
@@ -348,7 +419,9 @@ def run_sim(
     out = SimRuns()
     for seed in seeds:
         try:
-            out.results.append(simulate(scenario(point, grid, seed=seed, extra=extra)))
+            pauses = [f"{round(t * 1e9)}ns" for t in point_stalls(stalls, point, seed)]
+            per_seed = {**extra, "workload.think_times": pauses} if pauses else extra
+            out.results.append(simulate(scenario(point, grid, seed=seed, extra=per_seed)))
         except Exception as e:  # ScenarioError, SimulationError: one line, kept as missing
             out.results = []
             out.missing = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -577,6 +650,8 @@ class Validation:
     #: Per repetition (over the points): the median share of CPU time the machine was busy
     #: and the median measured base RTT. Runs recorded on another day can differ in both.
     by_repetition: list[tuple[int, float | None, float | None]] = field(default_factory=list)
+    #: The testbed's client stalls the simulator replays (:func:`testbed_stalls`).
+    stalls: list[StallTrace] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -602,6 +677,7 @@ def validate(
     stored = {p: load_real(real_dir, p, grid.repeat) for p in grid.points()}
     every = measured_rtt_s([r for rs in stored.values() for r in rs])
     jitter = testbed_jitter_s([r for rs in stored.values() for r in rs]) or 0.0
+    stalls = testbed_stalls(stored)
     rows = []
     for p, real in stored.items():
         if not real:  # nothing to referee this point against
@@ -613,7 +689,9 @@ def validate(
             int(r.report.get("kernel_counters", {}).get("TCPLossProbes", 0)) for r in real
         ]
         for name, o in profiles.items():
-            got = run_sim(p, grid, rtt or FALLBACK_RTT_S, o, jitter, simulate=simulate)
+            got = run_sim(
+                p, grid, rtt or FALLBACK_RTT_S, o, jitter, simulate=simulate, stalls=stalls
+            )
             row.sim[name] = [measured_goodput_bps(r, grid.warmup) for r in got.results]
             row.sim_timeouts[name] = [r.timeouts for r in got.results]
             if got.missing:
@@ -631,6 +709,7 @@ def validate(
         load,
         jitter,
         conditions_by_repetition(stored.values(), grid.repeat),
+        stalls,
     )
 
 
@@ -868,7 +947,9 @@ def markdown(
         "short last one is lost, and the probe for two outstanding segments comes after "
         "2·SRTT instead of at the RTO's time. So are its NICs, one segment per GSO packet ("
         + ", ".join(f"`{k} = {v!r}`" for k, v in testbed_nic().items())
-        + "). Profiles: "
+        + "). "
+        + stalls_text(v.stalls)
+        + " Profiles: "
         + ", ".join(f"`{n}` ({_overrides_text(o)})" for n, o in v.profiles.items())
         + ".",
         "",
