@@ -45,6 +45,7 @@ fn same_seed_same_bytes_with_every_new_option() {
     s.tcp.timer_granularity = Some(from_ms(4));
     s.topology.buffer.bytes = Some(32_000);
     s.workload.blocks = 5;
+    s.workload.think_times = vec![from_us(300), 0, from_ms(3)];
     for cc in [CongestionControl::Cubic, CongestionControl::Bbr] {
         s.tcp.congestion_control = cc;
         let a = Simulation::new(s.clone()).unwrap().run().unwrap();
