@@ -286,8 +286,14 @@ def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Pat
         ),
         pcap_dir=str(tmp_path),
         monitor_ns=100_000,
+        pcap_senders=2,
     )
-    cap = burst.report["captures"]["bottleneck"]
+    caps = burst.report["captures"]
+    assert sorted(caps) == ["bottleneck", "receiver", "sender0", "sender1"]
+    for k in ("sender0", "sender1"):
+        # Each sender's own NIC: its 10 answers of 64 KB (45 segments each) and its ACKs.
+        assert caps[k]["file"].endswith(f"-{k}.pcap") and caps[k]["packets"] >= 2 * 10 * 45
+    cap = caps["bottleneck"]
     kernel, found = burst.report["timeouts"], cap["analysis"]["rtos"]
     assert kernel >= 5
     assert abs(found - kernel) <= 0.1 * kernel, (found, kernel)

@@ -153,6 +153,14 @@ def add_emulate_parser(sub: Any) -> None:
         "of files per point) and read the bottleneck's with incast pcap",
     )
     e.add_argument(
+        "--pcap-senders",
+        type=whole(0, 64),
+        default=0,
+        metavar="K",
+        help="with --pcap, capture the first K senders' NICs too (n<N>-seed<S>-sender<i>.pcap: "
+        "what each sends, and its ACKs as they arrive)",
+    )
+    e.add_argument(
         "--monitor",
         nargs="?",
         const="1ms",
@@ -307,12 +315,15 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
         monitor_ns = round(seconds_arg("--monitor", a.monitor) * 1e9)
         if not 10_000 <= monitor_ns <= 1_000_000_000:
             raise UsageError(f"--monitor: the interval must be 10us..1s, got {a.monitor!r}")
+    if a.pcap_senders and not a.pcap:
+        raise UsageError("--pcap-senders: name the directory with --pcap DIR")
     emulation = backend(
         "emulate",
         warmup=a.warmup,
         time_limit_s=a.time_limit,
         pcap_dir=a.pcap,
         monitor_ns=monitor_ns,
+        pcap_senders=a.pcap_senders,
     )
     real_tcp_link(a)
     series = series_from(a)
@@ -369,3 +380,5 @@ def print_observed(out: Console, results: Any) -> None:
                 f"counted {rep['timeouts']} · {an.get('verdict', an.get('error', ''))}",
                 soft_wrap=True,
             )
+            if senders := [v["file"] for k, v in c.items() if k.startswith("sender")]:
+                out.print(f"N={r.senders} sender captures: {', '.join(senders)}", soft_wrap=True)

@@ -632,11 +632,12 @@ def run(
     time_limit_s: float = 300.0,
     pcap_dir: str | None = None,
     monitor_ns: int | None = None,
+    pcap_senders: int = 0,
 ) -> Result:
     """Run the scenario's synchronized reads on real TCP in a fresh testbed; with
     ``pcap_dir``, capture the bottleneck and the receiver there (and read the bottleneck's
-    capture with `incast pcap`); with ``monitor_ns``, sample the receiver's interface at
-    that interval."""
+    capture with `incast pcap`), and the first ``pcap_senders`` senders too; with
+    ``monitor_ns``, sample the receiver's interface at that interval."""
     from pathlib import Path
 
     from incastlab.real import observe
@@ -725,7 +726,11 @@ def run(
         )
         label = f"n{n}-seed{s['seed']}"
         try:
-            caps = observe.start_captures(tb, Path(pcap_dir), label) if pcap_dir else None
+            caps = (
+                observe.start_captures(tb, Path(pcap_dir), label, pcap_senders)
+                if pcap_dir
+                else None
+            )
             mon = observe.start_monitor(tb, monitor_ns) if monitor_ns else None
         except observe.ObserveError as failed:
             raise EmulationError(str(failed)) from None
@@ -862,6 +867,8 @@ class EmulateBackend:
     pcap_dir: str | None = None
     #: Sample the receiver's interface at this interval (nanoseconds).
     monitor_ns: int | None = None
+    #: With ``pcap_dir``, capture the first this many senders' NICs too.
+    pcap_senders: int = 0
     name: str = "emulate"
     title: str = "real Linux TCP (namespaces)"
     needs_root: bool = True
@@ -885,4 +892,5 @@ class EmulateBackend:
             time_limit_s=self.time_limit_s,
             pcap_dir=self.pcap_dir,
             monitor_ns=self.monitor_ns,
+            pcap_senders=self.pcap_senders,
         )

@@ -46,13 +46,16 @@ class Captures:
     procs: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
 
 
-def start_captures(tb: Testbed, directory: Path, label: str) -> Captures:
-    """tcpdump on the switch's port towards the receiver (the bottleneck) and on the
-    receiver's eth0; returns once both are listening."""
+def start_captures(tb: Testbed, directory: Path, label: str, senders: int = 0) -> Captures:
+    """tcpdump on the switch's port towards the receiver (the bottleneck), on the receiver's
+    eth0 and on the eth0 of the first ``senders`` senders (``sender0``, …: what a sender's
+    TCP sends and when its ACKs arrive, before the bottleneck drops anything); returns once
+    every one is listening."""
     if shutil.which("tcpdump") is None:
         raise ObserveError("--pcap: tcpdump is not installed (apt-get install tcpdump)")
     directory.mkdir(parents=True, exist_ok=True)
     points = {"bottleneck": (tb.switch, "pr"), "receiver": (tb.receiver, "eth0")}
+    points.update({f"sender{i}": (ns, "eth0") for i, ns in enumerate(tb.sender_ns[:senders])})
     c = Captures({k: directory / f"{label}-{k}.pcap" for k in points})
     for what, (ns, dev) in points.items():
         argv = ["ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-n", "-s", str(SNAPLEN)]
