@@ -145,6 +145,7 @@ impl Profile {
                 ("tso", json!(true)),
                 ("clock_granularity", json!(PS_PER_US)),
                 ("timer_granularity", json!(4 * PS_PER_MS)),
+                ("timer_wheel", json!(true)),
             ],
         }
     }
@@ -189,6 +190,13 @@ section! {
         /// at HZ = 250, 1 ms at HZ = 1000); `None`: the RTT clock's. RTOmin is rounded up to
         /// whole ticks, as Linux keeps a route's `rto_min` in jiffies (1 ms is 4 ms at HZ = 250).
         pub timer_granularity: Option<SimTime> [Time] = None,
+        /// The retransmission timer (RTO, tail loss probe, RACK's reorder timeout) fires as
+        /// Linux's timer wheel runs it (`calc_wheel_index`, kernel/time/timer.c): one tick after
+        /// its expiry when due within 63 ticks, also when armed on a tick (a timer handler
+        /// rearming itself); later, at the next multiple of 8 ticks after it (of 64 beyond 504
+        /// ticks), so a backed-off RTO of 408 ms at HZ = 250 fires 4 to 32 ms late, at one of
+        /// the 32 ms boundaries every connection shares. Off: at the first tick at or after it.
+        pub timer_wheel: bool [Plain] = false,
         /// How RTOmin combines with the RTT estimate.
         pub rto_formula: RtoFormula [Plain] = RtoFormula::Linux,
         /// How cwnd comes down during fast recovery.

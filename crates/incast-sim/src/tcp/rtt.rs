@@ -25,6 +25,8 @@ pub struct RttEstimator {
     /// Granularity of the timers (a jiffy); the RTT clock's unless set.
     timer_granularity: SimTime,
     formula: RtoFormula,
+    /// Timers fire as Linux's timer wheel runs them (see [`RttEstimator::expiry`]).
+    wheel: bool,
     /// Linux: four times the mean deviation (`mdev_us`).
     mdev4: SimTime,
     /// Linux: the largest `mdev4` in the current round trip, floored at RTOmin.
@@ -53,6 +55,7 @@ impl RttEstimator {
         )
         .with_formula(tcp.rto_formula)
         .with_timer_granularity(tcp.timer_granularity.unwrap_or(tcp.clock_granularity))
+        .with_timer_wheel(tcp.timer_wheel)
     }
 
     /// The estimator of a connection with these TCP settings after a steady run of round
@@ -80,6 +83,7 @@ impl RttEstimator {
             granularity,
             timer_granularity: granularity,
             formula: RtoFormula::Rfc6298,
+            wheel: false,
             mdev4: 0,
             mdev_max: 0,
             rttvar4: 0,
@@ -158,6 +162,35 @@ impl RttEstimator {
     pub fn ticks(&self, t: SimTime) -> SimTime {
         t.div_ceil(self.timer_granularity)
             .saturating_mul(self.timer_granularity)
+    }
+
+    /// Fire timers as Linux's timer wheel does (see [`RttEstimator::expiry`]).
+    pub fn with_timer_wheel(mut self, on: bool) -> Self {
+        self.wheel = on;
+        self
+    }
+
+    /// When a timer armed at `now` for `timeout` fires. Without the wheel: at the first tick
+    /// at or after `now + timeout`. With it, as Linux's `mod_timer` files it: the expiry is
+    /// the current jiffy plus the timeout in whole jiffies (`usecs_to_jiffies`), and
+    /// `calc_wheel_index` puts a timer due within 63 jiffies in the bucket one jiffy after
+    /// it, one due later in the bucket after it on a level of 8^k-jiffy granularity (k = 1
+    /// below 504 jiffies, 2 below 4032, ...), never early. So a timer armed on a tick, as a
+    /// timer handler rearms itself, fires `timeout` plus one tick later, and a backed-off RTO
+    /// waits for a boundary that all connections share.
+    pub fn expiry(&self, now: SimTime, timeout: SimTime) -> SimTime {
+        if !self.wheel {
+            return self.to_tick(now.saturating_add(timeout));
+        }
+        let g = self.timer_granularity;
+        let jiffies = timeout.div_ceil(g);
+        let expires = (now / g).saturating_add(jiffies);
+        // LVL_START(k + 1) = 63 << 3k; LVL_DEPTH = 9 levels (HZ > 100).
+        let mut shift = 0;
+        while shift < 24 && jiffies >= 63 << shift {
+            shift += 3;
+        }
+        (((expires >> shift) + 1) << shift).saturating_mul(g)
     }
 
     /// Use `formula` to combine RTOmin with the estimate.
@@ -334,6 +367,32 @@ mod tests {
         assert_eq!(e.rto(0), from_ms(8));
         // Doubled as jiffies (16 ms), not 10.6 ms rounded up to 12.
         assert_eq!(e.rto(1), from_ms(16));
+    }
+
+    #[test]
+    fn the_timer_wheel_fires_a_tick_late_and_long_timers_on_shared_boundaries() {
+        let jiffy = from_ms(4);
+        let e = RttEstimator::new(from_ms(200), u64::MAX, PS_PER_S, from_us(1))
+            .with_timer_granularity(jiffy);
+        let wheel = e.clone().with_timer_wheel(true);
+        // Armed inside jiffy 52 (208 ms): both fire at the first tick after the expiry.
+        let t = from_ms(208) + from_us(1);
+        assert_eq!(e.expiry(t, from_ms(8)), from_ms(220));
+        assert_eq!(wheel.expiry(t, from_ms(8)), from_ms(220));
+        // Armed on the tick itself, as a timer handler rearms: Linux's expiry is jiffy 54,
+        // which calc_index files in the bucket of jiffy 55; not at 216 ms.
+        assert_eq!(e.expiry(from_ms(208), from_ms(8)), from_ms(216));
+        assert_eq!(wheel.expiry(from_ms(208), from_ms(8)), from_ms(220));
+        // 62 jiffies is level 0 still; 63 on is level 1, 8-jiffy (32 ms) buckets: a timer
+        // due at jiffy 52 + 100 = 152 fires at 160 (640 ms), not at 608 ms.
+        assert_eq!(wheel.expiry(t, 62 * jiffy), from_ms(460));
+        assert_eq!(wheel.expiry(t, 63 * jiffy), from_ms(480));
+        assert_eq!(e.expiry(t, from_ms(400)), from_ms(612));
+        assert_eq!(wheel.expiry(t, from_ms(400)), from_ms(640));
+        assert_eq!(wheel.expiry(t, from_ms(400)) - jiffy, from_ms(636));
+        // 504 jiffies on: level 2, 64-jiffy (256 ms) buckets. Jiffy 52 + 600 = 652 fires at
+        // 704 (2.816 s).
+        assert_eq!(wheel.expiry(t, 600 * jiffy), from_ms(2816));
     }
 
     #[test]

@@ -622,7 +622,7 @@ impl Sender {
             timeout = timeout.min(self.rtt.ticks(rto_delta));
         }
         self.timer = TimerKind::Probe;
-        self.rto_at = Some(self.rtt.to_tick(now.saturating_add(timeout)));
+        self.rto_at = Some(self.rtt.expiry(now, timeout));
         true
     }
 
@@ -641,7 +641,7 @@ impl Sender {
         }
         let delta = self.rto_delta(now).max(1);
         self.timer = TimerKind::Rto;
-        self.rto_at = Some(self.rtt.to_tick(now.saturating_add(self.rtt.ticks(delta))));
+        self.rto_at = Some(self.rtt.expiry(now, self.rtt.ticks(delta)));
     }
 
     /// The probe timer fired (Linux's `tcp_send_loss_probe`): send one new segment if the
@@ -717,7 +717,7 @@ impl Sender {
             // Linux: usecs_to_jiffies(wait) + TCP_TIMEOUT_MIN (2 ticks).
             let t = self.rtt.ticks(wait) + 2 * self.rtt.ticks(1);
             self.timer = TimerKind::Reorder;
-            self.rto_at = Some(self.rtt.to_tick(now.saturating_add(t)));
+            self.rto_at = Some(self.rtt.expiry(now, t));
             return (marked, true);
         }
         (marked, false)
@@ -744,7 +744,7 @@ impl Sender {
                 self.snd_nxt,
             ),
         };
-        self.rto_at = Some(self.rtt.to_tick(now.saturating_add(timeout)));
+        self.rto_at = Some(self.rtt.expiry(now, timeout));
     }
 
     fn retransmit(&mut self, i: usize, now: SimTime, out: &mut Outbox<'_>) {
@@ -1488,6 +1488,31 @@ mod tests {
         assert_eq!(e.cwnd(), 1);
         // Backed off: the next timeout is 400 ms later.
         assert_eq!(rto_at(&e), Some(from_ms(600)));
+    }
+
+    #[test]
+    fn linux_fires_backed_off_timeouts_at_the_timer_wheels_32_ms_boundaries() {
+        // RTOmin 200 ms on 4 ms jiffies; the segment leaves 1 us into jiffy 0.
+        for wheel in [false, true] {
+            let rtt = RttEstimator::new(from_ms(200), 120 * PS_PER_S, PS_PER_S, from_us(1))
+                .with_timer_granularity(from_ms(4))
+                .with_timer_wheel(wheel);
+            let mut e = Endpoint::new(params(true), rtt, Some(from_us(100)));
+            let mut out = Vec::new();
+            e.write(from_us(1), MSS, &mut out);
+            // 50 jiffies from jiffy 0: the first tick after, at either setting.
+            assert_eq!(rto_at(&e), Some(from_ms(204)));
+            e.on_rto(from_ms(204), &mut out);
+            // Backed off to 100 jiffies from jiffy 51: due at jiffy 151, which Linux's
+            // timer wheel fires at 152 (608 ms), not at 604 ms.
+            let second = if wheel { from_ms(608) } else { from_ms(604) };
+            assert_eq!(rto_at(&e), Some(second), "wheel {wheel}");
+            e.on_rto(second, &mut out);
+            // 200 jiffies from jiffy 152: due at jiffy 352 (1408 ms), fired at the bucket
+            // boundary of jiffy 360 (1440 ms).
+            let third = if wheel { from_ms(1440) } else { from_ms(1404) };
+            assert_eq!(rto_at(&e), Some(third), "wheel {wheel}");
+        }
     }
 
     #[test]
