@@ -345,11 +345,11 @@ impl Network {
                 Shape::Graph(Box::new(Routing::new(g, r, first)))
             }
         };
-        if t.nic_burst > 0 {
-            for (l, r) in links.iter_mut().zip(&roles) {
-                if matches!(r, LinkRole::Nic(_)) {
-                    l.set_burst(t.nic_burst);
-                }
+        for (l, r) in links.iter_mut().zip(&roles) {
+            match r {
+                LinkRole::Nic(_) => l.set_burst(t.nic_burst),
+                LinkRole::Port(_) => l.set_burst(t.port_burst),
+                LinkRole::Fabric => {}
             }
         }
         if t.link_jitter > 0 {
@@ -716,6 +716,37 @@ impl Network {
 mod tests {
     use super::*;
     use crate::units::from_us;
+
+    #[test]
+    fn shaped_ports_deliver_a_burst_at_once_where_wires_serialize_it() {
+        // One server answers two full segments after an idle spell long enough for every
+        // bucket to refill; its NIC is a tbf with a two-frame bucket, so both leave at once.
+        // A wire port serializes the request (towards the server) and both frames (towards
+        // the client); a port shaped the same way, as tc tbf on a veth, delivers them at once,
+        // so the block takes the pause and the RTT alone.
+        let block_time = |port_burst: u64| {
+            let mut sc = Scenario::example(1);
+            sc.topology.link = 100_000_000;
+            sc.topology.receiver_link = 100_000_000;
+            sc.tcp.phy_overhead = 0;
+            let frame = sc.full_frame();
+            sc.topology.nic_burst = 2 * frame;
+            sc.topology.port_burst = port_burst * frame;
+            sc.topology.host_jitter = 0;
+            sc.workload.sru = Some(2 * sc.tcp.mss);
+            sc.workload.blocks = 3;
+            sc.workload.think_times = vec![from_us(1000)];
+            let request = sc.workload.request_size + sc.tcp.header_bytes;
+            let rtt = sc.topology.rtt;
+            let r = crate::Simulation::new(sc).unwrap().run().unwrap();
+            (r.block_times[2], frame, request, rtt)
+        };
+        let ps_at_100mbps = |bytes: u64| bytes * 8 * 1_000_000_000_000 / 100_000_000;
+        let (wire, frame, request, rtt) = block_time(0);
+        let (shaped, ..) = block_time(2);
+        assert_eq!(shaped, from_us(1000) + rtt);
+        assert_eq!(wire - shaped, ps_at_100mbps(2 * frame + request));
+    }
 
     #[test]
     fn peers_are_other_servers_and_one_servers_flows_spread_over_them() {

@@ -215,6 +215,14 @@ section! {
         /// then packets leave at the link's rate. At least one full frame. 0 (default): a NIC
         /// serializes each frame at its rate, as a real NIC does.
         pub nic_burst: u64 [Size] = 0,
+        /// Switch ports towards hosts as token-bucket shapers instead of wires (tc tbf on the
+        /// port's veth, as a testbed in network namespaces shapes its bottleneck): after an
+        /// idle spell up to `port_burst` bytes leave back to back at once, then frames leave
+        /// at the link's rate, so two frames can reach the receiver a frame time sooner than a
+        /// wire lets them, and a delivery-rate sample over them (BBR's) reads above the link.
+        /// At least one full frame. 0 (default): a port serializes each frame at its rate, as a
+        /// hardware switch does.
+        pub port_burst: u64 [Size] = 0,
         /// Cap on every host's egress (a token bucket in front of its NIC, like tc's tbf): a
         /// share of its link ("80%") or a rate ("800Mbps"); frames leave at the line rate
         /// but no faster on average than the cap, with bursts of `host_rate_burst`. `None`:

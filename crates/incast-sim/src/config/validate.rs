@@ -266,38 +266,43 @@ impl Scenario {
         Ok(())
     }
 
-    /// A NIC shaper's bucket holds at least one full frame (tbf refuses a burst below the
-    /// MTU) and at most a second of the slowest link's rate.
-    fn validate_nic_burst(&self) -> Result<(), ConfigError> {
+    /// A shaper's bucket (`topology.nic_burst`, `topology.port_burst`) holds at least one
+    /// full frame (tbf refuses a burst below the MTU) and at most a second of the slowest
+    /// link's rate.
+    fn validate_bursts(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
-        if t.nic_burst == 0 {
-            return Ok(());
-        }
-        if self.transport == Transport::Ndp {
-            return Err(bad(
-                "topology.nic_burst",
-                "NDP's hosts pace by pulls, not by a shaper; shaped NICs are for TCP (set 0)",
-            ));
-        }
-        let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
-        if t.nic_burst < frame {
-            return Err(bad(
-                "topology.nic_burst",
-                format!(
-                    "{} bytes is smaller than one full frame on the wire ({frame} bytes)",
-                    t.nic_burst
-                ),
-            ));
-        }
-        let slowest = t.link.min(t.receiver_link) as u128;
-        if t.nic_burst as u128 * 8 > slowest {
-            return Err(bad(
-                "topology.nic_burst",
-                format!(
-                    "{} bytes is more than one second of the slowest link ({slowest} bps)",
-                    t.nic_burst
-                ),
-            ));
+        for (field, burst) in [
+            ("topology.nic_burst", t.nic_burst),
+            ("topology.port_burst", t.port_burst),
+        ] {
+            if burst == 0 {
+                continue;
+            }
+            if self.transport == Transport::Ndp {
+                return Err(bad(
+                    field,
+                    "NDP's switches trim and its hosts pace by pulls, not by a shaper; shaped \
+                     links are for TCP (set 0)",
+                ));
+            }
+            let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
+            if burst < frame {
+                return Err(bad(
+                    field,
+                    format!(
+                        "{burst} bytes is smaller than one full frame on the wire ({frame} bytes)"
+                    ),
+                ));
+            }
+            let slowest = t.link.min(t.receiver_link) as u128;
+            if burst as u128 * 8 > slowest {
+                return Err(bad(
+                    field,
+                    format!(
+                        "{burst} bytes is more than one second of the slowest link ({slowest} bps)"
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -400,7 +405,7 @@ impl Scenario {
         if self.transport == Transport::Ndp {
             self.validate_ndp()?;
         }
-        self.validate_nic_burst()?;
+        self.validate_bursts()?;
         let frame = self.full_frame();
         for (name, lim) in [
             ("topology.buffer", t.buffer),
@@ -1115,6 +1120,22 @@ mod tests {
         assert!(s.validate().is_ok());
         s.topology.nic_burst = 125_001;
         let e = s.validate().unwrap_err();
+        assert!(e.to_string().contains("one second"), "{e}");
+    }
+
+    #[test]
+    fn port_burst_holds_a_full_frame_and_at_most_a_second_of_the_link() {
+        let mut s = Scenario::example(4);
+        s.topology.port_burst = s.full_frame() + s.tcp.phy_overhead;
+        assert!(s.validate().is_ok());
+        s.topology.port_burst -= 1;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "topology.port_burst");
+        assert!(e.to_string().contains("one full frame"), "{e}");
+        s.topology.link = 1_000_000;
+        s.topology.port_burst = 125_001;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "topology.port_burst");
         assert!(e.to_string().contains("one second"), "{e}");
     }
 
