@@ -46,6 +46,10 @@ fn same_seed_same_bytes_with_every_new_option() {
     s.topology.buffer.bytes = Some(32_000);
     s.workload.blocks = 5;
     s.workload.think_times = vec![from_us(300), 0, from_ms(3)];
+    s.tcp.timer_wheel = true;
+    s.topology.nic_burst = 2 * (s.full_frame() + s.tcp.phy_overhead);
+    s.topology.port_burst = s.topology.nic_burst;
+    s.topology.link_jitter = from_us(10);
     for cc in [CongestionControl::Cubic, CongestionControl::Bbr] {
         s.tcp.congestion_control = cc;
         let a = Simulation::new(s.clone()).unwrap().run().unwrap();
