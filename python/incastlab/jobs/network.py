@@ -152,7 +152,8 @@ class Fabric:
     def tcp(self, rto_min: str) -> dict[str, Any]:
         """The hosts' TCP (the 2009 kernel's one-segment first round, as the article's Table 1)
         with the RTOmin under study."""
-        tcp: dict[str, Any] = {"rto_min": rto_min, "initial_window": 1}
+        # The 2009 kernel: the classic profile, whatever the default profile is.
+        tcp: dict[str, Any] = {"profile": "classic", "rto_min": rto_min, "initial_window": 1}
         if self.delayed_ack != "off":
             tcp.update(delayed_ack=self.delayed_ack, quickack=True)
         return tcp
