@@ -291,8 +291,9 @@ def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Pat
     caps = burst.report["captures"]
     assert sorted(caps) == ["bottleneck", "receiver", "sender0", "sender1"]
     for k in ("sender0", "sender1"):
-        # Each sender's own NIC: its 10 answers of 64 KB (45 segments each) and its ACKs.
-        assert caps[k]["file"].endswith(f"-{k}.pcap") and caps[k]["packets"] >= 2 * 10 * 45
+        # Each sender's own NIC: at least the data of its 10 measured answers of 64 KB (45
+        # segments each), whatever the receiver's ACKs and the resends add.
+        assert caps[k]["file"].endswith(f"-{k}.pcap") and caps[k]["packets"] >= 10 * 45
     cap = caps["bottleneck"]
     kernel, found = burst.report["timeouts"], cap["analysis"]["rtos"]
     assert kernel >= 5

@@ -50,6 +50,13 @@ def test_a_spec_expands_lists_ranges_zips_and_seeds() -> None:
     # An empirical CDF is a value, not an axis.
     cdf = parse_spec({"workload": {"kind": "queries", "query_size_cdf": [[100, 0.5], [200, 1]]}})
     assert len(cdf.points()) == 1
+    two = [[[100, 0.5], [200, 1]], [[100, 1]]]
+    assert len(parse_spec({"workload": {"kind": "queries", "query_size_cdf": two}}).points()) == 2
+    # So is a list of pauses; a list of lists of them is an axis.
+    (one,) = parse_spec({"workload": {"think_times": ["100us", "1ms"]}}).points()
+    assert one.scenario.workload.think_times == [100_000_000, 1_000_000_000]
+    axis = parse_spec({"workload": {"think_times": [["100us"], ["1ms", "2ms"]]}}).points()
+    assert [p.scenario.workload.think_times for p in axis] == [[100_000_000], [10**9, 2 * 10**9]]
 
 
 @pytest.mark.parametrize(

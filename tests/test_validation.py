@@ -354,7 +354,6 @@ def test_the_testbed_stalls_come_from_single_flow_runs_and_a_point_replays_anoth
     stored[other] = [run(other, [5, 6, 5], 0.0), run(other, [5, 5, 9], 0.3)]
     traces = val.testbed_stalls(stored)
     drawn = [tuple(val.point_stalls(traces, many, seed)) for seed in range(1, 40)]
-    assert drawn == [tuple(val.point_stalls(traces, many, seed)) for seed in range(1, 40)]
     assert len(set(drawn)) == 3  # every trace is drawn, the same one for the same seed
     assert all(val.point_stalls(traces, one, s) != traces[0][1] for s in range(1, 40))
 

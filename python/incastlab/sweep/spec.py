@@ -37,8 +37,6 @@ from incastlab.units import UnitError, is_int_ranges, parse_int_ranges
 
 #: Most points one sweep may hold.
 MAX_POINTS = 100_000
-#: Keys whose value is itself a list: only a list *of those* is an axis.
-_LIST_VALUED = {"workload.query_size_cdf"}
 #: Keys whose value may be a table ({bytes = ..., packets = ...}, a topology file's tables
 #: inline) rather than a section.
 _LIMITS = {"buffer", "nic_buffer", "ecn_threshold", "file"}
@@ -127,12 +125,26 @@ def _range_values(text: str, key: str) -> list[int] | None:
         raise ScenarioError(str(e)) from None
 
 
+def _single_list(key: str, value: list[Any]) -> bool:
+    """Whether ``value`` is one value of a key whose values are lists (by its unit: a CDF's
+    [bytes, probability] points, a list of times), not an axis of several."""
+    section, _, name = key.partition(".")
+    unit = sc_mod.keys.SECTIONS.get(section, {}).get(name, {}).get("unit")
+    if not value:
+        return unit in ("cdf", "times")
+    if unit == "cdf":  # its points are lists: an axis is a list of lists of points
+        return isinstance(value[0], list | tuple) and not isinstance(value[0][0], list | tuple)
+    if unit == "times":  # its items are times: an axis is a list of lists
+        return not isinstance(value[0], list | tuple)
+    return False
+
+
 def _axis_values(key: str, value: Any) -> list[Any] | None:
     """The values of an axis, or ``None`` if ``value`` is a single value."""
     if isinstance(value, str):
         return _range_values(value, key)
     if isinstance(value, list):
-        if key in _LIST_VALUED and (not value or isinstance(value[0], list | tuple)):
+        if _single_list(key, value):
             return None
         if not value:
             raise ScenarioError(f"{key}: an empty list gives no points")

@@ -447,6 +447,17 @@ impl Scenario {
         if c.rto_min == 0 {
             return Err(bad("tcp.rto_min", "must be positive"));
         }
+        // The wheel's buckets are counted in jiffies: on a µs tick it would model nothing real.
+        let tick = c.timer_granularity.unwrap_or(c.clock_granularity);
+        if c.timer_wheel && !(from_ms(1)..=from_ms(10)).contains(&tick) {
+            return Err(bad(
+                "tcp.timer_wheel",
+                format!(
+                    "Linux's timer wheel counts jiffies: it needs a timer tick of 1ms..10ms \
+                     (tcp.timer_granularity, HZ = 1000..100), got {tick} ps; or set it false"
+                ),
+            ));
+        }
         if c.rto_max < c.rto_min {
             return Err(bad("tcp.rto_max", "must be at least tcp.rto_min"));
         }
@@ -688,13 +699,16 @@ impl Scenario {
         if w.think_times.len() > MAX_THINK_TIMES {
             return Err(bad(
                 "workload.think_times",
-                format!("at most {MAX_THINK_TIMES} pauses (they are used in turn)"),
+                format!(
+                    "at most {MAX_THINK_TIMES} pauses (they are used in turn), got {}",
+                    w.think_times.len()
+                ),
             ));
         }
-        if w.think_times.iter().any(|&p| p > 3600 * PS_PER_S) {
+        if let Some(i) = w.think_times.iter().position(|&p| p > 3600 * PS_PER_S) {
             return Err(bad(
                 "workload.think_times",
-                "each pause must be at most 3600s",
+                format!("item {i}: each pause must be at most 3600s"),
             ));
         }
         if self.background.flows > 10_000 {
@@ -1140,6 +1154,19 @@ mod tests {
     }
 
     #[test]
+    fn the_timer_wheel_needs_a_jiffy_tick() {
+        let mut s = Scenario::example(4);
+        s.tcp.timer_wheel = true;
+        s.tcp.clock_granularity = from_us(1);
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "tcp.timer_wheel");
+        s.tcp.timer_granularity = Some(from_ms(4));
+        assert!(s.validate().is_ok());
+        s.tcp.timer_granularity = Some(from_ms(11));
+        assert_eq!(s.validate().unwrap_err().field, "tcp.timer_wheel");
+    }
+
+    #[test]
     fn think_times_are_for_sync_read_and_bounded() {
         let mut s = Scenario::example(4);
         s.workload.think_times = vec![from_us(100), 3600 * PS_PER_S];
@@ -1147,7 +1174,11 @@ mod tests {
         s.workload.think_times.push(3600 * PS_PER_S + 1);
         let e = s.validate().unwrap_err();
         assert_eq!(e.field, "workload.think_times");
-        assert!(e.message.contains("3600s"), "{}", e.message);
+        assert!(
+            e.message.contains("item 2") && e.message.contains("3600s"),
+            "{}",
+            e.message
+        );
         s.workload.think_times = vec![0; MAX_THINK_TIMES + 1];
         assert_eq!(s.validate().unwrap_err().field, "workload.think_times");
         s.workload.think_times = vec![from_us(100)];
