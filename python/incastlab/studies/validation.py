@@ -30,8 +30,11 @@ the table, the points outside with a reason column for people to fill), ``valida
 from __future__ import annotations
 
 import csv
+import functools
 import math
+import random
 import statistics
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -66,16 +69,13 @@ def testbed_nic() -> dict[str, Any]:
 
 
 def testbed_port() -> dict[str, Any]:
-    """The testbed's switch ports as the simulator takes them: each is a veth shaped by tbf
-    with the NICs' two-frame bucket (the emulator's ``TBF_BURST``), not a wire, so two
-    frames can reach the receiver back to back. A delivery-rate sample over such a pair
-    reads far above the link: the kernel's BBR, sampling ACKs of them, held bandwidth
-    estimates of 2–6 times the link at two senders and paced its queue full. Measured when
-    it was adopted (with the stall replay and the timer wheel; an earlier trial without them
-    moved the grid away): the simulator's BBR against CUBIC at 2 senders and a 32 KB port
-    went from 0.65 to 0.29 (the kernel 0.24), and the grid's points within 1% of the
-    kernel's range from 85% to 92%, with 81% inside either way. Like the stall replay, it
-    was judged on this grid's own points."""
+    """The testbed's switch port as the simulator takes it: the port towards the receiver is
+    a veth shaped by tbf with the NICs' two-frame bucket (the emulator's ``TBF_BURST``), not
+    a wire, so two frames can reach the receiver back to back, and a delivery-rate sample
+    over such a pair (BBR's) reads far above the link. ``topology.port_burst`` shapes every
+    port towards a host; the testbed's others are plain veths that carry only requests and
+    ACKs. Like the stall replay, it was kept for its effect on this grid's own points (an
+    earlier trial, before the stall replay and the timer wheel, moved the grid away)."""
     from incastlab.real.emulate import TBF_BURST
 
     return {"topology.port_burst": f"{TBF_BURST}B"}
@@ -340,9 +340,6 @@ def point_stalls(traces: Sequence[StallTrace], point: Point, seed: int) -> list[
     """The stall trace the simulator replays at ``point`` with ``seed``: one drawn from the
     single-flow runs of the other points (a single-flow point never replays its own runs),
     by a generator seeded with the point and the seed, so every rerun draws the same."""
-    import random
-    import zlib
-
     pool = [t for p, t in traces if p != point]
     if not pool:
         return []
@@ -720,15 +717,14 @@ def validate(
             int(r.report.get("kernel_counters", {}).get("TCPLossProbes", 0)) for r in real
         ]
         for name, o in profiles.items():
-            got = run_sim(
-                p, grid, rtt or FALLBACK_RTT_S, o, jitter, simulate=simulate, stalls=stalls
-            )
+            sim = functools.partial(run_sim, p, grid, rtt or FALLBACK_RTT_S, o, jitter)
+            got = sim(simulate=simulate, stalls=stalls)
             row.sim[name] = [measured_goodput_bps(r, grid.warmup) for r in got.results]
             row.sim_timeouts[name] = [r.timeouts for r in got.results]
             if got.missing:
                 row.missing[name] = got.missing
             if stalls and not got.missing:
-                plain = run_sim(p, grid, rtt or FALLBACK_RTT_S, o, jitter, simulate=simulate)
+                plain = sim(simulate=simulate)
                 row.sim[unstalled(name)] = [
                     measured_goodput_bps(r, grid.warmup) for r in plain.results
                 ]

@@ -301,3 +301,10 @@ section! {
         pub tso: bool [Plain] = false,
     }
 }
+
+impl Tcp {
+    /// The timers' tick (a jiffy): `timer_granularity`, else the RTT clock's granularity.
+    pub fn timer_tick(&self) -> SimTime {
+        self.timer_granularity.unwrap_or(self.clock_granularity)
+    }
+}

@@ -3,6 +3,9 @@
 use super::*;
 use crate::units::*;
 
+/// The longest time a timing key (a wait, a stagger, a run's duration) may hold: an hour.
+const AN_HOUR: SimTime = 3600 * PS_PER_S;
+
 impl Scenario {
     fn validate_shape(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
@@ -448,7 +451,7 @@ impl Scenario {
             return Err(bad("tcp.rto_min", "must be positive"));
         }
         // The wheel's buckets are counted in jiffies: on a µs tick it would model nothing real.
-        let tick = c.timer_granularity.unwrap_or(c.clock_granularity);
+        let tick = c.timer_tick();
         if c.timer_wheel && !(from_ms(1)..=from_ms(10)).contains(&tick) {
             return Err(bad(
                 "tcp.timer_wheel",
@@ -461,10 +464,10 @@ impl Scenario {
         if c.rto_max < c.rto_min {
             return Err(bad("tcp.rto_max", "must be at least tcp.rto_min"));
         }
-        if c.rto_max > 3600 * PS_PER_S {
+        if c.rto_max > AN_HOUR {
             return Err(bad("tcp.rto_max", "must be at most 3600s"));
         }
-        if c.rto_initial == 0 || c.rto_initial > 3600 * PS_PER_S {
+        if c.rto_initial == 0 || c.rto_initial > AN_HOUR {
             return Err(bad("tcp.rto_initial", "must be between 1ps and 3600s"));
         }
         if c.rto_randomization != RtoRandomization::None {
@@ -681,13 +684,13 @@ impl Scenario {
                 format!("senders × tasks must be at most {MAX_SENDERS}"),
             ));
         }
-        if w.request_stagger.saturating_mul(t.senders as u64) > 3600 * PS_PER_S {
+        if w.request_stagger.saturating_mul(t.senders as u64) > AN_HOUR {
             return Err(bad(
                 "workload.request_stagger",
                 "senders × stagger must be at most 3600s",
             ));
         }
-        if w.jitter > 3600 * PS_PER_S {
+        if w.jitter > AN_HOUR {
             return Err(bad("workload.jitter", "must be at most 3600s"));
         }
         if !w.think_times.is_empty() && w.kind != WorkloadKind::SyncRead {
@@ -705,7 +708,7 @@ impl Scenario {
                 ),
             ));
         }
-        if let Some(i) = w.think_times.iter().position(|&p| p > 3600 * PS_PER_S) {
+        if let Some(i) = w.think_times.iter().position(|&p| p > AN_HOUR) {
             return Err(bad(
                 "workload.think_times",
                 format!("item {i}: each pause must be at most 3600s"),
@@ -893,7 +896,7 @@ impl Scenario {
                 format!("{gets:.3e} gets in all; at most 1e8 per run"),
             ));
         }
-        if w.kv_duration == 0 || w.kv_duration > 3600 * PS_PER_S {
+        if w.kv_duration == 0 || w.kv_duration > AN_HOUR {
             return Err(bad("workload.kv_duration", "must be between 1ps and 3600s"));
         }
         if w.kv_warmup >= w.kv_duration {
@@ -1121,36 +1124,28 @@ mod tests {
     }
 
     #[test]
-    fn nic_burst_holds_a_full_frame_and_at_most_a_second_of_the_link() {
-        let mut s = Scenario::example(4);
-        s.topology.nic_burst = s.full_frame() + s.tcp.phy_overhead;
-        assert!(s.validate().is_ok());
-        s.topology.nic_burst -= 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.field, "topology.nic_burst");
-        assert!(e.to_string().contains("one full frame"), "{e}");
-        s.topology.link = 1_000_000;
-        s.topology.nic_burst = 125_000;
-        assert!(s.validate().is_ok());
-        s.topology.nic_burst = 125_001;
-        let e = s.validate().unwrap_err();
-        assert!(e.to_string().contains("one second"), "{e}");
-    }
-
-    #[test]
-    fn port_burst_holds_a_full_frame_and_at_most_a_second_of_the_link() {
-        let mut s = Scenario::example(4);
-        s.topology.port_burst = s.full_frame() + s.tcp.phy_overhead;
-        assert!(s.validate().is_ok());
-        s.topology.port_burst -= 1;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.field, "topology.port_burst");
-        assert!(e.to_string().contains("one full frame"), "{e}");
-        s.topology.link = 1_000_000;
-        s.topology.port_burst = 125_001;
-        let e = s.validate().unwrap_err();
-        assert_eq!(e.field, "topology.port_burst");
-        assert!(e.to_string().contains("one second"), "{e}");
+    fn a_shapers_bucket_holds_a_full_frame_and_at_most_a_second_of_the_link() {
+        type Burst = fn(&mut Scenario) -> &mut u64;
+        let keys: [(&str, Burst); 2] = [
+            ("topology.nic_burst", |s| &mut s.topology.nic_burst),
+            ("topology.port_burst", |s| &mut s.topology.port_burst),
+        ];
+        for (field, burst) in keys {
+            let mut s = Scenario::example(4);
+            *burst(&mut s) = s.full_frame() + s.tcp.phy_overhead;
+            assert!(s.validate().is_ok());
+            *burst(&mut s) -= 1;
+            let e = s.validate().unwrap_err();
+            assert_eq!(e.field, field);
+            assert!(e.to_string().contains("one full frame"), "{e}");
+            s.topology.link = 1_000_000;
+            *burst(&mut s) = 125_000;
+            assert!(s.validate().is_ok());
+            *burst(&mut s) = 125_001;
+            let e = s.validate().unwrap_err();
+            assert_eq!(e.field, field);
+            assert!(e.to_string().contains("one second"), "{e}");
+        }
     }
 
     #[test]
@@ -1169,9 +1164,9 @@ mod tests {
     #[test]
     fn think_times_are_for_sync_read_and_bounded() {
         let mut s = Scenario::example(4);
-        s.workload.think_times = vec![from_us(100), 3600 * PS_PER_S];
+        s.workload.think_times = vec![from_us(100), AN_HOUR];
         assert!(s.validate().is_ok());
-        s.workload.think_times.push(3600 * PS_PER_S + 1);
+        s.workload.think_times.push(AN_HOUR + 1);
         let e = s.validate().unwrap_err();
         assert_eq!(e.field, "workload.think_times");
         assert!(

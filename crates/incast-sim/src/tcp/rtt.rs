@@ -54,7 +54,7 @@ impl RttEstimator {
             tcp.clock_granularity,
         )
         .with_formula(tcp.rto_formula)
-        .with_timer_granularity(tcp.timer_granularity.unwrap_or(tcp.clock_granularity))
+        .with_timer_granularity(tcp.timer_tick())
         .with_timer_wheel(tcp.timer_wheel)
     }
 
