@@ -355,6 +355,47 @@ def test_a_key_value_store_on_real_tcp_drops_at_its_ports_and_completes_every_ge
     assert emulate.ours() == []
 
 
+#: A small shuffle: 6 hosts, two reducers on each, every reducer fetching two 200 KB map
+#: outputs from each of the other 5 hosts, 3 at once: 6 flows into each 32 KB port.
+SHUFFLE = {
+    "topology": {"senders": 6, "link": "100Mbps", "buffer": "32KB"},
+    "tcp": {"congestion_control": "cubic", "rto_min": "200ms"},
+    "workload": {
+        "kind": "shuffle",
+        "sru": "200KB",
+        "blocks": 2,
+        "fanout_window": 3,
+        "reducers": 12,
+    },
+}
+
+
+@needs_root
+def test_a_shuffle_on_real_tcp_fetches_every_output_the_simulator_fetches() -> None:
+    from incastlab.backends import sim
+
+    sc = from_dict(SHUFFLE)
+    real = emulate.run(sc)
+    rep, sh = real.report, real.report["shuffle"]
+    fetches = 12 * 5 * 2
+    assert sh["fetches"] == fetches and rep["app_bytes"] == fetches * 200_000
+    assert sh["reducers"] == 12 and len(sh["reducer_times"]) == 12
+    assert all(0 < t <= rep["duration"] for t in sh["reducer_times"])
+    assert max(sh["reducer_times"]) == rep["duration"]
+    # Each host takes 4 MB through its 100 Mbps port: at least 0.32 s, all ports together at
+    # most 600 Mbps.
+    assert rep["duration"] >= 0.32e12 and 0 < rep["goodput_bps"] < 600e6
+    # Six flows into every 32 KB port: the ports drop frames, and TCP resends them.
+    assert rep["drops"] > 0 and len(sh["port_drops"]) == 6
+    assert rep["retransmitted_segments"] > 0
+    assert rep["emulated"]["fetches"].startswith("the simulator's")
+    # The simulator runs the same fetches (same plan, same bytes).
+    simulated = sim.simulate(sc)
+    assert simulated.report["app_bytes"] == rep["app_bytes"]
+    assert len(simulated.report["shuffle"]["reducer_times"]) == 12
+    assert emulate.ours() == []
+
+
 @needs_root
 def test_a_host_rate_cap_is_a_tbf_at_its_share_on_every_nic() -> None:
     one = {

@@ -105,13 +105,14 @@ pub struct KvResult {
     pub outstanding: u64,
 }
 
-/// A coordinator's connection to one replica.
-struct Client {
-    s: MioStream,
+/// A coordinator's connection to one replica (a reducer's to one map host, in
+/// [`crate::shuffle`]).
+pub(crate) struct Client {
+    pub(crate) s: MioStream,
     /// Requests not yet taken by the socket.
-    out: Vec<u8>,
+    pub(crate) out: Vec<u8>,
     /// Replies awaited, in order: (get, value bytes).
-    want: VecDeque<(u32, u64)>,
+    pub(crate) want: VecDeque<(u32, u64)>,
     hdr: [u8; HEADER_LEN],
     got: usize,
     /// Value bytes of the reply being read still to come (after its header).
@@ -120,9 +121,25 @@ struct Client {
     replica: u32,
 }
 
-/// A replica's end of a coordinator's connection.
-struct Served {
-    s: MioStream,
+impl Client {
+    /// Host `host`'s end of its connection `s` to host `replica`.
+    pub(crate) fn new(s: MioStream, host: u32, replica: u32) -> Client {
+        Client {
+            s,
+            out: Vec::new(),
+            want: VecDeque::new(),
+            hdr: [0; HEADER_LEN],
+            got: 0,
+            left: 0,
+            host,
+            replica,
+        }
+    }
+}
+
+/// A replica's end of a coordinator's connection (a map host's end of a reducer's).
+pub(crate) struct Served {
+    pub(crate) s: MioStream,
     req: [u8; HEADER_LEN],
     got: usize,
     /// Replies to write after the current one: (request id, bytes).
@@ -131,6 +148,22 @@ struct Served {
     hdr_left: usize,
     left: u64,
     replica: u32,
+}
+
+impl Served {
+    /// Host `replica`'s end `s` of a connection made to it.
+    pub(crate) fn new(s: MioStream, replica: u32) -> Served {
+        Served {
+            s,
+            req: [0; HEADER_LEN],
+            got: 0,
+            queue: VecDeque::new(),
+            hdr: [0; HEADER_LEN],
+            hdr_left: 0,
+            left: 0,
+            replica,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -144,14 +177,14 @@ struct GetState {
 
 /// Bytes per 1 ms window at one host: the current window and the fullest.
 #[derive(Debug, Clone, Copy, Default)]
-struct Peak {
+pub(crate) struct Peak {
     window: u64,
     bytes: u64,
     max: u64,
 }
 
 /// The largest reply a replica writes (a value of up to 1 GB).
-const MAX_VALUE: u64 = 1 << 30;
+pub(crate) const MAX_VALUE: u64 = 1 << 30;
 
 /// The cluster, connected and ready to run.
 pub struct KvCluster {
@@ -162,7 +195,7 @@ pub struct KvCluster {
     _listeners: Vec<TcpListener>,
 }
 
-fn named(e: io::Error, what: impl FnOnce() -> String) -> io::Error {
+pub(crate) fn named(e: io::Error, what: impl FnOnce() -> String) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", what()))
 }
 
@@ -243,16 +276,7 @@ impl KvCluster {
             for (k, s) in streams.into_iter().enumerate() {
                 let b = k + usize::from(k >= a);
                 s.set_nonblocking(true)?;
-                clients.push(Client {
-                    s: MioStream::from_std(s),
-                    out: Vec::new(),
-                    want: VecDeque::new(),
-                    hdr: [0; HEADER_LEN],
-                    got: 0,
-                    left: 0,
-                    host: a as u32,
-                    replica: b as u32,
-                });
+                clients.push(Client::new(MioStream::from_std(s), a as u32, b as u32));
             }
         }
         let mut served = Vec::with_capacity(h * (h - 1));
@@ -265,16 +289,7 @@ impl KvCluster {
                 configure(&s, true, None, None, cc)
                     .map_err(|e| named(e, || format!("host {b}")))?;
                 s.set_nonblocking(true)?;
-                served.push(Served {
-                    s: MioStream::from_std(s),
-                    req: [0; HEADER_LEN],
-                    got: 0,
-                    queue: VecDeque::new(),
-                    hdr: [0; HEADER_LEN],
-                    hdr_left: 0,
-                    left: 0,
-                    replica: b as u32,
-                });
+                served.push(Served::new(MioStream::from_std(s), b as u32));
             }
         }
         Ok(KvCluster {
@@ -439,7 +454,7 @@ impl KvCluster {
 }
 
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.
-fn quantile(v: &[u64], q: f64) -> u64 {
+pub(crate) fn quantile(v: &[u64], q: f64) -> u64 {
     if v.is_empty() {
         return 0;
     }
@@ -455,7 +470,7 @@ fn gone(who: String) -> io::Error {
 }
 
 /// Write a coordinator's pending requests as far as its socket takes them.
-fn flush(c: &mut Client) -> io::Result<()> {
+pub(crate) fn flush(c: &mut Client) -> io::Result<()> {
     let mut at = 0;
     while at < c.out.len() {
         match c.s.write(&c.out[at..]) {
@@ -471,7 +486,7 @@ fn flush(c: &mut Client) -> io::Result<()> {
 }
 
 /// Read what a coordinator's connection holds; the gets whose reply completed, with when.
-fn read_replies(
+pub(crate) fn read_replies(
     c: &mut Client,
     scratch: &mut [u8],
     start: Instant,
@@ -532,7 +547,7 @@ fn read_replies(
 }
 
 /// Read a replica's requests and write its replies as far as the socket allows.
-fn serve(s: &mut Served) -> io::Result<()> {
+pub(crate) fn serve(s: &mut Served) -> io::Result<()> {
     let who = |s: &Served| format!("host {} (replica)", s.replica);
     loop {
         match s.s.read(&mut s.req[s.got..]) {

@@ -3,6 +3,7 @@
 //! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
 //! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
 //! - [`kv`]: a key-value store's gets between hosts in namespaces, every host a coordinator and a replica;
+//! - [`shuffle`]: a MapReduce shuffle between hosts in namespaces, every reducer fetching map outputs;
 //! - [`protocol`]: the 24-byte versioned request and response headers they speak;
 //! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters;
 //! - [`netns`]: entering network namespaces by name, for sockets opened inside them.
@@ -14,6 +15,7 @@ pub mod monitor;
 pub mod netns;
 pub mod protocol;
 pub mod server;
+pub mod shuffle;
 
 #[cfg(test)]
 mod tests {

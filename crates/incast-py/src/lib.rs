@@ -544,33 +544,128 @@ impl PyKvCluster {
         };
         let limit = duration("time_limit_s", time_limit_s)?;
         let start = incast_net::kv::instant_at_monotonic_ns(start_monotonic_ns);
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let handle = std::thread::Builder::new()
-            .name("kv-gets".into())
-            .spawn(move || cluster.run(start, limit, &flag))
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the gets: {e}")))?;
-        let interrupted = loop {
-            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
-            if let Err(e) = py.check_signals() {
-                break Some(e);
-            }
-            if handle.is_finished() {
-                break None;
-            }
+        run_interruptibly(py, "kv-gets", move |stop| {
+            let r = cluster.run(start, limit, stop)?;
+            Ok(serde_json::to_string(&r).expect("a kv result serializes"))
+        })
+    }
+}
+
+/// Run `work` on a thread of its own while this one watches for Ctrl-C (which sets the flag
+/// `work` is given, so it stops early and reports what it has); its result as JSON.
+fn run_interruptibly<F>(py: Python<'_>, name: &str, work: F) -> PyResult<String>
+where
+    F: FnOnce(&std::sync::atomic::AtomicBool) -> std::io::Result<String> + Send + 'static,
+{
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || work(&flag))
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start {name}: {e}")))?;
+    let interrupted = loop {
+        py.detach(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+        if let Err(e) = py.check_signals() {
+            break Some(e);
+        }
+        if handle.is_finished() {
+            break None;
+        }
+    };
+    if interrupted.is_some() {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let joined = py.detach(|| handle.join());
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    match joined {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(p) => Err(SimulationError::new_err(panic_message(p))),
+    }
+}
+
+/// A MapReduce shuffle on real TCP between hosts in namespaces: the simulator's shuffle
+/// (`workload.kind = "shuffle"`) for the same scenario and seed, fetch for fetch.
+#[pyclass(name = "ShuffleCluster")]
+struct PyShuffleCluster {
+    cluster: Option<incast_net::shuffle::ShuffleCluster>,
+    reducers: u32,
+}
+
+#[pymethods]
+impl PyShuffleCluster {
+    /// `hosts`: `(namespace, "ip:port")` per host of the scenario, in host order.
+    #[new]
+    #[pyo3(signature = (scenario_json, hosts, congestion=None, connect_timeout_s=10.0))]
+    fn new(
+        py: Python<'_>,
+        scenario_json: &str,
+        hosts: Vec<(Option<String>, String)>,
+        congestion: Option<String>,
+        connect_timeout_s: f64,
+    ) -> PyResult<Self> {
+        use incast_net::kv::KvHost;
+        use incast_net::shuffle::{ShuffleCluster, ShuffleConfig};
+        let sc =
+            incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
+        if hosts.len() != sc.topology.senders as usize {
+            return Err(PyValueError::new_err(format!(
+                "hosts: {} given for a shuffle of {} (topology.senders)",
+                hosts.len(),
+                sc.topology.senders
+            )));
+        }
+        let mut list = Vec::with_capacity(hosts.len());
+        for (netns, a) in hosts {
+            let addr = socket_addr("hosts", "10.0.0.1:9000", &a)?;
+            list.push(KvHost { netns, addr });
+        }
+        let cfg = ShuffleConfig {
+            hosts: list,
+            map_hosts: sc.shuffle_map_hosts(),
+            reducers: sc.shuffle_reducers(),
+            reducer_hosts: sc.shuffle_reducer_hosts(),
+            outputs: sc.workload.blocks,
+            output_bytes: sc.workload.sru.unwrap_or(0),
+            window: sc.shuffle_window(),
+            order: incast_sim::shuffle::fetch_orders(&sc),
+            congestion,
+            connect_timeout_s,
         };
-        if interrupted.is_some() {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        let joined = py.detach(|| handle.join());
-        if let Some(e) = interrupted {
-            return Err(e);
-        }
-        match joined {
-            Ok(Ok(r)) => Ok(serde_json::to_string(&r).expect("a kv result serializes")),
-            Ok(Err(e)) => Err(PyRuntimeError::new_err(e.to_string())),
-            Err(p) => Err(SimulationError::new_err(panic_message(p))),
-        }
+        let reducers = cfg.reducers;
+        let cluster = py
+            .detach(|| ShuffleCluster::connect(cfg))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(PyShuffleCluster {
+            cluster: Some(cluster),
+            reducers,
+        })
+    }
+
+    /// Reducers in all.
+    fn reducers(&self) -> u32 {
+        self.reducers
+    }
+
+    /// Run the shuffle from `start_monotonic_ns` (Python's `time.monotonic_ns()` clock) on,
+    /// for at most `time_limit_s`; the result as JSON. Once only.
+    fn run(
+        &mut self,
+        py: Python<'_>,
+        start_monotonic_ns: u64,
+        time_limit_s: f64,
+    ) -> PyResult<String> {
+        let Some(cluster) = self.cluster.take() else {
+            return Err(PyRuntimeError::new_err("this shuffle has run already"));
+        };
+        let limit = duration("time_limit_s", time_limit_s)?;
+        let start = incast_net::kv::instant_at_monotonic_ns(start_monotonic_ns);
+        run_interruptibly(py, "shuffle", move |stop| {
+            let r = cluster.run(start, limit, stop)?;
+            Ok(serde_json::to_string(&r).expect("a shuffle result serializes"))
+        })
     }
 }
 
@@ -768,6 +863,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMonitor>()?;
     m.add_class::<PyBlockServers>()?;
     m.add_class::<PyKvCluster>()?;
+    m.add_class::<PyShuffleCluster>()?;
     m.add("MonitorError", m.py().get_type::<MonitorError>())?;
     let scenario_error = m.py().get_type::<ScenarioError>();
     // Errors raised without a field (Python's own, e.g. an unreadable file) concern the whole

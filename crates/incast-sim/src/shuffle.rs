@@ -85,6 +85,26 @@ pub struct ShuffleReport {
     pub request_drops: u64,
 }
 
+/// The order in which each reducer goes round the map hosts (indices 0..M of the map hosts,
+/// host H − M + j), reducer after reducer, flattened: a Fisher-Yates shuffle drawn from the
+/// reducer's own stream, so the simulator and the emulator (`incast emulate`) ask the hosts in
+/// the same order for the same scenario and seed.
+pub fn fetch_orders(sc: &Scenario) -> Vec<u32> {
+    let m = sc.shuffle_map_hosts();
+    let reducers = sc.shuffle_reducers();
+    let mut order = Vec::with_capacity(Shuffle::connections_of(m, reducers) as usize);
+    for r in 0..reducers {
+        let mut rng = Rng::stream(sc.seed, Stream::ShuffleOrder(r));
+        let from = order.len();
+        order.extend(0..m);
+        for i in (1..m as usize).rev() {
+            let k = rng.up_to(i as u64) as usize;
+            order.swap(from + i, from + k);
+        }
+    }
+    order
+}
+
 impl Shuffle {
     /// The scenario's shuffle, not yet started.
     pub fn new(sc: &Scenario) -> Shuffle {
@@ -93,18 +113,10 @@ impl Shuffle {
         let reducer_hosts = sc.shuffle_reducer_hosts();
         let m = sc.shuffle_map_hosts();
         let conns = Self::connections_of(m, reducers) as usize;
-        let mut order = Vec::with_capacity(conns);
+        let order = fetch_orders(sc);
         let mut left = vec![w.blocks; conns];
         let mut remaining = vec![w.blocks * m; reducers as usize];
         for r in 0..reducers {
-            let mut rng = Rng::stream(sc.seed, Stream::ShuffleOrder(r));
-            let from = order.len();
-            order.extend(0..m);
-            // Fisher-Yates over the map hosts.
-            for i in (1..m as usize).rev() {
-                let k = rng.up_to(i as u64) as usize;
-                order.swap(from + i, from + k);
-            }
             if let Some(j) = (r % reducer_hosts).checked_sub(sc.topology.senders - m) {
                 // Its own host's outputs are read locally.
                 left[(r * m + j) as usize] = 0;
@@ -117,11 +129,7 @@ impl Shuffle {
             reducer_hosts,
             map_hosts: m,
             output: w.sru.unwrap_or(0),
-            window: if w.fanout_window == 0 {
-                m
-            } else {
-                w.fanout_window.min(m)
-            },
+            window: sc.shuffle_window(),
             request: w.request_size,
             header: w.response_header,
             start: 0,

@@ -129,11 +129,15 @@ def add_emulate_parser(sub: Any) -> None:
         "if the run is killed; leftovers are removed at the next start (or with --cleanup). "
         "A key-value store (workload.kind = kv_gets) runs the simulator's plan of gets "
         "between the sender namespaces, every host a coordinator and a replica and every "
-        "switch port a shaped bottleneck; topology.host_rate_cap shapes every NIC at its cap.",
+        "switch port a shaped bottleneck; topology.host_rate_cap shapes every NIC at its cap. "
+        "A MapReduce shuffle (workload.kind = shuffle) runs the simulator's fetches the same "
+        "way: every reducer asks the map hosts in the simulator's order, fanout_window at once.",
         epilog="examples:\n  sudo incast emulate --senders 1,4,16 --link 100Mbps --buffer 32KB "
         "--sru 64KB --blocks 10\n  sudo incast emulate --senders 256 --link 100Mbps --blocks 5"
         "\n  sudo incast emulate examples/riak-emulated.toml --set topology.link=25Mbps"
         "\n  sudo incast emulate examples/riak-emulated.toml --set topology.host_rate_cap=80%"
+        "\n  sudo incast emulate examples/hadoop-shuffle.toml --set topology.senders=6 "
+        "--set topology.link=100Mbps --set workload.reducers=12 --set workload.blocks=2"
         "\n  sudo incast emulate --cleanup",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -91,12 +91,13 @@ class Needs:
     neigh_entries: int
 
 
-def needs(senders: int, sru: int, mesh: bool = False) -> Needs:
+def needs(senders: int, sru: int, mesh: bool = False, connections: int | None = None) -> Needs:
     """What ``senders`` senders returning ``sru`` bytes each take; with ``mesh``, a
     key-value store of ``senders`` hosts with values of ``sru`` bytes, every host connected
-    to every other (no receiver)."""
+    to every other (no receiver), or a shuffle's ``connections`` (one per reducer and map
+    host) carrying map outputs of ``sru`` bytes."""
     if mesh:
-        pairs = senders * max(0, senders - 1)
+        pairs = senders * max(0, senders - 1) if connections is None else connections
         return Needs(
             senders=senders,
             # A connection's two ends may each buffer a value.
@@ -129,12 +130,18 @@ def _most_hosts(fits: Callable[[Needs], bool], sru: int) -> int:
     return n if fits(needs(n, sru, mesh=True)) else 0
 
 
-def check(senders: int, sru: int, machine: Machine | None = None, mesh: bool = False) -> Needs:
+def check(
+    senders: int,
+    sru: int,
+    machine: Machine | None = None,
+    mesh: bool = False,
+    connections: int | None = None,
+) -> Needs:
     """Raise :class:`CapacityError` (one line) if ``machine`` (default: this one) cannot
-    hold the emulation (``mesh``: a key-value store, see :func:`needs`); otherwise what it
-    needs."""
+    hold the emulation (``mesh``: a key-value store or a shuffle, see :func:`needs`);
+    otherwise what it needs."""
     m = Machine.here() if machine is None else machine
-    n = needs(senders, sru, mesh)
+    n = needs(senders, sru, mesh, connections)
     needs_ = f"topology.senders = {senders}: the testbed needs"
     if mesh:
         _check_mesh(senders, sru, m, n, needs_)

@@ -114,9 +114,14 @@ class Testbed:
     receiver_ip: str
     #: The block servers of every sender (``_core.BlockServers``), once started.
     servers: Any = None
-    #: A key-value cluster: every host is a sender namespace, every switch port a
-    #: bottleneck, and there is no receiver namespace (``receiver`` names none).
-    kv: bool = False
+    #: Every host talks to every other (a key-value store's gets, a shuffle): every host is a
+    #: sender namespace, every switch port a bottleneck, and there is no receiver namespace
+    #: (``receiver`` names none).
+    mesh: bool = False
+
+
+#: Workloads in which every host talks to every other (no one receiver).
+MESH_WORKLOADS = ("kv_gets", "shuffle")
 
 
 def route_rto_min_ms(rto_min_ps: int) -> int:
@@ -217,10 +222,10 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         sender_ns=[f"il{pid}-s{i}" for i in range(n)],
         sender_ips=[_ip(i) for i in range(n)],
         receiver_ip="10.77.255.254",
-        kv=s["workload"]["kind"] == "kv_gets",
+        mesh=s["workload"]["kind"] in MESH_WORKLOADS,
     )
-    hosts = [*tb.sender_ns] if tb.kv else [*tb.sender_ns, tb.receiver]
-    ips = [*tb.sender_ips] if tb.kv else [*tb.sender_ips, tb.receiver_ip]
+    hosts = [*tb.sender_ns] if tb.mesh else [*tb.sender_ns, tb.receiver]
+    ips = [*tb.sender_ips] if tb.mesh else [*tb.sender_ips, tb.receiver_ip]
     _batch([f"netns add {name}" for name in [tb.switch, *hosts]])
     root = []
     for i, name in enumerate(hosts):
@@ -263,8 +268,8 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         _tc(name, "eth0", rate, 1000 * MTU_FRAME, burst)
         sw += [f"link set il{pid}b{i} name {port}", f"link set {port} master br0 up"]
     _batch(sw, tb.switch)
-    if tb.kv:
-        # In a store every host receives fan-in: every port is limited to the buffer.
+    if tb.mesh:
+        # In a store or a shuffle every host receives fan-in: every port is limited to the buffer.
         per_port = t["buffer"]
         limit = per_port["bytes"] or (per_port["packets"] or 44) * MTU_FRAME
         for i in range(n):
@@ -542,8 +547,15 @@ def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> cap
     """Refuse (:class:`~incastlab.real.capacity.CapacityError`, one line) a scenario this
     machine cannot hold; what it needs otherwise."""
     s = sc.normalized()
-    if s["workload"]["kind"] == "kv_gets":
-        return capacity.check(s["topology"]["senders"], kv_value_most(s), machine, mesh=True)
+    w, hosts = s["workload"], s["topology"]["senders"]
+    if w["kind"] == "kv_gets":
+        return capacity.check(hosts, kv_value_most(s), machine, mesh=True)
+    if w["kind"] == "shuffle":
+        reducers = w["reducers"] or hosts
+        map_hosts = w["map_hosts"] or hosts
+        return capacity.check(
+            hosts, sru_of(s), machine, mesh=True, connections=reducers * map_hosts
+        )
     return capacity.check(s["topology"]["senders"], sru_of(s), machine)
 
 
@@ -606,10 +618,10 @@ def kernel_of(tb: Testbed) -> dict[str, Any]:
     """What the kernel of testbed ``tb`` runs, read before any traffic: its release and HZ,
     a sender's sysctls, the veths' offloads and the qdiscs."""
     port, where = (
-        ("p0", "switch port to host 0") if tb.kv else ("pr", "switch port to the receiver")
+        ("p0", "switch port to host 0") if tb.mesh else ("pr", "switch port to the receiver")
     )
     found = {"sender": qdiscs(tb.sender_ns[0]), "switch": qdiscs(tb.switch)}
-    if not tb.kv:
+    if not tb.mesh:
         found["receiver"] = qdiscs(tb.receiver)
     return {
         "release": os.uname().release,
@@ -644,19 +656,19 @@ def run(
 
     s = sc.normalized()
     w, tcp = s["workload"], s["tcp"]
-    if w["kind"] not in ("sync_read", "kv_gets"):
+    if w["kind"] not in ("sync_read", *MESH_WORKLOADS):
         raise EmulationError(
-            f"workload.kind: emulation runs synchronized reads (sync_read) and a key-value "
-            f"store's gets (kv_gets), not {w['kind']}"
+            f"workload.kind: emulation runs synchronized reads (sync_read), a key-value "
+            f"store's gets (kv_gets) and a MapReduce shuffle (shuffle), not {w['kind']}"
         )
     if s["transport"] != "tcp" or s["topology"]["kind"] != "star":
         raise EmulationError("emulation builds a star of real TCP hosts (topology.kind = star)")
     if w["kind"] == "kv_gets" and w["kv_put_fraction"] > 0:
         raise EmulationError("workload.kv_put_fraction: puts are not emulated yet (allowed: 0)")
-    if w["kind"] == "kv_gets" and (pcap_dir or monitor_ns):
+    if w["kind"] in MESH_WORKLOADS and (pcap_dir or monitor_ns):
         raise EmulationError(
-            "--pcap and --monitor watch one receiver: a key-value store has none "
-            "(workload.kind = kv_gets)"
+            "--pcap and --monitor watch one receiver: a key-value store or a shuffle has none "
+            f"(workload.kind = {w['kind']})"
         )
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
     check_can_emulate()
@@ -665,6 +677,11 @@ def run(
         from incastlab.real import kv
 
         report = kv.run(sc, time_limit_s=time_limit_s)
+        return Result(scenario=s, report=report, version=_core.__version__, backend="emulate")
+    if w["kind"] == "shuffle":
+        from incastlab.real import shuffle
+
+        report = shuffle.run(sc, time_limit_s=time_limit_s)
         return Result(scenario=s, report=report, version=_core.__version__, backend="emulate")
     # A striped block is split by the engine's one rule, so every server sends its own share.
     n = s["topology"]["senders"]

@@ -336,6 +336,16 @@ impl Scenario {
         }
     }
 
+    /// Map hosts a shuffle's reducer fetches from at once: `workload.fanout_window`
+    /// (mapred.reduce.parallel.copies), or every map host; never more than there are.
+    pub fn shuffle_window(&self) -> u32 {
+        let m = self.shuffle_map_hosts();
+        match self.workload.fanout_window {
+            0 => m,
+            w => w.min(m),
+        }
+    }
+
     /// Gets per second arriving at each host of the key-value store: `workload.kv_rate`, or
     /// the rate at which the replies each host receives fill `kv_utilization` of its link.
     pub fn kv_gets_per_s(&self) -> f64 {

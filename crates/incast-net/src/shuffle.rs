@@ -1,0 +1,489 @@
+//! A MapReduce shuffle on real TCP: the emulator's half of `workload.kind = "shuffle"`.
+//!
+//! The hosts are namespaces on the emulated switch. The last `map_hosts` of them hold map
+//! outputs and serve them (a listening socket in each); reducer i runs on host
+//! i mod `reducer_hosts` and has one keep-alive connection to every map host but its own,
+//! opened inside its host's namespace (its own host's outputs are read locally, as the
+//! simulator's reducers do). One thread of one process runs every end, as
+//! [`crate::kv`] does. From the start on, every reducer asks one map host for one output at a
+//! time (the block protocol's 24-byte read, answered by a header and the output's bytes), at
+//! most `window` hosts at once, going round the hosts in the order the simulator draws for it
+//! (`incast_sim::shuffle::fetch_orders`), and asks the next host as soon as a fetch completes:
+//! the simulator's shuffle, fetch for fetch, on the kernel's TCP.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream as MioStream;
+use mio::{Events, Interest, Poll, Token};
+use serde::Serialize;
+
+use crate::kv::{flush, named, read_replies, serve, Client, KvHost, Peak, Served, MAX_VALUE};
+use crate::protocol::{encode_request, Request};
+use crate::server::configure;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ShuffleConfig {
+    /// The hosts, in host order (the map hosts are the last `map_hosts`).
+    pub hosts: Vec<KvHost>,
+    /// Hosts holding map outputs, M.
+    pub map_hosts: u32,
+    /// Reducers in all.
+    pub reducers: u32,
+    /// Reducer i runs on host i mod this.
+    pub reducer_hosts: u32,
+    /// Map outputs each reducer fetches from every map host.
+    pub outputs: u32,
+    /// Bytes of one map output for one reducer.
+    pub output_bytes: u64,
+    /// Map hosts a reducer fetches from at once (mapred.reduce.parallel.copies).
+    pub window: u32,
+    /// Per reducer, the map hosts (0..M) in the order it asks them, flattened.
+    pub order: Vec<u32>,
+    /// TCP_CONGESTION of every socket.
+    pub congestion: Option<String>,
+    /// Seconds to wait for each connection.
+    pub connect_timeout_s: f64,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ShuffleResult {
+    /// When each reducer had every map output, µs from the start, in reducer order (0 for one
+    /// that needed none, or did not finish: see `truncated`).
+    pub reducer_us: Vec<u64>,
+    /// When the last reducer finished, µs from the start.
+    pub end_us: u64,
+    /// Fetches completed.
+    pub fetches: u64,
+    /// Map output bytes the reducers read (headers not counted).
+    pub received_bytes: u64,
+    /// The run was stopped (time limit or a stop request) before every reducer finished.
+    pub truncated: bool,
+    /// Fetches not completed when it stopped.
+    pub outstanding: u64,
+}
+
+/// At most this many connections wait to be accepted at one map host (the listen backlog).
+const MAX_PER_LISTENER: u32 = 128;
+
+/// The shuffle, connected and ready to run.
+pub struct ShuffleCluster {
+    cfg: ShuffleConfig,
+    /// Per (reducer, map host) `r·M + j`: its connection in `clients`, none for the reducer's
+    /// own host.
+    conn: Vec<Option<usize>>,
+    clients: Vec<Client>,
+    served: Vec<Served>,
+    /// Held so their namespaces' ports stay ours until the run ends.
+    _listeners: Vec<TcpListener>,
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+impl ShuffleCluster {
+    /// The host reducer `r` runs on.
+    fn host_of(cfg: &ShuffleConfig, r: u32) -> u32 {
+        r % cfg.reducer_hosts
+    }
+
+    fn check(cfg: &ShuffleConfig) -> io::Result<()> {
+        let h = cfg.hosts.len() as u32;
+        if h < 2 {
+            return Err(invalid("hosts: a shuffle needs at least 2".into()));
+        }
+        if cfg.map_hosts == 0 || cfg.map_hosts > h {
+            return Err(invalid(format!(
+                "map_hosts: 1..={h}, got {}",
+                cfg.map_hosts
+            )));
+        }
+        if cfg.reducer_hosts == 0 || cfg.reducer_hosts > h {
+            return Err(invalid(format!(
+                "reducer_hosts: 1..={h}, got {}",
+                cfg.reducer_hosts
+            )));
+        }
+        if cfg.reducers == 0 || cfg.outputs == 0 || cfg.window == 0 {
+            return Err(invalid(
+                "reducers, outputs and window: at least 1 each".into(),
+            ));
+        }
+        if cfg.output_bytes == 0 || cfg.output_bytes > MAX_VALUE {
+            return Err(invalid(format!(
+                "output_bytes: 1..={MAX_VALUE}, got {}",
+                cfg.output_bytes
+            )));
+        }
+        let m = cfg.map_hosts;
+        let order_ok = cfg.order.len() == (cfg.reducers * m) as usize
+            && cfg.order.chunks(m as usize).all(|o| {
+                let mut seen = vec![false; m as usize];
+                o.iter()
+                    .all(|&j| j < m && !std::mem::replace(&mut seen[j as usize], true))
+            });
+        if !order_ok {
+            return Err(invalid(format!(
+                "order: every reducer's order must name each of the {m} map hosts once"
+            )));
+        }
+        // Connections to one map host: every reducer off it.
+        let off = (h - m..h)
+            .map(|b| {
+                (0..cfg.reducers)
+                    .filter(|&r| Self::host_of(cfg, r) != b)
+                    .count() as u32
+            })
+            .max()
+            .unwrap_or(0);
+        if off > MAX_PER_LISTENER {
+            return Err(invalid(format!(
+                "reducers: at most {MAX_PER_LISTENER} connections wait at one map host, got {off}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Listen in every map host's namespace, connect every reducer to every map host but its
+    /// own (from inside the reducer's host), and accept.
+    pub fn connect(cfg: ShuffleConfig) -> io::Result<ShuffleCluster> {
+        Self::check(&cfg)?;
+        let h = cfg.hosts.len() as u32;
+        let m = cfg.map_hosts;
+        let first_map = h - m;
+        let map_hosts = &cfg.hosts[first_map as usize..];
+        let listeners = crate::netns::in_each(
+            map_hosts,
+            |x| x.netns.as_deref(),
+            |j, x| {
+                TcpListener::bind(x.addr).map_err(|e| {
+                    named(e, || {
+                        format!(
+                            "host {}: cannot listen on {}",
+                            first_map as usize + j,
+                            x.addr
+                        )
+                    })
+                })
+            },
+        )?;
+        let bound: Vec<SocketAddr> = listeners
+            .iter()
+            .map(|l| l.local_addr())
+            .collect::<io::Result<_>>()?;
+        let timeout = Duration::from_secs_f64(cfg.connect_timeout_s.max(0.001));
+        let cc = cfg.congestion.as_deref();
+        // Per host: its reducers' connections, (reducer, map host index, stream).
+        let outgoing = crate::netns::in_each(
+            &cfg.hosts,
+            |x| x.netns.as_deref(),
+            |a, _| {
+                let mut v = Vec::new();
+                for r in (0..cfg.reducers).filter(|&r| Self::host_of(&cfg, r) == a as u32) {
+                    for (j, to) in bound.iter().enumerate() {
+                        let b = first_map + j as u32;
+                        if b == a as u32 {
+                            continue;
+                        }
+                        let s = TcpStream::connect_timeout(to, timeout).map_err(|e| {
+                            named(e, || format!("reducer {r} on host {a} → host {b} ({to})"))
+                        })?;
+                        configure(&s, true, None, None, cc)
+                            .map_err(|e| named(e, || format!("reducer {r} → host {b}")))?;
+                        v.push((r, j as u32, s));
+                    }
+                }
+                Ok(v)
+            },
+        )?;
+        let mut conn = vec![None; (cfg.reducers * m) as usize];
+        let mut clients = Vec::new();
+        let mut waiting = vec![0u32; m as usize];
+        for (a, streams) in outgoing.into_iter().enumerate() {
+            for (r, j, s) in streams {
+                s.set_nonblocking(true)?;
+                conn[(r * m + j) as usize] = Some(clients.len());
+                clients.push(Client::new(MioStream::from_std(s), a as u32, first_map + j));
+                waiting[j as usize] += 1;
+            }
+        }
+        let mut served = Vec::with_capacity(clients.len());
+        for (j, l) in listeners.iter().enumerate() {
+            let b = first_map + j as u32;
+            for _ in 0..waiting[j] {
+                let (s, _) = l
+                    .accept()
+                    .map_err(|e| named(e, || format!("host {b}: accept")))?;
+                configure(&s, true, None, None, cc)
+                    .map_err(|e| named(e, || format!("host {b}")))?;
+                s.set_nonblocking(true)?;
+                served.push(Served::new(MioStream::from_std(s), b));
+            }
+        }
+        Ok(ShuffleCluster {
+            cfg,
+            conn,
+            clients,
+            served,
+            _listeners: listeners,
+        })
+    }
+
+    /// Run the shuffle from `start` on; stop early when `stop` is set or `time_limit` after
+    /// the start (the result says so).
+    pub fn run(
+        mut self,
+        start: Instant,
+        time_limit: Duration,
+        stop: &AtomicBool,
+    ) -> io::Result<ShuffleResult> {
+        let m = self.cfg.map_hosts;
+        let reducers = self.cfg.reducers as usize;
+        let nc = self.clients.len();
+        let mut poll = Poll::new()?;
+        for (i, c) in self.clients.iter_mut().enumerate() {
+            poll.registry().register(
+                &mut c.s,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+        }
+        for (k, s) in self.served.iter_mut().enumerate() {
+            poll.registry().register(
+                &mut s.s,
+                Token(nc + k),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+        }
+        // Per client: fetches still to ask; a fetch in flight; its reducer and map host index.
+        let mut left = vec![self.cfg.outputs; nc];
+        let mut busy = vec![false; nc];
+        let mut owner = vec![(0u32, 0u32); nc];
+        for (k, c) in self.conn.iter().enumerate() {
+            if let Some(i) = *c {
+                owner[i] = (k as u32 / m, k as u32 % m);
+            }
+        }
+        let mut remaining: Vec<u32> = (0..reducers)
+            .map(|r| {
+                let mine = (0..m).filter(|&j| self.conn[r * m as usize + j as usize].is_some());
+                mine.count() as u32 * self.cfg.outputs
+            })
+            .collect();
+        let mut in_flight = vec![0u32; reducers];
+        let mut cursor = vec![0u32; reducers];
+        let mut out = ShuffleResult {
+            reducer_us: vec![0; reducers],
+            end_us: 0,
+            fetches: 0,
+            received_bytes: 0,
+            truncated: false,
+            outstanding: 0,
+        };
+        let mut done = remaining.iter().filter(|&&n| n == 0).count();
+        let mut scratch = vec![0u8; 256 * 1024];
+        let mut events = Events::with_capacity(4096);
+        let mut peak = Peak::default();
+        let mut next_id: u32 = 0;
+        let deadline = start + time_limit;
+        std::thread::sleep(start.saturating_duration_since(Instant::now()));
+        let fill = |r: usize,
+                    clients: &mut [Client],
+                    left: &mut [u32],
+                    busy: &mut [bool],
+                    in_flight: &mut [u32],
+                    cursor: &mut [u32],
+                    next_id: &mut u32|
+         -> io::Result<()> {
+            let mut looked = 0;
+            while in_flight[r] < self.cfg.window && looked < m {
+                let pos = cursor[r];
+                cursor[r] = (pos + 1) % m;
+                looked += 1;
+                let j = self.cfg.order[r * m as usize + pos as usize];
+                let Some(i) = self.conn[r * m as usize + j as usize] else {
+                    continue;
+                };
+                if busy[i] || left[i] == 0 {
+                    continue;
+                }
+                busy[i] = true;
+                left[i] -= 1;
+                in_flight[r] += 1;
+                let c = &mut clients[i];
+                c.out.extend_from_slice(&encode_request(&Request {
+                    id: u64::from(*next_id),
+                    bytes: self.cfg.output_bytes,
+                }));
+                c.want.push_back((*next_id, self.cfg.output_bytes));
+                *next_id = next_id.wrapping_add(1);
+                flush(c)?;
+            }
+            Ok(())
+        };
+        // Every reducer that needs an output from another host starts its copiers.
+        let waiting: Vec<usize> = (0..reducers).filter(|&r| remaining[r] > 0).collect();
+        for r in waiting {
+            fill(
+                r,
+                &mut self.clients,
+                &mut left,
+                &mut busy,
+                &mut in_flight,
+                &mut cursor,
+                &mut next_id,
+            )?;
+        }
+        while done < reducers {
+            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+                out.truncated = true;
+                out.outstanding = remaining.iter().map(|&n| u64::from(n)).sum();
+                break;
+            }
+            // Wake at least every 50 ms to see a stop request.
+            poll.poll(&mut events, Some(Duration::from_millis(50)))?;
+            for ev in events.iter() {
+                let t = ev.token().0;
+                if t >= nc {
+                    serve(&mut self.served[t - nc])?;
+                    continue;
+                }
+                flush(&mut self.clients[t])?;
+                let completed = read_replies(&mut self.clients[t], &mut scratch, start, &mut peak)?;
+                for (_, at) in completed {
+                    let (r, _) = owner[t];
+                    let r = r as usize;
+                    busy[t] = false;
+                    in_flight[r] -= 1;
+                    remaining[r] -= 1;
+                    out.fetches += 1;
+                    out.received_bytes += self.cfg.output_bytes;
+                    if remaining[r] == 0 {
+                        let us = at.saturating_duration_since(start).as_micros() as u64;
+                        out.reducer_us[r] = us;
+                        out.end_us = out.end_us.max(us);
+                        done += 1;
+                    } else {
+                        fill(
+                            r,
+                            &mut self.clients,
+                            &mut left,
+                            &mut busy,
+                            &mut in_flight,
+                            &mut cursor,
+                            &mut next_id,
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(hosts: u32) -> Vec<KvHost> {
+        (0..hosts)
+            .map(|i| KvHost {
+                netns: None,
+                addr: format!("127.0.6.{}:0", i + 1).parse().unwrap(),
+            })
+            .collect()
+    }
+
+    fn config(hosts: u32, map_hosts: u32, reducers: u32, window: u32) -> ShuffleConfig {
+        let order = (0..reducers)
+            .flat_map(|r| (0..map_hosts).map(move |j| (j + r) % map_hosts))
+            .collect();
+        ShuffleConfig {
+            hosts: local(hosts),
+            map_hosts,
+            reducers,
+            reducer_hosts: hosts,
+            outputs: 3,
+            output_bytes: 50_000,
+            window,
+            order,
+            congestion: None,
+            connect_timeout_s: 2.0,
+        }
+    }
+
+    #[test]
+    fn every_reducer_fetches_every_output_but_its_own_hosts() {
+        // 4 hosts, the last 3 map hosts, 6 reducers (two on hosts 0 and 1): reducers on a
+        // map host fetch from the 2 others, those on host 0 from all 3.
+        let cl = ShuffleCluster::connect(config(4, 3, 6, 2)).unwrap();
+        let r = cl
+            .run(
+                Instant::now(),
+                Duration::from_secs(20),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        assert!(!r.truncated);
+        // Reducers 0 and 4 on host 0: 3 hosts each; the other 4 on map hosts: 2 each.
+        let fetches = 3 * (2 * 3 + 4 * 2);
+        assert_eq!(r.fetches, fetches);
+        assert_eq!(r.received_bytes, fetches * 50_000);
+        assert!(r.reducer_us.iter().all(|&t| t > 0 && t <= r.end_us));
+        assert_eq!(r.end_us, *r.reducer_us.iter().max().unwrap());
+    }
+
+    #[test]
+    fn a_reducer_alone_on_the_only_map_host_needs_nothing() {
+        // Two hosts, host 1 the only map host; reducer 1 lives there and reads locally.
+        let mut cfg = config(2, 1, 2, 1);
+        cfg.order = vec![0, 0];
+        let cl = ShuffleCluster::connect(cfg).unwrap();
+        assert_eq!(cl.clients.len(), 1);
+        let r = cl
+            .run(
+                Instant::now(),
+                Duration::from_secs(10),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        assert_eq!(r.fetches, 3);
+        assert_eq!(r.reducer_us[1], 0);
+        assert!(r.reducer_us[0] > 0);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_by_name() {
+        let mut cfg = config(3, 3, 2, 1);
+        cfg.order = vec![0, 0, 1, 0, 1, 2];
+        let e = ShuffleCluster::connect(cfg).err().unwrap();
+        assert!(e.to_string().starts_with("order:"), "{e}");
+        let mut cfg = config(3, 4, 2, 1);
+        cfg.order.clear();
+        let e = ShuffleCluster::connect(cfg).err().unwrap();
+        assert!(e.to_string().starts_with("map_hosts: 1..=3"), "{e}");
+        let mut cfg = config(3, 3, 2, 1);
+        cfg.output_bytes = 0;
+        let e = ShuffleCluster::connect(cfg).err().unwrap();
+        assert!(e.to_string().starts_with("output_bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_run_with_what_is_outstanding() {
+        let cl = ShuffleCluster::connect(config(3, 3, 3, 1)).unwrap();
+        let r = cl
+            .run(
+                Instant::now(),
+                Duration::from_secs(10),
+                &AtomicBool::new(true),
+            )
+            .unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.outstanding, 3 * 3 * 2);
+    }
+}

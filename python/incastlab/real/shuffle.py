@@ -1,0 +1,125 @@
+"""A MapReduce shuffle (``workload.kind = "shuffle"``) on real Linux TCP.
+
+Every host of the cluster is a namespace on the emulated switch. The map hosts (the last
+``workload.map_hosts``) listen; every reducer has a keep-alive connection to every map host
+but its own, opened inside its host's namespace (:class:`incastlab._core.ShuffleCluster`: one
+readiness loop of this process). The fetches are the simulator's: each reducer asks one map
+host for one output at a time, at most ``workload.fanout_window`` hosts at once, in the order
+the simulator draws for it (``incast_sim::shuffle::fetch_orders``) for the same scenario and
+seed, and asks the next as soon as a fetch completes. So both backends run one shuffle.
+
+Every switch port is shaped to its host's link rate by a tbf whose queue limit is the port's
+buffer (every host receives its reducers' fetches, so every port is a bottleneck). The
+result has the simulator's shape: ``report["shuffle"]["reducer_times"]`` (picoseconds from
+the start), the run's duration until the last reducer had every output, its timeouts
+(TcpExt.TCPTimeouts of every namespace, both ends) and drops (the switch ports' tbf drops).
+The kernel does not say which drops were data, ACKs or requests, so the simulator's split of
+them is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from incastlab import _core
+from incastlab.real import emulate, kv
+
+if TYPE_CHECKING:
+    from incastlab.scenario import Scenario
+
+#: Where every map host listens.
+SHUFFLE_PORT = 9200
+#: Between the connections' set-up and the first fetch.
+START_DELAY_S = 0.2
+
+
+def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
+    """Run the scenario's shuffle on real TCP in a fresh testbed; the report (the caller
+    wraps it in a Result)."""
+    s = sc.normalized()
+    w, t, tcp = s["workload"], s["topology"], s["tcp"]
+    n = t["senders"]
+    cc = tcp["congestion_control"]
+    with emulate.testbed(sc) as tb:
+        hosts: list[tuple[str | None, str]] = [
+            (ns, f"{ip}:{SHUFFLE_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
+        ]
+        rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
+        kernel = emulate.kernel_of(tb)
+        try:
+            cluster = _core.ShuffleCluster(json.dumps(s), hosts, congestion=cc)
+        except (ValueError, RuntimeError) as e:
+            raise emulate.EmulationError(f"the shuffle did not start: {e}") from None
+        before = kv.snapshot(tb)
+        start_ns = time.monotonic_ns() + int(START_DELAY_S * 1e9)
+        cpu0 = emulate._cpu_times()
+        t0 = time.perf_counter()
+        try:
+            measured = json.loads(cluster.run(start_ns, time_limit_s))
+        except RuntimeError as e:
+            raise emulate.EmulationError(f"the shuffle failed: {e}") from None
+        wall = time.perf_counter() - t0
+        cpu1 = emulate._cpu_times()
+        after = kv.snapshot(tb)
+        qdiscs = emulate.qdiscs(tb.switch)
+    if measured["truncated"]:
+        raise emulate.EmulationError(
+            f"the shuffle did not finish within {time_limit_s:g} s: "
+            f"{measured['outstanding']} fetches outstanding"
+        )
+    ps = 1_000_000  # picoseconds per µs
+    duration = measured["end_us"] * ps
+    port_drops = [b[1] - a[1] for a, b in zip(before["ports"], after["ports"], strict=True)]
+
+    def tcp_delta(key: str) -> int:
+        return sum(
+            b.get(key, 0) - a.get(key, 0) for a, b in zip(before["tcp"], after["tcp"], strict=True)
+        )
+
+    reducer_hosts = min(w["reducer_hosts"] or n, n)
+    app = measured["received_bytes"]
+    return {
+        "senders": n,
+        "workload": "shuffle",
+        "app_bytes": app,
+        "duration": duration,
+        "goodput_bps": app * 8e12 / duration if duration else 0.0,
+        # As the simulator counts it: the links of the hosts that run reducers, together.
+        "link_bps": t["link"] * reducer_hosts,
+        "timeouts": tcp_delta("TcpExt.TCPTimeouts"),
+        "retransmitted_segments": tcp_delta("Tcp.RetransSegs"),
+        "drops": sum(port_drops),
+        "shuffle": {
+            "reducers": cluster.reducers(),
+            "reducer_times": [us * ps for us in measured["reducer_us"]],
+            "fetches": measured["fetches"],
+            "port_drops": port_drops,
+        },
+        "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
+        "wall_s": wall,
+        "emulated": {
+            "link": "tbf at the rate on every NIC and on every switch port",
+            "buffer": "tbf limit in bytes on every switch port (a port's own; no shared buffer)",
+            "host_rate_cap": emulate.cap_note(s),
+            "rto_min": f"route metric rto_min {emulate.route_rto_min_ms(tcp['rto_min'])}ms "
+            "(Linux timers tick at HZ)",
+            "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every socket",
+            "initial_window": f"route metric initcwnd {tcp['initial_window']}",
+            "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every map output "
+            f"preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of its own",
+            "fetches": "the simulator's: each reducer's order of the map hosts for this "
+            "scenario and seed, one output per host at a time, fanout_window hosts at once",
+            "not_emulated": [
+                "propagation delay (no netem here: the RTT is the veths' and CPUs')",
+                "shared switch buffer (every port has its own tbf limit)",
+                "which drops were data, ACKs or requests (tbf counts them together)",
+            ],
+            "kernel": kernel,
+            "switch_qdiscs": qdiscs,
+            "rtt_probe": rtt,
+            "rtt_measured_s": rtt.get("median_s"),
+        },
+    }
