@@ -65,6 +65,58 @@ pub struct ShuffleResult {
     pub truncated: bool,
     /// Fetches not completed when it stopped.
     pub outstanding: u64,
+    /// Retransmission timeouts and segments retransmitted on each side, from every socket's
+    /// TCP_INFO at the end (`None` on a kernel before Linux 6.7, whose TCP_INFO does not
+    /// count timeouts): the reducers' ends send requests (and ACKs), the map hosts' ends the
+    /// outputs.
+    pub rtos: Option<SideCounts>,
+}
+
+/// A count per side of the connections.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct SideCounts {
+    /// Retransmission timeouts at the reducers' ends (a request, or an ACK-only end).
+    pub reducer_rtos: u64,
+    /// Retransmission timeouts at the map hosts' ends (map output data).
+    pub map_rtos: u64,
+    /// Time spent in timeouts' recoveries at the map hosts' ends, ms (tcpi_total_rto_time).
+    pub map_rto_ms: u64,
+    /// Segments the map hosts' ends retransmitted.
+    pub map_retransmits: u64,
+    /// Segments the reducers' ends retransmitted.
+    pub reducer_retransmits: u64,
+}
+
+/// TCP_INFO's counters of one socket: (timeouts, time in timeout recovery ms, segments
+/// retransmitted); `None` before Linux 6.7 (no `tcpi_total_rto`).
+#[cfg(target_os = "linux")]
+fn tcp_counts(s: &MioStream) -> Option<(u64, u64, u64)> {
+    use std::os::fd::AsRawFd;
+    // struct tcp_info (include/uapi/linux/tcp.h): tcpi_total_retrans is the u32 at byte 100;
+    // Linux 6.7 appended tcpi_total_rto (u16 at 240) and tcpi_total_rto_time (u32 at 244).
+    let mut buf = [0u8; 512];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `buf` and updates `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r != 0 || (len as usize) < 248 {
+        return None;
+    }
+    let u32_at = |o: usize| u64::from(u32::from_ne_bytes(buf[o..o + 4].try_into().unwrap()));
+    let rtos = u64::from(u16::from_ne_bytes(buf[240..242].try_into().unwrap()));
+    Some((rtos, u32_at(244), u32_at(100)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tcp_counts(_: &MioStream) -> Option<(u64, u64, u64)> {
+    None
 }
 
 /// At most this many connections wait to be accepted at one map host (the listen backlog).
@@ -284,6 +336,7 @@ impl ShuffleCluster {
             received_bytes: 0,
             truncated: false,
             outstanding: 0,
+            rtos: None,
         };
         let mut done = remaining.iter().filter(|&&n| n == 0).count();
         let mut scratch = vec![0u8; 256 * 1024];
@@ -382,7 +435,25 @@ impl ShuffleCluster {
                 }
             }
         }
+        out.rtos = self.side_counts();
         Ok(out)
+    }
+
+    /// Every socket's TCP_INFO counters, summed per side.
+    fn side_counts(&self) -> Option<SideCounts> {
+        let mut c = SideCounts::default();
+        for cl in &self.clients {
+            let (rtos, _, retx) = tcp_counts(&cl.s)?;
+            c.reducer_rtos += rtos;
+            c.reducer_retransmits += retx;
+        }
+        for sv in &self.served {
+            let (rtos, ms, retx) = tcp_counts(&sv.s)?;
+            c.map_rtos += rtos;
+            c.map_rto_ms += ms;
+            c.map_retransmits += retx;
+        }
+        Some(c)
     }
 }
 

@@ -79,6 +79,18 @@ def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
             b.get(key, 0) - a.get(key, 0) for a, b in zip(before["tcp"], after["tcp"], strict=True)
         )
 
+    # Every TCP counter the run moved, all hosts together, and the timeouts per host (a host
+    # that only serves map outputs times out on data; one that only runs reducers, on
+    # requests and ACKs).
+    moved: dict[str, int] = {}
+    for a, b in zip(before["tcp"], after["tcp"], strict=True):
+        for key, value in b.items():
+            if value != a.get(key, 0):
+                moved[key] = moved.get(key, 0) + value - a.get(key, 0)
+    host_timeouts = [
+        b.get("TcpExt.TCPTimeouts", 0) - a.get("TcpExt.TCPTimeouts", 0)
+        for a, b in zip(before["tcp"], after["tcp"], strict=True)
+    ]
     reducer_hosts = min(w["reducer_hosts"] or n, n)
     app = measured["received_bytes"]
     return {
@@ -97,7 +109,12 @@ def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
             "reducer_times": [us * ps for us in measured["reducer_us"]],
             "fetches": measured["fetches"],
             "port_drops": port_drops,
+            "host_timeouts": host_timeouts,
+            # Timeouts and retransmissions per side, from each socket's TCP_INFO (None before
+            # Linux 6.7).
+            "sides": measured["rtos"],
         },
+        "tcp_counters": dict(sorted(moved.items())),
         "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
         "wall_s": wall,
         "emulated": {
