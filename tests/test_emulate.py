@@ -396,6 +396,33 @@ def test_a_shuffle_on_real_tcp_fetches_every_output_the_simulator_fetches() -> N
     assert emulate.ours() == []
 
 
+def test_sysctl_flags_take_only_the_hosts_tcp_switches_with_whole_numbers() -> None:
+    from incastlab.cli.common import UsageError
+    from incastlab.cli.real import sysctl_flags
+
+    assert sysctl_flags(["net.ipv4.tcp_recovery=0", " net.ipv4.tcp_early_retrans = 0"]) == {
+        "net.ipv4.tcp_recovery": "0",
+        "net.ipv4.tcp_early_retrans": "0",
+    }
+    with pytest.raises(UsageError, match=r"^--sysctl net.core.rmem_max: only the hosts' TCP"):
+        sysctl_flags(["net.core.rmem_max=1"])
+    with pytest.raises(UsageError, match=r"the value must be a whole number"):
+        sysctl_flags(["net.ipv4.tcp_recovery=off"])
+    with pytest.raises(UsageError, match=r"expected KEY=VALUE"):
+        sysctl_flags(["net.ipv4.tcp_recovery"])
+
+
+@needs_root
+def test_a_sysctl_flag_reaches_every_hosts_namespace() -> None:
+    sc = from_dict({**SHUFFLE, "workload": {**SHUFFLE["workload"], "blocks": 1}})
+    r = emulate.run(sc, sysctls={"net.ipv4.tcp_recovery": "0", "net.ipv4.tcp_early_retrans": "0"})
+    seen = r.report["emulated"]["kernel"]["sysctls"]
+    assert seen["net.ipv4.tcp_recovery"] == "0" and seen["net.ipv4.tcp_early_retrans"] == "0"
+    # Without RACK-TLP the kernel sends no tail loss probes.
+    assert r.report["tcp_counters"].get("TcpExt.TCPLossProbes", 0) == 0
+    assert emulate.ours() == []
+
+
 @needs_root
 def test_a_host_rate_cap_is_a_tbf_at_its_share_on_every_nic() -> None:
     one = {

@@ -143,7 +143,7 @@ def test_the_emulator_honours_rate_caps_and_the_stores_keys() -> None:
 
 
 def test_a_store_with_captures_or_puts_is_refused_in_one_line() -> None:
-    with pytest.raises(emulate.EmulationError, match="a key-value store has none"):
+    with pytest.raises(emulate.EmulationError, match="a key-value store or a shuffle has none"):
         emulate.run(from_dict(_store()), pcap_dir="caps")
     with pytest.raises(emulate.EmulationError, match=r"^workload.kv_put_fraction: puts are not"):
         emulate.run(from_dict(_store(kv_put_fraction=0.3)))

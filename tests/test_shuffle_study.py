@@ -16,11 +16,30 @@ from incastlab.studies import shuffle_emulation as study
 
 def test_points_put_both_rto_min_values_of_a_seed_side_by_side() -> None:
     pts = study.points((1, 2))
-    assert len(pts) == 2 * len(study.SHAPES) * 2
-    first = pts[: 2 * len(study.SHAPES)]
+    today = [p for p in pts if p.kernel == "today"]
+    assert len(today) == 2 * len(study.SHAPES) * 2
+    first = today[: 2 * len(study.SHAPES)]
     assert {p.seed for p in first} == {1}
     assert [p.rto_ms for p in first[:2]] == [200, 1]
     assert pts[0].key == "default-rto200ms-seed1"
+    # The 2009-like kernel runs Figure 6's two shuffles after today's, seed by seed too.
+    old = pts[len(today) :]
+    assert [p.key for p in old[:3]] == [
+        "default-rto200ms-seed1-2009",
+        "default-rto1ms-seed1-2009",
+        "tuned-rto200ms-seed1-2009",
+    ]
+    assert {p.shape for p in old} == set(study.KERNEL_2009_SHAPES)
+
+
+def test_the_2009_like_kernel_turns_off_rack_tlp_on_both_backends() -> None:
+    k = study.KERNELS["2009"]
+    assert k.sysctls == {"net.ipv4.tcp_recovery": "0", "net.ipv4.tcp_early_retrans": "0"}
+    s = study.scenario(study.Point("default", 200, 1, "2009")).normalized()
+    assert s["tcp"]["profile"] == "classic" and s["tcp"]["initial_window"] == 3
+    assert not s["tcp"]["rack_tlp"] and s["tcp"]["congestion_control"] == "cubic"
+    o = study.sim_overrides(31e-6, 0.0, "2009")
+    assert o["tcp.profile"] == "classic" and o["tcp.clock_granularity"] == "4ms"
 
 
 def test_the_kernel_runs_the_article_slowed_down_ten_times() -> None:

@@ -138,6 +138,8 @@ def add_emulate_parser(sub: Any) -> None:
         "\n  sudo incast emulate examples/riak-emulated.toml --set topology.host_rate_cap=80%"
         "\n  sudo incast emulate examples/hadoop-shuffle.toml --set topology.senders=6 "
         "--set topology.link=100Mbps --set workload.reducers=12 --set workload.blocks=2"
+        "\n  sudo incast emulate --senders 16 --sru 64KB --sysctl net.ipv4.tcp_recovery=0 "
+        "--sysctl net.ipv4.tcp_early_retrans=0   # without RACK-TLP"
         "\n  sudo incast emulate --cleanup",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -163,6 +165,15 @@ def add_emulate_parser(sub: Any) -> None:
         metavar="K",
         help="with --pcap, capture the first K senders' NICs too (n<N>-seed<S>-sender<i>.pcap: "
         "what each sends, and its ACKs as they arrive)",
+    )
+    e.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a TCP sysctl in every host's namespace beside the scenario's, e.g. "
+        "net.ipv4.tcp_recovery=0 (no RACK) or net.ipv4.tcp_early_retrans=0 (no tail loss "
+        "probe); repeat for several; only net.ipv4.tcp_* keys",
     )
     e.add_argument(
         "--monitor",
@@ -303,6 +314,23 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def sysctl_flags(given: list[str]) -> dict[str, str]:
+    """``--sysctl KEY=VALUE`` flags as a mapping (checked here, so a bad one is refused before
+    anything is built)."""
+    from incastlab.real.emulate import EmulationError, check_sysctls
+
+    pairs = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--sysctl {item}: expected KEY=VALUE, e.g. net.ipv4.tcp_recovery=0")
+        pairs[key.strip()] = value.strip()
+    try:
+        return check_sysctls(pairs)
+    except EmulationError as e:
+        raise UsageError(str(e)) from None
+
+
 def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.cli.sim import write_outputs
     from incastlab.series import labelled, run_series
@@ -328,6 +356,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
         pcap_dir=a.pcap,
         monitor_ns=monitor_ns,
         pcap_senders=a.pcap_senders,
+        sysctls=sysctl_flags(a.sysctl),
     )
     real_tcp_link(a)
     series = series_from(a)

@@ -49,8 +49,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
@@ -118,6 +118,8 @@ class Testbed:
     #: sender namespace, every switch port a bottleneck, and there is no receiver namespace
     #: (``receiver`` names none).
     mesh: bool = False
+    #: TCP sysctls set in every host's namespace on request (``--sysctl``), recorded with the run.
+    asked: tuple[str, ...] = ()
 
 
 #: Workloads in which every host talks to every other (no one receiver).
@@ -187,7 +189,30 @@ def cap_note(s: dict[str, Any]) -> str:
     return f"tbf at {rate} bit/s with a {burst}-byte bucket on every host's NIC"
 
 
-def build(sc: Scenario, pid: int | None = None) -> Testbed:
+#: What ``--sysctl`` may set in the hosts' namespaces: the kernel's per-namespace TCP switches.
+SYSCTL_NAME = re.compile(r"net\.ipv4\.tcp_[a-z0-9_]+")
+
+
+def check_sysctls(sysctls: Mapping[str, str]) -> dict[str, str]:
+    """``sysctls`` as the emulator sets them in every host's namespace; an
+    :class:`EmulationError` (one line) names the first that is not a ``net.ipv4.tcp_*`` key
+    with a whole-number value."""
+    out = {}
+    for key, value in sysctls.items():
+        if not SYSCTL_NAME.fullmatch(key):
+            raise EmulationError(
+                f"--sysctl {key}: only the hosts' TCP switches may be set "
+                "(net.ipv4.tcp_*, e.g. net.ipv4.tcp_recovery=0)"
+            )
+        if not re.fullmatch(r"-?\d+", str(value).strip()):
+            raise EmulationError(f"--sysctl {key}={value}: the value must be a whole number")
+        out[key] = str(value).strip()
+    return out
+
+
+def build(
+    sc: Scenario, pid: int | None = None, extra_sysctls: Mapping[str, str] | None = None
+) -> Testbed:
     """Build the star for `sc`: namespaces, veths, bridge, addresses, routes, qdiscs.
 
     Everything goes through netlink with iproute2's batch mode, one session per namespace.
@@ -205,10 +230,12 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
     rto_ms = route_rto_min_ms(tcp["rto_min"])
     iw = tcp["initial_window"]
     # Per-namespace TCP switches the scenario names.
-    sysctls = {
+    sysctls: dict[str, int | str] = {
         "net.ipv4.tcp_sack": int(tcp["sack"]),
         "net.ipv4.tcp_frto": 2 if tcp["frto"] else 0,
         "net.ipv4.tcp_ecn": 1 if tcp["ecn"] else 0,
+        # And those the user asks for (--sysctl), after the scenario's.
+        **check_sysctls(extra_sysctls or {}),
     }
     # The congestion control is a route metric too (not locked, so TCP_CONGESTION may still
     # set it): an accepted socket then starts with it instead of the namespace's default.
@@ -223,6 +250,7 @@ def build(sc: Scenario, pid: int | None = None) -> Testbed:
         sender_ips=[_ip(i) for i in range(n)],
         receiver_ip="10.77.255.254",
         mesh=s["workload"]["kind"] in MESH_WORKLOADS,
+        asked=tuple(extra_sysctls or {}),
     )
     hosts = [*tb.sender_ns] if tb.mesh else [*tb.sender_ns, tb.receiver]
     ips = [*tb.sender_ips] if tb.mesh else [*tb.sender_ips, tb.receiver_ip]
@@ -369,10 +397,11 @@ def _exec(ns: str, *argv: str) -> str:
     return p.stdout if p.returncode == 0 else ""
 
 
-def read_sysctls(ns: str) -> dict[str, str]:
-    """The :data:`SYSCTLS` this kernel has, as namespace ``ns`` sees them."""
+def read_sysctls(ns: str, more: tuple[str, ...] = ()) -> dict[str, str]:
+    """The :data:`SYSCTLS` (and ``more``) this kernel has, as namespace ``ns`` sees them."""
     out = {}
-    for line in _exec(ns, "sysctl", "-e", *SYSCTLS).splitlines():
+    keys = dict.fromkeys((*SYSCTLS, *more))
+    for line in _exec(ns, "sysctl", "-e", *keys).splitlines():
         key, sep, value = line.partition(" = ")
         if sep:
             out[key.strip()] = " ".join(value.split())
@@ -587,7 +616,7 @@ def release_guard(guard: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def testbed(sc: Scenario) -> Iterator[Testbed]:
+def testbed(sc: Scenario, sysctls: Mapping[str, str] | None = None) -> Iterator[Testbed]:
     """Build a testbed for `sc` and remove it afterwards, whatever happens (a guard process
     removes it should this process be killed)."""
     check_can_emulate()
@@ -601,7 +630,7 @@ def testbed(sc: Scenario) -> Iterator[Testbed]:
     guard = start_guard(pid)
     try:
         try:
-            tb = build(sc, pid)
+            tb = build(sc, pid, sysctls)
         except Exception as e:
             raise EmulationError(f"could not build the testbed: {e}") from e
         yield tb
@@ -626,7 +655,7 @@ def kernel_of(tb: Testbed) -> dict[str, Any]:
     return {
         "release": os.uname().release,
         "hz": kernel_hz(),
-        "sysctls": read_sysctls(tb.sender_ns[0]),
+        "sysctls": read_sysctls(tb.sender_ns[0], tb.asked),
         "offloads": {"sender eth0": offloads(tb.sender_ns[0]), where: offloads(tb.switch, port)},
         "qdiscs": found,
     }
@@ -645,6 +674,7 @@ def run(
     pcap_dir: str | None = None,
     monitor_ns: int | None = None,
     pcap_senders: int = 0,
+    sysctls: Mapping[str, str] | None = None,
 ) -> Result:
     """Run the scenario's synchronized reads on real TCP in a fresh testbed; with
     ``pcap_dir``, capture the bottleneck and the receiver there (and read the bottleneck's
@@ -676,18 +706,18 @@ def run(
     if w["kind"] == "kv_gets":
         from incastlab.real import kv
 
-        report = kv.run(sc, time_limit_s=time_limit_s)
+        report = kv.run(sc, time_limit_s=time_limit_s, sysctls=sysctls)
         return Result(scenario=s, report=report, version=_core.__version__, backend="emulate")
     if w["kind"] == "shuffle":
         from incastlab.real import shuffle
 
-        report = shuffle.run(sc, time_limit_s=time_limit_s)
+        report = shuffle.run(sc, time_limit_s=time_limit_s, sysctls=sysctls)
         return Result(scenario=s, report=report, version=_core.__version__, backend="emulate")
     # A striped block is split by the engine's one rule, so every server sends its own share.
     n = s["topology"]["senders"]
     sizes = [] if w["sru"] is not None else _core.block_split(w["block"], n)
     sru = sru_of(s)
-    with testbed(sc) as tb:
+    with testbed(sc, sysctls) as tb:
         try:
             # The one client connects to every sender before its first request, which at
             # hundreds of senders takes longer than a public server's 5 s grace. And a flow
@@ -886,6 +916,8 @@ class EmulateBackend:
     monitor_ns: int | None = None
     #: With ``pcap_dir``, capture the first this many senders' NICs too.
     pcap_senders: int = 0
+    #: TCP sysctls set in every host's namespace beside the scenario's (``--sysctl``).
+    sysctls: Mapping[str, str] = field(default_factory=dict)
     name: str = "emulate"
     title: str = "real Linux TCP (namespaces)"
     needs_root: bool = True
@@ -910,4 +942,5 @@ class EmulateBackend:
             pcap_dir=self.pcap_dir,
             monitor_ns=self.monitor_ns,
             pcap_senders=self.pcap_senders,
+            sysctls=self.sysctls,
         )

@@ -30,6 +30,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
@@ -154,14 +155,16 @@ def report(
     }
 
 
-def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
+def run(
+    sc: Scenario, *, time_limit_s: float = 300.0, sysctls: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Run the scenario's gets on real TCP in a fresh testbed; the report (the caller wraps
     it in a Result)."""
     s = sc.normalized()
     w, t, tcp = s["workload"], s["topology"], s["tcp"]
     n = t["senders"]
     cc = tcp["congestion_control"]
-    with emulate.testbed(sc) as tb:
+    with emulate.testbed(sc, sysctls) as tb:
         hosts: list[tuple[str | None, str]] = [
             (ns, f"{ip}:{KV_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
         ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
@@ -36,14 +37,16 @@ SHUFFLE_PORT = 9200
 START_DELAY_S = 0.2
 
 
-def run(sc: Scenario, *, time_limit_s: float = 300.0) -> dict[str, Any]:
+def run(
+    sc: Scenario, *, time_limit_s: float = 300.0, sysctls: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Run the scenario's shuffle on real TCP in a fresh testbed; the report (the caller
     wraps it in a Result)."""
     s = sc.normalized()
     w, t, tcp = s["workload"], s["topology"], s["tcp"]
     n = t["senders"]
     cc = tcp["congestion_control"]
-    with emulate.testbed(sc) as tb:
+    with emulate.testbed(sc, sysctls) as tb:
         hosts: list[tuple[str | None, str]] = [
             (ns, f"{ip}:{SHUFFLE_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
         ]

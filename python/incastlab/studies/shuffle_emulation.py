@@ -73,6 +73,36 @@ SHAPES: dict[str, Shape] = {
     "256KB": Shape(256_000, 16, 5, "256 KB outputs, 5 copies"),
 }
 SEEDS = tuple(range(1, 9))
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """How the kernel runs (sysctls set in every host's namespace, scenario keys both backends
+    take) and the simulator's profile for it."""
+
+    sysctls: dict[str, str]
+    scenario: dict[str, Any]
+    profile: str
+    about: str
+
+
+#: Today's Linux as it ships, and the same kernel brought nearer to the article's 2.6.28: no
+#: RACK and no tail loss probe (both came with Linux 3.x and 4.x), an initial window of 3
+#: (RFC 3390, as 2.6.28; 10 came with 3.0). What this kernel cannot take back: PRR (3.2; 2.6.28
+#: halved the rate), HyStart (2.6.29), TCP Small Queues (3.6). The simulator runs the
+#: classic profile (2009's TCP) with CUBIC for it.
+KERNELS: dict[str, Kernel] = {
+    "today": Kernel({}, {}, "linux", "Linux 6.18 as it ships (RACK-TLP, IW 10)"),
+    "2009": Kernel(
+        {"net.ipv4.tcp_recovery": "0", "net.ipv4.tcp_early_retrans": "0"},
+        {"tcp.profile": "classic", "tcp.initial_window": 3},
+        "classic",
+        "without RACK-TLP, IW 3 (nearer 2.6.28)",
+    ),
+}
+#: The shapes and seeds run on the 2009-like kernel: the two of Figure 6.
+KERNEL_2009_SHAPES = ("default", "tuned")
+KERNEL_2009_SEEDS = SEEDS[:5]
 #: The article's kernel on its own fabric: a 1 ms RTOmin needs timers of HZ = 1000 (this
 #: machine's 4 ms tick, slowed down 10 times, is 0.4 ms).
 ARTICLE_KERNEL = {"tcp.timer_granularity": "1ms"}
@@ -85,16 +115,27 @@ class Point:
     shape: str
     rto_ms: int
     seed: int
+    kernel: str = "today"
 
     @property
     def key(self) -> str:
-        return f"{self.shape}-rto{self.rto_ms}ms-seed{self.seed}"
+        tail = "" if self.kernel == "today" else f"-{self.kernel}"
+        return f"{self.shape}-rto{self.rto_ms}ms-seed{self.seed}{tail}"
 
 
 def points(seeds: Sequence[int] = SEEDS) -> list[Point]:
     """Every point, seed after seed with both RTOmin values side by side, so that a drift of
-    the machine over the kernel's runs (its load, its other tenants) falls on both alike."""
-    return [Point(s, r, seed) for seed in seeds for s in SHAPES for r in RTOS_MS]
+    the machine over the kernel's runs (its load, its other tenants) falls on both alike; then
+    the 2009-like kernel's."""
+    today = [Point(s, r, seed) for seed in seeds for s in SHAPES for r in RTOS_MS]
+    old = [
+        Point(s, r, seed, "2009")
+        for seed in seeds
+        if seed in KERNEL_2009_SEEDS
+        for s in KERNEL_2009_SHAPES
+        for r in RTOS_MS
+    ]
+    return today + old
 
 
 def scenario(point: Point, scale: int = SCALE, overrides: dict[str, Any] | None = None) -> Scenario:
@@ -123,14 +164,14 @@ def scenario(point: Point, scale: int = SCALE, overrides: dict[str, Any] | None 
             "reducers": REDUCERS,
         },
     }
-    return from_dict(apply_overrides(base, overrides or {}))
+    return from_dict(apply_overrides(base, {**KERNELS[point.kernel].scenario, **(overrides or {})}))
 
 
-def sim_overrides(rtt_s: float, jitter_s: float = 0.0) -> dict[str, Any]:
+def sim_overrides(rtt_s: float, jitter_s: float = 0.0, kernel: str = "today") -> dict[str, Any]:
     """What the simulator is told about the testbed (as ``incast validate`` tells it): the
     measured RTT, the veths' timing noise (``jitter_s``, at most what the RTT allows), tbf's
-    framing, the block protocol's 24-byte messages, the veths' NICs and ports, and the Linux
-    profile on this kernel's 4 ms timer tick."""
+    framing, the block protocol's 24-byte messages, the veths' NICs and ports, and the
+    kernel's profile (:data:`KERNELS`) on this kernel's 4 ms tick."""
     from incastlab.studies.validation import (
         PROFILES,
         TESTBED_FRAMING,
@@ -149,7 +190,7 @@ def sim_overrides(rtt_s: float, jitter_s: float = 0.0) -> dict[str, Any]:
         **testbed_protocol(),
         **testbed_nic(),
         **testbed_port(),
-        **PROFILES["linux"],
+        **PROFILES[KERNELS[kernel].profile],
     }
 
 
@@ -166,13 +207,17 @@ def load_real(path: Path) -> Result:
 
 
 def run_real(
-    real_dir: Path, backend: Backend, say: Callable[[str], None], seeds: Sequence[int]
+    real_dir: Path,
+    backend: Callable[[Kernel], Backend],
+    say: Callable[[str], None],
+    seeds: Sequence[int],
 ) -> list[str]:
-    """Run every point the kernel has no stored run of; the failures, one line each."""
+    """Run every point the kernel has no stored run of, on ``backend(kernel)``; the failures,
+    one line each."""
     from incastlab.studies.validation import run_missing
 
     real_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(p.key, real_file(real_dir, p), scenario(p)) for p in points(seeds)]
+    failures = []
 
     def summary(r: Result) -> str:
         rep = r.report
@@ -181,7 +226,11 @@ def run_real(
             f"{rep['drops']} drops, {rep['wall_s']:.0f} s wall"
         )
 
-    return run_missing(jobs, backend, say, summary)
+    for name, k in KERNELS.items():
+        jobs = [(p.key, real_file(real_dir, p), scenario(p)) for p in points(seeds)]
+        mine = [j for j, p in zip(jobs, points(seeds), strict=True) if p.kernel == name]
+        failures += run_missing(mine, backend(k), say, summary)
+    return failures
 
 
 @dataclass
@@ -209,6 +258,23 @@ class Run:
         return float(sides[key]) if sides else float("nan")
 
 
+def groups(runs: Sequence[Run]) -> list[tuple[str, str, list[Run]]]:
+    """The runs by kernel and shape, in :data:`KERNELS` and :data:`SHAPES` order: (kernel,
+    shape, runs) for each pair with runs."""
+    out = []
+    for kernel in KERNELS:
+        for shape in SHAPES:
+            rs = [r for r in runs if r.point.kernel == kernel and r.point.shape == shape]
+            if rs:
+                out.append((kernel, shape, rs))
+    return out
+
+
+def label(kernel: str, shape: str) -> str:
+    """A shuffle's name in the tables: its shape, and the kernel when it is not today's."""
+    return shape if kernel == "today" else f"{shape}, 2009-like kernel"
+
+
 def eq5(runs: Sequence[Run], which: str) -> tuple[float, float, float]:
     """Eq. 5 over the seeds (mean time at the long RTOmin over the mean at the short one,
     less 1), and its range over the seeds' own pairs."""
@@ -229,9 +295,9 @@ def table(runs: Sequence[Run]) -> list[str]:
         "and ACKs) | drops | simulator: time | timeouts | drops | simulator at 1 Gbps: time |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for shape in SHAPES:
+    for kernel, shape, group in groups(runs):
         for rto in RTOS_MS:
-            rs = [r for r in runs if r.point.shape == shape and r.point.rto_ms == rto]
+            rs = [r for r in group if r.point.rto_ms == rto]
             if not rs:
                 continue
 
@@ -239,7 +305,8 @@ def table(runs: Sequence[Run]) -> list[str]:
                 return statistics.mean(f(r) for r in rs)
 
             lines.append(
-                f"| {shape} | {rto} ms | {mean(lambda r: r.seconds('real')):.3f} s | "
+                f"| {label(kernel, shape)} | {rto} ms | "
+                f"{mean(lambda r: r.seconds('real')):.3f} s | "
                 f"{mean(lambda r: r.count('real', 'timeouts')):.1f} "
                 f"({mean(lambda r: r.side('map_rtos')):.1f} / "
                 f"{mean(lambda r: r.side('reducer_rtos')):.1f}) | "
@@ -260,21 +327,19 @@ def overheads(runs: Sequence[Run]) -> tuple[list[str], list[str]]:
         "|---|---|---|---|---|",
     ]
     verdicts = []
-    for shape in SHAPES:
-        rs = [r for r in runs if r.point.shape == shape]
-        if not rs:
-            continue
+    for kernel, shape, rs in groups(runs):
         k, s, a = eq5(rs, "real"), eq5(rs, "sim"), eq5(rs, "article")
         ratio = s[0] / k[0] if k[0] > 0 else float("nan")
         lines.append(
-            f"| {shape}: {SHAPES[shape].about} | {k[0]:+.1%} [{k[1]:+.1%} to {k[2]:+.1%}] | "
+            f"| {label(kernel, shape)}: {SHAPES[shape].about} | "
+            f"{k[0]:+.1%} [{k[1]:+.1%} to {k[2]:+.1%}] | "
             f"{s[0]:+.1%} [{s[1]:+.1%} to {s[2]:+.1%}] | "
             f"{a[0]:+.1%} [{a[1]:+.1%} to {a[2]:+.1%}] | {ratio:.2f} |"
         )
         off = "more than 2× off" if not 0.5 <= ratio <= 2 else "within 2×"
         verdicts.append(
-            f"- {shape}: the kernel loses {k[0]:.1%} to the long RTOmin, the simulator "
-            f"{s[0]:.1%} on the same slowed-down shuffle ({off}) and {a[0]:.1%} on the "
+            f"- {label(kernel, shape)}: the kernel loses {k[0]:.1%} to the long RTOmin, the "
+            f"simulator {s[0]:.1%} on the same slowed-down shuffle ({off}) and {a[0]:.1%} on the "
             "article's own fabric."
         )
     return lines, verdicts
@@ -286,28 +351,32 @@ def plot(runs: Sequence[Run], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shapes = [s for s in SHAPES if any(r.point.shape == s for r in runs)]
+    grouped = groups(runs)
     series = (
         ("real", "real Linux TCP (slowed down ×10)", "#c0392b"),
         ("sim", "simulator, same testbed", "#2c7fb8"),
         ("article", "simulator, the article's 1 Gbps fabric", "#7fcdbb"),
     )
     seeds = ", ".join(map(str, sorted({r.point.seed for r in runs})))
-    fig, ax = plt.subplots(figsize=(7.5, 4.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
     width = 0.26
-    for k, (which, label, color) in enumerate(series):
+    for k, (which, name, color) in enumerate(series):
         xs, ys, lo, hi = [], [], [], []
-        for i, shape in enumerate(shapes):
-            m, a, b = eq5([r for r in runs if r.point.shape == shape], which)
+        for i, (_, _, rs) in enumerate(grouped):
+            m, a, b = eq5(rs, which)
             xs.append(i + (k - 1) * width)
             ys.append(100 * m)
             lo.append(100 * (m - a))
             hi.append(100 * (b - m))
-        ax.bar(xs, ys, width, label=label, color=color, yerr=[lo, hi], capsize=3)
+        ax.bar(xs, ys, width, label=name, color=color, yerr=[lo, hi], capsize=3)
     ax.set_xticks(
-        range(len(shapes)),
-        [SHAPES[s].about.replace(", ", "\n", 1) for s in shapes],
-        fontsize=8,
+        range(len(grouped)),
+        [
+            SHAPES[shape].about.replace(", ", "\n", 1)
+            + ("" if kernel == "today" else f"\n{KERNELS[kernel].about}")
+            for kernel, shape, _ in grouped
+        ],
+        fontsize=7,
     )
     ax.set_ylabel("shuffle time lost to RTOmin 200 ms\nagainst 1 ms (Eq. 5, %)")
     ax.axhline(0, color="black", lw=0.6)
@@ -408,7 +477,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     real_dir = out / "real"
     if not a.skip_real:
-        for f in run_real(real_dir, get("emulate"), print, seeds):
+
+        def emulation(k: Kernel) -> Backend:
+            return get("emulate", sysctls=k.sysctls)
+
+        for f in run_real(real_dir, emulation, print, seeds):
             print(f"failed: {f}", file=sys.stderr)
     from incastlab.studies.validation import testbed_jitter_s
 
@@ -422,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = []
     for pt, real in stored.items():
         rtt = real.report["emulated"]["rtt_measured_s"] or 30e-6
-        sim = simulate(scenario(pt, overrides=sim_overrides(rtt, jitter)))
+        sim = simulate(scenario(pt, overrides=sim_overrides(rtt, jitter, pt.kernel)))
         article = simulate(scenario(pt, scale=1, overrides=ARTICLE_KERNEL))
         runs.append(Run(pt, real, sim, article))
     if not runs:
