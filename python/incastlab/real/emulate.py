@@ -126,6 +126,37 @@ class Testbed:
 MESH_WORKLOADS = ("kv_gets", "shuffle")
 
 
+def mesh_hosts(tb: Testbed, port: int) -> list[tuple[str | None, str]]:
+    """Every host of a mesh testbed as ``(namespace, "ip:port")``, in host order."""
+    return [(ns, f"{ip}:{port}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)]
+
+
+def mesh_emulated(
+    s: dict[str, Any], what: dict[str, str], not_emulated: str, measured: dict[str, Any]
+) -> dict[str, Any]:
+    """How a mesh testbed (a store's gets, a shuffle) emulated normalized scenario ``s``: what
+    every such testbed does, the workload's own notes (``what``, and one more thing it does
+    not emulate), and what was measured (kernel, qdiscs, RTT probe)."""
+    tcp = s["tcp"]
+    cc = tcp["congestion_control"]
+    return {
+        "link": "tbf at the rate on every NIC and on every switch port",
+        "buffer": "tbf limit in bytes on every switch port (a port's own; no shared buffer)",
+        "host_rate_cap": cap_note(s),
+        "rto_min": f"route metric rto_min {route_rto_min_ms(tcp['rto_min'])}ms "
+        "(Linux timers tick at HZ)",
+        "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every socket",
+        "initial_window": f"route metric initcwnd {tcp['initial_window']}",
+        **what,
+        "not_emulated": [
+            "propagation delay (no netem here: the RTT is the veths' and CPUs')",
+            "shared switch buffer (every port has its own tbf limit)",
+            not_emulated,
+        ],
+        **measured,
+    }
+
+
 def route_rto_min_ms(rto_min_ps: int) -> int:
     """RTOmin as a route metric: whole milliseconds, at least 1 (the kernel ticks at HZ)."""
     return max(1, round(rto_min_ps / 1e9))

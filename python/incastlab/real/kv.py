@@ -165,9 +165,7 @@ def run(
     n = t["senders"]
     cc = tcp["congestion_control"]
     with emulate.testbed(sc, sysctls) as tb:
-        hosts: list[tuple[str | None, str]] = [
-            (ns, f"{ip}:{KV_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
-        ]
+        hosts = emulate.mesh_hosts(tb, KV_PORT)
         rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
         kernel = emulate.kernel_of(tb)
         try:
@@ -240,27 +238,23 @@ def run(
         },
         "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
         "wall_s": wall,
-        "emulated": {
-            "link": "tbf at the rate on every NIC and on every switch port",
-            "buffer": "tbf limit in bytes on every switch port (a port's own; no shared buffer)",
-            "host_rate_cap": emulate.cap_note(s),
-            "rto_min": f"route metric rto_min {emulate.route_rto_min_ms(tcp['rto_min'])}ms "
-            "(Linux timers tick at HZ)",
-            "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every socket",
-            "initial_window": f"route metric initcwnd {tcp['initial_window']}",
-            "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every reply's value "
-            f"preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of its own",
-            "gets": "the simulator's plan (arrivals, sizes, replicas) for this scenario and seed",
-            "peak_utilization_1ms": "value bytes the coordinator read per millisecond (the "
-            "application's view, not the wire's)",
-            "not_emulated": [
-                "propagation delay (no netem here: the RTT is the veths' and CPUs')",
-                "shared switch buffer (every port has its own tbf limit)",
-                "service-time jitter and head-of-line blocking (replies leave at once)",
-            ],
-            "kernel": kernel,
-            "switch_qdiscs": qdiscs,
-            "rtt_probe": rtt,
-            "rtt_measured_s": rtt.get("median_s"),
-        },
+        "emulated": emulate.mesh_emulated(
+            s,
+            {
+                "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every reply's "
+                f"value preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of "
+                "its own",
+                "gets": "the simulator's plan (arrivals, sizes, replicas) for this scenario and "
+                "seed",
+                "peak_utilization_1ms": "value bytes the coordinator read per millisecond (the "
+                "application's view, not the wire's)",
+            },
+            "service-time jitter and head-of-line blocking (replies leave at once)",
+            {
+                "kernel": kernel,
+                "switch_qdiscs": qdiscs,
+                "rtt_probe": rtt,
+                "rtt_measured_s": rtt.get("median_s"),
+            },
+        ),
     }

@@ -47,9 +47,7 @@ def run(
     n = t["senders"]
     cc = tcp["congestion_control"]
     with emulate.testbed(sc, sysctls) as tb:
-        hosts: list[tuple[str | None, str]] = [
-            (ns, f"{ip}:{SHUFFLE_PORT}") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)
-        ]
+        hosts = emulate.mesh_hosts(tb, SHUFFLE_PORT)
         rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
         kernel = emulate.kernel_of(tb)
         try:
@@ -120,26 +118,20 @@ def run(
         "tcp_counters": dict(sorted(moved.items())),
         "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
         "wall_s": wall,
-        "emulated": {
-            "link": "tbf at the rate on every NIC and on every switch port",
-            "buffer": "tbf limit in bytes on every switch port (a port's own; no shared buffer)",
-            "host_rate_cap": emulate.cap_note(s),
-            "rto_min": f"route metric rto_min {emulate.route_rto_min_ms(tcp['rto_min'])}ms "
-            "(Linux timers tick at HZ)",
-            "congestion_control": f"{cc}: route metric congctl and TCP_CONGESTION on every socket",
-            "initial_window": f"route metric initcwnd {tcp['initial_window']}",
-            "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every map output "
-            f"preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of its own",
-            "fetches": "the simulator's: each reducer's order of the map hosts for this "
-            "scenario and seed, one output per host at a time, fanout_window hosts at once",
-            "not_emulated": [
-                "propagation delay (no netem here: the RTT is the veths' and CPUs')",
-                "shared switch buffer (every port has its own tbf limit)",
-                "which drops were data, ACKs or requests (tbf counts them together)",
-            ],
-            "kernel": kernel,
-            "switch_qdiscs": qdiscs,
-            "rtt_probe": rtt,
-            "rtt_measured_s": rtt.get("median_s"),
-        },
+        "emulated": emulate.mesh_emulated(
+            s,
+            {
+                "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every map output "
+                f"preceded by a {_core.PROTOCOL_HEADER_BYTES}-byte header, in a write of its own",
+                "fetches": "the simulator's: each reducer's order of the map hosts for this "
+                "scenario and seed, one output per host at a time, fanout_window hosts at once",
+            },
+            "which drops were data, ACKs or requests (tbf counts them together)",
+            {
+                "kernel": kernel,
+                "switch_qdiscs": qdiscs,
+                "rtt_probe": rtt,
+                "rtt_measured_s": rtt.get("median_s"),
+            },
+        ),
     }

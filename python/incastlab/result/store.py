@@ -26,3 +26,12 @@ def write_parquet(results: Sequence[Result], path: str | Path) -> Path:
 def read_parquet(path: str | Path) -> list[dict[str, Any]]:
     """The records of a results file, ``scenario`` and ``report`` decoded."""
     return schema.read_records(path)
+
+
+def read_results(path: str | Path) -> list[Result]:
+    """The results stored in ``path``, as :class:`Result` again (scenario, report, version and
+    backend)."""
+    return [
+        Result(r["scenario"], r["report"], r["version"], backend=r["backend"])
+        for r in read_parquet(path)
+    ]

@@ -115,11 +115,10 @@ def real_file(real_dir: Path, point: Point) -> Path:
 
 
 def load_real(path: Path) -> Result:
-    from incastlab.result import Result
-    from incastlab.result.store import read_parquet
+    from incastlab.result.store import read_results
 
-    (rec,) = read_parquet(path)
-    return Result(rec["scenario"], rec["report"], rec["version"], backend=rec["backend"])
+    (r,) = read_results(path)
+    return r
 
 
 def envelope_file(real_dir: Path, hosts: int, link: str) -> Path:

@@ -206,17 +206,13 @@ def real_file(real_dir: Path, point: Point, rep: int) -> Path:
 
 def load_real(real_dir: Path, point: Point, repeat: int) -> list[Result]:
     """The stored repetitions 0 … repeat−1 of ``point`` (those that exist)."""
-    from incastlab.result import Result
-    from incastlab.result.store import read_parquet
+    from incastlab.result.store import read_results
 
     out = []
     for rep in range(repeat):
         path = real_file(real_dir, point, rep)
         if path.exists():
-            (rec,) = read_parquet(path)
-            out.append(
-                Result(rec["scenario"], rec["report"], rec["version"], backend=rec["backend"])
-            )
+            out += read_results(path)
     return out
 
 
