@@ -410,10 +410,36 @@ def test_sysctl_flags_take_only_the_hosts_tcp_switches_with_whole_numbers() -> N
         sysctl_flags(["net.ipv4.tcp_recovery=off"])
     with pytest.raises(UsageError, match=r"expected KEY=VALUE"):
         sysctl_flags(["net.ipv4.tcp_recovery"])
+    # A switch the scenario owns stays the scenario's, so the stored scenario stays true.
+    with pytest.raises(UsageError, match=r"the scenario sets it; use tcp.sack instead$"):
+        sysctl_flags(["net.ipv4.tcp_sack=0"])
+
+
+def test_a_shuffle_the_emulator_cannot_run_is_refused_before_anything_is_built() -> None:
+    import dataclasses
+
+    from conftest import ROOMY
+    from incastlab.real import capacity
+
+    big = {**SHUFFLE, "workload": {**SHUFFLE["workload"], "sru": "2GiB"}}
+    with pytest.raises(emulate.EmulationError, match=r"^workload.sru: the emulator serves map"):
+        emulate.run(from_dict(big))
+    crowd = {
+        "topology": {"senders": 3},
+        "workload": {"kind": "shuffle", "sru": "1KB", "reducers": 130, "reducer_hosts": 1},
+    }
+    with pytest.raises(emulate.EmulationError, match=r"^workload.reducers: at most 128 .*130$"):
+        emulate.run(from_dict(crowd))
+    # Capacity counts the connections a shuffle opens: 12 reducers × 5 map hosts off their own.
+    need = emulate.check_capacity(from_dict(SHUFFLE), ROOMY)
+    assert need.fds == 2 * 60 + 6 + capacity.BASE_FDS
+    few = dataclasses.replace(ROOMY, nofile_hard=100)
+    with pytest.raises(capacity.CapacityError, match=r"emulate fewer hosts or reducers$"):
+        emulate.check_capacity(from_dict(SHUFFLE), few)
 
 
 @needs_root
-def test_a_sysctl_flag_reaches_every_hosts_namespace() -> None:
+def test_a_sysctl_flag_is_set_in_the_hosts_namespaces_and_recorded() -> None:
     sc = from_dict({**SHUFFLE, "workload": {**SHUFFLE["workload"], "blocks": 1}})
     r = emulate.run(sc, sysctls={"net.ipv4.tcp_recovery": "0", "net.ipv4.tcp_early_retrans": "0"})
     seen = r.report["emulated"]["kernel"]["sysctls"]

@@ -454,7 +454,7 @@ impl KvCluster {
 }
 
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.
-pub(crate) fn quantile(v: &[u64], q: f64) -> u64 {
+fn quantile(v: &[u64], q: f64) -> u64 {
     if v.is_empty() {
         return 0;
     }

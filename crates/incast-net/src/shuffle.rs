@@ -67,7 +67,8 @@ pub struct ShuffleResult {
     pub outstanding: u64,
     /// Retransmission timeouts and segments retransmitted on each side, from every socket's
     /// TCP_INFO at the end (`None` on a kernel before Linux 6.7, whose TCP_INFO does not
-    /// count timeouts): the reducers' ends send requests (and ACKs), the map hosts' ends the
+    /// count timeouts): the reducers' ends send requests (their pure ACKs are never
+    /// retransmitted), the map hosts' ends the
     /// outputs.
     pub rtos: Option<SideCounts>,
 }
@@ -75,7 +76,7 @@ pub struct ShuffleResult {
 /// A count per side of the connections.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct SideCounts {
-    /// Retransmission timeouts at the reducers' ends (a request, or an ACK-only end).
+    /// Retransmission timeouts at the reducers' ends (their requests).
     pub reducer_rtos: u64,
     /// Retransmission timeouts at the map hosts' ends (map output data).
     pub map_rtos: u64,
@@ -120,7 +121,22 @@ fn tcp_counts(_: &MioStream) -> Option<(u64, u64, u64)> {
 }
 
 /// At most this many connections wait to be accepted at one map host (the listen backlog).
-const MAX_PER_LISTENER: u32 = 128;
+pub const MAX_PER_LISTENER: u32 = 128;
+
+/// Connections a shuffle opens (one per reducer and map host other than its own), and the
+/// most that wait at one map host, for `hosts` hosts whose last `map_hosts` hold outputs and
+/// `reducers` reducers, reducer i on host i mod `reducer_hosts`.
+pub fn connections(hosts: u32, map_hosts: u32, reducers: u32, reducer_hosts: u32) -> (u32, u32) {
+    let per_map_host = |b: u32| {
+        (0..reducers)
+            .filter(|&r| r % reducer_hosts.max(1) != b)
+            .count() as u32
+    };
+    let first = hosts.saturating_sub(map_hosts);
+    let all = (first..hosts).map(per_map_host).sum();
+    let most = (first..hosts).map(per_map_host).max().unwrap_or(0);
+    (all, most)
+}
 
 /// The shuffle, connected and ready to run.
 pub struct ShuffleCluster {
@@ -184,15 +200,7 @@ impl ShuffleCluster {
                 "order: every reducer's order must name each of the {m} map hosts once"
             )));
         }
-        // Connections to one map host: every reducer off it.
-        let off = (h - m..h)
-            .map(|b| {
-                (0..cfg.reducers)
-                    .filter(|&r| Self::host_of(cfg, r) != b)
-                    .count() as u32
-            })
-            .max()
-            .unwrap_or(0);
+        let (_, off) = connections(h, m, cfg.reducers, cfg.reducer_hosts);
         if off > MAX_PER_LISTENER {
             return Err(invalid(format!(
                 "reducers: at most {MAX_PER_LISTENER} connections wait at one map host, got {off}"
@@ -542,6 +550,46 @@ mod tests {
         cfg.output_bytes = 0;
         let e = ShuffleCluster::connect(cfg).err().unwrap();
         assert!(e.to_string().starts_with("output_bytes"), "{e}");
+        // 130 reducers, all off the only map host: more than its listen backlog.
+        let mut cfg = config(2, 1, 130, 1);
+        cfg.reducer_hosts = 1;
+        cfg.order = vec![0; 130];
+        let e = ShuffleCluster::connect(cfg).err().unwrap();
+        assert!(e.to_string().starts_with("reducers: at most 128"), "{e}");
+    }
+
+    #[test]
+    fn connections_leave_out_a_reducers_own_host() {
+        // 4 hosts, the last 3 map hosts, 6 reducers on hosts 0,1,2,3,0,1: host 1 serves the
+        // 4 reducers off it, hosts 2 and 3 the 5 each.
+        assert_eq!(connections(4, 3, 6, 4), (14, 5));
+        assert_eq!(connections(2, 1, 130, 1), (130, 130));
+    }
+
+    #[test]
+    fn every_socket_reports_its_timeouts_on_a_kernel_that_counts_them() {
+        let cl = ShuffleCluster::connect(config(3, 3, 3, 2)).unwrap();
+        let r = cl
+            .run(
+                Instant::now(),
+                Duration::from_secs(20),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        // Linux 6.7 on appends tcpi_total_rto to TCP_INFO; before, there is nothing to read.
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut v = release
+            .trim()
+            .split(['.', '-'])
+            .map(|x| x.parse::<u32>().unwrap_or(0));
+        let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
+        if (major, minor) >= (6, 7) {
+            let s = r.rtos.expect("TCP_INFO counts timeouts from Linux 6.7 on");
+            // Loopback loses nothing: no timeouts, no retransmissions.
+            assert_eq!((s.map_rtos, s.reducer_rtos, s.map_retransmits), (0, 0, 0));
+        } else {
+            assert!(r.rtos.is_none());
+        }
     }
 
     #[test]

@@ -115,6 +115,31 @@ fn normalize(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
         .map_err(|e| scenario_error(py, &e))
 }
 
+/// A shuffle's layout as both backends take it (`workload.kind = "shuffle"`): reducers,
+/// hosts running them, map hosts, the copier window, the connections it opens and the most
+/// that wait at one map host, and the most the emulator accepts there (its listen backlog).
+#[pyfunction]
+fn shuffle_layout(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let sc = incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
+    let (reducers, reducer_hosts, map_hosts) = (
+        sc.shuffle_reducers(),
+        sc.shuffle_reducer_hosts(),
+        sc.shuffle_map_hosts(),
+    );
+    let (connections, most) =
+        incast_net::shuffle::connections(sc.topology.senders, map_hosts, reducers, reducer_hosts);
+    Ok(serde_json::json!({
+        "reducers": reducers,
+        "reducer_hosts": reducer_hosts,
+        "map_hosts": map_hosts,
+        "window": sc.shuffle_window(),
+        "connections": connections,
+        "most_per_map_host": most,
+        "max_per_map_host": incast_net::shuffle::MAX_PER_LISTENER,
+    })
+    .to_string())
+}
+
 /// Check a scenario without running it (`normalize` without the result).
 #[pyfunction]
 fn validate(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
@@ -846,6 +871,7 @@ impl PyMonitor {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serve, m)?)?;
+    m.add_function(wrap_pyfunction!(shuffle_layout, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
     m.add_function(wrap_pyfunction!(netns_read, m)?)?;

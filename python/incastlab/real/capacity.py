@@ -144,7 +144,7 @@ def check(
     n = needs(senders, sru, mesh, connections)
     needs_ = f"topology.senders = {senders}: the testbed needs"
     if mesh:
-        _check_mesh(senders, sru, m, n, needs_)
+        _check_mesh(senders, sru, m, n, needs_, connections)
         return n
     if n.bridge_ports > BRIDGE_PORTS:
         raise CapacityError(
@@ -184,9 +184,14 @@ def check(
     return n
 
 
-def _check_mesh(senders: int, sru: int, m: Machine, n: Needs, needs_: str) -> None:
-    """:func:`check` for a key-value store: every host holds a connection to every other,
-    so descriptors, memory and neighbour entries grow with the square of the hosts."""
+def _check_mesh(
+    senders: int, sru: int, m: Machine, n: Needs, needs_: str, connections: int | None
+) -> None:
+    """:func:`check` for a key-value store (every host holds a connection to every other, so
+    descriptors, memory and neighbour entries grow with the square of the hosts) or a
+    shuffle's ``connections``."""
+    store = connections is None
+    opened = senders * (senders - 1) if connections is None else connections
     usable = int(m.mem_available * MEMORY_SHARE)
     free_ns = m.netns_max - m.netns_in_use
     limits = (
@@ -194,7 +199,7 @@ def _check_mesh(senders: int, sru: int, m: Machine, n: Needs, needs_: str) -> No
             n.memory <= usable,
             lambda x: x.memory <= usable,
             f"about {_mb(n.memory)} of memory (namespaces, and socket buffers of "
-            f"{senders * (senders - 1)} connections), more than {int(MEMORY_SHARE * 100)}% of "
+            f"{opened} connections), more than {int(MEMORY_SHARE * 100)}% of "
             f"the {_mb(m.mem_available)} available here",
         ),
         (
@@ -219,10 +224,12 @@ def _check_mesh(senders: int, sru: int, m: Machine, n: Needs, needs_: str) -> No
     )
     for ok, fits, what in limits:
         if not ok:
-            raise CapacityError(
-                f"{needs_} {what}: raise the limit or emulate a store of at most "
-                f"{_most_hosts(fits, sru)} hosts"
+            fewer = (
+                f"a store of at most {_most_hosts(fits, sru)} hosts"
+                if store
+                else "fewer hosts or reducers"
             )
+            raise CapacityError(f"{needs_} {what}: raise the limit or emulate {fewer}")
 
 
 def raise_nofile(fds: int) -> None:

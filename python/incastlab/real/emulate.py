@@ -224,16 +224,31 @@ def cap_note(s: dict[str, Any]) -> str:
 SYSCTL_NAME = re.compile(r"net\.ipv4\.tcp_[a-z0-9_]+")
 
 
+#: Sysctls the scenario sets from its own keys (see :func:`build`): ``--sysctl`` may not
+#: contradict the scenario a run stores.
+SCENARIO_SYSCTLS = {
+    "net.ipv4.tcp_sack": "tcp.sack",
+    "net.ipv4.tcp_frto": "tcp.frto",
+    "net.ipv4.tcp_ecn": "tcp.ecn",
+    "net.ipv4.tcp_congestion_control": "tcp.congestion_control",
+    "net.ipv4.tcp_rto_min_us": "tcp.rto_min",
+}
+
+
 def check_sysctls(sysctls: Mapping[str, str]) -> dict[str, str]:
     """``sysctls`` as the emulator sets them in every host's namespace; an
     :class:`EmulationError` (one line) names the first that is not a ``net.ipv4.tcp_*`` key
-    with a whole-number value."""
+    with a whole-number value, or that a scenario key owns."""
     out = {}
     for key, value in sysctls.items():
         if not SYSCTL_NAME.fullmatch(key):
             raise EmulationError(
                 f"--sysctl {key}: only the hosts' TCP switches may be set "
                 "(net.ipv4.tcp_*, e.g. net.ipv4.tcp_recovery=0)"
+            )
+        if key in SCENARIO_SYSCTLS:
+            raise EmulationError(
+                f"--sysctl {key}: the scenario sets it; use {SCENARIO_SYSCTLS[key]} instead"
             )
         if not re.fullmatch(r"-?\d+", str(value).strip()):
             raise EmulationError(f"--sysctl {key}={value}: the value must be a whole number")
@@ -611,11 +626,10 @@ def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> cap
     if w["kind"] == "kv_gets":
         return capacity.check(hosts, kv_value_most(s), machine, mesh=True)
     if w["kind"] == "shuffle":
-        reducers = w["reducers"] or hosts
-        map_hosts = w["map_hosts"] or hosts
-        return capacity.check(
-            hosts, sru_of(s), machine, mesh=True, connections=reducers * map_hosts
-        )
+        from incastlab.real import shuffle
+
+        opened = shuffle.layout(s)["connections"]
+        return capacity.check(hosts, sru_of(s), machine, mesh=True, connections=opened)
     return capacity.check(s["topology"]["senders"], sru_of(s), machine)
 
 
@@ -707,7 +721,8 @@ def run(
     pcap_senders: int = 0,
     sysctls: Mapping[str, str] | None = None,
 ) -> Result:
-    """Run the scenario's synchronized reads on real TCP in a fresh testbed; with
+    """Run the scenario (synchronized reads, a key-value store's gets or a shuffle) on real
+    TCP in a fresh testbed, with ``sysctls`` (``--sysctl``) set in every host's namespace; with
     ``pcap_dir``, capture the bottleneck and the receiver there (and read the bottleneck's
     capture with `incast pcap`), and the first ``pcap_senders`` senders too; with
     ``monitor_ns``, sample the receiver's interface at that interval."""
@@ -731,6 +746,11 @@ def run(
             "--pcap and --monitor watch one receiver: a key-value store or a shuffle has none "
             f"(workload.kind = {w['kind']})"
         )
+    sysctls = check_sysctls(sysctls or {})
+    if w["kind"] == "shuffle":
+        from incastlab.real import shuffle
+
+        shuffle.check(s)
     cc = tcp["congestion_control"]  # the scenario's names are the kernel's
     check_can_emulate()
     check_congestion_control(cc)

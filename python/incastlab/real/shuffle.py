@@ -33,6 +33,34 @@ if TYPE_CHECKING:
 
 #: Where every map host listens.
 SHUFFLE_PORT = 9200
+#: The largest map output a map host serves (the block protocol's largest answer).
+MAX_OUTPUT = 1 << 30
+
+
+def layout(s: dict[str, Any]) -> dict[str, int]:
+    """Normalized scenario ``s``'s shuffle as both backends lay it out (the simulator's rules):
+    ``reducers``, ``reducer_hosts``, ``map_hosts``, ``window``, ``connections``,
+    ``most_per_map_host`` and the emulator's ``max_per_map_host``."""
+    return dict(json.loads(_core.shuffle_layout(json.dumps(s))))
+
+
+def check(s: dict[str, Any]) -> None:
+    """Refuse (:class:`~incastlab.real.emulate.EmulationError`, one line naming the key) a
+    shuffle the emulator cannot run, before anything is built."""
+    sru = s["workload"]["sru"] or 0
+    if sru > MAX_OUTPUT:
+        raise emulate.EmulationError(
+            f"workload.sru: the emulator serves map outputs of at most {MAX_OUTPUT} bytes "
+            f"(1 GiB), got {sru}"
+        )
+    lay = layout(s)
+    if lay["most_per_map_host"] > lay["max_per_map_host"]:
+        raise emulate.EmulationError(
+            f"workload.reducers: at most {lay['max_per_map_host']} reducers may fetch from one "
+            f"map host on this emulator (its listen backlog), got {lay['most_per_map_host']}"
+        )
+
+
 #: Between the connections' set-up and the first fetch.
 START_DELAY_S = 0.2
 
@@ -43,9 +71,9 @@ def run(
     """Run the scenario's shuffle on real TCP in a fresh testbed; the report (the caller
     wraps it in a Result)."""
     s = sc.normalized()
-    w, t, tcp = s["workload"], s["topology"], s["tcp"]
+    t = s["topology"]
     n = t["senders"]
-    cc = tcp["congestion_control"]
+    cc = s["tcp"]["congestion_control"]
     with emulate.testbed(sc, sysctls) as tb:
         hosts = emulate.mesh_hosts(tb, SHUFFLE_PORT)
         rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
@@ -81,8 +109,8 @@ def run(
         )
 
     # Every TCP counter the run moved, all hosts together, and the timeouts per host (a host
-    # that only serves map outputs times out on data; one that only runs reducers, on
-    # requests and ACKs).
+    # that only serves map outputs times out on data; one that only runs reducers, on its
+    # requests).
     moved: dict[str, int] = {}
     for a, b in zip(before["tcp"], after["tcp"], strict=True):
         for key, value in b.items():
@@ -92,7 +120,6 @@ def run(
         b.get("TcpExt.TCPTimeouts", 0) - a.get("TcpExt.TCPTimeouts", 0)
         for a, b in zip(before["tcp"], after["tcp"], strict=True)
     ]
-    reducer_hosts = min(w["reducer_hosts"] or n, n)
     app = measured["received_bytes"]
     return {
         "senders": n,
@@ -101,7 +128,7 @@ def run(
         "duration": duration,
         "goodput_bps": app * 8e12 / duration if duration else 0.0,
         # As the simulator counts it: the links of the hosts that run reducers, together.
-        "link_bps": t["link"] * reducer_hosts,
+        "link_bps": t["link"] * layout(s)["reducer_hosts"],
         "timeouts": tcp_delta("TcpExt.TCPTimeouts"),
         "retransmitted_segments": tcp_delta("Tcp.RetransSegs"),
         "drops": sum(port_drops),
