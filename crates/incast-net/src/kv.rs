@@ -310,21 +310,7 @@ impl KvCluster {
     ) -> io::Result<KvResult> {
         let h = self.cfg.hosts.len();
         let nc = self.clients.len();
-        let mut poll = Poll::new()?;
-        for (i, c) in self.clients.iter_mut().enumerate() {
-            poll.registry().register(
-                &mut c.s,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-        }
-        for (j, s) in self.served.iter_mut().enumerate() {
-            poll.registry().register(
-                &mut s.s,
-                Token(nc + j),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-        }
+        let mut poll = register(&mut self.clients, &mut self.served)?;
         let gets = std::mem::take(&mut self.cfg.gets);
         let mut state: Vec<GetState> = Vec::with_capacity(gets.len());
         let mut lags: Vec<u64> = Vec::with_capacity(gets.len());
@@ -451,6 +437,20 @@ impl KvCluster {
         out.lag_us_max = lags.last().copied().unwrap_or(0);
         Ok(out)
     }
+}
+
+/// A poll for every connection end: the clients as tokens 0.., the served ends after them.
+pub(crate) fn register(clients: &mut [Client], served: &mut [Served]) -> io::Result<Poll> {
+    let poll = Poll::new()?;
+    let ends = clients
+        .iter_mut()
+        .map(|c| &mut c.s)
+        .chain(served.iter_mut().map(|s| &mut s.s));
+    for (token, s) in ends.enumerate() {
+        poll.registry()
+            .register(s, Token(token), Interest::READABLE | Interest::WRITABLE)?;
+    }
+    Ok(poll)
 }
 
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty.

@@ -17,10 +17,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream as MioStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::Events;
 use serde::Serialize;
 
-use crate::kv::{flush, named, read_replies, serve, Client, KvHost, Peak, Served, MAX_VALUE};
+use crate::kv::{
+    flush, named, read_replies, register, serve, Client, KvHost, Peak, Served, MAX_VALUE,
+};
 use crate::protocol::{encode_request, Request};
 use crate::server::configure;
 
@@ -305,21 +307,7 @@ impl ShuffleCluster {
         let m = self.cfg.map_hosts;
         let reducers = self.cfg.reducers as usize;
         let nc = self.clients.len();
-        let mut poll = Poll::new()?;
-        for (i, c) in self.clients.iter_mut().enumerate() {
-            poll.registry().register(
-                &mut c.s,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-        }
-        for (k, s) in self.served.iter_mut().enumerate() {
-            poll.registry().register(
-                &mut s.s,
-                Token(nc + k),
-                Interest::READABLE | Interest::WRITABLE,
-            )?;
-        }
+        let mut poll = register(&mut self.clients, &mut self.served)?;
         // Per client: fetches still to ask; a fetch in flight; its reducer and map host index.
         let mut left = vec![self.cfg.outputs; nc];
         let mut busy = vec![false; nc];

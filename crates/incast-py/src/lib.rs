@@ -470,6 +470,27 @@ fn run_bench(py: Python<'_>, config_json: &str) -> PyResult<String> {
 /// "kv_gets"`): every host of a normalized scenario listening in its namespace and
 /// connected to every other on creation; `run` issues the gets the simulator would draw
 /// for the same scenario and seed (`incast_sim::kv::plan`).
+/// `hosts` (`(namespace, "ip:port")` per host) as the hosts of scenario `sc`'s mesh.
+fn mesh_hosts(
+    sc: &incast_sim::Scenario,
+    hosts: Vec<(Option<String>, String)>,
+) -> PyResult<Vec<incast_net::kv::KvHost>> {
+    if hosts.len() != sc.topology.senders as usize {
+        return Err(PyValueError::new_err(format!(
+            "hosts: {} given for a cluster of {} (topology.senders)",
+            hosts.len(),
+            sc.topology.senders
+        )));
+    }
+    hosts
+        .into_iter()
+        .map(|(netns, a)| {
+            let addr = socket_addr("hosts", "10.0.0.1:9000", &a)?;
+            Ok(incast_net::kv::KvHost { netns, addr })
+        })
+        .collect()
+}
+
 #[pyclass(name = "KvCluster")]
 struct PyKvCluster {
     cluster: Option<incast_net::kv::KvCluster>,
@@ -490,21 +511,10 @@ impl PyKvCluster {
         congestion: Option<String>,
         connect_timeout_s: f64,
     ) -> PyResult<Self> {
-        use incast_net::kv::{KvCluster, KvConfig, KvGet, KvHost};
+        use incast_net::kv::{KvCluster, KvConfig, KvGet};
         let sc =
             incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
-        if hosts.len() != sc.topology.senders as usize {
-            return Err(PyValueError::new_err(format!(
-                "hosts: {} given for a cluster of {} (topology.senders)",
-                hosts.len(),
-                sc.topology.senders
-            )));
-        }
-        let mut list = Vec::with_capacity(hosts.len());
-        for (netns, a) in hosts {
-            let addr = socket_addr("hosts", "10.0.0.1:9000", &a)?;
-            list.push(KvHost { netns, addr });
-        }
+        let list = mesh_hosts(&sc, hosts)?;
         if sc.workload.kv_put_fraction > 0.0 {
             return Err(PyValueError::new_err(
                 "workload.kv_put_fraction: puts are not emulated yet (allowed: 0)",
@@ -631,22 +641,10 @@ impl PyShuffleCluster {
         congestion: Option<String>,
         connect_timeout_s: f64,
     ) -> PyResult<Self> {
-        use incast_net::kv::KvHost;
         use incast_net::shuffle::{ShuffleCluster, ShuffleConfig};
         let sc =
             incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
-        if hosts.len() != sc.topology.senders as usize {
-            return Err(PyValueError::new_err(format!(
-                "hosts: {} given for a shuffle of {} (topology.senders)",
-                hosts.len(),
-                sc.topology.senders
-            )));
-        }
-        let mut list = Vec::with_capacity(hosts.len());
-        for (netns, a) in hosts {
-            let addr = socket_addr("hosts", "10.0.0.1:9000", &a)?;
-            list.push(KvHost { netns, addr });
-        }
+        let list = mesh_hosts(&sc, hosts)?;
         let cfg = ShuffleConfig {
             hosts: list,
             map_hosts: sc.shuffle_map_hosts(),
