@@ -183,8 +183,8 @@ pub(crate) struct Peak {
     max: u64,
 }
 
-/// The largest reply a replica writes (a value of up to 1 GB).
-pub(crate) const MAX_VALUE: u64 = 1 << 30;
+/// The largest reply a replica writes (a value, or a map output, of up to 1 GiB).
+pub const MAX_VALUE: u64 = 1 << 30;
 
 /// The cluster, connected and ready to run.
 pub struct KvCluster {

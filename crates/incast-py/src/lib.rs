@@ -117,7 +117,8 @@ fn normalize(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 
 /// A shuffle's layout as both backends take it (`workload.kind = "shuffle"`): reducers,
 /// hosts running them, map hosts, the copier window, the connections it opens and the most
-/// that wait at one map host, and the most the emulator accepts there (its listen backlog).
+/// that wait at one map host, the most the emulator accepts there (its listen backlog), and
+/// the largest map output it serves.
 #[pyfunction]
 fn shuffle_layout(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let sc = incast_sim::Scenario::from_json(scenario_json).map_err(|e| scenario_error(py, &e))?;
@@ -136,6 +137,7 @@ fn shuffle_layout(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
         "connections": connections,
         "most_per_map_host": most,
         "max_per_map_host": incast_net::shuffle::MAX_PER_LISTENER,
+        "max_output": incast_net::kv::MAX_VALUE,
     })
     .to_string())
 }

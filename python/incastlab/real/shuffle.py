@@ -33,27 +33,26 @@ if TYPE_CHECKING:
 
 #: Where every map host listens.
 SHUFFLE_PORT = 9200
-#: The largest map output a map host serves (the block protocol's largest answer).
-MAX_OUTPUT = 1 << 30
 
 
 def layout(s: dict[str, Any]) -> dict[str, int]:
     """Normalized scenario ``s``'s shuffle as both backends lay it out (the simulator's rules):
     ``reducers``, ``reducer_hosts``, ``map_hosts``, ``window``, ``connections``,
-    ``most_per_map_host`` and the emulator's ``max_per_map_host``."""
+    ``most_per_map_host``, and the emulator's limits ``max_per_map_host`` and
+    ``max_output``."""
     return dict(json.loads(_core.shuffle_layout(json.dumps(s))))
 
 
 def check(s: dict[str, Any]) -> None:
     """Refuse (:class:`~incastlab.real.emulate.EmulationError`, one line naming the key) a
     shuffle the emulator cannot run, before anything is built."""
-    sru = s["workload"]["sru"] or 0
-    if sru > MAX_OUTPUT:
-        raise emulate.EmulationError(
-            f"workload.sru: the emulator serves map outputs of at most {MAX_OUTPUT} bytes "
-            f"(1 GiB), got {sru}"
-        )
     lay = layout(s)
+    sru = s["workload"]["sru"] or 0
+    if sru > lay["max_output"]:
+        raise emulate.EmulationError(
+            f"workload.sru: the emulator serves map outputs of at most {lay['max_output']} "
+            f"bytes (1 GiB), got {sru}"
+        )
     if lay["most_per_map_host"] > lay["max_per_map_host"]:
         raise emulate.EmulationError(
             f"workload.reducers: at most {lay['max_per_map_host']} reducers may fetch from one "
