@@ -72,7 +72,7 @@ pub struct ShuffleResult {
     /// count timeouts): the reducers' ends send requests (their pure ACKs are never
     /// retransmitted), the map hosts' ends the
     /// outputs.
-    pub rtos: Option<SideCounts>,
+    pub sides: Option<SideCounts>,
 }
 
 /// A count per side of the connections.
@@ -122,6 +122,12 @@ fn tcp_counts(_: &MioStream) -> Option<(u64, u64, u64)> {
     None
 }
 
+/// The host reducer `r` runs on (the simulator's rule: reducer i on host i mod
+/// `reducer_hosts`).
+fn host_of(r: u32, reducer_hosts: u32) -> u32 {
+    r % reducer_hosts.max(1)
+}
+
 /// At most this many connections wait to be accepted at one map host (the listen backlog).
 pub const MAX_PER_LISTENER: u32 = 128;
 
@@ -131,13 +137,96 @@ pub const MAX_PER_LISTENER: u32 = 128;
 pub fn connections(hosts: u32, map_hosts: u32, reducers: u32, reducer_hosts: u32) -> (u32, u32) {
     let per_map_host = |b: u32| {
         (0..reducers)
-            .filter(|&r| r % reducer_hosts.max(1) != b)
+            .filter(|&r| host_of(r, reducer_hosts) != b)
             .count() as u32
     };
     let first = hosts.saturating_sub(map_hosts);
     let all = (first..hosts).map(per_map_host).sum();
     let most = (first..hosts).map(per_map_host).max().unwrap_or(0);
     (all, most)
+}
+
+/// The reducers' copiers: what each connection and each reducer has left to fetch.
+struct Copiers {
+    /// Per connection: fetches still to ask; a fetch in flight; its reducer.
+    left: Vec<u32>,
+    busy: Vec<bool>,
+    reducer: Vec<usize>,
+    /// Per reducer: fetches in flight, fetches still to complete, where in its order it looks
+    /// next.
+    in_flight: Vec<u32>,
+    remaining: Vec<u32>,
+    cursor: Vec<u32>,
+    next_id: u32,
+}
+
+impl Copiers {
+    fn new(cfg: &ShuffleConfig, conn: &[Option<usize>], connections: usize) -> Copiers {
+        let m = cfg.map_hosts as usize;
+        let mut reducer = vec![0; connections];
+        let mut remaining = vec![0; cfg.reducers as usize];
+        for (k, c) in conn.iter().enumerate() {
+            if let Some(i) = *c {
+                reducer[i] = k / m;
+                remaining[k / m] += cfg.outputs;
+            }
+        }
+        Copiers {
+            left: vec![cfg.outputs; connections],
+            busy: vec![false; connections],
+            reducer,
+            in_flight: vec![0; cfg.reducers as usize],
+            remaining,
+            cursor: vec![0; cfg.reducers as usize],
+            next_id: 0,
+        }
+    }
+
+    /// Reducer `r` asks map hosts, in its order, for outputs until `window` fetches are in
+    /// flight or no host free of one has outputs left (the simulator's `Shuffle::fill`).
+    fn fill(
+        &mut self,
+        r: usize,
+        cfg: &ShuffleConfig,
+        conn: &[Option<usize>],
+        clients: &mut [Client],
+    ) -> io::Result<()> {
+        let m = cfg.map_hosts;
+        let mut looked = 0;
+        while self.in_flight[r] < cfg.window && looked < m {
+            let pos = self.cursor[r];
+            self.cursor[r] = (pos + 1) % m;
+            looked += 1;
+            let j = cfg.order[r * m as usize + pos as usize];
+            let Some(i) = conn[r * m as usize + j as usize] else {
+                continue; // the reducer's own host: read locally
+            };
+            if self.busy[i] || self.left[i] == 0 {
+                continue;
+            }
+            self.busy[i] = true;
+            self.left[i] -= 1;
+            self.in_flight[r] += 1;
+            let c = &mut clients[i];
+            c.out.extend_from_slice(&encode_request(&Request {
+                id: u64::from(self.next_id),
+                bytes: cfg.output_bytes,
+            }));
+            c.want.push_back((self.next_id, cfg.output_bytes));
+            self.next_id = self.next_id.wrapping_add(1);
+            flush(c)?;
+        }
+        Ok(())
+    }
+
+    /// The fetch on connection `i` completed; its reducer.
+    fn completed(&mut self, i: usize) -> usize {
+        let r = self.reducer[i];
+        self.busy[i] = false;
+        self.in_flight[r] -= 1;
+        self.remaining[r] -= 1;
+        r
+    }
 }
 
 /// The shuffle, connected and ready to run.
@@ -157,11 +246,6 @@ fn invalid(msg: String) -> io::Error {
 }
 
 impl ShuffleCluster {
-    /// The host reducer `r` runs on.
-    fn host_of(cfg: &ShuffleConfig, r: u32) -> u32 {
-        r % cfg.reducer_hosts
-    }
-
     fn check(cfg: &ShuffleConfig) -> io::Result<()> {
         let h = cfg.hosts.len() as u32;
         if h < 2 {
@@ -246,7 +330,7 @@ impl ShuffleCluster {
             |x| x.netns.as_deref(),
             |a, _| {
                 let mut v = Vec::new();
-                for r in (0..cfg.reducers).filter(|&r| Self::host_of(&cfg, r) == a as u32) {
+                for r in (0..cfg.reducers).filter(|&r| host_of(r, cfg.reducer_hosts) == a as u32) {
                     for (j, to) in bound.iter().enumerate() {
                         let b = first_map + j as u32;
                         if b == a as u32 {
@@ -304,27 +388,10 @@ impl ShuffleCluster {
         time_limit: Duration,
         stop: &AtomicBool,
     ) -> io::Result<ShuffleResult> {
-        let m = self.cfg.map_hosts;
         let reducers = self.cfg.reducers as usize;
         let nc = self.clients.len();
         let mut poll = register(&mut self.clients, &mut self.served)?;
-        // Per client: fetches still to ask; a fetch in flight; its reducer and map host index.
-        let mut left = vec![self.cfg.outputs; nc];
-        let mut busy = vec![false; nc];
-        let mut owner = vec![(0u32, 0u32); nc];
-        for (k, c) in self.conn.iter().enumerate() {
-            if let Some(i) = *c {
-                owner[i] = (k as u32 / m, k as u32 % m);
-            }
-        }
-        let mut remaining: Vec<u32> = (0..reducers)
-            .map(|r| {
-                let mine = (0..m).filter(|&j| self.conn[r * m as usize + j as usize].is_some());
-                mine.count() as u32 * self.cfg.outputs
-            })
-            .collect();
-        let mut in_flight = vec![0u32; reducers];
-        let mut cursor = vec![0u32; reducers];
+        let mut copiers = Copiers::new(&self.cfg, &self.conn, nc);
         let mut out = ShuffleResult {
             reducer_us: vec![0; reducers],
             end_us: 0,
@@ -332,66 +399,24 @@ impl ShuffleCluster {
             received_bytes: 0,
             truncated: false,
             outstanding: 0,
-            rtos: None,
+            sides: None,
         };
-        let mut done = remaining.iter().filter(|&&n| n == 0).count();
+        let mut done = copiers.remaining.iter().filter(|&&n| n == 0).count();
         let mut scratch = vec![0u8; 256 * 1024];
         let mut events = Events::with_capacity(4096);
         let mut peak = Peak::default();
-        let mut next_id: u32 = 0;
         let deadline = start + time_limit;
         std::thread::sleep(start.saturating_duration_since(Instant::now()));
-        let fill = |r: usize,
-                    clients: &mut [Client],
-                    left: &mut [u32],
-                    busy: &mut [bool],
-                    in_flight: &mut [u32],
-                    cursor: &mut [u32],
-                    next_id: &mut u32|
-         -> io::Result<()> {
-            let mut looked = 0;
-            while in_flight[r] < self.cfg.window && looked < m {
-                let pos = cursor[r];
-                cursor[r] = (pos + 1) % m;
-                looked += 1;
-                let j = self.cfg.order[r * m as usize + pos as usize];
-                let Some(i) = self.conn[r * m as usize + j as usize] else {
-                    continue;
-                };
-                if busy[i] || left[i] == 0 {
-                    continue;
-                }
-                busy[i] = true;
-                left[i] -= 1;
-                in_flight[r] += 1;
-                let c = &mut clients[i];
-                c.out.extend_from_slice(&encode_request(&Request {
-                    id: u64::from(*next_id),
-                    bytes: self.cfg.output_bytes,
-                }));
-                c.want.push_back((*next_id, self.cfg.output_bytes));
-                *next_id = next_id.wrapping_add(1);
-                flush(c)?;
-            }
-            Ok(())
-        };
         // Every reducer that needs an output from another host starts its copiers.
-        let waiting: Vec<usize> = (0..reducers).filter(|&r| remaining[r] > 0).collect();
-        for r in waiting {
-            fill(
-                r,
-                &mut self.clients,
-                &mut left,
-                &mut busy,
-                &mut in_flight,
-                &mut cursor,
-                &mut next_id,
-            )?;
+        for r in 0..reducers {
+            if copiers.remaining[r] > 0 {
+                copiers.fill(r, &self.cfg, &self.conn, &mut self.clients)?;
+            }
         }
         while done < reducers {
             if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
                 out.truncated = true;
-                out.outstanding = remaining.iter().map(|&n| u64::from(n)).sum();
+                out.outstanding = copiers.remaining.iter().map(|&n| u64::from(n)).sum();
                 break;
             }
             // Wake at least every 50 ms to see a stop request.
@@ -405,33 +430,21 @@ impl ShuffleCluster {
                 flush(&mut self.clients[t])?;
                 let completed = read_replies(&mut self.clients[t], &mut scratch, start, &mut peak)?;
                 for (_, at) in completed {
-                    let (r, _) = owner[t];
-                    let r = r as usize;
-                    busy[t] = false;
-                    in_flight[r] -= 1;
-                    remaining[r] -= 1;
+                    let r = copiers.completed(t);
                     out.fetches += 1;
                     out.received_bytes += self.cfg.output_bytes;
-                    if remaining[r] == 0 {
+                    if copiers.remaining[r] == 0 {
                         let us = at.saturating_duration_since(start).as_micros() as u64;
                         out.reducer_us[r] = us;
                         out.end_us = out.end_us.max(us);
                         done += 1;
                     } else {
-                        fill(
-                            r,
-                            &mut self.clients,
-                            &mut left,
-                            &mut busy,
-                            &mut in_flight,
-                            &mut cursor,
-                            &mut next_id,
-                        )?;
+                        copiers.fill(r, &self.cfg, &self.conn, &mut self.clients)?;
                     }
                 }
             }
         }
-        out.rtos = self.side_counts();
+        out.sides = self.side_counts();
         Ok(out)
     }
 
@@ -572,11 +585,11 @@ mod tests {
             .map(|x| x.parse::<u32>().unwrap_or(0));
         let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
         if (major, minor) >= (6, 7) {
-            let s = r.rtos.expect("TCP_INFO counts timeouts from Linux 6.7 on");
+            let s = r.sides.expect("TCP_INFO counts timeouts from Linux 6.7 on");
             // Loopback loses nothing: no timeouts, no retransmissions.
             assert_eq!((s.map_rtos, s.reducer_rtos, s.map_retransmits), (0, 0, 0));
         } else {
-            assert!(r.rtos.is_none());
+            assert!(r.sides.is_none());
         }
     }
 

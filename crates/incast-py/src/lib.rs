@@ -628,7 +628,6 @@ where
 #[pyclass(name = "ShuffleCluster")]
 struct PyShuffleCluster {
     cluster: Option<incast_net::shuffle::ShuffleCluster>,
-    reducers: u32,
 }
 
 #[pymethods]
@@ -659,19 +658,12 @@ impl PyShuffleCluster {
             congestion,
             connect_timeout_s,
         };
-        let reducers = cfg.reducers;
         let cluster = py
             .detach(|| ShuffleCluster::connect(cfg))
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(PyShuffleCluster {
             cluster: Some(cluster),
-            reducers,
         })
-    }
-
-    /// Reducers in all.
-    fn reducers(&self) -> u32 {
-        self.reducers
     }
 
     /// Run the shuffle from `start_monotonic_ns` (Python's `time.monotonic_ns()` clock) on,

@@ -280,8 +280,8 @@ def build(
         "net.ipv4.tcp_sack": int(tcp["sack"]),
         "net.ipv4.tcp_frto": 2 if tcp["frto"] else 0,
         "net.ipv4.tcp_ecn": 1 if tcp["ecn"] else 0,
-        # And those the user asks for (--sysctl), after the scenario's.
-        **check_sysctls(extra_sysctls or {}),
+        # And those the user asks for (--sysctl, checked by run: none of the above).
+        **(extra_sysctls or {}),
     }
     # The congestion control is a route metric too (not locked, so TCP_CONGESTION may still
     # set it): an accepted socket then starts with it instead of the namespace's default.
@@ -630,7 +630,7 @@ def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> cap
 
         opened = shuffle.layout(s)["connections"]
         return capacity.check(hosts, sru_of(s), machine, mesh=True, connections=opened)
-    return capacity.check(s["topology"]["senders"], sru_of(s), machine)
+    return capacity.check(hosts, sru_of(s), machine)
 
 
 def kv_value_most(s: dict[str, Any]) -> int:
@@ -662,7 +662,8 @@ def release_guard(guard: subprocess.Popen[bytes]) -> None:
 
 @contextlib.contextmanager
 def testbed(sc: Scenario, sysctls: Mapping[str, str] | None = None) -> Iterator[Testbed]:
-    """Build a testbed for `sc` and remove it afterwards, whatever happens (a guard process
+    """Build a testbed for `sc`, with ``sysctls`` (already through :func:`check_sysctls`) in
+    every host's namespace, and remove it afterwards, whatever happens (a guard process
     removes it should this process be killed)."""
     check_can_emulate()
     need = check_capacity(sc)

@@ -101,12 +101,6 @@ def run(
     ps = 1_000_000  # picoseconds per µs
     duration = measured["end_us"] * ps
     port_drops = [b[1] - a[1] for a, b in zip(before["ports"], after["ports"], strict=True)]
-
-    def tcp_delta(key: str) -> int:
-        return sum(
-            b.get(key, 0) - a.get(key, 0) for a, b in zip(before["tcp"], after["tcp"], strict=True)
-        )
-
     # Every TCP counter the run moved, all hosts together, and the timeouts per host (a host
     # that only serves map outputs times out on data; one that only runs reducers, on its
     # requests).
@@ -120,6 +114,7 @@ def run(
         for a, b in zip(before["tcp"], after["tcp"], strict=True)
     ]
     app = measured["received_bytes"]
+    lay = layout(s)
     return {
         "senders": n,
         "workload": "shuffle",
@@ -127,19 +122,19 @@ def run(
         "duration": duration,
         "goodput_bps": app * 8e12 / duration if duration else 0.0,
         # As the simulator counts it: the links of the hosts that run reducers, together.
-        "link_bps": t["link"] * layout(s)["reducer_hosts"],
-        "timeouts": tcp_delta("TcpExt.TCPTimeouts"),
-        "retransmitted_segments": tcp_delta("Tcp.RetransSegs"),
+        "link_bps": t["link"] * lay["reducer_hosts"],
+        "timeouts": moved.get("TcpExt.TCPTimeouts", 0),
+        "retransmitted_segments": moved.get("Tcp.RetransSegs", 0),
         "drops": sum(port_drops),
         "shuffle": {
-            "reducers": cluster.reducers(),
+            "reducers": lay["reducers"],
             "reducer_times": [us * ps for us in measured["reducer_us"]],
             "fetches": measured["fetches"],
             "port_drops": port_drops,
             "host_timeouts": host_timeouts,
             # Timeouts and retransmissions per side, from each socket's TCP_INFO (None before
             # Linux 6.7).
-            "sides": measured["rtos"],
+            "sides": measured["sides"],
         },
         "tcp_counters": dict(sorted(moved.items())),
         "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},

@@ -26,7 +26,6 @@ the simulator's are rerun every time (seconds).
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -172,26 +171,9 @@ def sim_overrides(rtt_s: float, jitter_s: float = 0.0, kernel: str = "today") ->
     measured RTT, the veths' timing noise (``jitter_s``, at most what the RTT allows), tbf's
     framing, the block protocol's 24-byte messages, the veths' NICs and ports, and the
     kernel's profile (:data:`KERNELS`) on this kernel's 4 ms tick."""
-    from incastlab.studies.validation import (
-        PROFILES,
-        TESTBED_FRAMING,
-        point_jitter_s,
-        testbed_nic,
-        testbed_port,
-        testbed_protocol,
-    )
+    from incastlab.studies.validation import PROFILES, testbed_overrides
 
-    rtt_us = max(1, round(rtt_s * 1e6))
-    jitter_ns = math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)
-    return {
-        "topology.rtt": f"{rtt_us}us",
-        "topology.link_jitter": f"{jitter_ns}ns",
-        **TESTBED_FRAMING,
-        **testbed_protocol(),
-        **testbed_nic(),
-        **testbed_port(),
-        **PROFILES[KERNELS[kernel].profile],
-    }
+    return {**testbed_overrides(rtt_s, jitter_s), **PROFILES[KERNELS[kernel].profile]}
 
 
 def real_file(real_dir: Path, point: Point) -> Path:
@@ -216,7 +198,6 @@ def run_real(
     from incastlab.studies.validation import run_missing
 
     real_dir.mkdir(parents=True, exist_ok=True)
-    failures = []
 
     def summary(r: Result) -> str:
         rep = r.report
@@ -225,10 +206,12 @@ def run_real(
             f"{rep['drops']} drops, {rep['wall_s']:.0f} s wall"
         )
 
+    failures = []
     for name, k in KERNELS.items():
-        jobs = [(p.key, real_file(real_dir, p), scenario(p)) for p in points(seeds)]
-        mine = [j for j, p in zip(jobs, points(seeds), strict=True) if p.kernel == name]
-        failures += run_missing(mine, backend(k), say, summary)
+        jobs = [
+            (p.key, real_file(real_dir, p), scenario(p)) for p in points(seeds) if p.kernel == name
+        ]
+        failures += run_missing(jobs, backend(k), say, summary)
     return failures
 
 

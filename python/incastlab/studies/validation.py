@@ -378,6 +378,22 @@ def stalls_text(traces: Sequence[StallTrace]) -> str:
     )
 
 
+def testbed_overrides(rtt_s: float, jitter_s: float) -> dict[str, Any]:
+    """What the simulator is told about this testbed for a run whose idle RTT was ``rtt_s``:
+    that RTT, the veths' timing noise (``jitter_s``, as far as the RTT allows; see
+    :func:`testbed_jitter_s`), tbf's framing, the block protocol's messages, and the NICs and
+    ports as tbf shapes them."""
+    rtt_us = max(1, round(rtt_s * 1e6))
+    return {
+        "topology.rtt": f"{rtt_us}us",
+        **testbed_protocol(),
+        **testbed_nic(),
+        **testbed_port(),
+        "topology.link_jitter": f"{math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)}ns",
+        **TESTBED_FRAMING,
+    }
+
+
 def point_jitter_s(jitter_s: float, rtt_s: float) -> float:
     """``jitter_s`` as a point with ``rtt_s`` can take it: at most twice the star's
     per-link delay (RTT / 4), so no crossing's delay is negative."""
@@ -424,16 +440,10 @@ def run_sim(
         from incastlab import simulate as simulate_
 
         simulate = simulate_
-    rtt_us = max(1, round(rtt_s * 1e6))
     extra = {
-        "topology.rtt": f"{rtt_us}us",
+        **testbed_overrides(rtt_s, jitter_s),
         # The kernel's client runs the warm-up blocks on top of those it measures.
         "workload.blocks": grid.blocks + grid.warmup,
-        **testbed_protocol(),
-        **testbed_nic(),
-        **testbed_port(),
-        "topology.link_jitter": f"{math.floor(point_jitter_s(jitter_s, rtt_us * 1e-6) * 1e9)}ns",
-        **TESTBED_FRAMING,
         **overrides,
     }
     out = SimRuns()
