@@ -1,7 +1,7 @@
-"""Are two builds of the simulator the same? Runs one scenario per engine feature (31: Reno,
-CUBIC, DCTCP, ECN, RED, PFC, shared buffer, the four RTO randomizations, NewReno, delayed ACK,
-queries, tasks, kv_gets, a shuffle, rate caps, leaf-spine, fat tree, a topology file, NDP, time
-series...) through two
+"""Are two builds of the simulator the same? Runs one scenario per engine feature (35: Reno,
+CUBIC, DCTCP, BBR, the linux profile with its timer wheel, ECN, RED, PFC, shared buffer, the four
+RTO randomizations, NewReno, delayed ACK, queries, tasks, kv_gets, a shuffle, rate caps, tbf
+ports, leaf-spine, fat tree, a topology file, NDP, time series...) through two
 builds of the `one` example and compares their reports byte for byte: the check behind a
 refactor that must not change a result.
 
@@ -31,6 +31,33 @@ SCENARIOS = {
         "topology": {"senders": 8, "buffer": "32KB"},
         "tcp": {"congestion_control": "cubic"},
         "workload": {"blocks": 5},
+    },
+    "linux_cubic12": {
+        "topology": {"senders": 12, "buffer": "32KB"},
+        "tcp": {"profile": "linux"},
+        "workload": {"blocks": 5},
+    },
+    "linux_bbr8": {
+        "topology": {"senders": 8, "buffer": "32KB"},
+        "tcp": {"profile": "linux", "congestion_control": "bbr"},
+        "workload": {"blocks": 5},
+    },
+    "classic_bbr8": {
+        "topology": {"senders": 8},
+        "tcp": {"congestion_control": "bbr"},
+        "workload": {"blocks": 4},
+    },
+    # The kernel validation's testbed: tbf ports, a jiffy timer wheel.
+    "linux_wheel_tbf_ports": {
+        "topology": {
+            "senders": 6,
+            "buffer": "32KB",
+            "port_burst": "3KB",
+            "link": "100Mbps",
+            "receiver_link": "100Mbps",
+        },
+        "tcp": {"profile": "linux", "timer_wheel": True, "rto_min": "10ms"},
+        "workload": {"blocks": 3},
     },
     "dctcp16": {
         "topology": {"senders": 16, "ecn_threshold": "20KB"},
