@@ -201,79 +201,25 @@ impl<W: Workload> Mesh<W> {
                 "a connection names a host out of 0..{h}: {l:?}"
             )));
         }
-        // Per host: connections to accept, and where in `listeners` it listens.
+        // Per host: connections to accept.
         let mut waiting = vec![0u32; h];
         for l in &links {
             waiting[l.server as usize] += 1;
         }
-        let serving: Vec<(usize, &MeshHost)> = (net.hosts.iter().enumerate())
-            .filter(|&(b, _)| waiting[b] > 0)
-            .collect();
-        let listeners = crate::netns::in_each(
-            &serving,
-            |(_, x)| x.netns.as_deref(),
-            |_, &(b, x)| {
-                TcpListener::bind(x.addr)
-                    .map_err(|e| named(e, || format!("host {b}: cannot listen on {}", x.addr)))
-            },
-        )?;
-        // Where each server listens (a port of 0 in the configuration is the one bound).
-        let mut bound: Vec<Option<SocketAddr>> = vec![None; h];
-        for (l, &(b, _)) in listeners.iter().zip(&serving) {
-            bound[b] = Some(l.local_addr()?);
-        }
-        let timeout = Duration::from_secs_f64(net.connect_timeout_s.max(0.001));
-        let cc = net.congestion.as_deref();
+        let listeners = listen(&net.hosts, &waiting)?;
         // The connections as errors name them (the workload need not be shared with the
         // threads that enter the namespaces).
         let names: Vec<String> = (links.iter().enumerate())
             .map(|(k, &l)| workload.name(k, l))
             .collect();
-        let outgoing = crate::netns::in_each(
-            &net.hosts,
-            |x| x.netns.as_deref(),
-            |a, _| {
-                let mut v = Vec::new();
-                for (k, &l) in links
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, l)| l.client as usize == a)
-                {
-                    let to = bound[l.server as usize].expect("every server listens");
-                    let who = || names[k].clone();
-                    let s = TcpStream::connect_timeout(&to, timeout)
-                        .map_err(|e| named(e, || format!("{} ({to})", who())))?;
-                    configure(&s, true, None, None, cc).map_err(|e| named(e, who))?;
-                    v.push((k, s));
-                }
-                Ok(v)
-            },
-        )?;
-        let mut ends: Vec<Option<Client>> = (0..links.len()).map(|_| None).collect();
-        for (k, s) in outgoing.into_iter().flatten() {
-            s.set_nonblocking(true)?;
-            ends[k] = Some(Client::new(MioStream::from_std(s), links[k]));
-        }
-        let clients: Vec<Client> = ends.into_iter().flatten().collect();
-        let mut served = Vec::with_capacity(links.len());
-        for (l, &(b, _)) in listeners.iter().zip(&serving) {
-            // Every connection to it is made already: they are waiting to be accepted.
-            for _ in 0..waiting[b] {
-                let (s, _) = l
-                    .accept()
-                    .map_err(|e| named(e, || format!("host {b}: accept")))?;
-                configure(&s, true, None, None, cc)
-                    .map_err(|e| named(e, || format!("host {b}")))?;
-                s.set_nonblocking(true)?;
-                served.push(Served::new(MioStream::from_std(s), b as u32));
-            }
-        }
+        let clients = dial(net, &links, &names, &listeners)?;
+        let served = accept(&listeners, &waiting, net.congestion.as_deref())?;
         Ok(Mesh {
             workload,
             hosts: h,
             clients,
             served,
-            _listeners: listeners,
+            _listeners: listeners.into_iter().map(|(_, l)| l).collect(),
         })
     }
 
@@ -358,6 +304,83 @@ impl<W: Workload> Mesh<W> {
         let servers = sum(&mut self.served.iter().map(|s| &s.s))?;
         Some([clients, servers])
     }
+}
+
+/// A listening socket in the namespace of every host that `waiting` connections will reach.
+fn listen(hosts: &[MeshHost], waiting: &[u32]) -> io::Result<Vec<(usize, TcpListener)>> {
+    let serving: Vec<(usize, &MeshHost)> = (hosts.iter().enumerate())
+        .filter(|&(b, _)| waiting[b] > 0)
+        .collect();
+    crate::netns::in_each(
+        &serving,
+        |(_, x)| x.netns.as_deref(),
+        |_, &(b, x)| {
+            let l = TcpListener::bind(x.addr)
+                .map_err(|e| named(e, || format!("host {b}: cannot listen on {}", x.addr)))?;
+            Ok((b, l))
+        },
+    )
+}
+
+/// Open every link from inside its client host's namespace, in link order.
+fn dial(
+    net: &MeshConfig,
+    links: &[Link],
+    names: &[String],
+    listeners: &[(usize, TcpListener)],
+) -> io::Result<Vec<Client>> {
+    // Where each server listens (a port of 0 in the configuration is the one bound).
+    let mut bound: Vec<Option<SocketAddr>> = vec![None; net.hosts.len()];
+    for (b, l) in listeners {
+        bound[*b] = Some(l.local_addr()?);
+    }
+    let timeout = Duration::from_secs_f64(net.connect_timeout_s.max(0.001));
+    let cc = net.congestion.as_deref();
+    let outgoing = crate::netns::in_each(
+        &net.hosts,
+        |x| x.netns.as_deref(),
+        |a, _| {
+            let mut v = Vec::new();
+            let mine = (links.iter().enumerate()).filter(|(_, l)| l.client as usize == a);
+            for (k, &l) in mine {
+                let who = || names[k].clone();
+                let to = bound[l.server as usize].ok_or_else(|| {
+                    invalid(format!("{}: host {} does not listen", who(), l.server))
+                })?;
+                let s = TcpStream::connect_timeout(&to, timeout)
+                    .map_err(|e| named(e, || format!("{} ({to})", who())))?;
+                configure(&s, true, None, None, cc).map_err(|e| named(e, who))?;
+                v.push((k, s));
+            }
+            Ok(v)
+        },
+    )?;
+    let mut ends: Vec<Option<Client>> = (0..links.len()).map(|_| None).collect();
+    for (k, s) in outgoing.into_iter().flatten() {
+        s.set_nonblocking(true)?;
+        ends[k] = Some(Client::new(MioStream::from_std(s), links[k]));
+    }
+    Ok(ends.into_iter().flatten().collect())
+}
+
+/// Accept the connections waiting at every listener (every one is made already).
+fn accept(
+    listeners: &[(usize, TcpListener)],
+    waiting: &[u32],
+    cc: Option<&str>,
+) -> io::Result<Vec<Served>> {
+    let mut served = Vec::new();
+    for (b, l) in listeners {
+        for _ in 0..waiting[*b] {
+            let (s, _) = l
+                .accept()
+                .map_err(|e| named(e, || format!("host {b}: accept")))?;
+            configure(&s, true, None, None, cc).map_err(|e| named(e, || format!("host {b}")))?;
+            s.set_nonblocking(true)?;
+            served.push(Served::new(MioStream::from_std(s), *b as u32));
+        }
+    }
+    Ok(served)
 }
 
 /// TCP_INFO's counters of one socket: (timeouts, time in timeout recovery ms, segments
