@@ -2,8 +2,10 @@
 //!
 //! - [`server`]: `incast serve`, a block server answering reads with synthetic bytes;
 //! - [`client`]: `incast bench`, a synchronized-read client over long-lived connections;
-//! - [`kv`]: a key-value store's gets between hosts in namespaces, every host a coordinator and a replica;
-//! - [`shuffle`]: a MapReduce shuffle between hosts in namespaces, every reducer fetching map outputs;
+//! - [`mesh`]: the one driver of the mesh workloads between hosts in namespaces (connect, poll,
+//!   measure), for
+//!   - [`kv`]: a key-value store's gets, every host a coordinator and a replica, and
+//!   - [`shuffle`]: a MapReduce shuffle, every reducer fetching map outputs;
 //! - [`protocol`]: the 24-byte versioned request and response headers they speak;
 //! - [`monitor`]: `incast monitor`, interface counters at 1 ms or 100 µs and TCP counters;
 //! - [`netns`]: entering network namespaces by name, for sockets opened inside them.
@@ -11,6 +13,7 @@
 
 pub mod client;
 pub mod kv;
+pub mod mesh;
 pub mod monitor;
 pub mod netns;
 pub mod protocol;

@@ -1,36 +1,29 @@
 //! A MapReduce shuffle on real TCP: the emulator's half of `workload.kind = "shuffle"`.
 //!
-//! The hosts are namespaces on the emulated switch. The last `map_hosts` of them hold map
-//! outputs and serve them (a listening socket in each); reducer i runs on host
+//! The hosts are namespaces on the emulated switch, a mesh ([`crate::mesh`]). The last
+//! `map_hosts` of them hold map outputs and serve them; reducer i runs on host
 //! i mod `reducer_hosts` and has one keep-alive connection to every map host but its own,
 //! opened inside its host's namespace (its own host's outputs are read locally, as the
-//! simulator's reducers do). One thread of one process runs every end, as
-//! [`crate::kv`] does. From the start on, every reducer asks one map host for one output at a
-//! time (the block protocol's 24-byte read, answered by a header and the output's bytes), at
-//! most `window` hosts at once, going round the hosts in the order the simulator draws for it
-//! (`incast_sim::shuffle::fetch_orders`), and asks the next host as soon as a fetch completes:
-//! the simulator's shuffle, fetch for fetch, on the kernel's TCP.
+//! simulator's reducers do): the layout of [`incast_workload::shuffle::Layout`]. From the
+//! start on, every reducer asks one map host for one output at a time (the block protocol's
+//! 24-byte read, answered by a header and the output's bytes) by the simulator's copier rule
+//! ([`incast_workload::shuffle::Copiers`]: at most `window` hosts at once, round the hosts in
+//! the order the simulator draws for it, the next host as soon as a fetch completes): the
+//! simulator's shuffle, fetch for fetch, on the kernel's TCP.
 
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream as MioStream;
-use mio::Events;
+use incast_workload::shuffle::{orders_valid, Copiers, Layout};
 use serde::Serialize;
 
-use crate::kv::{
-    flush, named, read_replies, register, serve, Client, KvHost, Peak, Served, MAX_VALUE,
-};
-use crate::protocol::{encode_request, Request};
-use crate::server::configure;
+use crate::mesh::{invalid, Link, Measured, Mesh, MeshConfig, MeshHost, Wire, Workload, MAX_VALUE};
 
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct ShuffleConfig {
     /// The hosts, in host order (the map hosts are the last `map_hosts`).
-    pub hosts: Vec<KvHost>,
+    pub hosts: Vec<MeshHost>,
     /// Hosts holding map outputs, M.
     pub map_hosts: u32,
     /// Reducers in all.
@@ -70,8 +63,7 @@ pub struct ShuffleResult {
     /// Retransmission timeouts and segments retransmitted on each side, from every socket's
     /// TCP_INFO at the end (`None` on a kernel before Linux 6.7, whose TCP_INFO does not
     /// count timeouts): the reducers' ends send requests (their pure ACKs are never
-    /// retransmitted), the map hosts' ends the
-    /// outputs.
+    /// retransmitted), the map hosts' ends the outputs.
     pub sides: Option<SideCounts>,
 }
 
@@ -90,389 +82,216 @@ pub struct SideCounts {
     pub reducer_retransmits: u64,
 }
 
-/// TCP_INFO's counters of one socket: (timeouts, time in timeout recovery ms, segments
-/// retransmitted); `None` before Linux 6.7 (no `tcpi_total_rto`).
-#[cfg(target_os = "linux")]
-fn tcp_counts(s: &MioStream) -> Option<(u64, u64, u64)> {
-    use std::os::fd::AsRawFd;
-    // struct tcp_info (include/uapi/linux/tcp.h): tcpi_total_retrans is the u32 at byte 100;
-    // Linux 6.7 appended tcpi_total_rto (u16 at 240) and tcpi_total_rto_time (u32 at 244).
-    let mut buf = [0u8; 512];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `buf` and updates `len`.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            buf.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if r != 0 || (len as usize) < 248 {
-        return None;
-    }
-    let u32_at = |o: usize| u64::from(u32::from_ne_bytes(buf[o..o + 4].try_into().unwrap()));
-    let rtos = u64::from(u16::from_ne_bytes(buf[240..242].try_into().unwrap()));
-    Some((rtos, u32_at(244), u32_at(100)))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn tcp_counts(_: &MioStream) -> Option<(u64, u64, u64)> {
-    None
-}
-
-/// The host reducer `r` runs on (the simulator's rule: reducer i on host i mod
-/// `reducer_hosts`).
-fn host_of(r: u32, reducer_hosts: u32) -> u32 {
-    r % reducer_hosts.max(1)
-}
-
 /// At most this many connections wait to be accepted at one map host (the listen backlog).
 pub const MAX_PER_LISTENER: u32 = 128;
 
-/// Connections a shuffle opens (one per reducer and map host other than its own), and the
-/// most that wait at one map host, for `hosts` hosts whose last `map_hosts` hold outputs and
-/// `reducers` reducers, reducer i on host i mod `reducer_hosts`.
-pub fn connections(hosts: u32, map_hosts: u32, reducers: u32, reducer_hosts: u32) -> (u32, u32) {
-    let per_map_host = |b: u32| {
-        (0..reducers)
-            .filter(|&r| host_of(r, reducer_hosts) != b)
-            .count() as u32
-    };
-    let first = hosts.saturating_sub(map_hosts);
-    let all = (first..hosts).map(per_map_host).sum();
-    let most = (first..hosts).map(per_map_host).max().unwrap_or(0);
-    (all, most)
-}
-
-/// The reducers' copiers: what each connection and each reducer has left to fetch.
-struct Copiers {
-    /// Per connection: fetches still to ask; a fetch in flight; its reducer.
-    left: Vec<u32>,
-    busy: Vec<bool>,
-    reducer: Vec<usize>,
-    /// Per reducer: fetches in flight, fetches still to complete, where in its order it looks
-    /// next.
-    in_flight: Vec<u32>,
-    remaining: Vec<u32>,
-    cursor: Vec<u32>,
+/// The reducers' fetches as a mesh workload.
+#[derive(Debug)]
+pub struct Fetches {
+    layout: Layout,
+    output_bytes: u64,
+    copiers: Copiers,
+    /// Per slot `r·M + j` (see [`Layout`]): its connection, if used.
+    link_of: Vec<Option<usize>>,
+    /// Per connection: its slot.
+    slot_of: Vec<u32>,
+    /// The next request's id.
     next_id: u32,
-}
-
-impl Copiers {
-    fn new(cfg: &ShuffleConfig, conn: &[Option<usize>], connections: usize) -> Copiers {
-        let m = cfg.map_hosts as usize;
-        let mut reducer = vec![0; connections];
-        let mut remaining = vec![0; cfg.reducers as usize];
-        for (k, c) in conn.iter().enumerate() {
-            if let Some(i) = *c {
-                reducer[i] = k / m;
-                remaining[k / m] += cfg.outputs;
-            }
-        }
-        Copiers {
-            left: vec![cfg.outputs; connections],
-            busy: vec![false; connections],
-            reducer,
-            in_flight: vec![0; cfg.reducers as usize],
-            remaining,
-            cursor: vec![0; cfg.reducers as usize],
-            next_id: 0,
-        }
-    }
-
-    /// Reducer `r` asks map hosts, in its order, for outputs until `window` fetches are in
-    /// flight or no host free of one has outputs left (the simulator's `Shuffle::fill`).
-    fn fill(
-        &mut self,
-        r: usize,
-        cfg: &ShuffleConfig,
-        conn: &[Option<usize>],
-        clients: &mut [Client],
-    ) -> io::Result<()> {
-        let m = cfg.map_hosts;
-        let mut looked = 0;
-        while self.in_flight[r] < cfg.window && looked < m {
-            let pos = self.cursor[r];
-            self.cursor[r] = (pos + 1) % m;
-            looked += 1;
-            let j = cfg.order[r * m as usize + pos as usize];
-            let Some(i) = conn[r * m as usize + j as usize] else {
-                continue; // the reducer's own host: read locally
-            };
-            if self.busy[i] || self.left[i] == 0 {
-                continue;
-            }
-            self.busy[i] = true;
-            self.left[i] -= 1;
-            self.in_flight[r] += 1;
-            let c = &mut clients[i];
-            c.out.extend_from_slice(&encode_request(&Request {
-                id: u64::from(self.next_id),
-                bytes: cfg.output_bytes,
-            }));
-            c.want.push_back((self.next_id, cfg.output_bytes));
-            self.next_id = self.next_id.wrapping_add(1);
-            flush(c)?;
-        }
-        Ok(())
-    }
-
-    /// The fetch on connection `i` completed; its reducer.
-    fn completed(&mut self, i: usize) -> usize {
-        let r = self.reducer[i];
-        self.busy[i] = false;
-        self.in_flight[r] -= 1;
-        self.remaining[r] -= 1;
-        r
-    }
+    started: bool,
+    /// Reducers with every output.
+    done: u32,
+    out: ShuffleResult,
 }
 
 /// The shuffle, connected and ready to run.
-pub struct ShuffleCluster {
-    cfg: ShuffleConfig,
-    /// Per (reducer, map host) `r·M + j`: its connection in `clients`, none for the reducer's
-    /// own host.
-    conn: Vec<Option<usize>>,
-    clients: Vec<Client>,
-    served: Vec<Served>,
-    /// Held so their namespaces' ports stay ours until the run ends.
-    _listeners: Vec<TcpListener>,
-}
+pub type ShuffleCluster = Mesh<Fetches>;
 
-fn invalid(msg: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, msg)
-}
-
-impl ShuffleCluster {
-    fn check(cfg: &ShuffleConfig) -> io::Result<()> {
-        let h = cfg.hosts.len() as u32;
-        if h < 2 {
-            return Err(invalid("hosts: a shuffle needs at least 2".into()));
-        }
-        if cfg.map_hosts == 0 || cfg.map_hosts > h {
-            return Err(invalid(format!(
-                "map_hosts: 1..={h}, got {}",
-                cfg.map_hosts
-            )));
-        }
-        if cfg.reducer_hosts == 0 || cfg.reducer_hosts > h {
-            return Err(invalid(format!(
-                "reducer_hosts: 1..={h}, got {}",
-                cfg.reducer_hosts
-            )));
-        }
-        if cfg.reducers == 0 || cfg.outputs == 0 || cfg.window == 0 {
-            return Err(invalid(
-                "reducers, outputs and window: at least 1 each".into(),
-            ));
-        }
-        if cfg.output_bytes == 0 || cfg.output_bytes > MAX_VALUE {
-            return Err(invalid(format!(
-                "output_bytes: 1..={MAX_VALUE}, got {}",
-                cfg.output_bytes
-            )));
-        }
-        let m = cfg.map_hosts;
-        let order_ok = cfg.order.len() == (cfg.reducers * m) as usize
-            && cfg.order.chunks(m as usize).all(|o| {
-                let mut seen = vec![false; m as usize];
-                o.iter()
-                    .all(|&j| j < m && !std::mem::replace(&mut seen[j as usize], true))
-            });
-        if !order_ok {
-            return Err(invalid(format!(
-                "order: every reducer's order must name each of the {m} map hosts once"
-            )));
-        }
-        let (_, off) = connections(h, m, cfg.reducers, cfg.reducer_hosts);
-        if off > MAX_PER_LISTENER {
-            return Err(invalid(format!(
-                "reducers: at most {MAX_PER_LISTENER} connections wait at one map host, got {off}"
-            )));
-        }
-        Ok(())
+fn check(cfg: &ShuffleConfig) -> io::Result<Layout> {
+    let h = cfg.hosts.len() as u32;
+    if h < 2 {
+        return Err(invalid("hosts: a shuffle needs at least 2"));
     }
+    if cfg.map_hosts == 0 || cfg.map_hosts > h {
+        return Err(invalid(format!(
+            "map_hosts: 1..={h}, got {}",
+            cfg.map_hosts
+        )));
+    }
+    if cfg.reducer_hosts == 0 || cfg.reducer_hosts > h {
+        return Err(invalid(format!(
+            "reducer_hosts: 1..={h}, got {}",
+            cfg.reducer_hosts
+        )));
+    }
+    if cfg.reducers == 0 || cfg.outputs == 0 || cfg.window == 0 {
+        return Err(invalid("reducers, outputs and window: at least 1 each"));
+    }
+    if cfg.output_bytes == 0 || cfg.output_bytes > MAX_VALUE {
+        return Err(invalid(format!(
+            "output_bytes: 1..={MAX_VALUE}, got {}",
+            cfg.output_bytes
+        )));
+    }
+    let m = cfg.map_hosts;
+    if !orders_valid(&cfg.order, m, cfg.reducers) {
+        return Err(invalid(format!(
+            "order: every reducer's order must name each of the {m} map hosts once"
+        )));
+    }
+    let layout = Layout::new(h, m, cfg.reducers, cfg.reducer_hosts);
+    let (_, most) = layout.connections();
+    if most > MAX_PER_LISTENER {
+        return Err(invalid(format!(
+            "reducers: at most {MAX_PER_LISTENER} connections wait at one map host, got {most}"
+        )));
+    }
+    Ok(layout)
+}
 
-    /// Listen in every map host's namespace, connect every reducer to every map host but its
-    /// own (from inside the reducer's host), and accept.
-    pub fn connect(cfg: ShuffleConfig) -> io::Result<ShuffleCluster> {
-        Self::check(&cfg)?;
-        let h = cfg.hosts.len() as u32;
-        let m = cfg.map_hosts;
-        let first_map = h - m;
-        let map_hosts = &cfg.hosts[first_map as usize..];
-        let listeners = crate::netns::in_each(
-            map_hosts,
-            |x| x.netns.as_deref(),
-            |j, x| {
-                TcpListener::bind(x.addr).map_err(|e| {
-                    named(e, || {
-                        format!(
-                            "host {}: cannot listen on {}",
-                            first_map as usize + j,
-                            x.addr
-                        )
-                    })
-                })
-            },
-        )?;
-        let bound: Vec<SocketAddr> = listeners
-            .iter()
-            .map(|l| l.local_addr())
-            .collect::<io::Result<_>>()?;
-        let timeout = Duration::from_secs_f64(cfg.connect_timeout_s.max(0.001));
-        let cc = cfg.congestion.as_deref();
-        // Per host: its reducers' connections, (reducer, map host index, stream).
-        let outgoing = crate::netns::in_each(
-            &cfg.hosts,
-            |x| x.netns.as_deref(),
-            |a, _| {
-                let mut v = Vec::new();
-                for r in (0..cfg.reducers).filter(|&r| host_of(r, cfg.reducer_hosts) == a as u32) {
-                    for (j, to) in bound.iter().enumerate() {
-                        let b = first_map + j as u32;
-                        if b == a as u32 {
-                            continue;
-                        }
-                        let s = TcpStream::connect_timeout(to, timeout).map_err(|e| {
-                            named(e, || format!("reducer {r} on host {a} → host {b} ({to})"))
-                        })?;
-                        configure(&s, true, None, None, cc)
-                            .map_err(|e| named(e, || format!("reducer {r} → host {b}")))?;
-                        v.push((r, j as u32, s));
-                    }
-                }
-                Ok(v)
-            },
-        )?;
-        let mut conn = vec![None; (cfg.reducers * m) as usize];
-        let mut clients = Vec::new();
-        let mut waiting = vec![0u32; m as usize];
-        for (a, streams) in outgoing.into_iter().enumerate() {
-            for (r, j, s) in streams {
-                s.set_nonblocking(true)?;
-                conn[(r * m + j) as usize] = Some(clients.len());
-                clients.push(Client::new(MioStream::from_std(s), a as u32, first_map + j));
-                waiting[j as usize] += 1;
-            }
+impl Fetches {
+    /// The fetches of `cfg`, checked.
+    pub fn new(cfg: &ShuffleConfig) -> io::Result<Fetches> {
+        let layout = check(cfg)?;
+        let copiers = Copiers::new(&layout, cfg.outputs, cfg.window, cfg.order.clone());
+        let mut link_of = vec![None; layout.slots() as usize];
+        let mut slot_of = Vec::new();
+        for s in (0..layout.slots()).filter(|&s| layout.used(s)) {
+            link_of[s as usize] = Some(slot_of.len());
+            slot_of.push(s);
         }
-        let mut served = Vec::with_capacity(clients.len());
-        for (j, l) in listeners.iter().enumerate() {
-            let b = first_map + j as u32;
-            for _ in 0..waiting[j] {
-                let (s, _) = l
-                    .accept()
-                    .map_err(|e| named(e, || format!("host {b}: accept")))?;
-                configure(&s, true, None, None, cc)
-                    .map_err(|e| named(e, || format!("host {b}")))?;
-                s.set_nonblocking(true)?;
-                served.push(Served::new(MioStream::from_std(s), b));
-            }
-        }
-        Ok(ShuffleCluster {
-            cfg,
-            conn,
-            clients,
-            served,
-            _listeners: listeners,
+        let reducers = layout.reducers;
+        Ok(Fetches {
+            layout,
+            output_bytes: cfg.output_bytes,
+            done: (0..reducers).filter(|&r| copiers.remaining(r) == 0).count() as u32,
+            copiers,
+            link_of,
+            slot_of,
+            next_id: 0,
+            started: false,
+            out: ShuffleResult {
+                reducer_us: vec![0; reducers as usize],
+                end_us: 0,
+                fetches: 0,
+                received_bytes: 0,
+                truncated: false,
+                outstanding: 0,
+                sides: None,
+            },
         })
     }
 
-    /// Run the shuffle from `start` on; stop early when `stop` is set or `time_limit` after
-    /// the start (the result says so).
-    pub fn run(
-        mut self,
-        start: Instant,
-        time_limit: Duration,
-        stop: &AtomicBool,
-    ) -> io::Result<ShuffleResult> {
-        let reducers = self.cfg.reducers as usize;
-        let nc = self.clients.len();
-        let mut poll = register(&mut self.clients, &mut self.served)?;
-        let mut copiers = Copiers::new(&self.cfg, &self.conn, nc);
-        let mut out = ShuffleResult {
-            reducer_us: vec![0; reducers],
-            end_us: 0,
-            fetches: 0,
-            received_bytes: 0,
-            truncated: false,
-            outstanding: 0,
-            sides: None,
+    /// Reducer `r` asks for outputs by the copier rule.
+    fn fill(&mut self, r: u32, wire: &mut Wire<'_>) {
+        let (link_of, next_id, bytes) = (&self.link_of, &mut self.next_id, self.output_bytes);
+        self.copiers.fill(r, |s| {
+            // The copiers never ask a reducer's own host: every slot they ask has a link.
+            if let Some(k) = link_of[s as usize] {
+                wire.ask(k, *next_id, bytes);
+                *next_id = next_id.wrapping_add(1);
+            }
+        });
+    }
+}
+
+impl Mesh<Fetches> {
+    /// Listen in every map host's namespace, connect every reducer to every map host but its
+    /// own (from inside the reducer's host), and accept.
+    pub fn connect(cfg: ShuffleConfig) -> io::Result<ShuffleCluster> {
+        let fetches = Fetches::new(&cfg)?;
+        let net = MeshConfig {
+            hosts: cfg.hosts,
+            congestion: cfg.congestion,
+            connect_timeout_s: cfg.connect_timeout_s,
         };
-        let mut done = copiers.remaining.iter().filter(|&&n| n == 0).count();
-        let mut scratch = vec![0u8; 256 * 1024];
-        let mut events = Events::with_capacity(4096);
-        let mut peak = Peak::default();
-        let deadline = start + time_limit;
-        std::thread::sleep(start.saturating_duration_since(Instant::now()));
-        // Every reducer that needs an output from another host starts its copiers.
-        for r in 0..reducers {
-            if copiers.remaining[r] > 0 {
-                copiers.fill(r, &self.cfg, &self.conn, &mut self.clients)?;
-            }
-        }
-        while done < reducers {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
-                out.truncated = true;
-                out.outstanding = copiers.remaining.iter().map(|&n| u64::from(n)).sum();
-                break;
-            }
-            // Wake at least every 50 ms to see a stop request.
-            poll.poll(&mut events, Some(Duration::from_millis(50)))?;
-            for ev in events.iter() {
-                let t = ev.token().0;
-                if t >= nc {
-                    serve(&mut self.served[t - nc])?;
-                    continue;
-                }
-                flush(&mut self.clients[t])?;
-                let completed = read_replies(&mut self.clients[t], &mut scratch, start, &mut peak)?;
-                for (_, at) in completed {
-                    let r = copiers.completed(t);
-                    out.fetches += 1;
-                    out.received_bytes += self.cfg.output_bytes;
-                    if copiers.remaining[r] == 0 {
-                        let us = at.saturating_duration_since(start).as_micros() as u64;
-                        out.reducer_us[r] = us;
-                        out.end_us = out.end_us.max(us);
-                        done += 1;
-                    } else {
-                        copiers.fill(r, &self.cfg, &self.conn, &mut self.clients)?;
-                    }
-                }
-            }
-        }
-        out.sides = self.side_counts();
-        Ok(out)
+        Mesh::open(&net, fetches)
+    }
+}
+
+impl Workload for Fetches {
+    type Result = ShuffleResult;
+
+    fn links(&self) -> Vec<Link> {
+        self.slot_of
+            .iter()
+            .map(|&s| {
+                let (server, client) = self.layout.ends(s);
+                Link { client, server }
+            })
+            .collect()
     }
 
-    /// Every socket's TCP_INFO counters, summed per side.
-    fn side_counts(&self) -> Option<SideCounts> {
-        let mut c = SideCounts::default();
-        for cl in &self.clients {
-            let (rtos, _, retx) = tcp_counts(&cl.s)?;
-            c.reducer_rtos += rtos;
-            c.reducer_retransmits += retx;
+    fn name(&self, k: usize, link: Link) -> String {
+        let r = self.slot_of[k] / self.layout.map_hosts;
+        format!("reducer {r} on host {} → host {}", link.client, link.server)
+    }
+
+    /// At the start, then only as fetches complete.
+    fn due(&self) -> Option<Duration> {
+        (!self.started).then_some(Duration::ZERO)
+    }
+
+    fn horizon(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Every reducer that needs an output from another host starts its copiers.
+    fn issue(&mut self, _: Instant, _: Instant, wire: &mut Wire<'_>) {
+        if std::mem::replace(&mut self.started, true) {
+            return;
         }
-        for sv in &self.served {
-            let (rtos, ms, retx) = tcp_counts(&sv.s)?;
-            c.map_rtos += rtos;
-            c.map_rto_ms += ms;
-            c.map_retransmits += retx;
+        for r in 0..self.layout.reducers {
+            if self.copiers.remaining(r) > 0 {
+                self.fill(r, wire);
+            }
         }
-        Some(c)
+    }
+
+    fn on_reply(&mut self, k: usize, _: u32, at: Instant, start: Instant, wire: &mut Wire<'_>) {
+        let done = self.copiers.completed(self.slot_of[k]);
+        self.out.fetches += 1;
+        self.out.received_bytes += self.output_bytes;
+        if done.finished {
+            let us = at.saturating_duration_since(start).as_micros() as u64;
+            self.out.reducer_us[done.reducer as usize] = us;
+            self.out.end_us = self.out.end_us.max(us);
+            self.done += 1;
+        } else {
+            self.fill(done.reducer, wire);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.done == self.layout.reducers
+    }
+
+    fn outstanding(&self) -> u64 {
+        self.copiers.outstanding()
+    }
+
+    fn result(self, m: &Measured) -> ShuffleResult {
+        let mut out = self.out;
+        out.truncated = m.truncated;
+        out.outstanding = m.outstanding;
+        out.sides = m.tcp.map(|[reducers, maps]| SideCounts {
+            reducer_rtos: reducers.rtos,
+            map_rtos: maps.rtos,
+            map_rto_ms: maps.rto_ms,
+            map_retransmits: maps.retransmits,
+            reducer_retransmits: reducers.retransmits,
+        });
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
 
-    fn local(hosts: u32) -> Vec<KvHost> {
+    fn local(hosts: u32) -> Vec<MeshHost> {
         (0..hosts)
-            .map(|i| KvHost {
+            .map(|i| MeshHost {
                 netns: None,
                 addr: format!("127.0.6.{}:0", i + 1).parse().unwrap(),
             })
@@ -557,14 +376,6 @@ mod tests {
         cfg.order = vec![0; 130];
         let e = ShuffleCluster::connect(cfg).err().unwrap();
         assert!(e.to_string().starts_with("reducers: at most 128"), "{e}");
-    }
-
-    #[test]
-    fn connections_leave_out_a_reducers_own_host() {
-        // 4 hosts, the last 3 map hosts, 6 reducers on hosts 0,1,2,3,0,1: host 1 serves the
-        // 4 reducers off it, hosts 2 and 3 the 5 each.
-        assert_eq!(connections(4, 3, 6, 4), (14, 5));
-        assert_eq!(connections(2, 1, 130, 1), (130, 130));
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! [`Action`]s and never touches TCP, so it is tested alone; it allocates nothing after
 //! [`Shuffle::new`].
 
+use incast_workload::shuffle::{Copiers, Layout};
 use serde::Serialize;
 
 use crate::config::Scenario;
@@ -35,34 +36,20 @@ use crate::workload::Action;
 /// The shuffle's state.
 #[derive(Debug)]
 pub struct Shuffle {
-    reducers: u32,
-    reducer_hosts: u32,
-    /// Hosts holding map outputs (hosts H − M .. H − 1).
-    map_hosts: u32,
-    /// Hosts in all, H.
-    hosts: u32,
+    /// Where the reducers and the map outputs are.
+    layout: Layout,
     /// Bytes of one map output for one reducer.
     output: u64,
-    window: u32,
     request: u64,
     header: u64,
     start: SimTime,
-    /// Per connection: fetches still to ask.
-    left: Vec<u32>,
-    /// Per connection: a fetch is in flight.
-    busy: Vec<bool>,
+    /// What each connection and each reducer has left to fetch (the copier rule).
+    copiers: Copiers,
     /// Per connection: client offset at which the fetch in flight is complete.
     end: Vec<u64>,
     /// Per connection: requests the reducer has written, and the server has answered.
     asked: Vec<u32>,
     answered: Vec<u32>,
-    /// Per reducer: the map hosts in the order it asks them, flattened.
-    order: Vec<u32>,
-    /// Per reducer: where in its order it looks next.
-    cursor: Vec<u32>,
-    /// Per reducer: fetches in flight, and fetches still to complete.
-    in_flight: Vec<u32>,
-    remaining: Vec<u32>,
     /// Per reducer: when it had every output, from the start.
     pub reducer_times: Vec<Option<SimTime>>,
     done: u32,
@@ -90,95 +77,62 @@ pub struct ShuffleReport {
 /// reducer's own stream, so the simulator and the emulator (`incast emulate`) ask the hosts in
 /// the same order for the same scenario and seed.
 pub fn fetch_orders(sc: &Scenario) -> Vec<u32> {
-    let m = sc.shuffle_map_hosts();
-    let reducers = sc.shuffle_reducers();
-    let mut order = Vec::with_capacity(Shuffle::connections_of(m, reducers) as usize);
-    for r in 0..reducers {
+    incast_workload::shuffle::fetch_orders(sc.shuffle_map_hosts(), sc.shuffle_reducers(), |r| {
         let mut rng = Rng::stream(sc.seed, Stream::ShuffleOrder(r));
-        let from = order.len();
-        order.extend(0..m);
-        for i in (1..m as usize).rev() {
-            let k = rng.up_to(i as u64) as usize;
-            order.swap(from + i, from + k);
-        }
-    }
-    order
+        move |n| rng.up_to(n)
+    })
+}
+
+/// The scenario's shuffle layout.
+pub fn layout(sc: &Scenario) -> Layout {
+    Layout::new(
+        sc.topology.senders,
+        sc.shuffle_map_hosts(),
+        sc.shuffle_reducers(),
+        sc.shuffle_reducer_hosts(),
+    )
 }
 
 impl Shuffle {
     /// The scenario's shuffle, not yet started.
     pub fn new(sc: &Scenario) -> Shuffle {
         let w = &sc.workload;
-        let reducers = sc.shuffle_reducers();
-        let reducer_hosts = sc.shuffle_reducer_hosts();
-        let m = sc.shuffle_map_hosts();
-        let conns = Self::connections_of(m, reducers) as usize;
-        let order = fetch_orders(sc);
-        let mut left = vec![w.blocks; conns];
-        let mut remaining = vec![w.blocks * m; reducers as usize];
-        for r in 0..reducers {
-            if let Some(j) = (r % reducer_hosts).checked_sub(sc.topology.senders - m) {
-                // Its own host's outputs are read locally.
-                left[(r * m + j) as usize] = 0;
-                remaining[r as usize] -= w.blocks;
-            }
-        }
+        let layout = layout(sc);
+        let reducers = layout.reducers;
+        let conns = layout.slots() as usize;
+        let copiers = Copiers::new(&layout, w.blocks, sc.shuffle_window(), fetch_orders(sc));
         Shuffle {
-            hosts: sc.topology.senders,
-            reducers,
-            reducer_hosts,
-            map_hosts: m,
+            layout,
             output: w.sru.unwrap_or(0),
-            window: sc.shuffle_window(),
             request: w.request_size,
             header: w.response_header,
             start: 0,
-            left,
-            busy: vec![false; conns],
+            copiers,
             end: vec![0; conns],
             asked: vec![0; conns],
             answered: vec![0; conns],
-            order,
-            cursor: vec![0; reducers as usize],
-            in_flight: vec![0; reducers as usize],
-            remaining,
             reducer_times: vec![None; reducers as usize],
             done: 0,
             finish: None,
         }
     }
 
-    fn connections_of(map_hosts: u32, reducers: u32) -> u32 {
-        reducers * map_hosts
-    }
-
     /// Connections: one per (reducer, map host), the reducer's own host's never used.
     pub fn connections(&self) -> u32 {
-        Self::connections_of(self.map_hosts, self.reducers)
+        self.layout.slots()
     }
 
     /// The host reducer `r` runs on.
     #[inline]
     pub fn host_of(&self, r: u32) -> u32 {
-        r % self.reducer_hosts
+        self.layout.host_of(r)
     }
 
-    /// (map host, reducer's host) of connection `c`: the host of its server and of its client.
+    /// (map host, reducer's host) of connection `c`: the host of its server and of its client
+    /// (the unused connection to its own host runs to the next one).
     #[inline]
     pub fn ends(&self, c: ConnId) -> (u32, u32) {
-        let r = c.0 / self.map_hosts;
-        let j = c.0 % self.map_hosts;
-        let own = self.host_of(r);
-        let server = self.hosts - self.map_hosts + j;
-        // The unused connection to its own host runs to the next one (it never carries data).
-        (
-            if server == own {
-                (own + 1) % self.hosts
-            } else {
-                server
-            },
-            own,
-        )
+        self.layout.ends(c.0)
     }
 
     /// When the shuffle started.
@@ -195,8 +149,8 @@ impl Shuffle {
     /// Start every reducer's copiers at `now`.
     pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
         self.start = now;
-        for r in 0..self.reducers {
-            if self.remaining[r as usize] == 0 {
+        for r in 0..self.layout.reducers {
+            if self.copiers.remaining(r) == 0 {
                 // Every output it needs is on its own host.
                 self.complete(r, now, act);
             } else {
@@ -209,7 +163,7 @@ impl Shuffle {
     fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Action>) {
         self.reducer_times[r as usize] = Some(now - self.start);
         self.done += 1;
-        if self.done == self.reducers {
+        if self.done == self.layout.reducers {
             self.finish = Some(now);
             act.push(Action::Finished);
         }
@@ -218,28 +172,16 @@ impl Shuffle {
     /// Reducer `r` asks hosts for outputs until `window` fetches are in flight or no host
     /// free of one has outputs left.
     fn fill(&mut self, r: u32, act: &mut Vec<Action>) {
-        let m = self.map_hosts;
-        let ri = r as usize;
-        let mut looked = 0;
-        while self.in_flight[ri] < self.window && looked < m {
-            let pos = self.cursor[ri];
-            self.cursor[ri] = (pos + 1) % m;
-            looked += 1;
-            let j = self.order[ri * m as usize + pos as usize];
-            let c = (r * m + j) as usize;
-            if self.busy[c] || self.left[c] == 0 {
-                continue;
-            }
-            self.busy[c] = true;
-            self.left[c] -= 1;
-            self.in_flight[ri] += 1;
-            self.asked[c] += 1;
-            self.end[c] += self.header + self.output;
+        let (asked, end) = (&mut self.asked, &mut self.end);
+        let (fetch, request) = (self.header + self.output, self.request);
+        self.copiers.fill(r, |c| {
+            asked[c as usize] += 1;
+            end[c as usize] += fetch;
             act.push(Action::Write {
-                ep: ConnId(c as u32).receiver(),
-                bytes: self.request,
+                ep: ConnId(c).receiver(),
+                bytes: request,
             });
-        }
+        });
     }
 
     /// The map host's server of `c` has read `received` request bytes in all: it answers
@@ -262,26 +204,21 @@ impl Shuffle {
         now: SimTime,
         act: &mut Vec<Action>,
     ) {
-        let i = c.index();
-        if !self.busy[i] || received < self.end[i] {
+        if !self.copiers.busy(c.0) || received < self.end[c.index()] {
             return;
         }
-        self.busy[i] = false;
-        let r = c.0 / self.map_hosts;
-        let ri = r as usize;
-        self.in_flight[ri] -= 1;
-        self.remaining[ri] -= 1;
-        if self.remaining[ri] == 0 {
-            self.complete(r, now, act);
+        let done = self.copiers.completed(c.0);
+        if done.finished {
+            self.complete(done.reducer, now, act);
             return;
         }
-        self.fill(r, act);
+        self.fill(done.reducer, act);
     }
 
     /// The shuffle's report, with the drops the simulation counted.
     pub fn report(&self, drops: [u64; 3]) -> ShuffleReport {
         ShuffleReport {
-            reducers: self.reducers,
+            reducers: self.layout.reducers,
             reducer_times: self.reducer_times.iter().map(|t| t.unwrap_or(0)).collect(),
             data_drops: drops[0],
             ack_drops: drops[1],
@@ -324,7 +261,7 @@ mod tests {
         // itself stays unused).
         let ends: Vec<_> = [20, 22, 23].map(|c| sh.ends(ConnId(c))).to_vec();
         assert_eq!(ends, vec![(0, 1), (2, 1), (3, 1)]);
-        assert_eq!((sh.left[21], sh.remaining[5]), (0, 3));
+        assert_eq!((sh.copiers.left(21), sh.copiers.remaining(5)), (0, 3));
         let mut sc = scenario(4, 2, 1, 0);
         sc.workload.reducer_hosts = 1;
         let sh = Shuffle::new(&sc);
@@ -335,11 +272,12 @@ mod tests {
         sc.workload.map_hosts = 2;
         let sh = Shuffle::new(&sc);
         assert_eq!(sh.connections(), 8);
-        assert_eq!(sh.remaining, vec![6, 6, 3, 3]);
+        assert_eq!([0, 1, 2, 3].map(|r| sh.copiers.remaining(r)), [6, 6, 3, 3]);
         assert_eq!(sh.ends(ConnId(1)), (3, 0));
         assert_eq!(sh.ends(ConnId(5)), (3, 2));
         // Reducer 2's connection to its own host 2 is never used (it runs to host 3).
-        assert_eq!((sh.ends(ConnId(4)), sh.left[4], sh.left[5]), ((3, 2), 0, 3));
+        let left = (sh.copiers.left(4), sh.copiers.left(5));
+        assert_eq!((sh.ends(ConnId(4)), left), ((3, 2), (0, 3)));
     }
 
     #[test]
