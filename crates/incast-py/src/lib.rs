@@ -14,6 +14,8 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+mod report_schema;
+
 create_exception!(
     incastlab._core,
     ScenarioError,
@@ -874,6 +876,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(report_schema::report_columns, m)?)?;
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
     m.add_function(wrap_pyfunction!(rto_timer, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
