@@ -10,11 +10,13 @@
 //! - [`real`]: the block server and client, the emulation's block servers, the monitor;
 //! - [`mesh`]: the mesh workloads (key-value gets, shuffle) on real TCP, one `run`;
 //! - [`trace`]: incast in packet captures;
+//! - [`report_schema`]: the engine's report columns, for the result record;
 //! - [`boundary`]: the exceptions and what keeps the boundary panic-proof.
 
 mod boundary;
 mod mesh;
 mod real;
+mod report_schema;
 mod sim;
 mod trace;
 
@@ -46,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
     m.add_function(wrap_pyfunction!(rto_timer, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(report_schema::report_columns, m)?)?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_class::<PyMonitor>()?;
     m.add_class::<PyBlockServers>()?;

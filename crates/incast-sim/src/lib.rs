@@ -24,6 +24,7 @@ pub mod ndp;
 pub mod net;
 pub mod red;
 pub mod report;
+pub mod report_columns;
 pub mod rng;
 pub mod routing;
 pub mod shuffle;

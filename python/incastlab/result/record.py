@@ -10,16 +10,26 @@ sweep point
     ``key`` (the point's content hash), ``params`` (its coordinates as the spec wrote them,
     ``{"tcp.rto_min": "1ms"}``) and ``wall_s``; null outside sweeps.
 headline metrics (:data:`METRICS`)
-    Goodput, completion times, timeouts, drops... A backend that cannot know a figure (a real
-    network has no drop counter per queue, the model no block list) leaves it null.
-per-block and per-flow lists (:data:`LISTS`)
-    ``block_times_s``, ``block_timeouts``, ``flow_completion_s``, ``flow_timeouts``...
+    Goodput, completion times, timeouts, drops..., then NDP's counters (``ndp_*``), the
+    model's answers (``model_*``) and each workload's figures (``kv_*``, ``shuffle_*``). A
+    backend that cannot know a figure (a real network has no drop counter per queue, the
+    model no block list) leaves it null, and so does a run the figure does not concern.
+per-block, per-flow, per-host and per-reducer lists (:data:`LISTS`)
+    ``block_times_s``, ``block_timeouts``, ``flow_completion_s``, ``kv_host_drops_per_s``,
+    ``shuffle_reducer_times_s``...
 coordinates
     The scenario's keys as columns (:mod:`incastlab.scenario.columns`): ``seed``,
     ``transport``, ``topology.senders``, ``topology.buffer.bytes``, ``tcp.rto_min_s``...
 detail
     ``scenario`` (the normalized scenario) and ``report`` (the backend's full report), as
     nested data here and as JSON text in Parquet.
+
+The metric and list columns are the engine's (``_core.report_columns()``, from
+``incast_sim::report_columns``), as the coordinates are the scenario's keys: each says its
+kind, unit and where it sits in a report (a path such as ``kv.latency_p50`` or
+``flows[].fct``, maybe aggregated: ``max`` of ``flows[].fct`` is ``fct_max_s``), or names a
+computation of :data:`COMPUTATIONS`. A figure the engine adds becomes a column here with no
+edit; only the model's (a backend of this package) are declared here, in the same shape.
 
 Units. Every time is float seconds and its name ends in ``_s``, measured or configured
 (``tcp.rto_min_s``); sizes are bytes and rates bits per second. The exact normalized scenario,
@@ -28,20 +38,24 @@ the numbers a sweep point's key hashes, stays in ``scenario``.
 
 from __future__ import annotations
 
+import json
 import statistics
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from incastlab import _core
 from incastlab.units import PS_PER_S
 
 if TYPE_CHECKING:
     from incastlab.result import Result
 
-#: Bumped whenever a column is added, removed, renamed or changes type.
-SCHEMA_VERSION = 4
+#: Bumped whenever a column is added, removed, renamed or changes type (5: the shuffle's).
+SCHEMA_VERSION = 5
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
 INTS, FLOATS, STRS, FLOATS2 = "list<int>", "list<float>", "list<str>", "list<list<float>>"
+_SCALARS = (INT, FLOAT, STR, BOOL)
 
 IDENTITY: tuple[tuple[str, str], ...] = (
     ("schema_version", INT),
@@ -49,20 +63,14 @@ IDENTITY: tuple[tuple[str, str], ...] = (
     ("version", STR),
 )
 POINT: tuple[tuple[str, str], ...] = (("key", STR), ("params", JSON), ("wall_s", FLOAT))
-#: Counters of NDP's switches and endpoints (``ndp_<name>``), null for TCP.
-NDP_FIELDS = (
-    "data_packets",
-    "trimmed",
-    "bounced",
-    "dropped",
-    "pulls",
-    "nacks",
-    "retx_nack",
-    "retx_bounce",
-    "retx_timeout",
-    "timeouts",
-)
-#: What the analytical model answers (``model_<name>``), null for the other backends.
+
+#: The engine's report columns (``incast_sim::report_columns``): ``{name, kind, unit, doc,
+#: scope, path, op, simulated, optional}`` each, in record order within scalars and lists.
+ENGINE: tuple[dict[str, Any], ...] = tuple(json.loads(_core.report_columns()))
+
+#: What the analytical model answers (``model_<name>``), null for the other backends: a
+#: backend of this package, not the engine's, so declared here in the engine's shape. Its
+#: report holds seconds already (no unit to convert).
 MODEL_FIELDS: tuple[tuple[str, str], ...] = (
     ("regime", STR),
     ("onset", INT),
@@ -72,77 +80,24 @@ MODEL_FIELDS: tuple[tuple[str, str], ...] = (
     ("dominant", STR),
     ("ignored", STRS),
 )
-#: The key-value store's cluster-wide figures (``kv_<name>``; times in seconds), null for
-#: other workloads. Loads and utilizations are shares of a host's link, averaged over hosts.
-KV_FIELDS: tuple[tuple[str, str], ...] = (
-    ("gets", INT),
-    ("gets_per_s_per_host", FLOAT),
-    ("offered_load", FLOAT),
-    ("carried_load", FLOAT),
-    ("utilization", FLOAT),
-    ("peak_utilization_1ms", FLOAT),
-    ("drops_per_s_per_host", FLOAT),
-    ("fabric_drops_per_s", FLOAT),
-    ("timeouts_per_s", FLOAT),
-    ("retransmits_per_s_per_host", FLOAT),
-    ("latency_p50_s", FLOAT),
-    ("latency_p99_s", FLOAT),
-    ("latency_p999_s", FLOAT),
-    ("puts", INT),
-    ("put_latency_p50_s", FLOAT),
-    ("put_latency_p99_s", FLOAT),
-    ("goodput_bps", FLOAT),
+MODEL: tuple[dict[str, Any], ...] = tuple(
+    {"name": f"model_{k}", "kind": kind, "unit": None, "scope": "backend", "path": f"model.{k}"}
+    for k, kind in MODEL_FIELDS
 )
-#: Per-host lists of the key-value store (``kv_host_<name>``), in host order.
-KV_HOST_FIELDS = ("drops_per_s", "rx_utilization", "peak_utilization_1ms", "timeouts_per_s")
-METRICS: tuple[tuple[str, str], ...] = (
-    ("senders", INT),
-    ("workload", STR),
-    ("goodput_bps", FLOAT),
-    ("goodput_fraction", FLOAT),
-    ("link_bps", INT),
-    ("duration_s", FLOAT),
-    ("app_bytes", INT),
-    ("blocks", INT),
-    ("block_time_median_s", FLOAT),
-    ("block_time_max_s", FLOAT),
-    ("blocks_with_timeouts", INT),
-    ("fct_max_s", FLOAT),
-    ("optimal_s", FLOAT),
-    ("fct_overhead", FLOAT),
-    ("queries", INT),
-    ("query_fct_mean_s", FLOAT),
-    ("query_fct_p99_s", FLOAT),
-    ("timeouts", INT),
-    ("fast_recoveries", INT),
-    ("retx_fast", INT),
-    ("retx_timeout", INT),
-    ("ecn_reductions", INT),
-    ("bottleneck_marks", INT),
-    ("drops", INT),
-    ("bottleneck_drops", INT),
-    ("bottleneck_max_bytes", INT),
-    ("bottleneck_utilization", FLOAT),
-    ("background_bps", FLOAT),
-    ("pfc_pauses", INT),
-    ("retransmitted_segments", INT),
-    ("truncated", BOOL),
-    ("events", INT),
-    *((f"ndp_{k}", INT) for k in NDP_FIELDS),
-    *((f"model_{k}", kind) for k, kind in MODEL_FIELDS),
-    *((f"kv_{k}", kind) for k, kind in KV_FIELDS),
+
+
+_ENGINE_SCALARS = [c for c in ENGINE if c["kind"] in _SCALARS]
+#: The headline metrics' columns, in record order: the engine's figures of every run and of
+#: the transports, the model's, then the workloads'.
+METRIC_COLUMNS: tuple[dict[str, Any], ...] = (
+    *(c for c in _ENGINE_SCALARS if c["scope"] != "workload"),
+    *MODEL,
+    *(c for c in _ENGINE_SCALARS if c["scope"] == "workload"),
 )
-LISTS: tuple[tuple[str, str], ...] = (
-    ("block_times_s", FLOATS),
-    ("block_timeouts", INTS),
-    ("flow_completion_s", FLOATS),
-    ("flow_timeouts", INTS),
-    ("timeout_runs", INTS),
-    ("query_bytes", INTS),
-    ("query_fct_s", FLOATS),
-    ("response_times_s", FLOATS2),
-    *((f"kv_host_{k}", FLOATS) for k in KV_HOST_FIELDS),
-)
+#: The per-block, per-flow, per-host and per-reducer lists' columns.
+LIST_COLUMNS: tuple[dict[str, Any], ...] = tuple(c for c in ENGINE if c["kind"] not in _SCALARS)
+METRICS: tuple[tuple[str, str], ...] = tuple((c["name"], c["kind"]) for c in METRIC_COLUMNS)
+LISTS: tuple[tuple[str, str], ...] = tuple((c["name"], c["kind"]) for c in LIST_COLUMNS)
 DETAIL: tuple[tuple[str, str], ...] = (("scenario", JSON), ("report", JSON))
 
 
@@ -166,6 +121,8 @@ def columns() -> tuple[tuple[str, str], ...]:
 def _cast(kind: str, v: Any) -> Any:
     if v is None:
         return None
+    if kind.startswith("list<"):
+        return [_cast(kind[5:-1], x) for x in v]
     if kind == INT:
         return int(v)
     if kind == FLOAT:
@@ -175,89 +132,101 @@ def _cast(kind: str, v: Any) -> Any:
     return v
 
 
-def _seconds(ps: Any) -> float:
+def _seconds(ps: Any) -> Any:
+    """Picoseconds (or lists of them) in seconds."""
+    if ps is None:
+        return None
+    if isinstance(ps, list):
+        return [_seconds(t) for t in ps]
     return float(ps) / PS_PER_S
 
 
-def _metrics(r: Result) -> dict[str, Any]:
-    rep = r.report
-    blocks = [_seconds(t) for t in rep["block_times"]] if "block_times" in rep else None
-    flows = rep.get("flows")
-    fcts = [None if f.get("fct") is None else _seconds(f["fct"]) for f in flows or []]
-    done = [x for x in fcts if x is not None]
-    queries = sorted(_seconds(t) for _, t in rep["query_fcts"]) if "query_fcts" in rep else None
-    bn = rep.get("bottleneck") or {}
-    link = rep.get("link_bps")
-    goodput = rep.get("goodput_bps")
-    block_timeouts = rep.get("block_timeouts")
-    optimal = r.optimal_s if "base_latency" in rep and link else None
-    ndp = rep.get("ndp") or {}
-    model = rep.get("model") or {}
-    kv = rep.get("kv") or {}
-    values: dict[str, Any] = {
-        "senders": rep.get("senders"),
-        "workload": rep.get("workload"),
-        "goodput_bps": goodput,
-        "goodput_fraction": goodput / link if goodput is not None and link else None,
-        "link_bps": link,
-        "duration_s": _seconds(rep["duration"]) if "duration" in rep else None,
-        "app_bytes": rep.get("app_bytes"),
-        "blocks": None if blocks is None else len(blocks),
-        "block_time_median_s": statistics.median(blocks) if blocks else None,
-        "block_time_max_s": max(blocks) if blocks else None,
-        "blocks_with_timeouts": (
-            None if block_timeouts is None else sum(1 for t in block_timeouts if t > 0)
-        ),
-        "fct_max_s": max(done) if done else None,
-        "optimal_s": optimal,
-        "fct_overhead": r.fct_overhead if optimal else None,
-        "queries": None if queries is None else len(queries),
-        "query_fct_mean_s": statistics.fmean(queries) if queries else None,
-        "query_fct_p99_s": (
-            queries[min(len(queries) - 1, int(0.99 * len(queries)))] if queries else None
-        ),
-        "bottleneck_marks": bn.get("marks"),
-        "bottleneck_drops": bn.get("drops"),
-        "bottleneck_max_bytes": bn.get("max_bytes"),
-        **{f"ndp_{k}": ndp.get(k) for k in NDP_FIELDS},
-        **{f"model_{k}": model.get(k) for k, _ in MODEL_FIELDS},
-        **{f"kv_{k}": _kv_value(kv, k) for k, _ in KV_FIELDS},
-    }
-    out = {n: _cast(kind, values[n] if n in values else rep.get(n)) for n, kind in METRICS}
-    out.update(
-        {
-            "block_times_s": blocks,
-            "block_timeouts": block_timeouts,
-            "flow_completion_s": None if flows is None else fcts,
-            "flow_timeouts": None if flows is None else [f.get("timeouts") for f in flows],
-            "timeout_runs": rep.get("timeout_runs"),
-            "query_bytes": None if queries is None else [int(b) for b, _ in rep["query_fcts"]],
-            "query_fct_s": (
-                None if queries is None else [_seconds(t) for _, t in rep["query_fcts"]]
-            ),
-            "response_times_s": (
-                None
-                if rep.get("response_times") is None
-                else [[_seconds(t) for t in b] for b in rep["response_times"]]
-            ),
-            **{
-                f"kv_host_{k}": [float(h[k]) for h in kv["per_host"]] if kv else None
-                for k in KV_HOST_FIELDS
-            },
-        }
-    )
-    return out
+def _step(node: Any, name: str) -> Any:
+    if isinstance(node, dict):
+        return node.get(name)
+    if isinstance(node, list) and name.isdigit() and int(name) < len(node):
+        return node[int(name)]
+    return None
 
 
-def _kv_value(kv: dict[str, Any], name: str) -> Any:
-    """A cluster-wide figure of the key-value report (latencies in seconds)."""
-    if not kv:
+def read(report: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` of ``report`` (``a.b``; ``items[].c`` maps ``c`` over the list
+    ``items``; a number indexes an array), ``None`` where it is missing."""
+
+    def go(node: Any, parts: list[str]) -> Any:
+        for i, part in enumerate(parts):
+            if part.endswith("[]"):
+                items = _step(node, part[:-2])
+                return None if items is None else [go(x, parts[i + 1 :]) for x in items]
+            node = _step(node, part)
+            if node is None:
+                return None
+        return node
+
+    return go(report, path.split("."))
+
+
+def _aggregate(op: str, values: list[Any] | None) -> Any:
+    """``op`` (``incast_sim::report_columns::AGGREGATES``) over a list, its nulls skipped."""
+    if values is None:
         return None
-    if "latency_" in name:
-        # A report from before puts has no put latencies.
-        t = kv.get(name.removesuffix("_s"))
-        return None if t is None else _seconds(t)
-    return kv.get(name)
+    present = sorted(v for v in values if v is not None)
+    if op == "len":
+        return len(values)
+    if op == "positive":
+        return sum(1 for v in present if v > 0)
+    if not present:
+        return None
+    if op == "median":
+        return statistics.median(present)
+    if op == "max":
+        return present[-1]
+    if op == "mean":
+        return statistics.fmean(present)
+    if op == "p99":
+        return present[min(len(present) - 1, int(0.99 * len(present)))]
+    raise ValueError(f"report column: unknown aggregate {op!r}")
+
+
+def _goodput_fraction(r: Result) -> float | None:
+    goodput, link = r.report.get("goodput_bps"), r.report.get("link_bps")
+    return goodput / link if goodput is not None and link else None
+
+
+def _optimal(r: Result) -> float | None:
+    return r.optimal_s if "base_latency" in r.report and r.report.get("link_bps") else None
+
+
+def _fct_overhead(r: Result) -> float | None:
+    return r.fct_overhead if _optimal(r) else None
+
+
+#: The computations the engine's columns name (``incast_sim::report_columns::COMPUTATIONS``).
+COMPUTATIONS: dict[str, Callable[[Result], Any]] = {
+    "goodput_fraction": _goodput_fraction,
+    "optimal": _optimal,
+    "fct_overhead": _fct_overhead,
+}
+AGGREGATES = frozenset({"len", "positive", "median", "max", "mean", "p99"})
+
+
+def value(r: Result, column: dict[str, Any]) -> Any:
+    """One report column's value for ``r``: its path read (picoseconds in seconds for a
+    column in seconds), aggregated by its op, or its computation; cast to its kind."""
+    path, op = column.get("path"), column.get("op")
+    if path is None:
+        v = COMPUTATIONS[str(op)](r)
+    else:
+        v = read(r.report, path)
+        if column["unit"] == "s":
+            v = _seconds(v)
+        if op is not None:
+            v = _aggregate(op, v)
+    return _cast(column["kind"], v)
+
+
+def _metrics(r: Result) -> dict[str, Any]:
+    return {c["name"]: value(r, c) for c in (*METRIC_COLUMNS, *LIST_COLUMNS)}
 
 
 def record(
