@@ -8,7 +8,8 @@
 //! RFC 6937 (PRR), RFC 5682 (F-RTO), RFC 9438 (CUBIC), RFC 8257 (DCTCP), and Hafeez et al.
 //! for RTO randomization.
 //!
-//! - `endpoint.rs`: the two halves together, the segment types, the timers' deadlines.
+//! - `endpoint.rs`: the two halves together and the timers' deadlines; `segment.rs`: the
+//!   segments exchanged with the peer; `params.rs`: the connection's parameters.
 //! - `sender.rs`: what to send, loss recovery (fast retransmit, NewReno, RFC 6675, PRR,
 //!   timeouts, F-RTO) and the window; `scoreboard.rs`: its segments and their flags.
 //! - `cc/`: congestion control, Reno, CUBIC or DCTCP.
@@ -17,17 +18,21 @@
 
 mod cc;
 mod endpoint;
+mod params;
 mod rack;
 mod rate;
 mod receiver;
 mod rto_policy;
 mod rtt;
 mod scoreboard;
+mod segment;
 mod sender;
 #[cfg(test)]
 mod testing;
 
-pub use endpoint::{Deadlines, Endpoint, Incoming, Segment, TcpParams};
+pub use endpoint::{Deadlines, Endpoint};
+pub use params::TcpParams;
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;
+pub use segment::{Incoming, Segment};
 pub use sender::{probe_timeout, SenderStats, TIMEOUT_RUN_BUCKETS};

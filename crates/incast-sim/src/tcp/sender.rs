@@ -17,13 +17,13 @@ use crate::rng::Rng;
 use crate::tcp::cc::bbr::{AckState, Bbr};
 use crate::tcp::cc::hystart::HyStart;
 use crate::tcp::cc::{AnyController, Controller, GSO_MAX_BYTES, PACING_SHIFT};
+use crate::tcp::params::TcpParams;
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
 use crate::tcp::receiver::Outbox;
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, TxState};
-use crate::tcp::TcpParams;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 
 /// Largest congestion window, segments (keeps arithmetic far from overflow).
