@@ -14,9 +14,10 @@
 use crate::config::{AckOrder, CongestionControl, CwndLimited, CwndRestart, RecoveryCwnd};
 use crate::net::{CWR, ECT};
 use crate::rng::Rng;
-use crate::tcp::cc::bbr::{AckState, Bbr};
 use crate::tcp::cc::hystart::HyStart;
-use crate::tcp::cc::{AnyController, Controller, GSO_MAX_BYTES, PACING_SHIFT};
+use crate::tcp::cc::{
+    AckState, AnyController, CaState, Controller, GSO_MAX_BYTES, MAX_CWND, PACING_SHIFT,
+};
 use crate::tcp::params::TcpParams;
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
@@ -26,8 +27,6 @@ use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::{Scoreboard, TxState};
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 
-/// Largest congestion window, segments (keeps arithmetic far from overflow).
-const MAX_CWND: u32 = 1 << 24;
 /// Bytes-per-round entries kept for the first transfer.
 const MAX_ROUNDS: usize = 32;
 /// Successive-timeout runs longer than this are counted in the last bucket.
@@ -62,18 +61,6 @@ pub(super) enum TimerKind {
     Probe,
     /// RACK's reorder timeout: segments become lost when it fires.
     Reorder,
-}
-
-/// Congestion-control state (Linux's `icsk_ca_state`, without Disorder and CWR), in Linux's
-/// order (BBR compares them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum CaState {
-    /// Normal sending.
-    Open,
-    /// Fast recovery until `high_seq` is acknowledged.
-    Recovery,
-    /// After a retransmission timeout, until `high_seq` is acknowledged.
-    Loss,
 }
 
 /// What the send half did.
@@ -200,10 +187,8 @@ pub(super) struct Sender {
     tlp_high_seq: Option<u64>,
     /// TLP: the open episode's probe was a retransmission.
     tlp_retrans: bool,
-    /// Delivery-rate sampling.
+    /// Delivery-rate sampling (for a congestion control that sets cwnd itself).
     rate: Rate,
-    /// BBR, if it is the congestion control.
-    bbr: Option<Box<Bbr>>,
     /// HyStart, for CUBIC.
     hystart: Option<HyStart>,
     /// Pacing rate, bytes per second (0: not paced).
@@ -224,14 +209,7 @@ impl Sender {
     /// A send half with nothing written yet.
     pub(super) fn new(p: TcpParams, rtt: RttEstimator) -> Sender {
         let handshake_rtt = rtt.srtt().unwrap_or(SimTime::MAX);
-        let bbr = (p.congestion_control == CongestionControl::Bbr).then(|| {
-            Box::new(Bbr::new(
-                p.initial_window,
-                p.mss,
-                rtt.srtt(),
-                Rng::new(0, 0),
-            ))
-        });
+        let cc = AnyController::new(&p, &rtt);
         let hystart =
             (p.hystart && p.congestion_control == CongestionControl::Cubic).then(HyStart::default);
         Sender {
@@ -240,15 +218,14 @@ impl Sender {
             tlp_high_seq: None,
             tlp_retrans: false,
             rate: Rate::default(),
-            pacing_rate: bbr.as_ref().map_or(0, |b| b.pacing_rate()),
-            bbr,
+            pacing_rate: cc.pacing_rate().unwrap_or(0),
             hystart,
             next_send: 0,
             burst_left: 0,
             burst_bytes: 0,
             pace_at: None,
             cwnd: p.initial_window,
-            cc: AnyController::new(p.congestion_control, p.dctcp_g, p.cubic_update, rtt.tick()),
+            cc,
             p,
             snd_una: 0,
             snd_nxt: 0,
@@ -298,29 +275,26 @@ impl Sender {
 
     /// Draw the congestion control's random choices from `rng`.
     pub(super) fn set_cc_rng(&mut self, rng: Rng) {
-        if let Some(b) = self.bbr.as_mut() {
-            **b = Bbr::new(self.p.initial_window, self.p.mss, self.rtt.srtt(), rng);
-            self.pacing_rate = b.pacing_rate();
-        }
+        self.cc.seed(rng);
     }
 
     /// Whether segments leave at a pacing rate.
     #[inline]
     fn paced(&self) -> bool {
-        self.bbr.is_some() || self.p.pacing
+        self.cc.sets_cwnd() || self.p.pacing
     }
 
     /// The application writes `bytes` more.
     pub(super) fn write(&mut self, now: SimTime, bytes: u64, out: &mut Outbox<'_>) {
-        if self.bbr.is_some() {
+        if self.cc.sets_cwnd() {
             self.check_app_limited();
         }
         if self.board.is_empty() {
             self.restart_after_idle(now);
-            self.cc.on_tx_start(now, self.last_send);
-            if let Some(b) = self.bbr.as_mut() {
-                b.on_tx_start(self.rate.app_limited_until != 0, now, self.p.mss);
-                self.pacing_rate = b.pacing_rate();
+            let app_limited = self.rate.app_limited_until != 0;
+            self.cc.on_tx_start(now, self.last_send, app_limited);
+            if let Some(rate) = self.cc.pacing_rate() {
+                self.pacing_rate = rate;
             }
         }
         if self.write_end == 0 {
@@ -395,17 +369,8 @@ impl Sender {
             // Linux's tcp_enter_loss: recovery or an earlier timeout already set ssthresh.
             self.ssthresh = self.loss_ssthresh();
         }
-        if self.bbr.is_some() {
-            let st = self.bbr_state(now, 0, CaState::Loss);
-            let (ca, cwnd, lost_total) = (self.ca, self.cwnd, self.board.lost_total());
-            if let Some(b) = self.bbr.as_mut() {
-                if ca != CaState::Open {
-                    b.save_cwnd(cwnd);
-                }
-                b.on_rto(&st, lost_total);
-            }
-        }
-        self.cc.on_timeout();
+        let st = self.ack_state(now, 0, CaState::Loss);
+        self.cc.on_timeout(&st);
         self.cwnd_cnt = 0;
         // RACK (Linux's tcp_timeout_mark_lost): what was sent within the last RTT is not
         // presumed lost, and cwnd leaves room for the head's resend beside it
@@ -544,8 +509,8 @@ impl Sender {
         if !self.p.tso {
             return 1;
         }
-        if let Some(b) = self.bbr.as_ref() {
-            return b.tso_segs_goal(self.p.mss);
+        if let Some(segs) = self.cc.tso_segs(self.p.mss) {
+            return segs;
         }
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
         ((bytes / self.p.mss) as u32).clamp(2, (GSO_MAX_BYTES / self.p.mss).max(2) as u32)
@@ -573,10 +538,10 @@ impl Sender {
         }
     }
 
-    /// Linux's `tcp_update_pacing_rate` for congestion controls other than BBR: cwnd per
-    /// SRTT, doubled in slow start, 1.2× after.
+    /// Linux's `tcp_update_pacing_rate` for congestion controls that leave cwnd to the sender:
+    /// cwnd per SRTT, doubled in slow start, 1.2× after.
     fn update_pacing_rate(&mut self) {
-        if self.bbr.is_some() {
+        if self.cc.sets_cwnd() {
             return;
         }
         let Some(srtt) = self.rtt.srtt().filter(|&r| r > 0) else {
@@ -592,16 +557,9 @@ impl Sender {
         self.pacing_rate = rate.min(u64::MAX as u128) as u64;
     }
 
-    /// ssthresh on entering recovery or loss: the congestion control's (BBR keeps it and
-    /// remembers cwnd instead).
+    /// ssthresh on entering recovery or loss: the congestion control's.
     fn loss_ssthresh(&mut self) -> u32 {
-        match self.bbr.as_mut() {
-            Some(b) => {
-                b.save_cwnd(self.cwnd);
-                self.ssthresh
-            }
-            None => self.cc.ssthresh_after_loss(self.cwnd),
-        }
+        self.cc.ssthresh_after_loss(self.cwnd)
     }
 
     /// Linux's `tcp_schedule_loss_probe`: in Open state with data out, arm the probe timer for
@@ -685,8 +643,8 @@ impl Sender {
         if marked > 0 {
             if self.ca == CaState::Open {
                 self.enter_recovery();
-                // Linux skips PRR for a congestion control that sets cwnd itself (BBR).
-                if self.bbr.is_none() {
+                // Linux skips PRR for a congestion control that sets cwnd itself.
+                if !self.cc.sets_cwnd() {
                     self.reduce_cwnd(1, false, true);
                 }
             }
@@ -793,7 +751,7 @@ impl Sender {
         let rack_tlp = self.p.rack_tlp && self.p.sack;
         let sack_rtt = self.p.sack_rtt;
         let lost_before = self.board.lost_total();
-        let sampling = self.bbr.is_some();
+        let sampling = self.cc.sets_cwnd();
         if sampling {
             self.rate.begin(self.in_flight());
         }
@@ -927,7 +885,7 @@ impl Sender {
                 }
             }
         }
-        let bbr = self.bbr.is_some();
+        let model = self.cc.sets_cwnd();
         // Linux 4.x on grows cwnd after loss recovery has looked at the ACK
         // (`tcp_cong_control` after `tcp_fastretrans_alert`); 2.6 and 3.x grew it first.
         let late = self.p.ack_order == AckOrder::RecoveryFirst;
@@ -945,12 +903,12 @@ impl Sender {
                 // Whether recovery starts does not depend on cwnd, so one test serves both
                 // orders: Linux 2.6/3.x grew cwnd before the loss check (and so before the
                 // cut), Linux 4.x on grows it only if the ACK does not start recovery.
-                if ack > prior_una && !bbr && !(late && enter) {
+                if ack > prior_una && !model && !(late && enter) {
                     self.grow(delivered, now);
                 }
                 if enter {
                     self.enter_recovery();
-                    if !bbr {
+                    if !model {
                         self.reduce_cwnd(
                             delivered,
                             ack > prior_una,
@@ -962,7 +920,7 @@ impl Sender {
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
                     self.ca = CaState::Open;
-                    if !bbr {
+                    if !model {
                         // Linux's tcp_end_cwnd_reduction, which a congestion control that
                         // sets cwnd itself skips: BBR's ssthresh stays infinite, and it
                         // restores its own cwnd on leaving recovery.
@@ -983,7 +941,7 @@ impl Sender {
                 } else if (newly_sacked > 0 || ack > prior_una) && !rack_tlp {
                     self.board.mark_lost_by_sack(self.p.dupthresh);
                 }
-                if self.ca == CaState::Recovery && !bbr {
+                if self.ca == CaState::Recovery && !model {
                     self.reduce_cwnd(
                         delivered,
                         ack > prior_una,
@@ -1008,7 +966,7 @@ impl Sender {
                             && self.snd_nxt < self.snd_una + self.p.receive_window;
                     }
                 }
-                if ack > prior_una && !bbr {
+                if ack > prior_una && !model {
                     self.grow(delivered, now);
                 }
                 if self.snd_una >= self.high_seq {
@@ -1021,8 +979,8 @@ impl Sender {
             }
         }
         let losses = (self.board.lost_total() - lost_before) as u32;
-        if bbr {
-            self.bbr_on_ack(now, acked + newly_sacked, losses, rtt_sample, min_rtt);
+        if model {
+            self.model_on_ack(now, acked + newly_sacked, losses, rtt_sample, min_rtt);
         } else if self.p.pacing {
             self.update_pacing_rate();
         }
@@ -1038,8 +996,8 @@ impl Sender {
         }
     }
 
-    /// What BBR reads of the connection at `now`.
-    fn bbr_state(&self, now: SimTime, in_flight: u32, ca: CaState) -> AckState {
+    /// What a congestion control that sets cwnd itself reads of the connection at `now`.
+    fn ack_state(&self, now: SimTime, in_flight: u32, ca: CaState) -> AckState {
         AckState {
             now,
             cwnd: self.cwnd,
@@ -1049,20 +1007,24 @@ impl Sender {
             ca,
             mss: self.p.mss,
             next_send: self.next_send,
+            srtt: self.rtt.srtt(),
+            lost_total: self.board.lost_total(),
         }
     }
 
-    /// The delivery state a segment sent now carries: only BBR samples delivery rates.
+    /// The delivery state a segment sent now carries: only a congestion control that sets
+    /// cwnd itself reads delivery-rate samples.
     fn tx_state(&mut self, now: SimTime) -> TxState {
-        if self.bbr.is_some() {
+        if self.cc.sets_cwnd() {
             self.rate.on_send(now, self.board.packets_out())
         } else {
             TxState::default()
         }
     }
 
-    /// BBR's turn at an ACK: the rate sample, then its cwnd and pacing rate.
-    fn bbr_on_ack(
+    /// The turn at an ACK of a congestion control that sets cwnd itself: the rate sample,
+    /// then its cwnd and pacing rate.
+    fn model_on_ack(
         &mut self,
         now: SimTime,
         acked_sacked: u32,
@@ -1071,12 +1033,11 @@ impl Sender {
         min_rtt: SimTime,
     ) {
         let rs = self.rate.finish(now, acked_sacked, losses, rtt, min_rtt);
-        let st = self.bbr_state(now, self.in_flight(), self.ca);
-        let srtt = self.rtt.srtt();
-        let lost_total = self.board.lost_total();
-        let b = self.bbr.as_mut().expect("BBR");
-        self.cwnd = b.on_ack(&rs, &st, srtt, lost_total).clamp(1, MAX_CWND);
-        self.pacing_rate = b.pacing_rate();
+        let st = self.ack_state(now, self.in_flight(), self.ca);
+        self.cwnd = self.cc.on_rate_sample(&rs, &st).clamp(1, MAX_CWND);
+        if let Some(rate) = self.cc.pacing_rate() {
+            self.pacing_rate = rate;
+        }
     }
 
     /// Linux's `tcp_process_tlp_ack`: an ACK at or beyond the probe's episode ends it. If the
@@ -1097,7 +1058,7 @@ impl Sender {
             self.tlp_high_seq = None;
             if self.ca == CaState::Open {
                 self.ssthresh = self.loss_ssthresh();
-                if self.bbr.is_none() {
+                if !self.cc.sets_cwnd() {
                     self.cwnd = self.ssthresh;
                     self.cwnd_cnt = 0;
                 }
@@ -1122,8 +1083,9 @@ impl Sender {
         if self.ca != CaState::Open || self.snd_una < self.cwr_end || self.board.is_empty() {
             return;
         }
-        if self.bbr.is_some() {
-            // BBR v1 sets cwnd itself (Linux's cong_control hook) and ignores ECN echoes.
+        if self.cc.sets_cwnd() {
+            // A congestion control that sets cwnd itself (Linux's cong_control hook) answers
+            // echoes itself: BBR v1 ignores them.
             return;
         }
         self.ssthresh = self.cc.ssthresh_after_ecn(self.cwnd);
@@ -1140,13 +1102,8 @@ impl Sender {
     /// window (Linux's `tcp_undo_cwnd_reduction`), forget the loss marks, carry on.
     fn undo_spurious_timeout(&mut self) {
         self.stats.spurious_timeouts += 1;
-        if self.bbr.is_some() {
-            let st = self.bbr_state(self.last_send, 0, CaState::Open);
-            let lost_total = self.board.lost_total();
-            if let Some(b) = self.bbr.as_mut() {
-                b.undo(&st, lost_total);
-            }
-        }
+        let st = self.ack_state(self.last_send, 0, CaState::Open);
+        self.cc.on_undo(&st);
         self.cwnd = self.cwnd.max(self.undo_cwnd);
         self.ssthresh = self.ssthresh.max(self.undo_ssthresh);
         self.board.clear_lost();
@@ -1178,7 +1135,7 @@ impl Sender {
             // PRR's first step allows the fast retransmit itself.
             RecoveryCwnd::Prr => {}
             RecoveryCwnd::Halve => {
-                if self.bbr.is_none() {
+                if !self.cc.sets_cwnd() {
                     self.cwnd = self.ssthresh;
                 }
                 self.force_retx = true;
@@ -1263,8 +1220,8 @@ impl Sender {
                 self.cwnd_cnt = 0;
             }
             // Linux's tcp_slow_start_after_idle_check leaves alone a congestion control that
-            // sets cwnd itself: BBR restarts from its model (`on_tx_start`), not a cut cwnd.
-            CwndRestart::Idle if self.bbr.is_some() => {}
+            // sets cwnd itself: it restarts from its model (`on_tx_start`), not a cut cwnd.
+            CwndRestart::Idle if self.cc.sets_cwnd() => {}
             CwndRestart::Idle => {
                 let rto = self.rtt.rto(0);
                 let mut idle = now.saturating_sub(self.last_send);
