@@ -13,7 +13,7 @@ pub struct Incoming<'a> {
     pub ack: u64,
     /// SACK blocks.
     pub sack: &'a [(u64, u64)],
-    /// ECN bits ([`crate::net::ECT`], [`crate::net::CE`], [`ECE`]).
+    /// ECN bits ([`crate::net::ECT`], [`crate::net::CE`], [`crate::net::ECE`]).
     pub ecn: u8,
 }
 

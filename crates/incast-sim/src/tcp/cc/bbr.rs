@@ -45,7 +45,7 @@ const PACING_GAIN: [u64; CYCLE_LEN] = [
 ];
 const CYCLE_RAND: u64 = 7;
 /// The smallest cwnd BBR keeps (two 2-segment bursts for a delayed-ACK receiver).
-pub(crate) const CWND_MIN_TARGET: u32 = 4;
+const CWND_MIN_TARGET: u32 = 4;
 const FULL_BW_THRESH: u64 = BBR_UNIT * 5 / 4;
 const FULL_BW_CNT: u32 = 3;
 const LT_INTVL_MIN_RTTS: u32 = 4;
@@ -62,7 +62,7 @@ const INIT_CWND: u32 = 10;
 
 /// BBR's modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+enum Mode {
     Startup,
     Drain,
     ProbeBw,
@@ -207,13 +207,13 @@ impl Bbr {
 
     /// The mode (for tests and reports).
     #[cfg(test)]
-    pub(crate) fn mode(&self) -> Mode {
+    fn mode(&self) -> Mode {
         self.mode
     }
 
     /// The bandwidth estimate in bits per second for `mss`-byte segments (for tests).
     #[cfg(test)]
-    pub(crate) fn bw_bps(&self, mss: u64) -> f64 {
+    fn bw_bps(&self, mss: u64) -> f64 {
         self.bw() as f64 * mss as f64 * 8.0 * 1e6 / BW_UNIT as f64
     }
 

@@ -75,7 +75,11 @@ pub(crate) struct AckState {
     pub(crate) lost_total: u64,
 }
 
-/// The hooks a congestion control answers; the defaults are Reno's.
+/// The hooks a congestion control answers (Linux's `tcp_congestion_ops`). The window hooks'
+/// defaults are Reno's; the hooks from [`sets_cwnd`] on serve a controller that sets cwnd
+/// itself, and their defaults do nothing.
+///
+/// [`sets_cwnd`]: Controller::sets_cwnd
 pub(crate) trait Controller {
     /// ssthresh after a loss with the window at `cwnd` segments: half of it, at least 2
     /// (RFC 5681 (4), counted in the window as Linux does).
@@ -283,5 +287,40 @@ impl Controller for AnyController {
     #[inline]
     fn seed(&mut self, rng: Rng) {
         dispatch!(self, c => c.seed(rng))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::testing::params;
+    use crate::units::{from_ms, from_us, PS_PER_S};
+
+    #[test]
+    fn only_bbr_sets_cwnd_and_paces_and_its_ssthresh_stays_infinite() {
+        let mut rtt = RttEstimator::new(from_ms(200), 120 * PS_PER_S, PS_PER_S, from_us(1));
+        rtt.sample_at(from_us(100), 0, 0);
+        for kind in [
+            CongestionControl::Reno,
+            CongestionControl::Cubic,
+            CongestionControl::Dctcp,
+            CongestionControl::Bbr,
+        ] {
+            let p = TcpParams {
+                congestion_control: kind,
+                ..params(true)
+            };
+            let mut c = AnyController::new(&p, &rtt);
+            let bbr = kind == CongestionControl::Bbr;
+            assert_eq!(c.sets_cwnd(), bbr, "{kind:?}");
+            assert_eq!(c.pacing_rate().is_some(), bbr, "{kind:?}");
+            assert_eq!(c.tso_segs(p.mss).is_some(), bbr, "{kind:?}");
+            let ssthresh = c.ssthresh_after_loss(40);
+            if bbr {
+                assert_eq!(ssthresh, MAX_CWND, "bbr_ssthresh keeps it infinite");
+            } else {
+                assert!(ssthresh < 40, "{kind:?}: {ssthresh}");
+            }
+        }
     }
 }
