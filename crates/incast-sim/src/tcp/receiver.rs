@@ -7,7 +7,7 @@
 //! which fills in the acknowledgment; the receive half says when a pure ACK is owed.
 
 use crate::net::{CE, CWR, ECE, MAX_SACK_BLOCKS};
-use crate::tcp::Segment;
+use crate::tcp::segment::Segment;
 use crate::units::SimTime;
 
 /// How ACKs echo CE marks.

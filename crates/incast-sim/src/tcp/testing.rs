@@ -40,6 +40,14 @@ pub(crate) fn params(sack: bool) -> TcpParams {
     }
 }
 
+/// [`params`] with RACK-TLP (and SACK).
+pub(crate) fn rack_params() -> TcpParams {
+    TcpParams {
+        rack_tlp: true,
+        ..params(true)
+    }
+}
+
 /// A segment from the peer without ECN bits.
 pub(crate) fn seg(seq: u64, len: u32, ack: u64, sack: &[(u64, u64)]) -> Incoming<'_> {
     Incoming {

@@ -11,10 +11,9 @@
 //!
 //! Units follow Linux: bandwidth in segments per µs scaled by 2^24, gains by 2^8.
 
+use super::{AckState, CaState, Controller, GSO_MAX_BYTES, MAX_CWND, PACING_SHIFT};
 use crate::rng::Rng;
-use crate::tcp::cc::{GSO_MAX_BYTES, PACING_SHIFT};
 use crate::tcp::rate::RateSample;
-use crate::tcp::sender::CaState;
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S, PS_PER_US};
 
 const BBR_SCALE: u32 = 8;
@@ -46,7 +45,7 @@ const PACING_GAIN: [u64; CYCLE_LEN] = [
 ];
 const CYCLE_RAND: u64 = 7;
 /// The smallest cwnd BBR keeps (two 2-segment bursts for a delayed-ACK receiver).
-pub(crate) const CWND_MIN_TARGET: u32 = 4;
+const CWND_MIN_TARGET: u32 = 4;
 const FULL_BW_THRESH: u64 = BBR_UNIT * 5 / 4;
 const FULL_BW_CNT: u32 = 3;
 const LT_INTVL_MIN_RTTS: u32 = 4;
@@ -63,32 +62,11 @@ const INIT_CWND: u32 = 10;
 
 /// BBR's modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+enum Mode {
     Startup,
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// The connection's state at an ACK, as BBR reads it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct AckState {
-    /// Now.
-    pub(crate) now: SimTime,
-    /// cwnd, segments.
-    pub(crate) cwnd: u32,
-    /// Packets in flight after the ACK.
-    pub(crate) in_flight: u32,
-    /// Segments delivered so far.
-    pub(crate) delivered: u64,
-    /// When `delivered` last grew.
-    pub(crate) delivered_at: SimTime,
-    /// The loss-recovery state.
-    pub(crate) ca: CaState,
-    /// Bytes per segment.
-    pub(crate) mss: u64,
-    /// The earliest departure time of the next segment (pacing).
-    pub(crate) next_send: SimTime,
 }
 
 /// Kathleen Nichols' windowed running maximum of three samples (Linux's `win_minmax.c`).
@@ -175,6 +153,8 @@ pub(crate) struct Bbr {
     pacing_rate: u64,
     /// PROBE_RTT ended: the next cwnd restores the one saved before it.
     restore_after_probe_rtt: bool,
+    /// Bytes per segment.
+    mss: u64,
     rng: Rng,
 }
 
@@ -218,26 +198,22 @@ impl Bbr {
             extra_acked_win_idx: 0,
             pacing_rate: 0,
             restore_after_probe_rtt: false,
+            mss,
             rng,
         };
         b.init_pacing_rate(cwnd, mss, srtt);
         b
     }
 
-    /// Pacing rate, bytes per second.
-    pub(crate) fn pacing_rate(&self) -> u64 {
-        self.pacing_rate
-    }
-
     /// The mode (for tests and reports).
     #[cfg(test)]
-    pub(crate) fn mode(&self) -> Mode {
+    fn mode(&self) -> Mode {
         self.mode
     }
 
     /// The bandwidth estimate in bits per second for `mss`-byte segments (for tests).
     #[cfg(test)]
-    pub(crate) fn bw_bps(&self, mss: u64) -> f64 {
+    fn bw_bps(&self, mss: u64) -> f64 {
         self.bw() as f64 * mss as f64 * 8.0 * 1e6 / BW_UNIT as f64
     }
 
@@ -278,7 +254,7 @@ impl Bbr {
     }
 
     /// Segments per TSO burst BBR wants (`bbr_tso_segs_goal`).
-    pub(crate) fn tso_segs_goal(&self, mss: u64) -> u32 {
+    fn tso_segs_goal(&self, mss: u64) -> u32 {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
         let min = if self.pacing_rate < MIN_TSO_RATE_BYTES {
             1
@@ -288,9 +264,8 @@ impl Bbr {
         ((bytes / mss) as u32).max(min)
     }
 
-    /// Remember the last good cwnd before recovery or PROBE_RTT cut it (`bbr_save_cwnd`,
-    /// Linux's ssthresh hook on entering recovery or loss).
-    pub(crate) fn save_cwnd(&mut self, cwnd: u32) {
+    /// Remember the last good cwnd before recovery or PROBE_RTT cut it (`bbr_save_cwnd`).
+    fn save_cwnd(&mut self, cwnd: u32) {
         if self.prev_ca < CaState::Recovery && self.mode != Mode::ProbeRtt {
             self.prior_cwnd = cwnd;
         } else {
@@ -299,7 +274,7 @@ impl Bbr {
     }
 
     /// A retransmission timeout (`bbr_set_state(TCP_CA_Loss)`): the RTO ends a round.
-    pub(crate) fn on_rto(&mut self, st: &AckState, lost_total: u64) {
+    fn on_rto(&mut self, st: &AckState) {
         self.prev_ca = CaState::Loss;
         self.full_bw = 0;
         self.round_start = true;
@@ -307,30 +282,7 @@ impl Bbr {
             losses: 1,
             ..RateSample::default()
         };
-        self.lt_bw_sampling(&rs, st, lost_total);
-    }
-
-    /// A window reduction turned out spurious (`bbr_undo_cwnd`).
-    pub(crate) fn undo(&mut self, st: &AckState, lost_total: u64) {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
-        self.reset_lt_bw_sampling(st, lost_total);
-    }
-
-    /// The sender starts sending after being idle (`bbr_cwnd_event_tx_start`).
-    pub(crate) fn on_tx_start(&mut self, app_limited: bool, now: SimTime, mss: u64) {
-        if !app_limited {
-            return;
-        }
-        self.idle_restart = true;
-        self.ack_epoch_stamp = now;
-        self.ack_epoch_acked = 0;
-        if self.mode == Mode::ProbeBw {
-            let bw = self.bw();
-            self.set_pacing_rate(bw, BBR_UNIT, mss, None, 0);
-        } else if self.mode == Mode::ProbeRtt {
-            self.check_probe_rtt_done(now);
-        }
+        self.lt_bw_sampling(&rs, st);
     }
 
     fn bdp(&self, bw: u64, gain: u64) -> u32 {
@@ -376,14 +328,8 @@ impl Bbr {
     }
 
     /// BBR's answer to an ACK (`bbr_main`): the new cwnd (the pacing rate is kept inside).
-    pub(crate) fn on_ack(
-        &mut self,
-        rs: &RateSample,
-        st: &AckState,
-        srtt: Option<SimTime>,
-        lost_total: u64,
-    ) -> u32 {
-        self.update_bw(rs, st, lost_total);
+    fn main(&mut self, rs: &RateSample, st: &AckState) -> u32 {
+        self.update_bw(rs, st);
         self.update_ack_aggregation(rs, st);
         self.update_cycle_phase(rs, st);
         self.check_full_bw_reached(rs);
@@ -391,11 +337,11 @@ impl Bbr {
         self.update_min_rtt(rs, st);
         self.update_gains();
         let bw = self.bw();
-        self.set_pacing_rate(bw, self.pacing_gain, st.mss, srtt, st.cwnd);
+        self.set_pacing_rate(bw, self.pacing_gain, st.mss, st.srtt, st.cwnd);
         self.set_cwnd(rs, st, bw)
     }
 
-    fn update_bw(&mut self, rs: &RateSample, st: &AckState, lost_total: u64) {
+    fn update_bw(&mut self, rs: &RateSample, st: &AckState) {
         self.round_start = false;
         let Some(delivered) = rs.delivered else {
             return;
@@ -409,7 +355,7 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
-        self.lt_bw_sampling(rs, st, lost_total);
+        self.lt_bw_sampling(rs, st);
         let bw = (delivered as u128 * BW_UNIT as u128 * PS_PER_US as u128 / rs.interval as u128)
             .min(u64::MAX as u128) as u64;
         if !rs.app_limited || bw >= self.bw.get() {
@@ -483,21 +429,21 @@ impl Bbr {
         }
     }
 
-    fn reset_lt_bw_sampling_interval(&mut self, st: &AckState, lost_total: u64) {
+    fn reset_lt_bw_sampling_interval(&mut self, st: &AckState) {
         self.lt_last_stamp = st.delivered_at / PS_PER_MS;
         self.lt_last_delivered = st.delivered;
-        self.lt_last_lost = lost_total;
+        self.lt_last_lost = st.lost_total;
         self.lt_rtt_cnt = 0;
     }
 
-    fn reset_lt_bw_sampling(&mut self, st: &AckState, lost_total: u64) {
+    fn reset_lt_bw_sampling(&mut self, st: &AckState) {
         self.lt_bw = 0;
         self.lt_use_bw = false;
         self.lt_is_sampling = false;
-        self.reset_lt_bw_sampling_interval(st, lost_total);
+        self.reset_lt_bw_sampling_interval(st);
     }
 
-    fn lt_bw_interval_done(&mut self, bw: u64, st: &AckState, lost_total: u64) {
+    fn lt_bw_interval_done(&mut self, bw: u64, st: &AckState) {
         if self.lt_bw > 0 {
             let diff = bw.abs_diff(self.lt_bw);
             if diff * BBR_UNIT <= LT_BW_RATIO * self.lt_bw
@@ -511,15 +457,15 @@ impl Bbr {
             }
         }
         self.lt_bw = bw;
-        self.reset_lt_bw_sampling_interval(st, lost_total);
+        self.reset_lt_bw_sampling_interval(st);
     }
 
-    fn lt_bw_sampling(&mut self, rs: &RateSample, st: &AckState, lost_total: u64) {
+    fn lt_bw_sampling(&mut self, rs: &RateSample, st: &AckState) {
         if self.lt_use_bw {
             if self.mode == Mode::ProbeBw && self.round_start {
                 self.lt_rtt_cnt += 1;
                 if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
-                    self.reset_lt_bw_sampling(st, lost_total);
+                    self.reset_lt_bw_sampling(st);
                     self.reset_probe_bw_mode(st.delivered_at);
                 }
             }
@@ -529,11 +475,11 @@ impl Bbr {
             if rs.losses == 0 {
                 return;
             }
-            self.reset_lt_bw_sampling_interval(st, lost_total);
+            self.reset_lt_bw_sampling_interval(st);
             self.lt_is_sampling = true;
         }
         if rs.app_limited {
-            self.reset_lt_bw_sampling(st, lost_total);
+            self.reset_lt_bw_sampling(st);
             return;
         }
         if self.round_start {
@@ -543,13 +489,13 @@ impl Bbr {
             return;
         }
         if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
-            self.reset_lt_bw_sampling(st, lost_total);
+            self.reset_lt_bw_sampling(st);
             return;
         }
         if rs.losses == 0 {
             return;
         }
-        let lost = lost_total - self.lt_last_lost;
+        let lost = st.lost_total - self.lt_last_lost;
         let delivered = st.delivered - self.lt_last_delivered;
         if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
             return;
@@ -559,7 +505,7 @@ impl Bbr {
             return;
         }
         let bw = delivered * BW_UNIT / (t_ms * 1000);
-        self.lt_bw_interval_done(bw, st, lost_total);
+        self.lt_bw_interval_done(bw, st);
     }
 
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
@@ -692,6 +638,66 @@ impl Bbr {
     }
 }
 
+/// BBR answers the hooks of a controller that sets cwnd itself; its ssthresh stays infinite.
+impl Controller for Bbr {
+    /// `bbr_ssthresh`: save cwnd, leave ssthresh infinite (Linux's `TCP_INFINITE_SSTHRESH`).
+    fn ssthresh_after_loss(&mut self, cwnd: u32) -> u32 {
+        self.save_cwnd(cwnd);
+        MAX_CWND
+    }
+
+    /// The sender enters the Loss state: `bbr_ssthresh` saves cwnd again (whatever state it
+    /// left), then `bbr_set_state(TCP_CA_Loss)`.
+    fn on_timeout(&mut self, st: &AckState) {
+        self.save_cwnd(st.cwnd);
+        self.on_rto(st);
+    }
+
+    /// `bbr_cwnd_event_tx_start`: after idleness, not a round of its own.
+    fn on_tx_start(&mut self, now: SimTime, _last_send: SimTime, app_limited: bool) {
+        if !app_limited {
+            return;
+        }
+        self.idle_restart = true;
+        self.ack_epoch_stamp = now;
+        self.ack_epoch_acked = 0;
+        if self.mode == Mode::ProbeBw {
+            let bw = self.bw();
+            self.set_pacing_rate(bw, BBR_UNIT, self.mss, None, 0);
+        } else if self.mode == Mode::ProbeRtt {
+            self.check_probe_rtt_done(now);
+        }
+    }
+
+    fn sets_cwnd(&self) -> bool {
+        true
+    }
+
+    fn on_rate_sample(&mut self, rs: &RateSample, st: &AckState) -> u32 {
+        self.main(rs, st)
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        Some(self.pacing_rate)
+    }
+
+    /// `bbr_tso_segs`.
+    fn tso_segs(&self, mss: u64) -> Option<u32> {
+        Some(self.tso_segs_goal(mss))
+    }
+
+    /// `bbr_undo_cwnd`: the bandwidth probing and the long-term sampling start over.
+    fn on_undo(&mut self, st: &AckState) {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(st);
+    }
+
+    fn seed(&mut self, rng: Rng) {
+        self.rng = rng;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -756,8 +762,10 @@ mod tests {
                 ca: CaState::Open,
                 mss: 1000,
                 next_send: now,
+                srtt: Some(100 * PS_PER_US),
+                lost_total: 0,
             };
-            cwnd = b.on_ack(&rs, &st, Some(100 * PS_PER_US), 0);
+            cwnd = b.on_rate_sample(&rs, &st);
         }
         assert_eq!(b.mode(), Mode::ProbeBw);
         assert!((b.bw_bps(1000) - 800e6).abs() < 8e6, "{}", b.bw_bps(1000));
@@ -765,7 +773,7 @@ mod tests {
         // quantization budget at this rate): never below the BDP.
         assert!((20..=20 + 3 * 65 + 4).contains(&cwnd), "{cwnd}");
         // Pacing at gain × bw, less 1%: between 3/4 and 5/4 of 100 MB/s.
-        let r = b.pacing_rate();
+        let r = b.pacing_rate().expect("BBR paces");
         assert!((74_000_000..=124_000_000).contains(&r), "{r}");
     }
 }

@@ -13,7 +13,7 @@
 //!   (`CA_EVENT_TX_START`), so the curve does not count idleness as growth time;
 //! - delay samples taken within a second of an epoch's start are ignored.
 
-use super::Controller;
+use super::{AckState, Controller};
 use crate::units::{SimTime, PS_PER_S};
 
 /// β·1024 (`beta`): the window keeps 717/1024 after a loss.
@@ -98,13 +98,13 @@ impl LinuxCubic {
     }
 
     /// Entering the Loss state after a timeout (`cubictcp_state` → `bictcp_reset`).
-    pub(crate) fn on_timeout(&mut self) {
+    pub(crate) fn reset(&mut self) {
         *self = LinuxCubic::new(self.tick);
     }
 
     /// The sender starts sending again with nothing in flight at `now`, its last send having
     /// been at `last_send` (`CA_EVENT_TX_START`): the epoch moves forward by the idle time.
-    pub(crate) fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
+    pub(crate) fn after_idle(&mut self, now: SimTime, last_send: SimTime) {
         let now_j = self.jiffies(now);
         let idle = now_j.saturating_sub(self.jiffies(last_send));
         if let (Some(start), true) = (self.epoch_start, idle > 0) {
@@ -212,12 +212,12 @@ impl Controller for LinuxCubic {
         self.update(now, cwnd, acked)
     }
 
-    fn on_timeout(&mut self) {
-        LinuxCubic::on_timeout(self)
+    fn on_timeout(&mut self, _st: &AckState) {
+        self.reset()
     }
 
-    fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
-        LinuxCubic::on_tx_start(self, now, last_send)
+    fn on_tx_start(&mut self, now: SimTime, last_send: SimTime, _app_limited: bool) {
+        self.after_idle(now, last_send)
     }
 
     fn on_rtt(&mut self, now: SimTime, rtt: SimTime) {
@@ -310,7 +310,7 @@ mod tests {
     #[test]
     fn a_timeout_forgets_the_maximum_and_caps_cnt_at_20() {
         let mut c = after_loss_at(40);
-        c.on_timeout();
+        c.reset();
         assert_eq!(c.last_max_cwnd, 0);
         assert_eq!(c.update(from_ms(500), 5, 1), 20);
     }
@@ -320,9 +320,9 @@ mod tests {
         let mut c = after_loss_at(10);
         c.update(100 * JIFFY, 7, 1);
         assert_eq!(c.epoch_start, Some(100));
-        c.on_tx_start(150 * JIFFY, 120 * JIFFY);
+        c.after_idle(150 * JIFFY, 120 * JIFFY);
         assert_eq!(c.epoch_start, Some(130));
-        c.on_tx_start(150 * JIFFY + 1, 0);
+        c.after_idle(150 * JIFFY + 1, 0);
         assert_eq!(c.epoch_start, Some(150), "never after now");
     }
 
