@@ -9,7 +9,7 @@ use std::collections::BinaryHeap;
 use thiserror::Error;
 
 use crate::config::ConfigError;
-use crate::ids::{ConnId, EndpointId};
+use crate::ids::EndpointId;
 use crate::topology::LinkId;
 use crate::units::{to_secs, SimTime};
 
@@ -90,16 +90,10 @@ pub enum Event {
     Pace(EndpointId, u32),
     /// The packet at the head of an endpoint's host queue reaches its NIC.
     HostTx(EndpointId),
-    /// The client asks a connection's server for its part of the block (staggered requests).
-    Request(ConnId),
-    /// A server starts answering (after its jitter) on a connection.
-    Respond(ConnId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
-    /// The next get arrives at a key-value host (its number).
-    KvGet(u32),
-    /// The key-value store's warm-up ends: its figures count from here.
-    KvWarm,
+    /// An application's timer (opaque to the engine: see [`crate::app::Token`]).
+    App(crate::app::Token),
     /// The NDP receiver's pull pacer may send its next pull.
     PullTick,
     /// The workload starts.

@@ -3,22 +3,19 @@
 
 use std::collections::VecDeque;
 
+use crate::app::{App, Effect, View};
 use crate::capture::{self, Points, TcpCapture};
 use crate::config::{CongestionControl, RtoRandomization, Scenario};
 use crate::engine::{next_event, Event, EventQueue, SimError, Timer};
 use crate::ids::{ConnId, EndpointId};
-use crate::kv::KvGets;
 use crate::net::{Enqueued, Packet, PacketPool, PktId, CE, ECT};
 use crate::report::Series;
 use crate::rng::{Rng, Stream};
-use crate::shuffle::Shuffle;
-use crate::tasks::Tasks;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, Segment, TcpParams};
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::SimTime;
 
 mod report;
-use crate::workload::Action;
 
 /// Bytes a background flow offers: more than any run can send.
 const BACKGROUND_BYTES: u64 = 1 << 50;
@@ -43,17 +40,20 @@ pub struct TcpSimulation {
     host_q: Vec<VecDeque<(SimTime, PktId)>>,
     /// Per-endpoint random streams for host jitter.
     host_rng: Vec<Rng>,
-    wl: Tasks,
-    /// The key-value store, when the workload is `kv_gets` (then `wl` has no tasks).
-    kv: Option<Box<KvGets>>,
-    /// The shuffle, when the workload is `shuffle` (then `wl` has no tasks).
-    shuffle: Option<Box<Shuffle>>,
-    /// A shuffle's drops: data segments, pure ACKs, requests.
-    shuffle_drops: [u64; 3],
+    /// The workload.
+    app: Box<dyn App>,
+    /// Its connections (`0..app_conns`; background flows follow).
+    app_conns: u32,
+    /// Whether it wants every segment its connections deliver, not only data.
+    app_every_segment: bool,
+    /// Whether it wants the frames the hosts' switch ports send.
+    app_counts_rx: bool,
+    /// Drops by what the packet carried: data to a client, pure ACKs, data to a server.
+    drops_by_kind: [u64; 3],
     out: Vec<Segment>,
-    act: Vec<Action>,
-    /// Actions of a key-value server's queue, taken while `act` is being applied.
-    served: Vec<Action>,
+    act: Vec<Effect>,
+    /// What the application writes while `act` is being applied ([`Effect::Fill`]).
+    served: Vec<Effect>,
     processed: u64,
     finished: bool,
     busy_at_start: SimTime,
@@ -62,6 +62,53 @@ pub struct TcpSimulation {
     series: Option<Series>,
     /// The packet capture, if the run writes one.
     capture: Option<Box<TcpCapture>>,
+}
+
+/// What the application may read of the endpoints and the network (borrowing the engine's
+/// fields apart from the application itself).
+struct TcpView<'a> {
+    eps: &'a [Endpoint],
+    ep_host: &'a [u32],
+    net: &'a Network,
+    drops_by_kind: [u64; 3],
+}
+
+/// A [`TcpView`] of simulation `$s`, borrowing only the fields it reads.
+macro_rules! view {
+    ($s:expr) => {
+        TcpView {
+            eps: &$s.eps,
+            ep_host: &$s.ep_host,
+            net: &$s.net,
+            drops_by_kind: $s.drops_by_kind,
+        }
+    };
+}
+pub(crate) use view;
+
+impl View for TcpView<'_> {
+    fn received(&self, ep: EndpointId) -> u64 {
+        self.eps[ep.index()].received()
+    }
+    fn acked(&self, ep: EndpointId) -> u64 {
+        self.eps[ep.index()].acked()
+    }
+    fn endpoints(&self) -> u32 {
+        self.eps.len() as u32
+    }
+    fn host_of(&self, ep: EndpointId) -> u32 {
+        self.ep_host[ep.index()]
+    }
+    fn loss_counters(&self, ep: EndpointId) -> (u64, u64) {
+        let s = self.eps[ep.index()].stats();
+        (s.timeouts as u64, (s.retx_fast + s.retx_timeout) as u64)
+    }
+    fn drops_by_kind(&self) -> [u64; 3] {
+        self.drops_by_kind
+    }
+    fn net(&self) -> &Network {
+        self.net
+    }
 }
 
 /// The events of one endpoint's timers.
@@ -97,33 +144,17 @@ impl TcpSimulation {
     pub fn new(sc: Scenario) -> Result<TcpSimulation, SimError> {
         sc.validate()?;
         let mut net = Network::build(&sc);
-        let wl = Tasks::new(&sc);
-        let kv = (sc.workload.kind == crate::config::WorkloadKind::KvGets)
-            .then(|| Box::new(KvGets::new(&sc, net.hosts)));
-        let shuffle = (sc.workload.kind == crate::config::WorkloadKind::Shuffle)
-            .then(|| Box::new(Shuffle::new(&sc)));
-        let fg = match (kv.as_ref(), shuffle.as_ref()) {
-            (Some(kv), _) => kv.connections(),
-            (_, Some(sh)) => sh.connections(),
-            _ => wl.connections(),
-        };
+        let app = crate::app::of(&sc, &net);
+        let fg = app.connections();
         let conns = fg + sc.background.flows;
         let params = TcpParams::from(&sc.tcp);
         let mut eps = Vec::with_capacity(2 * conns as usize);
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
         let mut ep_host = Vec::with_capacity(2 * conns as usize);
-        let n = sc.topology.senders;
         for c in 0..conns {
             let conn = ConnId(c);
-            // Workload connection c is server c mod N's (each task has its own connections).
-            let (server, client) = if let (Some(kv), true) = (kv.as_ref(), c < fg) {
-                let (replica, coordinator) = kv.ends(conn);
-                (net.host(replica), net.host(coordinator))
-            } else if let (Some(sh), true) = (shuffle.as_ref(), c < fg) {
-                let (map_host, reducer_host) = sh.ends(conn);
-                (net.host(map_host), net.host(reducer_host))
-            } else if c < fg {
-                (net.host(c % n), net.receiver)
+            let (server, client) = if c < fg {
+                app.ends(conn, &net)
             } else {
                 net.background_ends(&sc, c - fg)
             };
@@ -172,10 +203,11 @@ impl TcpSimulation {
             eps,
             ep_route,
             ep_host,
-            wl,
-            kv,
-            shuffle,
-            shuffle_drops: [0; 3],
+            app_conns: fg,
+            app_every_segment: app.every_segment(),
+            app_counts_rx: app.counts_rx(),
+            app,
+            drops_by_kind: [0; 3],
             out: Vec::new(),
             act: Vec::new(),
             served: Vec::new(),
@@ -278,10 +310,9 @@ impl TcpSimulation {
                 if self.net.pfc.is_some() && p.hop > 0 {
                     self.pfc_release(&p);
                 }
-                if let (Some(kv), LinkRole::Port(h)) =
-                    (self.kv.as_deref_mut(), self.net.roles[l.index()])
-                {
-                    kv.on_rx(h, self.now, p.frame as u64 + self.net.links[l].phy_overhead);
+                if let (true, LinkRole::Port(h)) = (self.app_counts_rx, self.net.roles[l.index()]) {
+                    let wire = p.frame as u64 + self.net.links[l].phy_overhead;
+                    self.app.on_rx(h, self.now, wire);
                 }
                 if let Some(cap) = self.capture.as_deref_mut() {
                     cap.on_link(l, self.now, &p);
@@ -314,8 +345,8 @@ impl TcpSimulation {
                     let before = self.eps[ep.index()].stats().timeouts;
                     self.eps[ep.index()].on_rto(self.now, &mut out);
                     let fired = self.eps[ep.index()].stats().timeouts - before;
-                    if ep.is_sender() && self.wl.owns(ep.conn()) {
-                        self.wl.add_timeouts(ep.conn(), fired as u64);
+                    if ep.is_sender() && ep.conn().0 < self.app_conns {
+                        self.app.add_timeouts(ep.conn(), fired as u64);
                     }
                     self.out = out;
                     self.transmit(ep);
@@ -349,48 +380,18 @@ impl TcpSimulation {
                 let first = self.net.hop(self.ep_route[ep.index()], 0);
                 self.enqueue(first.expect("routes are never empty"), id);
             }
-            Event::Request(conn) => {
+            Event::App(token) => {
                 let mut act = std::mem::take(&mut self.act);
-                self.wl.request(conn, self.now, &mut act);
-                self.apply(act);
-            }
-            Event::Respond(conn) => {
-                let mut act = std::mem::take(&mut self.act);
-                match self.kv.as_deref_mut() {
-                    Some(kv) => kv.respond(conn, &mut act),
-                    None => self.wl.respond(conn, &mut act),
-                }
-                self.apply(act);
-            }
-            Event::KvGet(host) => {
-                let mut act = std::mem::take(&mut self.act);
-                if let Some(kv) = self.kv.as_deref_mut() {
-                    kv.get(host, self.now, &mut act);
-                }
+                let view = view!(self);
+                self.app.wake(token, self.now, &view, &mut act);
                 self.apply(act);
             }
             Event::Start => {
                 self.busy_at_start = self.net.links[self.net.bottleneck].stats.busy;
                 self.background_at_start = self.background_bytes();
                 let mut act = std::mem::take(&mut self.act);
-                match (self.kv.as_deref_mut(), self.shuffle.as_deref_mut()) {
-                    (Some(kv), _) => {
-                        kv.start(self.now, &mut act);
-                        if kv.measure_from() > self.now {
-                            self.events.push(kv.measure_from(), Event::KvWarm);
-                        }
-                    }
-                    (_, Some(sh)) => sh.start(self.now, &mut act),
-                    _ => self.wl.start(self.now, &mut act),
-                }
+                self.app.start(self.now, &mut act);
                 self.apply(act);
-            }
-            Event::KvWarm => {
-                let counters = self.kv_hosts();
-                let fabric = self.fabric_drops().unwrap_or(0);
-                if let Some(kv) = self.kv.as_deref_mut() {
-                    kv.warm(counters, fabric);
-                }
             }
             Event::Sample => self.sample(),
             // NDP's pacer event; a TCP run never schedules one.
@@ -418,7 +419,7 @@ impl TcpSimulation {
                     link.stats.marks += 1;
                 } else {
                     link.count_drop();
-                    self.count_shuffle_drop(id);
+                    self.count_drop(id);
                     self.pkts.free(id);
                     return;
                 }
@@ -434,7 +435,7 @@ impl TcpSimulation {
             let held = &mut pfc.ingress[up.index()];
             if *held + frame as u64 > pfc.limit {
                 link.count_drop();
-                self.count_shuffle_drop(id);
+                self.count_drop(id);
                 self.pkts.free(id);
                 return;
             }
@@ -454,14 +455,14 @@ impl TcpSimulation {
         if let Some(pool) = self.net.pool_mut(l) {
             if !pool.admits(queued, frame as u64) {
                 self.net.links[l].count_drop();
-                self.count_shuffle_drop(id);
+                self.count_drop(id);
                 self.pkts.free(id);
                 return;
             }
         }
         match self.net.links[l].enqueue(self.now, id, frame) {
             Enqueued::Dropped => {
-                self.count_shuffle_drop(id);
+                self.count_drop(id);
                 self.pkts.free(id);
             }
             e => {
@@ -475,20 +476,16 @@ impl TcpSimulation {
         }
     }
 
-    /// Count a dropped packet by what it carried, when the workload is a shuffle (whose every
-    /// connection is the workload's).
+    /// Count a dropped packet by what it carried.
     #[inline]
-    fn count_shuffle_drop(&mut self, id: PktId) {
-        if self.shuffle.is_none() {
-            return;
-        }
+    fn count_drop(&mut self, id: PktId) {
         let p = self.pkts.get(id);
         let k = match (p.len, EndpointId(p.dst).is_sender()) {
             (0, _) => 1,
             (_, true) => 2,
             (_, false) => 0,
         };
-        self.shuffle_drops[k] += 1;
+        self.drops_by_kind[k] += 1;
     }
 
     /// A frame left the switch: its ingress holds less, and may be resumed.
@@ -528,44 +525,11 @@ impl TcpSimulation {
         );
         self.out = out;
         self.transmit(ep);
-        let conn = ep.conn();
-        if let Some(kv) = self
-            .kv
-            .as_deref_mut()
-            .filter(|kv| conn.0 < kv.connections())
-        {
-            let mut act = std::mem::take(&mut self.act);
-            if delivered > 0 {
-                let received = self.eps[ep.index()].received();
-                if ep.is_sender() {
-                    kv.on_server_data(conn, received, self.now, &mut act);
-                } else {
-                    kv.on_client_data(conn, received, self.now, &mut act);
-                }
-            }
-            // An ACK may have made room in the send buffer a stalled server waits on.
-            let (replica, _) = kv.ends(conn);
-            if ep.is_sender() && kv.stalled(replica) {
-                act.push(Action::Serve { host: replica });
-            }
-            self.apply(act);
-        } else if let Some(sh) = self.shuffle.as_deref_mut().filter(|_| delivered > 0) {
+        if ep.conn().0 < self.app_conns && (delivered > 0 || self.app_every_segment) {
             let received = self.eps[ep.index()].received();
             let mut act = std::mem::take(&mut self.act);
-            if ep.is_sender() {
-                sh.on_server_data(conn, received, &mut act);
-            } else {
-                sh.on_client_data(conn, received, self.now, &mut act);
-            }
-            self.apply(act);
-        } else if delivered > 0 && self.wl.owns(conn) {
-            let received = self.eps[ep.index()].received();
-            let mut act = std::mem::take(&mut self.act);
-            if ep.is_sender() {
-                self.wl.on_server_data(conn, received, self.now, &mut act);
-            } else {
-                self.wl.on_client_data(conn, received, self.now, &mut act);
-            }
+            self.app
+                .on_segment(ep, delivered, received, self.now, &mut act);
             self.apply(act);
         }
         let mut out = std::mem::take(&mut self.out);
@@ -575,30 +539,25 @@ impl TcpSimulation {
         self.sync_timers(ep);
     }
 
-    fn apply(&mut self, mut act: Vec<Action>) {
+    fn apply(&mut self, mut act: Vec<Effect>) {
         for a in act.drain(..) {
             match a {
-                Action::Write { ep, bytes } => self.write(ep, bytes),
-                Action::RespondAt { conn, at } => self.events.push(at, Event::Respond(conn)),
-                Action::RequestAt { conn, at } => self.events.push(at, Event::Request(conn)),
-                Action::GetAt { host, at } => self.events.push(at, Event::KvGet(host)),
-                Action::Serve { host } => self.serve(host),
-                Action::Finished => self.finished = true,
+                Effect::Write { ep, bytes } => self.write(ep, bytes),
+                Effect::Wake { at, token } => self.events.push(at, Event::App(token)),
+                Effect::Fill { slot } => self.fill(slot),
+                Effect::Finished => self.finished = true,
             }
         }
         self.act = act;
     }
 
-    /// Key-value host `host`'s server writes what its send buffers have room for.
-    fn serve(&mut self, host: u32) {
-        let Some(kv) = self.kv.as_deref_mut() else {
-            return;
-        };
+    /// The application writes what its connections' send buffers have room for.
+    fn fill(&mut self, slot: u32) {
         let mut served = std::mem::take(&mut self.served);
-        let eps = &self.eps;
-        kv.serve(host, |c| eps[c.sender().index()].acked(), &mut served);
+        let view = view!(self);
+        self.app.fill(slot, &view, &mut served);
         for a in served.drain(..) {
-            if let Action::Write { ep, bytes } = a {
+            if let Effect::Write { ep, bytes } = a {
                 self.write(ep, bytes);
             }
         }
@@ -607,11 +566,7 @@ impl TcpSimulation {
 
     /// Whether `conn` carries the application's traffic (not a background flow).
     fn app_owns(&self, conn: ConnId) -> bool {
-        match (self.kv.as_deref(), self.shuffle.as_deref()) {
-            (Some(kv), _) => conn.0 < kv.connections(),
-            (_, Some(sh)) => conn.0 < sh.connections(),
-            _ => self.wl.owns(conn),
-        }
+        conn.0 < self.app_conns
     }
 
     fn write(&mut self, ep: EndpointId, bytes: u64) {
@@ -700,7 +655,7 @@ impl TcpSimulation {
         let Some(series) = self.series.as_mut() else {
             return;
         };
-        series.t.push(self.now - self.wl.start_time());
+        series.t.push(self.now - self.app.series_origin());
         series
             .queue_bytes
             .push(self.net.links[self.net.bottleneck].queued_bytes());

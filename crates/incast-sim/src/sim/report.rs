@@ -1,10 +1,10 @@
 //! What a TCP run reports: per-flow counters, the queues, goodput; and the consistency checks
 //! the tests run over its state.
 
-use super::TcpSimulation;
+use super::{view, TcpSimulation, TcpView};
 use crate::net::QueueStats;
 use crate::report::{FlowReport, QueueReport, Report, RunSummary};
-use crate::topology::{LinkId, LinkRole};
+use crate::topology::LinkRole;
 
 impl TcpSimulation {
     /// Check every endpoint's scoreboard and every queue against its limit.
@@ -54,41 +54,6 @@ impl TcpSimulation {
         Ok(())
     }
 
-    /// Frames dropped so far at switch-to-switch ports; `None` where there are none.
-    pub(super) fn fabric_drops(&self) -> Option<u64> {
-        let mut fabric = self
-            .net
-            .link_ids()
-            .filter(|l| self.net.roles[l.index()] == LinkRole::Fabric)
-            .peekable();
-        fabric.peek()?;
-        Some(fabric.map(|l| self.net.links[l].stats.drops).sum())
-    }
-
-    /// Each key-value host's counters from its links and its connections' ends.
-    pub(super) fn kv_hosts(&self) -> Vec<crate::kv::HostCounters> {
-        let mut by_phys = vec![crate::kv::HostCounters::default(); self.net.hosts as usize];
-        for (i, e) in self.eps.iter().enumerate() {
-            let h = &mut by_phys[self.ep_host[i] as usize];
-            let s = e.stats();
-            h.timeouts += s.timeouts as u64;
-            h.retransmits += (s.retx_fast + s.retx_timeout) as u64;
-        }
-        (0..self.sc.topology.senders)
-            .map(|i| {
-                let phys = self.net.host(i);
-                let (nic, port) = (LinkId(2 * phys), LinkId(2 * phys + 1));
-                crate::kv::HostCounters {
-                    phys,
-                    rx_busy: self.net.links[port].stats.busy,
-                    tx_busy: self.net.links[nic].stats.busy,
-                    drops: self.net.links[port].stats.drops,
-                    ..by_phys[phys as usize]
-                }
-            })
-            .collect()
-    }
-
     /// The report of the run so far (complete once [`TcpSimulation::step`] returned true).
     pub fn report(&self) -> Report {
         let mut flows = Vec::with_capacity(self.eps.len() / 2);
@@ -114,11 +79,7 @@ impl TcpSimulation {
                 flow: conn.0,
                 background,
                 bytes: self.eps[conn.receiver().index()].received(),
-                fct: if background || self.kv.is_some() || self.shuffle.is_some() {
-                    None
-                } else {
-                    self.wl.fct(conn)
-                },
+                fct: if background { None } else { self.app.fct(conn) },
                 timeouts: s.timeouts,
                 fast_recoveries: s.recoveries,
                 retx_fast: s.retx_fast,
@@ -171,45 +132,16 @@ impl TcpSimulation {
                 stats: nics,
             },
         ];
-        let (start, end, app_bytes) = match (self.kv.as_deref(), self.shuffle.as_deref()) {
-            (Some(kv), _) => (
-                kv.start_time(),
-                kv.finish.unwrap_or(self.now),
-                kv.delivered(),
-            ),
-            (_, Some(sh)) => (
-                sh.start_time(),
-                sh.finish.unwrap_or(self.now),
-                self.connections()
-                    .map(|c| {
-                        let got = self.eps[c.receiver().index()].received();
-                        got - sh.header_bytes(c, got)
-                    })
-                    .sum(),
-            ),
-            _ => (
-                self.wl.start_time(),
-                self.wl.finish_time().unwrap_or(self.now),
-                self.connections()
-                    .filter(|&c| self.wl.owns(c))
-                    .map(|c| {
-                        let got = self.eps[c.receiver().index()].received();
-                        got - self.wl.header_bytes(c, got)
-                    })
-                    .sum(),
-            ),
-        };
+        let view = view!(self);
+        let (start, end, app_bytes) = self.app.span(&view, self.now);
         let duration = end.saturating_sub(start);
         let busy = bottleneck.stats.busy - self.busy_at_start;
-        Report {
+        let mut r = Report {
             background_bps: crate::units::rate_of(
                 self.background_bytes() - self.background_at_start,
                 duration,
             ),
             pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
-            block_times: self.wl.block_times(),
-            query_fcts: self.wl.query_fcts().to_vec(),
-            block_timeouts: self.wl.block_timeouts(),
             timeouts,
             timeout_runs,
             fast_recoveries: recoveries,
@@ -221,14 +153,6 @@ impl TcpSimulation {
             queues,
             shared_buffer_max_bytes: self.net.pools.iter().map(|p| p.max_used).max(),
             series: self.series.clone(),
-            kv: self
-                .kv
-                .as_deref()
-                .map(|kv| kv.report(self.now, &self.kv_hosts(), self.fabric_drops())),
-            shuffle: self
-                .shuffle
-                .as_deref()
-                .map(|sh| sh.report(self.shuffle_drops)),
             ..Report::of_run(RunSummary {
                 senders: self.sc.topology.senders,
                 workload: self.sc.workload.kind,
@@ -242,14 +166,13 @@ impl TcpSimulation {
                     self.net.receiver,
                     self.sc.full_frame(),
                 ),
-                link_bps: match self.shuffle.as_deref() {
-                    Some(_) => self.sc.topology.link * self.sc.shuffle_reducer_hosts() as u64,
-                    None => self.sc.topology.receiver_link,
-                },
+                link_bps: self.app.link_bps(&self.sc),
                 flows,
                 bottleneck,
                 bottleneck_busy: busy,
             })
-        }
+        };
+        self.app.report(&view, self.now, &mut r);
+        r
     }
 }

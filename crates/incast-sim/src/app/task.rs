@@ -13,7 +13,7 @@ use crate::ids::{ConnId, EndpointId};
 use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
-/// Something the workload wants done.
+/// Something a task wants done ([`crate::app::tasks::Tasks`] turns these into [`crate::app::Effect`]s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Endpoint `ep` writes `bytes`.
@@ -36,18 +36,6 @@ pub enum Action {
         conn: ConnId,
         /// When.
         at: SimTime,
-    },
-    /// The next get arrives at key-value host `host` at `at`.
-    GetAt {
-        /// Host.
-        host: u32,
-        /// When.
-        at: SimTime,
-    },
-    /// Key-value host `host`'s server may write the replies waiting in its queue.
-    Serve {
-        /// Host.
-        host: u32,
     },
     /// The workload is complete.
     Finished,

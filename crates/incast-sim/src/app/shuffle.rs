@@ -20,17 +20,20 @@
 //! Connection `r·M + j` carries reducer r's fetches from the j-th map host, host H − M + j
 //! (none when that is the reducer's own host): the reducer's endpoint is its client ([`ConnId::receiver`]), the map host's its server
 //! ([`ConnId::sender`]). A connection is kept for all of a reducer's fetches from one host (an
-//! HTTP keep-alive connection). Like [`crate::workload`], the shuffle answers events with
-//! [`Action`]s and never touches TCP, so it is tested alone; it allocates nothing after
+//! HTTP keep-alive connection). Like [`crate::app::task`], the shuffle answers events with
+//! [`Effect`]s and never touches TCP, so it is tested alone; it allocates nothing after
 //! [`Shuffle::new`].
 
 use serde::Serialize;
 
+use crate::app::{App, Effect, Token, View};
 use crate::config::Scenario;
 use crate::ids::ConnId;
+use crate::ids::EndpointId;
+use crate::report::Report;
 use crate::rng::{Rng, Stream};
+use crate::topology::Network;
 use crate::units::SimTime;
-use crate::workload::Action;
 
 /// The shuffle's state.
 #[derive(Debug)]
@@ -193,7 +196,7 @@ impl Shuffle {
     }
 
     /// Start every reducer's copiers at `now`.
-    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Effect>) {
         self.start = now;
         for r in 0..self.reducers {
             if self.remaining[r as usize] == 0 {
@@ -206,18 +209,18 @@ impl Shuffle {
     }
 
     /// Reducer `r` has every output it needs.
-    fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Action>) {
+    fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Effect>) {
         self.reducer_times[r as usize] = Some(now - self.start);
         self.done += 1;
         if self.done == self.reducers {
             self.finish = Some(now);
-            act.push(Action::Finished);
+            act.push(Effect::Finished);
         }
     }
 
     /// Reducer `r` asks hosts for outputs until `window` fetches are in flight or no host
     /// free of one has outputs left.
-    fn fill(&mut self, r: u32, act: &mut Vec<Action>) {
+    fn fill(&mut self, r: u32, act: &mut Vec<Effect>) {
         let m = self.map_hosts;
         let ri = r as usize;
         let mut looked = 0;
@@ -235,7 +238,7 @@ impl Shuffle {
             self.in_flight[ri] += 1;
             self.asked[c] += 1;
             self.end[c] += self.header + self.output;
-            act.push(Action::Write {
+            act.push(Effect::Write {
                 ep: ConnId(c as u32).receiver(),
                 bytes: self.request,
             });
@@ -244,13 +247,13 @@ impl Shuffle {
 
     /// The map host's server of `c` has read `received` request bytes in all: it answers
     /// every complete request with its header and the map output.
-    pub fn on_server_data(&mut self, c: ConnId, received: u64, act: &mut Vec<Action>) {
+    pub fn on_server_data(&mut self, c: ConnId, received: u64, act: &mut Vec<Effect>) {
         let i = c.index();
         while self.answered[i] < self.asked[i]
             && received >= (self.answered[i] as u64 + 1) * self.request
         {
             self.answered[i] += 1;
-            Action::push_response(act, c.sender(), self.header, self.output);
+            Effect::push_response(act, c.sender(), self.header, self.output);
         }
     }
 
@@ -260,7 +263,7 @@ impl Shuffle {
         c: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         let i = c.index();
         if !self.busy[i] || received < self.end[i] {
@@ -290,6 +293,59 @@ impl Shuffle {
     }
 }
 
+impl App for Shuffle {
+    fn connections(&self) -> u32 {
+        Shuffle::connections(self)
+    }
+
+    fn ends(&self, conn: ConnId, net: &Network) -> (u32, u32) {
+        let (map_host, reducer_host) = Shuffle::ends(self, conn);
+        (net.host(map_host), net.host(reducer_host))
+    }
+
+    fn start(&mut self, now: SimTime, out: &mut Vec<Effect>) {
+        Shuffle::start(self, now, out);
+    }
+
+    fn wake(&mut self, _token: Token, _now: SimTime, _view: &dyn View, _out: &mut Vec<Effect>) {
+        unreachable!("a shuffle schedules no timers");
+    }
+
+    fn on_segment(
+        &mut self,
+        ep: EndpointId,
+        _delivered: u64,
+        received: u64,
+        now: SimTime,
+        out: &mut Vec<Effect>,
+    ) {
+        if ep.is_sender() {
+            self.on_server_data(ep.conn(), received, out);
+        } else {
+            self.on_client_data(ep.conn(), received, now, out);
+        }
+    }
+
+    fn span(&self, view: &dyn View, now: SimTime) -> (SimTime, SimTime, u64) {
+        let app_bytes = (0..view.endpoints() / 2)
+            .map(ConnId)
+            .map(|c| {
+                let got = view.received(c.receiver());
+                got - self.header_bytes(c, got)
+            })
+            .sum();
+        (self.start_time(), self.finish.unwrap_or(now), app_bytes)
+    }
+
+    fn link_bps(&self, sc: &Scenario) -> u64 {
+        sc.topology.link * sc.shuffle_reducer_hosts() as u64
+    }
+
+    fn report(&self, view: &dyn View, _now: SimTime, r: &mut Report) {
+        r.shuffle = Some(Shuffle::report(self, view.drops_by_kind()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,10 +363,10 @@ mod tests {
     }
 
     /// Writes of `act` as (connection, from the reducer, bytes).
-    fn writes(act: &[Action]) -> Vec<(u32, bool, u64)> {
+    fn writes(act: &[Effect]) -> Vec<(u32, bool, u64)> {
         act.iter()
             .filter_map(|a| match a {
-                Action::Write { ep, bytes } => Some((ep.conn().0, !ep.is_sender(), *bytes)),
+                Effect::Write { ep, bytes } => Some((ep.conn().0, !ep.is_sender(), *bytes)),
                 _ => None,
             })
             .collect()
@@ -420,7 +476,7 @@ mod tests {
                 conn = c;
             }
         }
-        assert_eq!(act.last(), Some(&Action::Finished));
+        assert_eq!(act.last(), Some(&Effect::Finished));
         assert_eq!(sh.finish, Some(20));
         assert_eq!(sh.report([1, 2, 3]).reducer_times, vec![20]);
     }
