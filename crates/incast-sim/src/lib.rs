@@ -23,14 +23,13 @@ pub mod ids;
 pub mod metrics;
 pub mod ndp;
 pub mod net;
-pub mod red;
 pub mod report;
 pub mod rng;
 pub mod routing;
-pub mod sim;
 pub mod simulation;
 pub mod tcp;
 pub mod topology;
+pub mod transports;
 pub mod units;
 
 // The workloads' former paths, which the binding and the configuration use.
@@ -38,6 +37,8 @@ pub use app::task as workload;
 pub use app::{kv, shuffle, tasks};
 pub use config::{ConfigError, Scenario};
 pub use engine::SimError;
+/// Random early detection, now a queue discipline of the network (its former path).
+pub use net::red;
 pub use report::Report;
 pub use simulation::Simulation;
 

@@ -14,7 +14,10 @@
 //! - `cc/`: congestion control, Reno, CUBIC or DCTCP.
 //! - `receiver.rs`: in-order delivery, SACK blocks, delayed ACKs, the ECN echo.
 //! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
+//! - `agent.rs`, `setup.rs`, `run_report.rs`: TCP as the engine runs it (the transport's glue:
+//!   connections, timers, packets, report).
 
+mod agent;
 mod cc;
 mod endpoint;
 mod rack;
@@ -22,11 +25,14 @@ mod rate;
 mod receiver;
 mod rto_policy;
 mod rtt;
+mod run_report;
 mod scoreboard;
 mod sender;
+mod setup;
 #[cfg(test)]
 mod testing;
 
+pub use agent::Tcp;
 pub use endpoint::{Deadlines, Endpoint, Incoming, Segment, TcpParams};
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;

@@ -1,61 +1,17 @@
-//! What a TCP run reports: per-flow counters, the queues, goodput; and the consistency checks
-//! the tests run over its state.
+//! What a TCP run reports: per-flow counters, the queues, goodput, and the application's
+//! figures.
 
-use super::{view, TcpSimulation, TcpView};
+use super::agent::{Tcp, TcpView};
+use crate::engine::driver::Seen;
+use crate::net::Packet;
 use crate::net::QueueStats;
 use crate::report::{FlowReport, QueueReport, Report, RunSummary};
 use crate::topology::LinkRole;
 
-impl TcpSimulation {
-    /// Check every endpoint's scoreboard and every queue against its limit.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        for (i, e) in self.eps.iter().enumerate() {
-            e.check_invariants()
-                .map_err(|m| format!("endpoint {i}: {m}"))?;
-        }
-        for (p, pool) in self.net.pools.iter().enumerate() {
-            let queued: u64 = self
-                .net
-                .pooled(p)
-                .map(|l| self.net.links[l].queued_bytes())
-                .sum();
-            if queued != pool.used() || pool.used() > pool.total() {
-                return Err(format!(
-                    "shared buffer holds {} of {} bytes, its queues {}",
-                    pool.used(),
-                    pool.total(),
-                    queued
-                ));
-            }
-        }
-        if let Some(pfc) = &self.net.pfc {
-            let queued: u64 = self
-                .net
-                .link_ids()
-                .filter(|&l| self.net.is_port(l))
-                .map(|l| self.net.links[l].queued_bytes())
-                .sum();
-            let held: u64 = pfc.ingress.iter().sum();
-            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
-                return Err(format!(
-                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
-                    pfc.limit
-                ));
-            }
-        }
-        for (i, l) in self.net.links.iter().enumerate() {
-            let lim = l.limit();
-            if lim.bytes.is_some_and(|b| l.stats.max_bytes > b)
-                || lim.packets.is_some_and(|p| l.stats.max_packets > p)
-            {
-                return Err(format!("link {i} exceeded its limit"));
-            }
-        }
-        Ok(())
-    }
-
-    /// The report of the run so far (complete once [`TcpSimulation::step`] returned true).
-    pub fn report(&self) -> Report {
+impl Tcp {
+    /// The report of the run so far (complete once the run is).
+    pub(super) fn run_report(&self, run: &Seen<Packet>) -> Report {
+        let (net, sc, now) = (run.net(), run.sc, run.now);
         let mut flows = Vec::with_capacity(self.eps.len() / 2);
         let mut timeout_runs = vec![0u64; crate::tcp::TIMEOUT_RUN_BUCKETS];
         let (mut timeouts, mut recoveries, mut retx_fast, mut retx_timeout) = (0, 0, 0, 0);
@@ -91,16 +47,16 @@ impl TcpSimulation {
                 rounds: s.rounds.clone(),
             });
         }
-        let bn = self.net.bottleneck;
+        let bn = net.bottleneck;
         let mut ports = QueueStats::default();
         let mut nics = QueueStats::default();
         let mut drops = 0;
-        for (i, l) in self.net.links.iter().enumerate() {
+        for (i, l) in net.links.iter().enumerate() {
             drops += l.stats.drops;
             if i == bn.index() {
                 continue;
             }
-            let agg = match self.net.roles[i] {
+            let agg = match net.roles[i] {
                 LinkRole::Port(_) | LinkRole::Fabric => &mut ports,
                 LinkRole::Nic(_) => &mut nics,
             };
@@ -115,25 +71,30 @@ impl TcpSimulation {
             agg.paused += l.stats.paused;
         }
         let bottleneck = QueueReport {
-            name: self.net.name(bn),
-            limit: self.net.limit(bn),
-            stats: self.net.links[bn].stats.clone(),
+            name: net.name(bn),
+            limit: net.limit(bn),
+            stats: net.links[bn].stats.clone(),
         };
         let queues = vec![
             bottleneck.clone(),
             QueueReport {
                 name: "ports-to-senders".into(),
-                limit: self.net.sender_port_limit,
+                limit: net.sender_port_limit,
                 stats: ports,
             },
             QueueReport {
                 name: "nics".into(),
-                limit: self.sc.topology.nic_buffer,
+                limit: sc.topology.nic_buffer,
                 stats: nics,
             },
         ];
-        let view = view!(self);
-        let (start, end, app_bytes) = self.app.span(&view, self.now);
+        let view = TcpView {
+            eps: &self.eps,
+            ep_host: &self.ep_host,
+            net,
+            drops_by_kind: self.drops_by_kind,
+        };
+        let (start, end, app_bytes) = self.app.span(&view, now);
         let duration = end.saturating_sub(start);
         let busy = bottleneck.stats.busy - self.busy_at_start;
         let mut r = Report {
@@ -141,7 +102,7 @@ impl TcpSimulation {
                 self.background_bytes() - self.background_at_start,
                 duration,
             ),
-            pfc_pauses: self.net.links.iter().map(|l| l.stats.pauses).sum(),
+            pfc_pauses: net.links.iter().map(|l| l.stats.pauses).sum(),
             timeouts,
             timeout_runs,
             fast_recoveries: recoveries,
@@ -151,28 +112,24 @@ impl TcpSimulation {
             loss_probes,
             drops,
             queues,
-            shared_buffer_max_bytes: self.net.pools.iter().map(|p| p.max_used).max(),
+            shared_buffer_max_bytes: net.pools.iter().map(|p| p.max_used).max(),
             series: self.series.clone(),
             ..Report::of_run(RunSummary {
-                senders: self.sc.topology.senders,
-                workload: self.sc.workload.kind,
+                senders: sc.topology.senders,
+                workload: sc.workload.kind,
                 app_bytes,
                 start,
                 end,
-                now: self.now,
-                events: self.processed,
-                base_latency: self.net.latency_between(
-                    self.net.host(0),
-                    self.net.receiver,
-                    self.sc.full_frame(),
-                ),
-                link_bps: self.app.link_bps(&self.sc),
+                now: now,
+                events: run.processed,
+                base_latency: net.latency_between(net.host(0), net.receiver, sc.full_frame()),
+                link_bps: self.app.link_bps(sc),
                 flows,
                 bottleneck,
                 bottleneck_busy: busy,
             })
         };
-        self.app.report(&view, self.now, &mut r);
+        self.app.report(&view, now, &mut r);
         r
     }
 }

@@ -7,6 +7,13 @@
 //! A transport with another queue discipline keeps its queues in front of the link and uses only
 //! its serialization and pipe ([`Link::serialize`], [`Link::into_pipe`], [`Link::arrive`]), as
 //! NDP's trimming ports do.
+//!
+//! - [`fabric`]: the network as the engine runs it (packets, queue disciplines, PFC);
+//! - [`red`]: random early detection; [`trim`]: trimming ports.
+
+pub mod fabric;
+pub mod red;
+pub mod trim;
 
 use std::collections::VecDeque;
 
