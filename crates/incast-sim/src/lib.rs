@@ -33,7 +33,7 @@ pub mod transports;
 pub mod units;
 
 // The workloads' former paths, which the binding and the configuration use.
-pub use app::task as workload;
+pub use app::size_dist as workload;
 pub use app::{kv, shuffle, tasks};
 pub use config::{ConfigError, Scenario};
 pub use engine::SimError;

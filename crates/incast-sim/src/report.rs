@@ -128,7 +128,7 @@ pub struct Report {
     /// NDP's counters, when the transport is NDP.
     pub ndp: Option<NdpReport>,
     /// The key-value store's figures, when the workload is `kv_gets`.
-    pub kv: Option<crate::app::kv::KvReport>,
+    pub kv: Option<crate::app::kv::report::KvReport>,
     /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle: Option<crate::app::shuffle::ShuffleReport>,

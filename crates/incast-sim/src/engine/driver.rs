@@ -9,7 +9,7 @@
 //! [`crate::Simulation`] holds.
 
 use super::{next_event, Event, EventQueue, SimError};
-use crate::app::Token;
+use crate::app::effect::Token;
 use crate::capture::{self, Capture, Points};
 use crate::config::Scenario;
 use crate::net::fabric::{Fabric, Offered, Wire};

@@ -90,8 +90,8 @@ pub enum Event {
     /// A transport's timer: its agent (the transport's numbering), what kind of timer (the
     /// transport's numbering) and its generation (see [`Timer`]).
     Agent(u32, u8, u32),
-    /// An application's timer (see [`crate::app::Token`]).
-    App(crate::app::Token),
+    /// An application's timer (see [`crate::app::effect::Token`]).
+    App(crate::app::effect::Token),
     /// The workload starts.
     Start,
     /// Take a time-series sample.

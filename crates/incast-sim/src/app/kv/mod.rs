@@ -21,15 +21,15 @@
 
 use std::collections::VecDeque;
 
-use crate::app::task::SizeDist;
-use crate::app::{Effect, Token};
+use crate::app::effect::{Effect, Token};
+use crate::app::size_dist::SizeDist;
 use crate::config::{KvPlacement, Scenario};
 use crate::ids::ConnId;
 use crate::rng::{Rng, Stream};
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 
 mod plan;
-mod report;
+pub mod report;
 mod run;
 
 use plan::{choose_replicas, draw_put, exponential_gap, value_sizes};

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::app::task::SizeDist;
+use crate::app::size_dist::SizeDist;
 use crate::config::{KvPlacement, Scenario};
 use crate::rng::{Rng, Stream};
 use crate::units::{SimTime, PS_PER_S};
