@@ -124,7 +124,6 @@ impl<P: Wire> Fabric<P> {
             Some(_) if p.hop() > 0 => p.link_at(&self.net, p.hop() - 1),
             _ => None,
         };
-        let ingress_delay = ingress.map_or(0, |up| self.net.links[up].delay);
         let link = &mut self.net.links[l];
         let p = self.pkts.get_mut(id);
         if let Some(red) = self.net.red[l.index()].as_mut() {
@@ -142,25 +141,10 @@ impl<P: Wire> Fabric<P> {
             p.mark_ce();
         }
         let frame = p.frame();
-        if let (Some(up), Some(pfc)) = (ingress, self.net.pfc.as_mut()) {
-            // Lossless: the frame counts against the ingress it came through; only a headroom
-            // overrun (thresholds set too high) drops it.
-            let held = &mut pfc.ingress[up.index()];
-            if *held + frame as u64 > pfc.limit {
-                link.count_drop();
-                return Offered::Dropped;
-            }
-            *held += frame as u64;
-            if *held >= pfc.xoff && !pfc.paused[up.index()] {
-                pfc.paused[up.index()] = true;
-                // The pause frame crosses the link back to its sender.
-                events.push(now + ingress_delay, Event::Pause(up, true));
-            }
-            if let Enqueued::Transmitting(t) = link.enqueue(now, id, frame) {
-                events.push(t, Event::TxDone(l));
-            }
-            return Offered::Queued;
+        if let Some(up) = ingress.filter(|_| self.net.pfc.is_some()) {
+            return self.pfc_admit(events, now, l, up, id, frame);
         }
+        let link = &mut self.net.links[l];
         let queued = link.queued_bytes();
         if let Some(pool) = self.net.pool_mut(l) {
             if !pool.admits(queued, frame as u64) {
@@ -180,6 +164,41 @@ impl<P: Wire> Fabric<P> {
                 Offered::Queued
             }
         }
+    }
+
+    /// Admit packet `id` of `frame` bytes, come over link `up`, to link `l` under PFC.
+    /// Lossless: the frame counts against the ingress it came through, which is paused at
+    /// XOFF; only a headroom overrun (thresholds set too high) drops it.
+    #[inline]
+    fn pfc_admit(
+        &mut self,
+        events: &mut EventQueue,
+        now: SimTime,
+        l: LinkId,
+        up: LinkId,
+        id: PktId,
+        frame: u32,
+    ) -> Offered {
+        let ingress_delay = self.net.links[up].delay;
+        let pfc = self.net.pfc.as_mut().expect("PFC is on");
+        let link = &mut self.net.links[l];
+        let held = &mut pfc.ingress[up.index()];
+        if *held + frame as u64 > pfc.limit {
+            link.count_drop();
+            return Offered::Dropped;
+        }
+        *held += frame as u64;
+        if *held >= pfc.xoff && !pfc.paused[up.index()] {
+            pfc.paused[up.index()] = true;
+            // The pause frame crosses the link back to its sender.
+            events.push(now + ingress_delay, Event::Pause(up, true));
+        }
+        // Under PFC the switch ports have no limit of their own (the topology's choice): the
+        // ingresses feeding them bound them, so the queue never refuses the frame here.
+        if let Enqueued::Transmitting(t) = link.enqueue(now, id, frame) {
+            events.push(t, Event::TxDone(l));
+        }
+        Offered::Queued
     }
 
     /// Link `l` finished serializing its frame at `now`: the frame enters the pipe, the next
