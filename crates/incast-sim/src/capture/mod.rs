@@ -22,7 +22,8 @@ use std::fs::File;
 use std::io::{self, BufWriter};
 
 use crate::ids::EndpointId;
-use crate::net::{Packet, CE, CWR, ECE, ECT};
+use crate::net::{CE, CWR, ECE, ECT};
+use crate::tcp::Packet;
 use crate::topology::{LinkId, Network};
 use crate::units::{SimTime, PS_PER_MS, PS_PER_NS};
 

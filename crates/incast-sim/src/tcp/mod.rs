@@ -20,6 +20,7 @@
 mod agent;
 mod cc;
 mod endpoint;
+mod packet;
 mod rack;
 mod rate;
 mod receiver;
@@ -34,6 +35,7 @@ mod testing;
 
 pub use agent::Tcp;
 pub use endpoint::{Deadlines, Endpoint, Incoming, Segment, TcpParams};
+pub use packet::Packet;
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;
 pub use sender::{probe_timeout, SenderStats, TIMEOUT_RUN_BUCKETS};

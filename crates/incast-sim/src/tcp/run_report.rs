@@ -4,8 +4,9 @@
 use super::agent::{Tcp, TcpView};
 use crate::config::Scenario;
 use crate::engine::driver::Seen;
-use crate::net::{Packet, QueueStats};
+use crate::net::QueueStats;
 use crate::report::{FlowReport, QueueReport, Report, RunSummary};
+use crate::tcp::Packet;
 use crate::topology::{LinkRole, Network};
 
 /// The application's flows' TCP counters, all together (background flows left out).

@@ -9,9 +9,9 @@ use crate::engine::driver::Cx;
 use crate::engine::{Event, EventQueue};
 use crate::ids::{ConnId, EndpointId};
 use crate::net::fabric::Fabric;
-use crate::net::Packet;
 use crate::report::Series;
 use crate::rng::{Rng, Stream};
+use crate::tcp::Packet;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, TcpParams};
 use crate::topology::Network;
 
