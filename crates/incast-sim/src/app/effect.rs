@@ -25,14 +25,14 @@ pub enum Effect {
         /// Bytes written.
         bytes: u64,
     },
-    /// Call [`App::wake`] with `token` at `at`.
+    /// Call [`super::App::wake`] with `token` at `at`.
     Wake {
         /// When.
         at: SimTime,
         /// What.
         token: Token,
     },
-    /// Call [`App::fill`] with `slot` now, with a view of the connections: the application
+    /// Call [`super::App::fill`] with `slot` now, with a view of the connections: the application
     /// writes what their send buffers have room for.
     Fill {
         /// The application's own numbering (a host, a server).

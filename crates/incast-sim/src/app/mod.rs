@@ -47,7 +47,7 @@ pub trait View {
 
 /// A workload, as the engine drives it. Connections `0..connections()` are the
 /// application's; any after them are background flows.
-pub trait App: std::fmt::Debug {
+pub trait App: std::fmt::Debug + Send {
     /// Connections the application uses.
     fn connections(&self) -> u32;
     /// (server host, client host) of connection `conn` on `net`.

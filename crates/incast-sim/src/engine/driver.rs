@@ -64,9 +64,9 @@ impl<P> Seen<'_, P> {
 }
 
 /// A transport: its agents over the fabric, as the engine drives them.
-pub trait Transport: Sized + std::fmt::Debug {
+pub trait Transport: Sized + std::fmt::Debug + Send {
     /// Its packet.
-    type Packet: Wire + std::fmt::Debug;
+    type Packet: Wire + std::fmt::Debug + Send;
     /// What a run stuck with no events is waiting for (for the error).
     const UNFINISHED: &'static str;
     /// Set the agents of scenario `sc` up over `fabric` (adding routes, choosing the ports)
@@ -169,7 +169,7 @@ impl<T: Transport> Engine<T> {
 }
 
 /// A run whatever its transport, as [`crate::Simulation`] holds it.
-pub trait Running: std::fmt::Debug {
+pub trait Running: std::fmt::Debug + Send {
     /// Process up to `max` events; `Ok(true)` once the run is complete.
     fn step(&mut self, max: u64) -> Result<bool, SimError>;
     /// Current simulated time.

@@ -469,7 +469,7 @@ impl Ndp {
                 app_bytes,
                 start: rx.start_time(),
                 end: rx.finish().unwrap_or(now),
-                now: now,
+                now,
                 events: run.processed,
                 base_latency,
                 link_bps: sc.topology.receiver_link,

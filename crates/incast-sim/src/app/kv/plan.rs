@@ -79,7 +79,7 @@ pub struct PlannedGet {
 }
 
 /// Every get of the scenario's store, in arrival order (ties by host): the arrivals, sizes
-/// and replicas [`KvGets`] draws for the same scenario and seed, draw for draw, for a
+/// and replicas [`super::KvGets`] draws for the same scenario and seed, draw for draw, for a
 /// generator outside the simulator (the emulator's real TCP) to run the same gets.
 pub fn plan(sc: &Scenario) -> Vec<PlannedGet> {
     let w = &sc.workload;
