@@ -160,7 +160,10 @@ impl Port {
         link: &mut Link,
         now: SimTime,
     ) -> (Option<SimTime>, Option<SimTime>) {
-        let (id, frame) = self.serving.take().expect("finish_tx on an idle NDP port");
+        let (id, frame) = self
+            .serving
+            .take()
+            .expect("finish_tx on an idle trimming port");
         let arrival = link.into_pipe(now, id, frame);
         (arrival, self.kick(link, now))
     }

@@ -5,8 +5,9 @@
 
 use std::collections::VecDeque;
 
+use super::capture::{tsval, TcpCapture};
 use crate::app::{App, Effect, Token, View};
-use crate::capture::{self, Capture, TcpCapture};
+use crate::capture::Capture;
 use crate::config::Scenario;
 use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue, Timer};
@@ -419,7 +420,7 @@ impl Tcp {
     fn transmit(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
         let route = self.ep_route[ep.index()];
         let first = cx.fabric.net.hop(route, 0).expect("routes are never empty");
-        let tsval = self.capture.as_ref().map_or(0, |_| capture::tsval(cx.now));
+        let tsval = self.capture.as_ref().map_or(0, |_| tsval(cx.now));
         let mut out = std::mem::take(&mut self.out);
         for s in out.drain(..) {
             let frame = s.len as u64 + self.header + sack_option_bytes(s.nsack);

@@ -18,6 +18,7 @@
 //!   connections, timers, packets, report).
 
 mod agent;
+mod capture;
 mod cc;
 mod endpoint;
 mod packet;
