@@ -114,10 +114,19 @@ pub struct Engine<T: Transport> {
 impl<T: Transport> Engine<T> {
     /// Validate `sc` and set up the run.
     pub fn new(sc: Scenario) -> Result<Engine<T>, SimError> {
+        Engine::with(sc, T::new)
+    }
+
+    /// Validate `sc` and set the run up with `set_up` in place of [`Transport::new`] (a test's
+    /// transport with an application of its own).
+    pub(crate) fn with(
+        sc: Scenario,
+        set_up: impl FnOnce(&Scenario, &mut Fabric<T::Packet>, &mut EventQueue) -> T,
+    ) -> Result<Engine<T>, SimError> {
         sc.validate()?;
         let mut fabric = Fabric::new(Network::build(&sc));
         let mut events = EventQueue::default();
-        let t = T::new(&sc, &mut fabric, &mut events);
+        let t = set_up(&sc, &mut fabric, &mut events);
         Ok(Engine {
             sc,
             now: 0,

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::agent::{EndpointTimers, Tcp};
+use crate::app::App;
 use crate::config::{CongestionControl, RtoRandomization, Scenario};
 use crate::engine::driver::Cx;
 use crate::engine::{Event, EventQueue};
@@ -26,7 +27,18 @@ impl Tcp {
         fabric: &mut Fabric<Packet>,
         events: &mut EventQueue,
     ) -> Tcp {
-        let mut tcp = Tcp::connect(sc, &mut fabric.net);
+        let app = crate::app::of(sc, &fabric.net);
+        Tcp::set_up_with(sc, fabric, events, app)
+    }
+
+    /// [`Tcp::set_up`] with application `app` in place of the scenario's workload.
+    pub(crate) fn set_up_with(
+        sc: &Scenario,
+        fabric: &mut Fabric<Packet>,
+        events: &mut EventQueue,
+        app: Box<dyn App>,
+    ) -> Tcp {
+        let mut tcp = Tcp::connect(sc, &mut fabric.net, app);
         let fg = tcp.app_conns;
         let conns = tcp.eps.len() as u32 / 2;
         let mut cx = Cx {
@@ -51,8 +63,7 @@ impl Tcp {
     }
 
     /// Every connection's endpoints and routes, nothing sent yet.
-    fn connect(sc: &Scenario, net: &mut Network) -> Tcp {
-        let app = crate::app::of(sc, net);
+    fn connect(sc: &Scenario, net: &mut Network, app: Box<dyn App>) -> Tcp {
         let fg = app.connections();
         let conns = fg + sc.background.flows;
         let params = TcpParams::from(&sc.tcp);
