@@ -14,8 +14,8 @@
 //! - `cc/`: congestion control, Reno, CUBIC or DCTCP.
 //! - `receiver.rs`: in-order delivery, SACK blocks, delayed ACKs, the ECN echo.
 //! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
-//! - `agent.rs`, `setup.rs`, `run_report.rs`: TCP as the engine runs it (the transport's glue:
-//!   connections, timers, packets, report).
+//! - `agent.rs`, `setup.rs`, `run_report.rs`, `packet.rs`, `capture.rs`: TCP as the engine runs
+//!   it (the transport's glue: connections, timers, the segment on the wire, report, pcap).
 
 mod agent;
 mod capture;
