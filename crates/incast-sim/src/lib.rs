@@ -15,29 +15,31 @@
 //! the same scenario and seed give the same report, bit for bit.
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod ids;
-pub mod kv;
+pub mod metrics;
 pub mod ndp;
 pub mod net;
-pub mod red;
 pub mod report;
 pub mod report_columns;
 pub mod rng;
 pub mod routing;
-pub mod shuffle;
-pub mod sim;
 pub mod simulation;
-pub mod tasks;
 pub mod tcp;
 pub mod topology;
+pub mod transports;
 pub mod units;
-pub mod workload;
 
+// The workloads' former paths, which the binding and the configuration use.
+pub use app::size_dist as workload;
+pub use app::{kv, shuffle, tasks};
 pub use config::{ConfigError, Scenario};
 pub use engine::SimError;
+/// Random early detection, now a queue discipline of the network (its former path).
+pub use net::red;
 pub use report::Report;
 pub use simulation::Simulation;
 

@@ -128,10 +128,10 @@ pub struct Report {
     /// NDP's counters, when the transport is NDP.
     pub ndp: Option<NdpReport>,
     /// The key-value store's figures, when the workload is `kv_gets`.
-    pub kv: Option<crate::kv::KvReport>,
+    pub kv: Option<crate::app::kv::report::KvReport>,
     /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shuffle: Option<crate::shuffle::ShuffleReport>,
+    pub shuffle: Option<crate::app::shuffle::ShuffleReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -159,14 +159,7 @@ pub struct NdpReport {
     pub timeouts: u64,
 }
 
-/// Share of `duration` a queue spent serializing (`busy`), at most 1.
-pub fn utilization(busy: SimTime, duration: SimTime) -> f64 {
-    if duration > 0 {
-        (busy as f64 / duration as f64).min(1.0)
-    } else {
-        0.0
-    }
-}
+pub use crate::metrics::utilization;
 
 impl FlowReport {
     /// A workload flow with only its delivered bytes and completion time (a transport

@@ -17,29 +17,33 @@
 //! resends what is unacknowledged; control packets never bounce, a full header queue drops
 //! them, which the timeout covers.
 //!
-//! The agents are apart and each testable alone: `sender` (one per flow), `receiver` (the
-//! receiving host and its pull pacer) and `port` (a trimming port in front of a
-//! [`crate::net::Link`]). This module is the event loop that wires them: it owns the clock,
-//! the packets (in a [`PacketPool`]) and the routes, and turns what the agents return into
-//! packets and events.
+//! The agents are apart and each testable alone: `sender` (one per flow) and `receiver` (the
+//! receiving host and its pull pacer); the trimming ports are the network's
+//! ([`crate::net::trim`]). This module is NDP's glue to the engine ([`Transport`]): it turns
+//! what the agents return into packets and events, and what reaches a host into agent calls.
 
-mod port;
 mod receiver;
 mod sender;
 
-use crate::capture::{self, Capture, NdpKind, Points};
+use crate::capture::{self, Capture, NdpKind};
 use crate::config::Scenario;
-use crate::engine::SimError;
+use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue};
-use crate::net::{PacketPool, PktId};
+use crate::net::fabric::{Fabric, Offered, Wire};
+use crate::net::trim::{Port, Trimmable};
+use crate::net::PktId;
 use crate::report::{FlowReport, NdpReport, QueueReport, Report, RunSummary};
 use crate::rng::{Rng, Stream};
 use crate::topology::{LinkId, Network};
 use crate::units::{tx_time, SimTime};
 
-use port::{Offered, Port, Trimmable};
 use receiver::{Receiver, ReceiverOut};
 use sender::{Cause, Sender, SenderOut};
+
+/// [`Event::Agent`] kinds: a sender's retransmission timer (the agent is its flow), the
+/// receiver's pull pacer.
+const RTO: u8 = 0;
+const PULL_TICK: u8 = 1;
 
 /// What an NDP packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +64,7 @@ pub(crate) enum Kind {
 
 /// An NDP packet on the wire.
 #[derive(Debug, Clone, Copy)]
-struct Pkt {
+pub struct Pkt {
     kind: Kind,
     flow: u32,
     /// Packet index within the flow (data, headers, ACKs, NACKs, bounces).
@@ -90,6 +94,21 @@ impl Trimmable for Pkt {
     }
 }
 
+impl Wire for Pkt {
+    #[inline]
+    fn hop(&self) -> u16 {
+        self.hop
+    }
+    #[inline]
+    fn advance(&mut self) {
+        self.hop += 1;
+    }
+    #[inline]
+    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
+        net.hop_via(self.src, self.dst, self.path, hop)
+    }
+}
+
 /// The capture's headers of NDP packet `p`.
 fn encode(buf: &mut [u8; capture::pcap::MAX_HEADERS], p: &Pkt) -> (usize, u32) {
     let kind = match p.kind {
@@ -103,16 +122,9 @@ fn encode(buf: &mut [u8; capture::pcap::MAX_HEADERS], p: &Pkt) -> (usize, u32) {
     capture::pcap::ndp_frame(buf, p.src, p.dst, kind, p.flow, p.seq, p.frame)
 }
 
-/// One run of an NDP incast.
+/// The flows of an NDP incast.
 #[derive(Debug)]
-pub struct NdpSimulation {
-    sc: Scenario,
-    now: SimTime,
-    events: EventQueue,
-    net: Network,
-    /// One in front of each link of `net`: switch ports trim, host NICs do not.
-    ports: Vec<Port>,
-    pkts: PacketPool<Pkt>,
+pub struct Ndp {
     senders: Vec<Sender>,
     /// Host each flow sends from.
     srcs: Vec<u32>,
@@ -120,40 +132,37 @@ pub struct NdpSimulation {
     /// The receiving host.
     rx_host: u32,
     rng: Rng,
+    /// Packet sizes: payload per full packet, header.
+    mtu: u64,
+    header: u64,
+    return_to_sender: bool,
+    initial_window: u32,
     /// What the last sender or receiver call returned (kept to reuse its allocation).
     sender_out: Vec<SenderOut>,
     receiver_out: Vec<ReceiverOut>,
-    processed: u64,
     /// The packet capture, if the run writes one.
     capture: Option<Box<Capture>>,
     /// Switch counters (the agents keep their own).
     stats: NdpReport,
 }
 
-impl NdpSimulation {
-    /// Validate `sc` and set up the run.
-    pub fn new(sc: Scenario) -> Result<NdpSimulation, SimError> {
-        sc.validate()?;
-        let net = Network::build(&sc);
+impl Transport for Ndp {
+    type Packet = Pkt;
+    const UNFINISHED: &'static str = "NDP flows are unfinished";
+
+    fn new(sc: &Scenario, fabric: &mut Fabric<Pkt>, events: &mut EventQueue) -> Ndp {
         let n = sc.topology.senders;
         let size = sc.workload.flow_size.unwrap_or(0);
         let ndp = &sc.ndp;
         let packets = size.div_ceil(ndp.mtu).max(1) as u32;
         let header = ndp.header_bytes as u32;
-        let ports = net
-            .link_ids()
-            .map(|l| {
-                if net.is_port(l) {
-                    let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
-                    Port::switch(dq, hq, w, header)
-                } else {
-                    Port::nic(ndp.header_weight)
-                }
-            })
-            .collect();
+        let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
+        fabric.trim(|| Port::switch(dq, hq, w, header), || Port::nic(w));
         let frame = ndp.mtu + ndp.header_bytes + sc.tcp.phy_overhead;
         let pull_spacing = tx_time(frame, sc.topology.receiver_link);
-        let mut sim = NdpSimulation {
+        let net = &fabric.net;
+        events.push(0, Event::Start);
+        Ndp {
             senders: (0..n)
                 .map(|_| Sender::new(size, packets, ndp.rto))
                 .collect(),
@@ -161,111 +170,105 @@ impl NdpSimulation {
             receiver: Receiver::new(n, packets, pull_spacing),
             rx_host: net.receiver,
             rng: Rng::stream(sc.seed, Stream::Ndp),
-            sc,
-            now: 0,
-            events: EventQueue::default(),
-            net,
-            ports,
-            pkts: PacketPool::default(),
+            mtu: ndp.mtu,
+            header: ndp.header_bytes,
+            return_to_sender: ndp.return_to_sender,
+            initial_window: ndp.initial_window,
             sender_out: Vec::new(),
             receiver_out: Vec::new(),
-            processed: 0,
             stats: NdpReport::default(),
             capture: None,
-        };
-        sim.events.push(0, Event::Start);
-        Ok(sim)
+        }
     }
 
-    /// Current simulated time.
-    pub fn now(&self) -> SimTime {
-        self.now
-    }
-
-    /// Events processed so far.
-    pub fn events_processed(&self) -> u64 {
-        self.processed
-    }
-
-    /// Whether every flow has completed.
-    pub fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.receiver.finish().is_some()
     }
 
-    /// Write a pcap of the packets seen at `points` to `path` (before the first step), NDP
-    /// carried over UDP as [`capture::pcap::ndp_frame`] documents.
-    pub fn capture(&mut self, path: &str, points: &Points) -> Result<(), String> {
-        self.capture = Some(Box::new(capture::open(
-            path,
-            points,
-            &self.net,
-            self.sc.topology.senders,
-        )?));
-        Ok(())
+    fn start(&mut self, cx: &mut Cx<Pkt>) {
+        self.receiver.start(cx.now);
+        let iw = self.initial_window;
+        for f in 0..self.senders.len() as u32 {
+            self.with_sender(cx, f, |s, now, out| s.start(now, iw, out));
+        }
     }
 
-    /// Close the capture, if any: the frames it holds, or the write error that stopped it.
-    pub fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+    #[inline]
+    fn timer(&mut self, cx: &mut Cx<Pkt>, agent: u32, kind: u8, gen: u32) {
+        match kind {
+            RTO => self.with_sender(cx, agent, |s, now, out| s.on_timer(now, gen, out)),
+            _ => self.with_receiver(cx, |r, now, out| r.on_pull_tick(now, out)),
+        }
+    }
+
+    #[inline]
+    fn sent(&mut self, cx: &mut Cx<Pkt>, l: LinkId, id: PktId) {
+        if let Some(cap) = self.capture.as_deref_mut() {
+            if cap.taps_link(l) {
+                let p = *cx.fabric.pkts.get(id);
+                cap.write(cx.now, |buf| encode(buf, &p));
+            }
+        }
+    }
+
+    #[inline]
+    fn deliver(&mut self, cx: &mut Cx<Pkt>, id: PktId) {
+        let p = *cx.fabric.pkts.get(id);
+        cx.fabric.pkts.free(id);
+        self.take(cx, p);
+    }
+
+    #[inline]
+    fn offered(&mut self, cx: &mut Cx<Pkt>, l: LinkId, id: PktId, o: Offered) {
+        match o {
+            Offered::Queued => {}
+            Offered::Trimmed => self.stats.trimmed += 1,
+            Offered::Refused { trimmed } => {
+                self.stats.trimmed += u64::from(trimmed);
+                let kind = cx.fabric.pkts.get(id).kind;
+                if kind == Kind::Header && self.return_to_sender {
+                    self.bounce(cx, id);
+                } else {
+                    self.drop_header(cx, l, id);
+                }
+            }
+            Offered::Dropped => unreachable!("NDP runs over trimming ports"),
+        }
+    }
+
+    fn attach_capture(&mut self, cap: Capture, _sc: &Scenario) {
+        self.capture = Some(Box::new(cap));
+    }
+
+    fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
         self.capture.take().map(|c| c.finish())
     }
 
-    /// The scenario being run.
-    pub fn scenario(&self) -> &Scenario {
-        &self.sc
+    fn report(&self, run: &Seen<Pkt>) -> Report {
+        self.run_report(run)
     }
 
-    /// Process up to `max` events; `Ok(true)` once every flow has completed.
-    pub fn step(&mut self, max: u64) -> Result<bool, SimError> {
-        let mut k = 0;
-        while self.receiver.finish().is_none() && k < max {
-            let (t, ev) = crate::engine::next_event(
-                &mut self.events,
-                &self.sc.run,
-                self.processed,
-                self.now,
-                "NDP flows are unfinished",
-            )?;
-            self.now = t;
-            self.processed += 1;
-            k += 1;
-            match ev {
-                Event::Start => self.start_flows(),
-                Event::TxDone(l) => self.tx_done(l),
-                Event::Arrive(l) => self.arrive(l),
-                Event::Rto(f, gen) => {
-                    self.with_sender(f, |s, now, out| s.on_timer(now, gen, out));
-                }
-                Event::PullTick => self.with_receiver(|r, now, out| r.on_pull_tick(now, out)),
-                other => {
-                    return Err(SimError::Internal(format!(
-                        "NDP: unexpected event {other:?}"
-                    )))
-                }
-            }
-        }
-        Ok(self.receiver.finish().is_some())
+    fn check_invariants(&self, run: &Seen<Pkt>) -> Result<(), String> {
+        self.check(run)
     }
+}
 
-    /// Run to completion.
-    pub fn run(mut self) -> Result<Report, SimError> {
-        while !self.step(u64::MAX)? {}
-        Ok(self.report())
-    }
-
+impl Ndp {
     /// Call sender `f`, then do what it asked, in its order: schedule its deadline, send.
     #[inline]
     fn with_sender(
         &mut self,
+        cx: &mut Cx<Pkt>,
         f: u32,
         call: impl FnOnce(&mut Sender, SimTime, &mut Vec<SenderOut>),
     ) {
         let mut out = std::mem::take(&mut self.sender_out);
         out.clear();
-        call(&mut self.senders[f as usize], self.now, &mut out);
+        call(&mut self.senders[f as usize], cx.now, &mut out);
         for &o in &out {
             match o {
-                SenderOut::Deadline(t, gen) => self.events.push(t, Event::Rto(f, gen)),
-                SenderOut::Send(seq) => self.send_data(f, seq),
+                SenderOut::Deadline(t, gen) => cx.push(t, Event::Agent(f, RTO, gen)),
+                SenderOut::Send(seq) => self.send_data(cx, f, seq),
             }
         }
         self.sender_out = out;
@@ -273,21 +276,25 @@ impl NdpSimulation {
 
     /// Call the receiver, then do what it asked, in its order: send, schedule its pacer.
     #[inline]
-    fn with_receiver(&mut self, call: impl FnOnce(&mut Receiver, SimTime, &mut Vec<ReceiverOut>)) {
+    fn with_receiver(
+        &mut self,
+        cx: &mut Cx<Pkt>,
+        call: impl FnOnce(&mut Receiver, SimTime, &mut Vec<ReceiverOut>),
+    ) {
         let mut out = std::mem::take(&mut self.receiver_out);
         out.clear();
-        call(&mut self.receiver, self.now, &mut out);
+        call(&mut self.receiver, cx.now, &mut out);
         for &o in &out {
             match o {
-                ReceiverOut::Control { kind, flow, seq } => self.send_control(kind, flow, seq),
-                ReceiverOut::PullTick(t) => self.events.push(t, Event::PullTick),
+                ReceiverOut::Control { kind, flow, seq } => self.send_control(cx, kind, flow, seq),
+                ReceiverOut::PullTick(t) => cx.push(t, Event::Agent(0, PULL_TICK, 0)),
             }
         }
         self.receiver_out = out;
     }
 
-    fn random_path(&mut self, a: u32, b: u32) -> u32 {
-        let n = self.net.paths_between(a, b);
+    fn random_path(&mut self, net: &Network, a: u32, b: u32) -> u32 {
+        let n = net.paths_between(a, b);
         if n <= 1 {
             0
         } else {
@@ -295,164 +302,116 @@ impl NdpSimulation {
         }
     }
 
-    fn start_flows(&mut self) {
-        self.receiver.start(self.now);
-        let iw = self.sc.ndp.initial_window;
-        for f in 0..self.senders.len() as u32 {
-            self.with_sender(f, |s, now, out| s.start(now, iw, out));
-        }
-    }
-
-    fn send_data(&mut self, f: u32, seq: u32) {
-        let payload = self.senders[f as usize].payload(seq, self.sc.ndp.mtu);
-        let frame = (payload + self.sc.ndp.header_bytes) as u32;
+    fn send_data(&mut self, cx: &mut Cx<Pkt>, f: u32, seq: u32) {
+        let payload = self.senders[f as usize].payload(seq, self.mtu);
+        let frame = (payload + self.header) as u32;
         let src = self.srcs[f as usize];
-        let path = self.random_path(src, self.rx_host);
+        let path = self.random_path(&cx.fabric.net, src, self.rx_host);
         self.stats.data_packets += 1;
-        self.send(Pkt {
-            kind: Kind::Data,
-            flow: f,
-            seq,
-            src,
-            dst: self.rx_host,
-            path,
-            hop: 0,
-            frame,
-        });
+        self.send(
+            cx,
+            Pkt {
+                kind: Kind::Data,
+                flow: f,
+                seq,
+                src,
+                dst: self.rx_host,
+                path,
+                hop: 0,
+                frame,
+            },
+        );
     }
 
-    fn send_control(&mut self, kind: Kind, f: u32, seq: u32) {
+    fn send_control(&mut self, cx: &mut Cx<Pkt>, kind: Kind, f: u32, seq: u32) {
         let dst = self.srcs[f as usize];
-        let path = self.random_path(self.rx_host, dst);
-        self.send(Pkt {
-            kind,
-            flow: f,
-            seq,
-            src: self.rx_host,
-            dst,
-            path,
-            hop: 0,
-            frame: self.sc.ndp.header_bytes as u32,
-        });
+        let path = self.random_path(&cx.fabric.net, self.rx_host, dst);
+        self.send(
+            cx,
+            Pkt {
+                kind,
+                flow: f,
+                seq,
+                src: self.rx_host,
+                dst,
+                path,
+                hop: 0,
+                frame: self.header as u32,
+            },
+        );
     }
 
-    fn send(&mut self, p: Pkt) {
-        let id = self.pkts.alloc(p);
-        let first = self
+    fn send(&mut self, cx: &mut Cx<Pkt>, p: Pkt) {
+        let id = cx.fabric.pkts.alloc(p);
+        let first = cx
+            .fabric
             .net
             .hop_via(p.src, p.dst, p.path, 0)
             .expect("paths are never empty");
-        self.enqueue(first, id);
+        self.enqueue(cx, first, id);
     }
 
     /// Offer packet `id` to link `l`'s port: trim, bounce or drop at switch ports.
-    fn enqueue(&mut self, l: LinkId, id: PktId) {
-        let p = self.pkts.get_mut(id);
-        let link = &mut self.net.links[l];
-        match self.ports[l.index()].offer(link, self.now, id, p) {
-            Offered::Queued(end) => self.transmitting(l, end),
-            Offered::Trimmed(end) => {
-                self.stats.trimmed += 1;
-                self.transmitting(l, end);
-            }
-            Offered::Refused { trimmed } => {
-                self.stats.trimmed += u64::from(trimmed);
-                if p.kind == Kind::Header && self.sc.ndp.return_to_sender {
-                    self.bounce(id);
-                } else {
-                    self.drop_header(l, id);
-                }
-            }
-        }
-    }
-
-    /// Schedule the end of a transmission `l` started, if it started one.
     #[inline]
-    fn transmitting(&mut self, l: LinkId, end: Option<SimTime>) {
-        if let Some(t) = end {
-            self.events.push(t, Event::TxDone(l));
+    fn enqueue(&mut self, cx: &mut Cx<Pkt>, l: LinkId, id: PktId) {
+        let o = cx.offer(l, id);
+        if o != Offered::Queued {
+            self.offered(cx, l, id, o);
         }
     }
 
-    fn drop_header(&mut self, l: LinkId, id: PktId) {
-        self.net.links[l].count_drop();
+    fn drop_header(&mut self, cx: &mut Cx<Pkt>, l: LinkId, id: PktId) {
+        cx.fabric.net.links[l].count_drop();
         self.stats.dropped += 1;
-        self.pkts.free(id);
+        cx.fabric.pkts.free(id);
     }
 
-    /// Send a trimmed header back to its sender along the same path, reversed.
-    fn bounce(&mut self, id: PktId) {
+    /// Send a trimmed header back to its sender along the same path, reversed. A bounce
+    /// meeting a full header queue on its way back is dropped there.
+    fn bounce(&mut self, cx: &mut Cx<Pkt>, id: PktId) {
         self.stats.bounced += 1;
-        let p = *self.pkts.get(id);
+        let p = *cx.fabric.pkts.get(id);
         // The switch at forward position `hop` is at position `len - hop` going back.
-        let back = self.net.path_len(p.src, p.dst) - p.hop;
-        let pk = self.pkts.get_mut(id);
+        let back = cx.fabric.net.path_len(p.src, p.dst) - p.hop;
+        let pk = cx.fabric.pkts.get_mut(id);
         pk.kind = Kind::Bounce;
         std::mem::swap(&mut pk.src, &mut pk.dst);
         pk.hop = back;
-        let l = self
+        let (src, dst, path) = (pk.src, pk.dst, pk.path);
+        let l = cx
+            .fabric
             .net
-            .hop_via(pk.src, pk.dst, pk.path, back)
+            .hop_via(src, dst, path, back)
             .expect("a bounce starts inside the path");
-        // A bounce meeting a full header queue on its way back is dropped there.
-        let link = &mut self.net.links[l];
-        match self.ports[l.index()].offer(link, self.now, id, pk) {
-            Offered::Queued(end) | Offered::Trimmed(end) => self.transmitting(l, end),
-            Offered::Refused { .. } => self.drop_header(l, id),
-        }
+        self.enqueue(cx, l, id);
     }
 
-    fn tx_done(&mut self, l: LinkId) {
-        let link = &mut self.net.links[l];
-        let (arrival, next) = self.ports[l.index()].finish_tx(link, self.now);
-        if let Some(t) = arrival {
-            self.events.push(t, Event::Arrive(l));
-        }
-        if let Some(cap) = self.capture.as_deref_mut() {
-            if let (true, Some(id)) = (cap.taps_link(l), link.newest_in_pipe()) {
-                let p = *self.pkts.get(id);
-                cap.write(self.now, |buf| encode(buf, &p));
-            }
-        }
-        self.transmitting(l, next);
-    }
-
-    fn arrive(&mut self, l: LinkId) {
-        let (id, next) = self.net.links[l].arrive();
-        if let Some(t) = next {
-            self.events.push(t, Event::Arrive(l));
-        }
-        let p = self.pkts.get_mut(id);
-        p.hop += 1;
-        match self.net.hop_via(p.src, p.dst, p.path, p.hop) {
-            Some(next) => self.enqueue(next, id),
-            None => {
-                let p = *p;
-                self.pkts.free(id);
-                self.deliver(p);
-            }
-        }
-    }
-
-    fn deliver(&mut self, p: Pkt) {
+    /// Packet `p` reached its destination host.
+    fn take(&mut self, cx: &mut Cx<Pkt>, p: Pkt) {
         if let Some(cap) = self.capture.as_deref_mut() {
             if cap.taps_host(p.dst) {
-                cap.write(self.now, |buf| encode(buf, &p));
+                cap.write(cx.now, |buf| encode(buf, &p));
             }
         }
         let (f, seq) = (p.flow, p.seq);
         match p.kind {
-            Kind::Data => self.with_receiver(|r, now, out| r.on_data(now, f, seq, out)),
-            Kind::Header => self.with_receiver(|r, now, out| r.on_header(now, f, seq, out)),
-            Kind::Ack => self.with_sender(f, |s, now, out| s.on_ack(now, seq, out)),
-            Kind::Nack => self.with_sender(f, |s, now, out| s.on_nack(now, seq, out)),
-            Kind::Pull => self.with_sender(f, |s, now, out| s.on_pull(now, out)),
-            Kind::Bounce => self.with_sender(f, |s, now, out| s.on_bounce(now, seq, out)),
+            Kind::Data => self.with_receiver(cx, |r, now, out| r.on_data(now, f, seq, out)),
+            Kind::Header => self.with_receiver(cx, |r, now, out| r.on_header(now, f, seq, out)),
+            Kind::Ack => self.with_sender(cx, f, |s, now, out| s.on_ack(now, seq, out)),
+            Kind::Nack => self.with_sender(cx, f, |s, now, out| s.on_nack(now, seq, out)),
+            Kind::Pull => self.with_sender(cx, f, |s, now, out| s.on_pull(now, out)),
+            Kind::Bounce => self.with_sender(cx, f, |s, now, out| s.on_bounce(now, seq, out)),
         }
     }
 
     /// The report of the run so far.
-    pub fn report(&self) -> Report {
+    fn run_report(&self, run: &Seen<Pkt>) -> Report {
+        let (net, sc, now) = (run.net(), run.sc, run.now);
+        let ports = run
+            .fabric
+            .ports
+            .as_deref()
+            .expect("NDP runs over trimming ports");
         let rx = &self.receiver;
         let mut stats = self.stats.clone();
         stats.nacks = rx.nacks();
@@ -473,7 +432,7 @@ impl NdpSimulation {
                 let bytes = if fct.is_some() {
                     s.bytes()
                 } else {
-                    rx.received(f) as u64 * self.sc.ndp.mtu
+                    rx.received(f) as u64 * sc.ndp.mtu
                 };
                 FlowReport {
                     retx_fast: s.retx(Cause::Nack) + s.retx(Cause::Bounce),
@@ -486,21 +445,18 @@ impl NdpSimulation {
             .filter(|&f| rx.fct(f as u32).is_some())
             .map(|f| self.senders[f].bytes())
             .sum();
-        let bn = self.net.bottleneck;
+        let bn = net.bottleneck;
         let bottleneck = QueueReport {
-            name: self.net.name(bn),
+            name: net.name(bn),
             limit: crate::config::QueueLimit {
                 bytes: None,
-                packets: Some(self.sc.ndp.data_queue),
+                packets: Some(sc.ndp.data_queue),
             },
-            stats: self.ports[bn.index()].stats(&self.net.links[bn]),
+            stats: ports[bn.index()].stats(&net.links[bn]),
         };
         let busy = bottleneck.stats.busy;
-        let base_latency = self.net.latency_between(
-            self.net.host(0),
-            self.rx_host,
-            self.sc.ndp.mtu + self.sc.ndp.header_bytes,
-        );
+        let base_latency =
+            net.latency_between(net.host(0), self.rx_host, sc.ndp.mtu + sc.ndp.header_bytes);
         Report {
             timeouts: stats.timeouts,
             retx_fast: stats.retx_nack + stats.retx_bounce,
@@ -508,15 +464,15 @@ impl NdpSimulation {
             drops: stats.dropped,
             ndp: Some(stats),
             ..Report::of_run(RunSummary {
-                senders: self.sc.topology.senders,
-                workload: self.sc.workload.kind,
+                senders: sc.topology.senders,
+                workload: sc.workload.kind,
                 app_bytes,
                 start: rx.start_time(),
-                end: rx.finish().unwrap_or(self.now),
-                now: self.now,
-                events: self.processed,
+                end: rx.finish().unwrap_or(now),
+                now,
+                events: run.processed,
                 base_latency,
-                link_bps: self.sc.topology.receiver_link,
+                link_bps: sc.topology.receiver_link,
                 flows,
                 bottleneck,
                 bottleneck_busy: busy,
@@ -525,14 +481,21 @@ impl NdpSimulation {
     }
 
     /// Every packet is somewhere exactly once, and flows' counters agree with their bitmaps.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        let queued: usize = (self.ports.iter().zip(&self.net.links))
+    fn check(&self, run: &Seen<Pkt>) -> Result<(), String> {
+        let (net, sc) = (run.net(), run.sc);
+        let ports = run
+            .fabric
+            .ports
+            .as_deref()
+            .expect("NDP runs over trimming ports");
+        let pkts = &run.fabric.pkts;
+        let queued: usize = (ports.iter().zip(&net.links))
             .map(|(p, l)| p.packets(l))
             .sum();
-        if queued != self.pkts.live() {
+        if queued != pkts.live() {
             return Err(format!(
                 "NDP: {} packets alive, {} in ports",
-                self.pkts.live(),
+                pkts.live(),
                 queued,
             ));
         }
@@ -546,9 +509,8 @@ impl NdpSimulation {
                 ));
             }
         }
-        for (l, p) in self.ports.iter().enumerate() {
-            if self.net.is_port(LinkId(l as u32)) && p.data_len() > self.sc.ndp.data_queue as usize
-            {
+        for (l, p) in ports.iter().enumerate() {
+            if net.is_port(LinkId(l as u32)) && p.data_len() > sc.ndp.data_queue as usize {
                 return Err(format!("NDP port {l}: data queue over its limit"));
             }
         }
@@ -586,7 +548,10 @@ mod tests {
 
     #[test]
     fn one_flow_completes_in_the_optimal_time_within_one_packet() {
-        let r = NdpSimulation::new(incast(1, 10)).unwrap().run().unwrap();
+        let r = crate::Simulation::new(incast(1, 10))
+            .unwrap()
+            .run()
+            .unwrap();
         let packet = tx_time(9000 + 64 + 20, 10_000_000_000) as f64;
         assert!(
             (last_fct(&r) - optimal(&r, 1)).abs() <= packet,
@@ -600,7 +565,7 @@ mod tests {
     #[test]
     fn trims_pulls_and_retransmissions_add_up_and_every_byte_arrives_once() {
         for (n, iw) in [(15, 23), (12, 10), (6, 1)] {
-            let mut sim = NdpSimulation::new(incast(n, iw)).unwrap();
+            let mut sim = crate::Simulation::new(incast(n, iw)).unwrap();
             while !sim.step(100).unwrap() {
                 sim.check_invariants().unwrap();
             }
@@ -626,12 +591,15 @@ mod tests {
     #[test]
     fn iw_1_is_slow_for_few_senders_and_iw_10_is_near_optimal() {
         for n in [1, 2, 4] {
-            let r = NdpSimulation::new(incast(n, 1)).unwrap().run().unwrap();
+            let r = crate::Simulation::new(incast(n, 1)).unwrap().run().unwrap();
             assert!(last_fct(&r) > 1.5 * optimal(&r, n), "n={n}");
         }
         for iw in [10, 23] {
             for n in [1, 4, 8, 15] {
-                let r = NdpSimulation::new(incast(n, iw)).unwrap().run().unwrap();
+                let r = crate::Simulation::new(incast(n, iw))
+                    .unwrap()
+                    .run()
+                    .unwrap();
                 let over = last_fct(&r) / optimal(&r, n) - 1.0;
                 assert!(over < 0.05, "iw={iw} n={n}: {over}");
             }
@@ -640,8 +608,14 @@ mod tests {
 
     #[test]
     fn the_same_seed_gives_the_same_run() {
-        let a = NdpSimulation::new(incast(15, 10)).unwrap().run().unwrap();
-        let b = NdpSimulation::new(incast(15, 10)).unwrap().run().unwrap();
+        let a = crate::Simulation::new(incast(15, 10))
+            .unwrap()
+            .run()
+            .unwrap();
+        let b = crate::Simulation::new(incast(15, 10))
+            .unwrap()
+            .run()
+            .unwrap();
         assert_eq!(a, b);
     }
 

@@ -19,22 +19,31 @@
 //!   window hooks; BBR sets cwnd and the pacing rate itself from rate samples.
 //! - `receiver.rs`: in-order delivery, SACK blocks, delayed ACKs, the ECN echo.
 //! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
+//! - `agent.rs`, `setup.rs`, `run_report.rs`, `packet.rs`, `capture.rs`: TCP as the engine runs
+//!   it (the transport's glue: connections, timers, the segment on the wire, report, pcap).
 
+mod agent;
+mod capture;
 mod cc;
 mod endpoint;
+mod packet;
 mod params;
 mod rack;
 mod rate;
 mod receiver;
 mod rto_policy;
 mod rtt;
+mod run_report;
 mod scoreboard;
 mod segment;
 mod sender;
+mod setup;
 #[cfg(test)]
 mod testing;
 
+pub use agent::Tcp;
 pub use endpoint::{Deadlines, Endpoint};
+pub use packet::Packet;
 pub use params::TcpParams;
 pub use rto_policy::RtoPolicy;
 pub use rtt::RttEstimator;

@@ -20,18 +20,20 @@
 //! Connection `r·M + j` carries reducer r's fetches from the j-th map host, host H − M + j
 //! (none when that is the reducer's own host): the reducer's endpoint is its client ([`ConnId::receiver`]), the map host's its server
 //! ([`ConnId::sender`]). A connection is kept for all of a reducer's fetches from one host (an
-//! HTTP keep-alive connection). Like [`crate::workload`], the shuffle answers events with
-//! [`Action`]s and never touches TCP, so it is tested alone; it allocates nothing after
+//! HTTP keep-alive connection). Like [`crate::app::task`], the shuffle answers events with
+//! [`Effect`]s and never touches TCP, so it is tested alone; it allocates nothing after
 //! [`Shuffle::new`].
 
 use incast_workload::shuffle::{Copiers, Layout};
 use serde::Serialize;
 
+use crate::app::effect::Effect;
 use crate::config::Scenario;
 use crate::ids::ConnId;
 use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
-use crate::workload::Action;
+
+mod run;
 
 /// The shuffle's state.
 #[derive(Debug)]
@@ -147,7 +149,7 @@ impl Shuffle {
     }
 
     /// Start every reducer's copiers at `now`.
-    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Effect>) {
         self.start = now;
         for r in 0..self.layout.reducers {
             if self.copiers.remaining(r) == 0 {
@@ -160,24 +162,24 @@ impl Shuffle {
     }
 
     /// Reducer `r` has every output it needs.
-    fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Action>) {
+    fn complete(&mut self, r: u32, now: SimTime, act: &mut Vec<Effect>) {
         self.reducer_times[r as usize] = Some(now - self.start);
         self.done += 1;
         if self.done == self.layout.reducers {
             self.finish = Some(now);
-            act.push(Action::Finished);
+            act.push(Effect::Finished);
         }
     }
 
     /// Reducer `r` asks hosts for outputs until `window` fetches are in flight or no host
     /// free of one has outputs left.
-    fn fill(&mut self, r: u32, act: &mut Vec<Action>) {
+    fn fill(&mut self, r: u32, act: &mut Vec<Effect>) {
         let (asked, end) = (&mut self.asked, &mut self.end);
         let (fetch, request) = (self.header + self.output, self.request);
         self.copiers.fill(r, |c| {
             asked[c as usize] += 1;
             end[c as usize] += fetch;
-            act.push(Action::Write {
+            act.push(Effect::Write {
                 ep: ConnId(c).receiver(),
                 bytes: request,
             });
@@ -186,13 +188,13 @@ impl Shuffle {
 
     /// The map host's server of `c` has read `received` request bytes in all: it answers
     /// every complete request with its header and the map output.
-    pub fn on_server_data(&mut self, c: ConnId, received: u64, act: &mut Vec<Action>) {
+    pub fn on_server_data(&mut self, c: ConnId, received: u64, act: &mut Vec<Effect>) {
         let i = c.index();
         while self.answered[i] < self.asked[i]
             && received >= (self.answered[i] as u64 + 1) * self.request
         {
             self.answered[i] += 1;
-            Action::push_response(act, c.sender(), self.header, self.output);
+            Effect::push_response(act, c.sender(), self.header, self.output);
         }
     }
 
@@ -202,7 +204,7 @@ impl Shuffle {
         c: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         if !self.copiers.busy(c.0) || received < self.end[c.index()] {
             return;
@@ -244,10 +246,10 @@ mod tests {
     }
 
     /// Writes of `act` as (connection, from the reducer, bytes).
-    fn writes(act: &[Action]) -> Vec<(u32, bool, u64)> {
+    fn writes(act: &[Effect]) -> Vec<(u32, bool, u64)> {
         act.iter()
             .filter_map(|a| match a {
-                Action::Write { ep, bytes } => Some((ep.conn().0, !ep.is_sender(), *bytes)),
+                Effect::Write { ep, bytes } => Some((ep.conn().0, !ep.is_sender(), *bytes)),
                 _ => None,
             })
             .collect()
@@ -358,7 +360,7 @@ mod tests {
                 conn = c;
             }
         }
-        assert_eq!(act.last(), Some(&Action::Finished));
+        assert_eq!(act.last(), Some(&Effect::Finished));
         assert_eq!(sh.finish, Some(20));
         assert_eq!(sh.report([1, 2, 3]).reducer_times, vec![20]);
     }

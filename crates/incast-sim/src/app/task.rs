@@ -13,7 +13,9 @@ use crate::ids::{ConnId, EndpointId};
 use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
-/// Something the workload wants done.
+pub(crate) use super::size_dist::SizeDist;
+
+/// Something a task wants done ([`crate::app::tasks::Tasks`] turns these into [`crate::app::Effect`]s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Endpoint `ep` writes `bytes`.
@@ -36,18 +38,6 @@ pub enum Action {
         conn: ConnId,
         /// When.
         at: SimTime,
-    },
-    /// The next get arrives at key-value host `host` at `at`.
-    GetAt {
-        /// Host.
-        host: u32,
-        /// When.
-        at: SimTime,
-    },
-    /// Key-value host `host`'s server may write the replies waiting in its queue.
-    Serve {
-        /// Host.
-        host: u32,
     },
     /// The workload is complete.
     Finished,
@@ -139,50 +129,6 @@ struct Queries {
     /// Client offset at the end of the last response asked on each connection.
     end: Vec<u64>,
     done: u32,
-}
-
-/// Sizes of query responses (and of key-value store values).
-#[derive(Debug, Clone)]
-pub(crate) enum SizeDist {
-    /// Uniform in [min, max] bytes.
-    Uniform(u64, u64),
-    /// An empirical CDF: (bytes, cumulative probability) points, linear in between.
-    Cdf(Vec<(u64, f64)>),
-}
-
-impl SizeDist {
-    /// Mean size, bytes.
-    pub(crate) fn mean(&self) -> f64 {
-        match self {
-            SizeDist::Uniform(a, b) => (a + b) as f64 / 2.0,
-            SizeDist::Cdf(pts) => {
-                let (s0, p0) = pts[0];
-                let mut m = s0 as f64 * p0;
-                for w in pts.windows(2) {
-                    let ((sa, pa), (sb, pb)) = (w[0], w[1]);
-                    m += (pb - pa) * (sa + sb) as f64 / 2.0;
-                }
-                m
-            }
-        }
-    }
-
-    /// One draw.
-    pub(crate) fn sample(&self, rng: &mut Rng) -> u64 {
-        match self {
-            SizeDist::Uniform(a, b) => a + rng.up_to(b - a),
-            SizeDist::Cdf(pts) => {
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                let i = pts.partition_point(|&(_, p)| p < u).min(pts.len() - 1);
-                if i == 0 {
-                    return pts[0].0;
-                }
-                let ((sa, pa), (sb, pb)) = (pts[i - 1], pts[i]);
-                let f = if pb > pa { (u - pa) / (pb - pa) } else { 1.0 };
-                (sa as f64 + f * (sb - sa) as f64).round() as u64
-            }
-        }
-    }
 }
 
 impl Workload {

@@ -16,7 +16,7 @@ use crate::units::SimTime;
 
 /// What a port needs to know of a packet: whether it carries payload, its frame bytes, and
 /// how to trim it to its header.
-pub(crate) trait Trimmable {
+pub trait Trimmable {
     /// A data packet with its payload (the only kind that is trimmed).
     fn is_data(&self) -> bool;
     /// Frame bytes, without preamble and gap.
@@ -27,7 +27,7 @@ pub(crate) trait Trimmable {
 
 /// What a port did with a packet offered to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Offered {
+pub enum Offered {
     /// Queued as it came; the link starts serializing it (or the head) and ends at the time
     /// given, if it was idle.
     Queued(Option<SimTime>),
@@ -44,7 +44,7 @@ pub(crate) enum Offered {
 /// Egress port of a switch (trims) or of a host NIC (never does: both queues unbounded),
 /// in front of its link.
 #[derive(Debug, Default)]
-pub(crate) struct Port {
+pub struct Port {
     /// The packet being serialized, with its frame bytes.
     serving: Option<(PktId, u32)>,
     /// Data packets waiting, with their frame bytes.
@@ -72,12 +72,7 @@ pub(crate) struct Port {
 impl Port {
     /// A switch port that trims: `data_queue` packets of data, `header_queue` bytes of
     /// headers served `weight`:1, trimmed packets keeping `header_bytes`.
-    pub(crate) fn switch(
-        data_queue: u32,
-        header_queue: u64,
-        weight: u32,
-        header_bytes: u32,
-    ) -> Port {
+    pub fn switch(data_queue: u32, header_queue: u64, weight: u32, header_bytes: u32) -> Port {
         Port {
             data_limit: data_queue as usize,
             hdr_limit: header_queue,
@@ -88,7 +83,7 @@ impl Port {
     }
 
     /// A host NIC: never trims, never refuses.
-    pub(crate) fn nic(weight: u32) -> Port {
+    pub fn nic(weight: u32) -> Port {
         Port {
             data_limit: usize::MAX,
             hdr_limit: u64::MAX,
@@ -101,7 +96,7 @@ impl Port {
     /// data if the data queue has room, else trim it; queue headers and control packets if
     /// the header queue has room.
     #[inline]
-    pub(crate) fn offer<P: Trimmable>(
+    pub fn offer<P: Trimmable>(
         &mut self,
         link: &mut Link,
         now: SimTime,
@@ -160,30 +155,33 @@ impl Port {
     /// arrival if the pipe was empty (the caller schedules it) and the end of the next
     /// transmission, if one starts.
     #[inline]
-    pub(crate) fn finish_tx(
+    pub fn finish_tx(
         &mut self,
         link: &mut Link,
         now: SimTime,
     ) -> (Option<SimTime>, Option<SimTime>) {
-        let (id, frame) = self.serving.take().expect("finish_tx on an idle NDP port");
+        let (id, frame) = self
+            .serving
+            .take()
+            .expect("finish_tx on an idle trimming port");
         let arrival = link.into_pipe(now, id, frame);
         (arrival, self.kick(link, now))
     }
 
     /// Packets held anywhere in the port and its link: queued, in service, propagating.
-    pub(crate) fn packets(&self, link: &Link) -> usize {
+    pub fn packets(&self, link: &Link) -> usize {
         self.data.len() + self.hdr.len() + usize::from(self.serving.is_some()) + link.in_pipe()
     }
 
     /// Data packets waiting now.
-    pub(crate) fn data_len(&self) -> usize {
+    pub fn data_len(&self) -> usize {
         self.data.len()
     }
 
     /// Counters as a queue report shows them: drops of refused packets (the caller counts
     /// them on the link), the header queue's peak in bytes, the data queue's peak in packets,
     /// and the link's transmissions.
-    pub(crate) fn stats(&self, link: &Link) -> QueueStats {
+    pub fn stats(&self, link: &Link) -> QueueStats {
         let mut s = link.stats.clone();
         s.max_bytes = self.max_hdr_bytes;
         s.max_packets = self.max_data;

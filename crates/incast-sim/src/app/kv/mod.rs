@@ -15,23 +15,36 @@
 //! distribution connection per pair of nodes for both directions; here each direction of
 //! requests has its own, which changes nothing for the replies that make the incast.
 //!
-//! Like [`crate::workload`], the store answers events with [`Action`]s and never touches TCP,
+//! Like [`crate::app::task`], the store answers events with [`Effect`]s and never touches TCP,
 //! so it is tested alone. Its queues grow to their peak once and are reused: a get in flight
 //! allocates nothing.
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
-
+use crate::app::effect::{Effect, Token};
+use crate::app::size_dist::SizeDist;
 use crate::config::{KvPlacement, Scenario};
 use crate::ids::ConnId;
-use crate::report::utilization;
 use crate::rng::{Rng, Stream};
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
-use crate::workload::{Action, SizeDist};
+
+mod plan;
+pub mod report;
+mod run;
+
+use plan::{choose_replicas, draw_put, exponential_gap, value_sizes};
+pub use plan::{plan, PlannedGet};
+pub use report::{quantile, HostCounters, KvHostReport, KvReport};
 
 /// Width of the windows the peak utilization is measured over (the article's finest poll).
 pub const PEAK_WINDOW: SimTime = PS_PER_MS;
+
+/// [`Token::kind`] of the next get arriving at a host ([`Token::arg`]).
+pub(crate) const GET: u32 = 0;
+/// [`Token::kind`] of a reply's service jitter ending on a connection ([`Token::arg`]).
+pub(crate) const RESPOND: u32 = 1;
+/// [`Token::kind`] of the end of the warm-up.
+pub(crate) const WARM: u32 = 2;
 
 /// One get or put in flight.
 #[derive(Debug, Clone, Copy, Default)]
@@ -273,17 +286,20 @@ impl KvGets {
     }
 
     /// Schedule host `h`'s next get after `now`, or close its arrivals.
-    fn next_arrival(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
+    fn next_arrival(&mut self, h: u32, now: SimTime, act: &mut Vec<Effect>) {
         let at = now + self.gap(h);
         if at < self.start + self.window {
-            act.push(Action::GetAt { host: h, at });
+            act.push(Effect::Wake {
+                at,
+                token: Token { kind: GET, arg: h },
+            });
         } else {
             self.closed += 1;
         }
     }
 
     /// Start every host's arrivals at `now`.
-    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Effect>) {
         self.start = now;
         for h in 0..self.hosts {
             self.next_arrival(h, now, act);
@@ -304,7 +320,7 @@ impl KvGets {
 
     /// An operation arrives at host `h`: a get asks its replicas for the value, a put sends
     /// it to them.
-    pub fn get(&mut self, h: u32, now: SimTime, act: &mut Vec<Action>) {
+    pub fn get(&mut self, h: u32, now: SimTime, act: &mut Vec<Effect>) {
         let size = self.sizes.sample(&mut self.draws[h as usize]);
         let put = draw_put(&mut self.draws[h as usize], self.put_fraction);
         self.choose_replicas(h);
@@ -356,7 +372,7 @@ impl KvGets {
                 let into = if put { b } else { h };
                 self.offered[into as usize] += size;
             }
-            act.push(Action::Write {
+            act.push(Effect::Write {
                 ep: c.receiver(),
                 bytes: request,
             });
@@ -384,7 +400,7 @@ impl KvGets {
         c: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         let i = c.index();
         while let Some(&r) = self.to_read[i].front() {
@@ -403,13 +419,19 @@ impl KvGets {
                 let at = (now + self.service[b].up_to(self.jitter)).max(self.free_at[b]);
                 self.free_at[b] = at;
                 self.to_respond[i].push_back((r.size, r.put));
-                act.push(Action::RespondAt { conn: c, at });
+                act.push(Effect::Wake {
+                    at,
+                    token: Token {
+                        kind: RESPOND,
+                        arg: c.0,
+                    },
+                });
             }
         }
     }
 
     /// A jittered reply on `c` is due.
-    pub fn respond(&mut self, c: ConnId, act: &mut Vec<Action>) {
+    pub fn respond(&mut self, c: ConnId, act: &mut Vec<Effect>) {
         let (size, put) = self.to_respond[c.index()]
             .pop_front()
             .expect("a reply for every respond event");
@@ -418,11 +440,11 @@ impl KvGets {
 
     /// The server of `c` answers with a value of `size` bytes (a get) or acknowledges one
     /// (a put): now, or in its host's order.
-    fn reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Action>) {
+    fn reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Effect>) {
         if self.hol {
             let (b, _) = self.ends(c);
             self.serve_q[b as usize].push_back((c, size, put));
-            act.push(Action::Serve { host: b });
+            act.push(Effect::Fill { slot: b });
         } else {
             self.write_reply(c, size, put, act);
         }
@@ -438,14 +460,14 @@ impl KvGets {
         }
     }
 
-    fn write_reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Action>) {
+    fn write_reply(&mut self, c: ConnId, size: u64, put: bool, act: &mut Vec<Effect>) {
         if put {
-            act.push(Action::Write {
+            act.push(Effect::Write {
                 ep: c.sender(),
                 bytes: self.request,
             });
         } else {
-            Action::push_response(act, c.sender(), self.header, size);
+            Effect::push_response(act, c.sender(), self.header, size);
         }
         self.written[c.index()] += self.reply_bytes(size, put);
     }
@@ -453,7 +475,7 @@ impl KvGets {
     /// Host `h`'s server writes the replies at the head of its queue while their connection's
     /// send buffer has room (`acked(c)`: bytes the server's end of `c` has had acknowledged).
     /// A reply into an empty buffer always goes, however big.
-    pub fn serve(&mut self, h: u32, acked: impl Fn(ConnId) -> u64, act: &mut Vec<Action>) {
+    pub fn serve(&mut self, h: u32, acked: impl Fn(ConnId) -> u64, act: &mut Vec<Effect>) {
         while let Some(&(c, size, put)) = self.serve_q[h as usize].front() {
             let backlog = self.written[c.index()] - acked(c);
             if backlog > 0 && backlog + self.reply_bytes(size, put) > self.send_buffer {
@@ -472,7 +494,7 @@ impl KvGets {
         c: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         let (_, a) = self.ends(c);
         while let Some(&(g, end, size)) = self.open[c.index()].front() {
@@ -501,10 +523,10 @@ impl KvGets {
         self.maybe_finish(now, act);
     }
 
-    fn maybe_finish(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    fn maybe_finish(&mut self, now: SimTime, act: &mut Vec<Effect>) {
         if self.finish.is_none() && self.closed == self.hosts && self.live == 0 {
             self.finish = Some(now);
-            act.push(Action::Finished);
+            act.push(Effect::Finished);
         }
     }
 
@@ -513,317 +535,6 @@ impl KvGets {
     pub fn on_rx(&mut self, phys: u32, now: SimTime, wire: u64) {
         if now >= self.measure_from() {
             self.peak[phys as usize].add(now, wire);
-        }
-    }
-}
-
-/// The values' sizes: `value_size`, or drawn from `query_size_cdf`.
-fn value_sizes(sc: &Scenario) -> SizeDist {
-    let w = &sc.workload;
-    if w.query_size_cdf.is_empty() {
-        SizeDist::Uniform(w.value_size, w.value_size)
-    } else {
-        SizeDist::Cdf(w.query_size_cdf.clone())
-    }
-}
-
-/// Whether an operation is a put, a share `fraction` of them. Drawn only when there are
-/// puts, so a store of gets keeps its random sequence.
-fn draw_put(rng: &mut Rng, fraction: f64) -> bool {
-    fraction > 0.0 && {
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        u < fraction
-    }
-}
-
-/// The time to a host's next get: exponential with mean `mean_gap` (a Poisson process).
-fn exponential_gap(rng: &mut Rng, mean_gap: f64) -> SimTime {
-    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    (-(1.0 - u).ln() * mean_gap) as SimTime
-}
-
-/// Choose the `replicas` distinct hosts of a key out of `hosts` into `pick`: R hosts in a
-/// row from a random start on the ring, or R uniformly.
-fn choose_replicas(
-    placement: KvPlacement,
-    hosts: u32,
-    replicas: u32,
-    rng: &mut Rng,
-    pick: &mut Vec<u32>,
-) {
-    pick.clear();
-    let n = hosts as u64;
-    match placement {
-        KvPlacement::Ring => {
-            let first = rng.up_to(n - 1);
-            for k in 0..replicas as u64 {
-                pick.push(((first + k) % n) as u32);
-            }
-        }
-        KvPlacement::Uniform => {
-            // Floyd's sampling: R distinct of H in R draws.
-            for j in n - replicas as u64..n {
-                let t = rng.up_to(j) as u32;
-                let v = if pick.contains(&t) { j as u32 } else { t };
-                pick.push(v);
-            }
-        }
-    }
-}
-
-/// One get of a [`plan`]: when it arrives at which coordinator, the value's size and its
-/// replicas (the coordinator itself among them answers locally).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PlannedGet {
-    /// The coordinator.
-    pub host: u32,
-    /// Arrival, picoseconds from the start of the gets.
-    pub at: SimTime,
-    /// Value bytes each replica returns (a get) or is sent (a put).
-    pub size: u64,
-    /// A put.
-    pub put: bool,
-    /// The replicas, distinct hosts.
-    pub replicas: Vec<u32>,
-}
-
-/// Every get of the scenario's store, in arrival order (ties by host): the arrivals, sizes
-/// and replicas [`KvGets`] draws for the same scenario and seed, draw for draw, for a
-/// generator outside the simulator (the emulator's real TCP) to run the same gets.
-pub fn plan(sc: &Scenario) -> Vec<PlannedGet> {
-    let w = &sc.workload;
-    let sizes = value_sizes(sc);
-    let mean_gap = PS_PER_S as f64 / sc.kv_gets_per_s();
-    let hosts = sc.topology.senders;
-    let mut out = Vec::new();
-    let mut pick = Vec::with_capacity(w.kv_replicas as usize);
-    for h in 0..hosts {
-        let mut rng = Rng::stream(sc.seed, Stream::KvGets(h));
-        // As KvGets: a gap when the arrivals start, then per operation its size, whether it
-        // is a put, its replicas and the gap to the next.
-        let mut at = exponential_gap(&mut rng, mean_gap);
-        while at < w.kv_duration {
-            let size = sizes.sample(&mut rng);
-            let put = draw_put(&mut rng, w.kv_put_fraction);
-            choose_replicas(w.kv_placement, hosts, w.kv_replicas, &mut rng, &mut pick);
-            out.push(PlannedGet {
-                host: h,
-                at,
-                size,
-                put,
-                replicas: pick.clone(),
-            });
-            at += exponential_gap(&mut rng, mean_gap);
-        }
-    }
-    out.sort_by_key(|g| (g.at, g.host));
-    out
-}
-
-/// What one host of the store saw, per second of the run (from the first get to the last
-/// reply) unless said otherwise.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct KvHostReport {
-    /// Gets this host coordinated.
-    pub gets: u64,
-    /// Value bytes its gets asked of remote replicas, over the arrival window, as a share of
-    /// its link: the offered load.
-    pub offered_load: f64,
-    /// Value bytes it received from remote replicas, as a share of its link: the carried load.
-    pub carried_load: f64,
-    /// Share of the run its switch port spent serializing towards it (headers and every
-    /// frame included): its average receive utilization.
-    pub rx_utilization: f64,
-    /// Share of the run its NIC spent serializing.
-    pub tx_utilization: f64,
-    /// Most bytes its switch port sent it in one millisecond, as a share of the link.
-    pub peak_utilization_1ms: f64,
-    /// Frames dropped at its switch port, per second.
-    pub drops_per_s: f64,
-    /// Retransmission timeouts of its connections' ends (either direction), per second.
-    pub timeouts_per_s: f64,
-    /// Segments its ends retransmitted, per second (what `netstat -s` counts).
-    pub retransmits_per_s: f64,
-}
-
-/// What the whole store saw.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct KvReport {
-    /// Hosts in the cluster.
-    pub hosts: u32,
-    /// Replicas per get.
-    pub replicas: u32,
-    /// Replies a get waits for.
-    pub quorum: u32,
-    /// Operations (gets and puts) per second arriving at each host.
-    pub gets_per_s_per_host: f64,
-    /// Gets issued.
-    pub gets: u64,
-    /// Gets that reached their quorum.
-    pub completed: u64,
-    /// Puts issued.
-    pub puts: u64,
-    /// Put latency, arrival to quorum of acknowledgments, picoseconds: median (0 without puts).
-    pub put_latency_p50: SimTime,
-    /// 99th percentile.
-    pub put_latency_p99: SimTime,
-    /// Get latency, arrival to quorum, picoseconds: median.
-    pub latency_p50: SimTime,
-    /// 99th percentile.
-    pub latency_p99: SimTime,
-    /// 99.9th percentile.
-    pub latency_p999: SimTime,
-    /// Largest.
-    pub latency_max: SimTime,
-    /// Mean, picoseconds.
-    pub latency_mean: f64,
-    /// Mean over hosts of [`KvHostReport::offered_load`].
-    pub offered_load: f64,
-    /// Mean over hosts of [`KvHostReport::carried_load`].
-    pub carried_load: f64,
-    /// Mean over hosts of [`KvHostReport::rx_utilization`].
-    pub utilization: f64,
-    /// Mean over hosts of [`KvHostReport::peak_utilization_1ms`].
-    pub peak_utilization_1ms: f64,
-    /// Mean over hosts of [`KvHostReport::drops_per_s`].
-    pub drops_per_s_per_host: f64,
-    /// Frames dropped per second at switch-to-switch ports (uplinks, trunks), all together:
-    /// drops no host's port counts. Absent on a star, which has no such ports (the report
-    /// keeps the star's shape, which the emulated store's report shares).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fabric_drops_per_s: Option<f64>,
-    /// Timeouts per second, all hosts together.
-    pub timeouts_per_s: f64,
-    /// Mean over hosts of [`KvHostReport::retransmits_per_s`].
-    pub retransmits_per_s_per_host: f64,
-    /// Value bytes delivered per second, all hosts together, bits per second.
-    pub goodput_bps: f64,
-    /// Every host, in host order.
-    pub per_host: Vec<KvHostReport>,
-}
-
-/// What the network and TCP saw of one host, for [`KvGets::report`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostCounters {
-    /// Its physical host on the topology.
-    pub phys: u32,
-    /// Time its switch port spent serializing.
-    pub rx_busy: SimTime,
-    /// Time its NIC spent serializing.
-    pub tx_busy: SimTime,
-    /// Frames its switch port dropped.
-    pub drops: u64,
-    /// Timeouts of its endpoints.
-    pub timeouts: u64,
-    /// Segments its endpoints retransmitted.
-    pub retransmits: u64,
-}
-
-impl HostCounters {
-    /// What was counted after `base`.
-    fn since(&self, base: &HostCounters) -> HostCounters {
-        HostCounters {
-            phys: self.phys,
-            rx_busy: self.rx_busy - base.rx_busy,
-            tx_busy: self.tx_busy - base.tx_busy,
-            drops: self.drops - base.drops,
-            timeouts: self.timeouts - base.timeouts,
-            retransmits: self.retransmits - base.retransmits,
-        }
-    }
-}
-
-/// The `q`-quantile of sorted `v` (nearest rank), 0 if empty: how the store's latencies are
-/// summarized (the emulated store's too, through `_core.nearest_rank`).
-pub fn quantile(v: &[SimTime], q: f64) -> SimTime {
-    if v.is_empty() {
-        return 0;
-    }
-    let rank = (q * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
-impl KvGets {
-    /// Value bytes delivered to coordinators so far.
-    pub fn delivered(&self) -> u64 {
-        self.received.iter().sum()
-    }
-
-    /// The store's report at `now` from each host's counters and the frames the
-    /// switch-to-switch ports dropped in all.
-    pub fn report(
-        &self,
-        now: SimTime,
-        hosts: &[HostCounters],
-        fabric_drops: Option<u64>,
-    ) -> KvReport {
-        let span = self
-            .finish
-            .unwrap_or(now)
-            .saturating_sub(self.measure_from());
-        let window = self.window - self.warmup;
-        let secs = span as f64 / PS_PER_S as f64;
-        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let link_bytes = |t: SimTime| self.link_bps as f64 / 8.0 * t as f64 / PS_PER_S as f64;
-        let share = |bytes: u64, t: SimTime| {
-            let cap = link_bytes(t);
-            if cap > 0.0 {
-                bytes as f64 / cap
-            } else {
-                0.0
-            }
-        };
-        let per_host: Vec<KvHostReport> = hosts
-            .iter()
-            .enumerate()
-            .map(|(i, hc)| (i, hc.since(&self.baseline[i])))
-            .map(|(i, hc)| KvHostReport {
-                gets: self.issued[i],
-                offered_load: share(self.offered[i], window),
-                carried_load: share(self.received[i], span),
-                rx_utilization: utilization(hc.rx_busy, span),
-                tx_utilization: utilization(hc.tx_busy, span),
-                // A frame is counted in the window its last bit arrives in, so a window may
-                // hold one frame more than the link can carry in it.
-                peak_utilization_1ms: share(self.peak[hc.phys as usize].peak(), PEAK_WINDOW)
-                    .min(1.0),
-                drops_per_s: per_s(hc.drops),
-                timeouts_per_s: per_s(hc.timeouts),
-                retransmits_per_s: per_s(hc.retransmits),
-            })
-            .collect();
-        let mean = |f: fn(&KvHostReport) -> f64| {
-            per_host.iter().map(f).sum::<f64>() / per_host.len().max(1) as f64
-        };
-        let mut lat = self.latencies.clone();
-        lat.sort_unstable();
-        let mut put_lat = self.put_latencies.clone();
-        put_lat.sort_unstable();
-        KvReport {
-            hosts: self.hosts,
-            replicas: self.replicas,
-            quorum: self.quorum,
-            gets_per_s_per_host: PS_PER_S as f64 / self.mean_gap,
-            gets: self.issued.iter().sum(),
-            completed: lat.len() as u64,
-            puts: self.puts,
-            put_latency_p50: quantile(&put_lat, 0.5),
-            put_latency_p99: quantile(&put_lat, 0.99),
-            latency_p50: quantile(&lat, 0.5),
-            latency_p99: quantile(&lat, 0.99),
-            latency_p999: quantile(&lat, 0.999),
-            latency_max: lat.last().copied().unwrap_or(0),
-            latency_mean: lat.iter().map(|&t| t as f64).sum::<f64>() / lat.len().max(1) as f64,
-            offered_load: mean(|h| h.offered_load),
-            carried_load: mean(|h| h.carried_load),
-            utilization: mean(|h| h.rx_utilization),
-            peak_utilization_1ms: mean(|h| h.peak_utilization_1ms),
-            drops_per_s_per_host: mean(|h| h.drops_per_s),
-            fabric_drops_per_s: fabric_drops.map(|d| per_s(d - self.fabric_baseline)),
-            timeouts_per_s: per_host.iter().map(|h| h.timeouts_per_s).sum(),
-            retransmits_per_s_per_host: mean(|h| h.retransmits_per_s),
-            goodput_bps: per_s(self.delivered()) * 8.0,
-            per_host,
         }
     }
 }
@@ -863,7 +574,7 @@ mod tests {
         kv.get(h, now, &mut act);
         act.iter()
             .filter_map(|a| match a {
-                Action::Write { ep, bytes } => {
+                Effect::Write { ep, bytes } => {
                     assert_eq!(*bytes, 100, "a request");
                     Some(kv.ends(ep.conn()).0)
                 }
@@ -892,13 +603,20 @@ mod tests {
                 let next = act
                     .iter()
                     .filter_map(|a| match a {
-                        Action::GetAt { host, at } => Some((*at, *host)),
+                        Effect::Wake {
+                            at,
+                            token:
+                                Token {
+                                    kind: GET,
+                                    arg: host,
+                                },
+                        } => Some((*at, *host)),
                         _ => None,
                     })
                     .min();
                 let Some((at, h)) = next else { break };
                 act.retain(
-                    |a| !matches!(a, Action::GetAt { host, at: t } if *host == h && *t == at),
+                    |a| !matches!(a, Effect::Wake { at: t, token: Token { kind: GET, arg: host } } if *host == h && *t == at),
                 );
                 let mut out = Vec::new();
                 kv.get(h, at, &mut out);
@@ -906,7 +624,7 @@ mod tests {
                 let mut remote: Vec<u32> = out
                     .iter()
                     .filter_map(|a| match a {
-                        Action::Write { ep, bytes } => {
+                        Effect::Write { ep, bytes } => {
                             // A put's request carries its value.
                             put |= *bytes > sc.workload.request_size;
                             Some(kv.ends(ep.conn()).0)
@@ -916,10 +634,15 @@ mod tests {
                     .collect();
                 remote.sort_unstable();
                 issued.push((h, at, put && !remote.is_empty(), remote));
-                act.extend(
-                    out.into_iter()
-                        .filter(|a| matches!(a, Action::GetAt { .. })),
-                );
+                act.extend(out.into_iter().filter(|a| {
+                    matches!(
+                        a,
+                        Effect::Wake {
+                            token: Token { kind: GET, .. },
+                            ..
+                        }
+                    )
+                }));
             }
             let want: Vec<_> = planned
                 .iter()
@@ -992,7 +715,7 @@ mod tests {
             kv.on_server_data(c, kv.asked_end[c.index()], 6, &mut act);
             assert_eq!(
                 act,
-                vec![Action::Write {
+                vec![Effect::Write {
                     ep: c.sender(),
                     bytes: 1000
                 }]
@@ -1039,7 +762,7 @@ mod tests {
             let w: Vec<ConnId> = act
                 .iter()
                 .filter_map(|a| match a {
-                    Action::Write { ep, bytes } => {
+                    Effect::Write { ep, bytes } => {
                         assert_eq!(*bytes, 100 + 1000, "the request carries the value");
                         Some(ep.conn())
                     }
@@ -1060,7 +783,7 @@ mod tests {
             kv.on_server_data(c, end, 7, &mut act);
             assert_eq!(
                 act,
-                vec![Action::Write {
+                vec![Effect::Write {
                     ep: c.sender(),
                     bytes: 100
                 }]
@@ -1158,7 +881,7 @@ mod tests {
         kv.reply(c1, 1000, false, &mut act);
         kv.reply(c1, 1000, false, &mut act);
         kv.reply(c2, 1000, false, &mut act);
-        assert_eq!(act, vec![Action::Serve { host: 2 }; 3]);
+        assert_eq!(act, vec![Effect::Fill { slot: 2 }; 3]);
         act.clear();
         // Nothing acknowledged: the first reply goes into the empty buffer, the second does
         // not fit behind it, and the reply to host 1 waits behind that (head-of-line).

@@ -1,15 +1,17 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous events
-//! run in the order they were scheduled and every run of a scenario is identical; and what both
-//! engines (TCP in `sim`, NDP in `ndp`) share to drive it: the next event within a run's budgets,
-//! and why a run stops.
+//! The engine: the event queue (a binary heap ordered by (time, insertion sequence), so
+//! simultaneous events run in the order they were scheduled and every run of a scenario is
+//! identical), lazy timers, why a run stops, and the driver loop ([`driver`]) that runs one
+//! transport ([`driver::Transport`]) over the network ([`crate::net::fabric`]). It names no
+//! transport and no workload.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use thiserror::Error;
 
+pub mod driver;
+
 use crate::config::ConfigError;
-use crate::ids::{ConnId, EndpointId};
 use crate::topology::LinkId;
 use crate::units::{to_secs, SimTime};
 
@@ -75,33 +77,21 @@ pub(crate) fn next_event(
 }
 
 /// Something that happens at a time. Small and `Copy`: the heap moves these around a lot.
+/// The network's own events name links; a transport's and an application's are opaque
+/// numbers that only they read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A link finished serializing the packet at the head of its queue.
     TxDone(LinkId),
     /// The packet at the head of a link's pipe reaches the far end.
     Arrive(LinkId),
-    /// A retransmission timer of a TCP endpoint ([`EndpointId`]'s number) or an NDP sender,
-    /// with its generation.
-    Rto(u32, u32),
-    /// A delayed-ACK timer of an endpoint, with its generation.
-    DelAck(EndpointId, u32),
-    /// A paced endpoint's pacing timer, with its generation.
-    Pace(EndpointId, u32),
-    /// The packet at the head of an endpoint's host queue reaches its NIC.
-    HostTx(EndpointId),
-    /// The client asks a connection's server for its part of the block (staggered requests).
-    Request(ConnId),
-    /// A server starts answering (after its jitter) on a connection.
-    Respond(ConnId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
-    /// The next get arrives at a key-value host (its number).
-    KvGet(u32),
-    /// The key-value store's warm-up ends: its figures count from here.
-    KvWarm,
-    /// The NDP receiver's pull pacer may send its next pull.
-    PullTick,
+    /// A transport's timer: its agent (the transport's numbering), what kind of timer (the
+    /// transport's numbering) and its generation (see [`Timer`]).
+    Agent(u32, u8, u32),
+    /// An application's timer (see [`crate::app::effect::Token`]).
+    App(crate::app::effect::Token),
     /// The workload starts.
     Start,
     /// Take a time-series sample.

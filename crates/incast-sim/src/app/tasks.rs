@@ -5,10 +5,18 @@
 //! Task `t` owns connections `t·N .. (t+1)·N`. Each task is a [`Workload`] that speaks in its
 //! own connection numbers; this wrapper routes events to it and renumbers its actions.
 
+use crate::app::task::{Action, Workload};
+use crate::app::{App, Effect, Token, View};
 use crate::config::Scenario;
 use crate::ids::ConnId;
+use crate::report::Report;
+use crate::topology::Network;
 use crate::units::SimTime;
-use crate::workload::{Action, Workload};
+
+/// [`Token::kind`] of a server's answer after its jitter ([`Token::arg`]: the connection).
+const RESPOND: u32 = 0;
+/// [`Token::kind`] of a staggered or planned request ([`Token::arg`]: the connection).
+const REQUEST: u32 = 1;
 
 /// Every task of the scenario's workload.
 #[derive(Debug)]
@@ -106,7 +114,7 @@ impl Tasks {
     }
 
     /// Start every task at `now`.
-    pub fn start(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    pub fn start(&mut self, now: SimTime, act: &mut Vec<Effect>) {
         for t in 0..self.tasks.len() as u32 {
             let mut local = std::mem::take(&mut self.local);
             self.tasks[t as usize].start(now, &mut local);
@@ -116,12 +124,12 @@ impl Tasks {
     }
 
     /// A staggered or planned request of `conn` is due.
-    pub fn request(&mut self, conn: ConnId, now: SimTime, act: &mut Vec<Action>) {
+    pub fn request(&mut self, conn: ConnId, now: SimTime, act: &mut Vec<Effect>) {
         self.route(conn, act, |w, c, a| w.request(c, now, a));
     }
 
     /// `conn`'s server answers now (its jitter elapsed).
-    pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Action>) {
+    pub fn respond(&mut self, conn: ConnId, act: &mut Vec<Effect>) {
         self.route(conn, act, |w, c, a| w.respond(c, a));
     }
 
@@ -131,7 +139,7 @@ impl Tasks {
         conn: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         self.route(conn, act, |w, c, a| w.on_server_data(c, received, now, a));
     }
@@ -142,7 +150,7 @@ impl Tasks {
         conn: ConnId,
         received: u64,
         now: SimTime,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
     ) {
         self.route(conn, act, |w, c, a| w.on_client_data(c, received, now, a));
     }
@@ -150,7 +158,7 @@ impl Tasks {
     fn route(
         &mut self,
         conn: ConnId,
-        act: &mut Vec<Action>,
+        act: &mut Vec<Effect>,
         f: impl FnOnce(&mut Workload, ConnId, &mut Vec<Action>),
     ) {
         let (t, c) = self.local(conn);
@@ -162,32 +170,109 @@ impl Tasks {
 
     /// Renumber task `t`'s actions into global connections and endpoints; the workload is
     /// finished when its last task is.
-    fn translate(&mut self, t: u32, local: &mut Vec<Action>, act: &mut Vec<Action>) {
+    fn translate(&mut self, t: u32, local: &mut Vec<Action>, act: &mut Vec<Effect>) {
         let global = |c: ConnId| ConnId(c.0 + t * self.n);
         for a in local.drain(..) {
             act.push(match a {
-                Action::Write { ep, bytes } => Action::Write {
+                Action::Write { ep, bytes } => Effect::Write {
                     ep: ep.same_end_of(global(ep.conn())),
                     bytes,
                 },
-                Action::RespondAt { conn, at } => Action::RespondAt {
-                    conn: global(conn),
+                Action::RespondAt { conn, at } => Effect::Wake {
                     at,
+                    token: Token {
+                        kind: RESPOND,
+                        arg: global(conn).0,
+                    },
                 },
-                Action::RequestAt { conn, at } => Action::RequestAt {
-                    conn: global(conn),
+                Action::RequestAt { conn, at } => Effect::Wake {
                     at,
+                    token: Token {
+                        kind: REQUEST,
+                        arg: global(conn).0,
+                    },
                 },
-                Action::GetAt { .. } | Action::Serve { .. } => a,
                 Action::Finished => {
                     self.done += 1;
                     if self.done < self.tasks.len() as u32 {
                         continue;
                     }
-                    Action::Finished
+                    Effect::Finished
                 }
             });
         }
+    }
+}
+
+impl App for Tasks {
+    fn connections(&self) -> u32 {
+        Tasks::connections(self)
+    }
+
+    fn ends(&self, conn: ConnId, net: &Network) -> (u32, u32) {
+        // Connection c is server c mod N's (each task has its own connections).
+        (net.host(conn.0 % self.n), net.receiver)
+    }
+
+    fn start(&mut self, now: SimTime, out: &mut Vec<Effect>) {
+        Tasks::start(self, now, out);
+    }
+
+    fn wake(&mut self, token: Token, now: SimTime, _view: &dyn View, out: &mut Vec<Effect>) {
+        let conn = ConnId(token.arg);
+        match token.kind {
+            RESPOND => self.respond(conn, out),
+            _ => self.request(conn, now, out),
+        }
+    }
+
+    #[inline]
+    fn on_segment(
+        &mut self,
+        ep: crate::ids::EndpointId,
+        _delivered: u64,
+        received: u64,
+        now: SimTime,
+        out: &mut Vec<Effect>,
+    ) {
+        if ep.is_sender() {
+            self.on_server_data(ep.conn(), received, now, out);
+        } else {
+            self.on_client_data(ep.conn(), received, now, out);
+        }
+    }
+
+    fn add_timeouts(&mut self, conn: ConnId, k: u64) {
+        Tasks::add_timeouts(self, conn, k);
+    }
+
+    fn series_origin(&self) -> SimTime {
+        self.start_time()
+    }
+
+    fn fct(&self, conn: ConnId) -> Option<SimTime> {
+        Tasks::fct(self, conn)
+    }
+
+    fn span(&self, view: &dyn View, now: SimTime) -> (SimTime, SimTime, u64) {
+        let app_bytes = (0..self.connections())
+            .map(ConnId)
+            .map(|c| {
+                let got = view.received(c.receiver());
+                got - self.header_bytes(c, got)
+            })
+            .sum();
+        (
+            self.start_time(),
+            self.finish_time().unwrap_or(now),
+            app_bytes,
+        )
+    }
+
+    fn report(&self, _view: &dyn View, _now: SimTime, r: &mut Report) {
+        r.block_times = self.block_times();
+        r.query_fcts = self.query_fcts().to_vec();
+        r.block_timeouts = self.block_timeouts();
     }
 }
 
@@ -208,7 +293,7 @@ mod tests {
         let eps: Vec<u32> = act
             .iter()
             .map(|a| match a {
-                Action::Write { ep, .. } => ep.0,
+                Effect::Write { ep, .. } => ep.0,
                 other => panic!("{other:?}"),
             })
             .collect();
@@ -218,7 +303,7 @@ mod tests {
         w.on_server_data(ConnId(2), 100, 1, &mut act);
         assert_eq!(
             act,
-            vec![Action::Write {
+            vec![Effect::Write {
                 ep: ConnId(2).sender(),
                 bytes: 1000
             }]
@@ -230,11 +315,11 @@ mod tests {
         assert_eq!(
             act,
             vec![
-                Action::Write {
+                Effect::Write {
                     ep: ConnId(2).receiver(),
                     bytes: 100
                 },
-                Action::Write {
+                Effect::Write {
                     ep: ConnId(3).receiver(),
                     bytes: 100
                 }
@@ -252,7 +337,7 @@ mod tests {
         act.clear();
         w.on_client_data(ConnId(0), 2000, 50, &mut act);
         w.on_client_data(ConnId(1), 2000, 60, &mut act);
-        assert_eq!(act, vec![Action::Finished]);
+        assert_eq!(act, vec![Effect::Finished]);
         assert_eq!(w.finish_time(), Some(60));
     }
 }

@@ -7,6 +7,13 @@
 //! A transport with another queue discipline keeps its queues in front of the link and uses only
 //! its serialization and pipe ([`Link::serialize`], [`Link::into_pipe`], [`Link::arrive`]), as
 //! NDP's trimming ports do.
+//!
+//! - [`fabric`]: the network as the engine runs it (packets, queue disciplines, PFC);
+//! - [`red`]: random early detection; [`trim`]: trimming ports.
+
+pub mod fabric;
+pub mod red;
+pub mod trim;
 
 use std::collections::VecDeque;
 
@@ -18,6 +25,9 @@ use crate::units::{tx_time, SimTime};
 
 /// Index of a packet in the [`PacketPool`].
 pub type PktId = u32;
+
+// The TCP header's own constants (SACK blocks, ECE, CWR) live here beside the IP ECN
+// codepoints because the TCP agents import them from this path.
 
 /// Most SACK blocks a segment carries (three fit beside the timestamp option, RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 3;
@@ -31,44 +41,12 @@ pub const ECE: u8 = 4;
 /// Congestion window reduced: the sender's answer to ECE (the TCP header's CWR flag).
 pub const CWR: u8 = 8;
 
-/// A TCP segment on the wire. Every segment carries an acknowledgment (RFC 793 after the
-/// handshake), and data segments may carry payload.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Packet {
-    /// Source route the packet follows.
-    pub route: u32,
-    /// Index of the link it is on within its route.
-    pub hop: u16,
-    /// Number of valid SACK blocks.
-    pub nsack: u8,
-    /// ECN bits: [`ECT`], [`CE`], [`ECE`], [`CWR`].
-    pub ecn: u8,
-    /// Endpoint that receives it.
-    pub dst: u32,
-    /// First payload byte's sequence number (64-bit, so it never wraps).
-    pub seq: u64,
-    /// Payload bytes.
-    pub len: u32,
-    /// Frame bytes (payload plus headers): what switch buffers count.
-    pub frame: u32,
-    /// Cumulative acknowledgment: next byte expected from the peer.
-    pub ack: u64,
-    /// SACK blocks `[start, end)`, most recent first.
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    /// The TCP timestamp its sender put in it; set only while a capture runs (it is what
-    /// the capture writes and echoes), 0 otherwise.
-    pub tsval: u32,
-}
-
-// A capture's timestamp took the packet's padding: keep it at 88 bytes, every hop copies it.
-const _: () = assert!(std::mem::size_of::<Packet>() <= 88);
-
 /// Packets live in one arena and are referred to by index; freed slots are reused, so the hot
 /// path allocates nothing once the arena has grown to the peak number of packets alive.
-/// Generic over the packet type (TCP segments by default, NDP's packets in `ndp`), so each
-/// transport keeps its own small `Copy` packet and the same arena.
+/// Generic over the packet type, so each transport keeps its own small `Copy` packet
+/// ([`fabric::Wire`]) and the same arena.
 #[derive(Debug)]
-pub struct PacketPool<P = Packet> {
+pub struct PacketPool<P> {
     slots: Vec<P>,
     free: Vec<PktId>,
 }
@@ -698,9 +676,9 @@ mod tests {
     #[test]
     fn pool_reuses_slots() {
         let mut p = PacketPool::default();
-        let a = p.alloc(Packet::default());
+        let a = p.alloc(7u64);
         p.free(a);
-        let b = p.alloc(Packet::default());
+        let b = p.alloc(8u64);
         assert_eq!(a, b);
         assert_eq!(p.live(), 1);
     }

@@ -1,0 +1,315 @@
+//! The network as the engine runs it, whatever the transport: the topology's links and routes,
+//! the packets in flight, and the queue disciplines in front of the links.
+//!
+//! Two kinds of switch port, chosen by the transport when it sets the run up:
+//! - drop-tail queues (the links' own), with the topology's options: RED (dropping or
+//!   ECN-marking), a DCTCP-style marking threshold, shared-buffer pools with a dynamic
+//!   threshold, and PFC (pause and resume per ingress, with headroom);
+//! - trimming ports ([`super::trim`], NDP's): a small data queue whose overflow is cut to
+//!   headers that go ahead on a priority queue.
+//!
+//! A packet is any small `Copy` type that tells the network what it needs ([`Wire`]); the
+//! fabric is generic over it, so the per-packet path is monomorphized.
+
+use super::trim::{self, Port, Trimmable};
+use super::{Enqueued, PacketPool, PktId};
+use crate::engine::{Event, EventQueue};
+use crate::topology::{LinkId, Network};
+use crate::units::SimTime;
+
+/// What the network reads and changes of a packet.
+pub trait Wire: Copy + Trimmable {
+    /// Index of the link it is on within its route.
+    fn hop(&self) -> u16;
+    /// It moved on to the next link of its route.
+    fn advance(&mut self);
+    /// The link at position `hop` of its route, `None` past the end.
+    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId>;
+    /// Whether it is ECN-capable (ECT), so a queue may mark it instead of dropping it.
+    fn ect(&self) -> bool {
+        false
+    }
+    /// Mark it congestion experienced (CE).
+    fn mark_ce(&mut self) {}
+}
+
+/// What became of a packet offered to a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offered {
+    /// Queued as it came.
+    Queued,
+    /// Trimmed to its header, which was queued.
+    Trimmed,
+    /// Dropped and counted on the link; the packet is the caller's to count and free.
+    Dropped,
+    /// A trimming port's header queue is full: the packet (trimmed first if `trimmed`) is the
+    /// caller's to return to its sender or drop; not counted on the link.
+    Refused {
+        /// Whether the port trimmed it before refusing its header.
+        trimmed: bool,
+    },
+}
+
+/// The links, the packets and the ports in front of the links.
+#[derive(Debug)]
+pub struct Fabric<P> {
+    /// Links, routes and the drop-tail disciplines' state (RED, pools, PFC).
+    pub net: Network,
+    /// Every packet alive.
+    pub pkts: PacketPool<P>,
+    /// One trimming port in front of each link, when the transport's switches trim.
+    pub ports: Option<Vec<Port>>,
+}
+
+impl<P: Wire> Fabric<P> {
+    /// A fabric of drop-tail queues over `net`.
+    pub fn new(net: Network) -> Fabric<P> {
+        Fabric {
+            net,
+            pkts: PacketPool::default(),
+            ports: None,
+        }
+    }
+
+    /// Put a trimming port in front of every link: `switch` for switch ports, `nic` for the
+    /// hosts' NICs.
+    pub fn trim(&mut self, switch: impl Fn() -> Port, nic: impl Fn() -> Port) {
+        let net = &self.net;
+        self.ports = Some(
+            net.link_ids()
+                .map(|l| if net.is_port(l) { switch() } else { nic() })
+                .collect(),
+        );
+    }
+
+    /// Offer packet `id` to link `l` at `now`; the events it needs go on `events`.
+    #[inline]
+    pub fn offer(
+        &mut self,
+        events: &mut EventQueue,
+        now: SimTime,
+        l: LinkId,
+        id: PktId,
+    ) -> Offered {
+        match self.ports.as_mut() {
+            Some(ports) => {
+                let link = &mut self.net.links[l];
+                let p = self.pkts.get_mut(id);
+                let (end, offered) = match ports[l.index()].offer(link, now, id, p) {
+                    trim::Offered::Queued(end) => (end, Offered::Queued),
+                    trim::Offered::Trimmed(end) => (end, Offered::Trimmed),
+                    trim::Offered::Refused { trimmed } => (None, Offered::Refused { trimmed }),
+                };
+                if let Some(t) = end {
+                    events.push(t, Event::TxDone(l));
+                }
+                offered
+            }
+            None => self.drop_tail(events, now, l, id),
+        }
+    }
+
+    /// The drop-tail path: RED, ECN marking, PFC admission, the shared pool, the queue.
+    #[inline]
+    fn drop_tail(
+        &mut self,
+        events: &mut EventQueue,
+        now: SimTime,
+        l: LinkId,
+        id: PktId,
+    ) -> Offered {
+        let p = *self.pkts.get(id);
+        // Under PFC, the link the packet came over (its ingress into the switch).
+        let ingress = match self.net.pfc {
+            Some(_) if p.hop() > 0 => p.link_at(&self.net, p.hop() - 1),
+            _ => None,
+        };
+        let link = &mut self.net.links[l];
+        let p = self.pkts.get_mut(id);
+        if let Some(red) = self.net.red[l.index()].as_mut() {
+            if red.on_arrival(link.queued_bytes()) == super::red::Verdict::Signal {
+                if red.ecn && p.ect() {
+                    p.mark_ce();
+                    link.stats.marks += 1;
+                } else {
+                    link.count_drop();
+                    return Offered::Dropped;
+                }
+            }
+        }
+        if p.ect() && link.marks_arrival() {
+            p.mark_ce();
+        }
+        let frame = p.frame();
+        if let Some(up) = ingress.filter(|_| self.net.pfc.is_some()) {
+            return self.pfc_admit(events, now, l, up, id, frame);
+        }
+        let link = &mut self.net.links[l];
+        let queued = link.queued_bytes();
+        if let Some(pool) = self.net.pool_mut(l) {
+            if !pool.admits(queued, frame as u64) {
+                self.net.links[l].count_drop();
+                return Offered::Dropped;
+            }
+        }
+        match self.net.links[l].enqueue(now, id, frame) {
+            Enqueued::Dropped => Offered::Dropped,
+            e => {
+                if let Some(pool) = self.net.pool_mut(l) {
+                    pool.take(frame as u64);
+                }
+                if let Enqueued::Transmitting(t) = e {
+                    events.push(t, Event::TxDone(l));
+                }
+                Offered::Queued
+            }
+        }
+    }
+
+    /// Admit packet `id` of `frame` bytes, come over link `up`, to link `l` under PFC.
+    /// Lossless: the frame counts against the ingress it came through, which is paused at
+    /// XOFF; only a headroom overrun (thresholds set too high) drops it.
+    #[inline]
+    fn pfc_admit(
+        &mut self,
+        events: &mut EventQueue,
+        now: SimTime,
+        l: LinkId,
+        up: LinkId,
+        id: PktId,
+        frame: u32,
+    ) -> Offered {
+        let ingress_delay = self.net.links[up].delay;
+        let pfc = self.net.pfc.as_mut().expect("PFC is on");
+        let link = &mut self.net.links[l];
+        let held = &mut pfc.ingress[up.index()];
+        if *held + frame as u64 > pfc.limit {
+            link.count_drop();
+            return Offered::Dropped;
+        }
+        *held += frame as u64;
+        if *held >= pfc.xoff && !pfc.paused[up.index()] {
+            pfc.paused[up.index()] = true;
+            // The pause frame crosses the link back to its sender.
+            events.push(now + ingress_delay, Event::Pause(up, true));
+        }
+        // Under PFC the switch ports have no limit of their own (the topology's choice): the
+        // ingresses feeding them bound them, so the queue never refuses the frame here.
+        if let Enqueued::Transmitting(t) = link.enqueue(now, id, frame) {
+            events.push(t, Event::TxDone(l));
+        }
+        Offered::Queued
+    }
+
+    /// Link `l` finished serializing its frame at `now`: the frame enters the pipe, the next
+    /// one starts, the pool and PFC ingress it held are released. Returns the packet.
+    #[inline]
+    pub fn tx_done(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId) -> PktId {
+        let link = &mut self.net.links[l];
+        if let Some(ports) = self.ports.as_mut() {
+            let (arrival, next) = ports[l.index()].finish_tx(link, now);
+            if let Some(t) = arrival {
+                events.push(t, Event::Arrive(l));
+            }
+            if let Some(t) = next {
+                events.push(t, Event::TxDone(l));
+            }
+            return link
+                .newest_in_pipe()
+                .expect("a frame just entered the pipe");
+        }
+        let head = link.head().expect("a TxDone event has a packet in service");
+        let p = *self.pkts.get(head);
+        let (arrival, next) = link.finish_tx(now);
+        if let Some(pool) = self.net.pool_mut(l) {
+            pool.release(p.frame() as u64);
+        }
+        if let Some(t) = arrival {
+            events.push(t, Event::Arrive(l));
+        }
+        if let Some(t) = next {
+            events.push(t, Event::TxDone(l));
+        }
+        if self.net.pfc.is_some() && p.hop() > 0 {
+            self.pfc_release(events, now, &p);
+        }
+        head
+    }
+
+    /// A frame left the switch: its ingress holds less, and may be resumed.
+    fn pfc_release(&mut self, events: &mut EventQueue, now: SimTime, p: &P) {
+        let up = p
+            .link_at(&self.net, p.hop() - 1)
+            .expect("hop > 0 has a previous link");
+        let pfc = self.net.pfc.as_mut().expect("PFC is on");
+        let held = &mut pfc.ingress[up.index()];
+        *held -= p.frame() as u64;
+        if pfc.paused[up.index()] && *held <= pfc.xon {
+            pfc.paused[up.index()] = false;
+            let delay = self.net.links[up].delay;
+            events.push(now + delay, Event::Pause(up, false));
+        }
+    }
+
+    /// A PFC pause (`on`) or resume reached the sending end of link `l`.
+    pub fn pause(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId, on: bool) {
+        let link = &mut self.net.links[l];
+        if on {
+            link.pause(now);
+        } else if let Some(t) = link.resume(now) {
+            events.push(t, Event::TxDone(l));
+        }
+    }
+
+    /// The packet at the head of link `l`'s pipe reached its far end and moved on to the next
+    /// hop: returns it and the link it goes on to, `None` at its destination.
+    #[inline]
+    pub fn arrive(&mut self, events: &mut EventQueue, l: LinkId) -> (PktId, Option<LinkId>) {
+        let (id, next) = self.net.links[l].arrive();
+        if let Some(t) = next {
+            events.push(t, Event::Arrive(l));
+        }
+        let p = self.pkts.get_mut(id);
+        p.advance();
+        (id, p.link_at(&self.net, p.hop()))
+    }
+
+    /// Check the shared pools, the PFC ingresses and every queue against its limit.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let net = &self.net;
+        for (p, pool) in net.pools.iter().enumerate() {
+            let queued: u64 = net.pooled(p).map(|l| net.links[l].queued_bytes()).sum();
+            if queued != pool.used() || pool.used() > pool.total() {
+                return Err(format!(
+                    "shared buffer holds {} of {} bytes, its queues {}",
+                    pool.used(),
+                    pool.total(),
+                    queued
+                ));
+            }
+        }
+        if let Some(pfc) = &net.pfc {
+            let queued: u64 = net
+                .link_ids()
+                .filter(|&l| net.is_port(l))
+                .map(|l| net.links[l].queued_bytes())
+                .sum();
+            let held: u64 = pfc.ingress.iter().sum();
+            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
+                return Err(format!(
+                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
+                    pfc.limit
+                ));
+            }
+        }
+        for (i, l) in net.links.iter().enumerate() {
+            let lim = l.limit();
+            if lim.bytes.is_some_and(|b| l.stats.max_bytes > b)
+                || lim.packets.is_some_and(|p| l.stats.max_packets > p)
+            {
+                return Err(format!("link {i} exceeded its limit"));
+            }
+        }
+        Ok(())
+    }
+}
