@@ -219,6 +219,20 @@ def test_profiles_are_overrides_by_name() -> None:
         vgrid.profile_overrides(["classic"], ["tcp.profile=linux"])
 
 
+def test_a_profile_takes_the_kernels_tick_as_the_engines_bundle_says() -> None:
+    # The bundle is read from the engine: Linux's has timers of their own (jiffies beside a
+    # µs RTT clock), the papers' kernels one clock for both.
+    linux = incastlab.scenario.from_dict({"tcp": {"profile": "linux"}}).normalized()["tcp"]
+    assert linux["timer_granularity"] is not None
+    assert tbsim.profile("linux", "1ms") == {
+        "tcp.profile": "linux",
+        "tcp.timer_granularity": "1ms",
+    }
+    assert tbsim.profile("classic") == {"tcp.profile": "classic", "tcp.clock_granularity": "4ms"}
+    # A name the engine does not know is left for the simulator to refuse.
+    assert tbsim.profile("bogus") == {"tcp.profile": "bogus"}
+
+
 def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
     p = vgrid.Point("32KB", "200ms", "bbr", 4)
     got = vsim.run_sim(p, vgrid.QUICK, 50e-6, {"tcp.initial_window": 0})
