@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 #: Seeds of the simulator per point and profile: as many as the grid's kernel runs, since
 #: each seed replays a run of the testbed's client stalls drawn at random
-#: (:func:`point_stalls`; two seeds may draw the same run).
+#: (:func:`.runs.point_stalls`; two seeds may draw the same run).
 SIM_SEEDS = tuple(range(1, 11))
 #: The BBR-against-CUBIC question: these sender counts, with this RTOmin.
 ORDERING_SENDERS = (2, 4, 8, 16)

@@ -47,9 +47,9 @@ def run_sim(
     stalls: Sequence[StallTrace] = (),
 ) -> SimRuns:
     """The simulator on ``point`` with the testbed's RTT, timing noise (``jitter_s``, see
-    :func:`testbed_jitter_s`) and client stalls (a trace of ``stalls`` per seed, see
-    :func:`point_stalls`), the kernel's clock and the profile's ``overrides``, once per
-    seed; a refusal or failure is kept as the reason."""
+    :func:`incastlab.real.testbed.simulator.jitter_from_probes`) and client stalls (a trace
+    of ``stalls`` per seed, see :func:`.runs.point_stalls`), the kernel's clock and the
+    profile's ``overrides``, once per seed; a refusal or failure is kept as the reason."""
     if simulate is None:
         from incastlab import simulate as simulate_
 

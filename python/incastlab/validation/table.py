@@ -250,12 +250,13 @@ class Validation:
     #: How busy the machine was during the kernel's runs: per run, the share of CPU time
     #: spent on other (niced) work.
     other_load: list[float] = field(default_factory=list)
-    #: The testbed's per-link timing noise given to the simulator (:func:`testbed_jitter_s`).
+    #: The testbed's per-link timing noise given to the simulator
+    #: (:func:`incastlab.real.testbed.simulator.jitter_from_probes`).
     jitter_s: float = 0.0
     #: Per repetition (over the points): the median share of CPU time the machine was busy
     #: and the median measured base RTT. Runs recorded on another day can differ in both.
     by_repetition: list[tuple[int, float | None, float | None]] = field(default_factory=list)
-    #: The testbed's client stalls the simulator replays (:func:`testbed_stalls`).
+    #: The testbed's client stalls the simulator replays (:func:`.runs.testbed_stalls`).
     stalls: list[StallTrace] = field(default_factory=list)
 
     @property
@@ -282,7 +283,7 @@ def validate(
     say: Callable[[str], None] = lambda _m: None,
 ) -> Validation:
     """Build every point's row from the stored kernel runs and fresh simulator runs (the
-    kernel's grid must have been run, see :func:`run_real`; missing runs are left out)."""
+    kernel's grid must have been run, see :func:`.runs.run_real`; missing runs are left out)."""
     stored = {p: load_real(real_dir, p, grid.repeat) for p in grid.points()}
     every = measured_rtt_s([r for rs in stored.values() for r in rs])
     jitter = jitter_from_probes([r for rs in stored.values() for r in rs]) or 0.0

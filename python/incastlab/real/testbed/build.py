@@ -261,7 +261,7 @@ def build(
         "net.ipv4.tcp_sack": int(tcp["sack"]),
         "net.ipv4.tcp_frto": 2 if tcp["frto"] else 0,
         "net.ipv4.tcp_ecn": 1 if tcp["ecn"] else 0,
-        # And those the user asks for (--sysctl, checked by run: none of the above).
+        # And those the user asks for (--sysctl, checked by the backend: none of the above).
         **(extra_sysctls or {}),
     }
     # The congestion control is a route metric too (not locked, so TCP_CONGESTION may still
