@@ -164,15 +164,16 @@ def testbed_cost(senders: int) -> dict[str, object]:
     """The kernel's memory for an idle testbed of ``senders`` with its servers listening:
     MemAvailable, slab and per-CPU memory before and after, per sender."""
     from incastlab import _core
-    from incastlab.real import emulate
+    from incastlab.real import netns
+    from incastlab.real.testbed import build
     from incastlab.scenario import from_dict
 
     keys = ("MemAvailable", "Slab", "Percpu", "VmallocUsed")
     sc = from_dict({"topology": {"senders": senders, "link": "100Mbps"}})
-    emulate.remove_leftovers()
+    netns.remove_leftovers()
     before = meminfo_kb(*keys)
     t0 = time.perf_counter()
-    tb = emulate.build(sc)
+    tb = build.build(sc)
     try:
         listen = [(ns, f"{ip}:9000") for ns, ip in zip(tb.sender_ns, tb.sender_ips, strict=True)]
         servers = _core.BlockServers(listen)
@@ -182,7 +183,7 @@ def testbed_cost(senders: int) -> dict[str, object]:
         servers.stop()
     finally:
         t1 = time.perf_counter()
-        emulate.remove_testbed(tb.pid)
+        netns.remove_testbed(tb.pid)
         removed = time.perf_counter() - t1
     row: dict[str, object] = {"senders": senders, "build_s": round(built, 1)}
     row["remove_s"] = round(removed, 1)

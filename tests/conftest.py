@@ -35,11 +35,11 @@ ROOMY = capacity.Machine(
 
 def _emulation_unavailable() -> str:
     """Why this machine cannot emulate ("" if it can)."""
-    from incastlab.real import emulate
+    from incastlab.real.testbed import build
 
     try:
-        emulate.check_can_emulate()
-    except emulate.EmulationError as e:
+        build.check_can_emulate()
+    except build.EmulationError as e:
         return str(e)
     return ""
 

@@ -18,7 +18,8 @@ import pytest
 
 from conftest import needs_root
 from incastlab.cli import main
-from incastlab.real import emulate
+from incastlab.real import emulate, netns
+from incastlab.real.testbed import build
 from incastlab.scenario import from_dict
 
 #: The seeds' collapse at a rate this machine can emulate faithfully.
@@ -51,7 +52,7 @@ def test_one_sender_reaches_the_shaped_rate() -> None:
     best = max(runs, key=lambda r: (r.report["drops"] + r.report["timeouts"] == 0, r.goodput_bps))
     assert best.goodput_fraction >= 0.9, seen
     assert best.report["drops"] == 0 and best.report["timeouts"] == 0, seen
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -64,7 +65,7 @@ def test_real_tcp_collapses_with_rto_min_200ms_and_recovers_with_the_smallest() 
     fine = emulate.run(from_dict(_with("1ms")))
     assert fine.goodput_fraction > 0.7 and fine.goodput_bps > 2 * coarse.goodput_bps
     assert "propagation delay" in " ".join(fine.report["emulated"]["not_emulated"])
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
@@ -90,7 +91,7 @@ def _emulation_under_way(senders: int) -> subprocess.Popen[str]:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not any(n.startswith(f"il{proc.pid}-") for n in emulate.ours()):
+    while not any(n.startswith(f"il{proc.pid}-") for n in netns.ours()):
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
             pytest.fail("the emulation never built its testbed")
@@ -103,7 +104,7 @@ def _kill_and_wait_for_the_namespaces(proc: subprocess.Popen[Any]) -> float:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     killed = time.monotonic()
-    while [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]:
+    while [n for n in netns.ours() if n.startswith(f"il{proc.pid}-")]:
         assert time.monotonic() - killed < 10, "the namespaces outlived the run by 10 s"
         time.sleep(0.1)
     return time.monotonic() - killed
@@ -134,7 +135,7 @@ def test_a_killed_run_takes_its_servers_and_namespaces_with_it() -> None:
     proc = _emulation_under_way(32)
     guard = _guard_of(proc.pid)
     deadline = time.monotonic() + 60
-    while not [n for n in emulate.ours() if n == f"il{proc.pid}-r"] or not any(
+    while not [n for n in netns.ours() if n == f"il{proc.pid}-r"] or not any(
         "incastlab.real.agent bench" in cmd for cmd in _processes().values()
     ):
         assert time.monotonic() < deadline, "the client never started"
@@ -150,7 +151,7 @@ def test_a_killed_run_takes_its_servers_and_namespaces_with_it() -> None:
     assert gone_after < 5, f"namespaces removed {gone_after:.1f} s after the kill"
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert f"il{proc.pid}" not in links
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -162,13 +163,13 @@ def test_when_the_guard_dies_too_the_next_run_removes_the_leftovers() -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(0.5)
-    left = [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
+    left = [n for n in netns.ours() if n.startswith(f"il{proc.pid}-")]
     assert left, "without its guard the killed run left its testbed"
     # A new run removes the dead run's namespaces (and only those) before building its own.
     r = emulate.run(from_dict({"topology": {"link": "100Mbps"}, "workload": {"blocks": 2}}))
     assert r.goodput_bps > 0
-    assert not [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
-    assert emulate.ours() == []
+    assert not [n for n in netns.ours() if n.startswith(f"il{proc.pid}-")]
+    assert netns.ours() == []
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert f"il{proc.pid}" not in links
     qdiscs = subprocess.run(["tc", "qdisc"], capture_output=True, text=True).stdout
@@ -181,13 +182,13 @@ def test_sigterm_removes_the_testbed_at_once() -> None:
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
-    assert not [n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]
+    assert not [n for n in netns.ours() if n.startswith(f"il{proc.pid}-")]
 
 
 def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(emulate.EmulationError, match="run it as root"):
-        emulate.check_can_emulate()
+        build.check_can_emulate()
 
 
 @needs_root
@@ -248,7 +249,7 @@ def test_a_sweep_runs_emulated_points_one_at_a_time(tmp_path: object) -> None:
     rows = SweepStore(out).rows()
     assert sorted(r["senders"] for r in rows) == [1, 2]
     assert all(r["backend"] == "emulate" and r["goodput_bps"] > 0 for r in rows)
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -265,7 +266,7 @@ def test_a_congestion_control_the_kernel_lacks_is_named() -> None:
         pytest.skip("this kernel has dctcp")
     with pytest.raises(emulate.EmulationError, match="dctcp"):
         emulate.run(sc)
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -317,7 +318,7 @@ def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Pat
     by_window = smooth.report["monitor"]["peak_to_avg_by_window"]
     ratio = {w["window_ns"]: w["peak_to_avg"] for w in by_window}
     assert ratio[10_000_000] < 1.5, ratio
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 #: A small store a few seconds long: 6 hosts whose 32 KB ports cannot hold three 100 KB
@@ -352,7 +353,7 @@ def test_a_key_value_store_on_real_tcp_drops_at_its_ports_and_completes_every_ge
     assert r.report["emulated"]["host_rate_cap"].startswith("none")
     row = r.record()
     assert row["kv_gets"] == kv["gets"] and len(row["kv_host_drops_per_s"]) == 6
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 #: A small shuffle: 6 hosts, two reducers on each, every reducer fetching two 200 KB map
@@ -393,7 +394,7 @@ def test_a_shuffle_on_real_tcp_fetches_every_output_the_simulator_fetches() -> N
     simulated = sim.simulate(sc)
     assert simulated.report["app_bytes"] == rep["app_bytes"]
     assert len(simulated.report["shuffle"]["reducer_times"]) == 12
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 def test_sysctl_flags_take_only_the_hosts_tcp_switches_with_whole_numbers() -> None:
@@ -446,7 +447,7 @@ def test_a_sysctl_flag_is_set_in_the_hosts_namespaces_and_recorded() -> None:
     assert seen["net.ipv4.tcp_recovery"] == "0" and seen["net.ipv4.tcp_early_retrans"] == "0"
     # Without RACK-TLP the kernel sends no tail loss probes.
     assert r.report["tcp_counters"].get("TcpExt.TCPLossProbes", 0) == 0
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -471,7 +472,7 @@ def test_a_host_rate_cap_is_a_tbf_at_its_share_on_every_nic() -> None:
     )
     kv = emulate.run(store).report["kv"]
     assert max(h["tx_utilization"] for h in kv["per_host"]) <= 0.31, kv["per_host"]
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -493,7 +494,7 @@ def test_a_killed_store_takes_its_connections_and_namespaces_with_it(tmp_path: P
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while len([n for n in emulate.ours() if n.startswith(f"il{proc.pid}-")]) < 7:
+    while len([n for n in netns.ours() if n.startswith(f"il{proc.pid}-")]) < 7:
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
             pytest.fail("the store never built its testbed")
@@ -505,4 +506,4 @@ def test_a_killed_store_takes_its_connections_and_namespaces_with_it(tmp_path: P
     while guard in _processes():
         assert time.monotonic() < deadline, "the guard outlived its work"
         time.sleep(0.1)
-    assert emulate.ours() == []
+    assert netns.ours() == []

@@ -15,6 +15,7 @@ from conftest import ROOMY
 from incastlab import _core
 from incastlab.cli import main
 from incastlab.real import bench, capacity, emulate
+from incastlab.real.testbed import build as testbed_build
 from incastlab.scenario import from_dict
 
 SRU = 256_000
@@ -89,7 +90,7 @@ def test_the_cli_refuses_before_building_anything(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     built: list[object] = []
-    monkeypatch.setattr(emulate, "build", lambda *a, **k: built.append(a))
+    monkeypatch.setattr(testbed_build, "build", lambda *a, **k: built.append(a))
     small = dataclasses.replace(ROOMY, mem_available=1_000_000_000)
     monkeypatch.setattr(capacity.Machine, "here", classmethod(lambda cls: small))
     # A series: the largest point is refused before the smallest is run.

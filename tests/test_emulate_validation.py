@@ -11,7 +11,8 @@ import pytest
 
 from conftest import needs_root
 from incastlab.cli import main
-from incastlab.real import emulate
+from incastlab.real import emulate, netns
+from incastlab.real.testbed import kernel as testbed_kernel
 from incastlab.scenario import from_dict
 
 
@@ -43,7 +44,7 @@ def test_compare_repeat_keeps_every_run_and_the_kernels_spread(
     table = capsys.readouterr().out
     assert "medians of 2 runs" in table and "emulate min–max" in table
     assert "sim inside emulate" in table
-    assert emulate.ours() == []
+    assert netns.ours() == []
 
 
 @needs_root
@@ -65,7 +66,7 @@ def test_emulate_runs_bbr_on_the_servers_sockets_and_records_the_kernel() -> Non
         assert "net.ipv4.tcp_recovery" in kernel["sysctls"]
     assert kernel["qdiscs"]["switch"][0]["kind"] == "tbf"
     assert r.report["emulated"]["rtt_probe"]["samples"] > 0
-    assert r.goodput_bps > 0 and emulate.ours() == []
+    assert r.goodput_bps > 0 and netns.ours() == []
 
 
 def test_a_congestion_control_the_kernel_lacks_names_the_key(
@@ -84,7 +85,7 @@ def test_a_congestion_control_the_kernel_lacks_names_the_key(
         return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(builtins, "open", fake_open)
-    monkeypatch.setattr(emulate.shutil, "which", lambda _tool: None)
+    monkeypatch.setattr(testbed_kernel.shutil, "which", lambda _tool: None)
     with pytest.raises(emulate.EmulationError, match=r"^tcp\.congestion_control: .*'bbr'"):
-        emulate.check_congestion_control("bbr")
-    emulate.check_congestion_control("cubic")
+        testbed_kernel.check_congestion_control("bbr")
+    testbed_kernel.check_congestion_control("cubic")

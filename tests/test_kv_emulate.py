@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOMY
 from incastlab import _core, simulate
 from incastlab.real import capacity, emulate, kv
+from incastlab.real.testbed import build
 from incastlab.scenario import from_dict
 
 
@@ -111,10 +112,10 @@ def test_the_emulators_report_has_the_simulators_shape_and_numbers() -> None:
 @pytest.mark.parametrize(
     ("cap", "burst", "want"),
     [
-        (None, None, (100_000_000, emulate.TBF_BURST)),
-        ("80%", None, (80_000_000, emulate.TBF_BURST)),
+        (None, None, (100_000_000, build.TBF_BURST)),
+        ("80%", None, (80_000_000, build.TBF_BURST)),
         ("30Mbps", "10KB", (30_000_000, 10_000)),
-        ("1Gbps", None, (100_000_000, emulate.TBF_BURST)),
+        ("1Gbps", None, (100_000_000, build.TBF_BURST)),
     ],
 )
 def test_a_hosts_nic_is_shaped_at_its_cap(
@@ -126,8 +127,8 @@ def test_a_hosts_nic_is_shaped_at_its_cap(
     if burst:
         topology["host_rate_burst"] = burst
     s = from_dict({"topology": topology}).normalized()
-    assert emulate.nic_shaper(s, 100_000_000) == want
-    assert emulate.cap_note(s).startswith("none") == (cap is None)
+    assert build.nic_shaper(s, 100_000_000) == want
+    assert build.cap_note(s).startswith("none") == (cap is None)
 
 
 def test_the_emulator_honours_rate_caps_and_the_stores_keys() -> None:
@@ -177,22 +178,23 @@ def test_a_store_needs_the_square_of_its_hosts_and_is_refused_in_one_line() -> N
 def test_the_side_by_side_study_tells_the_simulator_what_the_testbed_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from incastlab.studies import kv_emulation as study
+    from incastlab.cli import main
+    from incastlab.validation import kv_points as study
+    from incastlab.validation.kv_report import rising
 
     capped, plain = study.Point(0.5, "80%"), study.Point(0.2, "off")
     assert (capped.key, plain.key) == ("u50-cap80", "u20-nocap")
     o = study.sim_overrides(capped, 19e-6)
     # One bucket per NIC: the cap's, two frames deep, as the emulator's tbf.
-    assert o["topology.host_rate_burst"] == f"{emulate.TBF_BURST}B"
+    assert o["topology.host_rate_burst"] == f"{build.TBF_BURST}B"
     assert "topology.nic_burst" not in o and o["topology.rtt"] == "19us"
-    assert study.sim_overrides(plain, 19e-6)["topology.nic_burst"] == f"{emulate.TBF_BURST}B"
+    assert study.sim_overrides(plain, 19e-6)["topology.nic_burst"] == f"{build.TBF_BURST}B"
     base = Path(__file__).parent.parent / "examples" / "riak-emulated.toml"
     s = study.scenario(base, capped, "25Mbps", o).normalized()
     assert s["topology"]["link"] == 25_000_000 and s["topology"]["host_rate_cap"]["share"] == 0.8
     assert s["tcp"]["profile"] == "linux" and s["workload"]["response_header"] == 24
-    assert study.rising([1, 2, 2, 3]) == pytest.approx(2.5 / 3)
-    assert study.rising([3, 2, 1]) == 0
-    assert study.main(["--out", str(tmp_path), "--skip-real", "--scenario", str(base)]) == 1
-    assert (
-        capsys.readouterr().err.strip() == "no kernel runs stored: run without --skip-real, as root"
-    )
+    assert rising([1, 2, 2, 3]) == pytest.approx(2.5 / 3)
+    assert rising([3, 2, 1]) == 0
+    argv = ["validate", "kv", "--out", str(tmp_path), "--skip-real", "--scenario", str(base)]
+    assert main(argv) == 2
+    assert "no kernel runs stored" in capsys.readouterr().err

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from incastlab.real import emulate
+from incastlab.cli import main
+from incastlab.real.testbed import build
 from incastlab.result import Result
-from incastlab.studies import shuffle_emulation as study
+from incastlab.validation import shuffle_points as study
+from incastlab.validation.shuffle_report import eq5
 
 
 def test_points_put_both_rto_min_values_of_a_seed_side_by_side() -> None:
@@ -68,7 +70,7 @@ def test_the_simulator_is_told_the_testbed() -> None:
     # Each crossing's delay varies by at most the star's per-link delay (RTT / 4) either way.
     assert o["topology.link_jitter"] == "15500ns"
     assert study.sim_overrides(31e-6, 5e-6)["topology.link_jitter"] == "5000ns"
-    assert o["topology.nic_burst"] == o["topology.port_burst"] == f"{emulate.TBF_BURST}B"
+    assert o["topology.nic_burst"] == o["topology.port_burst"] == f"{build.TBF_BURST}B"
     assert o["tcp.profile"] == "linux" and o["tcp.timer_granularity"] == "4ms"
 
 
@@ -90,17 +92,17 @@ def test_eq5_is_the_mean_long_time_over_the_mean_short_time_and_pairs_give_its_r
                     article=_result(t),
                 )
             )
-    mean, lo, hi = study.eq5(runs, "real")
+    mean, lo, hi = eq5(runs, "real")
     assert mean == pytest.approx(1.3 / 1.0 - 1)
     assert (lo, hi) == (pytest.approx(0.1), pytest.approx(0.5))
-    assert study.eq5(runs, "article")[0] == pytest.approx(0.3)
+    assert eq5(runs, "article")[0] == pytest.approx(0.3)
     # A seed with only one RTOmin run does not count.
-    assert study.eq5(runs[:3], "real") == (pytest.approx(0.5),) * 3
+    assert eq5(runs[:3], "real") == (pytest.approx(0.5),) * 3
 
 
 def test_without_stored_kernel_runs_it_says_how_to_get_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert study.main(["--out", str(tmp_path), "--skip-real"]) == 1
+    assert main(["validate", "shuffle", "--out", str(tmp_path), "--skip-real"]) == 2
     assert "run without --skip-real, as root" in capsys.readouterr().err
-    assert study.main(["--out", str(tmp_path), "--skip-real", "--seeds", "x"]) == 2
+    assert main(["validate", "shuffle", "--out", str(tmp_path), "--skip-real", "--seeds", "x"]) == 2

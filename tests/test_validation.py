@@ -12,10 +12,15 @@ from typing import Any
 import pytest
 
 import incastlab
+from incastlab.real.testbed import simulator as tbsim
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
 from incastlab.studies import compare as cmp
-from incastlab.studies import validation as val
+from incastlab.validation import grid as vgrid
+from incastlab.validation import report as vreport
+from incastlab.validation import runs as vruns
+from incastlab.validation import sim as vsim
+from incastlab.validation import table as vtable
 
 
 @functools.cache
@@ -50,8 +55,8 @@ class Stub:
 
 
 def points(*senders: int) -> list[Scenario]:
-    cubic = [val.Point("32KB", "200ms", "cubic", n) for n in senders]
-    return [val.scenario(p, val.QUICK, seed=7) for p in cubic]
+    cubic = [vgrid.Point("32KB", "200ms", "cubic", n) for n in senders]
+    return [vgrid.scenario(p, vgrid.QUICK, seed=7) for p in cubic]
 
 
 def test_spread_and_inside() -> None:
@@ -109,8 +114,8 @@ def test_compare_without_repeat_is_as_before() -> None:
 
 
 def test_a_row_has_the_kernels_spread_and_each_profiles_error() -> None:
-    row = val.Row(
-        val.Point("32KB", "200ms", "cubic", 8),
+    row = vtable.Row(
+        vgrid.Point("32KB", "200ms", "cubic", 8),
         50e-6,
         real=[30e6, 40e6, 35e6],
         sim={"classic": [20e6, 36e6, 50e6], "linux": []},
@@ -127,8 +132,8 @@ def test_a_row_has_the_kernels_spread_and_each_profiles_error() -> None:
     assert rec["sim_linux_missing"] == "unknown key 'tcp.profile'" and rec["rtt_us"] == 50.0
 
 
-def _row(cc: str, n: int, real: list[float], sim: list[float], rto: str = "200ms") -> val.Row:
-    return val.Row(val.Point("32KB", rto, cc, n), 50e-6, real, {"classic": sim})
+def _row(cc: str, n: int, real: list[float], sim: list[float], rto: str = "200ms") -> vtable.Row:
+    return vtable.Row(vgrid.Point("32KB", rto, cc, n), 50e-6, real, {"classic": sim})
 
 
 def test_the_summary_counts_points_inside_and_the_median_error() -> None:
@@ -136,9 +141,9 @@ def test_the_summary_counts_points_inside_and_the_median_error() -> None:
         _row("cubic", 1, [90e6, 95e6], [92e6]),  # inside, +0%
         _row("cubic", 2, [50e6, 60e6], [80e6]),  # outside, +45%
         _row("cubic", 4, [20e6, 30e6], [20e6]),  # inside (the min), -20%
-        val.Row(val.Point("32KB", "200ms", "bbr", 4), None, [10e6], {"classic": []}, {}),
+        vtable.Row(vgrid.Point("32KB", "200ms", "bbr", 4), None, [10e6], {"classic": []}, {}),
     ]
-    (s,) = val.summarize(rows, ["classic"])
+    (s,) = vtable.summarize(rows, ["classic"])
     assert s.points == 3 and s.inside_share == pytest.approx(2 / 3)
     assert s.median_abs_error == pytest.approx(0.2)
     assert [r.point.senders for r in s.outside] == [2]
@@ -150,7 +155,7 @@ def test_the_summary_says_what_the_share_owes_to_the_number_of_runs() -> None:
         _row("cubic", 2, [50e6, 60e6, 55e6, 52e6], [55e6]),  # inside both
         _row("cubic", 4, [20e6, 30e6, 25e6], [40e6]),  # inside neither
     ]
-    (s,) = val.summarize(rows, ["classic"])
+    (s,) = vtable.summarize(rows, ["classic"])
     assert s.inside_share == pytest.approx(2 / 3)
     assert s.half_runs == 2 and s.inside_share_half == pytest.approx(1 / 3)
     assert rows[0].inside("classic", 2) is False and rows[0].inside("classic") is True
@@ -162,7 +167,7 @@ def test_near_misses_are_counted_apart_from_the_points_inside() -> None:
         _row("cubic", 2, [50e6, 60e6], [61e6]),  # 1.7% above: not near
         _row("cubic", 4, [20e6, 30e6], [25e6]),  # inside
     ]
-    (s,) = val.summarize(rows, ["classic"])
+    (s,) = vtable.summarize(rows, ["classic"])
     assert s.inside_share == pytest.approx(1 / 3) and s.near_share == pytest.approx(2 / 3)
 
 
@@ -174,10 +179,10 @@ def test_how_far_a_point_lies_beyond_the_kernels_range() -> None:
 
 
 def test_runs_from_a_kernel_with_another_tick_are_refused() -> None:
-    val.check_kernel_clock({"hz": 250})
-    val.check_kernel_clock({})  # nothing recorded: nothing to contradict
+    tbsim.check_kernel_clock({"hz": 250})
+    tbsim.check_kernel_clock({})  # nothing recorded: nothing to contradict
     with pytest.raises(ValueError, match="HZ = 1000"):
-        val.check_kernel_clock({"hz": 1000})
+        tbsim.check_kernel_clock({"hz": 1000})
 
 
 def test_bbr_against_cubic_which_collapses_harder() -> None:
@@ -189,32 +194,48 @@ def test_bbr_against_cubic_which_collapses_harder() -> None:
         _row("cubic", 8, [30e6], [30e6], rto="1ms"),  # other RTOmin: left out
         _row("bbr", 8, [10e6], [10e6], rto="1ms"),
     ]
-    ords = val.orderings(rows, ["classic"])
+    ords = vtable.orderings(rows, ["classic"])
     assert [(o.senders, o.real, o.sim["classic"]) for o in ords] == [
         (2, 0.5, 0.5),
         (4, 1.5, 0.5),
     ]
-    assert val.harder(0.5) == "BBR" and val.harder(1.5) == "CUBIC" and val.harder(None) == "-"
-    assert val.harder(1.02) == val.harder(0.97) == "neither"
-    summary = val.ordering_summary(ords, ["classic"])
+    assert (
+        vtable.harder(0.5) == "BBR" and vtable.harder(1.5) == "CUBIC" and vtable.harder(None) == "-"
+    )
+    assert vtable.harder(1.02) == vtable.harder(0.97) == "neither"
+    summary = vtable.ordering_summary(ords, ["classic"])
     assert summary["real"] == 1.0
     assert summary["profiles"]["classic"] == {"median": 0.5, "same_order": 0.5, "points": 2}
 
 
 def test_profiles_are_overrides_by_name() -> None:
-    got = val.profile_overrides(["classic", "linux"], ["paced:tcp.profile=linux", "linux:seed=3"])
+    got = vgrid.profile_overrides(["classic", "linux"], ["paced:tcp.profile=linux", "linux:seed=3"])
     assert got == {
         "classic": {"tcp.profile": "classic", "tcp.clock_granularity": "4ms"},
         "linux": {"tcp.profile": "linux", "tcp.timer_granularity": "4ms", "seed": 3},
         "paced": {"tcp.profile": "linux"},
     }
     with pytest.raises(ValueError, match="NAME:KEY=VALUE"):
-        val.profile_overrides(["classic"], ["tcp.profile=linux"])
+        vgrid.profile_overrides(["classic"], ["tcp.profile=linux"])
+
+
+def test_a_profile_takes_the_kernels_tick_as_the_engines_bundle_says() -> None:
+    # The bundle is read from the engine: Linux's has timers of their own (jiffies beside a
+    # µs RTT clock), the papers' kernels one clock for both.
+    linux = incastlab.scenario.from_dict({"tcp": {"profile": "linux"}}).normalized()["tcp"]
+    assert linux["timer_granularity"] is not None
+    assert tbsim.profile("linux", "1ms") == {
+        "tcp.profile": "linux",
+        "tcp.timer_granularity": "1ms",
+    }
+    assert tbsim.profile("classic") == {"tcp.profile": "classic", "tcp.clock_granularity": "4ms"}
+    # A name the engine does not know is left for the simulator to refuse.
+    assert tbsim.profile("bogus") == {"tcp.profile": "bogus"}
 
 
 def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
-    p = val.Point("32KB", "200ms", "bbr", 4)
-    got = val.run_sim(p, val.QUICK, 50e-6, {"tcp.initial_window": 0})
+    p = vgrid.Point("32KB", "200ms", "bbr", 4)
+    got = vsim.run_sim(p, vgrid.QUICK, 50e-6, {"tcp.initial_window": 0})
     assert got.results == [] and got.missing is not None and "initial_window" in got.missing
     seen: list[Scenario] = []
 
@@ -222,57 +243,62 @@ def test_a_point_the_simulator_refuses_is_missing_not_a_crash() -> None:
         seen.append(sc)
         return fake(sc, 10e6)
 
-    classic = val.PROFILES["classic"]
-    ok = val.run_sim(
-        val.Point("32KB", "1ms", "cubic", 4), val.QUICK, 48e-6, classic, 30e-6, simulate=simulate
+    classic = tbsim.profile("classic")
+    ok = vsim.run_sim(
+        vgrid.Point("32KB", "1ms", "cubic", 4),
+        vgrid.QUICK,
+        48e-6,
+        classic,
+        30e-6,
+        simulate=simulate,
     )
-    assert ok.missing is None and len(ok.results) == len(val.SIM_SEEDS)
-    assert [sc.seed for sc in seen] == list(val.SIM_SEEDS)
+    assert ok.missing is None and len(ok.results) == len(vgrid.SIM_SEEDS)
+    assert [sc.seed for sc in seen] == list(vgrid.SIM_SEEDS)
     assert {sc.topology.rtt for sc in seen} == {48_000_000}  # picoseconds
     # The kernel's client runs its warm-up block on top of those it measures; so does this.
-    assert {sc.workload.blocks for sc in seen} == {val.QUICK.blocks + val.QUICK.warmup}
+    assert {sc.workload.blocks for sc in seen} == {vgrid.QUICK.blocks + vgrid.QUICK.warmup}
     assert {sc.workload.response_header for sc in seen} == {24}
     # 30 us of jitter is more than a 48 us RTT's star allows (twice RTT / 4): capped.
     assert {sc.topology.link_jitter for sc in seen} == {24_000_000}
     assert {sc.tcp.clock_granularity for sc in seen} == {4_000_000_000}
     with pytest.raises(ScenarioError):
-        val.scenario(p, val.QUICK, seed=1, extra={"tcp.no_such_key": 1})
+        vgrid.scenario(p, vgrid.QUICK, seed=1, extra={"tcp.no_such_key": 1})
 
 
 def test_the_simulators_goodput_leaves_out_the_warm_up_blocks() -> None:
-    sc = val.scenario(val.Point("32KB", "1ms", "cubic", 2), val.QUICK, seed=1)
+    sc = vgrid.scenario(vgrid.Point("32KB", "1ms", "cubic", 2), vgrid.QUICK, seed=1)
     r = fake(sc, 1e6, block_times=[200e12, 10e12, 10e12], app_bytes=3 * 128_000)
     assert r.block_times_s == [200.0, 10.0, 10.0]
     # 128 KB per block over the two measured 10 s blocks.
-    assert val.measured_goodput_bps(r, 1) == pytest.approx(128_000 * 8 / 10)
-    assert val.measured_goodput_bps(r, 0) == 1e6  # no warm-up: the run's own goodput
-    assert val.measured_goodput_bps(r, 3) == 1e6  # nothing left to measure
+    assert vsim.measured_goodput_bps(r, 1) == pytest.approx(128_000 * 8 / 10)
+    assert vsim.measured_goodput_bps(r, 0) == 1e6  # no warm-up: the run's own goodput
+    assert vsim.measured_goodput_bps(r, 3) == 1e6  # nothing left to measure
 
 
 def test_the_testbed_jitter_comes_from_the_probes_spread() -> None:
     # d2, the expected range of n standard normals: the control-chart table's values.
-    assert val.expected_normal_range(2) == pytest.approx(1.128, abs=1e-3)
-    assert val.expected_normal_range(20) == pytest.approx(3.735, abs=1e-3)
+    assert tbsim.expected_normal_range(2) == pytest.approx(1.128, abs=1e-3)
+    assert tbsim.expected_normal_range(20) == pytest.approx(3.735, abs=1e-3)
     with pytest.raises(ValueError):
-        val.expected_normal_range(1)
+        tbsim.expected_normal_range(1)
 
     def run(lo: float, hi: float, n: int = 20) -> Result:
         probe = {"min_s": lo, "max_s": hi, "median_s": (lo + hi) / 2, "samples": n}
-        r = fake(val.scenario(val.Point("32KB", "1ms", "cubic", 1), val.QUICK, seed=1), 90e6)
+        r = fake(vgrid.scenario(vgrid.Point("32KB", "1ms", "cubic", 1), vgrid.QUICK, seed=1), 90e6)
         return dataclasses.replace(r, report={**r.report, "emulated": {"rtt_probe": probe}})
 
-    d2 = val.expected_normal_range(20)
+    d2 = tbsim.expected_normal_range(20)
     # Ranges 30, 40 and 90 us: the median's standard deviation, times sqrt(3) (4 crossings).
-    got = val.testbed_jitter_s([run(40e-6, 70e-6), run(40e-6, 80e-6), run(40e-6, 130e-6)])
+    got = tbsim.jitter_from_probes([run(40e-6, 70e-6), run(40e-6, 80e-6), run(40e-6, 130e-6)])
     assert got == pytest.approx(3**0.5 * 40e-6 / d2)
-    assert val.testbed_jitter_s([]) is None
-    assert val.testbed_jitter_s([run(40e-6, 70e-6, n=1)]) is None  # no range in one echo
-    assert val.point_jitter_s(25e-6, 60e-6) == 25e-6
-    assert val.point_jitter_s(25e-6, 40e-6) == 20e-6  # twice the star's per-link RTT / 4
+    assert tbsim.jitter_from_probes([]) is None
+    assert tbsim.jitter_from_probes([run(40e-6, 70e-6, n=1)]) is None  # no range in one echo
+    assert tbsim.point_jitter_s(25e-6, 60e-6) == 25e-6
+    assert tbsim.point_jitter_s(25e-6, 40e-6) == 20e-6  # twice the star's per-link RTT / 4
 
 
 def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path) -> None:
-    grid = dataclasses.replace(val.QUICK, senders=(1, 2))
+    grid = dataclasses.replace(vgrid.QUICK, senders=(1, 2))
     kernel = {"release": "6.18", "hz": 250, "sysctls": {"net.ipv4.tcp_recovery": "1"}}
     real = Stub("emulate", lambda n, seed: (90e6 if n == 1 else 40e6) + seed * 1e6)
     run = real.run
@@ -284,10 +310,10 @@ def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path
 
     real.run = with_facts  # type: ignore[method-assign]
     real_dir = tmp_path / "real"
-    assert val.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
+    assert vruns.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
     assert len(list(real_dir.glob("*.parquet"))) == len(grid.points()) * grid.repeat == 8
     before = len(real.seen)
-    assert val.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
+    assert vruns.run_real(grid, real_dir, real) == []  # type: ignore[arg-type]
     assert len(real.seen) == before  # everything stored: nothing runs again
 
     def simulate(sc: Scenario) -> Result:
@@ -295,7 +321,7 @@ def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path
             raise ScenarioError("tcp.congestion_control: bbr is not simulated yet")
         return fake(sc, 91.5e6 if sc.senders == 1 else 80e6)
 
-    v = val.validate(grid, real_dir, {"classic": {}}, simulate=simulate)
+    v = vtable.validate(grid, real_dir, {"classic": {}}, simulate=simulate)
     assert len(v.rows) == 4 and v.kernel["hz"] == 250
     cubic1 = next(r for r in v.rows if r.point.key == "32KB-200ms-cubic-N01")
     assert cubic1.real == [91e6, 92e6] and cubic1.rtt_s == pytest.approx(41.5e-6)
@@ -305,7 +331,7 @@ def test_the_study_stores_kernel_runs_resumes_and_writes_its_docs(tmp_path: Path
     (tmp_path / "docs" / "reasons.csv").write_text(
         "profile,buffer,rto_min,cc,senders,why\n*,32KB,200ms,cubic,2,a reason kept on rerun\n"
     )
-    written = val.write(v, tmp_path / "docs", "incast validate --quick")
+    written = vreport.write(v, tmp_path / "docs", "incast validate --quick")
     readme = (tmp_path / "docs" / "README.md").read_text()
     assert "incast validate --quick" in readme and "bbr is not simulated yet" in readme
     assert "Points outside the kernel's min–max" in readme and "| 2 |" in readme
@@ -324,19 +350,19 @@ def test_the_machine_is_described_per_repetition() -> None:
         )
 
     stored = [[run(1.0, 48), run(0.8, 24)], [run(0.9, 50), run(0.7, 20)], [run(1.0, 44)]]
-    got = val.conditions_by_repetition(stored, 2)
+    got = vruns.conditions_by_repetition(stored, 2)
     assert [(rep, b) for rep, b, _ in got] == [(0, 1.0), (1, 0.75)]
     assert got[0][2] == pytest.approx(48e-6) and got[1][2] == pytest.approx(22e-6)
 
 
 def test_the_testbed_stalls_come_from_single_flow_runs_and_a_point_replays_anothers() -> None:
     ms = 1_000_000_000  # picoseconds
-    one = val.Point("32KB", "1ms", "cubic", 1)
-    other = val.Point("128KB", "1ms", "bbr", 1)
-    many = val.Point("32KB", "1ms", "cubic", 4)
+    one = vgrid.Point("32KB", "1ms", "cubic", 1)
+    other = vgrid.Point("128KB", "1ms", "bbr", 1)
+    many = vgrid.Point("32KB", "1ms", "cubic", 4)
 
-    def run(p: val.Point, blocks_ms: list[int], gap_ms: float) -> Result:
-        sc = val.scenario(p, val.QUICK, seed=1)
+    def run(p: vgrid.Point, blocks_ms: list[int], gap_ms: float) -> Result:
+        sc = vgrid.scenario(p, vgrid.QUICK, seed=1)
         times = [t * ms for t in blocks_ms]
         return fake(sc, 90e6, block_times=times, duration=sum(times) + round(gap_ms * ms))
 
@@ -344,18 +370,18 @@ def test_the_testbed_stalls_come_from_single_flow_runs_and_a_point_replays_anoth
         one: [run(one, [5, 5, 7, 5], 0.4)],
         many: [run(many, [20, 90, 20, 20], 0.0)],  # losses, not stalls: never a trace
     }
-    traces = val.testbed_stalls(stored)
+    traces = vruns.testbed_stalls(stored)
     assert [p for p, _ in traces] == [one]
     # Per block: beyond the median block (5 ms), plus the 0.4 ms between blocks shared out.
     assert traces[0][1] == pytest.approx([0.1e-3, 0.1e-3, 2.1e-3, 0.1e-3])
     # A single-flow point never replays its own runs; another point replays them.
-    assert val.point_stalls(traces, one, 1) == []
-    assert val.point_stalls(traces, many, 1) == traces[0][1]
+    assert vruns.point_stalls(traces, one, 1) == []
+    assert vruns.point_stalls(traces, many, 1) == traces[0][1]
     stored[other] = [run(other, [5, 6, 5], 0.0), run(other, [5, 5, 9], 0.3)]
-    traces = val.testbed_stalls(stored)
-    drawn = [tuple(val.point_stalls(traces, many, seed)) for seed in range(1, 40)]
+    traces = vruns.testbed_stalls(stored)
+    drawn = [tuple(vruns.point_stalls(traces, many, seed)) for seed in range(1, 40)]
     assert len(set(drawn)) == 3  # every trace is drawn, the same one for the same seed
-    assert all(val.point_stalls(traces, one, s) != traces[0][1] for s in range(1, 40))
+    assert all(vruns.point_stalls(traces, one, s) != traces[0][1] for s in range(1, 40))
 
     seen: list[Scenario] = []
 
@@ -363,9 +389,9 @@ def test_the_testbed_stalls_come_from_single_flow_runs_and_a_point_replays_anoth
         seen.append(sc)
         return fake(sc, 10e6)
 
-    val.run_sim(many, val.QUICK, 40e-6, {}, simulate=simulate, stalls=traces)
+    vsim.run_sim(many, vgrid.QUICK, 40e-6, {}, simulate=simulate, stalls=traces)
     for sc in seen:
-        pauses = [round(t * 1e9) * 1000 for t in val.point_stalls(traces, many, sc.seed)]
+        pauses = [round(t * 1e9) * 1000 for t in vruns.point_stalls(traces, many, sc.seed)]
         assert sc.workload.think_times == pauses
-    assert "3 single-flow runs" in val.stalls_text(traces)
-    assert "never pauses" in val.stalls_text([])
+    assert "3 single-flow runs" in vruns.stalls_text(traces)
+    assert "never pauses" in vruns.stalls_text([])

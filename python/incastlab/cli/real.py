@@ -317,7 +317,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
 def sysctl_flags(given: list[str]) -> dict[str, str]:
     """``--sysctl KEY=VALUE`` flags as a mapping (checked here, so a bad one is refused before
     anything is built)."""
-    from incastlab.real.emulate import EmulationError, check_sysctls
+    from incastlab.real.testbed.build import EmulationError, check_sysctls
 
     pairs = {}
     for item in given:

@@ -1,5 +1,6 @@
 """`incast validate`: the simulator against real Linux TCP on the validation grid
-(:mod:`incastlab.studies.validation`)."""
+(:mod:`incastlab.validation`), and its two other studies: `incast validate kv` (a key-value
+store's incast) and `incast validate shuffle` (what RTOmin costs a MapReduce shuffle)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,27 @@ from incastlab.cli.common import UsageError, seconds, whole
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from incastlab.backends import Backend
+    from incastlab.validation.shuffle_points import Kernel
+
 EXAMPLES = """examples:
   sudo incast validate                                    # the full grid, into docs/validation
   sudo incast validate --quick --real-dir /tmp/v/real --out /tmp/v
   sudo incast validate --real-only                        # only the kernel's runs (resumable)
   incast validate --skip-real --profiles classic,linux    # the stored kernel runs, re-simulated
   incast validate --skip-real --profiles classic,paced --profile-set paced:tcp.profile=linux
+  sudo incast validate kv --seeds 1,2                     # a key-value store's incast
+  incast validate shuffle --skip-real                     # a shuffle's RTOmin cost, re-simulated
+"""
+
+KV_EXAMPLES = """examples:
+  sudo incast validate kv --out docs/validation/kv --seeds 1,2
+  incast validate kv --skip-real --seeds 1,2              # the stored kernel runs, no root
+"""
+
+SHUFFLE_EXAMPLES = """examples:
+  sudo incast validate shuffle --out docs/validation/shuffle
+  incast validate shuffle --skip-real                     # the stored kernel runs, no root
 """
 
 
@@ -32,7 +48,7 @@ def add_validate_parser(sub: Any) -> None:
         "what is missing); simulate the same points with the testbed's measured RTT and the "
         "kernel's 4 ms clock, once per profile; write the table, the figure and the summary "
         "(median |sim/real - 1|, share of points inside the kernel's min-max, BBR against "
-        "CUBIC).",
+        "CUBIC). Two more studies are subcommands: kv and shuffle.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -80,15 +96,145 @@ def add_validate_parser(sub: Any) -> None:
     v.add_argument("--json", action="store_true", help="print the table's rows as JSON")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     v.set_defaults(handler=cmd_validate)
+    studies = v.add_subparsers(dest="study", metavar="STUDY")
+    add_kv_parser(studies)
+    add_shuffle_parser(studies)
+
+
+def add_kv_parser(sub: Any) -> None:
+    from incastlab.validation.kv_points import LINK, SEED
+
+    k = sub.add_parser(
+        "kv",
+        help="a key-value store's drops and get latency against utilization, real and simulated",
+        description="The key-value store's drops and get latency against utilization, with and "
+        "without an 80% sender rate cap: real Linux TCP (the emulator, root) beside the "
+        "simulator, the same plan of gets on both. The kernel's runs are stored under OUT/real "
+        "(a rerun runs only what is missing); the simulator's are rerun every time.",
+        epilog=KV_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    k.add_argument(
+        "--out",
+        default="docs/validation/kv",
+        metavar="DIR",
+        help="the README, the figure and the kernel's runs (default: %(default)s)",
+    )
+    k.add_argument(
+        "--scenario",
+        default="examples/riak-emulated.toml",
+        metavar="FILE",
+        help="the cluster; its link is replaced by --link (default: %(default)s)",
+    )
+    k.add_argument("--link", default=LINK, help="the hosts' link rate (default: %(default)s)")
+    add_study_flags(k, str(SEED))
+    k.set_defaults(handler=cmd_validate_kv)
+
+
+def add_shuffle_parser(sub: Any) -> None:
+    from incastlab.validation.shuffle_points import SEEDS
+
+    s = sub.add_parser(
+        "shuffle",
+        help="what RTOmin 200 ms costs an all-to-all MapReduce shuffle, real and simulated",
+        description="What RTOmin 200 ms costs an all-to-all MapReduce shuffle (Eq. 5): real "
+        "Linux TCP (the emulator, root; on a fabric slowed down 10 times) beside the simulator, "
+        "the simulator's fetches in the simulator's order on both. The kernel's runs are stored "
+        "under OUT/real (a rerun runs only what is missing); the simulator's are rerun every "
+        "time.",
+        epilog=SHUFFLE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument(
+        "--out",
+        default="docs/validation/shuffle",
+        metavar="DIR",
+        help="the README, the figure and the kernel's runs (default: %(default)s)",
+    )
+    add_study_flags(s, ",".join(map(str, SEEDS)))
+    s.set_defaults(handler=cmd_validate_shuffle)
+
+
+def add_study_flags(p: argparse.ArgumentParser, seeds: str) -> None:
+    """The flags the kv and shuffle studies share."""
+    p.add_argument(
+        "--seeds",
+        default=seeds,
+        metavar="A,B",
+        help="seeds of every point, comma-separated (default: %(default)s)",
+    )
+    p.add_argument(
+        "--skip-real", action="store_true", help="only the stored kernel runs (no root needed)"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def seed_list(text: str) -> list[int]:
+    """``--seeds``: whole numbers, comma-separated."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--seeds: expected integers such as 1,2, got {text!r}") from None
+
+
+def study_outcome(readme: Path | None, failures: list[str], out_dir: Path, err: Console) -> int:
+    """What a kv or shuffle study says when done: its kernel failures and its README."""
+    for f in failures:
+        err.print(f"[yellow]kernel run failed:[/yellow] {f}", soft_wrap=True)
+    if readme is None:
+        raise UsageError(
+            f"--out: no kernel runs stored in {out_dir / 'real'} (run without --skip-real, as root)"
+        )
+    err.print(f"wrote {readme}")
+    return 0
+
+
+def cmd_validate_kv(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.cli.common import backend
+    from incastlab.validation import kv
+
+    seeds = seed_list(a.seeds)
+
+    def say(message: str) -> None:
+        if not a.quiet:
+            err.print(f"[dim]{message}[/dim]", soft_wrap=True)
+
+    emulation = None if a.skip_real else backend("emulate")
+    out_dir = Path(a.out)
+    readme, failures = kv.run(
+        out_dir, Path(a.scenario), a.link, seeds, emulation=emulation, say=say
+    )
+    return study_outcome(readme, failures, out_dir, err)
+
+
+def cmd_validate_shuffle(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab.cli.common import backend
+    from incastlab.validation import shuffle
+
+    seeds = seed_list(a.seeds)
+
+    def say(message: str) -> None:
+        if not a.quiet:
+            err.print(f"[dim]{message}[/dim]", soft_wrap=True)
+
+    def emulation(k: Kernel) -> Backend:
+        return backend("emulate", sysctls=k.sysctls)
+
+    out_dir = Path(a.out)
+    readme, failures = shuffle.run(
+        out_dir, seeds, emulation=None if a.skip_real else emulation, say=say
+    )
+    return study_outcome(readme, failures, out_dir, err)
 
 
 def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
     from dataclasses import replace
 
     from incastlab.cli.common import backend
-    from incastlab.studies import validation as val
+    from incastlab.validation import grid as grids
+    from incastlab.validation import report, runs, table
 
-    grid = val.QUICK if a.quick else val.FULL
+    grid = grids.QUICK if a.quick else grids.FULL
     if a.repeat is not None:
         if a.repeat < 1:
             raise UsageError("--repeat: at least 1")
@@ -103,7 +249,7 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
         grid = replace(grid, warmup=a.warmup)
     names = [n.strip() for n in a.profiles.split(",") if n.strip()]
     try:
-        profiles = val.profile_overrides(names, a.profile_set)
+        profiles = grids.profile_overrides(names, a.profile_set)
     except ValueError as e:
         raise UsageError(str(e)) from None
     real_dir, out_dir = Path(a.real_dir), Path(a.out)
@@ -114,27 +260,27 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     if not a.skip_real:
         emulation = backend("emulate", warmup=grid.warmup, time_limit_s=a.time_limit)
-        failures = val.run_real(grid, real_dir, emulation, say=say)
+        failures = runs.run_real(grid, real_dir, emulation, say=say)
         for f in failures:
             err.print(f"[yellow]kernel run failed:[/yellow] {f}", soft_wrap=True)
     if a.real_only:
         return 0
     try:
-        v = val.validate(grid, real_dir, profiles, say=say)
+        v = table.validate(grid, real_dir, profiles, say=say)
     except ValueError as e:  # the kernel's runs contradict what the simulator is given
         raise UsageError(str(e)) from None
     if not v.rows:
         raise UsageError(f"--real-dir: no kernel runs in {real_dir} (run without --skip-real)")
-    command = val.command_line(grid, list(profiles), a.real_dir, a.out)
+    command = report.command_line(grid, list(profiles), a.real_dir, a.out)
     for extra in a.profile_set:
         command += f" --profile-set {extra}"
-    written = val.write(v, out_dir, command)
+    written = report.write(v, out_dir, command)
     if a.json:
         print(json.dumps([r.record(v.names) for r in v.rows], indent=1))
         return 0
-    from incastlab.cli.common import table
+    from incastlab.cli.common import table as new_table
 
-    t = table()
+    t = new_table()
     for col in ("profile", "points", "missing", "median |sim/real-1|", "inside min-max"):
         t.add_column(col, justify="right")
     for s in v.summary():

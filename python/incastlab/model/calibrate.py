@@ -2,10 +2,11 @@
 
 :func:`calibrate` simulates a grid of scenarios (N, SRU, buffer, RTOmin) under several TCP
 settings (:data:`VARIANTS`: initial window 1 and 10, responses restarting from it or keeping
-their window, delayed ACKs, DCTCP with a marking threshold K, Linux's profile with RACK-TLP),
-splits the points in two halves by a hash of their coordinates, fits the burst model's
-constants (:class:`incastlab.model.burst.Constants`) on the first half and reports the model's
-error on the second, the held-out half, next to Chen's Eq. 1-4 with the papers' constants.
+their window, delayed ACKs, DCTCP with a marking threshold K, and each of the engine's TCP
+profiles besides its default, Linux's with RACK-TLP), splits the points in two halves by a
+hash of their coordinates, fits the burst model's constants
+(:class:`incastlab.model.burst.Constants`) on the first half and reports the model's error on
+the second, the held-out half, next to Chen's Eq. 1-4 with the papers' constants.
 Simulated points can be cached on disk (one small JSON file per point, keyed by the normalized
 scenario and the incastlab version), so a rerun only simulates what changed.
 """
@@ -43,8 +44,20 @@ QUICK_GRID: dict[str, list[Any]] = {
     "buffer": ["4KB", "64KB"],
     "rto_min": ["200ms", "1ms"],
 }
-#: TCP settings the grid is simulated under, each a set of scenario keys. DCTCP's marking
-#: threshold K is half the point's buffer (it must stay below it).
+
+
+def profile_variants() -> dict[str, dict[str, Any]]:
+    """One variant per TCP profile of the engine besides its default (``tcp.profile``): the
+    profile's bundle of settings is the engine's, named here and never restated."""
+    from incastlab.scenario.keys import KEYS
+
+    key = KEYS["tcp"]["keys"]["profile"]
+    return {n: {"tcp.profile": n} for n in key["schema"]["enum"] if n != key["default"]}
+
+
+#: TCP settings the grid is simulated under, each a set of scenario keys, then the engine's
+#: profiles (:func:`profile_variants`). DCTCP's marking threshold K is half the point's buffer
+#: (it must stay below it).
 VARIANTS: dict[str, dict[str, Any]] = {
     "iw10-idle": {},
     "iw1-restart": {"tcp.initial_window": 1, "tcp.cwnd_restart": "block"},
@@ -53,7 +66,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "iw1-persistent": {"tcp.cwnd_restart": "never", "tcp.initial_window": 1},
     "delayed-ack": {"tcp.delayed_ack": "40ms"},
     "dctcp": {"tcp.congestion_control": "dctcp"},
-    "linux": {"tcp.profile": "linux"},
+    **profile_variants(),
 }
 QUICK_VARIANTS = ("iw10-idle", "iw1-restart")
 #: The constants' search grids (each a physical range, see Constants).

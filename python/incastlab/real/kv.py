@@ -34,7 +34,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
-from incastlab.real import emulate
+from incastlab.real import capacity
+from incastlab.real.testbed import counters, kernel
+from incastlab.real.testbed.build import EmulationError, mesh_emulated, mesh_hosts, open_testbed
 
 if TYPE_CHECKING:
     from incastlab.scenario import Scenario
@@ -45,36 +47,16 @@ KV_PORT = 9100
 START_DELAY_S = 0.2
 
 
-def _tc_bytes_drops(ns: str, dev: str | None = None) -> dict[str, tuple[int, int]]:
-    """Per device of namespace ``ns`` (or only ``dev``): its root qdisc's (bytes sent,
-    drops)."""
-    import subprocess
-
-    argv = ["tc", "-n", ns, "-s", "-j", "qdisc", "show"] + (["dev", dev] if dev else [])
-    text = subprocess.run(argv, capture_output=True, text=True).stdout
-    try:
-        got = json.loads(text or "[]")
-    except ValueError:
-        return {}
-    # Shown for one device, a qdisc does not name it.
-    return {
-        q.get("dev", dev): (int(q.get("bytes", 0)), int(q.get("drops", 0)))
-        for q in got
-        if q.get("root") and q.get("dev", dev)
-    }
+def value_most(s: dict[str, Any]) -> int:
+    """The largest value a key-value store of normalized scenario ``s`` returns."""
+    cdf = s["workload"]["query_size_cdf"]
+    return max((int(size) for size, _ in cdf), default=int(s["workload"]["value_size"]))
 
 
-def snapshot(tb: emulate.Testbed) -> dict[str, Any]:
-    """Every counter the figures are made of, read now: the switch ports' and the NICs'
-    qdiscs, and every namespace's TCP counters."""
-    ports = _tc_bytes_drops(tb.switch)
-    nics = [_tc_bytes_drops(ns, "eth0").get("eth0", (0, 0)) for ns in tb.sender_ns]
-    return {
-        "ports": [ports.get(f"p{i}", (0, 0)) for i in range(len(tb.sender_ns))],
-        "nics": nics,
-        "tcp": emulate._netstats(tb.sender_ns),
-        "at": time.monotonic(),
-    }
+def needs(s: dict[str, Any], machine: capacity.Machine | None = None) -> capacity.Needs:
+    """What normalized scenario ``s``'s store needs of this machine (refused with a
+    :class:`~incastlab.real.capacity.CapacityError` if it cannot hold it)."""
+    return capacity.check(s["topology"]["senders"], value_most(s), machine, mesh=True)
 
 
 def report(
@@ -164,15 +146,15 @@ def run(
     w, t, tcp = s["workload"], s["topology"], s["tcp"]
     n = t["senders"]
     cc = tcp["congestion_control"]
-    with emulate.testbed(sc, sysctls) as tb:
-        hosts = emulate.mesh_hosts(tb, KV_PORT)
-        rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
-        kernel = emulate.kernel_of(tb)
+    with open_testbed(sc, needs(s), sysctls) as tb:
+        hosts = mesh_hosts(tb, KV_PORT)
+        rtt = kernel.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
+        facts = kernel.kernel_of(tb)
         try:
             cluster = _core.KvCluster(json.dumps(s), hosts, congestion=cc)
         except (ValueError, RuntimeError) as e:
-            raise emulate.EmulationError(f"the store did not start: {e}") from None
-        counters: dict[str, Any] = {}
+            raise EmulationError(f"the store did not start: {e}") from None
+        taken: dict[str, Any] = {}
         start_ns = time.monotonic_ns() + int(START_DELAY_S * 1e9)
         warm_at = start_ns / 1e9 + w["kv_warmup"] / 1e12
         done = threading.Event()
@@ -180,34 +162,34 @@ def run(
         def at_warm_up_end() -> None:
             # The counters as the measured window opens (at the start without a warm-up).
             if not done.wait(max(0.0, warm_at - time.monotonic())):
-                counters["before"] = snapshot(tb)
+                taken["before"] = counters.mesh_snapshot(tb)
 
         sampler = threading.Thread(target=at_warm_up_end, daemon=True)
         if w["kv_warmup"] == 0:
-            counters["before"] = snapshot(tb)
+            taken["before"] = counters.mesh_snapshot(tb)
         else:
             sampler.start()
-        cpu0 = emulate._cpu_times()
+        cpu0 = counters.cpu_times()
         t0 = time.perf_counter()
         try:
             measured = json.loads(cluster.run(start_ns, time_limit_s))
         except RuntimeError as e:
-            raise emulate.EmulationError(f"the store failed: {e}") from None
+            raise EmulationError(f"the store failed: {e}") from None
         finally:
             done.set()
             if sampler.is_alive():
                 sampler.join()
         wall = time.perf_counter() - t0
-        cpu1 = emulate._cpu_times()
-        after = snapshot(tb)
-        qdiscs = emulate.qdiscs(tb.switch)
-    if "before" not in counters:
-        raise emulate.EmulationError(
+        cpu1 = counters.cpu_times()
+        after = counters.mesh_snapshot(tb)
+        qdiscs = kernel.qdiscs(tb.switch)
+    if "before" not in taken:
+        raise EmulationError(
             "the store stopped before its warm-up ended (workload.kv_warmup): "
             f"{measured['outstanding']} gets outstanding at the time limit"
         )
-    kv = report(s, cluster, measured, counters["before"], after)
-    before = counters["before"]
+    kv = report(s, cluster, measured, taken["before"], after)
+    before = taken["before"]
     span_ps = max(0, measured["end_us"] - w["kv_warmup"] // 1_000_000) * 1_000_000
     drops = sum(b[1] - a[1] for a, b in zip(before["ports"], after["ports"], strict=True))
     timeouts = sum(
@@ -236,9 +218,9 @@ def run(
                 "max": measured["lag_us_max"],
             },
         },
-        "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
+        "machine": {"loadavg_1min": os.getloadavg()[0], **counters.cpu_busy(cpu0, cpu1)},
         "wall_s": wall,
-        "emulated": emulate.mesh_emulated(
+        "emulated": mesh_emulated(
             s,
             {
                 "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every reply's "
@@ -251,7 +233,7 @@ def run(
             },
             "service-time jitter and head-of-line blocking (replies leave at once)",
             {
-                "kernel": kernel,
+                "kernel": facts,
                 "switch_qdiscs": qdiscs,
                 "rtt_probe": rtt,
                 "rtt_measured_s": rtt.get("median_s"),

@@ -26,7 +26,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
-from incastlab.real import emulate, kv
+from incastlab.real import capacity
+from incastlab.real.testbed import counters, kernel
+from incastlab.real.testbed.build import EmulationError, mesh_emulated, mesh_hosts, open_testbed
 
 if TYPE_CHECKING:
     from incastlab.scenario import Scenario
@@ -44,20 +46,29 @@ def layout(s: dict[str, Any]) -> dict[str, int]:
 
 
 def check(s: dict[str, Any]) -> None:
-    """Refuse (:class:`~incastlab.real.emulate.EmulationError`, one line naming the key) a
+    """Refuse (:class:`~incastlab.real.testbed.build.EmulationError`, one line naming the key) a
     shuffle the emulator cannot run, before anything is built."""
     lay = layout(s)
     sru = s["workload"]["sru"] or 0
     if sru > lay["max_output"]:
-        raise emulate.EmulationError(
+        raise EmulationError(
             f"workload.sru: the emulator serves map outputs of at most {lay['max_output']} "
             f"bytes (1 GiB), got {sru}"
         )
     if lay["most_per_map_host"] > lay["max_per_map_host"]:
-        raise emulate.EmulationError(
+        raise EmulationError(
             f"workload.reducers: at most {lay['max_per_map_host']} reducers may fetch from one "
             f"map host on this emulator (its listen backlog), got {lay['most_per_map_host']}"
         )
+
+
+def needs(s: dict[str, Any], machine: capacity.Machine | None = None) -> capacity.Needs:
+    """What normalized scenario ``s``'s shuffle needs of this machine (refused with a
+    :class:`~incastlab.real.capacity.CapacityError` if it cannot hold it): every map output
+    served, every reducer's connection to every map host open."""
+    opened = layout(s)["connections"]
+    sru = int(s["workload"]["sru"] or 0)
+    return capacity.check(s["topology"]["senders"], sru, machine, mesh=True, connections=opened)
 
 
 #: Between the connections' set-up and the first fetch.
@@ -73,28 +84,28 @@ def run(
     t = s["topology"]
     n = t["senders"]
     cc = s["tcp"]["congestion_control"]
-    with emulate.testbed(sc, sysctls) as tb:
-        hosts = emulate.mesh_hosts(tb, SHUFFLE_PORT)
-        rtt = emulate.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
-        kernel = emulate.kernel_of(tb)
+    with open_testbed(sc, needs(s), sysctls) as tb:
+        hosts = mesh_hosts(tb, SHUFFLE_PORT)
+        rtt = kernel.measure_rtt(tb, tb.sender_ns[1], tb.sender_ips[0])
+        facts = kernel.kernel_of(tb)
         try:
             cluster = _core.ShuffleCluster(json.dumps(s), hosts, congestion=cc)
         except (ValueError, RuntimeError) as e:
-            raise emulate.EmulationError(f"the shuffle did not start: {e}") from None
-        before = kv.snapshot(tb)
+            raise EmulationError(f"the shuffle did not start: {e}") from None
+        before = counters.mesh_snapshot(tb)
         start_ns = time.monotonic_ns() + int(START_DELAY_S * 1e9)
-        cpu0 = emulate._cpu_times()
+        cpu0 = counters.cpu_times()
         t0 = time.perf_counter()
         try:
             measured = json.loads(cluster.run(start_ns, time_limit_s))
         except RuntimeError as e:
-            raise emulate.EmulationError(f"the shuffle failed: {e}") from None
+            raise EmulationError(f"the shuffle failed: {e}") from None
         wall = time.perf_counter() - t0
-        cpu1 = emulate._cpu_times()
-        after = kv.snapshot(tb)
-        qdiscs = emulate.qdiscs(tb.switch)
+        cpu1 = counters.cpu_times()
+        after = counters.mesh_snapshot(tb)
+        qdiscs = kernel.qdiscs(tb.switch)
     if measured["truncated"]:
-        raise emulate.EmulationError(
+        raise EmulationError(
             f"the shuffle did not finish within {time_limit_s:g} s: "
             f"{measured['outstanding']} fetches outstanding"
         )
@@ -137,9 +148,9 @@ def run(
             "sides": measured["sides"],
         },
         "tcp_counters": dict(sorted(moved.items())),
-        "machine": {"loadavg_1min": os.getloadavg()[0], **emulate._cpu_busy(cpu0, cpu1)},
+        "machine": {"loadavg_1min": os.getloadavg()[0], **counters.cpu_busy(cpu0, cpu1)},
         "wall_s": wall,
-        "emulated": emulate.mesh_emulated(
+        "emulated": mesh_emulated(
             s,
             {
                 "protocol": f"requests of {_core.PROTOCOL_HEADER_BYTES} bytes; every map output "
@@ -149,7 +160,7 @@ def run(
             },
             "which drops were data, ACKs or requests (tbf counts them together)",
             {
-                "kernel": kernel,
+                "kernel": facts,
                 "switch_qdiscs": qdiscs,
                 "rtt_probe": rtt,
                 "rtt_measured_s": rtt.get("median_s"),

@@ -1,176 +1,25 @@
-"""The key-value store's incast on real Linux TCP beside the simulator: drops per second per
-host and get latency against utilization, with and without the 80% sender rate cap.
-
-Every point is one scenario (the cluster of ``examples/riak-emulated.toml`` at a target
-utilization, capped or not) run twice with the same seed, so both backends run the same
-plan of gets: once by ``incast emulate`` in namespaces, once by the simulator given the
-testbed's measured RTT, its framing, protocol and NICs (:mod:`incastlab.studies.validation`'s
-``testbed_*``) and the Linux profile on this kernel's 4 ms tick. The question is the
-direction: do drops and p99 latency rise with utilization on both, and does the cap move
-them the same way on both.
-
-    sudo python -m incastlab.studies.kv_emulation --out docs/validation/kv
-
-The kernel's runs are kept (``real/<point>.parquet``) and only missing ones are run again;
-the simulator's are rerun every time (seconds).
-"""
+"""What the key-value store's study writes: the side-by-side table, the direction claims, the
+cap's effects, the figure and the README (``incast validate kv``)."""
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import statistics
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from incastlab.backends import Backend
-    from incastlab.result import Result
-    from incastlab.scenario import Scenario
-
-#: Target utilizations (``workload.kv_utilization``) of the sweep.
-UTILIZATIONS = (0.2, 0.3, 0.4, 0.5, 0.6)
-#: Sender rate caps: none, and the article's untried 80%.
-CAPS = ("off", "80%")
-#: The link rate 20 hosts keep up with on a 2-core machine (see the README this writes):
-#: at 100 Mbps the CPUs saturate and gets leave hundreds of milliseconds late.
-LINK = "25Mbps"
-#: Long enough for ~900 measured gets at 20% on 20 hosts at 25 Mbps.
-DURATION = "24s"
-WARMUP = "4s"
-SEED = 1
-#: The CPU envelope: (hosts, link) run at 50% for 6 s of arrivals (2 s warm-up).
-ENVELOPE = ((20, "100Mbps"), (10, "100Mbps"), (20, "50Mbps"), (20, "25Mbps"))
-
-
-@dataclass(frozen=True)
-class Point:
-    """One scenario of the sweep."""
-
-    utilization: float
-    cap: str
-    seed: int = SEED
-
-    @property
-    def key(self) -> str:
-        cap = "nocap" if self.cap == "off" else "cap" + self.cap.rstrip("%")
-        seed = "" if self.seed == SEED else f"-s{self.seed}"
-        return f"u{round(self.utilization * 100):02d}-{cap}{seed}"
-
-    def overrides(self, link: str) -> dict[str, Any]:
-        o: dict[str, Any] = {
-            "topology.link": link,
-            "workload.kv_utilization": self.utilization,
-            "workload.kv_duration": DURATION,
-            "workload.kv_warmup": WARMUP,
-            "seed": self.seed,
-        }
-        if self.cap != "off":
-            o["topology.host_rate_cap"] = self.cap
-        return o
-
-
-def points(seeds: Sequence[int] = (SEED,)) -> list[Point]:
-    return [Point(u, c, seed) for seed in seeds for c in CAPS for u in UTILIZATIONS]
-
-
-def scenario(base: Path, point: Point, link: str, extra: dict[str, Any] | None = None) -> Scenario:
-    from incastlab.scenario import apply_overrides, from_dict, read_toml
-
-    return from_dict(apply_overrides(read_toml(base), {**point.overrides(link), **(extra or {})}))
-
-
-def sim_overrides(point: Point, rtt_s: float) -> dict[str, Any]:
-    """What the simulator is told about the testbed (as ``incast validate`` tells it): the
-    measured RTT, tbf's framing, the block protocol's 24-byte messages, NICs that send one
-    segment per packet through a two-frame bucket (the cap's own bucket when capped: one
-    bucket per NIC), and the Linux profile on this kernel's 4 ms timer tick."""
-    from incastlab.real.emulate import TBF_BURST
-    from incastlab.studies.validation import (
-        PROFILES,
-        TESTBED_FRAMING,
-        testbed_nic,
-        testbed_protocol,
-    )
-
-    nic = testbed_nic()
-    if point.cap != "off":
-        nic.pop("topology.nic_burst")
-        nic["topology.host_rate_burst"] = f"{TBF_BURST}B"
-    return {
-        "topology.rtt": f"{max(1, round(rtt_s * 1e6))}us",
-        **TESTBED_FRAMING,
-        **testbed_protocol(),
-        **nic,
-        **PROFILES["linux"],
-    }
-
-
-def real_file(real_dir: Path, point: Point) -> Path:
-    return real_dir / f"{point.key}.parquet"
-
-
-def load_real(path: Path) -> Result:
-    from incastlab.result.store import read_results
-
-    (r,) = read_results(path)
-    return r
-
-
-def envelope_file(real_dir: Path, hosts: int, link: str) -> Path:
-    return real_dir / f"envelope-{hosts}x{link}.parquet"
-
-
-def envelope_scenario(base: Path, hosts: int, link: str) -> Scenario:
-    from incastlab.scenario import apply_overrides, from_dict, read_toml
-
-    o = {
-        "topology.senders": hosts,
-        "topology.link": link,
-        "workload.kv_utilization": 0.5,
-        "workload.kv_duration": "6s",
-        "workload.kv_warmup": "2s",
-        "seed": SEED,
-    }
-    return from_dict(apply_overrides(read_toml(base), o))
-
-
-def run_real(
-    base: Path,
-    real_dir: Path,
-    backend: Backend,
-    link: str,
-    say: Callable[[str], None],
-    seeds: Sequence[int] = (SEED,),
-) -> list[str]:
-    """Run every point (and every envelope probe) the kernel has no stored run of; the
-    failures, one line each."""
-    from incastlab.studies.validation import run_missing
-
-    real_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(p.key, real_file(real_dir, p), scenario(base, p, link)) for p in points(seeds)]
-    jobs += [
-        (
-            f"envelope {h} × {rate}",
-            envelope_file(real_dir, h, rate),
-            envelope_scenario(base, h, rate),
-        )
-        for h, rate in ENVELOPE
-    ]
-
-    def summary(r: Result) -> str:
-        kv = r.report["kv"]
-        return (
-            f"utilization {kv['utilization']:.0%}, "
-            f"{kv['drops_per_s_per_host']:.1f} drops/s/host, "
-            f"p99 {kv['latency_p99'] / 1e12 * 1e3:.0f} ms, {r.report['wall_s']:.0f} s"
-        )
-
-    return run_missing(jobs, backend, say, summary)
+from incastlab.validation.kv_points import (
+    CAPS,
+    DURATION,
+    ENVELOPE,
+    UTILIZATIONS,
+    WARMUP,
+    Row,
+    envelope_file,
+    load_real,
+)
 
 
 def envelope_table(real_dir: Path) -> list[str]:
@@ -195,31 +44,6 @@ def envelope_table(real_dir: Path) -> list[str]:
             f"{kv['latency_p50'] / 1e9:.0f} ms |"
         )
     return lines
-
-
-@dataclass
-class Row:
-    """One point on both backends."""
-
-    point: Point
-    real: Result
-    sim: Result
-
-    def figures(self, backend: str) -> dict[str, float]:
-        kv = (self.real if backend == "emulate" else self.sim).report["kv"]
-        return {
-            "utilization": kv["utilization"],
-            "drops": kv["drops_per_s_per_host"],
-            "timeouts": kv["timeouts_per_s"],
-            "p50_ms": kv["latency_p50"] / 1e9,
-            "p99_ms": kv["latency_p99"] / 1e9,
-            "gets": kv["gets"],
-            "late_p99_ms": (
-                self.real.report["kv_run"]["issue_lag_us"]["p99"] / 1e3
-                if backend == "emulate"
-                else 0.0
-            ),
-        }
 
 
 def rising(values: Sequence[float]) -> float:
@@ -446,8 +270,7 @@ def write_readme(
         "ones, and the simulator's every time):",
         "",
         "```sh",
-        "sudo python -m incastlab.studies.kv_emulation --out docs/validation/kv --seeds "
-        + seed_list.replace(", ", ","),
+        "sudo incast validate kv --out docs/validation/kv --seeds " + seed_list.replace(", ", ","),
         "```",
         "",
         "![kv](kv.png)",
@@ -502,83 +325,6 @@ def write_readme(
     return path
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m incastlab.studies.kv_emulation",
-        description="The key-value store's drops and get latency against utilization, "
-        "real Linux TCP (incast emulate, root) beside the simulator.",
-    )
-    p.add_argument(
-        "--out",
-        default="docs/validation/kv",
-        help="directory for the README, the figure and the kernel's runs",
-    )
-    p.add_argument(
-        "--scenario",
-        default="examples/riak-emulated.toml",
-        help="the cluster (its link is replaced by --link)",
-    )
-    p.add_argument("--link", default=LINK, help="the hosts' link rate")
-    p.add_argument(
-        "--seeds", default=str(SEED), help="seeds of every point, comma-separated (e.g. 1,2)"
-    )
-    p.add_argument(
-        "--skip-real", action="store_true", help="only the stored kernel runs (no root needed)"
-    )
-    a = p.parse_args(argv)
-    from incastlab import simulate
-    from incastlab.backends import get
-
-    out, base = Path(a.out), Path(a.scenario)
-    try:
-        seeds = [int(x) for x in a.seeds.split(",")]
-    except ValueError:
-        print(f"--seeds: expected integers such as 1,2, got {a.seeds!r}", file=sys.stderr)
-        return 2
-    real_dir = out / "real"
-    if not a.skip_real:
-        failures = run_real(base, real_dir, get("emulate"), a.link, print, seeds)
-        for f in failures:
-            print(f"failed: {f}", file=sys.stderr)
-    rows = []
-    for pt in points(seeds):
-        if not real_file(real_dir, pt).exists():
-            continue
-        real = load_real(real_file(real_dir, pt))
-        rtt = real.report["emulated"]["rtt_measured_s"] or 50e-6
-        sim = simulate(scenario(base, pt, a.link, sim_overrides(pt, rtt)))
-        rows.append(Row(pt, real, sim))
-    if not rows:
-        print("no kernel runs stored: run without --skip-real, as root", file=sys.stderr)
-        return 1
-    lags = [r.real.report["kv_run"]["issue_lag_us"]["p99"] for r in rows]
-    busy = [r.real.report["machine"].get("cpu_busy", math.nan) for r in rows]
-    notes = {
-        "envelope": [
-            f"Runs here: 20 hosts at {a.link}. Across them the gets left a median "
-            f"{statistics.median(lags) / 1e3:.1f} ms late at the 99th percentile "
-            f"(the loop's timers and the shared CPUs), and the CPUs were "
-            f"{statistics.median(busy):.0%} busy (median; other work on the machine "
-            "included).",
-            "",
-            "Probes at 50% with 6 s of arrivals (2 s warm-up), stored beside the sweep "
-            "(`real/envelope-*.parquet`):",
-            "",
-            *envelope_table(real_dir),
-            "",
-            *ENVELOPE_TEXT,
-        ]
-    }
-    plot(
-        rows,
-        out / "kv.png",
-        f"20 hosts at {a.link}, R = 3, 100 KB values, RTOmin 200 ms, "
-        "125 KB per port: simulator (squares) and real Linux TCP (circles), means over seeds",
-    )
-    print(write_readme(out, rows, base, a.link, notes))
-    return 0
-
-
 #: Why the sweep runs where it does (the probes' table above it says how far off the rest are).
 ENVELOPE_TEXT = [
     "Every frame crosses two tbf qdiscs, a bridge and two veths in softirq, one segment per "
@@ -588,7 +334,3 @@ ENVELOPE_TEXT = [
     "hosts at 25 Mbps (a factor of 40 from the article's gigabit), where gets leave within "
     "milliseconds of their planned times against get latencies above 100 ms.",
 ]
-
-
-if __name__ == "__main__":
-    sys.exit(main())

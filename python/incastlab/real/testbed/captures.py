@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from incastlab import _core
 
 if TYPE_CHECKING:
-    from incastlab.real.emulate import Testbed
+    from incastlab.real.testbed.build import Testbed
 
 #: Bytes of each frame tcpdump keeps: Ethernet, IPv4 and TCP with options fit.
 SNAPLEN = 128
