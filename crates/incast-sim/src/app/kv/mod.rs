@@ -232,7 +232,7 @@ impl KvGets {
     }
 
     fn connections_of(hosts: u32) -> u32 {
-        hosts * hosts.saturating_sub(1)
+        incast_workload::kv::connections(hosts)
     }
 
     /// Connections: one per ordered pair (coordinator, replica).
@@ -243,16 +243,13 @@ impl KvGets {
     /// The connection on which coordinator `a` asks replica `b` (a ≠ b).
     #[inline]
     pub fn conn(&self, a: u32, b: u32) -> ConnId {
-        debug_assert_ne!(a, b);
-        ConnId(a * (self.hosts - 1) + b - u32::from(b > a))
+        ConnId(incast_workload::kv::conn(self.hosts, a, b))
     }
 
     /// (replica, coordinator) of connection `c`: the host of its server and of its client.
     #[inline]
     pub fn ends(&self, c: ConnId) -> (u32, u32) {
-        let a = c.0 / (self.hosts - 1);
-        let j = c.0 % (self.hosts - 1);
-        (j + u32::from(j >= a), a)
+        incast_workload::kv::ends(self.hosts, c.0)
     }
 
     /// When the gets started.

@@ -123,11 +123,7 @@ impl HostCounters {
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty: how the store's latencies are
 /// summarized (the emulated store's too, through `_core.nearest_rank`).
 pub fn quantile(v: &[SimTime], q: f64) -> SimTime {
-    if v.is_empty() {
-        return 0;
-    }
-    let rank = (q * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
+    incast_workload::kv::nearest_rank(v, q)
 }
 
 impl KvGets {
