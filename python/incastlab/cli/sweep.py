@@ -355,7 +355,7 @@ def _matcher(key: str, text: str) -> Any:
 
 def _where_text(where: list[tuple[str, str]]) -> list[str]:
     """The filters as a caption names them: ``rto_min = 1ms``."""
-    from incastlab.plot.sweep import axis_label
+    from incastlab.plot.facets import axis_label
 
     return [f"{axis_label(k)} = {v}" for k, v in where]
 
