@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
-from incastlab.studies import papers
+from incastlab.reproductions import papers
 
 #: How the project's internal copies of the papers are named: never shown to a reader.
 INTERNAL_NAME = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\b")
@@ -86,7 +86,7 @@ def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
     if not keys or unknown:
         raise SystemExit(
             f"docs_pages: experiment {name!r} must cite papers known to "
-            f"incastlab.studies.papers (cites = [...]); unknown: {unknown or 'none given'}"
+            f"incastlab.reproductions.papers (cites = [...]); unknown: {unknown or 'none given'}"
         )
     short = "; ".join(papers.PAPERS[k].short for k in keys)
     full = " ".join(papers.citation(k) for k in keys)
@@ -95,7 +95,7 @@ def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
 
 def experiment_pages() -> Iterator[tuple[str, str | bytes]]:
     """(path, content) of every experiment's page and figures, and their index."""
-    from incastlab.studies.reproduce import experiments
+    from incastlab.reproductions.reproduce import experiments
 
     index = [
         "# Reproduced experiments",

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from incastlab.cli import NESTED, build_parser
-from incastlab.studies.reproduce import experiments
+from incastlab.reproductions.reproduce import experiments
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_NAME = re.compile(r"\d{3}_[0-9a-f]{16}\.txt")

@@ -1,4 +1,5 @@
-"""`incast mitigate`, `compare` and `reproduce`: the studies of :mod:`incastlab.studies`."""
+"""`incast mitigate` and `compare`, the user's studies (:mod:`incastlab.studies`), and `reproduce`,
+the papers' experiments (:mod:`incastlab.reproductions`)."""
 
 from __future__ import annotations
 
@@ -213,7 +214,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.parallel import Interrupted
-    from incastlab.studies.reproduce import experiments, reproduce
+    from incastlab.reproductions.reproduce import experiments, reproduce
 
     exps = experiments()
     if a.list:
