@@ -55,8 +55,11 @@ def cli_reference() -> str:
         "| command | what it does |",
         "|---|---|",
     ]
-    for name in sub.choices:
+    for name, p in sub.choices.items():
         out.append(f"| [`incast {name}`](#incast-{name}) | {summary.get(name, '')} |")
+        for sub_name, help_, _ in subcommands(p):
+            anchor = f"incast-{name}-{sub_name}"
+            out.append(f"| [`incast {name} {sub_name}`](#{anchor}) | {help_} |")
     for (group, name), _ in nested.items():
         anchor = f"incast-{group}-{name}"
         p = nested[(group, name)]()
@@ -69,7 +72,19 @@ def cli_reference() -> str:
             if group == name:
                 out += [f"### `incast {group} {sub_name}` {{#incast-{group}-{sub_name}}}", ""]
                 out += ["```text", build().format_help().rstrip(), "```", ""]
+        for sub_name, _, sp in subcommands(p):
+            out += [f"### `incast {name} {sub_name}` {{#incast-{name}-{sub_name}}}", ""]
+            out += ["```text", sp.format_help().rstrip(), "```", ""]
     return "\n".join(out)
+
+
+def subcommands(p: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
+    """A command group's own subcommands (``incast jobs swim``): name, one-line help, parser."""
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            helps = {c.dest: c.help or "" for c in a._choices_actions}
+            return [(name, helps.get(name, ""), sp) for name, sp in a.choices.items()]
+    return []
 
 
 def first_line(text: str | None, limit: int = 110) -> str:

@@ -36,6 +36,11 @@ def test_cli_reference_has_every_command_and_flag(tmp_path: Path) -> None:
         for action in p._actions:
             for flag in action.option_strings:
                 assert flag in cli, f"incast {name} {flag} missing from the reference"
+            if isinstance(action, argparse._SubParsersAction):  # a group: incast jobs swim
+                for sub_name, sp in action.choices.items():
+                    assert f"### `incast {name} {sub_name}`" in cli
+                    for flag in (f for a in sp._actions for f in a.option_strings):
+                        assert flag in cli, f"incast {name} {sub_name} {flag} missing"
     for group, name in NESTED:
         assert f"### `incast {group} {name}`" in cli
 
