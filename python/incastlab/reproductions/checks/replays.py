@@ -14,11 +14,15 @@ from incastlab import model
 from incastlab.jobs import hadoop
 from incastlab.jobs.replay import RTO_MINS, Replay
 
+#: How a check tells the user what it is simulating.
 Say = Callable[[str], None]
+#: The RTOmin values every replay runs under: Linux's default and the 1 ms fix.
 DEFAULT_RTO, SMALL_RTO = RTO_MINS
 
 
 def overhead(r: Replay, i: int) -> float:
+    """Job ``i``'s incast overhead (Eq. 5): how much longer it takes with the default RTOmin
+    than with 1 ms, as a share of the latter."""
     return model.incast_overhead(
         r.outcomes[DEFAULT_RTO][i].completion_ps, r.outcomes[SMALL_RTO][i].completion_ps
     )
