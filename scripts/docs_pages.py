@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 
-from incastlab.studies import papers
+from incastlab.reproductions import papers
 
 #: How the project's internal copies of the papers are named: never shown to a reader.
 INTERNAL_NAME = re.compile(r"\b\d{3}_[0-9a-f]{16}\.txt\b")
@@ -55,8 +55,11 @@ def cli_reference() -> str:
         "| command | what it does |",
         "|---|---|",
     ]
-    for name in sub.choices:
+    for name, p in sub.choices.items():
         out.append(f"| [`incast {name}`](#incast-{name}) | {summary.get(name, '')} |")
+        for sub_name, help_, _ in subcommands(p):
+            anchor = f"incast-{name}-{sub_name}"
+            out.append(f"| [`incast {name} {sub_name}`](#{anchor}) | {help_} |")
     for (group, name), _ in nested.items():
         anchor = f"incast-{group}-{name}"
         p = nested[(group, name)]()
@@ -69,7 +72,19 @@ def cli_reference() -> str:
             if group == name:
                 out += [f"### `incast {group} {sub_name}` {{#incast-{group}-{sub_name}}}", ""]
                 out += ["```text", build().format_help().rstrip(), "```", ""]
+        for sub_name, _, sp in subcommands(p):
+            out += [f"### `incast {name} {sub_name}` {{#incast-{name}-{sub_name}}}", ""]
+            out += ["```text", sp.format_help().rstrip(), "```", ""]
     return "\n".join(out)
+
+
+def subcommands(p: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
+    """A command group's own subcommands (``incast jobs swim``): name, one-line help, parser."""
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            helps = {c.dest: c.help or "" for c in a._choices_actions}
+            return [(name, helps.get(name, ""), sp) for name, sp in a.choices.items()]
+    return []
 
 
 def first_line(text: str | None, limit: int = 110) -> str:
@@ -86,7 +101,7 @@ def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
     if not keys or unknown:
         raise SystemExit(
             f"docs_pages: experiment {name!r} must cite papers known to "
-            f"incastlab.studies.papers (cites = [...]); unknown: {unknown or 'none given'}"
+            f"incastlab.reproductions.papers (cites = [...]); unknown: {unknown or 'none given'}"
         )
     short = "; ".join(papers.PAPERS[k].short for k in keys)
     full = " ".join(papers.citation(k) for k in keys)
@@ -95,7 +110,7 @@ def experiment_citation(name: str, meta: dict[str, Any]) -> tuple[str, str]:
 
 def experiment_pages() -> Iterator[tuple[str, str | bytes]]:
     """(path, content) of every experiment's page and figures, and their index."""
-    from incastlab.studies.reproduce import experiments
+    from incastlab.reproductions.reproduce import experiments
 
     index = [
         "# Reproduced experiments",

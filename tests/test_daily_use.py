@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from incastlab.cli import main
-from incastlab.studies.findings import Findings, Within, grade, weakest
+from incastlab.reproductions.findings import Findings, Within, grade, weakest
 
 # --- verdicts ---------------------------------------------------------------------------
 
@@ -61,8 +61,8 @@ def _rows(points: dict[tuple[Any, ...], float], keys: tuple[str, ...]) -> list[d
 
 
 def test_hafeez_table1_is_shape_only_where_incastlab_misses_the_paper(tmp_path: Path) -> None:
-    from incastlab.studies.checks_rto import hafeez_table1
-    from incastlab.studies.reproduce import experiments
+    from incastlab.reproductions.checks.rto import hafeez_table1
+    from incastlab.reproductions.reproduce import experiments
 
     paper = experiments()["hafeez-table1"].meta["paper"]
     alone = dict(zip(paper["senders"], [797, 634, 541, 330, 170, 109, 49], strict=True))
@@ -81,7 +81,7 @@ def test_hafeez_table1_is_shape_only_where_incastlab_misses_the_paper(tmp_path: 
 
 
 def test_cmu_collapse_outside_the_papers_range_is_shape_only(tmp_path: Path) -> None:
-    from incastlab.studies.checks_rto import cmu_rto
+    from incastlab.reproductions.checks.rto import cmu_rto
 
     ns = [1, 2, 4, 8, 16, 32, 47]
     coarse = dict(zip(ns, [0.9, 0.5, 0.3, 0.16, 0.12, 0.11, 0.10], strict=True))
@@ -94,8 +94,8 @@ def test_cmu_collapse_outside_the_papers_range_is_shape_only(tmp_path: Path) -> 
 
 
 def test_every_experiment_cites_its_papers_not_file_names() -> None:
-    from incastlab.studies.papers import PAPERS
-    from incastlab.studies.reproduce import experiments
+    from incastlab.reproductions.papers import PAPERS
+    from incastlab.reproductions.reproduce import experiments
 
     for name, e in experiments().items():
         assert e.meta.get("cites"), name
@@ -119,7 +119,7 @@ def test_readme_cites_papers_not_seed_files() -> None:
     # The README and the pages written for the site (docs/*.md) call the sources papers.
     for text in [readme, *(p.read_text() for p in (root / "docs").glob("*.md"))]:
         assert not re.search(r"\d{3}_[0-9a-f]{16}\.txt|\bthe seeds'|\bseed papers?\b", text)
-    from incastlab.studies.papers import PAPERS
+    from incastlab.reproductions.papers import PAPERS
 
     flat = " ".join(readme.split())
     for paper in PAPERS.values():  # every paper the experiments cite, in full

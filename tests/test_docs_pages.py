@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from incastlab.cli import NESTED, build_parser
-from incastlab.studies.reproduce import experiments
+from incastlab.reproductions.reproduce import experiments
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERNAL_NAME = re.compile(r"\d{3}_[0-9a-f]{16}\.txt")
@@ -41,6 +41,11 @@ def test_cli_reference_has_every_command_and_flag(tmp_path: Path) -> None:
         for action in p._actions:
             for flag in action.option_strings:
                 assert flag in cli, f"incast {name} {flag} missing from the reference"
+            if isinstance(action, argparse._SubParsersAction):  # a group: incast jobs swim
+                for sub_name, sp in action.choices.items():
+                    assert f"### `incast {name} {sub_name}`" in cli
+                    for flag in (f for a in sp._actions for f in a.option_strings):
+                        assert flag in cli, f"incast {name} {sub_name} {flag} missing"
     for group, name in NESTED:
         assert f"### `incast {group} {name}`" in cli
 

@@ -85,6 +85,20 @@ def test_the_shipped_trace_is_the_generator_s_output() -> None:
     assert len(swim.parse(text)) == 150
 
 
+def test_incast_jobs_swim_writes_the_shipped_trace_or_another_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from incastlab.cli import main
+
+    assert main(["jobs", "swim"]) == 0
+    assert capsys.readouterr().out == swim.SMALL_TRACE.read_text(encoding="utf-8")
+    out = tmp_path / "day.tsv"
+    assert main(["jobs", "swim", "--jobs", "4", "--seed", "3", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == swim.generate(jobs=4, seed=3)
+    assert main(["jobs", "swim", "--out", str(tmp_path / "day.csv")]) == 2
+    assert main(["jobs"]) == 2  # the group alone: its help, as a usage error
+
+
 @pytest.mark.skipif(not FB2009_TRACE.is_file(), reason="the FB-2009 trace is not on this machine")
 def test_the_fb2009_trace_parses() -> None:
     recs = swim.load(FB2009_TRACE)

@@ -259,8 +259,7 @@ def test_the_report_is_one_html_file_with_figures_and_every_point(tmp_path: Path
 
 
 def test_every_experiment_parses_and_has_a_check_and_a_reference() -> None:
-    from incastlab.studies.checks_jobs import RUNNERS
-    from incastlab.studies.reproduce import CHECKS, experiments
+    from incastlab.reproductions.reproduce import CHECKS, RUNNERS, experiments
 
     exps = experiments()
     assert len(exps) >= 9

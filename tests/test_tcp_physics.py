@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import run, sweep
-from incastlab.studies.reproduce import onset_of
+from incastlab.reproductions.reproduce import onset_of
 
 PS = 1e-12
 GBPS = 10**9

@@ -16,7 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
-from incastlab.cli import model, monitor, real, sim, studies, sweep, trace, validate
+from incastlab.cli import (
+    jobs,
+    model,
+    monitor,
+    plot,
+    real,
+    reproduce,
+    sim,
+    studies,
+    sweep,
+    trace,
+    validate,
+)
 from incastlab.cli.common import Parser, UsageError, print_error
 from incastlab.parallel import WorkerDied
 
@@ -46,9 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         validate.add_validate_parser,
         sweep.add_sweep_parser,
         sweep.add_results_parser,
-        sweep.add_plot_parser,
-        sweep.add_report_parser,
-        studies.add_reproduce_parser,
+        plot.add_plot_parser,
+        plot.add_report_parser,
+        reproduce.add_reproduce_parser,
+        jobs.add_jobs_parser,
         real.add_serve_parser,
         real.add_bench_parser,
         trace.add_pcap_parser,

@@ -485,7 +485,7 @@ def print_experiments(out: Console, exps: dict[str, Any]) -> None:
 
 def print_reproduction(out: Console, rep: Any) -> None:
     """The verdict of one experiment, claim by claim, each with its grade and tolerance."""
-    from incastlab.studies.findings import MARKS
+    from incastlab.reproductions.findings import MARKS
 
     style = {"agrees": "green", "shape only": "yellow", "disagrees": "red"}
     g = rep.grade

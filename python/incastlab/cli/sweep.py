@@ -1,5 +1,5 @@
-"""`incast sweep`, `results`, `plot` and `report`: run sweeps into directories, read, draw
-and report them."""
+"""`incast sweep` and `results`: run sweeps into directories and read them back (`incast plot`
+and `report` draw them: :mod:`incastlab.cli.plot`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import backends
 from incastlab.cli.common import (
-    FIGURE,
     UsageError,
     add_workers_flag,
     backend,
@@ -25,7 +24,7 @@ from incastlab.cli.common import (
     table,
     writing,
 )
-from incastlab.sweep.metrics import METRICS
+from incastlab.cli.stored import open_sweep, parse_where, point_label, selected, warn_unreadable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,97 +110,6 @@ def _csv_target(value: str) -> str:
     return value if value == "-" else out_file(".csv")(value)
 
 
-def add_plot_parser(sub: Any) -> None:
-    g = sub.add_parser(
-        "plot",
-        help="draw a sweep's results: a metric against a coordinate, CDFs, histograms",
-        description="Figures of a sweep directory. line: a metric against a coordinate, one "
-        "line per --hue value, mean and 95% interval over seeds (--model overlays the "
-        "analytical model); block-cdf: block completion times; timeouts: successive "
-        "timeouts; fct-overhead: the last flow's completion over optimal (incast). A "
-        "coordinate that varies besides --x, --hue and the seed gets a panel per value (or, "
-        "with too many, the figure is refused) unless --pool averages it on purpose; the "
-        "caption names every average and --where filter.",
-        epilog="examples:\n  incast plot sweeps/rto --x topology.senders --y goodput "
-        "--hue tcp.rto_min --model --out rto.png\n"
-        "  incast plot sweeps/rto --kind block-cdf --hue tcp.rto_min --where senders=16 "
-        "--out cdf.pdf\n"
-        "  incast plot sweeps/rto --where tcp.rto_min=1000us --out fine.png   # = 1ms\n"
-        "metrics for --y: " + ", ".join(METRICS) + " or any numeric column",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    g.add_argument("dir", help="a directory written by incast sweep")
-    g.add_argument(
-        "--kind", choices=("line", "block-cdf", "timeouts", "fct-overhead"), default="line"
-    )
-    g.add_argument("--x", default="topology.senders", help="coordinate on the x axis")
-    g.add_argument("--y", default="goodput", help="metric on the y axis (line)")
-    g.add_argument("--hue", help="coordinate that tells the lines apart")
-    g.add_argument(
-        "--where",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="keep points whose coordinate KEY equals VALUE, by meaning (1000us = 1ms)",
-    )
-    g.add_argument(
-        "--pool",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="average over this coordinate on purpose (named in the caption); without it a "
-        "coordinate that varies besides --x, --hue and the seed gets a panel per value",
-    )
-    g.add_argument("--model", action="store_true", help="overlay the analytical model (line)")
-    g.add_argument("--logy", action="store_true", help="logarithmic y axis (line)")
-    g.add_argument("--title", default="", help="figure title")
-    g.add_argument(
-        "--out",
-        type=out_file(*FIGURE),
-        required=True,
-        metavar="FILE",
-        help="figure: .png, .pdf or .svg",
-    )
-    g.set_defaults(handler=cmd_plot)
-
-
-def add_report_parser(sub: Any) -> None:
-    h = sub.add_parser(
-        "report",
-        help="write a self-contained HTML report of a sweep: figures, table, spec",
-        description="Goodput against the senders (one line per value of the next coordinate, "
-        "a panel per value of any other), block times and timeouts at the largest sender "
-        "count, every point in a table, the spec. Captions name every average and filter.",
-        epilog="examples:\n  incast report sweeps/rto-vs-senders --out rto.html\n"
-        "  incast report sweeps/big --where buffer=64KB --pool tcp.initial_window",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    h.add_argument("dir", help="a directory written by incast sweep")
-    h.add_argument(
-        "--out", type=out_file(".html"), metavar="FILE.html", help="(default: DIR/report.html)"
-    )
-    h.add_argument(
-        "--where",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="report only the points whose coordinate KEY equals VALUE (by meaning)",
-    )
-    h.add_argument(
-        "--pool",
-        action="append",
-        default=[],
-        metavar="KEY",
-        help="average the figures over this coordinate on purpose (named in the captions)",
-    )
-
-    h.set_defaults(handler=cmd_report)
-
-
-def _label(params: dict[str, Any]) -> str:
-    return " ".join(f"{k.split('.')[-1]}={v}" for k, v in params.items())
-
-
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.parallel import Interrupted
     from incastlab.sweep.run import DaskMissing, run_points
@@ -214,7 +122,7 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     points = spec.points()
     if a.dry_run:
         for p in points:
-            out.print(f"{p.key}  {plain(_label(p.params))}", highlight=False)
+            out.print(f"{p.key}  {plain(point_label(p.params))}", highlight=False)
         err.print(f"{len(points)} points")
         return 0
     store = SweepStore(a.out or Path("sweeps") / spec.name)
@@ -229,7 +137,7 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
 
         def progress(p: Any, ok: bool) -> None:
             failed[0] += 0 if ok else 1
-            bar.update(task, advance=1, failed=failed[0], description=_label(p.params))
+            bar.update(task, advance=1, failed=failed[0], description=point_label(p.params))
 
         try:
             res = run_points(points, store, workers=a.workers, dask=a.dask, progress=progress)
@@ -273,100 +181,13 @@ def _interrupted(
     return 130
 
 
-def _filters(items: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--where: expected KEY=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        out.append((k.strip(), v.strip()))
-    return out
-
-
-def resolve(flag: str, key: str, axes: set[str]) -> str:
-    """A coordinate named in full (``topology.senders``) or by its last part (``senders``)."""
-    if key in axes:
-        return key
-    matches = [a for a in axes if a.rsplit(".", 1)[-1] == key]
-    if len(matches) == 1:
-        return matches[0]
-    what = "is ambiguous" if matches else "is not a coordinate of this sweep"
-    raise UsageError(f"{flag}: {key!r} {what}: {', '.join(sorted(axes))}")
-
-
-def _open(path: str) -> tuple[SweepStore, dict[str, Any]]:
-    """A sweep directory and its metadata; a usage error if it is none."""
-    from incastlab.sweep.store import SweepDirError, SweepStore
-
-    store = SweepStore(path)
-    try:
-        return store, store.meta()
-    except SweepDirError as e:
-        raise UsageError(str(e)) from None
-
-
-def warn_unreadable(store: SweepStore, err: Console) -> None:
-    """Name the point files that did not read back (skipped here, recomputed by a rerun)."""
-    for p in store.unreadable:
-        err.print(
-            f"[yellow]warning:[/yellow] {plain(str(p))} does not read back; skipped "
-            "(rerun the sweep to compute that point again)",
-            soft_wrap=True,
-        )
-
-
-def _selected(
-    store: SweepStore, where: list[tuple[str, str]], err: Console | None = None
-) -> list[dict[str, Any]]:
-    rows = store.rows()
-    if err is not None:
-        warn_unreadable(store, err)
-    keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
-    if rows:
-        where = [(resolve("--where", k, keys), v) for k, v in where]
-    tests = [(k, _matcher(k, v)) for k, v in where]
-    return [r for r in rows if all(t(r["params"].get(k)) for k, t in tests)]
-
-
-def _matcher(key: str, text: str) -> Any:
-    """A test of a coordinate's stored value against ``--where KEY=TEXT`` by meaning
-    (``1000us`` is ``1ms``) for a scenario key, by its text for anything else."""
-    from incastlab.scenario import ScenarioError, value_of
-    from incastlab.series import parse_assignment
-
-    wanted_raw = parse_assignment(f"{key}={text}", "--where")[1]
-    try:
-        wanted = value_of(key, wanted_raw)
-    except ScenarioError:
-        return lambda v: str(v) == text
-    seen: dict[str, bool] = {}
-
-    def test(v: Any) -> bool:
-        k = repr(v)
-        if k not in seen:
-            try:
-                seen[k] = value_of(key, v) == wanted
-            except ScenarioError:
-                seen[k] = str(v) == text
-        return seen[k]
-
-    return test
-
-
-def _where_text(where: list[tuple[str, str]]) -> list[str]:
-    """The filters as a caption names them: ``rto_min = 1ms``."""
-    from incastlab.plot.sweep import axis_label
-
-    return [f"{axis_label(k)} = {v}" for k, v in where]
-
-
 def _print_rows(
     store: SweepStore, out: Console, err: Console, where: list[tuple[str, str]]
 ) -> None:
     from incastlab.cli.render import count, header, in_unit
     from incastlab.sweep.order import params_key
 
-    rows = sorted(_selected(store, where, err), key=params_key)
+    rows = sorted(selected(store, where, err), key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
     rate, rate_cell = in_unit([r["goodput_bps"] for r in rows], "rate")
@@ -398,7 +219,7 @@ def _print_rows(
     )
     out.print(t)
     for f in store.failures():
-        err.print(f"[red]failed[/red] {plain(_label(f['params']))}: {plain(str(f['error']))}")
+        err.print(f"[red]failed[/red] {plain(point_label(f['params']))}: {plain(str(f['error']))}")
 
 
 def _print_summary(
@@ -449,7 +270,7 @@ def _print_summary(
     )
     out.print(t)
     for f in store.failures():
-        err.print(f"[red]failed[/red] {plain(_label(f['params']))}: {plain(str(f['error']))}")
+        err.print(f"[red]failed[/red] {plain(point_label(f['params']))}: {plain(str(f['error']))}")
 
 
 def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
@@ -458,9 +279,9 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     if a.csv == "-" and a.json:
         raise UsageError("--csv -: standard output already carries --json; give a file")
-    store, meta = _open(a.dir)
-    where = _filters(a.where)
-    rows = sorted(_selected(store, where), key=params_key)
+    store, meta = open_sweep(a.dir)
+    where = parse_where(a.where)
+    rows = sorted(selected(store, where), key=params_key)
     if a.csv or a.json:
         warn_unreadable(store, err)
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
@@ -480,96 +301,4 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
         _print_rows(store, out, err, where)
     else:
         _print_summary(store, summary, [k for k in axes if k != "seed"], out, err)
-    return 0
-
-
-def _workload(row: dict[str, Any]) -> str:
-    return str(((row.get("scenario") or {}).get("workload") or {}).get("kind", "unknown"))
-
-
-def _kinds(rows: list[dict[str, Any]]) -> str:
-    return ", ".join(sorted({_workload(r) for r in rows}))
-
-
-def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.plot import sweep as sweep_plot
-    from incastlab.plot.facets import FigureRefused
-    from incastlab.sweep.metrics import metric
-
-    store, meta = _open(a.dir)
-    where = _filters(a.where)
-    rows = _selected(store, where, err)
-    if not rows:
-        raise UsageError(f"{a.dir}: no stored points match")
-    axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
-    if a.kind in ("line", "fct-overhead"):
-        a.x = resolve("--x", a.x, axes)
-    if a.hue is not None:
-        a.hue = resolve("--hue", a.hue, axes)
-    pool = [resolve("--pool", k, axes) for k in a.pool]
-    filters = _where_text(where)
-    try:
-        if a.kind == "line":
-            col = metric(a.y)[0]
-            if not any(isinstance(r.get(col), int | float) for r in rows):
-                raise UsageError(
-                    f"--y: no numeric {a.y!r} in these results; try one of {', '.join(METRICS)}"
-                )
-            path = sweep_plot.line(
-                rows,
-                a.out,
-                x=a.x,
-                y=a.y,
-                hue=a.hue,
-                model=a.model,
-                title=a.title,
-                logy=a.logy,
-                pool=pool,
-                filters=filters,
-            )
-        elif a.kind == "block-cdf":
-            if not any((r.get("report") or {}).get("block_times") for r in rows):
-                raise UsageError(
-                    f"--kind block-cdf: no block times in these points (workloads: "
-                    f"{_kinds(rows)}); it draws the sync_read workload's blocks"
-                )
-            path = sweep_plot.block_cdf(rows, a.out, hue=a.hue, pool=pool, filters=filters)
-        elif a.kind == "timeouts":
-            path = sweep_plot.timeout_histogram(rows, a.out, hue=a.hue, pool=pool, filters=filters)
-        else:
-            if not any(_workload(r) == "incast" and r.get("fct_max_s") for r in rows):
-                raise UsageError(
-                    f"--kind fct-overhead: needs points of the incast workload (workload.kind "
-                    f"= incast); these are {_kinds(rows)}"
-                )
-            path = sweep_plot.fct_overhead(
-                rows, a.out, x=a.x, hue=a.hue, pool=pool, filters=filters
-            )
-    except FigureRefused as e:
-        raise UsageError(f"incast plot: {e}") from None
-    err.print(f"wrote {path}")
-    return 0
-
-
-def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
-    from incastlab.plot.report import write_report
-
-    store, meta = _open(a.dir)
-    target = a.out or store.root / "report.html"
-    where = _filters(a.where)
-    rows = _selected(store, where)
-    axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
-    pool = [resolve("--pool", k, axes) for k in a.pool]
-    if where and not rows:
-        raise UsageError(f"{a.dir}: no stored points match")
-    try:
-        with writing("--out", target):
-            path = write_report(a.dir, target, rows=rows, filters=_where_text(where), pool=pool)
-    except (FileNotFoundError, ValueError) as e:
-        raise UsageError(f"incast report: {e}") from None
-    store.done()
-    warn_unreadable(store, err)
-    err.print(f"wrote {path}")
     return 0

@@ -12,7 +12,8 @@ trace comes from a 600-machine cluster, so 20 workers replay it at 1/30), then a
 input (one HDFS block) and 1024 bytes of shuffle and output; submit times unchanged; reducers
 ``round((shuffle + output) / bytes_per_reduce)``, at least 1, and ``cluster // 5`` when that
 exceeds the cluster. :func:`generate` writes a small trace with the same columns from a seeded
-sampler, shipped as ``swim-small.tsv`` for default runs and tests.
+sampler, shipped as ``swim-small.tsv`` for default runs and tests (``incast jobs swim`` writes
+it, or another draw).
 """
 
 from __future__ import annotations
@@ -173,8 +174,3 @@ def generate(jobs: int = 150, seed: int = 2009, mean_gap_s: float = 15.0) -> str
         out = int(max(inp, shuffle) * math.exp(rng.normal(-1.5, 1.0)))
         lines.append(f"job{i}\t{t}\t{gap}\t{inp}\t{shuffle}\t{out}")
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":  # pragma: no cover
-    # Regenerate the shipped trace: python -m incastlab.jobs.swim > swim-small.tsv
-    print(generate(), end="")

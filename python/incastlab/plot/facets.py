@@ -49,6 +49,16 @@ def _span(values: Sequence[Any]) -> str:
     return shown + (", …" if len(vs) > 4 else "")
 
 
+def axis_label(key: str | None) -> str:
+    """A coordinate's name for people: its last part, unless that alone is ambiguous."""
+    if not key:
+        return ""
+    section, _, name = key.rpartition(".")
+    if name in ("flows", "kind", "source", "destination", "ecn"):
+        return f"{section} {name}"
+    return name.replace("_", " ")
+
+
 def seed_of(row: Row) -> Any:
     """The seed of a stored point (a coordinate when the sweep had several)."""
     if "seed" in row["params"]:
@@ -77,14 +87,10 @@ class Layout:
     pooled_values: dict[str, list[Any]] = field(default_factory=dict)
 
     def panel_title(self, values: dict[str, Any]) -> str:
-        from incastlab.plot.sweep import axis_label
-
         return " · ".join(f"{axis_label(k)} {_shown(v)}" for k, v in values.items())
 
     def caption(self, statistic: str = "mean and 95% interval") -> str:
         """What each point is, over what, and what was filtered out: the figure's subtitle."""
-        from incastlab.plot.sweep import axis_label
-
         parts = []
         over = []
         if len(self.seeds) > 1:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from incastlab.plot import sweep as sweep_plot
+from incastlab.plot.facets import axis_label
 from incastlab.sweep.store import SweepStore
 from incastlab.units import format_rate, format_time
 
@@ -107,9 +108,7 @@ def write_report(
                     )
                 )
             )
-    head = "".join(
-        f"<th>{html.escape(sweep_plot.axis_label(k))}</th>" for k in meta.get("axes", [])
-    )
+    head = "".join(f"<th>{html.escape(axis_label(k))}</th>" for k in meta.get("axes", []))
     head += "<th>goodput</th><th>% link</th><th>block p50</th><th>timeouts</th><th>wall</th>"
     body = []
     for r in rows:

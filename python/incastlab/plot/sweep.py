@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from incastlab.plot import COLORS, save_figure
-from incastlab.plot.facets import Layout, lay_out, panel_axes
+from incastlab.plot.facets import Layout, axis_label, lay_out, panel_axes
 from incastlab.result import Result, mean_ci
 from incastlab.sweep.metrics import metric
 from incastlab.sweep.order import natural_key as natural_key
@@ -34,16 +34,6 @@ def _hue_groups(rows: Sequence[Row], hue: str | None) -> list[tuple[str, list[Ro
         groups[r["params"].get(hue) if hue else None].append(r)
     keys = sorted(groups, key=natural_key)
     return [(f"{axis_label(hue)} {k}" if hue else "", groups[k]) for k in keys]
-
-
-def axis_label(key: str | None) -> str:
-    """A coordinate's name for people: its last part, unless that alone is ambiguous."""
-    if not key:
-        return ""
-    section, _, name = key.rpartition(".")
-    if name in ("flows", "kind", "source", "destination", "ecn"):
-        return f"{section} {name}"
-    return name.replace("_", " ")
 
 
 def style_axes(ax: Any, title: str, subtitle: str = "") -> None:

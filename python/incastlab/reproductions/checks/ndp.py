@@ -8,7 +8,7 @@ from typing import Any
 
 from incastlab.plot import COLORS, save_figure
 from incastlab.plot import sweep as sweep_plot
-from incastlab.studies.findings import Findings, Row, Runs, md_row
+from incastlab.reproductions.findings import Findings, Row, Runs, md_row
 
 
 def _overhead(r: Row) -> float:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from incastlab.studies.findings import Findings, Row, Runs, md_row
+from incastlab.reproductions.findings import Findings, Row, Runs, md_row
 
 #: The remedies' sweep files, in the table's order: (file stem, name, what it costs).
 REMEDIES: tuple[tuple[str, str, str], ...] = (

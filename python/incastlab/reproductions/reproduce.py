@@ -1,12 +1,13 @@
 """One-command reproductions of the papers' experiments.
 
 Each experiment is a folder under ``experiments/``: ``experiment.toml`` (title, the papers it
-``cites`` by key of :mod:`incastlab.studies.papers`, the ``source`` within them, the paper's
-numbers, which check applies) and one or more sweep specs. Reproducing one runs its sweeps
-into a results directory (so a rerun resumes), draws its figure, and writes ``verdict.md``:
-each of the paper's claims beside incastlab's number, graded by the one rule of
-:mod:`incastlab.studies.findings` (agrees, shape only, disagrees) with its tolerance, and the
-weakest grade as the headline. The checks live beside this module, one file per paper group.
+``cites`` by key of :mod:`incastlab.reproductions.papers`, the ``source`` within them, the
+paper's numbers, which check applies) and one or more sweep specs. Reproducing one runs its
+sweeps into a results directory (so a rerun resumes), draws its figure, and writes
+``verdict.md``: each of the paper's claims beside incastlab's number, graded by the one rule of
+:mod:`incastlab.reproductions.findings` (agrees, shape only, disagrees) with its tolerance, and
+the weakest grade as the headline. The checks live in :mod:`incastlab.reproductions.checks`, one
+module per paper group.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incastlab.studies import checks_chen, checks_jobs, checks_kv, checks_ndp, checks_rto
-from incastlab.studies.findings import MARKS, Findings, Grade, Runs
-from incastlab.studies.findings import onset_of as onset_of
-from incastlab.studies.papers import citation
+from incastlab.reproductions.checks import chen, fb2009, hadoop_jobs, kv, ndp, rto
+from incastlab.reproductions.findings import MARKS, Findings, Grade, Runs
+from incastlab.reproductions.findings import onset_of as onset_of
+from incastlab.reproductions.papers import citation
 from incastlab.sweep.spec import load_spec
 from incastlab.sweep.store import SweepStore
 
@@ -80,17 +81,24 @@ def experiments() -> dict[str, Experiment]:
 
 
 CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
-    "ndp_incast_scaling": checks_ndp.ndp_incast_scaling,
-    "chen_table1": checks_chen.chen_table1,
-    "chen_fig2": checks_chen.chen_fig2,
-    "chen_fig3": checks_chen.chen_fig3,
-    "chen_fig4": checks_chen.chen_fig4,
-    "chen_fig5": checks_chen.chen_fig5,
-    "cmu_rto": checks_rto.cmu_rto,
-    "hafeez_table1": checks_rto.hafeez_table1,
-    "hafeez_randomization": checks_rto.hafeez_randomization,
-    "hadoop_overhead": checks_rto.hadoop_overhead,
-    "riak_utilization": checks_kv.riak_utilization,
+    "ndp_incast_scaling": ndp.ndp_incast_scaling,
+    "chen_table1": chen.chen_table1,
+    "chen_fig2": chen.chen_fig2,
+    "chen_fig3": chen.chen_fig3,
+    "chen_fig4": chen.chen_fig4,
+    "chen_fig5": chen.chen_fig5,
+    "cmu_rto": rto.cmu_rto,
+    "hafeez_table1": rto.hafeez_table1,
+    "hafeez_randomization": rto.hafeez_randomization,
+    "hadoop_overhead": rto.hadoop_overhead,
+    "riak_utilization": kv.riak_utilization,
+}
+
+#: The checks of experiments with ``runner = "jobs"``: they run the job model themselves (no
+#: sweep), given the experiment's settings, its output folder, the threads and a trace.
+RUNNERS: dict[str, Callable[..., Findings]] = {
+    "hadoop_jobs": hadoop_jobs.hadoop_jobs,
+    "fb2009_replay": fb2009.fb2009_replay,
 }
 
 
@@ -186,7 +194,7 @@ def reproduce(
                 tracker.start(message)
 
         out.mkdir(parents=True, exist_ok=True)
-        findings = checks_jobs.RUNNERS[e.meta["check"]](
+        findings = RUNNERS[e.meta["check"]](
             e.meta,
             out,
             workers=workers or os.cpu_count() or 1,

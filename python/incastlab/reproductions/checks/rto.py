@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from incastlab.plot import sweep as sweep_plot
-from incastlab.studies.findings import Findings, Runs, Within, mbps, md_row, mean_by
+from incastlab.reproductions.findings import Findings, Runs, Within, mbps, md_row, mean_by
 
 
 def cmu_rto(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
