@@ -372,6 +372,12 @@ impl Tcp {
         if self.rto_initial == 0 || self.rto_initial > AN_HOUR {
             return Err(bad("tcp.rto_initial", "must be between 1ps and 3600s"));
         }
+        self.validate_rto_randomization()
+    }
+
+    /// RTO randomization (Hafeez et al.): a positive interval that keeps every RTO positive,
+    /// and the growth and σ of the adaptive policies.
+    fn validate_rto_randomization(&self) -> Result<(), ConfigError> {
         if self.rto_randomization != RtoRandomization::None {
             if self.rto_delta == 0 {
                 return Err(bad(

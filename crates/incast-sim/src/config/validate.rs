@@ -1,6 +1,6 @@
 //! The order in which a scenario's rules run. Each rule lives beside the keys it checks (in
-//! `tcp.rs`, `topology.rs`, `graph.rs`, `workload.rs`); this is the one list of their steps,
-//! and its order decides which error a scenario with several wrong keys gets.
+//! `tcp.rs`, `topology.rs`, `graph/scenario.rs`, `workload.rs`); this is the one list of their
+//! steps, and its order decides which error a scenario with several wrong keys gets.
 
 use super::*;
 

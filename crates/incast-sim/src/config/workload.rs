@@ -410,6 +410,13 @@ impl Scenario {
         if w.request_size == 0 {
             return Err(bad("workload.request_size", "must be positive"));
         }
+        self.validate_shuffle_company()
+    }
+
+    /// What a shuffle runs without: tasks, request jitter and stagger, background flows; and
+    /// it runs over TCP.
+    fn validate_shuffle_company(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
         if w.tasks != 1 {
             return Err(bad(
                 "workload.tasks",
