@@ -38,7 +38,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{from_ms, from_us};
+    use crate::units::{from_ms, from_us, PS_PER_S};
 
     #[test]
     fn example_is_valid_and_round_trips_through_json() {
@@ -46,6 +46,90 @@ mod tests {
         s.validate().unwrap();
         let j = serde_json::to_string(&s).unwrap();
         assert_eq!(Scenario::from_json(&j).unwrap(), s);
+    }
+
+    /// One wrong key for each of thirteen steps, put right in turn: every error names the key
+    /// of the first step still wrong, in the order `validate` lists the steps.
+    #[test]
+    fn with_several_keys_wrong_the_first_step_in_order_names_its_key() {
+        type Fix = fn(&mut Scenario, &Scenario);
+        let wrong: [(&str, Fix, Fix); 13] = [
+            (
+                "tcp.mss",
+                |s, _| s.tcp.mss = 0,
+                |s, d| s.tcp.mss = d.tcp.mss,
+            ),
+            (
+                "topology.rtt",
+                |s, _| s.topology.rtt = 11 * PS_PER_S,
+                |s, d| s.topology.rtt = d.topology.rtt,
+            ),
+            (
+                "topology.link_jitter",
+                |s, _| s.topology.link_jitter = AN_HOUR,
+                |s, d| s.topology.link_jitter = d.topology.link_jitter,
+            ),
+            (
+                "topology.nic_buffer",
+                |s, _| s.topology.nic_buffer.packets = Some(0),
+                |s, d| s.topology.nic_buffer = d.topology.nic_buffer,
+            ),
+            (
+                "tcp.rto_min",
+                |s, _| s.tcp.rto_min = 0,
+                |s, d| s.tcp.rto_min = d.tcp.rto_min,
+            ),
+            (
+                "topology.buffer_alpha",
+                |s, _| s.topology.buffer_alpha = 0.0,
+                |s, d| s.topology.buffer_alpha = d.topology.buffer_alpha,
+            ),
+            (
+                "topology.ecn_threshold",
+                |s, _| s.topology.ecn_threshold = QueueLimit::bytes(70_000),
+                |s, d| s.topology.ecn_threshold = d.topology.ecn_threshold,
+            ),
+            (
+                "tcp.dupthresh",
+                |s, _| s.tcp.dupthresh = 0,
+                |s, d| s.tcp.dupthresh = d.tcp.dupthresh,
+            ),
+            (
+                "workload.blocks",
+                |s, _| s.workload.blocks = 0,
+                |s, d| s.workload.blocks = d.workload.blocks,
+            ),
+            (
+                "topology.host_rate_burst",
+                |s, _| s.topology.host_rate_burst = (1 << 30) + 1,
+                |s, d| s.topology.host_rate_burst = d.topology.host_rate_burst,
+            ),
+            (
+                "workload.jitter",
+                |s, _| s.workload.jitter = AN_HOUR + 1,
+                |s, d| s.workload.jitter = d.workload.jitter,
+            ),
+            (
+                "background.flows",
+                |s, _| s.background.flows = 20_000,
+                |s, d| s.background.flows = d.background.flows,
+            ),
+            (
+                "run.max_time",
+                |s, _| s.run.max_time = 0,
+                |s, d| s.run.max_time = d.run.max_time,
+            ),
+        ];
+        let d = Scenario::example(4);
+        let mut s = d.clone();
+        for (_, break_it, _) in &wrong {
+            break_it(&mut s, &d);
+        }
+        for (field, _, fix) in &wrong {
+            assert_eq!(s.validate().unwrap_err().field, *field);
+            fix(&mut s, &d);
+        }
+        s.validate().unwrap();
     }
 
     #[test]
