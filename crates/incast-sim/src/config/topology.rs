@@ -576,6 +576,8 @@ impl Scenario {
         Some((xoff, xon))
     }
 
+    /// PFC: a byte buffer per ingress (no receiver buffer of its own, no shared buffer),
+    /// RED that only marks, and XOFF and XON within the buffer.
     pub(super) fn validate_pfc(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
         let frame = self.full_frame();

@@ -232,6 +232,8 @@ section! {
     }
 }
 
+/// The rules of the `workload`, `background` and `ndp` keys, in the steps
+/// [`Scenario::validate`] runs in its order.
 impl Scenario {
     /// The keys of the workload's kind, then its task count.
     pub(super) fn validate_workload(&self) -> Result<(), ConfigError> {
@@ -624,26 +626,25 @@ impl Scenario {
 impl Workload {
     /// Query traffic: the count, the load and the sizes.
     fn validate_queries(&self) -> Result<(), ConfigError> {
-        let w = self;
-        if w.queries == 0 || w.queries > 10_000_000 {
+        if self.queries == 0 || self.queries > 10_000_000 {
             return Err(bad("workload.queries", "must be 1..10000000"));
         }
-        if !(w.query_load > 0.0 && w.query_load <= 1.0) {
+        if !(self.query_load > 0.0 && self.query_load <= 1.0) {
             return Err(bad(
                 "workload.query_load",
-                format!("must be in (0, 1], got {}", w.query_load),
+                format!("must be in (0, 1], got {}", self.query_load),
             ));
         }
-        if w.query_size_min == 0 || w.query_size_min > w.query_size_max {
+        if self.query_size_min == 0 || self.query_size_min > self.query_size_max {
             return Err(bad(
                 "workload.query_size_min",
                 "must be positive and at most workload.query_size_max",
             ));
         }
-        if w.query_size_max > (1 << 40) {
+        if self.query_size_max > (1 << 40) {
             return Err(bad("workload.query_size_max", "must be at most 2^40 bytes"));
         }
-        validate_cdf(&w.query_size_cdf)?;
+        validate_cdf(&self.query_size_cdf)?;
         Ok(())
     }
 }
