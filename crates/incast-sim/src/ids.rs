@@ -4,6 +4,9 @@
 //! Connection `c` joins two endpoints: the client's at the receiver host, which asks for the
 //! data, and the server's at a sender host, which answers with it. Workload connections come
 //! first, then background flows.
+//!
+//! Links have an id of their own here too, apart from the topology that numbers them, so that
+//! routing (which the topology uses) can name links without importing the topology.
 
 /// A TCP connection: a workload connection (task by task, server by server) or a background
 /// flow after them.
@@ -67,6 +70,20 @@ impl EndpointId {
     /// The endpoint as an index into per-endpoint tables.
     #[inline]
     pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A link: a NIC or a switch port with the wire behind it, by its index in the network's
+/// links (`Network::links`). Its own type, so that a link cannot be taken for a host, a flow
+/// or an endpoint (all bare integers once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct LinkId(pub u32);
+
+impl LinkId {
+    /// Its index in the network's links.
+    #[inline]
+    pub fn index(self) -> usize {
         self.0 as usize
     }
 }

@@ -103,6 +103,9 @@ pub const MAX_SENDERS: u32 = 100_000;
 /// Most pauses `workload.think_times` may list (they are used in turn, so a longer trace is
 /// never needed to cover a run's blocks).
 pub const MAX_THINK_TIMES: usize = 1_000_000;
+/// The longest time a timing key (a wait, a stagger, a run's duration, a timeout) may hold:
+/// an hour.
+const AN_HOUR: crate::units::SimTime = 3600 * crate::units::PS_PER_S;
 /// Most numbers a run's time series holds (samples × (flows + 2)): about 60 MB as JSON.
 pub const MAX_SERIES_VALUES: usize = 10_000_000;
 
@@ -364,7 +367,7 @@ impl Scenario {
         let mean = if w.query_size_cdf.is_empty() {
             w.value_size as f64
         } else {
-            crate::workload::SizeDist::Cdf(w.query_size_cdf.clone()).mean()
+            cdf_mean(&w.query_size_cdf)
         };
         w.kv_replicas as f64 * (h - 1.0) / h * mean
     }

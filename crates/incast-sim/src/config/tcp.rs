@@ -1,8 +1,10 @@
-//! The `tcp` section: parameters shared by every TCP connection.
+//! The `tcp` section: parameters shared by every TCP connection, and the rules they follow
+//! (run in the order `validate.rs` lists).
 
 use serde::{Deserialize, Serialize};
 
 use super::section::{choices, section};
+use super::{bad, ConfigError, QueueLimit, Scenario, AN_HOUR};
 use crate::units::*;
 
 /// What a connection does when it sends again after being idle.
@@ -306,5 +308,152 @@ impl Tcp {
     /// The timers' tick (a jiffy): `timer_granularity`, else the RTT clock's granularity.
     pub fn timer_tick(&self) -> SimTime {
         self.timer_granularity.unwrap_or(self.clock_granularity)
+    }
+}
+
+/// The rules of the `tcp` keys that need no other section, in the steps
+/// [`Scenario::validate`] runs in its order.
+impl Tcp {
+    /// The frame's parts, checked first: the checks of buffers and bursts measure in frames.
+    pub(super) fn validate_frame(&self) -> Result<(), ConfigError> {
+        if self.mss == 0 || self.mss > 65_000 {
+            return Err(bad(
+                "tcp.mss",
+                format!("must be 1..65000 bytes, got {}", self.mss),
+            ));
+        }
+        if self.header_bytes > 1000 {
+            return Err(bad(
+                "tcp.header_bytes",
+                "headers must be at most 1000 bytes",
+            ));
+        }
+        if self.phy_overhead > 1000 {
+            return Err(bad("tcp.phy_overhead", "must be at most 1000 bytes"));
+        }
+        Ok(())
+    }
+
+    /// The initial window and the retransmission timer: its bounds, its wheel and its
+    /// randomization.
+    pub(super) fn validate_timers(&self) -> Result<(), ConfigError> {
+        if self.initial_window == 0 || self.initial_window > 10_000 {
+            return Err(bad(
+                "tcp.initial_window",
+                format!("must be 1..10000 segments, got {}", self.initial_window),
+            ));
+        }
+        if self.clock_granularity == 0 {
+            return Err(bad(
+                "tcp.clock_granularity",
+                "must be positive (e.g. 1us, 1ms, 4ms)",
+            ));
+        }
+        if self.rto_min == 0 {
+            return Err(bad("tcp.rto_min", "must be positive"));
+        }
+        // The wheel's buckets are counted in jiffies: on a µs tick it would model nothing real.
+        let tick = self.timer_tick();
+        if self.timer_wheel && !(from_ms(1)..=from_ms(10)).contains(&tick) {
+            return Err(bad(
+                "tcp.timer_wheel",
+                format!(
+                    "Linux's timer wheel counts jiffies: it needs a timer tick of 1ms..10ms \
+                     (tcp.timer_granularity, HZ = 1000..100), got {tick} ps; or set it false"
+                ),
+            ));
+        }
+        if self.rto_max < self.rto_min {
+            return Err(bad("tcp.rto_max", "must be at least tcp.rto_min"));
+        }
+        if self.rto_max > AN_HOUR {
+            return Err(bad("tcp.rto_max", "must be at most 3600s"));
+        }
+        if self.rto_initial == 0 || self.rto_initial > AN_HOUR {
+            return Err(bad("tcp.rto_initial", "must be between 1ps and 3600s"));
+        }
+        self.validate_rto_randomization()
+    }
+
+    /// RTO randomization (Hafeez et al.): a positive interval that keeps every RTO positive,
+    /// and the growth and σ of the adaptive policies.
+    fn validate_rto_randomization(&self) -> Result<(), ConfigError> {
+        if self.rto_randomization != RtoRandomization::None {
+            if self.rto_delta == 0 {
+                return Err(bad(
+                    "tcp.rto_delta",
+                    "randomization needs a positive interval Δ",
+                ));
+            }
+            if self.rto_randomization != RtoRandomization::Maa && self.rto_delta > 2 * self.rto_min
+            {
+                return Err(bad(
+                    "tcp.rto_delta",
+                    format!(
+                        "must be at most 2·tcp.rto_min ({} ps) so every RTO stays positive, got {} ps",
+                        2 * self.rto_min,
+                        self.rto_delta
+                    ),
+                ));
+            }
+        }
+        for (name, v) in [
+            ("tcp.rto_omega", self.rto_omega),
+            ("tcp.rto_omega_long", self.rto_omega_long),
+        ] {
+            if !(1.0..=100.0).contains(&v) {
+                return Err(bad(name, format!("must be between 1 and 100, got {v}")));
+            }
+        }
+        if !(self.rto_sigma > 0.0 && self.rto_sigma <= 1000.0) {
+            return Err(bad(
+                "tcp.rto_sigma",
+                format!("must be in (0, 1000], got {}", self.rto_sigma),
+            ));
+        }
+        Ok(())
+    }
+
+    /// DCTCP needs ECN negotiated.
+    pub(super) fn validate_ecn(&self) -> Result<(), ConfigError> {
+        if self.congestion_control == CongestionControl::Dctcp && !self.ecn {
+            return Err(bad(
+                "tcp.ecn",
+                "dctcp needs ECN: set tcp.ecn = true (or leave it unset)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// DCTCP's gain, the receive window and the duplicate-ACK threshold.
+    pub(super) fn validate_window(&self) -> Result<(), ConfigError> {
+        if !(self.dctcp_g > 0.0 && self.dctcp_g <= 1.0) {
+            return Err(bad(
+                "tcp.dctcp_g",
+                format!("must be in (0, 1], got {}", self.dctcp_g),
+            ));
+        }
+        if self.receive_window < self.mss {
+            return Err(bad("tcp.receive_window", "must be at least one MSS"));
+        }
+        if self.dupthresh == 0 || self.dupthresh > 1000 {
+            return Err(bad("tcp.dupthresh", "must be 1..1000"));
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// DCTCP needs the switches to mark: an ECN threshold, or RED that marks.
+    pub(super) fn validate_dctcp_marking(&self) -> Result<(), ConfigError> {
+        let (c, t) = (&self.tcp, &self.topology);
+        let marks = t.ecn_threshold != QueueLimit::UNLIMITED || (t.red_min.is_some() && t.red_ecn);
+        if c.congestion_control == CongestionControl::Dctcp && !marks {
+            return Err(bad(
+                "tcp.congestion_control",
+                "dctcp needs ECN marking at the switch: set topology.ecn_threshold (e.g. \"30KB\") or RED with topology.red_ecn",
+            ));
+        }
+        Ok(())
     }
 }

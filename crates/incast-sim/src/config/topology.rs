@@ -1,10 +1,11 @@
-//! The `topology` section: hosts, links and switch buffers.
+//! The `topology` section: hosts, links and switch buffers, and the rules they follow (run in
+//! the order `validate.rs` lists; a described topology's in `graph/`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::section::{choices, section, Shape};
-use super::ConfigError;
+use super::{bad, ConfigError, Scenario, Transport, MAX_SENDERS};
 use crate::units::*;
 
 /// Topology kinds. A connection's route is worked out once from its ends and a path index
@@ -230,5 +231,401 @@ section! {
         pub host_rate_cap: Option<RateCap> [RateCap] = None,
         /// Bucket depth of `host_rate_cap`, bytes on the wire; 0: one full frame (pure pacing).
         pub host_rate_burst: u64 [Size] = 0,
+    }
+}
+
+/// The rules of the `topology` keys that need no other section, in the steps
+/// [`Scenario::validate`] runs in its order.
+impl Topology {
+    /// The sender count, the access links' rates, host jitter and the RTT.
+    pub(super) fn validate_hosts_and_rates(&self) -> Result<(), ConfigError> {
+        if self.senders == 0 || self.senders > MAX_SENDERS {
+            return Err(bad(
+                "topology.senders",
+                format!("must be between 1 and {MAX_SENDERS}, got {}", self.senders),
+            ));
+        }
+        if self.link == 0 {
+            return Err(bad("topology.link", "rate must be positive"));
+        }
+        if self.receiver_link == 0 {
+            return Err(bad("topology.receiver_link", "rate must be positive"));
+        }
+        if self.host_jitter > PS_PER_S {
+            return Err(bad("topology.host_jitter", "must be at most 1s"));
+        }
+        if self.rtt > 10 * PS_PER_S {
+            return Err(bad("topology.rtt", "must be at most 10s"));
+        }
+        Ok(())
+    }
+
+    /// An ECN threshold marks below the buffer it shares a port with.
+    pub(super) fn validate_ecn_threshold(&self) -> Result<(), ConfigError> {
+        if let (Some(k), Some(b)) = (self.ecn_threshold.bytes, self.buffer.bytes) {
+            if k >= b {
+                return Err(bad(
+                    "topology.ecn_threshold",
+                    format!("{k} bytes must be below topology.buffer ({b} bytes)"),
+                ));
+            }
+        }
+        if let (Some(k), Some(b)) = (self.ecn_threshold.packets, self.buffer.packets) {
+            if k >= b {
+                return Err(bad(
+                    "topology.ecn_threshold",
+                    format!("{k} packets must be below topology.buffer ({b} packets)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A host's egress cap: a share or a rate, not beside a NIC shaper, with a bounded bucket.
+    pub(super) fn validate_host_rate_cap(&self) -> Result<(), ConfigError> {
+        if let Some(cap) = self.host_rate_cap {
+            let ok = match (cap.share, cap.bps) {
+                (Some(s), None) => s > 0.0 && s <= 1.0,
+                (None, Some(b)) => b > 0,
+                _ => false,
+            };
+            if !ok {
+                return Err(bad(
+                    "topology.host_rate_cap",
+                    "expected a share of the link in (0%, 100%] (e.g. \"80%\") or a positive rate (e.g. \"800Mbps\")",
+                ));
+            }
+        }
+        if self.host_rate_cap.is_some() && self.nic_burst > 0 {
+            return Err(bad(
+                "topology.host_rate_cap",
+                "a NIC has one token bucket: give host_rate_cap (a cap below the line rate) or topology.nic_burst (a tbf at the line rate), not both",
+            ));
+        }
+        if self.host_rate_burst > (1 << 30) {
+            return Err(bad("topology.host_rate_burst", "must be at most 1 GiB"));
+        }
+        Ok(())
+    }
+}
+
+/// The rules of the `topology` keys that read other sections (the frame, the transport,
+/// the hosts the workload places).
+impl Scenario {
+    /// The shape's keys: host counts, delays, the switches of the kind, and the keys that
+    /// apply to other kinds only.
+    pub(super) fn validate_shape(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let need = self.hosts_needed();
+        if t.hosts > 0 && t.hosts < need {
+            return Err(bad(
+                "topology.hosts",
+                format!(
+                    "{} hosts cannot hold {need} (senders, receiver and background hosts)",
+                    t.hosts
+                ),
+            ));
+        }
+        if t.hosts > MAX_SENDERS {
+            return Err(bad(
+                "topology.hosts",
+                format!("must be at most {MAX_SENDERS}"),
+            ));
+        }
+        if t.link_delay > PS_PER_S {
+            return Err(bad("topology.link_delay", "must be at most 1s"));
+        }
+        if t.kind != TopologyKind::File && t.file.is_some() {
+            return Err(bad(
+                "topology.file",
+                "describes a topology of its own; set topology.kind = \"file\" to use it",
+            ));
+        }
+        match t.kind {
+            TopologyKind::Star => {}
+            TopologyKind::File => return self.validate_file(),
+            TopologyKind::LeafSpine => self.validate_leaf_spine(need)?,
+            TopologyKind::FatTree => self.validate_fat_tree(need)?,
+        }
+        if t.kind == TopologyKind::Star {
+            for (field, set) in [
+                ("topology.uplink", t.uplink > 0),
+                ("topology.fabric_buffer", t.fabric_buffer.is_some()),
+                ("topology.fabric_delay", t.fabric_delay > 0),
+            ] {
+                if set {
+                    return Err(bad(
+                        field,
+                        "applies to switch-to-switch links, and a star has none; set topology.kind = \"leaf_spine\" or \"fat_tree\"",
+                    ));
+                }
+            }
+        }
+        if t.fabric_delay > PS_PER_S {
+            return Err(bad("topology.fabric_delay", "must be at most 1s"));
+        }
+        if t.kind != TopologyKind::Star && t.shared_buffer.is_some() {
+            return Err(bad(
+                "topology.shared_buffer",
+                "a shared buffer is modelled for the star's single switch only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A leaf-spine's leaves and spines, within what one machine holds; `need`: the hosts
+    /// the scenario places.
+    fn validate_leaf_spine(&self, need: u32) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        if t.hosts_per_leaf == 0 || t.hosts_per_leaf > 4096 {
+            return Err(bad("topology.hosts_per_leaf", "must be 1..4096"));
+        }
+        if t.spines > 4096 {
+            return Err(bad("topology.spines", "must be at most 4096"));
+        }
+        let leaves = t.hosts.max(need).div_ceil(t.hosts_per_leaf) as u64;
+        let spines = if t.spines == 0 {
+            t.hosts_per_leaf
+        } else {
+            t.spines
+        } as u64;
+        if leaves * spines > 4_000_000 {
+            return Err(bad(
+                "topology.spines",
+                format!("{leaves} leaves × {spines} spines is too many links"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A fat tree's k, given or derived, holds every host; `need`: the hosts the scenario
+    /// places.
+    fn validate_fat_tree(&self, need: u32) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let k = t.fat_tree_k;
+        if k > 0 && (k % 2 == 1 || k > 128) {
+            return Err(bad(
+                "topology.fat_tree_k",
+                format!("must be even and at most 128 (k³/4 hosts), got {k}"),
+            ));
+        }
+        let k = self.fat_tree_k() as u64;
+        let cap = k * k * k / 4;
+        if k > 128 {
+            return Err(bad(
+                "topology.senders",
+                format!("{need} hosts need a fat tree with k > 128"),
+            ));
+        }
+        if (need as u64) > cap || (t.hosts as u64) > cap {
+            return Err(bad(
+                "topology.hosts",
+                format!(
+                    "a k = {k} fat tree holds {cap} hosts, but {} are asked for",
+                    need.max(t.hosts)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A shaper's bucket (`topology.nic_burst`, `topology.port_burst`) holds at least one
+    /// full frame (tbf refuses a burst below the MTU) and at most a second of the slowest
+    /// link's rate.
+    pub(super) fn validate_bursts(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        for (field, burst) in [
+            ("topology.nic_burst", t.nic_burst),
+            ("topology.port_burst", t.port_burst),
+        ] {
+            if burst == 0 {
+                continue;
+            }
+            if self.transport == Transport::Ndp {
+                return Err(bad(
+                    field,
+                    "NDP's switches trim and its hosts pace by pulls, not by a shaper; shaped \
+                     links are for TCP (set 0)",
+                ));
+            }
+            let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
+            if burst < frame {
+                return Err(bad(
+                    field,
+                    format!(
+                        "{burst} bytes is smaller than one full frame on the wire ({frame} bytes)"
+                    ),
+                ));
+            }
+            let slowest = t.link.min(t.receiver_link) as u128;
+            if burst as u128 * 8 > slowest {
+                return Err(bad(
+                    field,
+                    format!(
+                        "{burst} bytes is more than one second of the slowest link ({slowest} bps)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The per-link delay bounds the jitter on each link.
+    pub(super) fn validate_link_jitter(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        if t.link_jitter > self.link_delay().saturating_mul(2) {
+            return Err(bad(
+                "topology.link_jitter",
+                format!(
+                    "must be at most twice the per-link delay ({:.3}us), so no delay is negative",
+                    self.link_delay() as f64 / PS_PER_US as f64
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every drop-tail limit holds at least one full packet.
+    pub(super) fn validate_buffers(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let frame = self.full_frame();
+        for (name, lim) in [
+            ("topology.buffer", t.buffer),
+            (
+                "topology.receiver_buffer",
+                t.receiver_buffer.unwrap_or(t.buffer),
+            ),
+            ("topology.nic_buffer", t.nic_buffer),
+            (
+                "topology.fabric_buffer",
+                t.fabric_buffer.unwrap_or(t.buffer),
+            ),
+        ] {
+            if let Some(b) = lim.bytes {
+                if b < frame {
+                    return Err(bad(
+                        name,
+                        format!("{b} bytes is smaller than one full packet ({frame} bytes)"),
+                    ));
+                }
+            }
+            if lim.packets == Some(0) {
+                return Err(bad(name, "must hold at least one packet"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The shared buffer holds a full packet; RED's thresholds, probability and weight; the
+    /// shared buffer's α.
+    pub(super) fn validate_shared_buffer_and_red(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let frame = self.full_frame();
+        if t.shared_buffer.is_some_and(|b| b < frame) {
+            return Err(bad(
+                "topology.shared_buffer",
+                "must hold at least one full packet",
+            ));
+        }
+        if let Some(min) = t.red_min {
+            if min >= t.red_max {
+                return Err(bad(
+                    "topology.red_min",
+                    format!(
+                        "{min} bytes must be below topology.red_max ({} bytes)",
+                        t.red_max
+                    ),
+                ));
+            }
+            if t.buffer.bytes.is_some_and(|b| t.red_max > b) {
+                return Err(bad("topology.red_max", "must be at most topology.buffer"));
+            }
+            if !(t.red_max_p > 0.0 && t.red_max_p <= 1.0) {
+                return Err(bad("topology.red_max_p", "must be in (0, 1]"));
+            }
+            if !(t.red_weight > 0.0 && t.red_weight <= 1.0) {
+                return Err(bad("topology.red_weight", "must be in (0, 1]"));
+            }
+        }
+        if !(t.buffer_alpha > 0.0 && t.buffer_alpha <= 64.0) {
+            return Err(bad(
+                "topology.buffer_alpha",
+                format!("must be in (0, 64], got {}", t.buffer_alpha),
+            ));
+        }
+        Ok(())
+    }
+
+    /// PFC's (XOFF, XON) per ingress in bytes, defaults derived; `None` without PFC or
+    /// without a byte limit per port.
+    pub fn pfc_thresholds(&self) -> Option<(u64, u64)> {
+        let t = &self.topology;
+        if !t.pfc {
+            return None;
+        }
+        let buffer = t.buffer.bytes?;
+        let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
+        let rate = t.link.max(t.receiver_link) as u128;
+        // What still arrives after the switch decides to pause: the pause frame waits for the
+        // frame on the wire towards the sender, crosses the link, and meanwhile the sender
+        // keeps sending, and finishes its frame in service.
+        let in_flight = (2 * (t.rtt / 4) as u128 * rate / 8 / PS_PER_S as u128) as u64;
+        let headroom = in_flight + 2 * frame;
+        let xoff = t.pfc_xoff.unwrap_or(buffer.saturating_sub(headroom));
+        let xon = t.pfc_xon.unwrap_or(xoff.saturating_sub(2 * frame));
+        Some((xoff, xon))
+    }
+
+    /// PFC: a byte buffer per ingress (no receiver buffer of its own, no shared buffer),
+    /// RED that only marks, and XOFF and XON within the buffer.
+    pub(super) fn validate_pfc(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let frame = self.full_frame();
+        if t.receiver_buffer.is_some() {
+            return Err(bad(
+                "topology.receiver_buffer",
+                "under PFC a port is bounded by the ingresses feeding it; leave it unset",
+            ));
+        }
+        if t.shared_buffer.is_some() {
+            return Err(bad(
+                "topology.pfc",
+                "PFC with a shared buffer is not modelled; use per-port buffers",
+            ));
+        }
+        let Some(buffer) = t.buffer.bytes else {
+            return Err(bad(
+                "topology.buffer",
+                "PFC needs a byte limit per port (e.g. \"64KB\"): it is the buffer of each ingress",
+            ));
+        };
+        if t.red_min.is_some() && !t.red_ecn {
+            return Err(bad(
+                "topology.red_ecn",
+                "PFC is lossless, so RED may only mark: set topology.red_ecn = true",
+            ));
+        }
+        let (xoff, xon) = self.pfc_thresholds().expect("pfc with a byte buffer");
+        if t.pfc_xoff.is_none() && xoff < frame {
+            return Err(bad(
+                "topology.buffer",
+                format!(
+                    "{buffer} bytes leave no room for PFC's headroom (two one-way delays at the link rate plus two frames); raise it or set topology.pfc_xoff"
+                ),
+            ));
+        }
+        if xoff < frame || xoff > buffer {
+            return Err(bad(
+                "topology.pfc_xoff",
+                format!("must be between one full frame ({frame} bytes) and topology.buffer ({buffer} bytes), got {xoff}"),
+            ));
+        }
+        if xon > xoff {
+            return Err(bad(
+                "topology.pfc_xon",
+                format!("XON ({xon} bytes) must be at or below XOFF ({xoff} bytes)"),
+            ));
+        }
+        Ok(())
     }
 }

@@ -1,9 +1,11 @@
 //! The `workload`, `background`, `ndp` and `run` sections: what the application does, what
-//! competes with it, the NDP transport's parameters and the run's budgets.
+//! competes with it, the NDP transport's parameters and the run's budgets, and the rules they
+//! follow (run in the order `validate.rs` lists).
 
 use serde::{Deserialize, Serialize};
 
 use super::section::{choices, section};
+use super::{bad, ConfigError, Scenario, Transport, AN_HOUR, MAX_SENDERS, MAX_THINK_TIMES};
 use crate::units::*;
 
 /// Application workloads.
@@ -228,4 +230,489 @@ section! {
         /// windows would hold more than 10 million numbers in all).
         pub max_samples: u32 [Plain] = 100_000,
     }
+}
+
+/// The rules of the `workload`, `background` and `ndp` keys, in the steps
+/// [`Scenario::validate`] runs in its order.
+impl Scenario {
+    /// The keys of the workload's kind, then its task count.
+    pub(super) fn validate_workload(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        match w.kind {
+            WorkloadKind::SyncRead => self.validate_sync_read()?,
+            WorkloadKind::Queries => w.validate_queries()?,
+            WorkloadKind::KvGets => self.validate_kv()?,
+            WorkloadKind::Shuffle => self.validate_shuffle()?,
+            WorkloadKind::Incast => match w.flow_size {
+                None | Some(0) => {
+                    return Err(bad(
+                        "workload.flow_size",
+                        "incast needs a positive flow_size",
+                    ))
+                }
+                Some(f) if f > (1u64 << 50) => {
+                    return Err(bad("workload.flow_size", "must be at most 2^50 bytes"))
+                }
+                _ => {}
+            },
+        }
+        if w.tasks == 0 || w.tasks > 1000 {
+            return Err(bad(
+                "workload.tasks",
+                format!("must be 1..1000, got {}", w.tasks),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A synchronized read: an SRU or a block, and what it adds up to.
+    fn validate_sync_read(&self) -> Result<(), ConfigError> {
+        let (t, w) = (&self.topology, &self.workload);
+        match (w.sru, w.block) {
+            (Some(_), Some(_)) => {
+                return Err(bad("workload.sru", "give either sru or block, not both"))
+            }
+            (None, None) => return Err(bad("workload.sru", "sync_read needs sru or block")),
+            (Some(0), _) => return Err(bad("workload.sru", "must be positive")),
+            (_, Some(b)) if b < t.senders as u64 => {
+                return Err(bad(
+                    "workload.block",
+                    format!("{b} bytes cannot be striped over {} senders", t.senders),
+                ))
+            }
+            _ => {}
+        }
+        if w.blocks == 0 {
+            return Err(bad("workload.blocks", "must be at least 1"));
+        }
+        if w.request_size == 0 {
+            return Err(bad("workload.request_size", "must be positive"));
+        }
+        let per_server = self.sru_of(0) as u128 * w.blocks as u128;
+        if per_server > (1u128 << 50) {
+            return Err(bad("workload.blocks", "total bytes per server exceed 2^50"));
+        }
+        Ok(())
+    }
+
+    /// Tasks beside the kind, the stagger and jitter of requests, and the pauses between
+    /// blocks.
+    pub(super) fn validate_tasks_and_timing(&self) -> Result<(), ConfigError> {
+        let (t, w) = (&self.topology, &self.workload);
+        if w.tasks > 1 && w.kind == WorkloadKind::Queries {
+            return Err(bad(
+                "workload.tasks",
+                "concurrent tasks apply to sync_read and incast; queries are concurrent already",
+            ));
+        }
+        if t.senders as u64 * w.tasks as u64 > MAX_SENDERS as u64 {
+            return Err(bad(
+                "workload.tasks",
+                format!("senders × tasks must be at most {MAX_SENDERS}"),
+            ));
+        }
+        if w.request_stagger.saturating_mul(t.senders as u64) > AN_HOUR {
+            return Err(bad(
+                "workload.request_stagger",
+                "senders × stagger must be at most 3600s",
+            ));
+        }
+        if w.jitter > AN_HOUR {
+            return Err(bad("workload.jitter", "must be at most 3600s"));
+        }
+        if !w.think_times.is_empty() && w.kind != WorkloadKind::SyncRead {
+            return Err(bad(
+                "workload.think_times",
+                "pauses between blocks apply to sync_read only (leave it empty)",
+            ));
+        }
+        if w.think_times.len() > MAX_THINK_TIMES {
+            return Err(bad(
+                "workload.think_times",
+                format!(
+                    "at most {MAX_THINK_TIMES} pauses (they are used in turn), got {}",
+                    w.think_times.len()
+                ),
+            ));
+        }
+        if let Some(i) = w.think_times.iter().position(|&p| p > AN_HOUR) {
+            return Err(bad(
+                "workload.think_times",
+                format!("item {i}: each pause must be at most 3600s"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many background flows, and peers to send them to.
+    pub(super) fn validate_background(&self) -> Result<(), ConfigError> {
+        if self.background.flows > 10_000 {
+            return Err(bad("background.flows", "must be at most 10000"));
+        }
+        if self.background.flows > 0
+            && self.background.destination == BackgroundDestination::Peers
+            && self.background.source == BackgroundSource::Senders
+            && self.topology.senders < 2
+        {
+            return Err(bad(
+                "background.destination",
+                "\"peers\" sends each flow to another sender: it needs at least 2 senders",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A shuffle: its hosts, reducers and map outputs, and nothing beside it.
+    fn validate_shuffle(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let h = self.topology.senders;
+        if !(2..=1000).contains(&h) {
+            return Err(bad(
+                "topology.senders",
+                format!("a shuffle runs on 2..1000 hosts (each serves map outputs to the others' reducers), got {h}"),
+            ));
+        }
+        if w.reducer_hosts > h {
+            return Err(bad(
+                "workload.reducer_hosts",
+                format!(
+                    "must be 0..{h} (the hosts, topology.senders), got {}",
+                    w.reducer_hosts
+                ),
+            ));
+        }
+        if w.map_hosts > h {
+            return Err(bad(
+                "workload.map_hosts",
+                format!(
+                    "must be 0..{h} (the hosts, topology.senders), got {}",
+                    w.map_hosts
+                ),
+            ));
+        }
+        let conns = self.shuffle_reducers() as u64 * self.shuffle_map_hosts() as u64;
+        if conns > MAX_SENDERS as u64 {
+            return Err(bad(
+                "workload.reducers",
+                format!(
+                    "each reducer has a connection to every map host: reducers × map hosts must be at most {MAX_SENDERS}, got {conns}"
+                ),
+            ));
+        }
+        match (w.sru, w.block) {
+            (Some(s), None) if s > 0 && s <= (1 << 40) => {}
+            _ => return Err(bad(
+                "workload.sru",
+                "a shuffle fetches map outputs of sru bytes (1 byte to 2^40; not workload.block)",
+            )),
+        }
+        if w.blocks == 0 {
+            return Err(bad("workload.blocks", "must be at least 1"));
+        }
+        if w.request_size == 0 {
+            return Err(bad("workload.request_size", "must be positive"));
+        }
+        self.validate_shuffle_company()
+    }
+
+    /// What a shuffle runs without: tasks, request jitter and stagger, background flows; and
+    /// it runs over TCP.
+    fn validate_shuffle_company(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        if w.tasks != 1 {
+            return Err(bad(
+                "workload.tasks",
+                "a shuffle has no tasks: place its reducers with workload.reducers",
+            ));
+        }
+        if w.request_stagger > 0 || w.jitter > 0 {
+            return Err(bad(
+                "workload.jitter",
+                "a shuffle asks and answers at once (leave jitter and request_stagger at 0)",
+            ));
+        }
+        if self.background.flows > 0 {
+            return Err(bad(
+                "background.flows",
+                "a shuffle's traffic is all to all already; it runs without background flows",
+            ));
+        }
+        if self.transport != Transport::Tcp {
+            return Err(bad("transport", "a shuffle runs over TCP"));
+        }
+        Ok(())
+    }
+
+    /// A key-value store: its hosts, replicas, quorum and sizes.
+    fn validate_kv(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let h = self.topology.senders;
+        if h < 2 {
+            return Err(bad(
+                "topology.senders",
+                format!("kv_gets needs at least 2 hosts (each is a client and a replica), got {h}"),
+            ));
+        }
+        if h > 1000 {
+            return Err(bad(
+                "topology.senders",
+                format!("kv_gets runs a connection per pair of hosts: at most 1000 hosts, got {h}"),
+            ));
+        }
+        if w.kv_replicas == 0 || w.kv_replicas > h {
+            return Err(bad(
+                "workload.kv_replicas",
+                format!(
+                    "{} replicas need as many distinct hosts, and the cluster has {h} (topology.senders); allowed 1..{h}",
+                    w.kv_replicas
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&w.kv_put_fraction) {
+            return Err(bad(
+                "workload.kv_put_fraction",
+                format!(
+                    "a share of the operations, from 0 to 1, got {}",
+                    w.kv_put_fraction
+                ),
+            ));
+        }
+        if w.kv_quorum > w.kv_replicas {
+            return Err(bad(
+                "workload.kv_quorum",
+                format!(
+                    "a get cannot wait for {} replies from {} replicas; allowed 0 (all) ..{}",
+                    w.kv_quorum, w.kv_replicas, w.kv_replicas
+                ),
+            ));
+        }
+        if w.value_size == 0 || w.value_size > (1 << 40) {
+            return Err(bad("workload.value_size", "must be 1..2^40 bytes"));
+        }
+        validate_cdf(&w.query_size_cdf)?;
+        if w.request_size == 0 {
+            return Err(bad("workload.request_size", "must be positive"));
+        }
+        self.validate_kv_load()?;
+        self.validate_kv_company()
+    }
+
+    /// The offered load a key-value store's links can carry, and how long it runs.
+    fn validate_kv_load(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let h = self.topology.senders;
+        if !(w.kv_rate >= 0.0 && w.kv_rate.is_finite()) {
+            return Err(bad(
+                "workload.kv_rate",
+                format!("must be ≥ 0 gets/s, got {}", w.kv_rate),
+            ));
+        }
+        if w.kv_rate == 0.0 && (w.kv_utilization.is_nan() || w.kv_utilization <= 0.0) {
+            return Err(bad(
+                "workload.kv_utilization",
+                format!(
+                    "must be above 0 (a share of the link, e.g. 0.5), got {}",
+                    w.kv_utilization
+                ),
+            ));
+        }
+        let load =
+            self.kv_gets_per_s() * 8.0 * self.kv_reply_bytes_per_get() / self.topology.link as f64;
+        if load >= 1.0 {
+            let (field, what) = if w.kv_rate > 0.0 {
+                ("workload.kv_rate", format!("{} gets/s per host", w.kv_rate))
+            } else {
+                ("workload.kv_utilization", format!("{}", w.kv_utilization))
+            };
+            return Err(bad(
+                field,
+                format!(
+                    "{what} offers {:.0}% of each host's link in replies; a load of 100% or more can never be carried (allowed: below 100%)",
+                    100.0 * load
+                ),
+            ));
+        }
+        let gets = self.kv_gets_per_s() * h as f64 * w.kv_duration as f64 / PS_PER_S as f64;
+        if gets > 1e8 {
+            return Err(bad(
+                "workload.kv_duration",
+                format!("{gets:.3e} gets in all; at most 1e8 per run"),
+            ));
+        }
+        if w.kv_duration == 0 || w.kv_duration > AN_HOUR {
+            return Err(bad("workload.kv_duration", "must be between 1ps and 3600s"));
+        }
+        if w.kv_warmup >= w.kv_duration {
+            return Err(bad(
+                "workload.kv_warmup",
+                "must be shorter than workload.kv_duration (the gets measured come after it)",
+            ));
+        }
+        if w.kv_send_buffer == 0 {
+            return Err(bad("workload.kv_send_buffer", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// What runs beside a key-value store: background flows among its members, TCP, no
+    /// tasks.
+    fn validate_kv_company(&self) -> Result<(), ConfigError> {
+        let bg = &self.background;
+        if bg.flows > 0
+            && (bg.source != BackgroundSource::Senders
+                || bg.destination != BackgroundDestination::Peers)
+        {
+            return Err(bad(
+                "background",
+                "a key-value store's background flows (hand-off, anti-entropy) run between its \
+                 members: set source = \"senders\" and destination = \"peers\"",
+            ));
+        }
+        if self.transport != Transport::Tcp {
+            return Err(bad("transport", "kv_gets runs over TCP"));
+        }
+        if self.workload.tasks != 1 {
+            return Err(bad(
+                "workload.tasks",
+                "kv_gets has no tasks: every host is a client already",
+            ));
+        }
+        Ok(())
+    }
+
+    /// NDP runs an incast alone, with packets, queues and a timeout in range.
+    pub(super) fn validate_ndp(&self) -> Result<(), ConfigError> {
+        let n = &self.ndp;
+        if self.workload.kind != WorkloadKind::Incast {
+            return Err(bad(
+                "workload.kind",
+                "NDP runs the incast workload (N flows into one receiver); set workload.kind = \"incast\"",
+            ));
+        }
+        if self.background.flows > 0 {
+            return Err(bad(
+                "background.flows",
+                "background flows are TCP; NDP runs without them",
+            ));
+        }
+        if n.mtu == 0 || n.mtu > 65_000 {
+            return Err(bad(
+                "ndp.mtu",
+                format!("must be 1..65000 bytes, got {}", n.mtu),
+            ));
+        }
+        if n.header_bytes == 0 || n.header_bytes > 1000 {
+            return Err(bad("ndp.header_bytes", "must be 1..1000 bytes"));
+        }
+        if n.initial_window == 0 || n.initial_window > 100_000 {
+            return Err(bad("ndp.initial_window", "must be 1..100000 packets"));
+        }
+        if n.data_queue == 0 {
+            return Err(bad("ndp.data_queue", "must hold at least one packet"));
+        }
+        if n.header_queue < n.header_bytes {
+            return Err(bad("ndp.header_queue", "must hold at least one header"));
+        }
+        if n.header_weight == 0 || n.header_weight > 1000 {
+            return Err(bad("ndp.header_weight", "must be 1..1000"));
+        }
+        if n.rto == 0 {
+            return Err(bad("ndp.rto", "must be positive"));
+        }
+        Ok(())
+    }
+}
+
+impl Workload {
+    /// Query traffic: the count, the load and the sizes.
+    fn validate_queries(&self) -> Result<(), ConfigError> {
+        if self.queries == 0 || self.queries > 10_000_000 {
+            return Err(bad("workload.queries", "must be 1..10000000"));
+        }
+        if !(self.query_load > 0.0 && self.query_load <= 1.0) {
+            return Err(bad(
+                "workload.query_load",
+                format!("must be in (0, 1], got {}", self.query_load),
+            ));
+        }
+        if self.query_size_min == 0 || self.query_size_min > self.query_size_max {
+            return Err(bad(
+                "workload.query_size_min",
+                "must be positive and at most workload.query_size_max",
+            ));
+        }
+        if self.query_size_max > (1 << 40) {
+            return Err(bad("workload.query_size_max", "must be at most 2^40 bytes"));
+        }
+        validate_cdf(&self.query_size_cdf)?;
+        Ok(())
+    }
+}
+
+impl Run {
+    /// The run's budgets.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_events == 0 {
+            return Err(bad("run.max_events", "must be positive"));
+        }
+        if self.max_time == 0 {
+            return Err(bad("run.max_time", "must be positive"));
+        }
+        Ok(())
+    }
+}
+
+/// The mean of an empirical CDF of sizes (`workload.query_size_cdf`), bytes: the first
+/// point's mass at its size, then each step's mass at the middle of its sizes (sizes are
+/// linear between points).
+pub fn cdf_mean(points: &[(u64, f64)]) -> f64 {
+    let (s0, p0) = points[0];
+    let mut m = s0 as f64 * p0;
+    for w in points.windows(2) {
+        let ((sa, pa), (sb, pb)) = (w[0], w[1]);
+        m += (pb - pa) * (sa + sb) as f64 / 2.0;
+    }
+    m
+}
+
+/// Check an empirical CDF of sizes.
+fn validate_cdf(cdf: &[(u64, f64)]) -> Result<(), ConfigError> {
+    let field = "workload.query_size_cdf";
+    let Some(&(_, last)) = cdf.last() else {
+        return Ok(());
+    };
+    if cdf.len() > 100_000 {
+        return Err(bad(field, "at most 100000 points"));
+    }
+    let mut prev: Option<(u64, f64)> = None;
+    for (i, &(size, p)) in cdf.iter().enumerate() {
+        if size == 0 || size > (1 << 40) {
+            return Err(bad(
+                field,
+                format!("point {i}: size must be 1..2^40 bytes, got {size}"),
+            ));
+        }
+        if !(0.0..=1.0).contains(&p) {
+            return Err(bad(
+                field,
+                format!("point {i}: probability must be in [0, 1], got {p}"),
+            ));
+        }
+        if let Some((ps, pp)) = prev {
+            if size <= ps || p < pp {
+                return Err(bad(
+                    field,
+                    format!("point {i}: sizes must increase and probabilities not decrease ({ps}, {pp}) -> ({size}, {p})"),
+                ));
+            }
+        }
+        prev = Some((size, p));
+    }
+    if last != 1.0 {
+        return Err(bad(
+            field,
+            format!("the last probability must be 1, got {last}"),
+        ));
+    }
+    Ok(())
 }

@@ -1,0 +1,384 @@
+//! Building a scenario's network, in named steps: which host is which, the hosts' links, the
+//! switch-to-switch links of the shape, then what rides on the links (shapers, jitter, shared
+//! buffers, RED).
+
+use super::{host_count, place, LinkId, LinkRole, Names, Network, Pfc, Shape, NO_POOL};
+use crate::config::{
+    BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, ResolvedGraph, Scenario,
+    TopologyKind,
+};
+use crate::net::{Link, SharedBuffer};
+use crate::red::Red;
+use crate::rng::{Rng, Stream};
+use crate::routing::Routing;
+
+/// A described topology with its names resolved.
+type Described<'a> = Option<(&'a Graph, ResolvedGraph)>;
+
+/// Where the scenario's logical hosts sit: the physical host of each, the receiver and the
+/// background flows' sink.
+struct Places {
+    /// Spread placement: (switches, hosts per switch, pods) to interleave over.
+    spread: Option<(u32, u32, u32)>,
+    /// A described topology's placement: logical host `i` is physical host `order[i]`.
+    order: Vec<u32>,
+    receiver: u32,
+    sink: Option<u32>,
+}
+
+impl Places {
+    fn of(sc: &Scenario, graph: &Described, hosts: u32) -> Places {
+        let t = &sc.topology;
+        let bg = &sc.background;
+        let own = if bg.source == BackgroundSource::OwnHosts {
+            bg.flows
+        } else {
+            0
+        };
+        let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
+            .then_some(t.senders + 1 + own);
+        let order = graph
+            .as_ref()
+            .map_or_else(Vec::new, |(_, r)| Graph::placement(r, t.senders));
+        let spread = match (t.kind, t.placement) {
+            (TopologyKind::Star | TopologyKind::File, _) | (_, Placement::Packed) => None,
+            (TopologyKind::LeafSpine, Placement::Spread) => {
+                Some((hosts / t.hosts_per_leaf, t.hosts_per_leaf, 1))
+            }
+            (TopologyKind::FatTree, Placement::Spread) => {
+                let k = sc.fat_tree_k();
+                Some((k * k / 2, k / 2, k))
+            }
+        };
+        let mut places = Places {
+            spread,
+            order,
+            receiver: 0,
+            sink: None,
+        };
+        // The key-value store and the shuffle have no receiver of their own: host 0 stands
+        // for one in reports.
+        places.receiver = places.at(if sc.all_to_all() { 0 } else { t.senders });
+        places.sink = sink.map(|s| places.at(s));
+        places
+    }
+
+    /// The physical host of logical host `i`.
+    fn at(&self, i: u32) -> u32 {
+        self.order
+            .get(i as usize)
+            .copied()
+            .unwrap_or(place(self.spread, i))
+    }
+}
+
+/// The links built so far and what each is.
+#[derive(Default)]
+struct Links {
+    links: Vec<Link>,
+    roles: Vec<LinkRole>,
+}
+
+impl Links {
+    fn push(&mut self, link: Link, role: LinkRole) {
+        self.links.push(link);
+        self.roles.push(role);
+    }
+
+    /// The next link's index.
+    fn next(&self) -> u32 {
+        self.links.len() as u32
+    }
+}
+
+/// The queue limit of switch ports: `topology.buffer`, or under PFC none (an egress queue is
+/// bounded by the ingresses feeding it, not by a limit).
+fn port_limit(sc: &Scenario, pfc: Option<(u64, u64)>) -> QueueLimit {
+    if pfc.is_some() {
+        QueueLimit::UNLIMITED
+    } else {
+        sc.topology.buffer
+    }
+}
+
+impl Network {
+    /// Build the scenario's topology. Hosts `0..senders` are the servers, host `senders` the
+    /// receiver, the hosts after it background senders and their sink.
+    pub fn build(sc: &Scenario) -> Network {
+        let t = &sc.topology;
+        let hosts = host_count(sc);
+        let graph: Described = match (t.kind, t.file.as_ref()) {
+            (TopologyKind::File, Some(g)) => Some((
+                g,
+                g.resolve().expect("validated: the topology file resolves"),
+            )),
+            _ => None,
+        };
+        let places = Places::of(sc, &graph, hosts);
+        let sender_port_limit = match &graph {
+            Some((g, r)) => {
+                let first = (0..hosts)
+                    .map(|i| places.at(i))
+                    .find(|&h| h != places.receiver);
+                g.links[r.host_link[first.unwrap_or(places.receiver) as usize] as usize].buffer
+            }
+            None => t.buffer,
+        };
+        let pfc = sc.pfc_thresholds();
+        let mut links = Links {
+            links: Vec::with_capacity(2 * hosts as usize),
+            roles: Vec::with_capacity(2 * hosts as usize),
+        };
+        host_links(sc, &graph, hosts, places.receiver, pfc, &mut links);
+        let shape = fabric_links(sc, &graph, hosts, pfc, &mut links);
+        let Links { mut links, roles } = links;
+        shape_and_jitter(sc, &mut links, &roles);
+        let (pools, pool_of) = shared_buffers(sc, &graph, hosts, &roles);
+        let n_links = links.len();
+        Network {
+            sink: places.sink,
+            pfc: pfc.map(|(xoff, xon)| Pfc {
+                xoff,
+                xon,
+                limit: t.buffer.bytes.expect("validated: PFC has a byte buffer"),
+                ingress: vec![0; n_links],
+                paused: vec![false; n_links],
+            }),
+            red: red_of(sc, &roles),
+            pools,
+            pool_of,
+            names: names_of(&graph, hosts),
+            links,
+            roles,
+            shape,
+            routes: Vec::new(),
+            route_links: Vec::new(),
+            bottleneck: LinkId(2 * places.receiver + 1),
+            receiver: places.receiver,
+            sender_port_limit,
+            hosts,
+            spread: places.spread,
+            order: places.order,
+        }
+    }
+}
+
+/// Every host's NIC (link `2h`) and the switch port towards it (`2h + 1`): the file's link
+/// of the host, or the scenario's access link (the receiver's own rate and buffer).
+fn host_links(
+    sc: &Scenario,
+    graph: &Described,
+    hosts: u32,
+    receiver: u32,
+    pfc: Option<(u64, u64)>,
+    links: &mut Links,
+) {
+    let t = &sc.topology;
+    let delay = sc.link_delay();
+    let port_limit = port_limit(sc, pfc);
+    let phy = sc.tcp.phy_overhead;
+    // A host's egress cap lets one full frame through at the line rate at least.
+    let burst = t.host_rate_burst.max(sc.full_frame() + phy);
+    for h in 0..hosts {
+        let (rate, delay, limit) = match graph {
+            Some((g, r)) => {
+                let l = &g.links[r.host_link[h as usize] as usize];
+                (l.rate, l.delay, l.buffer)
+            }
+            None if h == receiver => (
+                t.receiver_link,
+                delay,
+                match t.receiver_buffer {
+                    Some(own) if pfc.is_none() => own,
+                    _ => port_limit,
+                },
+            ),
+            None => (t.link, delay, port_limit),
+        };
+        let nic = Link::new(rate, delay, t.nic_buffer, phy);
+        let nic = match t.host_rate_cap {
+            Some(cap) => nic.with_shaper(cap.of(rate), burst),
+            None => nic,
+        };
+        links.push(nic, LinkRole::Nic(h));
+        let port = Link::new(rate, delay, limit, phy).with_marking(t.ecn_threshold);
+        links.push(port, LinkRole::Port(h));
+    }
+}
+
+/// The switch-to-switch links of the shape, after the hosts' links: their own rate, buffer
+/// and delay where the scenario says, or the file's.
+fn fabric_links(
+    sc: &Scenario,
+    graph: &Described,
+    hosts: u32,
+    pfc: Option<(u64, u64)>,
+    links: &mut Links,
+) -> Shape {
+    let t = &sc.topology;
+    let phy = sc.tcp.phy_overhead;
+    let uplink = if t.uplink > 0 { t.uplink } else { t.link };
+    let fabric_limit = match t.fabric_buffer {
+        Some(own) if pfc.is_none() => own,
+        _ => port_limit(sc, pfc),
+    };
+    let fabric_delay = if t.fabric_delay > 0 {
+        t.fabric_delay
+    } else {
+        sc.link_delay()
+    };
+    let fabric = |n: u32, links: &mut Links| {
+        for _ in 0..n {
+            let link =
+                Link::new(uplink, fabric_delay, fabric_limit, phy).with_marking(t.ecn_threshold);
+            links.push(link, LinkRole::Fabric);
+        }
+    };
+    match t.kind {
+        TopologyKind::Star => Shape::Star,
+        TopologyKind::LeafSpine => {
+            let per_leaf = t.hosts_per_leaf;
+            let spines = if t.spines == 0 { per_leaf } else { t.spines };
+            let leaves = hosts.div_ceil(per_leaf);
+            let up = links.next();
+            fabric(2 * leaves * spines, links);
+            Shape::LeafSpine {
+                per_leaf,
+                spines,
+                up,
+            }
+        }
+        TopologyKind::FatTree => {
+            let k = sc.fat_tree_k();
+            let half = k / 2;
+            let tors = k * half;
+            let tor_up = links.next();
+            fabric(2 * tors * half, links);
+            let agg_up = links.next();
+            fabric(2 * tors * half, links);
+            Shape::FatTree { k, tor_up, agg_up }
+        }
+        TopologyKind::File => {
+            let (g, r) = graph.as_ref().expect("validated: kind file has a file");
+            let first = links.next();
+            for &(i, _, _) in &r.trunks {
+                let l = &g.links[i as usize];
+                for _ in 0..2 {
+                    let link =
+                        Link::new(l.rate, l.delay, l.buffer, phy).with_marking(t.ecn_threshold);
+                    links.push(link, LinkRole::Fabric);
+                }
+            }
+            Shape::Graph(Box::new(Routing::new(g, r, first)))
+        }
+    }
+}
+
+/// Token-bucket shapers on NICs and host ports, and per-link delay jitter (each link its own
+/// random stream).
+fn shape_and_jitter(sc: &Scenario, links: &mut [Link], roles: &[LinkRole]) {
+    let t = &sc.topology;
+    for (l, r) in links.iter_mut().zip(roles) {
+        match r {
+            LinkRole::Nic(_) => l.set_burst(t.nic_burst),
+            LinkRole::Port(_) => l.set_burst(t.port_burst),
+            LinkRole::Fabric => {}
+        }
+    }
+    if t.link_jitter > 0 {
+        for (i, l) in links.iter_mut().enumerate() {
+            l.set_jitter(
+                t.link_jitter,
+                Rng::stream(sc.seed, Stream::LinkJitter(i as u32)),
+            );
+        }
+    }
+}
+
+/// Shared buffers: the star's one switch, or each described switch that has one; and the
+/// pool each link draws on ([`NO_POOL`] for none).
+fn shared_buffers(
+    sc: &Scenario,
+    graph: &Described,
+    hosts: u32,
+    roles: &[LinkRole],
+) -> (Vec<SharedBuffer>, Vec<u32>) {
+    let t = &sc.topology;
+    let mut pools = Vec::new();
+    let mut pool_of = vec![NO_POOL; roles.len()];
+    if let Some(total) = t.shared_buffer {
+        pools.push(SharedBuffer::new(total, t.buffer_alpha));
+        for (p, r) in pool_of.iter_mut().zip(roles) {
+            if matches!(r, LinkRole::Port(_)) {
+                *p = 0;
+            }
+        }
+    }
+    let Some((g, r)) = graph else {
+        return (pools, pool_of);
+    };
+    let first = 2 * hosts;
+    for (s, sw) in g.switches.iter().enumerate() {
+        let Some(total) = sw.shared_buffer else {
+            continue;
+        };
+        let id = pools.len() as u32;
+        pools.push(SharedBuffer::new(
+            total,
+            sw.buffer_alpha.unwrap_or(t.buffer_alpha),
+        ));
+        // Its egress ports: towards its hosts, and its ends of switch-to-switch links.
+        for (h, &on) in r.host_switch.iter().enumerate() {
+            if on as usize == s {
+                pool_of[2 * h + 1] = id;
+            }
+        }
+        for (i, &(_, a, b)) in r.trunks.iter().enumerate() {
+            let up = first as usize + 2 * i;
+            if a as usize == s {
+                pool_of[up] = id;
+            }
+            if b as usize == s {
+                pool_of[up + 1] = id;
+            }
+        }
+    }
+    (pools, pool_of)
+}
+
+/// A described topology's names of hosts and switch-to-switch links, for capture points.
+fn names_of(graph: &Described, hosts: u32) -> Option<Box<Names>> {
+    graph.as_ref().map(|(g, r)| {
+        let trunk = |i: u32| &g.links[i as usize];
+        Box::new(Names {
+            hosts: g.hosts.clone(),
+            trunks: r
+                .trunks
+                .iter()
+                .map(|&(i, _, _)| (trunk(i).a.clone(), trunk(i).b.clone()))
+                .collect(),
+            first_trunk: 2 * hosts,
+        })
+    })
+}
+
+/// RED on every switch port (towards hosts and towards switches) when configured, each with
+/// its own random stream.
+fn red_of(sc: &Scenario, roles: &[LinkRole]) -> Vec<Option<Red>> {
+    let t = &sc.topology;
+    roles
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match (t.red_min, r) {
+            (Some(min), LinkRole::Port(_) | LinkRole::Fabric) => Some(Red::new(
+                min,
+                t.red_max,
+                t.red_max_p,
+                t.red_weight,
+                t.red_ecn,
+                Rng::stream(sc.seed, Stream::Red(i as u32)),
+            )),
+            _ => None,
+        })
+        .collect()
+}

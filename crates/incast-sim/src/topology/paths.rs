@@ -1,0 +1,229 @@
+//! Paths over the topology's shapes. On the built-in shapes a path's links are computed
+//! arithmetically, hop by hop, from the links' layout (NICs and host ports interleaved, then
+//! each tier's up/down pairs), so no per-pair table exists; on a described topology they come
+//! from [`Routing`]'s walk. A TCP connection's route is worked out once and stored.
+
+use super::{LinkId, Network};
+use crate::routing::Routing;
+use crate::units::{tx_time, SimTime};
+
+/// The shape of the switches, for computing paths.
+#[derive(Debug, Clone)]
+pub(super) enum Shape {
+    Star,
+    /// `per_leaf` hosts per leaf, `spines` spines; leaf→spine links from `up`.
+    LeafSpine {
+        per_leaf: u32,
+        spines: u32,
+        up: u32,
+    },
+    /// k-ary fat tree; ToR→agg links from `tor_up`, agg→core links from `agg_up`.
+    FatTree {
+        k: u32,
+        tor_up: u32,
+        agg_up: u32,
+    },
+    /// A described topology: shortest paths over its switches.
+    Graph(Box<Routing>),
+}
+
+/// One route: where the links of the path TCP hashed it onto start in
+/// [`Network::route_links`], and how many there are. Worked out once when the connection is
+/// set up, so forwarding a packet is an array read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Route {
+    start: u32,
+    len: u16,
+}
+
+impl Network {
+    /// Number of distinct paths from host `a` to host `b`.
+    pub fn paths_between(&self, a: u32, b: u32) -> u32 {
+        match self.shape {
+            Shape::Star => 1,
+            Shape::Graph(ref g) => g.paths_between(a, b).min(u32::MAX as u64) as u32,
+            Shape::LeafSpine {
+                per_leaf, spines, ..
+            } => {
+                if a / per_leaf == b / per_leaf {
+                    1
+                } else {
+                    spines
+                }
+            }
+            Shape::FatTree { k, .. } => {
+                let half = k / 2;
+                let pod = half * half;
+                if a / half == b / half {
+                    1
+                } else if a / pod == b / pod {
+                    half
+                } else {
+                    half * half
+                }
+            }
+        }
+    }
+
+    /// Add a route from host `a` to host `b` on path `path` (reduced modulo the number of
+    /// paths), returning its index.
+    pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
+        let start = self.route_links.len();
+        if let Shape::Graph(g) = &self.shape {
+            // Each switch on the way reduces the path number by its own fan-out.
+            g.walk(a, b, path, |l| self.route_links.push(l));
+        } else {
+            let path = path % self.paths_between(a, b);
+            while let Some(l) = self.hop_via(a, b, path, (self.route_links.len() - start) as u16) {
+                self.route_links.push(l);
+            }
+        }
+        self.routes.push(Route {
+            start: start as u32,
+            len: (self.route_links.len() - start) as u16,
+        });
+        (self.routes.len() - 1) as u32
+    }
+
+    /// Links on every path from host `a` to host `b`.
+    pub fn path_len(&self, a: u32, b: u32) -> u16 {
+        match self.shape {
+            Shape::Star => 2,
+            Shape::Graph(ref g) => g.path_len(a, b),
+            Shape::LeafSpine { per_leaf, .. } => {
+                if a / per_leaf == b / per_leaf {
+                    2
+                } else {
+                    4
+                }
+            }
+            Shape::FatTree { k, .. } => {
+                let half = k / 2;
+                if a / half == b / half {
+                    2
+                } else if a / (half * half) == b / (half * half) {
+                    4
+                } else {
+                    6
+                }
+            }
+        }
+    }
+
+    /// The link at `hop` of `route`, or `None` past its end.
+    #[inline]
+    pub fn hop(&self, route: u32, hop: u16) -> Option<LinkId> {
+        let r = self.routes[route as usize];
+        (hop < r.len).then(|| self.route_links[(r.start + hop as u32) as usize])
+    }
+
+    /// The link at `hop` from host `a` to host `b` on path `path`, or `None` past its end.
+    #[inline]
+    pub fn hop_via(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<LinkId> {
+        self.hop_index(a, b, path, hop).map(LinkId)
+    }
+
+    /// [`Network::hop_via`]'s arithmetic: links are laid out by role (NICs and host ports
+    /// interleaved, then each tier's up/down pairs), so a hop's index is computed, not looked up.
+    #[inline]
+    fn hop_index(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<u32> {
+        let nic = 2 * a;
+        let down = 2 * b + 1;
+        match self.shape {
+            // Set-up and reports only (NDP, which forwards by this per packet, is refused on
+            // described topologies): walk to the hop.
+            Shape::Graph(ref g) => {
+                let (mut i, mut found) = (0, None);
+                g.walk(a, b, path, |l| {
+                    if i == hop {
+                        found = Some(l.0);
+                    }
+                    i += 1;
+                });
+                found
+            }
+            Shape::Star => match hop {
+                0 => Some(nic),
+                1 => Some(down),
+                _ => None,
+            },
+            Shape::LeafSpine {
+                per_leaf,
+                spines,
+                up,
+            } => {
+                let (la, lb) = (a / per_leaf, b / per_leaf);
+                if la == lb {
+                    return [nic, down].get(hop as usize).copied();
+                }
+                let s = path % spines;
+                match hop {
+                    0 => Some(nic),
+                    1 => Some(up + 2 * (la * spines + s)), // leaf a → spine s
+                    2 => Some(up + 2 * (lb * spines + s) + 1), // spine s → leaf b
+                    3 => Some(down),
+                    _ => None,
+                }
+            }
+            Shape::FatTree { k, tor_up, agg_up } => {
+                let half = k / 2;
+                let (ta, tb) = (a / half, b / half); // ToR indices
+                if ta == tb {
+                    return [nic, down].get(hop as usize).copied();
+                }
+                let (pa, pb) = (ta / half, tb / half); // pods
+                let agg = path % half; // aggregation switch within the pod
+
+                // Link ToR t ↔ its pod's agg j: 2·(t·half + j) (+1 downwards).
+                let tor_link = |t: u32, j: u32| tor_up + 2 * (t * half + j);
+                if pa == pb {
+                    return match hop {
+                        0 => Some(nic),
+                        1 => Some(tor_link(ta, agg)),
+                        2 => Some(tor_link(tb, agg) + 1),
+                        3 => Some(down),
+                        _ => None,
+                    };
+                }
+                let core = (path / half) % half; // core j of agg's group
+
+                // Link agg (pod p, j) ↔ core (j, c): 2·((p·half + j)·half + c) (+1 downwards).
+                let agg_link = |p: u32, j: u32, c: u32| agg_up + 2 * ((p * half + j) * half + c);
+                match hop {
+                    0 => Some(nic),
+                    1 => Some(tor_link(ta, agg)),
+                    2 => Some(agg_link(pa, agg, core)),
+                    3 => Some(agg_link(pb, agg, core) + 1),
+                    4 => Some(tor_link(tb, agg) + 1),
+                    5 => Some(down),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// Unloaded one-way latency of `route` for a packet of `frame` bytes.
+    pub fn latency(&self, route: u32, frame: u64) -> SimTime {
+        let r = self.routes[route as usize];
+        let start = r.start as usize;
+        self.unloaded(&self.route_links[start..start + r.len as usize], frame)
+    }
+
+    /// Unloaded one-way latency from host `a` to host `b` for a packet of `frame` bytes.
+    pub fn latency_between(&self, a: u32, b: u32, frame: u64) -> SimTime {
+        let links: Vec<LinkId> = (0..self.path_len(a, b))
+            .filter_map(|h| self.hop_via(a, b, 0, h))
+            .collect();
+        self.unloaded(&links, frame)
+    }
+
+    fn unloaded(&self, links: &[LinkId], frame: u64) -> SimTime {
+        links
+            .iter()
+            .map(|&l| {
+                let l = &self.links[l];
+                l.delay + tx_time(frame + l.phy_overhead, l.rate)
+            })
+            .sum()
+    }
+}
