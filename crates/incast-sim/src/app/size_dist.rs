@@ -16,15 +16,7 @@ impl SizeDist {
     pub(crate) fn mean(&self) -> f64 {
         match self {
             SizeDist::Uniform(a, b) => (a + b) as f64 / 2.0,
-            SizeDist::Cdf(pts) => {
-                let (s0, p0) = pts[0];
-                let mut m = s0 as f64 * p0;
-                for w in pts.windows(2) {
-                    let ((sa, pa), (sb, pb)) = (w[0], w[1]);
-                    m += (pb - pa) * (sa + sb) as f64 / 2.0;
-                }
-                m
-            }
+            SizeDist::Cdf(pts) => crate::config::cdf_mean(pts),
         }
     }
 
