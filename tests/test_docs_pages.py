@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from incastlab.cli import NESTED, build_parser
 from incastlab.reproductions.reproduce import experiments
 
@@ -181,11 +179,6 @@ def _drawn_folders() -> list[str]:
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="architecture.md draws the layout after issue 28's seams (incast-workload, "
-    "real/testbed, validation/, reproductions/); remove this mark once they are merged",
-)
 def test_the_architecture_drawing_is_true() -> None:
     drawn = _drawn_folders()
     assert len(drawn) > 15

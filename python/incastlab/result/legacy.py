@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from incastlab.result import Result
+from incastlab.result.run import Result
 from incastlab.units import PS_PER_S
 
 
