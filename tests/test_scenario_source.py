@@ -149,5 +149,5 @@ def test_the_key_reference_is_generated_from_the_engine() -> None:
 
     doc = Path(__file__).resolve().parent.parent / "docs" / "scenario.md"
     assert doc.read_text(encoding="utf-8") == reference_markdown(), (
-        "docs/scenario.md is stale: python -m incastlab.scenario > docs/scenario.md"
+        "docs/scenario.md is stale: incast scenario > docs/scenario.md"
     )

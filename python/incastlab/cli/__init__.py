@@ -23,6 +23,7 @@ from incastlab.cli import (
     plot,
     real,
     reproduce,
+    scenario,
     sim,
     studies,
     sweep,
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for add in (
         sim.add_sim_parser,
+        scenario.add_scenario_parser,
         model.add_model_parser,
         studies.add_mitigate_parser,
         real.add_emulate_parser,

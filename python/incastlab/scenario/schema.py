@@ -1,6 +1,6 @@
 """What users read about scenario keys, built from what the core declares: the JSON Schema for
 editors and the key reference (``docs/scenario.md``, written by
-``python -m incastlab.scenario > docs/scenario.md``)."""
+``incast scenario > docs/scenario.md``)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def reference_markdown() -> str:
         "# Scenario keys",
         "",
         "Generated from the simulator's config (`crates/incast-sim/src/config/`), which owns",
-        "every key, default and rule: `python -m incastlab.scenario > docs/scenario.md`.",
+        "every key, default and rule: `incast scenario > docs/scenario.md`.",
         'Sizes, rates and times are written with units (`"64KB"`, `"1Gbps"`, `"200ms"`).',
         "",
     ]
