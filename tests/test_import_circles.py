@@ -7,11 +7,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import incastlab
 
 ROOT = Path(incastlab.__file__).resolve().parent
 LIMIT = 500
+N = TypeVar("N")  # a module's name: dotted here, a path tuple for the Rust crates
 
 
 def modules() -> dict[str, Path]:
@@ -64,14 +66,14 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     return out
 
 
-def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+def circles(graph: dict[N, set[N]]) -> list[frozenset[N]]:
     """The strongly connected parts of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
+    index: dict[N, int] = {}
+    low: dict[N, int] = {}
+    stack: list[N] = []
     found = []
 
-    def visit(v: str) -> None:
+    def visit(v: N) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
         for w in graph[v]:

@@ -6,8 +6,10 @@ parent's ``pub use`` of its own child is a re-export, not a dependency)."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
+
+# The same strongly-connected walk as the Python modules' circles.
+from test_import_circles import circles
 
 CRATES = Path(__file__).resolve().parents[1] / "crates"
 FILE_LIMIT = 800
@@ -110,42 +112,11 @@ def graph(crate: Path) -> dict[Module, set[Module]]:
                 reexport = bool(use.group(1)) and r is not None and r[: len(m)] == m
                 if r is not None and r != m and not reexport:
                     g[m].add(r)
-        for p in re.finditer(r"\b(?:crate|super)(?:::\w+)+", _USE.sub("", text)):
-            r = resolve(m, p.group(0), mods)
+        for inline in re.finditer(r"\b(?:crate|super)(?:::\w+)+", _USE.sub("", text)):
+            r = resolve(m, inline.group(0), mods)
             if r is not None and r != m:
                 g[m].add(r)
     return g
-
-
-def circles(g: dict[Module, set[Module]]) -> list[set[Module]]:
-    """The strongly connected parts of more than one module (Tarjan)."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    index: dict[Module, int] = {}
-    low: dict[Module, int] = {}
-    stack: list[Module] = []
-    found = []
-
-    def visit(v: Module) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in g[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            part = set()
-            while (w := stack.pop()) != v:
-                part.add(w)
-            part.add(v)
-            if len(part) > 1:
-                found.append(part)
-
-    for v in g:
-        if v not in index:
-            visit(v)
-    return found
 
 
 def crates() -> list[Path]:
@@ -194,7 +165,7 @@ def test_the_walk_sees_circles_and_long_functions(tmp_path: Path) -> None:
     (src / "sim.rs").write_text(
         f"pub struct Clock;\nfn run() {{\n{body}\n}}\nfn f() {{ crate::net::link::Link; }}\n"
     )
-    assert circles(graph(tmp_path / "toy")) == [{("net", "link"), ("sim",)}]
+    assert circles(graph(tmp_path / "toy")) == [frozenset({("net", "link"), ("sim",)})]
     assert ("run", 2, 151) in functions((src / "sim.rs").read_text())
     (src / "sim.rs").write_text("pub struct Clock;\n")
     assert circles(graph(tmp_path / "toy")) == []
