@@ -647,7 +647,9 @@ def _fixtures(d: Path) -> dict[str, str]:
     f["dir"] = str(d / "dir")
     (d / "dir.png").mkdir()
     f["dir_png"] = str(d / "dir.png")
-    f["full_parquet"] = "/dev/full.parquet" if os.path.exists("/dev/full") else "/proc/x.parquet"
+    # A .parquet nobody can create, root included: procfs takes no new files (root may create
+    # files in /dev, so /dev/full.parquet would be written as root). Elsewhere, /dev's.
+    f["full_parquet"] = "/proc/x.parquet" if os.path.isdir("/proc") else "/dev/full.parquet"
     for name, meta in (
         ("sweep_corrupt_meta", '{"name": "x", "axes": ['),
         ("sweep_deep_meta", "[" * 100_000 + "]" * 100_000),
