@@ -30,7 +30,7 @@ def plain(v: float, _pos: Any = None) -> str:
     return f"{v:g}"
 
 
-class ReadableLogLocator(Locator):  # type: ignore[misc]
+class ReadableLogLocator(Locator):
     """Major ticks of a log axis: the sparsest candidate set with at least
     :data:`MIN_TICKS` in view; round linear steps when the view spans too little for any."""
 
@@ -38,6 +38,8 @@ class ReadableLogLocator(Locator):  # type: ignore[misc]
         self.base = base
 
     def __call__(self) -> Any:
+        if self.axis is None:
+            return []
         lo, hi = self.axis.get_view_interval()
         return self.tick_values(lo, hi)
 
