@@ -123,11 +123,10 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     store, meta = open_sweep(a.dir)
     where = parse_where(a.where)
-    rows = selected(store, where, err)
+    rows, where = selected(store, where, err)
     if not rows:
         raise UsageError(f"{a.dir}: no stored points match")
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
     if a.kind in ("line", "fct-overhead"):
         a.x = resolve("--x", a.x, axes)
     if a.hue is not None:
@@ -183,9 +182,8 @@ def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
     store, meta = open_sweep(a.dir)
     target = a.out or store.root / "report.html"
     where = parse_where(a.where)
-    rows = selected(store, where)
+    rows, where = selected(store, where)
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
     pool = [resolve("--pool", k, axes) for k in a.pool]
     if where and not rows:
         raise UsageError(f"{a.dir}: no stored points match")

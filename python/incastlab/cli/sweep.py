@@ -187,7 +187,7 @@ def _print_rows(
     from incastlab.cli.render import count, header, in_unit
     from incastlab.sweep.order import params_key
 
-    rows = sorted(selected(store, where, err), key=params_key)
+    rows = sorted(selected(store, where, err)[0], key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
     rate, rate_cell = in_unit([r["goodput_bps"] for r in rows], "rate")
@@ -248,7 +248,11 @@ def _print_summary(
         return header(name, unit), cells
 
     t = table()
-    cols: dict[str, list[str]] = {k.split(".")[-1]: [str(v) for v in summary[k]] for k in axes}
+    from incastlab.sweep.store import LABEL
+
+    cols: dict[str, list[str]] = {
+        k.split(".")[-1]: [str(v) for v in summary[LABEL + k]] for k in axes
+    }
     cols["n"] = [str(n) for n in summary["n"]]
     for m, kind, name in (
         ("goodput_bps", "rate", "goodput"),
@@ -281,7 +285,8 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--csv -: standard output already carries --json; give a file")
     store, meta = open_sweep(a.dir)
     where = parse_where(a.where)
-    rows = sorted(selected(store, where), key=params_key)
+    selection, where = selected(store, where)
+    rows = sorted(selection, key=params_key)
     if a.csv or a.json:
         warn_unreadable(store, err)
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
