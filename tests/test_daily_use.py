@@ -179,7 +179,7 @@ def test_a_figure_with_too_many_panels_is_refused_with_what_to_do(
     assert "--where" in err and "--hue" in err and "--pool" in err and not png.exists()
     assert main(["plot", str(out), "--hue", "rto_min", "--out", str(png)]) == 0  # 2 panels
     # The report draws one line per RTOmin and a panel per jitter.
-    assert main(["report", str(out), "--where", "jitter=0us"]) == 0
+    assert main(["report", str(out), "--where", "jitter_s=0us"]) == 0
     assert main(["report", str(out)]) == 0
 
 
@@ -203,11 +203,11 @@ def test_where_compares_values_by_meaning(
 ) -> None:
     out = _sweep(tmp_path, RTO_SPEC)
     capsys.readouterr()
-    assert main(["results", str(out), "--where", "tcp.rto_min=1000us", "--json"]) == 0
+    assert main(["results", str(out), "--where", "tcp.rto_min_s=1000us", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["tcp.rto_min"] for r in rows} == {"1ms"} and len(rows) == 2
-    assert main(["results", str(out), "--where", "rto_min=0.2s", "--json"]) == 0
-    assert {r["tcp.rto_min"] for r in json.loads(capsys.readouterr().out)} == {"200ms"}
+    assert {r["tcp.rto_min_s"] for r in rows} == {0.001} and len(rows) == 2
+    assert main(["results", str(out), "--where", "rto_min_s=0.2", "--json"]) == 0
+    assert {r["tcp.rto_min_s"] for r in json.loads(capsys.readouterr().out)} == {0.2}
 
 
 def test_csv_dash_writes_to_standard_output(
