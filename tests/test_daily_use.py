@@ -126,6 +126,50 @@ def test_readme_cites_papers_not_seed_files() -> None:
         assert str(paper) in flat, paper.title
 
 
+
+#: Words that call the source papers "seeds" (a seed is a random seed here) or speak of the
+#: developers' machine or issue tracker.
+NOT_FOR_USERS = re.compile(
+    r"\bseed (papers?|documents?|articles?)\b|\bthe seeds'|\bseeds recommend|\ba seed's "
+    r"experiment|\bissue #?\d+|\bthe issue asks|\b2-core machine",
+    re.I,
+)
+
+
+def _help_texts() -> dict[str, str]:
+    """Every command's --help text, by command."""
+    import argparse
+
+    from incastlab.cli import build_parser
+
+    out: dict[str, str] = {}
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        out[name] = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, p in action.choices.items():
+                    walk(f"{name} {sub}", p)
+
+    walk("incast", build_parser())
+    return out
+
+
+def test_user_facing_text_says_papers_and_nothing_of_our_machine() -> None:
+    root = Path(__file__).parents[1]
+    texts = {"README.md": (root / "README.md").read_text()}
+    texts |= {f"docs/{p.name}": p.read_text() for p in (root / "docs").glob("*.md")}
+    texts |= _help_texts()
+    from incastlab.reproductions.reproduce import experiments
+
+    for name, e in experiments().items():
+        texts[f"{name} verdict"] = (e.path / "expected" / "verdict.md").read_text()
+    assert len(texts) > 30
+    found = {name: m[0] for name, text in texts.items() if (m := NOT_FOR_USERS.search(text))}
+    assert found == {}
+    helps = "".join(_help_texts().values())
+    assert "reproduce a paper's experiment" in helps and "seed" in helps  # random seeds stay
+
 # --- figures -------------------------------------------------------------------------------
 
 

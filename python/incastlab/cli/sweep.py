@@ -37,7 +37,7 @@ SWEEP_EXAMPLES = """examples:
   incast sweep spec.toml --out runs/a --workers 2         # resumes if runs/a has points
   incast sweep spec.toml --dask local                     # a Dask cluster on this machine
   incast sweep spec.toml --dask tcp://scheduler:8786      # an existing Dask cluster
-  incast results sweeps/sweep-rto --where tcp.rto_min=1ms --csv rto.csv
+  incast results sweeps/sweep-rto --where tcp.rto_min_s=1ms --csv rto.csv
 """
 
 
@@ -90,7 +90,8 @@ def add_results_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="keep points whose coordinate KEY equals VALUE, by meaning: 1000us = 1ms (repeatable)",
+        help="keep points whose column KEY (as in the CSV: topology.buffer.bytes, tcp.rto_min_s) "
+        "equals VALUE, in base units or with a unit: 32KB, 1ms = 1000us (repeatable)",
     )
     r.add_argument(
         "--per-seed", action="store_true", help="one row per point, not aggregated over seeds"
