@@ -126,7 +126,6 @@ def test_readme_cites_papers_not_seed_files() -> None:
         assert str(paper) in flat, paper.title
 
 
-
 #: Words that call the source papers "seeds" (a seed is a random seed here) or speak of the
 #: developers' machine or issue tracker.
 NOT_FOR_USERS = re.compile(
@@ -169,6 +168,7 @@ def test_user_facing_text_says_papers_and_nothing_of_our_machine() -> None:
     assert found == {}
     helps = "".join(_help_texts().values())
     assert "reproduce a paper's experiment" in helps and "seed" in helps  # random seeds stay
+
 
 # --- figures -------------------------------------------------------------------------------
 

@@ -78,10 +78,8 @@ def where_column(key: str, text: str, columns: list[str]) -> str:
     if len(ends) > 1:
         raise UsageError(f"--where: {key!r} is ambiguous: {', '.join(ends)}")
     keys = [key] if of_key(key) else []
-    keys += [k for k in {c.rsplit(".", 1)[0] for c in columns} if k.endswith(f".{key}")]
-    keys += [
-        k for k in {_key_of(c) for c in columns} if k and (k == key or k.endswith(f".{key}"))
-    ]
+    owners = sorted({k for c in columns if (k := _key_of(c))})
+    keys += [k for k in owners if k.endswith(f".{key}")]
     meant = [c for k in dict.fromkeys(keys) for c in of_key(k)]
     if meant:
         col = next((c for c in meant if _parses(c, text)), meant[0])
