@@ -169,3 +169,20 @@ def test_a_file_written_without_pandas_metadata_still_reads(sweep: Path, tmp_pat
     pq.write_table(table.replace_schema_metadata(meta), older)
     assert schema.read_records(older) == schema.read_records(point)
     assert SweepStore(sweep).rows()
+
+
+def test_a_figure_caption_names_a_filter_by_its_key_with_units() -> None:
+    from incastlab.cli.stored import where_caption
+
+    where = [
+        ("topology.buffer.bytes", "64KB"),
+        ("tcp.rto_min_s", "0.001"),
+        ("topology.buffer.packets", "100"),
+        ("topology.senders", "16"),
+    ]
+    assert where_caption(where) == [
+        "buffer = 64KB",
+        "rto min = 0.001 s",
+        "buffer = 100 packets",
+        "senders = 16",
+    ]

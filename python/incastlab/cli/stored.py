@@ -152,7 +152,17 @@ def _matcher(column: str, text: str) -> Any:
 
 
 def where_caption(where: list[tuple[str, str]]) -> list[str]:
-    """The filters as a caption names them: ``rto_min = 1ms``."""
+    """The filters as a caption names them: ``rto min = 1ms``, ``buffer = 32000 B`` (a
+    column by its scenario key, a number in base units with its unit)."""
     from incastlab.plot.facets import axis_label
 
-    return [f"{axis_label(k)} = {v}" for k, v in where]
+    units = {"_s": " s", ".bytes": " B", ".bps": " bps", ".packets": " packets"}
+    out = []
+    for k, v in where:
+        unit = next((u for end, u in units.items() if k.endswith(end)), "")
+        try:
+            float(v)
+        except ValueError:
+            unit = ""
+        out.append(f"{axis_label(_key_of(k) or k)} = {v}{unit}")
+    return out
