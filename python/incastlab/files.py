@@ -46,6 +46,33 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def regular_file(path: str | Path, what: str) -> int:
+    """The size of ``path``, a ``what`` (e.g. ``"capture"``) read by code that opens it
+    itself: a regular file that exists, can be read and is not empty. Otherwise
+    :class:`InputFileError` saying what it is: no such file, a directory, a device or a
+    named pipe (not a regular file), empty. Nothing is opened, so a pipe cannot hang this."""
+    name = shown(str(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputFileError(f"{what} {name}: no such file") from None
+    except NotADirectoryError:
+        raise InputFileError(f"{what} {name}: no such file (a parent is not a directory)") from None
+    except OSError as e:
+        raise InputFileError(f"cannot read {what} {name}: {e.strerror}") from None
+    except ValueError:  # a NUL in the path
+        raise InputFileError(f"cannot read {what} {name}: not a file name") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputFileError(f"{what} {name} is a directory; give a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputFileError(f"{what} {name} is {_kind(st.st_mode)}, not a regular file")
+    if not os.access(path, os.R_OK):
+        raise InputFileError(f"cannot read {what} {name}: permission denied")
+    if st.st_size == 0:
+        raise InputFileError(f"{what} {name} is empty (0 bytes)")
+    return st.st_size
+
+
 def read_text(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
     """The UTF-8 text of ``path`` (a ``what``, e.g. ``"scenario file"``), at most ``limit``
     bytes; :class:`InputFileError` otherwise."""

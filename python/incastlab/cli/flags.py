@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, whole
+from incastlab.cli.common import UsageError, unit_value, whole
 
 #: Largest 32- and 63-bit counts (the core's integer fields).
 U32, U63 = 2**32 - 1, 2**63 - 1
@@ -48,26 +48,44 @@ FLAG_KEYS = {
 def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     """The scenario file and the flags that override it."""
     s.add_argument("scenario", nargs="?", help="scenario TOML file (optional)")
-    s.add_argument("--senders", help="sender counts: 1,2,4 or 1..48 or 4..64:4")
+    s.add_argument(
+        "--senders", type=unit_value("senders"), help="sender counts: 1,2,4 or 1..48 or 4..64:4"
+    )
     g = s.add_mutually_exclusive_group()
     g.add_argument(
-        "--sru", help="bytes each server returns per block, e.g. 256KB (several: 16KB,64KB)"
+        "--sru",
+        type=unit_value("sizes"),
+        help="bytes each server returns per block, e.g. 256KB (several: 16KB,64KB)",
     )
-    g.add_argument("--block", help="block striped over the servers, e.g. 1MB")
+    g.add_argument(
+        "--block", type=unit_value("size"), help="block striped over the servers, e.g. 1MB"
+    )
     s.add_argument(
         "--workload",
         choices=["sync_read", "incast", "queries", "kv_gets", "shuffle"],
         help="workload kind",
     )
-    s.add_argument("--flow-size", help="bytes per flow for the incast workload, e.g. 270000B")
+    s.add_argument(
+        "--flow-size",
+        type=unit_value("size"),
+        help="bytes per flow for the incast workload, e.g. 270000B",
+    )
     s.add_argument("--blocks", type=whole(0, U32), help="number of blocks to read")
-    s.add_argument("--buffer", help="switch buffer per port: 64KB, 64KiB, 42pkt")
-    s.add_argument("--link", help="access link rate, e.g. 1Gbps")
-    s.add_argument("--receiver-link", help="receiver link rate (default: --link)")
-    s.add_argument("--rtt", help="base round-trip time, e.g. 100us")
-    s.add_argument("--rto-min", help="minimum RTO, e.g. 200ms, 1ms")
-    s.add_argument("--rto-max", help="maximum RTO, e.g. 120s")
-    s.add_argument("--clock", help="RTT clock granularity (timers too, unless set), e.g. 1us, 4ms")
+    s.add_argument(
+        "--buffer", type=unit_value("limit"), help="switch buffer per port: 64KB, 64KiB, 42pkt"
+    )
+    s.add_argument("--link", type=unit_value("rate"), help="access link rate, e.g. 1Gbps")
+    s.add_argument(
+        "--receiver-link", type=unit_value("rate"), help="receiver link rate (default: --link)"
+    )
+    s.add_argument("--rtt", type=unit_value("time"), help="base round-trip time, e.g. 100us")
+    s.add_argument("--rto-min", type=unit_value("time"), help="minimum RTO, e.g. 200ms, 1ms")
+    s.add_argument("--rto-max", type=unit_value("time"), help="maximum RTO, e.g. 120s")
+    s.add_argument(
+        "--clock",
+        type=unit_value("time"),
+        help="RTT clock granularity (timers too, unless set), e.g. 1us, 4ms",
+    )
     s.add_argument(
         "--profile",
         choices=["classic", "linux"],
@@ -76,17 +94,31 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument("--cc", choices=["reno", "cubic", "dctcp", "bbr"], help="congestion control")
     s.add_argument("--initial-window", type=whole(0, U32), help="initial window, segments")
-    s.add_argument("--delayed-ack", help="delayed-ACK timeout (e.g. 40ms) or off")
+    s.add_argument(
+        "--delayed-ack",
+        type=unit_value("time_or_off"),
+        help="delayed-ACK timeout (e.g. 40ms) or off",
+    )
     s.add_argument(
         "--cwnd-restart", choices=["idle", "block", "never"], help="slow-start restart policy"
     )
     s.add_argument("--no-sack", action="store_true", help="NewReno instead of SACK recovery")
-    s.add_argument("--jitter", help="server response jitter, uniform in [0, J], e.g. 20us")
-    s.add_argument("--host-jitter", help="per-packet host delay jitter, e.g. 1us or 0us")
+    s.add_argument(
+        "--jitter",
+        type=unit_value("time"),
+        help="server response jitter, uniform in [0, J], e.g. 20us",
+    )
+    s.add_argument(
+        "--host-jitter",
+        type=unit_value("time"),
+        help="per-packet host delay jitter, e.g. 1us or 0us",
+    )
     s.add_argument("--background", type=whole(0, U32), help="number of long-lived background flows")
     s.add_argument("--seed", type=whole(0, U63), help="random seed")
     s.add_argument("--max-events", type=whole(1, U63), help="event budget per point")
-    s.add_argument("--max-time", help="simulated-time budget per point, e.g. 60s")
+    s.add_argument(
+        "--max-time", type=unit_value("time"), help="simulated-time budget per point, e.g. 60s"
+    )
     s.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="any scenario key, e.g. tcp.dupthresh=2"
     )

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, table
+from incastlab.cli.common import UsageError, table, unit_value
 from incastlab.units import UnitError, format_rate, format_size, format_time, parse_time
 
 if TYPE_CHECKING:
@@ -43,8 +43,18 @@ def add_pcap_parser(sub: Any) -> None:
     s.add_argument(
         "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
     )
-    s.add_argument("--rto-min", default="200ms", help="the senders' minimum RTO (default 200ms)")
-    s.add_argument("--interval", default="1ms", help="width of the per-interval rows (default 1ms)")
+    s.add_argument(
+        "--rto-min",
+        type=unit_value("time"),
+        default="200ms",
+        help="the senders' minimum RTO (default 200ms)",
+    )
+    s.add_argument(
+        "--interval",
+        type=unit_value("time"),
+        default="1ms",
+        help="width of the per-interval rows (default 1ms)",
+    )
     s.add_argument(
         "--rto-gap",
         type=float,
@@ -89,15 +99,15 @@ def _options(a: argparse.Namespace) -> Any:
 
 
 def cmd_pcap(a: argparse.Namespace, out: Console, err: Console) -> int:
-    import os
-
     from incastlab.cli.common import progress_bar
+    from incastlab.files import InputFileError, regular_file
     from incastlab.trace import analyze
 
     opts = _options(a)
-    if not os.path.isfile(a.capture):
-        raise UsageError(f"{a.capture}: no such file")
-    size = os.path.getsize(a.capture)
+    try:
+        size = regular_file(a.capture, "capture")
+    except InputFileError as e:
+        raise UsageError(str(e)) from None
     with progress_bar(err, "reading", not a.json) as bar:
         task = bar.add_task(a.capture, total=size)
         t = analyze(a.capture, opts, lambda done: bar.update(task, completed=done))
