@@ -577,6 +577,90 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
 ]
 
 
+#: Flag errors that must say what is wrong, not only name the flag: (name, argv, exit code,
+#: words that must all be in the one line).
+WORDED: list[tuple[str, list[str], int, tuple[str, ...]]] = [
+    # an unknown flag: named, with the closest known one (underscores read as dashes)
+    ("sim --rto_min", ["sim", "--rto_min", "1ms"], 2, ("--rto_min", "did you mean --rto-min?")),
+    ("sim --bufer", ["sim", "--bufer", "64KB"], 2, ("--bufer", "did you mean --buffer?")),
+    ("sim --rto_min=", ["sim", "--rto_min=1ms"], 2, ("--rto_min", "did you mean --rto-min?")),
+    ("sim --RTT", ["sim", "--RTT", "1ms"], 2, ("--RTT", "did you mean --rtt?")),
+    ("sim --zzzzz", ["sim", "--zzzzz"], 2, ("unknown flag --zzzzz",)),
+    ("model --rto_min", ["model", "--rto_min", "1ms"], 2, ("incast model:", "--rto-min?")),
+    ("mitigate --bufer", ["mitigate", "--bufer", "4KB"], 2, ("incast mitigate:", "--buffer?")),
+    ("compare --sendrs", ["compare", "--sendrs", "4"], 2, ("incast compare:", "--senders?")),
+    (
+        "sweep --wokers",
+        ["sweep", "{sweep_spec}", "--wokers", "2"],
+        2,
+        ("incast sweep:", "--wokers", "--workers?"),
+    ),
+    ("pcap --rto_min", ["pcap", "{afile}", "--rto_min", "1ms"], 2, ("incast pcap:", "--rto-min?")),
+    ("--versoin", ["--versoin"], 2, ("--versoin", "did you mean --version?")),
+    (
+        "model calibrate --blcoks",
+        ["model", "calibrate", "--blcoks", "3"],
+        2,
+        ("incast model calibrate:", "did you mean --blocks?"),
+    ),
+    (
+        "model rto-random --rto_min",
+        ["model", "rto-random", "--rto_min", "2ms"],
+        2,
+        ("incast model rto-random:", "did you mean --rto-min?"),
+    ),
+    ("validate kv --bogus", ["validate", "kv", "--bogus"], 2, ("incast validate kv:", "--bogus")),
+    ("jobs swim --bogus", ["jobs", "swim", "--bogus"], 2, ("incast jobs swim:", "--bogus")),
+    # a negative or malformed value: the flag, what is wrong, what is allowed
+    ("sim --buffer -64KB", ["sim", "--buffer", "-64KB"], 2, ("--buffer:", "is negative", "64KiB")),
+    ("sim --buffer=-64KB", ["sim", "--buffer=-64KB"], 2, ("--buffer:", "is negative")),
+    ("sim --buf -3KB", ["sim", "--buf", "-3KB"], 2, ("--buffer:", "is negative")),
+    ("sim --senders -3", ["sim", "--senders", "-3"], 2, ("--senders:", "is negative", "1..48")),
+    ("sim --rto-min -1ms", ["sim", "--rto-min", "-1ms"], 2, ("--rto-min:", "is negative", "200ms")),
+    ("sim --rtt -.5ms", ["sim", "--rtt", "-.5ms"], 2, ("--rtt:", "is negative")),
+    ("sim --link abc", ["sim", "--link", "abc"], 2, ("--link:", "'abc' is malformed", "1Gbps")),
+    ("sim --blocks -1", ["sim", "--blocks", "-1"], 2, ("--blocks:", "is negative", "whole")),
+    ("sim --blocks 1.5", ["sim", "--blocks", "1.5"], 2, ("--blocks:", "is malformed", "whole")),
+    ("sim --sru list -", ["sim", "--sru", "16KB,-2KB"], 2, ("--sru:", "'-2KB'", "is negative")),
+    ("sim --delayed-ack -40ms", ["sim", "--delayed-ack", "-40ms"], 2, ("--delayed-ack:", "off")),
+    ("model --buffer -64KB", ["model", "--buffer", "-64KB"], 2, ("--buffer:", "is negative")),
+    ("model --senders -3", ["model", "--senders", "-3"], 2, ("--senders:", "is negative")),
+    ("mitigate --rto-min -1ms", ["mitigate", "--rto-min", "-1ms"], 2, ("--rto-min:", "negative")),
+    ("mitigate --link abc", ["mitigate", "--link", "abc"], 2, ("--link:", "is malformed")),
+    (
+        "sweep --workers -3",
+        ["sweep", "{sweep_spec}", "--workers", "-3"],
+        2,
+        ("--workers:", "is negative", "1..1024"),
+    ),
+    (
+        "model calibrate --blocks -2",
+        ["model", "calibrate", "--blocks", "-2"],
+        2,
+        ("--blocks:", "is negative"),
+    ),
+    (
+        "model rto-random --rto-min -2ms",
+        ["model", "rto-random", "--rto-min", "-2ms"],
+        2,
+        ("--rto-min:", "is negative", "200ms"),
+    ),
+    (
+        "model rto-random --delta x",
+        ["model", "rto-random", "--delta", "x"],
+        2,
+        ("--delta:", "is malformed"),
+    ),
+    ("pcap --interval -1ms", ["pcap", "{afile}", "--interval", "-1ms"], 2, ("--interval:", "neg")),
+    # a capture that is not one, named as what it is
+    ("pcap directory", ["pcap", "{dir}"], 2, ("capture", "is a directory")),
+    ("pcap /dev/null", ["pcap", "/dev/null"], 2, ("'/dev/null'", "is a device", "not a regular")),
+    ("pcap fifo", ["pcap", "{fifo}"], 2, ("named pipe", "not a regular file")),
+    ("pcap empty", ["pcap", "{empty}"], 2, ("capture", "is empty")),
+    ("pcap missing", ["pcap", "{dir}/missing.pcap"], 2, ("missing.pcap", "no such file")),
+]
+
+
 def _fixtures(d: Path) -> dict[str, str]:
     """The files the cases name, made in ``d``."""
     f: dict[str, str] = {}
@@ -622,6 +706,7 @@ def _fixtures(d: Path) -> dict[str, str]:
     put("cdf_nan.txt", "10KB nan\n20KB 1\n")
     put("cdf_long.txt", "9" * 5000 + " 1\n")
     put("afile", "x")
+    put("empty.pcap", b"")
     put("trace_empty.tsv", "\n")
     put("trace_bad.tsv", "job0\t1\t1\t10\t10\t10\njob1\t2\t1\t10\tlots\t10\n")
     put("sweep_spec.toml", '[workload]\nsru = "1KB"\nblocks = 1\n[topology]\nsenders = [1, 2]\n')
@@ -720,6 +805,7 @@ def test_the_corpus_holds_at_least_300_bad_inputs() -> None:
     cases = all_cases()
     assert len(cases) >= 300
     assert len({name for name, *_ in cases}) == len(cases), "case names are unique"
+    assert len({name for name, *_ in WORDED}) == len(WORDED), "case names are unique"
 
 
 @pytest.mark.parametrize(
@@ -733,6 +819,30 @@ def test_a_bad_input_ends_in_one_line_naming_the_field(
     code: int,
     names: tuple[str, ...],
 ) -> None:
+    line = _one_line_of(runner, files, argv, code)
+    assert any(n in line for n in names), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "words"),
+    [pytest.param(argv, code, words, id=name) for name, argv, code, words in WORDED],
+)
+def test_a_flag_error_says_what_is_wrong(
+    runner: Runner,
+    files: tuple[Path, dict[str, str]],
+    argv: list[str],
+    code: int,
+    words: tuple[str, ...],
+) -> None:
+    line = _one_line_of(runner, files, argv, code)
+    assert all(w in line for w in words), (words, line)
+
+
+def _one_line_of(
+    runner: Runner, files: tuple[Path, dict[str, str]], argv: list[str], code: int
+) -> str:
+    """The one line on stderr of ``argv`` ({name}s filled in), which ended with ``code`` in
+    bounded time and memory."""
     cwd, f = files
     fill = re.compile(r"\{(" + "|".join(map(re.escape, f)) + r")\}")
     r = runner.run([fill.sub(lambda m: f[m[1]], a) for a in argv], cwd)
@@ -744,6 +854,67 @@ def test_a_bad_input_ends_in_one_line_naming_the_field(
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err[-2000:]
     assert len(lines[0]) <= 800, "a bad value is named, not echoed whole"
-    assert any(n in lines[0] for n in names), lines[0]
     assert r["seconds"] < TIME_LIMIT / 2
     assert r["rss_mb"] < MEMORY_LIMIT_MB
+    return lines[0]
+
+
+def _every_parser() -> Iterator[tuple[str, Any]]:
+    """Every parser of `incast`: the main one, each subcommand's, theirs (``validate kv``,
+    ``jobs swim``) and the nested ones with parsers of their own (``model calibrate``)."""
+    import argparse
+
+    from incastlab.cli import NESTED, build_parser, model
+
+    todo = [build_parser()]
+    while todo:
+        p = todo.pop()
+        yield p.prog, p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    nested = {
+        "calibrate": model.build_calibrate_parser,
+        "rto-random": model.build_rto_random_parser,
+    }
+    assert {name for _, name in NESTED} == set(nested), "a nested command without its parser here"
+    for build in nested.values():
+        p = build()
+        yield p.prog, p
+
+
+def test_every_parser_suggests_the_flag_a_typo_meant() -> None:
+    from incastlab.cli.common import Parser
+
+    seen = 0
+    for prog, p in _every_parser():
+        assert isinstance(p, Parser), f"{prog} is not built with cli.common.Parser"
+        for flag in (s for s in p._option_string_actions if s.startswith("--")):
+            if flag in ("--help", "--version"):
+                continue
+            meant = f" (did you mean {flag}?)"
+            assert p.suggestion("--" + flag[2:].replace("-", "_")) == meant, (prog, flag)
+            assert p.suggestion(flag.upper()) == meant, (prog, flag)
+            seen += 1
+        assert p.suggestion("--zzzzzzzzzzzz") == "", prog
+    assert seen > 100
+
+
+@pytest.mark.parametrize(
+    ("argv", "joined"),
+    [
+        (["--buffer", "-64KB"], ["--buffer=-64KB"]),
+        (["--buf", "-64KB"], ["--buf=-64KB"]),
+        (["--senders", "-3", "--rtt", "-.5ms"], ["--senders=-3", "--rtt=-.5ms"]),
+        (["--buffer", "--rtt", "1ms"], ["--buffer", "--rtt", "1ms"]),  # a missing value stays one
+        (["--no-sack", "-3"], ["--no-sack", "-3"]),  # a switch takes no value
+        (["--", "--buffer", "-1KB"], ["--", "--buffer", "-1KB"]),
+        (["--buffer", "-h"], ["--buffer", "-h"]),
+    ],
+)
+def test_a_negative_value_after_a_flag_is_its_value(argv: list[str], joined: list[str]) -> None:
+    from incastlab.cli import build_parser
+
+    sim = next(p for prog, p in _every_parser() if prog == "incast sim")
+    assert sim._values_joined(argv) == joined
+    assert build_parser()._values_joined(["sim", *argv]) == ["sim", *argv]  # not its flags
