@@ -86,7 +86,7 @@ def test_incast_workload(capsys: pytest.CaptureFixture[str]) -> None:
     ("argv", "needle"),
     [
         (["sim", "--set", "topology.bufer=4KB"], "did you mean 'topology.buffer'"),
-        (["sim", "--buffer", "64"], "topology.buffer: expected a limit"),
+        (["sim", "--buffer", "64"], "--buffer: '64' is malformed"),
         (["sim", "--link", "0Gbps"], "topology.link: rate must be positive"),
         (["sim", "--senders", "0"], "topology.senders: must be between 1"),
         (["sim", "--senders", "a..b"], "--senders: cannot read"),
