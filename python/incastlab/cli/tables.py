@@ -168,18 +168,19 @@ def print_table(
 
 def wrap_title(title: str, width: int) -> str:
     """``title`` (console markup) broken into lines of at most ``width`` columns between its
-    `` · ``-separated parts, never inside one; lines after the first indented by two."""
+    `` · ``-separated parts, never inside one: a broken line ends in `` ·``, the next is
+    indented by two."""
     from rich.text import Text
 
     lines: list[str] = []
     for raw in title.split("\n"):
         line = ""
         for part in raw.split(" · "):
-            joined = f"{line} · {part}" if line else part
-            if line and Text.from_markup(joined).cell_len > width:
-                lines.append(line)
-                joined = "  " + part
-            line = joined
+            if line and Text.from_markup(f"{line} · {part} ·").cell_len > width:
+                lines.append(line + " ·")
+                line = "  " + part
+            else:
+                line = f"{line} · {part}" if line else part
         lines.append(line)
     return "\n".join(lines)
 
