@@ -178,6 +178,6 @@ def test_output_that_is_not_a_terminal_is_100_columns(capsys: pytest.CaptureFixt
 
 
 def test_every_table_command_takes_wide(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in ("sim", "mitigate", "compare", "sweep", "results"):
+    for command in ("sim", "emulate", "mitigate", "compare", "sweep", "results"):
         assert main([command, "--help"]) == 0
         assert "--wide" in capsys.readouterr().out, command
