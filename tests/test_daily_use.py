@@ -126,6 +126,50 @@ def test_readme_cites_papers_not_seed_files() -> None:
         assert str(paper) in flat, paper.title
 
 
+#: Words that call the source papers "seeds" (a seed is a random seed here) or speak of the
+#: developers' machine or issue tracker.
+NOT_FOR_USERS = re.compile(
+    r"\bseed (papers?|documents?|articles?)\b|\bthe seeds'|\bseeds recommend|\ba seed's "
+    r"experiment|\bissue #?\d+|\bthe issue asks|\b2-core machine",
+    re.I,
+)
+
+
+def _help_texts() -> dict[str, str]:
+    """Every command's --help text, by command."""
+    import argparse
+
+    from incastlab.cli import build_parser
+
+    out: dict[str, str] = {}
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        out[name] = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, p in action.choices.items():
+                    walk(f"{name} {sub}", p)
+
+    walk("incast", build_parser())
+    return out
+
+
+def test_user_facing_text_says_papers_and_nothing_of_our_machine() -> None:
+    root = Path(__file__).parents[1]
+    texts = {"README.md": (root / "README.md").read_text()}
+    texts |= {f"docs/{p.name}": p.read_text() for p in (root / "docs").glob("*.md")}
+    texts |= _help_texts()
+    from incastlab.reproductions.reproduce import experiments
+
+    for name, e in experiments().items():
+        texts[f"{name} verdict"] = (e.path / "expected" / "verdict.md").read_text()
+    assert len(texts) > 30
+    found = {name: m[0] for name, text in texts.items() if (m := NOT_FOR_USERS.search(text))}
+    assert found == {}
+    helps = "".join(_help_texts().values())
+    assert "reproduce a paper's experiment" in helps and "seed" in helps  # random seeds stay
+
+
 # --- figures -------------------------------------------------------------------------------
 
 
@@ -179,7 +223,7 @@ def test_a_figure_with_too_many_panels_is_refused_with_what_to_do(
     assert "--where" in err and "--hue" in err and "--pool" in err and not png.exists()
     assert main(["plot", str(out), "--hue", "rto_min", "--out", str(png)]) == 0  # 2 panels
     # The report draws one line per RTOmin and a panel per jitter.
-    assert main(["report", str(out), "--where", "jitter=0us"]) == 0
+    assert main(["report", str(out), "--where", "jitter_s=0us"]) == 0
     assert main(["report", str(out)]) == 0
 
 
@@ -203,11 +247,11 @@ def test_where_compares_values_by_meaning(
 ) -> None:
     out = _sweep(tmp_path, RTO_SPEC)
     capsys.readouterr()
-    assert main(["results", str(out), "--where", "tcp.rto_min=1000us", "--json"]) == 0
+    assert main(["results", str(out), "--where", "tcp.rto_min_s=1000us", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {r["tcp.rto_min"] for r in rows} == {"1ms"} and len(rows) == 2
-    assert main(["results", str(out), "--where", "rto_min=0.2s", "--json"]) == 0
-    assert {r["tcp.rto_min"] for r in json.loads(capsys.readouterr().out)} == {"200ms"}
+    assert {r["tcp.rto_min_s"] for r in rows} == {0.001} and len(rows) == 2
+    assert main(["results", str(out), "--where", "rto_min_s=0.2", "--json"]) == 0
+    assert {r["tcp.rto_min_s"] for r in json.loads(capsys.readouterr().out)} == {0.2}
 
 
 def test_csv_dash_writes_to_standard_output(

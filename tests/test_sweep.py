@@ -129,10 +129,10 @@ def test_sweep_stores_every_point_once_and_a_rerun_repeats_nothing(
     assert (again["ran"], again["already_done"]) == (0, 16)
     # Export and filter.
     csv_path = tmp_path / "r.csv"
-    argv = ["results", str(out), "--where", "tcp.rto_min=1ms", "--csv", str(csv_path)]
+    argv = ["results", str(out), "--where", "tcp.rto_min_s=1ms", "--csv", str(csv_path)]
     assert main([*argv, "--per-seed"]) == 0
     lines = csv_path.read_text().splitlines()
-    assert len(lines) == 1 + 8 and "goodput_bps" in lines[0] and "tcp.rto_min" in lines[0]
+    assert len(lines) == 1 + 8 and "goodput_bps" in lines[0] and "tcp.rto_min_s" in lines[0]
     # Two seeds: by default one row per sender count, mean and interval over the seeds.
     assert main(argv) == 0
     lines = csv_path.read_text().splitlines()

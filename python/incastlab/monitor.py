@@ -1,7 +1,9 @@
 """What ``incast monitor`` makes of a host's counters: per-second windows with the average
 and peak rate at the sampling interval, the share of intervals at line rate, the kernel's TCP
-counters over the second, and a verdict column, as the seeds' operator read his switch
-(one-second averages of 200-300 Mbps hiding millisecond bursts at line rate).
+counters over the second, and a verdict column, as Fritchie read his Riak cluster's switch
+(S. L. Fritchie, "TCP incast: What is it? How can it affect Erlang applications?", blog
+post, measurements of December 2011: one-second averages of 200-300 Mbps hiding millisecond
+bursts at line rate).
 
 The sampling is Rust (``incastlab._core.Monitor``); this module only shapes its samples.
 """

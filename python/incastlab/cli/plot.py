@@ -36,7 +36,7 @@ def add_plot_parser(sub: Any) -> None:
         "--hue tcp.rto_min --model --out rto.png\n"
         "  incast plot sweeps/rto --kind block-cdf --hue tcp.rto_min --where senders=16 "
         "--out cdf.pdf\n"
-        "  incast plot sweeps/rto --where tcp.rto_min=1000us --out fine.png   # = 1ms\n"
+        "  incast plot sweeps/rto --where tcp.rto_min_s=1000us --out fine.png   # = 1ms\n"
         "metrics for --y: " + ", ".join(METRICS) + " or any numeric column",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -52,7 +52,8 @@ def add_plot_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="keep points whose coordinate KEY equals VALUE, by meaning (1000us = 1ms)",
+        help="keep points whose column KEY (as in the CSV: topology.buffer.bytes, "
+        "tcp.rto_min_s) equals VALUE, in base units or with a unit: 32KB, 1ms",
     )
     g.add_argument(
         "--pool",
@@ -83,7 +84,7 @@ def add_report_parser(sub: Any) -> None:
         "a panel per value of any other), block times and timeouts at the largest sender "
         "count, every point in a table, the spec. Captions name every average and filter.",
         epilog="examples:\n  incast report sweeps/rto-vs-senders --out rto.html\n"
-        "  incast report sweeps/big --where buffer=64KB --pool tcp.initial_window",
+        "  incast report sweeps/big --where buffer.bytes=64KB --pool tcp.initial_window",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     h.add_argument("dir", help="a directory written by incast sweep")
@@ -95,7 +96,7 @@ def add_report_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="report only the points whose coordinate KEY equals VALUE (by meaning)",
+        help="report only the points whose column KEY equals VALUE (as for incast plot)",
     )
     h.add_argument(
         "--pool",
@@ -123,11 +124,10 @@ def cmd_plot(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     store, meta = open_sweep(a.dir)
     where = parse_where(a.where)
-    rows = selected(store, where, err)
+    rows, where = selected(store, where, err)
     if not rows:
         raise UsageError(f"{a.dir}: no stored points match")
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
     if a.kind in ("line", "fct-overhead"):
         a.x = resolve("--x", a.x, axes)
     if a.hue is not None:
@@ -183,9 +183,8 @@ def cmd_report(a: argparse.Namespace, out: Console, err: Console) -> int:
     store, meta = open_sweep(a.dir)
     target = a.out or store.root / "report.html"
     where = parse_where(a.where)
-    rows = selected(store, where)
+    rows, where = selected(store, where)
     axes = set(meta.get("axes", [])) | set().union(*(r["params"].keys() for r in rows))
-    where = [(resolve("--where", k, axes), v) for k, v in where]
     pool = [resolve("--pool", k, axes) for k in a.pool]
     if where and not rows:
         raise UsageError(f"{a.dir}: no stored points match")

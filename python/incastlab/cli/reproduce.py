@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 def add_reproduce_parser(sub: Any) -> None:
     x = sub.add_parser(
         "reproduce",
-        help="reproduce a seed's experiment: run its sweeps, draw its figure, compare",
-        description="Run an experiment of the seeds (experiments/NAME: its sweep specs and the "
+        help="reproduce a paper's experiment: run its sweeps, draw its figure, compare",
+        description="Run an experiment of the papers (experiments/NAME: its sweep specs and the "
         "paper's numbers), draw its figure and write a verdict comparing incastlab's numbers "
         "with the paper's. Results are stored per sweep, so a rerun resumes.",
         epilog="examples:\n  incast reproduce --list\n  incast reproduce chen-fig3\n"

@@ -62,46 +62,107 @@ def warn_unreadable(store: SweepStore, err: Console) -> None:
         )
 
 
+def where_column(key: str, text: str, columns: list[str]) -> str:
+    """The column ``--where KEY=TEXT`` names: a column in full (any scenario column) or by its
+    end (``senders``, ``buffer.bytes``, ``rto_min_s``) among the sweep's ``columns``. A
+    scenario key's own name (``topology.buffer``, ``rto_min``) is refused with the column it
+    means, since CSV, Parquet and ``--where`` share one naming."""
+    from incastlab.scenario.columns import columns as all_columns
+    from incastlab.scenario.columns import of_key
+
+    if key in columns or key in {c for c, _ in all_columns()}:
+        return key
+    ends = [c for c in columns if c.endswith(f".{key}")]
+    if len(ends) == 1:
+        return ends[0]
+    if len(ends) > 1:
+        raise UsageError(f"--where: {key!r} is ambiguous: {', '.join(ends)}")
+    keys = [key] if of_key(key) else []
+    owners = sorted({k for c in columns if (k := _key_of(c))})
+    keys += [k for k in owners if k.endswith(f".{key}")]
+    meant = [c for k in dict.fromkeys(keys) for c in of_key(k)]
+    if meant:
+        col = next((c for c in meant if _parses(c, text)), meant[0])
+        raise UsageError(
+            f"--where: {key!r} is no column; did you mean {col}={text}? "
+            "(--where names the columns of the CSV and Parquet output)"
+        )
+    raise UsageError(f"--where: {key!r} is not a coordinate of this sweep: {', '.join(columns)}")
+
+
+def _parses(column: str, text: str) -> bool:
+    from incastlab.scenario.columns import value
+
+    try:
+        value(column, text)
+    except ValueError:
+        return False
+    return True
+
+
+def _key_of(column: str) -> str | None:
+    from incastlab.scenario.columns import key_of
+
+    return key_of(column)
+
+
 def selected(
     store: SweepStore, where: list[tuple[str, str]], err: Console | None = None
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The stored points that pass every ``--where`` filter, and the filters with their
+    columns named in full."""
     rows = store.rows()
     if err is not None:
         warn_unreadable(store, err)
-    keys = set().union(*(r["params"].keys() for r in rows)) if rows else set()
     if rows:
-        where = [(resolve("--where", k, keys), v) for k, v in where]
+        from incastlab.sweep.store import coordinate_columns
+
+        axes = list(dict.fromkeys(k for r in rows for k in r["params"]))
+        cols = coordinate_columns(rows, axes)
+        where = [(where_column(k, v, cols), v) for k, v in where]
     tests = [(k, _matcher(k, v)) for k, v in where]
-    return [r for r in rows if all(t(r["params"].get(k)) for k, t in tests)]
+    return [r for r in rows if all(t(_cell(r, k)) for k, t in tests)], where
 
 
-def _matcher(key: str, text: str) -> Any:
-    """A test of a coordinate's stored value against ``--where KEY=TEXT`` by meaning
-    (``1000us`` is ``1ms``) for a scenario key, by its text for anything else."""
-    from incastlab.scenario import ScenarioError, value_of
-    from incastlab.series import parse_assignment
+def _cell(row: dict[str, Any], column: str) -> Any:
+    return row[column] if column in row else row["params"].get(column)
 
-    wanted_raw = parse_assignment(f"{key}={text}", "--where")[1]
+
+def _matcher(column: str, text: str) -> Any:
+    """A test of a point's value in ``column`` against ``--where COLUMN=TEXT``: by number in
+    the column's base unit (``32KB`` is 32000 in ``topology.buffer.bytes``, ``1000us`` and
+    ``0.001`` are both 0.001 in ``tcp.rto_min_s``), by text for anything else."""
+    import math
+
+    from incastlab.scenario.columns import value
+
     try:
-        wanted = value_of(key, wanted_raw)
-    except ScenarioError:
+        wanted = value(column, text)
+    except ValueError as e:
+        if _key_of(column) is not None:
+            raise UsageError(f"--where: {e}") from None
         return lambda v: str(v) == text
-    seen: dict[str, bool] = {}
 
     def test(v: Any) -> bool:
-        k = repr(v)
-        if k not in seen:
-            try:
-                seen[k] = value_of(key, v) == wanted
-            except ScenarioError:
-                seen[k] = str(v) == text
-        return seen[k]
+        if isinstance(wanted, float) and isinstance(v, int | float) and not isinstance(v, bool):
+            return math.isclose(v, wanted, rel_tol=1e-9, abs_tol=1e-15)
+        return bool(v == wanted) or (isinstance(v, str) and v == text)
 
     return test
 
 
 def where_caption(where: list[tuple[str, str]]) -> list[str]:
-    """The filters as a caption names them: ``rto_min = 1ms``."""
+    """The filters as a caption names them: ``rto min = 1ms``, ``buffer = 32000 B`` (a
+    column by its scenario key, a number in base units with its unit)."""
     from incastlab.plot.facets import axis_label
 
-    return [f"{axis_label(k)} = {v}" for k, v in where]
+    units = {"_s": " s", ".bytes": " B", ".bps": " bps", ".packets": " packets"}
+    out = []
+    for k, v in where:
+        unit = next((u for end, u in units.items() if k.endswith(end)), "")
+        try:
+            float(v)
+        except ValueError:
+            unit = ""
+        out.append(f"{axis_label(_key_of(k) or k)} = {v}{unit}")
+    return out

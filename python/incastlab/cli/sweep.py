@@ -37,7 +37,7 @@ SWEEP_EXAMPLES = """examples:
   incast sweep spec.toml --out runs/a --workers 2         # resumes if runs/a has points
   incast sweep spec.toml --dask local                     # a Dask cluster on this machine
   incast sweep spec.toml --dask tcp://scheduler:8786      # an existing Dask cluster
-  incast results sweeps/sweep-rto --where tcp.rto_min=1ms --csv rto.csv
+  incast results sweeps/sweep-rto --where tcp.rto_min_s=1ms --csv rto.csv
 """
 
 
@@ -91,7 +91,8 @@ def add_results_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="keep points whose coordinate KEY equals VALUE, by meaning: 1000us = 1ms (repeatable)",
+        help="keep points whose column KEY (as in the CSV: topology.buffer.bytes, tcp.rto_min_s) "
+        "equals VALUE, in base units or with a unit: 32KB, 1ms = 1000us (repeatable)",
     )
     r.add_argument(
         "--per-seed", action="store_true", help="one row per point, not aggregated over seeds"
@@ -205,7 +206,7 @@ def _print_rows(
     from incastlab.cli.tables import ALWAYS, Col, count, header, in_unit, print_table
     from incastlab.sweep.order import params_key
 
-    rows = sorted(selected(store, where, err), key=params_key)
+    rows = sorted(selected(store, where, err)[0], key=params_key)
     meta = store.meta()
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]
     rate, rate_cell = in_unit([r["goodput_bps"] for r in rows], "rate")
@@ -262,7 +263,9 @@ def _print_summary(
         ]
         return Col(header(name, unit), cells, keep)
 
-    cols = [Col(k.split(".")[-1], [str(v) for v in summary[k]], ALWAYS) for k in axes]
+    from incastlab.sweep.store import LABEL
+
+    cols = [Col(k.split(".")[-1], [str(v) for v in summary[LABEL + k]], ALWAYS) for k in axes]
     cols.append(Col("n", [str(n) for n in summary["n"]], ALWAYS))
     cols += [
         cell("goodput_bps", "rate", "goodput", 8),
@@ -288,7 +291,8 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--csv -: standard output already carries --json; give a file")
     store, meta = open_sweep(a.dir)
     where = parse_where(a.where)
-    rows = sorted(selected(store, where), key=params_key)
+    selection, where = selected(store, where)
+    rows = sorted(selection, key=params_key)
     if a.csv or a.json:
         warn_unreadable(store, err)
     axes = [k for k in meta.get("axes", []) if any(k in r["params"] for r in rows)]

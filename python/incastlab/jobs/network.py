@@ -56,7 +56,7 @@ from typing import Any
 
 from incastlab.units import PS_PER_S, parse_rate, parse_size, parse_time
 
-#: Most bytes one simulated sample moves (about 2 s of simulator time on this machine).
+#: Most bytes one simulated sample moves (about 2 s of simulator time on one core).
 SAMPLE_BYTES = 10**9
 #: Fragments below this are simulated at their grid size without scaling.
 SCALE_FROM = 64_000

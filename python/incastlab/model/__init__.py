@@ -1,4 +1,4 @@
-"""The analytical incast model: closed forms from the seed papers, no simulation inside.
+"""The analytical incast model: closed forms from the papers, no simulation inside.
 
 Chen et al., "Understanding TCP incast and its implications for big data workloads":
 Eq. 1 (goodput before the onset), Eq. 2 (after it: one RTO per block), Eq. 4 (partial RTOs,
@@ -201,7 +201,7 @@ def optimal_completion(
     n: ArrayLike, flow_bytes: float, link_bps: float, base_latency: float = 0.0
 ) -> FloatArray:
     """Best possible completion of N flows of B bytes into one link: N·B·8/C plus the base
-    latency, seconds (the NDP seed's yardstick: overhead = FCT / optimal − 1)."""
+    latency, seconds (the NDP paper's yardstick: overhead = FCT / optimal − 1)."""
     return transfer_time(n, flow_bytes, link_bps) + _non_negative("base_latency", base_latency)
 
 

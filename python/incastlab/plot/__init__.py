@@ -10,7 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import MaxNLocator
 
 from incastlab.result import Result
 from incastlab.units import format_rate, format_size, format_time
@@ -180,11 +180,13 @@ def goodput_vs_senders(
     ax.grid(alpha=0.3)
     if len(series) > 1 or series[0][0] or model:
         ax.legend(frameon=False)
+    from incastlab.plot.ticks import log_axis
+
     ax2.set_yscale("log")
+    log_axis(ax2.yaxis)
     ax2.set_ylabel("mean block / flow time (ms)\n× = with timeouts", fontsize=9)
     ax2.set_xlabel("number of senders")
     ax2.grid(alpha=0.3, which="both")
-    ax2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax2.xaxis.set_major_locator(MaxNLocator(integer=True))
     for a in (ax, ax2):
         a.spines[["top", "right"]].set_visible(False)
@@ -254,8 +256,10 @@ def expected_max_rto(
     ax.plot(n, ex, "o-", color=COLORS[0], lw=2, ms=3, label="E[X] (Eq. 6)")
     ax.axhline((rto_min + delta / 2) * 1e3, color="0.4", ls="--", lw=1, label="RTOmin + Δ/2")
     ax.axhline(rto_min * 1e3, color="0.6", ls=":", lw=1, label="RTOmin")
+    from incastlab.plot.ticks import log_axis
+
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    log_axis(ax.xaxis, base=2)
     ax.set_xlabel("number of senders")
     ax.set_ylabel("largest RTO among senders (ms)")
     ax.set_title(
@@ -309,8 +313,10 @@ def _goodput_axes(ax: Any, link: float | None, title: str, pad: float) -> None:
     dashed, the title on the left."""
     if link:
         ax.axhline(link / 1e6, color="0.4", ls="--", lw=1)
+    from incastlab.plot.ticks import log_axis
+
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    log_axis(ax.yaxis)
     ax.set_xlabel("number of senders")
     ax.set_ylabel("goodput (Mbps)")
     ax.set_title(title, loc="left", fontweight="bold", pad=pad)

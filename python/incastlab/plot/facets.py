@@ -135,10 +135,13 @@ def lay_out(
         by_panel[tuple(_value(r, k) for k in facets)].append(r)
     if len(by_panel) > max_panels:
         what = "; ".join(f"{k} ({_span([_value(r, k) for r in rows])})" for k in facets)
+        from incastlab.sweep.store import coordinate_columns
+
         first = facets[0]
+        column = coordinate_columns(rows, [first])[0]
         raise FigureRefused(
             f"these points differ in {what}, which one line would average together and "
-            f"{len(by_panel)} panels cannot show: pick one with --where {first}=VALUE, draw "
+            f"{len(by_panel)} panels cannot show: pick one with --where {column}=VALUE, draw "
             f"it as --hue {first}, or average it on purpose with --pool {first}"
         )
     order = sorted(by_panel, key=lambda t: [_natural(v) for v in t])

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from incastlab.plot import COLORS, save_figure
+from incastlab.plot.ticks import log_axis
 
 Row = dict[str, Any]
 
@@ -42,6 +43,7 @@ def drops_and_latency(
         ax.plot(u, d, "o-", color=COLORS[i], label=label)
         ax2.plot(u, [1e3 * r["kv_latency_p99_s"] for r in rows], "o-", color=COLORS[i])
     ax.set_yscale("log")
+    log_axis(ax.yaxis)
     ax.set_ylabel("dropped frames / s per host (none: 0.1)")
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3, which="both")

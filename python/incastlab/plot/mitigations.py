@@ -10,9 +10,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from incastlab.plot import save_figure, scenario_line
+from incastlab.plot.ticks import log_axis
 
 if TYPE_CHECKING:
     from incastlab.studies.mitigate import Ranking
@@ -73,9 +73,7 @@ def ranking_bars(ranking: Ranking, path: str | Path) -> Path:
     ax.set_yticks(ys, names)
     ax.set_xlabel("goodput (Mbps)" + (", mean over the sender counts" if len(ns) > 1 else ""))
     ax2.set_xscale("log")
-    ax2.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax2.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax2.xaxis.set_minor_formatter(NullFormatter())
+    log_axis(ax2.xaxis)
     ax2.set_xlabel("99th-percentile block time (ms), all blocks")
     for a in (ax, ax2):
         a.grid(alpha=0.3, axis="x", which="both")

@@ -16,10 +16,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter
 
 from incastlab.plot import COLORS, save_figure
 from incastlab.plot.facets import Layout, axis_label, lay_out, panel_axes
+from incastlab.plot.ticks import log_axis, plain
 from incastlab.result import Result, mean_ci
 from incastlab.sweep.metrics import metric
 from incastlab.sweep.order import natural_key as natural_key
@@ -146,7 +147,7 @@ def line(
         _x_scale(ax, [r for r in rows if x in r["params"]], x)
         if logy:
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            log_axis(ax.yaxis)
         ax.set_xlabel(axis_label(x))
         ax.set_ylabel(label)
     if hue or reference:
@@ -167,7 +168,7 @@ def _x_scale(ax: Any, rows: Sequence[Row], x: str) -> None:
     if xs_all and all(isinstance(v, int) for v in xs_all):
         if min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 32:
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            log_axis(ax.xaxis, base=2)
         else:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
@@ -222,8 +223,7 @@ def block_cdf(
             color = colors[group[0]["params"].get(hue) if hue else None]
             ax.step(times, ys, where="post", color=color, lw=2, label=name or None)
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        log_axis(ax.xaxis)
         ax.set_xlabel("block completion time (ms)")
         ax.set_ylabel("fraction of blocks")
     # One time axis for every panel, so that their distributions compare at a glance.
@@ -275,6 +275,7 @@ def timeout_histogram(
                 label=name or None,
             )
         ax.set_yscale("symlog")
+        ax.yaxis.set_major_formatter(FuncFormatter(plain))
         ax.set_xlabel("successive timeouts of one flow (last bar: that many or more)")
         ax.set_ylabel("occurrences")
     if hue:
@@ -314,6 +315,7 @@ def fct_overhead(
                 ax.plot(xs, means, "o-", color=color, lw=2, label=name or None)
         ax.axhline(1.0, color="0.4", ls="--", lw=1)
         ax.set_xscale("log")
+        log_axis(ax.xaxis)
         ax.set_xlabel(axis_label(x))
         ax.set_ylabel("last FCT / optimal")
     if hue:

@@ -101,7 +101,7 @@ class Result:
     @property
     def optimal_s(self) -> float | None:
         """Best possible completion of the incast workload: N·bytes·8/C plus the base
-        latency (the NDP seed's yardstick); ``None`` for other workloads."""
+        latency (the NDP paper's yardstick); ``None`` for other workloads."""
         w = self.scenario["workload"]
         if w["kind"] != "incast":
             return None

@@ -6,6 +6,10 @@ files of different workloads, backends or sweeps concatenate as they are. The fi
 says ``incastlab.schema_version``, ``incastlab.version`` and ``incastlab.kind`` (``results``
 for a file of runs, ``point`` for a sweep point). Nested detail (``scenario``, ``report``,
 ``params``) is JSON text in the file and nested data again in :func:`read_records`.
+
+The file also carries pandas metadata naming pandas' nullable dtypes for the integer and
+boolean columns, so plain ``pandas.read_parquet`` reads them as ``Int64`` and ``boolean``
+(a missing value is ``<NA>``), not as floats or objects when some or all are null.
 """
 
 from __future__ import annotations
@@ -34,11 +38,49 @@ _TYPES: dict[str, pa.DataType] = {
 }
 SCHEMA_VERSION_KEY = b"incastlab.schema_version"
 
+#: Per column kind, the (pandas_type, numpy_type) of pandas metadata: the dtype plain pandas
+#: gives the column (nullable for integers and booleans).
+_PANDAS: dict[str, tuple[str, str]] = {
+    rec.INT: ("int64", "Int64"),
+    rec.FLOAT: ("float64", "float64"),
+    rec.STR: ("unicode", "object"),
+    rec.BOOL: ("bool", "boolean"),
+    rec.JSON: ("unicode", "object"),
+    rec.INTS: ("list[int64]", "object"),
+    rec.FLOATS: ("list[float64]", "object"),
+    rec.STRS: ("list[unicode]", "object"),
+    rec.FLOATS2: ("list[list[float64]]", "object"),
+}
+
 
 @functools.cache
 def schema() -> pa.Schema:
     """The schema of a record."""
     return pa.schema([pa.field(name, _TYPES[kind]) for name, kind in rec.columns()])
+
+
+@functools.cache
+def pandas_metadata() -> bytes:
+    """The ``pandas`` schema metadata of a record table (as pyarrow writes it from a frame
+    with nullable ``Int64``/``boolean`` columns), built without importing pandas."""
+    cols = [
+        {
+            "name": name,
+            "field_name": name,
+            "pandas_type": _PANDAS[kind][0],
+            "numpy_type": _PANDAS[kind][1],
+            "metadata": None,
+        }
+        for name, kind in rec.columns()
+    ]
+    meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": cols,
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+    }
+    return json.dumps(meta).encode()
 
 
 def json_columns() -> list[str]:
@@ -62,6 +104,7 @@ def to_table(records: Sequence[dict[str, Any]], kind: str = "results") -> pa.Tab
         SCHEMA_VERSION_KEY: str(rec.SCHEMA_VERSION).encode(),
         b"incastlab.version": ",".join(versions).encode(),
         b"incastlab.kind": kind.encode(),
+        b"pandas": pandas_metadata(),
     }
     return table.replace_schema_metadata(meta)
 

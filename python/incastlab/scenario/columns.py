@@ -82,3 +82,54 @@ def values(normalized: dict[str, Any]) -> dict[str, Any]:
             node = node.get(part) if isinstance(node, dict) else None
         out[col] = get(node)
     return out
+
+
+def of_key(dotted: str) -> list[str]:
+    """The columns of the scenario key ``dotted`` (``topology.buffer`` →
+    ``topology.buffer.bytes``, ``topology.buffer.packets``); empty for no key."""
+    return [col for col, _, path, _ in _table() if ".".join(path) == dotted]
+
+
+def key_of(column: str) -> str | None:
+    """The scenario key a column comes from (``tcp.rto_min_s`` → ``tcp.rto_min``)."""
+    return next((".".join(path) for col, _, path, _ in _table() if col == column), None)
+
+
+def value(column: str, text: str) -> Any:
+    """``text`` as a value of ``column``: a number in the column's base unit (bytes, bits per
+    second, seconds) as it is, or a value in the key's own units (``32KB``, ``1ms``,
+    ``1Gbps``, ``80%``) converted to the column's; ``ValueError`` naming what the column
+    holds when it is neither."""
+    from incastlab.scenario.parse import value_of
+    from incastlab.series import parse_assignment
+
+    entry = next(((k, p, g) for c, k, p, g in _table() if c == column), None)
+    if entry is None:
+        raise ValueError(f"{column!r} is not a scenario column")
+    kind, path, get = entry
+    raw = parse_assignment(f"{column}={text}", "--where")[1]
+    if kind in (INT, FLOAT) and isinstance(raw, int | float) and not isinstance(raw, bool):
+        return raw
+    if kind == STR and not isinstance(raw, str):
+        raw = text
+    try:
+        out = get(value_of(".".join(path), raw))
+    except Exception as e:  # ScenarioError, UnitError: the key's own message
+        if kind == STR:
+            return text
+        raise ValueError(f"{text!r} is not a value of {column} ({_holds(column, kind)})") from e
+    if out is None:
+        raise ValueError(f"{text!r} is not a value of {column} ({_holds(column, kind)})")
+    return out
+
+
+def _holds(column: str, kind: str) -> str:
+    if column.endswith("_s"):
+        return "seconds, or a time such as 1ms"
+    if column.endswith(".packets"):
+        return "a number of packets"
+    if column.endswith(".bytes"):
+        return "bytes, or a size such as 64KB"
+    if column.endswith(".bps"):
+        return "bits per second, or a rate such as 1Gbps"
+    return {INT: "an integer", FLOAT: "a number", BOOL: "true or false"}.get(kind, "text")

@@ -190,28 +190,57 @@ def flat_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def coordinate_columns(rows: Sequence[dict[str, Any]], axes: Sequence[str]) -> list[str]:
+    """The record columns of a sweep's coordinates ``axes`` (its spec's keys), the names of
+    its CSV and Parquet: ``topology.buffer`` is ``topology.buffer.bytes`` (and ``.packets``
+    where a point gave packets), ``tcp.rto_min`` is ``tcp.rto_min_s``; a coordinate that is
+    no scenario key keeps its name."""
+    from incastlab.scenario.columns import of_key
+
+    out: list[str] = []
+    for axis in axes:
+        cols = of_key(axis) or [axis]
+        held = [c for c in cols if any(r.get(c) is not None for r in rows)]
+        out += held or cols[:1]
+    return out
+
+
+#: The prefix of a coordinate's value as the spec wrote it (``32KB``) in :func:`over_seeds`.
+LABEL = "label:"
+
+
 def over_seeds(rows: Sequence[dict[str, Any]], axes: Sequence[str]) -> pd.DataFrame:
     """A sweep's records aggregated over seeds (:func:`incastlab.result.aggregate`): one row
-    per combination of the other ``axes``, their values as the spec wrote them (as in
+    per combination of the other ``axes``, each as its record columns in base units
+    (:func:`coordinate_columns`) and, under ``label:KEY``, as the spec wrote it (as in
     ``params``), with ``n`` and each metric's ``_mean`` and ``_ci95``."""
     import pandas as pd
 
     from incastlab.result.stats import NUMERIC, aggregate
 
     keys = [k for k in axes if k != "seed"]
+    cols = coordinate_columns(rows, keys)
 
     def label(v: Any) -> Any:
         # A table-valued coordinate ({bytes = ...}) groups by its JSON text.
         return json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v
 
+    def cell(r: dict[str, Any], c: str) -> Any:
+        return r[c] if c in r else label(r["params"].get(c))
+
+    labels = [LABEL + k for k in keys]
     frame = pd.DataFrame(
         [
-            {**{k: label(r["params"].get(k)) for k in keys}, **{m: r.get(m) for m in NUMERIC}}
+            {
+                **{c: cell(r, c) for c in cols},
+                **{LABEL + k: label(r["params"].get(k)) for k in keys},
+                **{m: r.get(m) for m in NUMERIC},
+            }
             for r in rows
         ],
-        columns=[*keys, *NUMERIC],
+        columns=[*cols, *labels, *NUMERIC],
     )
-    return aggregate(frame, by=keys)
+    return aggregate(frame, by=[*cols, *labels])
 
 
 def results_view(
@@ -219,13 +248,17 @@ def results_view(
 ) -> tuple[list[dict[str, Any]], pd.DataFrame | None]:
     """What ``incast results`` shows: the flat rows of every point, or, when the sweep has
     several seeds and ``per_seed`` is not asked for, one row per configuration aggregated
-    over seeds (:func:`over_seeds`; NaN becomes ``None``). The aggregate frame is returned
-    too, ``None`` for the per-point view."""
+    over seeds (:func:`over_seeds`; its coordinates under their record columns, NaN as
+    ``None``). The aggregate frame is returned too, ``None`` for the per-point view."""
     if per_seed or "seed" not in axes:
         return flat_rows(rows), None
     summary = over_seeds(rows, axes)
     view = [
-        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+        {
+            k: None if isinstance(v, float) and math.isnan(v) else v
+            for k, v in r.items()
+            if not k.startswith(LABEL)
+        }
         for r in summary.to_dict("records")
     ]
     return view, summary

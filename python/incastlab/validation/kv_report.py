@@ -329,8 +329,8 @@ def write_readme(
 ENVELOPE_TEXT = [
     "Every frame crosses two tbf qdiscs, a bridge and two veths in softirq, one segment per "
     "packet (no GSO, so that the switch ports drop frames, not bursts). 20 hosts at 100 Mbps "
-    "offer 1 Gbps at 50%: this 2-core machine, shared with other work, falls behind (gets "
-    "leave hundreds of milliseconds late and queue up behind each other). The sweep runs 20 "
-    "hosts at 25 Mbps (a factor of 40 from the article's gigabit), where gets leave within "
-    "milliseconds of their planned times against get latencies above 100 ms.",
+    "offer 1 Gbps at 50%: the recording host's two cores, shared with other work, fall "
+    "behind (gets leave hundreds of milliseconds late and queue up behind each other). The "
+    "sweep runs 20 hosts at 25 Mbps (a factor of 40 from the article's gigabit), where gets "
+    "leave within milliseconds of their planned times against get latencies above 100 ms.",
 ]

@@ -185,7 +185,7 @@ def stalls_text(traces: Sequence[StallTrace]) -> str:
         return xs[min(len(xs) - 1, int(p * len(xs)))]
 
     return (
-        "And its client's stalls: the testbed is a 2-core machine shared with other work, "
+        "And its client's stalls: the testbed has two cores shared with other work, "
         "and its client is not always scheduled when a block's last byte arrives. In the "
         f"{len(traces)} single-flow runs, where the network takes nearly the same time for "
         "every block (tens of µs apart), a block takes longer than the run's median block by "
