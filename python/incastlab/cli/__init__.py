@@ -78,7 +78,7 @@ def _consoles() -> tuple[Console, Console]:
 
     out = Console(highlight=False)
     if not out.is_terminal:
-        out = Console(highlight=False, width=140)
+        out = Console(highlight=False, width=100)
     return out, Console(stderr=True, highlight=False)
 
 

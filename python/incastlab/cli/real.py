@@ -21,6 +21,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, real_tcp_link, series_from
+from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -183,6 +184,7 @@ def add_emulate_parser(sub: Any) -> None:
         help="sample the receiver's interface as incast monitor does (default 1ms)",
     )
     e.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    add_wide_flag(e)
     e.set_defaults(handler=cmd_emulate)
 
 
@@ -377,7 +379,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     elif not a.quiet:
         from incastlab.cli.render import print_runs
 
-        print_runs(out, run, "emulate", " · real Linux TCP")
+        print_runs(out, run, "emulate", " · real Linux TCP", wide=a.wide)
         print_observed(out, run.results)
     write_outputs(a, run, series, "Incast on real Linux TCP (namespaces)")
     return 0

@@ -16,6 +16,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -71,6 +72,7 @@ def add_sim_parser(sub: Any) -> None:
     )
     add_workers_flag(s)
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    add_wide_flag(s)
     s.set_defaults(handler=cmd_sim)
 
 
@@ -102,7 +104,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     elif not a.quiet:
         from incastlab.cli.render import print_runs
 
-        print_runs(out, run, "sim")
+        print_runs(out, run, "sim", wide=getattr(a, "wide", False))
     written = write_outputs(a, run, series)
     if a.pcap:
         written.append(a.pcap)
@@ -126,7 +128,7 @@ def _interrupted(a: argparse.Namespace, stop: SeriesInterrupted, out: Console, e
         elif not a.quiet:
             from incastlab.cli.render import print_runs
 
-            print_runs(out, run, "sim")
+            print_runs(out, run, "sim", wide=getattr(a, "wide", False))
         series = [stop.series[k] for k in keep]
         for path in write_outputs(a, run, series, partial=True):
             err.print(f"wrote {path} ({stop.finished} finished points)")

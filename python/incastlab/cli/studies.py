@@ -19,6 +19,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
+from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,6 +50,7 @@ def add_mitigate_parser(sub: Any) -> None:
         help="bar chart of the mitigations, best first: goodput and 99th-percentile block time",
     )
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
+    add_wide_flag(g)
     g.set_defaults(handler=cmd_mitigate)
 
 
@@ -89,6 +91,7 @@ def add_compare_parser(sub: Any) -> None:
         metavar="FILE.png",
         help="goodput versus senders per backend",
     )
+    add_wide_flag(c)
     c.set_defaults(handler=cmd_compare)
 
 
@@ -108,7 +111,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     elif not a.quiet:
         from incastlab.cli.render import print_ranking
 
-        print_ranking(out, err, ranking)
+        print_ranking(out, err, ranking, wide=a.wide)
     if a.plot:
         from incastlab.plot.mitigations import ranking_bars
 
@@ -152,7 +155,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         from incastlab.cli.render import print_comparison
 
-        print_comparison(out, c, c.rows())
+        print_comparison(out, c, c.rows(), wide=a.wide)
     if a.plot:
         title = "One scenario: simulator, real Linux TCP, model"
         if c.repeat > 1:

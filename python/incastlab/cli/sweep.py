@@ -21,10 +21,10 @@ from incastlab.cli.common import (
     pct_cell,
     plain,
     progress_bar,
-    table,
     writing,
 )
 from incastlab.cli.stored import open_sweep, parse_where, point_label, selected, warn_unreadable
+from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,6 +71,7 @@ def add_sweep_parser(sub: Any) -> None:
     s.add_argument("--dry-run", action="store_true", help="list the points, run nothing")
     s.add_argument("--json", action="store_true", help="print the outcome as JSON")
     s.add_argument("-q", "--quiet", action="store_true", help="no table, no progress")
+    add_wide_flag(s)
     s.set_defaults(handler=cmd_sweep)
 
 
@@ -103,6 +104,7 @@ def add_results_parser(sub: Any) -> None:
         help="write the rows as CSV to FILE.csv, or to standard output with -",
     )
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_wide_flag(r)
     r.set_defaults(handler=cmd_results)
 
 
@@ -155,7 +157,7 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.json:
         print(json.dumps(res.summary(store.root), indent=1))
     elif not a.quiet:
-        _print_rows(store, out, err, [])
+        _print_rows(store, out, err, [], a.wide)
         err.print(
             f"{res.ran} run, {res.skipped} already stored, {len(res.failed)} failed "
             f"({res.wall_s:.1f}s) → {store.root}"
@@ -169,7 +171,7 @@ def _interrupted(
     """After Ctrl-C: the points stored so far (all of them kept), and how to resume."""
     stored = len(store.done() & {p.key for p in points})
     if not a.json and not a.quiet and stored:
-        _print_rows(store, out, err, [])
+        _print_rows(store, out, err, [], a.wide)
     again = ["incast", "sweep", a.spec, "--out", str(store.root)]
     if a.backend:
         again += ["--backend", a.backend]
@@ -182,10 +184,26 @@ def _interrupted(
     return 130
 
 
+def _title(meta: dict[str, Any], root: Path, rows: list[dict[str, Any]], what: str) -> str:
+    """A sweep table's title line: its name, backend, transport and TCP, and ``what``."""
+    from incastlab.plot import transport_label
+
+    tcp = transport_label([r["scenario"] for r in rows if r.get("scenario")])
+    return (
+        f"[bold]{plain(meta.get('name', root.name))}[/bold] · {meta.get('backend')} · "
+        + (f"{tcp} · " if tcp else "")
+        + what
+    )
+
+
 def _print_rows(
-    store: SweepStore, out: Console, err: Console, where: list[tuple[str, str]]
+    store: SweepStore,
+    out: Console,
+    err: Console,
+    where: list[tuple[str, str]],
+    wide: bool = False,
 ) -> None:
-    from incastlab.cli.render import count, header, in_unit
+    from incastlab.cli.tables import ALWAYS, Col, count, header, in_unit, print_table
     from incastlab.sweep.order import params_key
 
     rows = sorted(selected(store, where, err)[0], key=params_key)
@@ -194,47 +212,44 @@ def _print_rows(
     rate, rate_cell = in_unit([r["goodput_bps"] for r in rows], "rate")
     medians = [r.get("block_time_median_s") or r.get("model_block_time_s") for r in rows]
     unit, time_cell = in_unit(medians, "time")
-    t = table()
-    for k in axes:
-        t.add_column(k.split(".")[-1], justify="right")
-    for col in (
-        header("goodput", rate),
-        header("link", "%"),
-        header("block p50", unit),
-        header("time-", "outs"),
-        header("wall", "s"),
-    ):
-        t.add_column(col, justify="right")
-    for r, median in zip(rows, medians, strict=True):
-        t.add_row(
-            *[str(r["params"].get(k, "")) for k in axes],
-            rate_cell(r["goodput_bps"]),
-            pct_cell(r.get("goodput_fraction") or 0.0, sign=False),
-            time_cell(median),
-            count(r.get("timeouts")),
-            f"{r['wall_s']:.2f}",
-        )
-    out.print(
-        f"[bold]{meta.get('name', store.root.name)}[/bold] · {meta.get('backend')} · "
-        f"{len(rows)} of {meta.get('points')} points"
-    )
-    out.print(t)
+    cols = [
+        Col(k.split(".")[-1], [str(r["params"].get(k, "")) for r in rows], ALWAYS) for k in axes
+    ]
+    cols += [
+        Col(header("goodput", rate), [rate_cell(r["goodput_bps"]) for r in rows], 8),
+        Col(
+            header("link", "%"),
+            [pct_cell(r.get("goodput_fraction") or 0.0, sign=False) for r in rows],
+            7,
+        ),
+        Col(header("block p50", unit), [time_cell(m) for m in medians], 6),
+        Col(header("time-", "outs"), [count(r.get("timeouts")) for r in rows], 5),
+        Col(header("wall", "s"), [f"{r['wall_s']:.2f}" for r in rows], 0),
+    ]
+    what = f"{len(rows)} of {meta.get('points')} points"
+    print_table(out, _title(meta, store.root, rows, what), cols, wide=wide)
     for f in store.failures():
         err.print(f"[red]failed[/red] {plain(point_label(f['params']))}: {plain(str(f['error']))}")
 
 
 def _print_summary(
-    store: SweepStore, summary: pd.DataFrame, axes: list[str], out: Console, err: Console
+    store: SweepStore,
+    summary: pd.DataFrame,
+    axes: list[str],
+    out: Console,
+    err: Console,
+    rows: list[dict[str, Any]],
+    wide: bool = False,
 ) -> None:
     """The seed-aggregated view: mean ± 95% interval half-width, units in the headers."""
     import math
 
-    from incastlab.cli.render import header, in_unit
+    from incastlab.cli.tables import ALWAYS, Col, header, in_unit, print_table
 
-    def cell(m: str, kind: str, name: str) -> tuple[str, list[str]]:
+    def cell(m: str, kind: str, name: str, keep: int) -> Col:
         mean, half = summary.get(f"{m}_mean"), summary.get(f"{m}_ci95")
         if mean is None:
-            return name, ["-"] * len(summary)
+            return Col(name, ["-"] * len(summary), keep)
         fmt: Callable[[float | None], str]
         if kind == "%":
             unit, fmt = "%", lambda x: "-" if x is None else f"{100 * x:.1f}"
@@ -246,34 +261,24 @@ def _print_summary(
             "-" if math.isnan(x) else fmt(x) + ("" if math.isnan(h) else f" ±{fmt(h)}")
             for x, h in zip(mean, half, strict=True)
         ]
-        return header(name, unit), cells
+        return Col(header(name, unit), cells, keep)
 
-    t = table()
     from incastlab.sweep.store import LABEL
 
-    cols: dict[str, list[str]] = {
-        k.split(".")[-1]: [str(v) for v in summary[LABEL + k]] for k in axes
-    }
-    cols["n"] = [str(n) for n in summary["n"]]
-    for m, kind, name in (
-        ("goodput_bps", "rate", "goodput"),
-        ("goodput_fraction", "%", "link"),
-        ("block_time_median_s", "time", "block p50"),
-        ("timeouts", "count", "timeouts"),
-    ):
-        head, cells = cell(m, kind, name)
-        cols[head] = cells
-    for c in cols:
-        t.add_column(c, justify="right")
-    for i in range(len(summary)):
-        t.add_row(*[v[i] for v in cols.values()])
+    cols = [Col(k.split(".")[-1], [str(v) for v in summary[LABEL + k]], ALWAYS) for k in axes]
+    cols.append(Col("n", [str(n) for n in summary["n"]], ALWAYS))
+    cols += [
+        cell("goodput_bps", "rate", "goodput", 8),
+        cell("goodput_fraction", "%", "link", 7),
+        cell("block_time_median_s", "time", "block p50", 6),
+        cell("timeouts", "count", "timeouts", 5),
+    ]
     meta = store.meta()
-    out.print(
-        f"[bold]{meta.get('name', store.root.name)}[/bold] · {meta.get('backend')} · "
+    what = (
         f"{int(summary['n'].sum())} points over {len(summary)} configurations, "
         "mean ± 95% interval over seeds"
     )
-    out.print(t)
+    print_table(out, _title(meta, store.root, rows, what), cols, wide=wide)
     for f in store.failures():
         err.print(f"[red]failed[/red] {plain(point_label(f['params']))}: {plain(str(f['error']))}")
 
@@ -304,7 +309,7 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
     if a.csv or a.json:
         return 0
     if summary is None:
-        _print_rows(store, out, err, where)
+        _print_rows(store, out, err, where, a.wide)
     else:
-        _print_summary(store, summary, [k for k in axes if k != "seed"], out, err)
+        _print_summary(store, summary, [k for k in axes if k != "seed"], out, err, rows, a.wide)
     return 0

@@ -22,8 +22,31 @@ COLORS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989"]
 _PARTS = (("switches", "switch"), ("hosts", "host"), ("links", "link"))
 
 
+def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
+    """Which transport ran, from normalized scenarios: ``tcp (classic profile, reno)``,
+    ``ndp``; values that differ between the scenarios joined by ``|``. ``omit`` leaves out
+    a key that varies between series (``congestion_control``, ``profile``, ``transport``)."""
+
+    def values(get: Any, among: Sequence[dict[str, Any]]) -> str:
+        return "|".join(dict.fromkeys(str(get(s)) for s in among))
+
+    tcp = [s for s in scenarios if s.get("transport", "tcp") == "tcp"]
+    parts = []
+    if tcp:
+        inner = []
+        if omit != "profile":
+            inner.append(values(lambda s: s["tcp"]["profile"], tcp) + " profile")
+        if omit != "congestion_control":
+            inner.append(values(lambda s: s["tcp"]["congestion_control"], tcp))
+        parts.append("tcp" + (f" ({', '.join(inner)})" if inner else ""))
+    if len(tcp) < len(scenarios):
+        parts.append("ndp")
+    return "" if omit == "transport" else " and ".join(parts)
+
+
 def scenario_line(r: Result, omit: str = "") -> str:
-    """One line describing the scenario; ``omit`` names a key that varies between series."""
+    """One line describing the scenario: its transport, TCP profile and congestion control
+    first; ``omit`` names a key that varies between series."""
     s = r.scenario
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
     if w["kind"] == "queries":
@@ -66,6 +89,7 @@ def scenario_line(r: Result, omit: str = "") -> str:
     else:
         buffer += "/port"
     parts = {
+        "transport": transport_label([s], omit),
         "workload": what,
         "link": format_rate(t["receiver_link"]),
         "rtt": latency_label(r),
@@ -74,7 +98,7 @@ def scenario_line(r: Result, omit: str = "") -> str:
     }
     if s.get("transport") == "ndp":
         nd = s["ndp"]
-        parts["buffer"] = f"NDP, IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
+        parts["buffer"] = f"IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
         del parts["rto_min"]
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"
@@ -83,7 +107,7 @@ def scenario_line(r: Result, omit: str = "") -> str:
         f = t["file"]
         sizes = [(len(f[many]), many, one) for many, one in _PARTS]
         parts["buffer"] = ", ".join(f"{n} {one if n == 1 else many}" for n, many, one in sizes)
-    return " · ".join(v for k, v in parts.items() if k != omit)
+    return " · ".join(v for k, v in parts.items() if k != omit and v)
 
 
 def latency_label(r: Result) -> str:

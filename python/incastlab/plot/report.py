@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from incastlab.plot import sweep as sweep_plot
+from incastlab.plot import transport_label
 from incastlab.plot.facets import axis_label
 from incastlab.sweep.store import SweepStore
 from incastlab.units import format_rate, format_time
@@ -139,6 +140,7 @@ def write_report(
 <style>{_CSS}</style></head><body>
 <h1>{html.escape(meta.get("name", "sweep"))}</h1>
 <p class=sub>{len(rows)} of {meta.get("points")} points · backend {meta.get("backend")} ·
+{html.escape(transport_label([r["scenario"] for r in rows if r.get("scenario")]))} ·
 incastlab {html.escape(str(version))}</p>
 {"".join(figures)}
 <h2>Points</h2>
