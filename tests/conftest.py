@@ -12,7 +12,8 @@ from typing import Any
 # The suite writes nothing outside its temporary directories: what the code under test or the
 # tools it starts keep in the user's home (matplotlib's font cache, Chromium's profile and crash
 # reports, GTK's dconf, `--cache ~/...` in a documented command) goes to a home of this session,
-# removed at its end. Set before anything imports matplotlib, which reads it once.
+# removed at its end; so does Dask's scratch space. Set before anything imports matplotlib,
+# which reads it once.
 _HOME = tempfile.mkdtemp(prefix="incastlab-test-home-")
 for _var, _sub in (
     ("HOME", ""),
@@ -21,6 +22,8 @@ for _var, _sub in (
     ("XDG_DATA_HOME", ".local/share"),
     ("XDG_STATE_HOME", ".local/state"),
     ("MPLCONFIGDIR", ".config/matplotlib"),
+    # Dask's scratch space (its lock files stayed in /tmp/dask-scratch-space-UID).
+    ("DASK_TEMPORARY_DIRECTORY", "dask"),
 ):
     os.environ[_var] = os.path.join(_HOME, _sub)
 
