@@ -1,23 +1,46 @@
-"""Shared helpers: build scenarios from dotted overrides."""
+"""Shared helpers: build scenarios from dotted overrides; the session's own HOME; the skip
+summary."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections import Counter
 from typing import Any
 
-import pytest
-from hypothesis import settings
+# The suite writes nothing outside its temporary directories: what the code under test or the
+# tools it starts keep in the user's home (matplotlib's font cache, Chromium's profile and crash
+# reports, GTK's dconf, `--cache ~/...` in a documented command) goes to a home of this session,
+# removed at its end; so does Dask's scratch space. Set before anything imports matplotlib,
+# which reads it once.
+_HOME = tempfile.mkdtemp(prefix="incastlab-test-home-")
+for _var, _sub in (
+    ("HOME", ""),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("MPLCONFIGDIR", ".config/matplotlib"),
+    # Dask's scratch space (its lock files stayed in /tmp/dask-scratch-space-UID).
+    ("DASK_TEMPORARY_DIRECTORY", "dask"),
+):
+    os.environ[_var] = os.path.join(_HOME, _sub)
 
-import incastlab
-from incastlab.real import capacity
-from incastlab.result import Result
-from incastlab.scenario import Scenario, apply_overrides, from_dict
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+import incastlab  # noqa: E402
+from incastlab.real import capacity  # noqa: E402
+from incastlab.result import Result  # noqa: E402
+from incastlab.scenario import Scenario, apply_overrides, from_dict  # noqa: E402
 
 GBPS = 1e9
 
 # Property tests draw the same examples on every run, so the suite's verdict does not depend on
 # luck. A search with fresh examples: HYPOTHESIS_PROFILE=campaign pytest tests/test_hardening.py
-settings.register_profile("suite", derandomize=True)
+# No example database either: the suite writes no .hypothesis/ into the clone.
+settings.register_profile("suite", derandomize=True, database=None)
 settings.register_profile("campaign", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
@@ -59,6 +82,30 @@ HAFEEZ = dict(
     tcp__mss="1000B",
     workload__jitter="20us",
 )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HOME, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say once, at the end, which checks were skipped and why: one line per reason, with how
+    many tests it skipped and in which files (pyproject's addopts leave skips out of -r)."""
+    reasons: Counter[str] = Counter()
+    files: dict[str, set[str]] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        if not isinstance(report.longrepr, tuple):
+            continue
+        path, _, reason = report.longrepr
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] += 1
+        files.setdefault(reason, set()).add(os.path.basename(path))
+    if not reasons:
+        return
+    total = sum(reasons.values())
+    terminalreporter.section(f"{total} skipped, by reason", sep="-")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"{n:4}  {reason}  [{', '.join(sorted(files[reason]))}]")
 
 
 def scenario(**overrides: Any) -> Scenario:

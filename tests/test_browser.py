@@ -40,7 +40,10 @@ def chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    why = "no Chromium on PATH (Debian: apt-get install chromium)"
+    why = (
+        "no Chromium: the browser checks of the HTML report and the docs "
+        "(Debian: apt-get install chromium; ./scripts/test --install-system-deps)"
+    )
     if REQUIRED:
         pytest.fail(f"INCAST_REQUIRE_BROWSER=1 but {why}")
     pytest.skip(why)

@@ -91,6 +91,8 @@ def test_the_cli_refuses_before_building_anything(
 ) -> None:
     built: list[object] = []
     monkeypatch.setattr(testbed_build, "build", lambda *a, **k: built.append(a))
+    # Nothing is built, so this runs as an ordinary user too: the root check is not the subject.
+    monkeypatch.setattr(emulate, "check_can_emulate", lambda: None)
     small = dataclasses.replace(ROOMY, mem_available=1_000_000_000)
     monkeypatch.setattr(capacity.Machine, "here", classmethod(lambda cls: small))
     # A series: the largest point is refused before the smallest is run.

@@ -111,7 +111,8 @@ def test_missing_interface_and_namespace_are_one_line(capsys: pytest.CaptureFixt
 
 
 @pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("ip") is None, reason="creating a veth needs root and ip"
+    os.geteuid() != 0 or shutil.which("ip") is None,
+    reason="creating a veth needs root and ip (iproute2)",
 )
 def test_an_interface_that_disappears_ends_the_run_with_one_line(
     capsys: pytest.CaptureFixture[str],

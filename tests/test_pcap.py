@@ -30,7 +30,10 @@ def _capture(
 
 def test_tcpdump_reads_the_simulators_capture_without_a_warning(tmp_path: Path) -> None:
     if shutil.which("tcpdump") is None:
-        pytest.skip("tcpdump is not installed (the project's set-up, .ci/run, installs it)")
+        pytest.skip(
+            "no tcpdump: the check that it reads the simulator's pcaps "
+            "(Debian: apt-get install tcpdump; ./scripts/test --install-system-deps)"
+        )
     r, path = _capture(tmp_path, {**COLLAPSE, "workload": {"sru": "256KB", "blocks": 2}}, "a")
     run = subprocess.run(
         ["tcpdump", "-nn", "-r", str(path)], capture_output=True, text=True, check=True
@@ -48,7 +51,10 @@ def test_tcpdump_reads_the_simulators_capture_without_a_warning(tmp_path: Path) 
 
 def test_tshark_finds_no_malformed_frame(tmp_path: Path) -> None:
     if shutil.which("tshark") is None:
-        pytest.skip("tshark is not installed")
+        pytest.skip(
+            "no tshark: the pcap cross-check against Wireshark's dissectors "
+            "(Debian: apt-get install tshark; ./scripts/test --install-system-deps)"
+        )
     scenario = {
         "topology": {"senders": 8, "ecn_threshold": "20KB"},
         "tcp": {"congestion_control": "dctcp", "ecn": True},

@@ -13,7 +13,17 @@ input (one HDFS block) and 1024 bytes of shuffle and output; submit times unchan
 ``round((shuffle + output) / bytes_per_reduce)``, at least 1, and ``cluster // 5`` when that
 exceeds the cluster. :func:`generate` writes a small trace with the same columns from a seeded
 sampler, shipped as ``swim-small.tsv`` for default runs and tests (``incast jobs swim`` writes
-it, or another draw).
+it, or another draw): shaped like FB-2009, not Facebook's data.
+
+The FB-2009 day itself is not shipped. It is ``workloadSuite/FB-2009_samples_24_times_1hr_0.tsv``
+of the SWIM project (https://github.com/SWIMProjectUCB/SWIM; the wiki's "Workloads repository"
+page lists it): 24 one-hour samples, 5,894 jobs, synthesized from six months (May to October
+2009) of a 600-machine Facebook Hadoop cluster's trace, described in the MASCOTS paper above and
+in Chen, Alspaugh and Katz, "Interactive Analytical Processing in Big Data Systems: A
+Cross-Industry Study of MapReduce Workloads", PVLDB 5(12), 2012. SWIM's licence is the New BSD
+licence (Copyright 2011 Regents of the University of California; two Java files derived from
+Hadoop are Apache 2.0). Download the file and give it to ``incast reproduce fb2009-replay
+--trace``.
 """
 
 from __future__ import annotations
@@ -37,6 +47,11 @@ FIELDS = (
 SMALL_TRACE = Path(__file__).with_name("swim-small.tsv")
 #: Machines of the cluster the FB-2009 trace was recorded on (SWIM's README).
 FB2009_CLUSTER = 600
+#: Where the FB-2009 day comes from and under which licence (said wherever it is replayed).
+FB2009_SOURCE = (
+    "SWIM's FB-2009_samples_24_times_1hr_0.tsv, https://github.com/SWIMProjectUCB/SWIM, "
+    "New BSD licence"
+)
 #: SWIM's floors after scaling: one 64 MiB block of input, 1 KiB of shuffle and output.
 MIN_INPUT = 67108864
 MIN_SHUFFLE = 1024
