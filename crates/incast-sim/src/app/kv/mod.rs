@@ -178,7 +178,7 @@ impl KvGets {
     pub fn new(sc: &Scenario, physical_hosts: u32) -> KvGets {
         let w = &sc.workload;
         let h = sc.topology.senders;
-        let conns = Self::connections_of(h) as usize;
+        let conns = incast_workload::kv::connections(h) as usize;
         let sizes = value_sizes(sc);
         let mean_gap = PS_PER_S as f64 / sc.kv_gets_per_s();
         KvGets {
@@ -231,13 +231,9 @@ impl KvGets {
         }
     }
 
-    fn connections_of(hosts: u32) -> u32 {
-        incast_workload::kv::connections(hosts)
-    }
-
     /// Connections: one per ordered pair (coordinator, replica).
     pub fn connections(&self) -> u32 {
-        Self::connections_of(self.hosts)
+        incast_workload::kv::connections(self.hosts)
     }
 
     /// The connection on which coordinator `a` asks replica `b` (a ≠ b).

@@ -121,10 +121,8 @@ impl HostCounters {
 }
 
 /// The `q`-quantile of sorted `v` (nearest rank), 0 if empty: how the store's latencies are
-/// summarized (the emulated store's too, through `_core.nearest_rank`).
-pub fn quantile(v: &[SimTime], q: f64) -> SimTime {
-    incast_workload::kv::nearest_rank(v, q)
-}
+/// summarized, the emulated store's too (`_core.nearest_rank`): the workload crate's one rule.
+pub use incast_workload::kv::nearest_rank as quantile;
 
 impl KvGets {
     /// Value bytes delivered to coordinators so far.
