@@ -31,6 +31,13 @@ pub trait Wire: Copy + Trimmable {
     }
     /// Mark it congestion experienced (CE).
     fn mark_ce(&mut self) {}
+    /// Whether it collects in-band telemetry at the switch egresses it leaves through.
+    fn wants_int(&self) -> bool {
+        false
+    }
+    /// Record one egress's telemetry (called as it starts to leave an INT-capable switch port;
+    /// a packet whose stack is full ignores the rest).
+    fn int_push(&mut self, _hop: super::int::IntHop) {}
 }
 
 /// What became of a packet offered to a link.

@@ -9,9 +9,10 @@
 //! NDP's trimming ports do.
 //!
 //! - [`fabric`]: the network as the engine runs it (packets, queue disciplines, PFC);
-//! - [`red`]: random early detection; [`trim`]: trimming ports.
+//! - [`red`]: random early detection; [`trim`]: trimming ports; [`int`]: in-band telemetry.
 
 pub mod fabric;
+pub mod int;
 pub mod red;
 pub mod trim;
 
