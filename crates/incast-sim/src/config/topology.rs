@@ -195,6 +195,11 @@ section! {
         pub pfc_xoff: Option<u64> [Size] = None,
         /// PFC XON threshold, bytes per ingress; `None`: XOFF minus two full frames.
         pub pfc_xon: Option<u64> [Size] = None,
+        /// In-band network telemetry at every switch egress (INT-capable switches, as HPCC
+        /// needs): a packet that asks for it records the port's queue length, bytes sent, time
+        /// and rate as it leaves (Li et al., "HPCC: High Precision Congestion Control",
+        /// SIGCOMM 2019).
+        pub int: bool [Plain] = false,
         /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
         /// queue at or above it is marked CE; unlimited = no marking.
         pub ecn_threshold: QueueLimit [Limit] = QueueLimit::UNLIMITED,
