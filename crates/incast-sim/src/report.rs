@@ -35,6 +35,48 @@ pub struct FlowReport {
     pub loss_probes: u32,
     /// Bytes sent per slow-start round of the first response, until its first loss.
     pub rounds: Vec<u64>,
+    /// Time its packets were held at links paused by PFC, picoseconds, summed over the links
+    /// of its route (several packets waiting behind one pause at one link count once); only
+    /// when the fabric is reported under PFC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused: Option<SimTime>,
+}
+
+/// One link's PFC pauses.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PortPauses {
+    /// The link (`port3`, `nic5`, `fabric40`): the egress that was paused.
+    pub name: String,
+    /// Pause frames (XOFF) that stopped it.
+    pub pauses: u64,
+    /// Time it spent paused, picoseconds.
+    pub paused: SimTime,
+}
+
+/// The fabric in detail (`topology.fabric_report`, or PFC over a shared buffer, egress ECN
+/// marking, INT): PFC's pauses and victims, buffers, marks.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct FabricReport {
+    /// PFC pause frames (XOFF) that stopped a link, every link together.
+    pub pause_frames: u64,
+    /// Time links spent paused, summed over links, picoseconds.
+    pub paused: SimTime,
+    /// Every link PFC paused at least once.
+    pub paused_links: Vec<PortPauses>,
+    /// Most of each switch's shared buffer in use at once (pool and PFC headrooms), bytes,
+    /// by switch (a star's one; leaves then spines; ToRs, aggregation switches, cores; a
+    /// topology file's switches with a buffer, in file order).
+    pub switch_buffer_max_bytes: Vec<u64>,
+    /// Frames dropped under PFC because the ingress's headroom (or own buffer) was full.
+    pub headroom_overruns: u64,
+    /// Packets marked CE at switch ports (on arrival or on egress).
+    pub ecn_marks: u64,
+    /// Flows whose packets were held at paused links (under PFC).
+    pub paused_flows: u64,
+    /// Paused flows that do not cross the receiver's port: victims of congestion spreading.
+    pub victim_flows: u64,
+    /// The victims' flow numbers.
+    pub victims: Vec<u32>,
 }
 
 /// One queue.
@@ -132,6 +174,9 @@ pub struct Report {
     /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle: Option<crate::app::shuffle::ShuffleReport>,
+    /// The fabric in detail, when reported ([`crate::Scenario::reports_fabric`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<FabricReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -179,6 +224,7 @@ impl FlowReport {
             loss_probes: 0,
             spurious_timeouts: 0,
             rounds: Vec::new(),
+            paused: None,
         }
     }
 }
@@ -251,6 +297,7 @@ impl Report {
             ndp: None,
             kv: None,
             shuffle: None,
+            fabric: None,
         }
     }
 }

@@ -35,6 +35,8 @@ pub enum Stream {
     KvService(u32),
     /// The order in which one shuffle reducer asks the hosts for their map outputs.
     ShuffleOrder(u32),
+    /// One link's egress ECN marks (`topology.ecn_kmin`).
+    EcnMark(u32),
 }
 
 impl Stream {
@@ -53,6 +55,7 @@ impl Stream {
             Stream::KvGets(h) => (9, h),
             Stream::KvService(h) => (10, h),
             Stream::ShuffleOrder(r) => (11, r),
+            Stream::EcnMark(l) => (12, l),
         };
         (purpose << 32) + index as u64
     }

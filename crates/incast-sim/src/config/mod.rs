@@ -9,6 +9,7 @@
 //! carries. `validate` checks every invariant the engine relies on, so no input can make it
 //! panic.
 
+mod buffer;
 mod graph;
 pub(crate) mod section;
 mod tcp;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+pub use buffer::derived_headroom;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use section::{Key, Unit};
 pub use tcp::*;

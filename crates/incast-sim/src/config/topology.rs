@@ -193,13 +193,51 @@ section! {
         /// PFC XOFF threshold, bytes per ingress; `None`: `buffer` minus the headroom (two
         /// one-way delays at the link rate plus two full frames).
         pub pfc_xoff: Option<u64> [Size] = None,
-        /// PFC XON threshold, bytes per ingress; `None`: XOFF minus two full frames.
+        /// PFC XON threshold, bytes per ingress; `None`: XOFF minus two full frames. With a
+        /// shared buffer it needs a static `pfc_xoff` (the dynamic one resumes at
+        /// `pfc_xon_offset` below it).
         pub pfc_xon: Option<u64> [Size] = None,
+        /// PFC headroom of every ingress, bytes: what the switch still takes over a link after
+        /// it has decided to pause it. `None`: two one-way delays at the link's rate plus two
+        /// full frames (the pause frame waits for the frame on the wire towards the sender and
+        /// crosses the link while the sender keeps sending and finishes its frame in service);
+        /// HPCC's ns-3 gives three one-way delays. Without a shared buffer, XOFF defaults to
+        /// `buffer` minus it; with one, it is carved out of each switch's `shared_buffer`
+        /// (as Broadcom's MMU reserves it), and the rest is the pool.
+        pub pfc_headroom: Option<u64> [Size] = None,
+        /// PFC over a shared buffer without a static `pfc_xoff`: an ingress is paused when its
+        /// use of its switch's pool reaches α times the pool's free bytes (the dynamic
+        /// threshold of Choudhury and Hahne, IEEE/ACM ToN 1998, applied per ingress as
+        /// Broadcom's switches do). Default 1/8: HPCC's ns-3 (`pfc_a_shift` 3 at the host
+        /// rate; it doubles α per doubling of a faster port's rate).
+        pub pfc_alpha: f64 [Plain] = 0.125,
+        /// PFC over a shared buffer with the dynamic threshold: a paused ingress resumes when
+        /// its headroom is empty and its pool use is this far below the threshold of the
+        /// moment (or it holds nothing). `None`: two full frames.
+        pub pfc_xon_offset: Option<u64> [Size] = None,
         /// In-band network telemetry at every switch egress (INT-capable switches, as HPCC
         /// needs): a packet that asks for it records the port's queue length, bytes sent, time
         /// and rate as it leaves (Li et al., "HPCC: High Precision Congestion Control",
         /// SIGCOMM 2019).
         pub int: bool [Plain] = false,
+        /// ECN marking as a packet starts to leave a switch egress, on the instantaneous queue
+        /// behind it, RED-style (as DCQCN's switches do, Zhu et al., "Congestion Control for
+        /// Large-Scale RDMA Deployments", SIGCOMM 2015): never below Kmin bytes, with
+        /// probability rising linearly to `ecn_pmax` at `ecn_kmax`, always above. A plain
+        /// probability per packet, unlike RED's (`red_min`), which averages the queue on
+        /// arrival and spaces its signals by a count. The paper uses Kmin 5KB, Kmax 200KB,
+        /// Pmax 1%; HPCC's ns-3 scales Kmin and Kmax with the link rate. `None`: off.
+        pub ecn_kmin: Option<u64> [Size] = None,
+        /// Egress ECN marking: queue (bytes) at and above which every ECT packet is marked.
+        pub ecn_kmax: u64 [Size] = 200_000,
+        /// Egress ECN marking: marking probability just below `ecn_kmax`.
+        pub ecn_pmax: f64 [Plain] = 0.01,
+        /// Report the fabric in detail (the report's `fabric` section): pause frames and paused
+        /// time per link, peak buffer use per switch, headroom overruns, egress ECN marks, and
+        /// per flow the time it was held at paused ports, with the victim flows (paused, but
+        /// not crossing the receiver's port). On by itself with PFC over a shared buffer,
+        /// `ecn_kmin` or `int`; off, older runs keep their reports as they were.
+        pub fabric_report: bool [Plain] = false,
         /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a
         /// queue at or above it is marked CE; unlimited = no marking.
         pub ecn_threshold: QueueLimit [Limit] = QueueLimit::UNLIMITED,
@@ -368,12 +406,6 @@ impl Scenario {
         }
         if t.fabric_delay > PS_PER_S {
             return Err(bad("topology.fabric_delay", "must be at most 1s"));
-        }
-        if t.kind != TopologyKind::Star && t.shared_buffer.is_some() {
-            return Err(bad(
-                "topology.shared_buffer",
-                "a shared buffer is modelled for the star's single switch only",
-            ));
         }
         Ok(())
     }
@@ -556,79 +588,6 @@ impl Scenario {
             return Err(bad(
                 "topology.buffer_alpha",
                 format!("must be in (0, 64], got {}", t.buffer_alpha),
-            ));
-        }
-        Ok(())
-    }
-
-    /// PFC's (XOFF, XON) per ingress in bytes, defaults derived; `None` without PFC or
-    /// without a byte limit per port.
-    pub fn pfc_thresholds(&self) -> Option<(u64, u64)> {
-        let t = &self.topology;
-        if !t.pfc {
-            return None;
-        }
-        let buffer = t.buffer.bytes?;
-        let frame = self.full_frame().saturating_add(self.tcp.phy_overhead);
-        let rate = t.link.max(t.receiver_link) as u128;
-        // What still arrives after the switch decides to pause: the pause frame waits for the
-        // frame on the wire towards the sender, crosses the link, and meanwhile the sender
-        // keeps sending, and finishes its frame in service.
-        let in_flight = (2 * (t.rtt / 4) as u128 * rate / 8 / PS_PER_S as u128) as u64;
-        let headroom = in_flight + 2 * frame;
-        let xoff = t.pfc_xoff.unwrap_or(buffer.saturating_sub(headroom));
-        let xon = t.pfc_xon.unwrap_or(xoff.saturating_sub(2 * frame));
-        Some((xoff, xon))
-    }
-
-    /// PFC: a byte buffer per ingress (no receiver buffer of its own, no shared buffer),
-    /// RED that only marks, and XOFF and XON within the buffer.
-    pub(super) fn validate_pfc(&self) -> Result<(), ConfigError> {
-        let t = &self.topology;
-        let frame = self.full_frame();
-        if t.receiver_buffer.is_some() {
-            return Err(bad(
-                "topology.receiver_buffer",
-                "under PFC a port is bounded by the ingresses feeding it; leave it unset",
-            ));
-        }
-        if t.shared_buffer.is_some() {
-            return Err(bad(
-                "topology.pfc",
-                "PFC with a shared buffer is not modelled; use per-port buffers",
-            ));
-        }
-        let Some(buffer) = t.buffer.bytes else {
-            return Err(bad(
-                "topology.buffer",
-                "PFC needs a byte limit per port (e.g. \"64KB\"): it is the buffer of each ingress",
-            ));
-        };
-        if t.red_min.is_some() && !t.red_ecn {
-            return Err(bad(
-                "topology.red_ecn",
-                "PFC is lossless, so RED may only mark: set topology.red_ecn = true",
-            ));
-        }
-        let (xoff, xon) = self.pfc_thresholds().expect("pfc with a byte buffer");
-        if t.pfc_xoff.is_none() && xoff < frame {
-            return Err(bad(
-                "topology.buffer",
-                format!(
-                    "{buffer} bytes leave no room for PFC's headroom (two one-way delays at the link rate plus two frames); raise it or set topology.pfc_xoff"
-                ),
-            ));
-        }
-        if xoff < frame || xoff > buffer {
-            return Err(bad(
-                "topology.pfc_xoff",
-                format!("must be between one full frame ({frame} bytes) and topology.buffer ({buffer} bytes), got {xoff}"),
-            ));
-        }
-        if xon > xoff {
-            return Err(bad(
-                "topology.pfc_xon",
-                format!("XON ({xon} bytes) must be at or below XOFF ({xoff} bytes)"),
             ));
         }
         Ok(())

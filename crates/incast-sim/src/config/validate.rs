@@ -22,6 +22,7 @@ impl Scenario {
         self.validate_shared_buffer_and_red()?;
         self.validate_dctcp_marking()?;
         self.topology.validate_ecn_threshold()?;
+        self.validate_ecn_marking()?;
         self.tcp.validate_ecn()?;
         if self.topology.pfc {
             self.validate_pfc()?;

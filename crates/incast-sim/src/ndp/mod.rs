@@ -107,6 +107,10 @@ impl Wire for Pkt {
     fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
         net.hop_via(self.src, self.dst, self.path, hop)
     }
+    #[inline]
+    fn flow(&self) -> u32 {
+        self.flow
+    }
 }
 
 /// The capture's headers of NDP packet `p`.

@@ -3,17 +3,23 @@
 //!
 //! Two kinds of switch port, chosen by the transport when it sets the run up:
 //! - drop-tail queues (the links' own), with the topology's options: RED (dropping or
-//!   ECN-marking), a DCTCP-style marking threshold, shared-buffer pools with a dynamic
-//!   threshold, and PFC (pause and resume per ingress, with headroom);
+//!   ECN-marking), a DCTCP-style marking threshold, a shared buffer per switch with a dynamic
+//!   threshold, PFC (pause and resume per ingress, over a buffer per ingress or the switch's
+//!   shared buffer, with headroom), and as a packet starts to leave ([`super::egress`]) INT,
+//!   egress ECN marking and the paused time of each flow;
 //! - trimming ports ([`super::trim`], NDP's): a small data queue whose overflow is cut to
 //!   headers that go ahead on a priority queue.
 //!
 //! A packet is any small `Copy` type that tells the network what it needs ([`Wire`]); the
 //! fabric is generic over it, so the per-packet path is monomorphized.
 
+use super::egress::{Egress, FlowPause};
+use super::int::IntHop;
+use super::pfc::Admit;
 use super::trim::{self, Port, Trimmable};
 use super::{Enqueued, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
+use crate::report::{FabricReport, PortPauses};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
 
@@ -37,7 +43,12 @@ pub trait Wire: Copy + Trimmable {
     }
     /// Record one egress's telemetry (called as it starts to leave an INT-capable switch port;
     /// a packet whose stack is full ignores the rest).
-    fn int_push(&mut self, _hop: super::int::IntHop) {}
+    fn int_push(&mut self, _hop: IntHop) {}
+    /// The flow it belongs to, for the paused time of each flow under PFC; `u32::MAX`:
+    /// untracked.
+    fn flow(&self) -> u32 {
+        u32::MAX
+    }
 }
 
 /// What became of a packet offered to a link.
@@ -66,12 +77,15 @@ pub struct Fabric<P> {
     pub pkts: PacketPool<P>,
     /// One trimming port in front of each link, when the transport's switches trim.
     pub ports: Option<Vec<Port>>,
+    /// What runs as a packet starts to leave an egress, if anything does.
+    egress: Option<Box<Egress>>,
 }
 
 impl<P: Wire> Fabric<P> {
     /// A fabric of drop-tail queues over `net`.
-    pub fn new(net: Network) -> Fabric<P> {
+    pub fn new(mut net: Network) -> Fabric<P> {
         Fabric {
+            egress: net.egress.take(),
             net,
             pkts: PacketPool::default(),
             ports: None,
@@ -148,7 +162,7 @@ impl<P: Wire> Fabric<P> {
             p.mark_ce();
         }
         let frame = p.frame();
-        if let Some(up) = ingress.filter(|_| self.net.pfc.is_some()) {
+        if let Some(up) = ingress {
             return self.pfc_admit(events, now, l, up, id, frame);
         }
         let link = &mut self.net.links[l];
@@ -165,6 +179,7 @@ impl<P: Wire> Fabric<P> {
                 if let Some(pool) = self.net.pool_mut(l) {
                     pool.take(frame as u64);
                 }
+                self.queued(now, l, id, e);
                 if let Enqueued::Transmitting(t) = e {
                     events.push(t, Event::TxDone(l));
                 }
@@ -173,9 +188,62 @@ impl<P: Wire> Fabric<P> {
         }
     }
 
+    /// Packet `id` was queued at link `l` (`e`: and may have started at once): the hooks that
+    /// run then, if any.
+    #[inline]
+    fn queued(&mut self, now: SimTime, l: LinkId, id: PktId, e: Enqueued) {
+        let Some(egress) = self.egress.as_mut() else {
+            return;
+        };
+        if let Some(track) = egress.track.as_mut() {
+            track.queued(id, self.net.links[l].paused_until(now));
+        }
+        if let Enqueued::Transmitting(_) = e {
+            self.started(now, l);
+        }
+    }
+
+    /// The packet at the head of link `l` starts to leave at `now`: at a switch port it
+    /// records INT and may be marked; its flow is credited the time it waited at pauses.
+    /// Allocation-free (the tracking tables grow to their peak and stay).
+    #[inline]
+    fn started(&mut self, now: SimTime, l: LinkId) {
+        let Some(egress) = self.egress.as_mut() else {
+            return;
+        };
+        let link = &self.net.links[l];
+        let id = link.head().expect("a frame just started");
+        let p = self.pkts.get_mut(id);
+        if let Some(track) = egress.track.as_mut() {
+            let bottleneck = l == self.net.bottleneck;
+            let paused = link.paused_until(now);
+            track.started(id, p.flow(), p.hop(), l.0, paused, bottleneck);
+        }
+        if !self.net.is_port(l) {
+            return;
+        }
+        let frame = p.frame() as u64;
+        let behind = link.queued_bytes() - frame;
+        if egress.int && p.wants_int() {
+            p.int_push(IntHop {
+                qlen: behind,
+                tx_bytes: link.stats.tx_bytes + frame,
+                ts: now,
+                rate_bps: link.rate,
+            });
+        }
+        if let Some(ecn) = egress.ecn.as_mut() {
+            if p.ect() && ecn.marks(l.index(), behind) {
+                p.mark_ce();
+                self.net.links[l].stats.marks += 1;
+            }
+        }
+    }
+
     /// Admit packet `id` of `frame` bytes, come over link `up`, to link `l` under PFC.
-    /// Lossless: the frame counts against the ingress it came through, which is paused at
-    /// XOFF; only a headroom overrun (thresholds set too high) drops it.
+    /// Lossless: the frame counts against the ingress it came through (its own buffer, or
+    /// the switch's pool and the ingress's headroom), which is paused at XOFF; only a
+    /// headroom overrun (thresholds set too high) drops it, counted.
     #[inline]
     fn pfc_admit(
         &mut self,
@@ -186,23 +254,29 @@ impl<P: Wire> Fabric<P> {
         id: PktId,
         frame: u32,
     ) -> Offered {
-        let ingress_delay = self.net.links[up].delay;
+        let pool = self.net.pool_index(l);
         let pfc = self.net.pfc.as_mut().expect("PFC is on");
-        let link = &mut self.net.links[l];
-        let held = &mut pfc.ingress[up.index()];
-        if *held + frame as u64 > pfc.limit {
-            link.count_drop();
-            return Offered::Dropped;
-        }
-        *held += frame as u64;
-        if *held >= pfc.xoff && !pfc.paused[up.index()] {
-            pfc.paused[up.index()] = true;
-            // The pause frame crosses the link back to its sender.
-            events.push(now + ingress_delay, Event::Pause(up, true));
+        let admitted = match pool {
+            Some(s) => pfc.admit_shared(up.index(), frame as u64, &mut self.net.pools[s]),
+            None => pfc.admit_own(up.index(), frame as u64),
+        };
+        match admitted {
+            Admit::Overrun => {
+                self.net.links[l].count_drop();
+                return Offered::Dropped;
+            }
+            Admit::Held { pause: true } => {
+                // The pause frame crosses the link back to its sender.
+                let delay = self.net.links[up].delay;
+                events.push(now + delay, Event::Pause(up, true));
+            }
+            Admit::Held { pause: false } => {}
         }
         // Under PFC the switch ports have no limit of their own (the topology's choice): the
         // ingresses feeding them bound them, so the queue never refuses the frame here.
-        if let Enqueued::Transmitting(t) = link.enqueue(now, id, frame) {
+        let e = self.net.links[l].enqueue(now, id, frame);
+        self.queued(now, l, id, e);
+        if let Enqueued::Transmitting(t) = e {
             events.push(t, Event::TxDone(l));
         }
         Offered::Queued
@@ -228,31 +302,35 @@ impl<P: Wire> Fabric<P> {
         let head = link.head().expect("a TxDone event has a packet in service");
         let p = *self.pkts.get(head);
         let (arrival, next) = link.finish_tx(now);
-        if let Some(pool) = self.net.pool_mut(l) {
-            pool.release(p.frame() as u64);
-        }
         if let Some(t) = arrival {
             events.push(t, Event::Arrive(l));
         }
         if let Some(t) = next {
             events.push(t, Event::TxDone(l));
+            self.started(now, l);
         }
         if self.net.pfc.is_some() && p.hop() > 0 {
-            self.pfc_release(events, now, &p);
+            self.pfc_release(events, now, l, &p);
+        } else if let Some(pool) = self.net.pool_mut(l) {
+            pool.release(p.frame() as u64);
         }
         head
     }
 
-    /// A frame left the switch: its ingress holds less, and may be resumed.
-    fn pfc_release(&mut self, events: &mut EventQueue, now: SimTime, p: &P) {
+    /// A frame left the switch through link `l`: its ingress holds less (and the switch's
+    /// pool or the ingress's headroom), and may be resumed.
+    fn pfc_release(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId, p: &P) {
         let up = p
             .link_at(&self.net, p.hop() - 1)
             .expect("hop > 0 has a previous link");
+        let pool = self.net.pool_index(l);
         let pfc = self.net.pfc.as_mut().expect("PFC is on");
-        let held = &mut pfc.ingress[up.index()];
-        *held -= p.frame() as u64;
-        if pfc.paused[up.index()] && *held <= pfc.xon {
-            pfc.paused[up.index()] = false;
+        let frame = p.frame() as u64;
+        let resume = match pool {
+            Some(s) => pfc.release_shared(up.index(), frame, &mut self.net.pools[s]),
+            None => pfc.release_own(up.index(), frame),
+        };
+        if resume {
             let delay = self.net.links[up].delay;
             events.push(now + delay, Event::Pause(up, false));
         }
@@ -265,6 +343,23 @@ impl<P: Wire> Fabric<P> {
             link.pause(now);
         } else if let Some(t) = link.resume(now) {
             events.push(t, Event::TxDone(l));
+            self.started(now, l);
+        }
+    }
+
+    /// The time flow `flow`'s packets were held at paused links, when the fabric tracks it
+    /// (PFC with the fabric reported); 0 for a flow never seen.
+    pub fn flow_paused(&self, flow: u32) -> Option<SimTime> {
+        let track = self.egress.as_ref()?.track.as_ref()?;
+        Some(track.flows.get(flow as usize).map_or(0, |f| f.paused))
+    }
+
+    /// Every tracked flow's paused time and whether it crosses the receiver's port (empty
+    /// when the fabric does not track them).
+    pub fn flow_pauses(&self) -> &[FlowPause] {
+        match self.egress.as_ref().and_then(|e| e.track.as_ref()) {
+            Some(track) => &track.flows,
+            None => &[],
         }
     }
 
@@ -281,16 +376,53 @@ impl<P: Wire> Fabric<P> {
         (id, p.link_at(&self.net, p.hop()))
     }
 
+    /// The fabric's figures at `now`: pauses per link, peak buffer per switch, headroom
+    /// overruns, ECN marks at switch ports, paused and victim flows.
+    pub fn report(&self, now: SimTime) -> FabricReport {
+        let net = &self.net;
+        let mut r = FabricReport::default();
+        for l in net.link_ids() {
+            let link = &net.links[l];
+            let paused = link.paused_until(now);
+            if link.stats.pauses > 0 {
+                r.paused_links.push(PortPauses {
+                    name: net.name(l),
+                    pauses: link.stats.pauses,
+                    paused,
+                });
+            }
+            r.pause_frames += link.stats.pauses;
+            r.paused += paused;
+            if net.is_port(l) {
+                r.ecn_marks += link.stats.marks;
+            }
+        }
+        r.switch_buffer_max_bytes = net.pools.iter().map(|p| p.max_used).collect();
+        r.headroom_overruns = net.pfc.as_ref().map_or(0, |p| p.overruns);
+        for (f, fp) in self.flow_pauses().iter().enumerate() {
+            if fp.paused > 0 {
+                r.paused_flows += 1;
+                if !fp.crosses_bottleneck {
+                    r.victims.push(f as u32);
+                }
+            }
+        }
+        r.victim_flows = r.victims.len() as u64;
+        r
+    }
+
     /// Check the shared pools, the PFC ingresses and every queue against its limit.
     pub fn check_invariants(&self) -> Result<(), String> {
         let net = &self.net;
         for (p, pool) in net.pools.iter().enumerate() {
             let queued: u64 = net.pooled(p).map(|l| net.links[l].queued_bytes()).sum();
-            if queued != pool.used() || pool.used() > pool.total() {
+            let held = pool.used() + pool.headroom_used();
+            if queued != held || pool.used() > pool.total() {
                 return Err(format!(
-                    "shared buffer holds {} of {} bytes, its queues {}",
+                    "shared buffer {p} holds {} of {} bytes and {} in headrooms, its queues {}",
                     pool.used(),
                     pool.total(),
+                    pool.headroom_used(),
                     queued
                 ));
             }
@@ -301,8 +433,14 @@ impl<P: Wire> Fabric<P> {
                 .filter(|&l| net.is_port(l))
                 .map(|l| net.links[l].queued_bytes())
                 .sum();
-            let held: u64 = pfc.ingress.iter().sum();
-            if held != queued || pfc.ingress.iter().any(|&b| b > pfc.limit) {
+            let held = pfc.held();
+            let over = pfc.ingress.iter().any(|&b| b > pfc.limit)
+                || pfc
+                    .in_headroom
+                    .iter()
+                    .zip(&pfc.headroom)
+                    .any(|(used, room)| used > room);
+            if held != queued || over {
                 return Err(format!(
                     "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
                     pfc.limit

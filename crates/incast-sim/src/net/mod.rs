@@ -9,11 +9,17 @@
 //! NDP's trimming ports do.
 //!
 //! - [`fabric`]: the network as the engine runs it (packets, queue disciplines, PFC);
-//! - [`red`]: random early detection; [`trim`]: trimming ports; [`int`]: in-band telemetry.
+//! - [`red`]: random early detection; [`trim`]: trimming ports; [`int`]: in-band telemetry;
+//! - [`pfc`]: PFC's accounting of ingresses; [`egress`]: what runs as a packet starts to
+//!   leave an egress (INT, egress ECN marking, paused time per flow).
 
+pub mod egress;
 pub mod fabric;
 pub mod int;
+pub mod pfc;
 pub mod red;
+#[cfg(test)]
+mod scenario_tests;
 pub mod trim;
 
 use std::collections::VecDeque;
@@ -121,14 +127,18 @@ pub struct QueueStats {
     pub paused: SimTime,
 }
 
-/// A buffer shared by several egress queues with a dynamic threshold (Choudhury and Hahne):
+/// A buffer shared by several egress queues with a dynamic threshold (Choudhury and Hahne,
+/// "Dynamic queue length thresholds for shared-memory packet switches", IEEE/ACM ToN 1998):
 /// a queue may grow to α times the space still free, so one congested port cannot take it all.
+/// Under PFC the switch's ingress headrooms are carved out of its buffer beside the pool
+/// ([`pfc`]): `total` is the pool, `headroom_used` what the headrooms hold.
 #[derive(Debug, Clone)]
 pub struct SharedBuffer {
     total: u64,
     used: u64,
     alpha: f64,
-    /// Most of the pool in use at once, bytes.
+    headroom_used: u64,
+    /// Most of the switch's buffer in use at once (pool and headrooms), bytes.
     pub max_used: u64,
 }
 
@@ -139,8 +149,33 @@ impl SharedBuffer {
             total,
             used: 0,
             alpha,
+            headroom_used: 0,
             max_used: 0,
         }
+    }
+
+    /// Bytes of the pool free now.
+    #[inline]
+    pub fn free(&self) -> u64 {
+        self.total - self.used
+    }
+
+    /// Bytes the ingress headrooms hold now (PFC).
+    pub fn headroom_used(&self) -> u64 {
+        self.headroom_used
+    }
+
+    /// A frame went into an ingress's headroom (PFC).
+    #[inline]
+    pub fn take_headroom(&mut self, frame: u64) {
+        self.headroom_used += frame;
+        self.max_used = self.max_used.max(self.used + self.headroom_used);
+    }
+
+    /// A frame left an ingress's headroom (PFC).
+    #[inline]
+    pub fn release_headroom(&mut self, frame: u64) {
+        self.headroom_used -= frame;
     }
 
     /// Whether a queue holding `queued` bytes may take a frame of `frame` bytes.
@@ -164,7 +199,7 @@ impl SharedBuffer {
     #[inline]
     pub fn take(&mut self, frame: u64) {
         self.used += frame;
-        self.max_used = self.max_used.max(self.used);
+        self.max_used = self.max_used.max(self.used + self.headroom_used);
     }
 
     /// A frame left a queue of the pool.
@@ -316,6 +351,16 @@ impl Link {
     /// Whether the link is paused (PFC).
     pub fn is_paused(&self) -> bool {
         self.paused
+    }
+
+    /// Time the link has spent paused up to `now`, the pause in progress included.
+    #[inline]
+    pub fn paused_until(&self, now: SimTime) -> SimTime {
+        if self.paused {
+            self.stats.paused + (now - self.paused_since)
+        } else {
+            self.stats.paused
+        }
     }
 
     /// A PAUSE (XOFF) took effect: the frame on the wire completes, the next waits.

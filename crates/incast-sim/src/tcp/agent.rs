@@ -135,6 +135,11 @@ impl Wire for Packet {
     fn mark_ce(&mut self) {
         self.ecn |= CE;
     }
+    #[inline]
+    fn flow(&self) -> u32 {
+        // Both directions of a connection are its flow.
+        EndpointId(self.dst).conn().0
+    }
 }
 
 /// What the application may read of the endpoints and the network (borrowing the fields

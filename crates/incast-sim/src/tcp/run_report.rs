@@ -104,6 +104,7 @@ impl Tcp {
                 spurious_timeouts: s.spurious_timeouts,
                 loss_probes: s.loss_probes,
                 rounds: s.rounds.clone(),
+                paused: None,
             });
         }
         (flows, t)
@@ -154,6 +155,12 @@ impl Tcp {
                 bottleneck_busy: busy,
             })
         };
+        if sc.reports_fabric() {
+            r.fabric = Some(run.fabric.report(now));
+            for f in &mut r.flows {
+                f.paused = run.fabric.flow_paused(f.flow);
+            }
+        }
         self.app.report(&view, now, &mut r);
         r
     }

@@ -3,6 +3,8 @@
 //! buffers, RED).
 
 use super::{host_count, place, LinkId, LinkRole, Names, Network, Pfc, Shape, NO_POOL};
+use crate::net::egress::{EcnMarking, Egress, PauseTrack};
+use crate::net::pfc::{Xoff, Xon};
 use crate::config::{
     BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, ResolvedGraph, Scenario,
     TopologyKind,
@@ -93,8 +95,8 @@ impl Links {
 
 /// The queue limit of switch ports: `topology.buffer`, or under PFC none (an egress queue is
 /// bounded by the ingresses feeding it, not by a limit).
-fn port_limit(sc: &Scenario, pfc: Option<(u64, u64)>) -> QueueLimit {
-    if pfc.is_some() {
+fn port_limit(sc: &Scenario) -> QueueLimit {
+    if sc.topology.pfc {
         QueueLimit::UNLIMITED
     } else {
         sc.topology.buffer
@@ -124,27 +126,20 @@ impl Network {
             }
             None => t.buffer,
         };
-        let pfc = sc.pfc_thresholds();
         let mut links = Links {
             links: Vec::with_capacity(2 * hosts as usize),
             roles: Vec::with_capacity(2 * hosts as usize),
         };
-        host_links(sc, &graph, hosts, places.receiver, pfc, &mut links);
-        let shape = fabric_links(sc, &graph, hosts, pfc, &mut links);
+        host_links(sc, &graph, hosts, places.receiver, &mut links);
+        let shape = fabric_links(sc, &graph, hosts, &mut links);
         let Links { mut links, roles } = links;
         shape_and_jitter(sc, &mut links, &roles);
-        let (pools, pool_of) = shared_buffers(sc, &graph, hosts, &roles);
-        let n_links = links.len();
+        let (pools, pool_of, headroom) = shared_buffers(sc, &graph, hosts, &roles, &shape, &links);
         Network {
             sink: places.sink,
-            pfc: pfc.map(|(xoff, xon)| Pfc {
-                xoff,
-                xon,
-                limit: t.buffer.bytes.expect("validated: PFC has a byte buffer"),
-                ingress: vec![0; n_links],
-                paused: vec![false; n_links],
-            }),
+            pfc: t.pfc.then(|| pfc_of(sc, links.len(), headroom)),
             red: red_of(sc, &roles),
+            egress: egress_of(sc, links.len()),
             pools,
             pool_of,
             names: names_of(&graph, hosts),
@@ -170,12 +165,11 @@ fn host_links(
     graph: &Described,
     hosts: u32,
     receiver: u32,
-    pfc: Option<(u64, u64)>,
     links: &mut Links,
 ) {
     let t = &sc.topology;
     let delay = sc.link_delay();
-    let port_limit = port_limit(sc, pfc);
+    let port_limit = port_limit(sc);
     let phy = sc.tcp.phy_overhead;
     // A host's egress cap lets one full frame through at the line rate at least.
     let burst = t.host_rate_burst.max(sc.full_frame() + phy);
@@ -189,7 +183,7 @@ fn host_links(
                 t.receiver_link,
                 delay,
                 match t.receiver_buffer {
-                    Some(own) if pfc.is_none() => own,
+                    Some(own) if !t.pfc => own,
                     _ => port_limit,
                 },
             ),
@@ -212,15 +206,14 @@ fn fabric_links(
     sc: &Scenario,
     graph: &Described,
     hosts: u32,
-    pfc: Option<(u64, u64)>,
     links: &mut Links,
 ) -> Shape {
     let t = &sc.topology;
     let phy = sc.tcp.phy_overhead;
     let uplink = if t.uplink > 0 { t.uplink } else { t.link };
     let fabric_limit = match t.fabric_buffer {
-        Some(own) if pfc.is_none() => own,
-        _ => port_limit(sc, pfc),
+        Some(own) if !t.pfc => own,
+        _ => port_limit(sc),
     };
     let fabric_delay = if t.fabric_delay > 0 {
         t.fabric_delay
@@ -295,28 +288,127 @@ fn shape_and_jitter(sc: &Scenario, links: &mut [Link], roles: &[LinkRole]) {
     }
 }
 
-/// Shared buffers: the star's one switch, or each described switch that has one; and the
-/// pool each link draws on ([`NO_POOL`] for none).
+/// PFC at every switch ingress: a buffer per ingress (`topology.buffer`, XOFF and XON as
+/// given or derived) where the switch has no shared buffer, the pool's thresholds and each
+/// ingress's `headroom` where it has one.
+fn pfc_of(sc: &Scenario, links: usize, headroom: Vec<u64>) -> Pfc {
+    let t = &sc.topology;
+    let own = match (sc.pfc_thresholds(), t.buffer.bytes) {
+        (Some((xoff, xon)), Some(limit)) => (xoff, xon, limit),
+        // Every switch has a shared buffer: no ingress has a buffer of its own.
+        _ => (u64::MAX, 0, u64::MAX),
+    };
+    let xoff = t.pfc_xoff.map_or(Xoff::Dynamic(t.pfc_alpha), Xoff::Static);
+    let xon = t
+        .pfc_xon
+        .map_or(Xon::Offset(sc.pfc_xon_offset()), Xon::Static);
+    Pfc::new(links, own, (xoff, xon), headroom)
+}
+
+/// The hooks of packets starting to leave an egress, when any is on: INT, egress ECN marking
+/// (a random stream per link), and under PFC with the fabric reported, paused time per flow.
+fn egress_of(sc: &Scenario, links: usize) -> Option<Box<Egress>> {
+    let t = &sc.topology;
+    let ecn = t.ecn_kmin.map(|kmin| {
+        let rngs = (0..links as u32)
+            .map(|l| Rng::stream(sc.seed, Stream::EcnMark(l)))
+            .collect();
+        EcnMarking::new(kmin, t.ecn_kmax, t.ecn_pmax, rngs)
+    });
+    let track = (t.pfc && sc.reports_fabric()).then(PauseTrack::default);
+    (t.int || ecn.is_some() || track.is_some()).then(|| Box::new(Egress { int: t.int, ecn, track }))
+}
+
+/// The switch each link leaves from on a built-in shape ([`NO_POOL`] for the hosts' NICs):
+/// a star's one switch; leaves then spines; ToRs, aggregation switches (pod by pod), cores.
+/// Links come in pairs (`2i` one way, `2i + 1` back), laid out as [`Shape`] says.
+fn switch_of(shape: &Shape, hosts: u32, roles: &[LinkRole]) -> Vec<u32> {
+    let mut of = vec![NO_POOL; roles.len()];
+    let host_ports = |of: &mut Vec<u32>, per: u32| {
+        for h in 0..hosts {
+            of[2 * h as usize + 1] = h / per;
+        }
+    };
+    match *shape {
+        Shape::Star => host_ports(&mut of, hosts.max(1)),
+        Shape::LeafSpine {
+            per_leaf,
+            spines,
+            up,
+        } => {
+            host_ports(&mut of, per_leaf);
+            let leaves = hosts.div_ceil(per_leaf);
+            for p in 0..leaves * spines {
+                let l = (up + 2 * p) as usize;
+                of[l] = p / spines;
+                of[l + 1] = leaves + p % spines;
+            }
+        }
+        Shape::FatTree { k, tor_up, agg_up } => {
+            let half = k / 2;
+            let (tors, aggs) = (k * half, k * half);
+            host_ports(&mut of, half);
+            // ToR t ↔ its pod's agg j: pair t·half + j.
+            for p in 0..tors * half {
+                let (t, j) = (p / half, p % half);
+                let l = (tor_up + 2 * p) as usize;
+                of[l] = t;
+                of[l + 1] = tors + (t / half) * half + j;
+            }
+            // Agg (pod, j) ↔ core (j, c): pair (pod·half + j)·half + c.
+            for p in 0..aggs * half {
+                let (agg, c) = (p / half, p % half);
+                let l = (agg_up + 2 * p) as usize;
+                of[l] = tors + agg;
+                of[l + 1] = tors + aggs + (agg % half) * half + c;
+            }
+        }
+        Shape::Graph(_) => unreachable!("a described topology's switches are the file's"),
+    }
+    of
+}
+
+/// Shared buffers, one per switch: of `topology.shared_buffer` bytes on a built-in shape, or
+/// each described switch's own; the pool each link draws on ([`NO_POOL`] for none); and under
+/// PFC each ingress's headroom, carved out of its switch's buffer (empty without PFC).
 fn shared_buffers(
     sc: &Scenario,
     graph: &Described,
     hosts: u32,
     roles: &[LinkRole],
-) -> (Vec<SharedBuffer>, Vec<u32>) {
+    shape: &Shape,
+    links: &[Link],
+) -> (Vec<SharedBuffer>, Vec<u32>, Vec<u64>) {
     let t = &sc.topology;
+    let Some((g, r)) = graph else {
+        let Some(total) = t.shared_buffer else {
+            return (Vec::new(), vec![NO_POOL; roles.len()], Vec::new());
+        };
+        let pool_of = switch_of(shape, hosts, roles);
+        let switches = pool_of.iter().filter(|&&p| p != NO_POOL).max().map_or(0, |&m| m + 1);
+        let mut carved = vec![0u64; switches as usize];
+        let mut headroom = Vec::new();
+        if t.pfc {
+            // Link `up` enters the switch its reverse (`up ^ 1`) leaves from.
+            headroom = (0..links.len())
+                .map(|up| match pool_of[up ^ 1] {
+                    NO_POOL => 0,
+                    s => {
+                        let h = sc.pfc_headroom_of(links[up].rate, links[up].delay);
+                        carved[s as usize] += h;
+                        h
+                    }
+                })
+                .collect();
+        }
+        let pools = carved
+            .iter()
+            .map(|&c| SharedBuffer::new(total.saturating_sub(c), t.buffer_alpha))
+            .collect();
+        return (pools, pool_of, headroom);
+    };
     let mut pools = Vec::new();
     let mut pool_of = vec![NO_POOL; roles.len()];
-    if let Some(total) = t.shared_buffer {
-        pools.push(SharedBuffer::new(total, t.buffer_alpha));
-        for (p, r) in pool_of.iter_mut().zip(roles) {
-            if matches!(r, LinkRole::Port(_)) {
-                *p = 0;
-            }
-        }
-    }
-    let Some((g, r)) = graph else {
-        return (pools, pool_of);
-    };
     let first = 2 * hosts;
     for (s, sw) in g.switches.iter().enumerate() {
         let Some(total) = sw.shared_buffer else {
@@ -343,7 +435,7 @@ fn shared_buffers(
             }
         }
     }
-    (pools, pool_of)
+    (pools, pool_of, Vec::new())
 }
 
 /// A described topology's names of hosts and switch-to-switch links, for capture points.

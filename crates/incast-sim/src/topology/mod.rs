@@ -23,6 +23,7 @@ use crate::red::Red;
 use paths::{Route, Shape};
 
 pub use crate::ids::LinkId;
+pub use crate::net::pfc::Pfc;
 
 impl std::ops::Index<LinkId> for Vec<Link> {
     type Output = Link;
@@ -102,22 +103,9 @@ pub struct Network {
     pub sink: Option<u32>,
     /// PFC state, when the switches run it.
     pub pfc: Option<Pfc>,
-}
-
-/// PFC / 802.3x at the switches: bytes held per ingress (indexed by the upstream link), and
-/// the pauses sent.
-#[derive(Debug)]
-pub struct Pfc {
-    /// Pause the upstream link when its ingress holds this many bytes.
-    pub xoff: u64,
-    /// Resume it when they fall to this.
-    pub xon: u64,
-    /// Bytes an ingress may hold at all (XOFF plus headroom); beyond it a frame is dropped.
-    pub limit: u64,
-    /// Bytes in the switch that arrived over each link.
-    pub ingress: Vec<u64>,
-    /// Whether the switch has paused each link (and not yet resumed it).
-    pub paused: Vec<bool>,
+    /// What runs as packets start to leave egresses (INT, egress ECN, paused time per flow),
+    /// if any of it is on; the fabric takes it.
+    pub egress: Option<Box<crate::net::egress::Egress>>,
 }
 
 /// Where background flow `i` from logical host `from` goes with `destination = "peers"`:
@@ -177,6 +165,15 @@ impl Network {
         match self.pool_of[l.index()] {
             NO_POOL => None,
             p => self.pools.get_mut(p as usize),
+        }
+    }
+
+    /// The index of the shared buffer link `l` draws on, if its switch has one.
+    #[inline]
+    pub fn pool_index(&self, l: LinkId) -> Option<usize> {
+        match self.pool_of[l.index()] {
+            NO_POOL => None,
+            p => Some(p as usize),
         }
     }
 
