@@ -67,7 +67,11 @@ impl Scenario {
             TopologyKind::Star | TopologyKind::File => hosts,
             TopologyKind::LeafSpine => {
                 let per_leaf = t.hosts_per_leaf as u64;
-                let spines = if t.spines == 0 { per_leaf } else { t.spines as u64 };
+                let spines = if t.spines == 0 {
+                    per_leaf
+                } else {
+                    t.spines as u64
+                };
                 (per_leaf + spines).max(hosts.div_ceil(per_leaf))
             }
             TopologyKind::FatTree => self.fat_tree_k() as u64,
@@ -243,10 +247,7 @@ impl Scenario {
     /// Whether the report carries the fabric's section.
     pub fn reports_fabric(&self) -> bool {
         let t = &self.topology;
-        t.fabric_report
-            || (t.pfc && t.shared_buffer.is_some())
-            || t.ecn_kmin.is_some()
-            || t.int
+        t.fabric_report || (t.pfc && t.shared_buffer.is_some()) || t.ecn_kmin.is_some() || t.int
     }
 }
 
@@ -268,7 +269,10 @@ mod tests {
     #[test]
     fn the_derived_headroom_is_two_one_way_delays_at_the_rate_plus_two_frames() {
         // 25 us at 1 Gbps: 3125 bytes each way.
-        assert_eq!(derived_headroom(1_000_000_000, from_us(25), 1538), 6250 + 3076);
+        assert_eq!(
+            derived_headroom(1_000_000_000, from_us(25), 1538),
+            6250 + 3076
+        );
         let mut s = Scenario::example(8);
         assert_eq!(s.pfc_headroom_of(1_000_000_000, from_us(25)), 6250 + 3076);
         s.topology.pfc_headroom = Some(20_000);

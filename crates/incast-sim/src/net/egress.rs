@@ -47,20 +47,35 @@ impl EcnMarking {
     }
 }
 
-/// Hops of a route whose waits are told apart (a three-tier fat tree's longest route has six
-/// links); a longer route's later hops count each packet's wait in full.
-const HOPS: usize = 8;
+/// Links of a flow whose waits are told apart: both directions of a three-tier fat tree's
+/// longest route (six links each way). A flow over more links (a sprayed one) has the waits at
+/// its extra links counted per packet.
+const LINKS: usize = 16;
+
+/// An unused entry of [`FlowPause`]'s links.
+const NONE: u32 = u32::MAX;
 
 /// What one flow's packets waited at paused links.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct FlowPause {
     /// Time its packets were held by pauses, summed over the links of its route; at one link
     /// the waits of several packets behind the same pause count once.
     pub paused: SimTime,
     /// Whether it crosses the receiver's port (the incast's congested egress).
     pub crosses_bottleneck: bool,
-    /// Per hop: the link, and the link's paused time up to which this flow has been credited.
-    last: [(u32, SimTime); HOPS],
+    /// The links it was held at, each with the link's paused time up to which this flow has
+    /// been credited.
+    last: [(u32, SimTime); LINKS],
+}
+
+impl Default for FlowPause {
+    fn default() -> Self {
+        FlowPause {
+            paused: 0,
+            crosses_bottleneck: false,
+            last: [(NONE, 0); LINKS],
+        }
+    }
 }
 
 /// The paused time each packet and each flow saw.
@@ -84,18 +99,10 @@ impl PauseTrack {
         self.stamp[i] = paused;
     }
 
-    /// Packet `id` of `flow` at hop `hop` of its route starts to leave link `l`, paused
-    /// `paused` so far; `bottleneck`: `l` is the receiver's port.
+    /// Packet `id` of `flow` starts to leave link `l`, paused `paused` so far; `bottleneck`:
+    /// `l` is the receiver's port.
     #[inline]
-    pub fn started(
-        &mut self,
-        id: PktId,
-        flow: u32,
-        hop: u16,
-        l: u32,
-        paused: SimTime,
-        bottleneck: bool,
-    ) {
+    pub fn started(&mut self, id: PktId, flow: u32, l: u32, paused: SimTime, bottleneck: bool) {
         if flow == u32::MAX {
             return;
         }
@@ -109,11 +116,17 @@ impl PauseTrack {
         if paused == stamp {
             return;
         }
-        match fp.last.get_mut(hop as usize) {
-            Some(last) => {
-                // Packets of a flow leave a link in order, so the waits at one link overlap
-                // only with the previous one's: credit what lies past it.
-                let from = if last.0 == l { stamp.max(last.1) } else { stamp };
+        // Packets of a flow leave a link in order, so the waits at one link overlap only with
+        // the previous one's: credit what lies past it.
+        let slot = fp.last.iter().position(|&(link, _)| link == l);
+        match slot.or_else(|| fp.last.iter().position(|&(link, _)| link == NONE)) {
+            Some(i) => {
+                let last = &mut fp.last[i];
+                let from = if last.0 == l {
+                    stamp.max(last.1)
+                } else {
+                    stamp
+                };
                 fp.paused += paused.saturating_sub(from);
                 *last = (l, paused);
             }
@@ -158,28 +171,34 @@ mod tests {
             t.queued(id, 1_000);
         }
         for id in 0..3 {
-            t.started(id, 4, 1, 9, 1_100, false);
+            t.started(id, 4, 9, 1_100, false);
         }
         assert_eq!(t.flows[4].paused, 100);
         // One more queues mid-pause (the link had been paused 50 of it): its wait lies within
         // what was credited already.
         t.queued(3, 1_050);
-        t.started(3, 4, 1, 9, 1_100, false);
+        t.started(3, 4, 9, 1_100, false);
         assert_eq!(t.flows[4].paused, 100);
         // A later pause of 30 at the same link is new.
         t.queued(4, 1_100);
-        t.started(4, 4, 1, 9, 1_130, false);
+        t.started(4, 4, 9, 1_130, false);
         assert_eq!(t.flows[4].paused, 130);
-        // The same flow held at its next hop too: that adds up.
+        // The same flow held at its next hop too: that adds up, and the two links' waits are
+        // told apart however their packets interleave.
         t.queued(5, 0);
-        t.started(5, 4, 2, 11, 70, true);
+        t.started(5, 4, 11, 70, true);
         assert_eq!(t.flows[4].paused, 200);
+        t.queued(7, 1_100);
+        t.started(7, 4, 9, 1_140, false);
+        t.queued(8, 50);
+        t.started(8, 4, 11, 80, false);
+        assert_eq!(t.flows[4].paused, 200 + 10 + 10);
         assert!(t.flows[4].crosses_bottleneck);
         // An unpaused flow and an untracked packet leave no trace.
         t.queued(6, 500);
-        t.started(6, 1, 1, 9, 500, false);
+        t.started(6, 1, 9, 500, false);
         assert_eq!(t.flows[1].paused, 0);
-        t.started(6, u32::MAX, 1, 9, 900, false);
+        t.started(6, u32::MAX, 9, 900, false);
         assert_eq!(t.flows.len(), 5);
     }
 }

@@ -192,6 +192,14 @@ impl<P: Wire> Fabric<P> {
     /// run then, if any.
     #[inline]
     fn queued(&mut self, now: SimTime, l: LinkId, id: PktId, e: Enqueued) {
+        if self.egress.is_some() {
+            self.queued_hooks(now, l, id, e);
+        }
+    }
+
+    /// [`Fabric::queued`]'s hooks, out of line so the path without them stays as it was.
+    #[inline(never)]
+    fn queued_hooks(&mut self, now: SimTime, l: LinkId, id: PktId, e: Enqueued) {
         let Some(egress) = self.egress.as_mut() else {
             return;
         };
@@ -199,7 +207,7 @@ impl<P: Wire> Fabric<P> {
             track.queued(id, self.net.links[l].paused_until(now));
         }
         if let Enqueued::Transmitting(_) = e {
-            self.started(now, l);
+            self.started_hooks(now, l);
         }
     }
 
@@ -208,6 +216,14 @@ impl<P: Wire> Fabric<P> {
     /// Allocation-free (the tracking tables grow to their peak and stay).
     #[inline]
     fn started(&mut self, now: SimTime, l: LinkId) {
+        if self.egress.is_some() {
+            self.started_hooks(now, l);
+        }
+    }
+
+    /// [`Fabric::started`]'s hooks, out of line so the path without them stays as it was.
+    #[inline(never)]
+    fn started_hooks(&mut self, now: SimTime, l: LinkId) {
         let Some(egress) = self.egress.as_mut() else {
             return;
         };
@@ -217,7 +233,7 @@ impl<P: Wire> Fabric<P> {
         if let Some(track) = egress.track.as_mut() {
             let bottleneck = l == self.net.bottleneck;
             let paused = link.paused_until(now);
-            track.started(id, p.flow(), p.hop(), l.0, paused, bottleneck);
+            track.started(id, p.flow(), l.0, paused, bottleneck);
         }
         if !self.net.is_port(l) {
             return;

@@ -294,8 +294,14 @@ mod tests {
         assert_eq!((p.ingress[1], p.in_headroom[1]), (3_000, 1_000));
         // Ingress 0 resumes when its use falls to the threshold minus the offset: it holds
         // 5000, the pool 8000 of 10000; after 2000 leave it holds 3000 with 4000 free.
-        assert!(!p.release_shared(0, 1_000, &mut pool), "4000 held, 3000 free");
-        assert!(p.release_shared(0, 1_000, &mut pool), "3000 held, 4000 free");
+        assert!(
+            !p.release_shared(0, 1_000, &mut pool),
+            "4000 held, 3000 free"
+        );
+        assert!(
+            p.release_shared(0, 1_000, &mut pool),
+            "3000 held, 4000 free"
+        );
     }
 
     #[test]

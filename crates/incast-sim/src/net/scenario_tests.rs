@@ -75,7 +75,10 @@ fn a_leaf_spine_s_shared_buffer_bounds_the_congested_port_by_the_dynamic_thresho
     let r = run(two_tier(false, false));
     let f = r.fabric.as_ref().expect("the fabric is reported");
     let port = r.bottleneck.stats.max_bytes;
-    assert!(r.bottleneck.stats.drops > 0, "the incast overflows the threshold");
+    assert!(
+        r.bottleneck.stats.drops > 0,
+        "the incast overflows the threshold"
+    );
     assert!(
         (400_000..=500_000 + 1_518 / 2).contains(&port),
         "half of the receiver leaf's 1 MB pool: {port}"
@@ -100,7 +103,10 @@ fn pfc_over_shared_buffers_is_lossless_and_the_pause_spreads_hop_by_hop() {
     assert!(spine_to_rx_leaf.paused > 0 && leaf0_up.paused > 0);
     // The pause reached the servers' NICs too.
     assert!(f.paused_links.iter().any(|p| p.name.starts_with("nic")));
-    assert_eq!(f.pause_frames, f.paused_links.iter().map(|p| p.pauses).sum::<u64>());
+    assert_eq!(
+        f.pause_frames,
+        f.paused_links.iter().map(|p| p.pauses).sum::<u64>()
+    );
     // Peak use per switch: the receiver's leaf, and the spine behind it, held the most.
     assert!(f.switch_buffer_max_bytes[2] > 50_000 && f.switch_buffer_max_bytes[3] > 50_000);
     assert_eq!(f.victim_flows, 0, "every flow goes to the receiver");

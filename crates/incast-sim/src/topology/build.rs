@@ -3,12 +3,12 @@
 //! buffers, RED).
 
 use super::{host_count, place, LinkId, LinkRole, Names, Network, Pfc, Shape, NO_POOL};
-use crate::net::egress::{EcnMarking, Egress, PauseTrack};
-use crate::net::pfc::{Xoff, Xon};
 use crate::config::{
     BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, ResolvedGraph, Scenario,
     TopologyKind,
 };
+use crate::net::egress::{EcnMarking, Egress, PauseTrack};
+use crate::net::pfc::{Xoff, Xon};
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
 use crate::rng::{Rng, Stream};
@@ -160,13 +160,7 @@ impl Network {
 
 /// Every host's NIC (link `2h`) and the switch port towards it (`2h + 1`): the file's link
 /// of the host, or the scenario's access link (the receiver's own rate and buffer).
-fn host_links(
-    sc: &Scenario,
-    graph: &Described,
-    hosts: u32,
-    receiver: u32,
-    links: &mut Links,
-) {
+fn host_links(sc: &Scenario, graph: &Described, hosts: u32, receiver: u32, links: &mut Links) {
     let t = &sc.topology;
     let delay = sc.link_delay();
     let port_limit = port_limit(sc);
@@ -202,12 +196,7 @@ fn host_links(
 
 /// The switch-to-switch links of the shape, after the hosts' links: their own rate, buffer
 /// and delay where the scenario says, or the file's.
-fn fabric_links(
-    sc: &Scenario,
-    graph: &Described,
-    hosts: u32,
-    links: &mut Links,
-) -> Shape {
+fn fabric_links(sc: &Scenario, graph: &Described, hosts: u32, links: &mut Links) -> Shape {
     let t = &sc.topology;
     let phy = sc.tcp.phy_overhead;
     let uplink = if t.uplink > 0 { t.uplink } else { t.link };
@@ -316,7 +305,13 @@ fn egress_of(sc: &Scenario, links: usize) -> Option<Box<Egress>> {
         EcnMarking::new(kmin, t.ecn_kmax, t.ecn_pmax, rngs)
     });
     let track = (t.pfc && sc.reports_fabric()).then(PauseTrack::default);
-    (t.int || ecn.is_some() || track.is_some()).then(|| Box::new(Egress { int: t.int, ecn, track }))
+    (t.int || ecn.is_some() || track.is_some()).then(|| {
+        Box::new(Egress {
+            int: t.int,
+            ecn,
+            track,
+        })
+    })
 }
 
 /// The switch each link leaves from on a built-in shape ([`NO_POOL`] for the hosts' NICs):
@@ -385,7 +380,11 @@ fn shared_buffers(
             return (Vec::new(), vec![NO_POOL; roles.len()], Vec::new());
         };
         let pool_of = switch_of(shape, hosts, roles);
-        let switches = pool_of.iter().filter(|&&p| p != NO_POOL).max().map_or(0, |&m| m + 1);
+        let switches = pool_of
+            .iter()
+            .filter(|&&p| p != NO_POOL)
+            .max()
+            .map_or(0, |&m| m + 1);
         let mut carved = vec![0u64; switches as usize];
         let mut headroom = Vec::new();
         if t.pfc {
