@@ -86,6 +86,9 @@ pub enum Scope {
     Transport,
     /// A workload's section (`kv`, `shuffle`).
     Workload,
+    /// The fabric's section (`fabric`), in the runs that report it
+    /// (`topology.fabric_report`, PFC over a shared buffer, egress ECN marking, INT).
+    Fabric,
 }
 
 /// Aggregates over the values a list path reads (null items skipped). A list missing from
@@ -324,6 +327,50 @@ const fn of_workload(name: &'static str, kind: Kind, unit: Unit, path: &'static 
     field(name, kind, unit, path).scope(Scope::Workload)
 }
 
+const fn fabric(name: &'static str, kind: Kind, unit: Unit, path: &'static str) -> Column {
+    field(name, kind, unit, path).scope(Scope::Fabric)
+}
+
+/// The fabric's figures: PFC's pauses and victims, buffers, marks.
+const FABRIC: &[Column] = &[
+    fabric("fabric_pause_frames", Int, Count, "fabric.pause_frames")
+        .doc("PFC pause frames that stopped a link, every link together."),
+    fabric("fabric_paused_s", Float, S, "fabric.paused")
+        .doc("Time links spent paused by PFC, summed over links."),
+    fabric(
+        "fabric_paused_link_max_s",
+        Float,
+        S,
+        "fabric.paused_links[].paused",
+    )
+    .of("max")
+    .doc("The longest any one link spent paused."),
+    fabric(
+        "fabric_switch_buffer_max_bytes",
+        Int,
+        B,
+        "fabric.switch_buffer_max_bytes",
+    )
+    .of("max")
+    .doc("Peak shared-buffer use of the fullest switch (pool and PFC headrooms)."),
+    fabric(
+        "fabric_headroom_overruns",
+        Int,
+        Count,
+        "fabric.headroom_overruns",
+    )
+    .doc("Frames dropped under PFC because an ingress's headroom was full."),
+    fabric("fabric_ecn_marks", Int, Count, "fabric.ecn_marks")
+        .doc("Packets marked CE at switch ports."),
+    fabric("fabric_paused_flows", Int, Count, "fabric.paused_flows")
+        .doc("Flows whose packets were held at PFC-paused links."),
+    fabric("fabric_victim_flows", Int, Count, "fabric.victim_flows")
+        .doc("Paused flows that do not cross the receiver's port (congestion spreading)."),
+    field("flow_paused_s", Floats, S, "flows[].paused")
+        .optional()
+        .doc("Each flow's time held at PFC-paused links (null when the fabric is not reported)."),
+];
+
 /// The key-value store's cluster-wide figures; loads and utilizations are shares of a
 /// host's link, averaged over hosts.
 const KV: &[Column] = &[
@@ -446,7 +493,7 @@ const SHUFFLE: &[Column] = &[
 /// Every column the engine's report fills, in record order within each kind (the record
 /// puts the scalars before the lists).
 pub fn columns() -> Vec<Column> {
-    [RUN, NDP, KV, SHUFFLE].concat()
+    [RUN, NDP, FABRIC, KV, SHUFFLE].concat()
 }
 
 /// [`columns`] as JSON (what the Python binding returns).
@@ -539,6 +586,11 @@ mod tests {
                 "ndp",
                 run(r#"{"transport": "ndp", "topology": {"senders": 4},
                     "workload": {"kind": "incast", "flow_size": 50000}}"#),
+            ),
+            (
+                "pfc over a shared buffer",
+                run(r#"{"topology": {"senders": 8, "pfc": true, "shared_buffer": 500000},
+                    "workload": {"blocks": 2}}"#),
             ),
         ]
     }

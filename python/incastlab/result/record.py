@@ -49,8 +49,9 @@ from incastlab.units import PS_PER_S
 if TYPE_CHECKING:
     from incastlab.result import Result
 
-#: Bumped whenever a column is added, removed, renamed or changes type (5: the shuffle's).
-SCHEMA_VERSION = 5
+#: Bumped whenever a column is added, removed, renamed or changes type (5: the shuffle's; 6: the
+#: fabric's, PFC pauses and victims).
+SCHEMA_VERSION = 6
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"
