@@ -589,8 +589,10 @@ mod tests {
             ),
             (
                 "pfc over a shared buffer",
-                run(r#"{"topology": {"senders": 8, "pfc": true, "shared_buffer": 500000},
-                    "workload": {"blocks": 2}}"#),
+                run(
+                    r#"{"topology": {"senders": 8, "pfc": true, "shared_buffer": 500000},
+                    "workload": {"blocks": 2}}"#,
+                ),
             ),
         ]
     }

@@ -235,10 +235,10 @@ impl Scenario {
         if !(t.ecn_pmax > 0.0 && t.ecn_pmax <= 1.0) {
             return Err(bad("topology.ecn_pmax", "must be in (0, 1]"));
         }
-        if t.red_min.is_some() {
+        if t.red_min.is_some() || t.ecn_threshold != crate::config::QueueLimit::UNLIMITED {
             return Err(bad(
                 "topology.ecn_kmin",
-                "a port marks on egress (ecn_kmin) or runs RED on arrival (red_min), not both",
+                "a port marks on egress (ecn_kmin), or on arrival by RED (red_min) or DCTCP's threshold (ecn_threshold), not two of them",
             ));
         }
         Ok(())
@@ -362,6 +362,14 @@ mod tests {
         s.topology.red_min = Some(10_000);
         s.topology.red_max = 30_000;
         assert_eq!(s.validate().unwrap_err().field, "topology.ecn_kmin");
+        s.topology.red_min = None;
+        s.topology.ecn_threshold = QueueLimit::bytes(30_000);
+        assert_eq!(s.validate().unwrap_err().field, "topology.ecn_kmin");
+        // Egress marking is marking enough for DCTCP.
+        s.topology.ecn_threshold = QueueLimit::UNLIMITED;
+        s.tcp.congestion_control = crate::config::CongestionControl::Dctcp;
+        s.tcp.ecn = true;
+        s.validate().unwrap();
     }
 
     #[test]

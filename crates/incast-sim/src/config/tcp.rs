@@ -447,7 +447,9 @@ impl Scenario {
     /// DCTCP needs the switches to mark: an ECN threshold, or RED that marks.
     pub(super) fn validate_dctcp_marking(&self) -> Result<(), ConfigError> {
         let (c, t) = (&self.tcp, &self.topology);
-        let marks = t.ecn_threshold != QueueLimit::UNLIMITED || (t.red_min.is_some() && t.red_ecn);
+        let marks = t.ecn_threshold != QueueLimit::UNLIMITED
+            || (t.red_min.is_some() && t.red_ecn)
+            || t.ecn_kmin.is_some();
         if c.congestion_control == CongestionControl::Dctcp && !marks {
             return Err(bad(
                 "tcp.congestion_control",

@@ -170,9 +170,14 @@ section! {
         pub receiver_buffer: Option<QueueLimit> [Limit] = None,
         /// Drop-tail limit of every host NIC queue (Linux hosts do not drop locally: unlimited).
         pub nic_buffer: QueueLimit [Limit] = QueueLimit::UNLIMITED,
-        /// A buffer shared by all switch ports, bytes; `None` gives every port its own `buffer`.
+        /// A buffer of this many bytes in every switch (a star's one, each leaf and spine, each
+        /// ToR, aggregation and core switch), shared by its egress ports; `None` gives every
+        /// port its own `buffer` alone. Under PFC each ingress's headroom is carved out of it
+        /// and the rest is the pool the ingresses draw on (`pfc_xoff`, `pfc_alpha`).
         pub shared_buffer: Option<u64> [Size] = None,
-        /// Dynamic threshold α of the shared buffer: a port may hold α times the free space.
+        /// Dynamic threshold α of the shared buffer: a port may hold α times the free space
+        /// (Choudhury and Hahne, IEEE/ACM ToN 1998). Not under PFC, which never drops at an
+        /// egress: there the ingresses' thresholds bound the pool.
         pub buffer_alpha: f64 [Plain] = 1.0,
         /// RED at every switch port: minimum average queue (bytes) from which it signals;
         /// `None` for plain drop-tail.

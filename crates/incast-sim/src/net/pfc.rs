@@ -17,6 +17,12 @@
 //!
 //! Either way lossless: a frame that finds the headroom full too is a headroom overrun (the
 //! thresholds left too little room for what was in flight), dropped and counted.
+//!
+//! XOFF is sent when the bytes held reach the threshold, XON when they fall to the resume
+//! point: Broadcom's htsim (`LosslessInputQueue`) pauses above its high mark and resumes below
+//! its low one, with no bound on what arrives after the pause, so its defaults (15 and 12
+//! packets of 9000 B) are `pfc_xoff = 135001`, `pfc_xon = 107999` and a `buffer` too large to
+//! fill.
 
 use super::SharedBuffer;
 

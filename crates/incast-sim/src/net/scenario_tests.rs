@@ -12,7 +12,7 @@ use crate::config::{
 use crate::engine::{Event, EventQueue};
 use crate::report::Report;
 use crate::topology::{LinkId, Network};
-use crate::units::{from_us, SimTime};
+use crate::units::from_us;
 
 /// Run `sc` to the end, checking the invariants every 50 events.
 fn run(sc: Scenario) -> Report {
@@ -113,6 +113,40 @@ fn pfc_over_shared_buffers_is_lossless_and_the_pause_spreads_hop_by_hop() {
     assert!(r.flows.iter().all(|fl| fl.paused.is_some()));
 }
 
+#[test]
+fn pfc_over_shared_buffers_is_lossless_on_a_fat_tree_with_the_dynamic_threshold() {
+    let mut sc = Scenario::example(12);
+    let t = &mut sc.topology;
+    t.kind = TopologyKind::FatTree;
+    t.buffer = QueueLimit::UNLIMITED;
+    t.shared_buffer = Some(600_000);
+    t.pfc = true;
+    sc.workload.blocks = 2;
+    let r = run(sc);
+    let f = r.fabric.as_ref().unwrap();
+    assert_eq!((r.drops, f.headroom_overruns), (0, 0));
+    assert!(f.pause_frames > 0 && f.paused > 0);
+    assert_eq!(
+        f.switch_buffer_max_bytes.len(),
+        20,
+        "k = 4: 8 + 8 + 4 switches"
+    );
+}
+
+#[test]
+fn a_headroom_too_small_for_what_is_in_flight_overruns_and_says_so() {
+    // One frame of headroom cannot hold two one-way delays of a link's traffic.
+    let mut sc = two_tier(true, false);
+    sc.topology.pfc_headroom = Some(sc.full_frame());
+    let r = run(sc);
+    let f = r.fabric.as_ref().unwrap();
+    assert!(f.headroom_overruns > 0);
+    assert_eq!(
+        r.drops, f.headroom_overruns,
+        "every drop is an overrun, counted"
+    );
+}
+
 /// The "Must show": with PFC, an incast that shares an uplink with an innocent flow
 /// to another receiver pauses it (a victim); without PFC it does not. (Over TCP for now: to
 /// be run over RoCE once it exists.)
@@ -144,6 +178,27 @@ fn a_pfc_run_without_the_fabric_reported_keeps_its_report_as_it_was() {
     assert!(r.fabric.is_none() && r.flows.iter().all(|f| f.paused.is_none()));
     let j = serde_json::to_string(&r).unwrap();
     assert!(!j.contains("\"fabric\"") && !j.contains("\"paused\":null"));
+}
+
+#[test]
+fn egress_marking_signals_dctcp_senders_in_an_incast() {
+    let mut sc = Scenario::example(16);
+    sc.tcp.congestion_control = crate::config::CongestionControl::Dctcp;
+    sc.tcp.ecn = true;
+    sc.topology.ecn_kmin = Some(5_000);
+    sc.topology.ecn_kmax = 40_000;
+    sc.topology.ecn_pmax = 0.1;
+    sc.workload.blocks = 2;
+    let r = run(sc);
+    let f = r
+        .fabric
+        .as_ref()
+        .expect("egress marking reports the fabric");
+    assert!(f.ecn_marks > 0 && r.ecn_reductions > 0, "{f:?}");
+    assert_eq!(
+        f.ecn_marks,
+        r.bottleneck.stats.marks + r.queues[1].stats.marks
+    );
 }
 
 /// A probe that asks for INT: a stack of hops, ECN-capable.
@@ -194,7 +249,7 @@ impl Wire for Probe {
 }
 
 /// Three probes from one server through a star's switch; the events run by hand.
-fn probes_through(sc: &Scenario) -> (Vec<Probe>, SimTime) {
+fn probes_through(sc: &Scenario) -> (Vec<Probe>, u64) {
     let mut fabric = Fabric::<Probe>::new(Network::build(sc));
     let mut events = EventQueue::default();
     let (src, dst) = (fabric.net.host(0), fabric.net.receiver);
@@ -228,7 +283,7 @@ fn probes_through(sc: &Scenario) -> (Vec<Probe>, SimTime) {
             other => unreachable!("{other:?}"),
         }
     }
-    (done, rate as SimTime)
+    (done, rate)
 }
 
 #[test]
@@ -241,7 +296,7 @@ fn int_records_each_switch_egress_a_probe_leaves_and_nothing_when_off() {
         // The NIC is no switch port: one hop recorded, the switch's port towards the receiver.
         assert_eq!(p.n, 1);
         let h = p.hops[0];
-        assert_eq!(h.rate_bps, rate as u64);
+        assert_eq!(h.rate_bps, rate);
         assert_eq!(h.tx_bytes, 1_000 * (k as u64 + 1), "this packet included");
         // The NIC serializes at the port's rate, so each probe finds the port idle.
         assert_eq!(h.qlen, 0);
