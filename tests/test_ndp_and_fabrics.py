@@ -92,8 +92,14 @@ def test_leaf_spine_runs_tcp_and_ndp_across_its_spines() -> None:
         ),
         (dict(topology__kind="leaf_spine", topology__hosts_per_leaf=0), "topology.hosts_per_leaf"),
         (
-            dict(topology__kind="fat_tree", topology__shared_buffer="1MB"),
-            "topology.shared_buffer: a shared buffer is modelled for the star",
+            dict(
+                topology__kind="fat_tree",
+                topology__fat_tree_k=4,
+                topology__shared_buffer="1MB",
+                topology__pfc=True,
+                topology__pfc_headroom="300KB",
+            ),
+            "topology.pfc_headroom: 4 ingresses × 300000 bytes of headroom leave no pool",
         ),
         (dict(transport="ndp"), r"workload.kind: NDP runs the incast workload"),
         (
