@@ -38,7 +38,8 @@ impl Scenario {
         let buffer = t.buffer.bytes?;
         let frame = self.wire_frame();
         let rate = t.link.max(t.receiver_link);
-        let headroom = self.pfc_headroom_of(rate, t.rtt / 4);
+        // The longest one-way delay of a link (a star's is a quarter of the RTT, as before).
+        let headroom = self.pfc_headroom_of(rate, self.link_delay().max(t.fabric_delay));
         let xoff = t.pfc_xoff.unwrap_or(buffer.saturating_sub(headroom));
         let xon = t.pfc_xon.unwrap_or(xoff.saturating_sub(2 * frame));
         Some((xoff, xon))
@@ -337,6 +338,14 @@ mod tests {
         assert_eq!(s.validate().unwrap_err().field, "topology.pfc_headroom");
         s.topology.pfc_headroom = Some(10_000);
         assert_eq!(s.pfc_thresholds(), Some((54_000, 54_000 - 2 * 1538)));
+        // Derived, from the delay of a link (not a quarter of the RTT where a path is longer).
+        s.topology.pfc_headroom = None;
+        s.topology.link_delay = from_us(1);
+        assert_eq!(
+            s.pfc_thresholds(),
+            Some((64_000 - 250 - 2 * 1538, 64_000 - 250 - 4 * 1538))
+        );
+        s.topology.link_delay = 0;
         s.validate().unwrap();
         // PFC with RED that drops is refused, as before.
         s.topology.red_min = Some(10_000);
