@@ -221,6 +221,12 @@ impl Scenario {
                 }
             }
         }
+        if t.int_qlen_with_packet && !t.int {
+            return Err(bad(
+                "topology.int_qlen_with_packet",
+                "says how INT counts the queue: set topology.int = true, or leave it unset",
+            ));
+        }
         let Some(kmin) = t.ecn_kmin else {
             return Ok(());
         };
@@ -393,5 +399,13 @@ mod tests {
         s.topology.int = false;
         s.topology.ecn_kmin = Some(5_000);
         assert_eq!(s.validate().unwrap_err().field, "topology.ecn_kmin");
+        let mut s = Scenario::example(8);
+        s.topology.int_qlen_with_packet = true;
+        assert_eq!(
+            s.validate().unwrap_err().field,
+            "topology.int_qlen_with_packet"
+        );
+        s.topology.int = true;
+        s.validate().unwrap();
     }
 }

@@ -225,6 +225,9 @@ section! {
         /// and rate as it leaves (Li et al., "HPCC: High Precision Congestion Control",
         /// SIGCOMM 2019).
         pub int: bool [Plain] = false,
+        /// INT's queue length counts the departing packet too, as Broadcom's htsim records it;
+        /// false: the bytes queued behind it, as HPCC's ns-3 does (one frame less).
+        pub int_qlen_with_packet: bool [Plain] = false,
         /// ECN marking as a packet starts to leave a switch egress, on the instantaneous queue
         /// behind it, RED-style (as DCQCN's switches do, Zhu et al., "Congestion Control for
         /// Large-Scale RDMA Deployments", SIGCOMM 2015): never below Kmin bytes, with

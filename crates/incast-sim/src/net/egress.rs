@@ -140,6 +140,8 @@ impl PauseTrack {
 pub struct Egress {
     /// Record INT at switch ports.
     pub int: bool,
+    /// INT's queue length counts the departing packet.
+    pub int_with_packet: bool,
     /// Mark ECN on the queue behind a packet leaving a switch port.
     pub ecn: Option<EcnMarking>,
     /// Track paused time per packet and per flow.

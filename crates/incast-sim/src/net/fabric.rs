@@ -242,7 +242,11 @@ impl<P: Wire> Fabric<P> {
         let behind = link.queued_bytes() - frame;
         if egress.int && p.wants_int() {
             p.int_push(IntHop {
-                qlen: behind,
+                qlen: if egress.int_with_packet {
+                    behind + frame
+                } else {
+                    behind
+                },
                 tx_bytes: link.stats.tx_bytes + frame,
                 ts: now,
                 rate_bps: link.rate,

@@ -14,7 +14,8 @@ pub const MAX_HOPS: usize = 5;
 /// What one switch egress tells of itself as a packet leaves it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntHop {
-    /// Bytes queued at the egress as the packet starts to leave (the packet not counted).
+    /// Bytes queued at the egress as the packet starts to leave (the packet not counted, as
+    /// HPCC's ns-3; counted with `topology.int_qlen_with_packet`, as Broadcom's htsim).
     pub qlen: u64,
     /// Bytes the egress has sent since the run began, this packet included.
     pub tx_bytes: u64,

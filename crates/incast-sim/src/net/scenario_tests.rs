@@ -320,6 +320,11 @@ fn int_reports_the_bytes_queued_behind_a_probe_as_it_starts_to_leave() {
     // The first leaves at once; the second, when the first has gone, has the third behind it;
     // the third leaves last, alone.
     assert_eq!(q, [0, 1_000, 0]);
+    // htsim's way: the departing probe counted too.
+    sc.topology.int_qlen_with_packet = true;
+    let (probes, _) = probes_through(&sc);
+    let q: Vec<u64> = probes.iter().map(|p| p.hops[0].qlen).collect();
+    assert_eq!(q, [1_000, 2_000, 1_000]);
 }
 
 #[test]

@@ -308,6 +308,7 @@ fn egress_of(sc: &Scenario, links: usize) -> Option<Box<Egress>> {
     (t.int || ecn.is_some() || track.is_some()).then(|| {
         Box::new(Egress {
             int: t.int,
+            int_with_packet: t.int_qlen_with_packet,
             ecn,
             track,
         })
