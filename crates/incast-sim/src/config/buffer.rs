@@ -212,11 +212,12 @@ impl Scenario {
             for (field, set) in [
                 ("topology.int", t.int),
                 ("topology.ecn_kmin", t.ecn_kmin.is_some()),
+                ("topology.fabric_report", t.fabric_report),
             ] {
                 if set {
                     return Err(bad(
                         field,
-                        "acts at drop-tail switch egresses, and NDP's switches trim instead; unset it with transport = \"ndp\"",
+                        "acts at drop-tail switch egresses (and reports them), and NDP's switches trim instead; unset it with transport = \"ndp\"",
                     ));
                 }
             }
@@ -399,6 +400,9 @@ mod tests {
         s.topology.int = false;
         s.topology.ecn_kmin = Some(5_000);
         assert_eq!(s.validate().unwrap_err().field, "topology.ecn_kmin");
+        s.topology.ecn_kmin = None;
+        s.topology.fabric_report = true;
+        assert_eq!(s.validate().unwrap_err().field, "topology.fabric_report");
         let mut s = Scenario::example(8);
         s.topology.int_qlen_with_packet = true;
         assert_eq!(

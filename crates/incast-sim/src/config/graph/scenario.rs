@@ -33,7 +33,7 @@ impl Scenario {
         if t.pfc {
             return Err(bad(
                 "topology.pfc",
-                "PFC is modelled on the built-in topologies only (one buffer per ingress); not with a topology file",
+                "PFC is modelled on the built-in topologies only (star, leaf-spine, fat tree); not with a topology file",
             ));
         }
         g.validate_buffers(self.full_frame())
