@@ -163,6 +163,17 @@ fn victim_flows_appear_with_pfc_on_a_two_tier_fabric_and_not_without() {
     assert!(f.paused_flows > 1);
     assert_eq!((with.drops, f.headroom_overruns), (0, 0));
 
+    // The same with a buffer per ingress (htsim's PFC) instead of a shared one.
+    let mut own = two_tier(true, true);
+    own.topology.shared_buffer = None;
+    own.topology.buffer = QueueLimit::bytes(64_000);
+    let r = run(own);
+    let f = r.fabric.as_ref().unwrap();
+    let innocent = r.flows.iter().find(|fl| fl.background).unwrap();
+    assert_eq!(f.victims, [innocent.flow], "{f:?}");
+    assert!(innocent.paused.unwrap() > from_us(100));
+    assert_eq!(r.drops, 0);
+
     let without = run(two_tier(false, true));
     let f = without.fabric.as_ref().unwrap();
     assert_eq!((f.pause_frames, f.victim_flows), (0, 0));
