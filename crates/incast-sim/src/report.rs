@@ -35,6 +35,14 @@ pub struct FlowReport {
     pub loss_probes: u32,
     /// Bytes sent per slow-start round of the first response, until its first loss.
     pub rounds: Vec<u64>,
+    /// The incast burst of a flow schedule the flow belongs to (absent: background, or not a
+    /// schedule's flow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// The flow's ideal completion time, picoseconds: alone on the idle network (a flow
+    /// schedule's flows; absent otherwise). See [`crate::app::flows::ideal_fct`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal_fct: Option<SimTime>,
 }
 
 /// One queue.
@@ -132,6 +140,10 @@ pub struct Report {
     /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle: Option<crate::app::shuffle::ShuffleReport>,
+    /// FCT slowdown by flow size, when the flows have ideal completion times (a flow
+    /// schedule's; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_slowdown: Option<crate::slowdown::FctSlowdown>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -179,6 +191,8 @@ impl FlowReport {
             loss_probes: 0,
             spurious_timeouts: 0,
             rounds: Vec::new(),
+            burst: None,
+            ideal_fct: None,
         }
     }
 }
@@ -251,6 +265,7 @@ impl Report {
             ndp: None,
             kv: None,
             shuffle: None,
+            fct_slowdown: None,
         }
     }
 }

@@ -35,6 +35,10 @@ pub enum Stream {
     KvService(u32),
     /// The order in which one shuffle reducer asks the hosts for their map outputs.
     ShuffleOrder(u32),
+    /// One host's background flows of a flow schedule: arrivals, destinations, sizes.
+    FlowArrivals(u32),
+    /// A flow schedule's incast bursts: arrivals, receivers, senders.
+    FlowIncast,
 }
 
 impl Stream {
@@ -53,6 +57,8 @@ impl Stream {
             Stream::KvGets(h) => (9, h),
             Stream::KvService(h) => (10, h),
             Stream::ShuffleOrder(r) => (11, r),
+            Stream::FlowArrivals(h) => (12, h),
+            Stream::FlowIncast => (13, 0),
         };
         (purpose << 32) + index as u64
     }

@@ -9,6 +9,7 @@
 //! carries. `validate` checks every invariant the engine relies on, so no input can make it
 //! panic.
 
+mod flows;
 mod graph;
 pub(crate) mod section;
 mod tcp;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use section::{Key, Unit};
 pub use tcp::*;
@@ -74,7 +76,7 @@ choices! {
     Transport: Tcp, Ndp;
 }
 
-nested!(Ndp, Topology, Tcp, Workload, Background, Run);
+nested!(Ndp, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -91,6 +93,8 @@ section! {
         pub tcp: Tcp [Section] = Tcp::default(),
         /// What the application does.
         pub workload: Workload [Section] = Workload::default(),
+        /// A schedule of flows between the hosts (workload.kind = "flows").
+        pub flows: Flows [Section] = Flows::default(),
         /// Long-lived flows competing with the workload.
         pub background: Background [Section] = Background::default(),
         /// Budgets and optional outputs.
@@ -243,6 +247,7 @@ impl Scenario {
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
+                "flows" => Flows::keys(),
                 "background" => Background::keys(),
                 "run" => Run::keys(),
                 _ => return None,
@@ -306,12 +311,12 @@ impl Scenario {
         n
     }
 
-    /// Whether every host is both a client and a server (kv_gets, shuffle): no receiver of its
+    /// Whether every host is both a client and a server (kv_gets, shuffle, flows): no receiver of its
     /// own, `topology.senders` hosts in all.
     pub fn all_to_all(&self) -> bool {
         matches!(
             self.workload.kind,
-            WorkloadKind::KvGets | WorkloadKind::Shuffle
+            WorkloadKind::KvGets | WorkloadKind::Shuffle | WorkloadKind::Flows
         )
     }
 

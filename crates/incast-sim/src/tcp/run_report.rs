@@ -104,6 +104,8 @@ impl Tcp {
                 spurious_timeouts: s.spurious_timeouts,
                 loss_probes: s.loss_probes,
                 rounds: s.rounds.clone(),
+                burst: None,
+                ideal_fct: None,
             });
         }
         (flows, t)
