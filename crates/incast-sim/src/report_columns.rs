@@ -606,9 +606,11 @@ mod tests {
             ),
             (
                 "flows",
-                run(r#"{"topology": {"senders": 4}, "workload": {"kind": "flows"},
+                run(
+                    r#"{"topology": {"senders": 4}, "workload": {"kind": "flows"},
                     "flows": {"count": 20, "size_cdf": "hadoop", "incast_fan_in": 3,
-                    "incast_size": 20000, "incast_load": 0.1}}"#),
+                    "incast_size": 20000, "incast_load": 0.1}}"#,
+                ),
             ),
             (
                 "ndp",
