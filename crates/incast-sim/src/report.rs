@@ -174,6 +174,16 @@ pub struct NdpReport {
 pub use crate::metrics::utilization;
 
 impl FlowReport {
+    /// What its FCT slowdown is computed from ([`crate::slowdown::FctSlowdown::of`]).
+    pub fn sample(&self) -> crate::slowdown::Sample {
+        crate::slowdown::Sample {
+            bytes: self.bytes,
+            fct: self.fct,
+            ideal: self.ideal_fct,
+            incast: self.burst.is_some(),
+        }
+    }
+
     /// A workload flow with only its delivered bytes and completion time (a transport
     /// without TCP's counters).
     pub fn delivered(flow: u32, bytes: u64, fct: Option<SimTime>) -> FlowReport {

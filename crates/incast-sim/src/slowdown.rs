@@ -1,6 +1,6 @@
 //! FCT slowdown by flow size, from the flows of any transport's report: each flow's
-//! completion time over its ideal one ([`FlowReport::ideal_fct`]: the flow alone on the idle
-//! network), flows sorted by size and cut into buckets of equal flow count, the median, 95th
+//! completion time over its ideal one ([`crate::report::FlowReport::ideal_fct`]: the flow
+//! alone on the idle network; [`crate::report::FlowReport::sample`] gives a flow's), flows sorted by size and cut into buckets of equal flow count, the median, 95th
 //! and 99th percentile of each bucket, background and incast flows apart. HPCC's Fig. 11 is
 //! drawn from these (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019; its
 //! analysis script cuts flows into 5% buckets by size).
@@ -10,7 +10,20 @@
 
 use serde::Serialize;
 
-use crate::report::FlowReport;
+use crate::units::SimTime;
+
+/// What the slowdown of one flow is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Bytes the flow carries.
+    pub bytes: u64,
+    /// Its completion time, if it completed.
+    pub fct: Option<SimTime>,
+    /// Its ideal completion time, if it has one (flows without are left out).
+    pub ideal: Option<SimTime>,
+    /// An incast burst's flow (else a background flow).
+    pub incast: bool,
+}
 
 /// One bucket of flows of similar size.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -79,18 +92,18 @@ fn buckets(mut flows: Vec<(u64, f64)>, buckets: u32) -> Vec<SlowdownBucket> {
 impl FctSlowdown {
     /// The slowdowns of `flows` (those with an ideal completion time), background ones in
     /// `size_buckets` buckets; `None` if no flow has an ideal completion time.
-    pub fn of(flows: &[FlowReport], size_buckets: u32) -> Option<FctSlowdown> {
+    pub fn of(flows: impl IntoIterator<Item = Sample>, size_buckets: u32) -> Option<FctSlowdown> {
         let mut bg = Vec::new();
         let mut inc = Vec::new();
         let mut unfinished = 0;
         for f in flows {
-            let Some(ideal) = f.ideal_fct else { continue };
+            let Some(ideal) = f.ideal else { continue };
             let Some(fct) = f.fct else {
                 unfinished += 1;
                 continue;
             };
             let s = (fct as f64 / ideal.max(1) as f64, f.bytes);
-            let into = if f.burst.is_some() { &mut inc } else { &mut bg };
+            let into = if f.incast { &mut inc } else { &mut bg };
             into.push((s.1, s.0));
         }
         if bg.is_empty() && inc.is_empty() && unfinished == 0 {
@@ -117,18 +130,19 @@ impl FctSlowdown {
 mod tests {
     use super::*;
 
-    fn flow(bytes: u64, fct: Option<u64>, ideal: Option<u64>, burst: Option<u32>) -> FlowReport {
-        FlowReport {
-            ideal_fct: ideal,
-            burst,
-            ..FlowReport::delivered(0, bytes, fct)
+    fn flow(bytes: u64, fct: Option<u64>, ideal: Option<u64>, burst: Option<u32>) -> Sample {
+        Sample {
+            bytes,
+            fct,
+            ideal,
+            incast: burst.is_some(),
         }
     }
 
     #[test]
     fn flows_are_bucketed_by_size_with_equal_counts_and_classes_apart() {
         // 100 background flows of sizes 1..=100, slowdown = size / 10; 3 incast flows.
-        let mut flows: Vec<FlowReport> = (1..=100)
+        let mut flows: Vec<Sample> = (1..=100)
             .rev()
             .map(|s| flow(s, Some(s * 100), Some(1000), None))
             .collect();
@@ -136,7 +150,7 @@ mod tests {
         flows.push(flow(500, Some(1000), Some(1000), Some(0)));
         flows.push(flow(500, None, Some(1000), Some(1)));
         flows.push(flow(7, Some(5), None, None)); // no ideal: not a schedule's flow
-        let r = FctSlowdown::of(&flows, 4).unwrap();
+        let r = FctSlowdown::of(flows, 4).unwrap();
         assert_eq!(r.background.len(), 4);
         let b0 = &r.background[0];
         assert_eq!((b0.flows, b0.max_bytes), (25, 25));
@@ -156,10 +170,10 @@ mod tests {
             flow(10, Some(20), Some(10), None),
             flow(5, Some(5), Some(5), None),
         ];
-        let r = FctSlowdown::of(&flows, 20).unwrap();
+        let r = FctSlowdown::of(flows, 20).unwrap();
         assert_eq!(r.background.len(), 2);
         assert_eq!(r.background[0].max_bytes, 5);
         assert!(r.incast.is_empty() && r.incast_p50.is_none());
-        assert!(FctSlowdown::of(&[flow(1, Some(1), None, None)], 20).is_none());
+        assert!(FctSlowdown::of([flow(1, Some(1), None, None)], 20).is_none());
     }
 }

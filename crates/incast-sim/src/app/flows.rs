@@ -196,7 +196,7 @@ impl App for Flows {
         for (f, spec) in r.flows.iter_mut().zip(&self.flows) {
             fill(f, spec, net, self.mss, self.header);
         }
-        r.fct_slowdown = FctSlowdown::of(&r.flows, self.buckets);
+        r.fct_slowdown = FctSlowdown::of(r.flows.iter().map(FlowReport::sample), self.buckets);
     }
 }
 
