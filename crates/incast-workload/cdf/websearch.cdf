@@ -8,9 +8,10 @@
 # the later papers that use this workload share (pFabric, HPCC's "WebSearch"); they were not
 # re-measured against the figure's image when this file was written.
 #
-# Mean of this CDF (uniform between points): 1.71 MB. The literature quotes a mean of about
-# 1.6 MB for this workload; this digitization is about 7% above it (the 10-30 MB tail carries
-# 35% of the mean, and its shape between the points is not known).
+# Mean of this CDF (uniform between points): 1.71 MB. Papers that use this workload quote a
+# mean of about 1.6 MB (a figure recalled, not re-checked against a paper when this file was
+# written); this digitization is about 7% above it: the 10-30 MB tail carries 35% of the
+# mean, and the CDF's shape between those two points is not known.
 #
 # bytes     cumulative probability
 1000        0
