@@ -143,6 +143,8 @@ mod tests {
         assert_eq!(Stream::Red(9).id(), (4 << 32) + 9);
         assert_eq!(Stream::EcmpPath(ConnId(5)).id(), (5 << 32) + 5);
         assert_eq!(Stream::Ndp.id(), 6 << 32);
+        assert_eq!(Stream::FlowArrivals(3).id(), (12 << 32) + 3);
+        assert_eq!(Stream::FlowIncast.id(), 13 << 32);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! A flow schedule: background flows at an offered load, sizes drawn from a flow-size CDF,
 //! and Poisson N:1 incast bursts, as the HPCC evaluation builds its traffic (Li et al., "HPCC:
 //! High Precision Congestion Control", SIGCOMM 2019, §5: web-search or FB Hadoop flows at 30%
-//! load with 60-to-1 incasts of 500 KB per sender added at 2% of the network's capacity,
-//! each burst from 60 random senders to one random receiver at a Poisson instant).
+//! load, "incast traffic by randomly selecting 60 senders and one receiver, each sending
+//! 500KB" added to it; that the bursts offer 2% of the network's capacity and arrive at Poisson
+//! instants, each picking its receiver and senders anew, is the first author's account of the
+//! set-up in the simulator's issue tracker, alibaba-edu/High-Precision-Congestion-Control#36).
 //!
 //! A pure function of plain numbers and random draws: the simulator's TCP workload, its RoCE
 //! transport and a real-network generator read the same list for the same scenario and seed.
