@@ -28,6 +28,7 @@ pub mod report_columns;
 pub mod rng;
 pub mod routing;
 pub mod simulation;
+pub mod slowdown;
 pub mod tcp;
 pub mod topology;
 pub mod transports;

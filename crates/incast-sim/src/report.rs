@@ -40,6 +40,14 @@ pub struct FlowReport {
     /// when the fabric is reported under PFC.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused: Option<SimTime>,
+    /// The incast burst of a flow schedule the flow belongs to (absent: background, or not a
+    /// schedule's flow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// The flow's ideal completion time, picoseconds: alone on the idle network (a flow
+    /// schedule's flows; absent otherwise). See [`crate::app::flows::ideal_fct`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ideal_fct: Option<SimTime>,
 }
 
 /// One link's PFC pauses.
@@ -177,6 +185,10 @@ pub struct Report {
     /// The fabric in detail, when reported ([`crate::Scenario::reports_fabric`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fabric: Option<FabricReport>,
+    /// FCT slowdown by flow size, when the flows have ideal completion times (a flow
+    /// schedule's; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_slowdown: Option<crate::slowdown::FctSlowdown>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -207,6 +219,16 @@ pub struct NdpReport {
 pub use crate::metrics::utilization;
 
 impl FlowReport {
+    /// What its FCT slowdown is computed from ([`crate::slowdown::FctSlowdown::of`]).
+    pub fn sample(&self) -> crate::slowdown::Sample {
+        crate::slowdown::Sample {
+            bytes: self.bytes,
+            fct: self.fct,
+            ideal: self.ideal_fct,
+            incast: self.burst.is_some(),
+        }
+    }
+
     /// A workload flow with only its delivered bytes and completion time (a transport
     /// without TCP's counters).
     pub fn delivered(flow: u32, bytes: u64, fct: Option<SimTime>) -> FlowReport {
@@ -225,6 +247,8 @@ impl FlowReport {
             spurious_timeouts: 0,
             rounds: Vec::new(),
             paused: None,
+            burst: None,
+            ideal_fct: None,
         }
     }
 }
@@ -298,6 +322,7 @@ impl Report {
             kv: None,
             shuffle: None,
             fabric: None,
+            fct_slowdown: None,
         }
     }
 }

@@ -84,7 +84,7 @@ pub enum Scope {
     Run,
     /// A transport's section (`ndp`).
     Transport,
-    /// A workload's section (`kv`, `shuffle`).
+    /// A workload's section (`kv`, `shuffle`, `fct_slowdown`).
     Workload,
     /// The fabric's section (`fabric`), in the runs that report it
     /// (`topology.fabric_report`, PFC over a shared buffer, egress ECN marking, INT).
@@ -490,10 +490,78 @@ const SHUFFLE: &[Column] = &[
     .doc("When each reducer had every map output, in reducer order."),
 ];
 
+/// A flow schedule's FCT slowdowns (completion time over the flow's ideal one), background
+/// flows by size bucket (flows sorted by size, equal counts: HPCC's Fig. 11).
+const FCT_SLOWDOWN: &[Column] = &[
+    of_workload(
+        "fct_slowdown_background_p50",
+        Float,
+        Ratio,
+        "fct_slowdown.background_p50",
+    )
+    .doc("Median FCT slowdown of the background flows."),
+    of_workload(
+        "fct_slowdown_background_p99",
+        Float,
+        Ratio,
+        "fct_slowdown.background_p99",
+    )
+    .doc("99th-percentile FCT slowdown of the background flows."),
+    of_workload(
+        "fct_slowdown_incast_p50",
+        Float,
+        Ratio,
+        "fct_slowdown.incast_p50",
+    )
+    .doc("Median FCT slowdown of the incast bursts' flows."),
+    of_workload(
+        "fct_slowdown_incast_p99",
+        Float,
+        Ratio,
+        "fct_slowdown.incast_p99",
+    )
+    .doc("99th-percentile FCT slowdown of the incast bursts' flows."),
+    of_workload(
+        "fct_slowdown_unfinished",
+        Int,
+        Count,
+        "fct_slowdown.unfinished",
+    )
+    .doc("Scheduled flows that did not complete."),
+    of_workload(
+        "fct_slowdown_bucket_bytes",
+        Ints,
+        B,
+        "fct_slowdown.background[].max_bytes",
+    )
+    .doc("Largest flow of each background size bucket, smallest bucket first."),
+    of_workload(
+        "fct_slowdown_bucket_p50",
+        Floats,
+        Ratio,
+        "fct_slowdown.background[].p50",
+    )
+    .doc("Median FCT slowdown of each background size bucket."),
+    of_workload(
+        "fct_slowdown_bucket_p95",
+        Floats,
+        Ratio,
+        "fct_slowdown.background[].p95",
+    )
+    .doc("95th-percentile FCT slowdown of each background size bucket."),
+    of_workload(
+        "fct_slowdown_bucket_p99",
+        Floats,
+        Ratio,
+        "fct_slowdown.background[].p99",
+    )
+    .doc("99th-percentile FCT slowdown of each background size bucket."),
+];
+
 /// Every column the engine's report fills, in record order within each kind (the record
 /// puts the scalars before the lists).
 pub fn columns() -> Vec<Column> {
-    [RUN, NDP, FABRIC, KV, SHUFFLE].concat()
+    [RUN, NDP, FABRIC, KV, SHUFFLE, FCT_SLOWDOWN].concat()
 }
 
 /// [`columns`] as JSON (what the Python binding returns).
@@ -540,7 +608,8 @@ mod tests {
         serde_json::from_str(&crate::report_json(&report)).unwrap()
     }
 
-    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle and NDP run.
+    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle, flows and NDP
+    /// run.
     fn reports() -> Vec<(&'static str, Value)> {
         let ms = 1_000_000_000u64;
         let kv = |topology: &str| {
@@ -580,6 +649,14 @@ mod tests {
                 run(
                     r#"{"topology": {"senders": 4}, "workload": {"kind": "shuffle",
                     "reducers": 4, "blocks": 2, "sru": 20000}}"#,
+                ),
+            ),
+            (
+                "flows",
+                run(
+                    r#"{"topology": {"senders": 4}, "workload": {"kind": "flows"},
+                    "flows": {"count": 20, "size_cdf": "hadoop", "incast_fan_in": 3,
+                    "incast_size": 20000, "incast_load": 0.1}}"#,
                 ),
             ),
             (

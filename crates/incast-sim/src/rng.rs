@@ -37,6 +37,10 @@ pub enum Stream {
     ShuffleOrder(u32),
     /// One link's egress ECN marks (`topology.ecn_kmin`).
     EcnMark(u32),
+    /// One host's background flows of a flow schedule: arrivals, destinations, sizes.
+    FlowArrivals(u32),
+    /// A flow schedule's incast bursts: arrivals, receivers, senders.
+    FlowIncast,
 }
 
 impl Stream {
@@ -56,6 +60,8 @@ impl Stream {
             Stream::KvService(h) => (10, h),
             Stream::ShuffleOrder(r) => (11, r),
             Stream::EcnMark(l) => (12, l),
+            Stream::FlowArrivals(h) => (13, h),
+            Stream::FlowIncast => (14, 0),
         };
         (purpose << 32) + index as u64
     }
@@ -140,6 +146,8 @@ mod tests {
         assert_eq!(Stream::Red(9).id(), (4 << 32) + 9);
         assert_eq!(Stream::EcmpPath(ConnId(5)).id(), (5 << 32) + 5);
         assert_eq!(Stream::Ndp.id(), 6 << 32);
+        assert_eq!(Stream::FlowArrivals(3).id(), (13 << 32) + 3);
+        assert_eq!(Stream::FlowIncast.id(), 14 << 32);
     }
 
     #[test]

@@ -119,7 +119,8 @@ proptest! {
             WorkloadKind::Incast
             | WorkloadKind::Queries
             | WorkloadKind::KvGets
-            | WorkloadKind::Shuffle => 1,
+            | WorkloadKind::Shuffle
+            | WorkloadKind::Flows => 1,
         };
         let mut sim = Simulation::new(sc).unwrap();
         let mut last = 0;

@@ -9,8 +9,13 @@
 //! - [`shuffle`]: a MapReduce shuffle's layout (which host runs which reducer, which
 //!   connections exist, each reducer's fetch order) and its copier rule ([`shuffle::Copiers`]);
 //! - [`kv`]: a key-value store's connections between every pair of hosts, what finishes a get
-//!   (its quorum) and the nearest-rank quantile its latencies are reported by.
+//!   (its quorum) and the nearest-rank quantile its latencies are reported by;
+//! - [`cdf`]: flow-size distributions as files (the papers' web-search and Hadoop built in);
+//! - [`flows`]: a flow schedule (background flows at an offered load, Poisson N:1 incast
+//!   bursts) that any transport, simulated or real, reads as a plain list.
 #![warn(missing_docs)]
 
+pub mod cdf;
+pub mod flows;
 pub mod kv;
 pub mod shuffle;

@@ -62,7 +62,7 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--workload",
-        choices=["sync_read", "incast", "queries", "kv_gets", "shuffle"],
+        choices=["sync_read", "incast", "queries", "kv_gets", "shuffle", "flows"],
         help="workload kind",
     )
     s.add_argument(

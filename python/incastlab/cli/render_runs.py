@@ -72,6 +72,24 @@ def kv_columns(results: Sequence[Result], walls: Sequence[float]) -> list[Col]:
     return cols
 
 
+def flows_columns(results: Sequence[Result]) -> list[Col]:
+    """A flow schedule: its flows, and the FCT slowdown (completion time over the flow's
+    ideal one) of its background flows and of its incast bursts' flows, median and p99."""
+    rows = [r.record() for r in results]
+
+    def ratio(key: str) -> list[str]:
+        return ["-" if row[key] is None else f"{row[key]:.2f}" for row in rows]
+
+    flows = [str(len(r.report["flows"])) for r in results]
+    return [
+        Col("flows", flows, 3),
+        Col(header("slowdown", "p50"), ratio("fct_slowdown_background_p50"), 8),
+        Col(header("slowdown", "p99"), ratio("fct_slowdown_background_p99"), 8),
+        Col(header("incast", "p50"), ratio("fct_slowdown_incast_p50"), 7),
+        Col(header("incast", "p99"), ratio("fct_slowdown_incast_p99"), 7),
+    ]
+
+
 def _rate_num(x: float) -> str:
     """A count per second: one decimal under 100, whole numbers (with separators) above."""
     return f"{x:.1f}" if abs(x) < 100 else f"{x:,.0f}"
@@ -95,7 +113,9 @@ def results_columns(results: Sequence[Result], walls: Sequence[float]) -> list[C
         unit, cell = in_unit([row[key] for row in rows], "time")
         return Col(header(name, unit), [cell(row[key]) for row in rows], keep)
 
-    if kind == "queries":
+    if kind == "flows":
+        cols += flows_columns(results)
+    elif kind == "queries":
         cols.append(Col("queries", [f"{row['queries']:,}" for row in rows], 3))
         cols += [times("FCT mean", "query_fct_mean_s", 6), times("FCT p99", "query_fct_p99_s", 7)]
     elif kind == "incast":

@@ -44,6 +44,19 @@ def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
     return "" if omit == "transport" else " and ".join(parts)
 
 
+def flows_line(s: dict[str, Any]) -> str:
+    """A flow schedule in a few words: hosts, load and sizes, bursts."""
+    f = s["flows"]
+    sizes = f["size_cdf"] if isinstance(f["size_cdf"], str) else "own CDF"
+    what = f"flows, {s['topology']['senders']} hosts, {100 * f['load']:.0f}% load of {sizes}"
+    if f["incast_load"]:
+        what += (
+            f" + {100 * f['incast_load']:g}% in {f['incast_fan_in']}:1 bursts of "
+            f"{format_size(f['incast_size'])}"
+        )
+    return what
+
+
 def scenario_line(r: Result, omit: str = "") -> str:
     """One line describing the scenario: its transport, TCP profile and congestion control
     first; ``omit`` names a key that varies between series."""
@@ -73,6 +86,8 @@ def scenario_line(r: Result, omit: str = "") -> str:
             f"shuffle, {t['senders']} hosts, {reducers} reducers, {w['blocks']} map outputs of "
             f"{format_size(w['sru'])} per host and reducer, {window} at once"
         )
+    elif w["kind"] == "flows":
+        what = flows_line(s)
     elif w["kind"] == "sync_read" and omit in ("sru", "block"):
         what = f"synchronized reads, {w['blocks']} blocks"
     elif w["kind"] == "sync_read":

@@ -14,7 +14,7 @@ from typing import Any
 
 from incastlab import _core, files
 from incastlab.scenario.keys import KEYS, ScenarioError, scenario_error
-from incastlab.scenario.size_cdf import parse_cdf_points, read_size_cdf
+from incastlab.scenario.size_cdf import flow_sizes, parse_cdf_points, read_size_cdf
 from incastlab.scenario.topology_file import topology_value
 from incastlab.scenario.view import Scenario
 from incastlab.units import (
@@ -29,6 +29,9 @@ from incastlab.units import (
 )
 
 _PARSE = {"size": parse_size, "rate": parse_rate, "time": parse_time}
+
+#: The built-in flow-size distributions (``flows.size_cdf``), as the core names them.
+_FLOW_SIZE_NAMES: list[str] = KEYS["flows"]["keys"]["size_cdf"]["schema"]["anyOf"][0]["enum"]
 
 
 def _is_int(value: Any) -> bool:
@@ -83,6 +86,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         if isinstance(value, str | Path):
             return read_size_cdf(value)
         return parse_cdf_points(value) if isinstance(value, list) else value
+    if unit == "size_cdf":
+        return flow_sizes(value, _FLOW_SIZE_NAMES)
     if unit == "topology_file":
         return topology_value(value, normalized)
     if unit == "times":
@@ -153,12 +158,16 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     def beside(name: str) -> str:
         return name if Path(name).is_absolute() else str(p.parent / name)
 
-    for section, key in (("workload", "query_size_cdf"), ("topology", "file")):
+    for section, key in (
+        ("workload", "query_size_cdf"),
+        ("flows", "size_cdf"),
+        ("topology", "file"),
+    ):
         table = data.get(section)
         if not isinstance(table, dict):
             continue
         value = table.get(key)
-        if isinstance(value, str):
+        if isinstance(value, str) and value not in _FLOW_SIZE_NAMES:
             table[key] = beside(value)
         elif key == "file" and isinstance(value, list):
             table[key] = [beside(v) if isinstance(v, str) else v for v in value]

@@ -44,6 +44,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return " or ".join([*parts, *([f"{d['packets']}pkt"] if d["packets"] is not None else [])])
     if unit == "cdf":
         return "none" if not d else json.dumps(d)
+    if unit == "size_cdf":
+        return d if isinstance(d, str) else "(points)"
     if unit == "times":
         return "none" if not d else json.dumps([with_unit("time", t) for t in d])
     if unit == "topology_file":
@@ -101,6 +103,11 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:
             out["default"] = shown_default(key)
+    elif unit == "size_cdf":  # a built-in name, a file of "bytes probability" lines, points
+        names = key["schema"]["anyOf"][0]
+        point = {"type": "array", "minItems": 2, "maxItems": 2}
+        out = {"anyOf": [names, {"type": "string"}, {"type": "array", "items": point}]}
+        out["default"] = default
     else:  # cdf: a file of "size probability" lines, or the points themselves
         point = {"type": "array", "minItems": 2, "maxItems": 2}
         out = {"anyOf": [{"type": "string"}, {"type": "array", "items": point}]}

@@ -84,3 +84,22 @@ def read_size_cdf(path: str | Path) -> list[tuple[int, float]]:
     if not rows:
         raise ValueError(f"{p.name}: no points")
     return parse_cdf_points(rows, source=p.name)
+
+
+def flow_sizes(value: Any, names: list[str]) -> Any:
+    """A flow-size distribution (``flows.size_cdf``) as the core reads it: one of the built-in
+    ``names`` as is; a file's name as its text, which the core parses (so an error names the
+    line); points with their sizes in bytes."""
+    if isinstance(value, str | Path):
+        if str(value) in names:
+            return str(value)
+        p = Path(value)
+        if not p.exists():
+            raise ValueError(
+                f"{shown(str(value))} is neither a built-in distribution ({', '.join(names)}) "
+                "nor a CDF file"
+            )
+        return {"file": p.name, "text": read_text(p, "CDF file")}
+    if isinstance(value, list):
+        return parse_cdf_points(value, source="flows.size_cdf")
+    return value

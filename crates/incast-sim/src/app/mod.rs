@@ -9,7 +9,8 @@
 //! - `task` and `tasks`: synchronized reads, incast and queries from one client, as one or
 //!   several concurrent tasks;
 //! - `kv`: a replicated key-value store's gets and puts between every pair of hosts;
-//! - `shuffle`: reducers copying map outputs from every map host.
+//! - `shuffle`: reducers copying map outputs from every map host;
+//! - `flows`: a schedule of flows between the hosts (background at a load, N:1 bursts).
 
 use crate::config::{Scenario, WorkloadKind};
 use crate::ids::{ConnId, EndpointId};
@@ -18,6 +19,7 @@ use crate::topology::Network;
 use crate::units::SimTime;
 
 pub mod effect;
+pub mod flows;
 pub mod kv;
 pub mod shuffle;
 pub mod size_dist;
@@ -103,6 +105,7 @@ pub fn of(sc: &Scenario, net: &Network) -> Box<dyn App> {
     match sc.workload.kind {
         WorkloadKind::KvGets => Box::new(kv::KvGets::new(sc, net.hosts)),
         WorkloadKind::Shuffle => Box::new(shuffle::Shuffle::new(sc)),
+        WorkloadKind::Flows => Box::new(flows::Flows::new(sc)),
         WorkloadKind::SyncRead | WorkloadKind::Incast | WorkloadKind::Queries => {
             Box::new(tasks::Tasks::new(sc))
         }

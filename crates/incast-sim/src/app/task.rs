@@ -145,7 +145,10 @@ impl Workload {
             .map(|i| match w.kind {
                 WorkloadKind::SyncRead => sc.sru_of(i),
                 WorkloadKind::Incast => w.flow_size.unwrap_or(0),
-                WorkloadKind::Queries | WorkloadKind::KvGets | WorkloadKind::Shuffle => 0,
+                WorkloadKind::Queries
+                | WorkloadKind::KvGets
+                | WorkloadKind::Shuffle
+                | WorkloadKind::Flows => 0,
             })
             .collect();
         let q = (w.kind == WorkloadKind::Queries).then(|| Queries {
@@ -211,7 +214,10 @@ impl Workload {
         match self.kind {
             WorkloadKind::SyncRead => per_round * self.blocks as u64,
             WorkloadKind::Incast => per_round,
-            WorkloadKind::Queries | WorkloadKind::KvGets | WorkloadKind::Shuffle => 0,
+            WorkloadKind::Queries
+            | WorkloadKind::KvGets
+            | WorkloadKind::Shuffle
+            | WorkloadKind::Flows => 0,
         }
     }
 
@@ -226,7 +232,7 @@ impl Workload {
         match self.kind {
             WorkloadKind::SyncRead => self.request_block(now, act),
             WorkloadKind::Queries => self.plan_queries(now, act),
-            WorkloadKind::KvGets | WorkloadKind::Shuffle => {}
+            WorkloadKind::KvGets | WorkloadKind::Shuffle | WorkloadKind::Flows => {}
             WorkloadKind::Incast => {
                 self.remaining = self.n;
                 self.block_start = now;

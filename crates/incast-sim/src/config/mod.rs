@@ -10,6 +10,7 @@
 //! panic.
 
 mod buffer;
+mod flows;
 mod graph;
 pub(crate) mod section;
 mod tcp;
@@ -22,6 +23,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 pub use buffer::derived_headroom;
+pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use section::{Key, Unit};
 pub use tcp::*;
@@ -76,7 +78,7 @@ choices! {
     Transport: Tcp, Ndp;
 }
 
-nested!(Ndp, Topology, Tcp, Workload, Background, Run);
+nested!(Ndp, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -93,6 +95,8 @@ section! {
         pub tcp: Tcp [Section] = Tcp::default(),
         /// What the application does.
         pub workload: Workload [Section] = Workload::default(),
+        /// A schedule of flows between the hosts (workload.kind = "flows").
+        pub flows: Flows [Section] = Flows::default(),
         /// Long-lived flows competing with the workload.
         pub background: Background [Section] = Background::default(),
         /// Budgets and optional outputs.
@@ -245,6 +249,7 @@ impl Scenario {
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
+                "flows" => Flows::keys(),
                 "background" => Background::keys(),
                 "run" => Run::keys(),
                 _ => return None,
@@ -308,12 +313,12 @@ impl Scenario {
         n
     }
 
-    /// Whether every host is both a client and a server (kv_gets, shuffle): no receiver of its
+    /// Whether every host is both a client and a server (kv_gets, shuffle, flows): no receiver of its
     /// own, `topology.senders` hosts in all.
     pub fn all_to_all(&self) -> bool {
         matches!(
             self.workload.kind,
-            WorkloadKind::KvGets | WorkloadKind::Shuffle
+            WorkloadKind::KvGets | WorkloadKind::Shuffle | WorkloadKind::Flows
         )
     }
 

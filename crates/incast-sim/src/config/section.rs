@@ -24,6 +24,9 @@ pub enum Unit {
     Limit,
     /// (bytes, cumulative probability) points, or the name of a file of them.
     Cdf,
+    /// A built-in flow-size distribution's name, a CDF file's text (`{"file", "text"}`, the
+    /// Python layer reads the file), or (bytes, cumulative probability) points.
+    SizeCdf,
     /// A list of picoseconds, written ["120us", "3ms"].
     Times,
     /// A rate cap, written "80%" (a share of the link) or "800Mbps", or "off".
@@ -46,6 +49,7 @@ impl Unit {
             Unit::TimeOrOff => "time_or_off",
             Unit::Limit => "limit",
             Unit::Cdf => "cdf",
+            Unit::SizeCdf => "size_cdf",
             Unit::Times => "times",
             Unit::RateCap => "rate_cap",
             Unit::TopologyFile => "topology_file",

@@ -31,6 +31,11 @@ pub enum WorkloadKind {
     /// when one completes (Hadoop's parallel copiers); the run ends when every reducer has
     /// every output.
     Shuffle,
+    /// A schedule of flows between the `topology.senders` hosts (the `flows` section):
+    /// background flows at an offered load with sizes from a flow-size CDF, and Poisson N:1
+    /// incast bursts (HPCC's evaluation traffic); each flow a connection of its own, done
+    /// when its last byte arrives; the run ends when every flow is done.
+    Flows,
 }
 
 /// How a get's replicas are chosen.
@@ -69,7 +74,7 @@ pub enum BackgroundDestination {
 }
 
 choices! {
-    WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle;
+    WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle, Flows;
     KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
     BackgroundDestination: Receiver, Sink, Peers;
@@ -243,6 +248,7 @@ impl Scenario {
             WorkloadKind::Queries => w.validate_queries()?,
             WorkloadKind::KvGets => self.validate_kv()?,
             WorkloadKind::Shuffle => self.validate_shuffle()?,
+            WorkloadKind::Flows => self.validate_flows()?,
             WorkloadKind::Incast => match w.flow_size {
                 None | Some(0) => {
                     return Err(bad(

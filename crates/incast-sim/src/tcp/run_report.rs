@@ -105,6 +105,8 @@ impl Tcp {
                 loss_probes: s.loss_probes,
                 rounds: s.rounds.clone(),
                 paused: None,
+                burst: None,
+                ideal_fct: None,
             });
         }
         (flows, t)
