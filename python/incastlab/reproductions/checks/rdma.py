@@ -1,0 +1,379 @@
+"""Checks of the RDMA papers' incast results: RoCE over PFC with no congestion control, DCQCN
+(Zhu et al., SIGCOMM 2015) and HPCC (Li et al., SIGCOMM 2019).
+
+Every run is a RoCE run (``transport = "roce"``); the congestion control is the sweep's
+``roce.cc`` axis. The columns read, besides the common ones (``pfc_pauses``, ``drops``,
+``bottleneck_max_bytes``, ``fct_overhead``, ``flow_completion_s``), are the flow workload's
+per-flow lists named by :data:`FLOW_BYTES`, :data:`FLOW_SLOWDOWN` and :data:`FLOW_INCAST`
+(FCT slowdown by flow size).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from incastlab.plot import COLORS, save_figure
+from incastlab.plot import sweep as sweep_plot
+from incastlab.reproductions.findings import Findings, Row, Runs, Within, md_row
+
+#: Each flow's bytes (a list per run).
+FLOW_BYTES = "flow_bytes"
+#: Each flow's completion over its ideal alone on the path (a list per run; at least 1).
+FLOW_SLOWDOWN = "flow_slowdown"
+#: Whether each flow belongs to an incast burst rather than the background (a list per run).
+FLOW_INCAST = "flow_incast"
+
+#: How the congestion controls are named in verdicts, tables and legends.
+NAMES = {"none": "no cc (PFC only)", "dcqcn": "DCQCN", "hpcc": "HPCC"}
+
+
+def _by_cc(rows: list[Row]) -> dict[str, dict[int, list[Row]]]:
+    """Rows by congestion control, then by sender count (one row per seed)."""
+    out: dict[str, dict[int, list[Row]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        out[str(r["params"].get("roce.cc", "none"))][int(r["senders"])].append(r)
+    return out
+
+
+def _mean(rows: list[Row], col: str) -> float:
+    return statistics.fmean(float(r[col] or 0) for r in rows)
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index of ``xs`` (1: all equal; 1/n: one takes everything)."""
+    if not xs or not any(xs):
+        return 0.0
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+
+def rate_fairness(r: Row) -> float:
+    """Jain's index of the flows' average rates in an incast of equal flows that start
+    together: each flow's rate is its size over its completion, so 1/FCT ranks them alike.
+    A flow that never completed counts as rate 0."""
+    fcts = r.get("flow_completion_s") or []
+    return jain([1.0 / t if t else 0.0 for t in fcts])
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b, with a run of zero pauses counted as one (a ratio, not infinity)."""
+    return max(a, 1.0) / max(b, 1.0)
+
+
+# --- DCQCN: pauses and fairness under incast -----------------------------------------------
+
+
+def dcqcn_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
+    """RoCE with and without DCQCN, N:1 incasts over PFC (Zhu et al., SIGCOMM 2015)."""
+    f = Findings()
+    cc = _by_cc(runs["sweep"])
+    none, dcqcn = cc["none"], cc["dcqcn"]
+    ns = sorted(set(none) & set(dcqcn))
+    lossless = [n for n in ns if _mean(none[n], "drops") == 0 and _mean(dcqcn[n], "drops") == 0]
+    f.claim(
+        "PFC keeps RoCE lossless under incast, with or without DCQCN",
+        lossless == ns,
+        f"no drop at N = {', '.join(map(str, lossless)) or 'none'} of {ns}",
+        tolerance="0 drops at every N",
+    )
+    pauses = {n: _mean(none[n], "pfc_pauses") for n in ns}
+    grow = [n for n in ns if n >= paper["pauses_from"]]
+    rising = all(pauses[b] >= 0.9 * pauses[a] for a, b in zip(grow, grow[1:], strict=False))
+    f.claim(
+        "without congestion control PFC is the only brake: pauses at every N from "
+        f"{paper['pauses_from']} on, growing with N",
+        rising and all(pauses[n] > 0 for n in grow),
+        ", ".join(f"{pauses[n]:.0f} at {n}" for n in grow),
+        tolerance="pauses > 0 at each N and none fewer than 0.9× the last N's",
+        direction=pauses[grow[-1]] > pauses[grow[0]] if grow else False,
+    )
+    for n in paper["cut_at"]:
+        cut = _ratio(pauses[n], _mean(dcqcn[n], "pfc_pauses"))
+        f.claim(
+            f"DCQCN cuts PFC pauses against no congestion control at {n}:1",
+            cut >= paper["pause_cut"],
+            f"{cut:.3g}× fewer ({pauses[n]:.0f} → {_mean(dcqcn[n], 'pfc_pauses'):.0f})",
+            tolerance=f"at least {paper['pause_cut']}× fewer",
+            direction=cut > 1,
+        )
+    fair = {n: statistics.fmean(rate_fairness(r) for r in dcqcn[n]) for n in ns}
+    worst = min(fair, key=lambda n: fair[n])
+    f.number(
+        "DCQCN gives each sender of the incast its fair share (Jain's index of their rates)",
+        fair[worst],
+        1.0,
+        Within(abs=1.0 - paper["jain_min"]),
+        direction=fair[worst] >= paper["jain_shape"],
+        shown=lambda x: f"{x:.3f}",
+        where=f" (worst, N = {worst})",
+    )
+    for name, rows in (("no cc", none), ("DCQCN", dcqcn)):
+        late = {n: _mean(rows[n], "fct_overhead") for n in ns}
+        at = max(late, key=lambda n: late[n])
+        f.claim(
+            f"{name}: the receiver's link stays busy (last completion near optimal)",
+            late[at] <= paper["overhead_max"],
+            f"at most {100 * late[at]:.1f}% over optimal (N = {at})",
+            tolerance=f"at most {100 * paper['overhead_max']:.0f}% over optimal at every N",
+            direction=late[at] <= 3 * paper["overhead_max"],
+        )
+    lines = [
+        "| N | pauses, no cc | pauses, DCQCN | Jain, no cc | Jain, DCQCN | over optimal, "
+        "no cc | DCQCN |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in ns:
+        lines.append(
+            md_row(
+                n,
+                f"{pauses[n]:.0f}",
+                f"{_mean(dcqcn[n], 'pfc_pauses'):.0f}",
+                f"{statistics.fmean(rate_fairness(r) for r in none[n]):.3f}",
+                f"{fair[n]:.3f}",
+                f"{100 * _mean(none[n], 'fct_overhead'):+.1f}%",
+                f"{100 * _mean(dcqcn[n], 'fct_overhead'):+.1f}%",
+            )
+        )
+    f.table = "\n".join(lines)
+    f.figures.append(_dcqcn_figure(none, dcqcn, ns, out))
+    return f
+
+
+def _dcqcn_figure(
+    none: dict[int, list[Row]], dcqcn: dict[int, list[Row]], ns: list[int], out: Path
+) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for i, (name, rows) in enumerate((("no cc (PFC only)", none), ("DCQCN", dcqcn))):
+        ax.plot(
+            ns, [max(_mean(rows[n], "pfc_pauses"), 0.5) for n in ns], "o-", color=COLORS[i],
+            label=name,
+        )  # fmt: skip
+        fair = [statistics.fmean(rate_fairness(r) for r in rows[n]) for n in ns]
+        ax2.plot(ns, fair, "o-", color=COLORS[i], label=name)
+    for a in (ax, ax2):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("senders (N:1 incast)")
+        a.legend(frameon=False, fontsize=9)
+    ax.set_yscale("log")
+    ax.set_ylabel("PFC pauses sent")
+    ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel("Jain's index of the senders' rates")
+    sweep_plot.style_axes(ax, "PFC pauses under incast", "0 drawn at 0.5")
+    sweep_plot.style_axes(ax2, "Fairness among the incast's senders")
+    fig.tight_layout()
+    return save_figure(fig, out / "dcqcn_incast.png").name
+
+
+# --- HPCC: the incast microbenchmark ------------------------------------------------------
+
+
+def hpcc_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
+    """N:1 incasts of the HPCC paper's incast flows: HPCC against DCQCN and no cc."""
+    f = Findings()
+    cc = _by_cc(runs["sweep"])
+    ns = sorted(set(cc["hpcc"]) & set(cc["dcqcn"]) & set(cc["none"]))
+    big = max(ns)
+    pause = {c: {n: _mean(cc[c][n], "pfc_pauses") for n in ns} for c in NAMES}
+    peak = {c: {n: _mean(cc[c][n], "bottleneck_max_bytes") for n in ns} for c in NAMES}
+    late = {c: {n: _mean(cc[c][n], "fct_overhead") for n in ns} for c in NAMES}
+    h, d, z = pause["hpcc"][big], pause["dcqcn"][big], pause["none"][big]
+    f.claim(
+        f"HPCC absorbs a {big}:1 incast with (almost) no PFC pause",
+        h <= paper["hpcc_pause_share"] * max(z, 1.0),
+        f"{h:.0f} pauses (DCQCN {d:.0f}, no cc {z:.0f})",
+        tolerance=f"at most {100 * paper['hpcc_pause_share']:g}% of no cc's pauses",
+        direction=h < d,
+    )
+    f.claim(
+        f"pauses at {big}:1 order as the paper has them: no cc > DCQCN > HPCC",
+        z > d > h or (z > d and h == 0),
+        f"{z:.0f} > {d:.0f} > {h:.0f}",
+        tolerance="strict order (HPCC may tie DCQCN only at 0)",
+        direction=z > h,
+    )
+    cut = max(peak["dcqcn"][big], 1.0) / max(peak["hpcc"][big], 1.0)
+    f.claim(
+        f"HPCC's peak queue at the incast port is far below DCQCN's at {big}:1",
+        cut >= paper["queue_cut"],
+        f"{peak['hpcc'][big] / 1e6:.3g} MB against {peak['dcqcn'][big] / 1e6:.3g} MB "
+        f"({cut:.3g}× lower)",
+        tolerance=f"at least {paper['queue_cut']}× lower",
+        direction=cut > 1,
+    )
+    worst = max(ns, key=lambda n: late["hpcc"][n])
+    # HPCC aims at η of the link, so an ideal HPCC incast ends 1/η − 1 after optimal.
+    aim = 1.0 / paper["eta"] - 1.0
+    f.number(
+        "HPCC keeps the receiver's link at its target utilization η (last completion over optimal)",
+        late["hpcc"][worst],
+        aim,
+        Within(abs=paper["overhead_slack"]),
+        direction=late["hpcc"][worst] <= aim + 3 * paper["overhead_slack"],
+        shown=lambda x: f"{100 * x:+.1f}%",
+        where=f" (worst, N = {worst})",
+        ref="1/η − 1 =",
+    )
+    lines = ["| N | cc | PFC pauses | peak queue | over optimal |", "|---|---|---|---|---|"]
+    for n in ns:
+        for c in NAMES:
+            lines.append(
+                md_row(
+                    n,
+                    NAMES[c],
+                    f"{pause[c][n]:.0f}",
+                    f"{peak[c][n] / 1e3:.0f} KB",
+                    f"{100 * late[c][n]:+.1f}%",
+                )
+            )
+    f.table = "\n".join(lines)
+    f.figures.append(_bars_figure(ns, pause, peak, late, out))
+    return f
+
+
+def _bars_figure(
+    ns: list[int],
+    pause: dict[str, dict[int, float]],
+    peak: dict[str, dict[int, float]],
+    late: dict[str, dict[int, float]],
+    out: Path,
+) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
+    width = 0.8 / len(NAMES)
+    for i, c in enumerate(NAMES):
+        xs = [j + (i - 1) * width for j in range(len(ns))]
+        axes[0].bar(xs, [max(pause[c][n], 0.5) for n in ns], width, color=COLORS[i], label=NAMES[c])
+        axes[1].bar(xs, [peak[c][n] / 1e6 for n in ns], width, color=COLORS[i])
+        axes[2].bar(xs, [100 * late[c][n] for n in ns], width, color=COLORS[i])
+    for ax, (title, unit) in zip(
+        axes,
+        (("PFC pauses", "pauses (0 drawn at 0.5)"), ("Peak incast-port queue", "MB"),
+         ("Last completion", "% over optimal")),
+        strict=True,
+    ):  # fmt: skip
+        ax.set_xticks(range(len(ns)), [f"{n}:1" for n in ns])
+        ax.set_ylabel(unit)
+        sweep_plot.style_axes(ax, title)
+    axes[0].set_yscale("log")
+    axes[0].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, out / "hpcc_incast.png").name
+
+
+# --- HPCC: FCT slowdown by flow size, background plus incast -------------------------------
+
+
+def size_bins(sizes: list[int], values: list[float], bins: int) -> list[tuple[int, list[float]]]:
+    """Flows sorted by size and cut into ``bins`` groups of equal count (as the HPCC paper's
+    figures bin them): (the group's largest size, its values)."""
+    pairs = sorted(zip(sizes, values, strict=True))
+    n = len(pairs)
+    out = []
+    for i in range(bins):
+        part = pairs[i * n // bins : (i + 1) * n // bins]
+        if part:
+            out.append((part[-1][0], [v for _, v in part]))
+    return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The HPCC analysis' percentile: the value at rank ⌊n·p⌋ of the sorted values."""
+    s = sorted(values)
+    return s[min(int(len(s) * p), len(s) - 1)]
+
+
+def _slowdowns(rows: list[Row]) -> tuple[list[int], list[float]]:
+    """The background flows' sizes and slowdowns over every seed's run (incast flows out, as
+    the paper plots the background's)."""
+    sizes: list[int] = []
+    slow: list[float] = []
+    for r in rows:
+        inc = r.get(FLOW_INCAST) or [False] * len(r[FLOW_BYTES])
+        for b, s, i in zip(r[FLOW_BYTES], r[FLOW_SLOWDOWN], inc, strict=True):
+            if not i and s is not None:
+                sizes.append(int(b))
+                slow.append(max(float(s), 1.0))
+    return sizes, slow
+
+
+def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
+    """Background flows' 95th-percentile FCT slowdown by size with Poisson incasts added,
+    HPCC against DCQCN (Li et al., SIGCOMM 2019, Figure 11a)."""
+    f = Findings()
+    by = {str(c): [r for r in runs["sweep"] if r["params"].get("roce.cc") == c] for c in NAMES}
+    p = paper["percentile"]
+    curves = {}
+    for c in ("dcqcn", "hpcc"):
+        sizes, slow = _slowdowns(by[c])
+        curves[c] = [(top, percentile(v, p)) for top, v in size_bins(sizes, slow, paper["bins"])]
+    short = [
+        (top, d, h)
+        for (top, d), (_, h) in zip(curves["dcqcn"], curves["hpcc"], strict=True)
+        if top <= paper["short_bytes"]
+    ]
+    top, d, h = max(short, key=lambda t: t[1]) if short else (0, math.nan, math.nan)
+    cut = 1.0 - h / d if short else 0.0
+    f.number(
+        f"HPCC shortens the short flows' (≤ {paper['short_bytes'] // 1000} KB) p95 "
+        "completion against DCQCN (where DCQCN is worst)",
+        cut,
+        float(paper["short_cut"]),
+        Within(abs=paper["short_cut_slack"]),
+        direction=cut > 0,
+        shown=lambda x: f"{100 * x:.0f}%",
+        where=f" ({d:.3g} → {h:.3g} for flows ≤ {top / 1e3:.0f} KB)",
+        ref="the paper's up to",
+    )
+    (_, dl), (_, hl) = curves["dcqcn"][-1], curves["hpcc"][-1]
+    f.number(
+        "HPCC does not starve the longest flows (p95 slowdown, HPCC over DCQCN)",
+        hl / dl,
+        1.0,
+        Within(factor=paper["long_factor"]),
+        direction=hl / dl <= 2 * paper["long_factor"],
+        shown=lambda x: f"{x:.2f}×",
+        where=f" ({dl:.3g} → {hl:.3g})",
+        ref="parity,",
+    )
+    hp, dp = _mean(by["hpcc"], "pfc_pauses"), _mean(by["dcqcn"], "pfc_pauses")
+    f.claim(
+        "the incasts pause DCQCN's fabric, hardly HPCC's",
+        hp <= paper["hpcc_pause_share"] * max(dp, 1.0),
+        f"{hp:.0f} PFC pauses with HPCC, {dp:.0f} with DCQCN",
+        tolerance=f"HPCC's at most {100 * paper['hpcc_pause_share']:g}% of DCQCN's",
+        direction=hp < dp,
+    )
+    lines = ["| flows up to | DCQCN p95 | HPCC p95 |", "|---|---|---|"]
+    for (t, dv), (_, hv) in zip(curves["dcqcn"], curves["hpcc"], strict=True):
+        lines.append(md_row(f"{t / 1e3:,.0f} KB", f"{dv:.3g}", f"{hv:.3g}"))
+    f.table = "\n".join(lines)
+    f.figures.append(_slowdown_figure(curves, p, out))
+    return f
+
+
+def _slowdown_figure(curves: dict[str, list[tuple[int, float]]], p: float, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for i, c in enumerate(("dcqcn", "hpcc")):
+        pts = curves[c]
+        ax.plot(range(len(pts)), [v for _, v in pts], "o-", color=COLORS[i + 1], label=NAMES[c])
+    pts = curves["dcqcn"]
+    ax.set_xticks(range(len(pts)), [_size(t) for t, _ in pts], rotation=60, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_xlabel("flow size (each tick: the largest of an equal share of the flows)")
+    ax.set_ylabel(f"{100 * p:.0f}th-percentile FCT slowdown")
+    sweep_plot.style_axes(ax, "Background flows' slowdown with incasts added")
+    ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, out / "fct_slowdown.png").name
+
+
+def _size(b: int) -> str:
+    return f"{b / 1e6:.3g}M" if b >= 1e6 else f"{b / 1e3:.3g}K"
