@@ -191,3 +191,15 @@ def test_rdma_experiments_parse_once_the_roce_transport_knows_their_keys() -> No
                     pytest.skip(f"this build has no RoCE transport or flow schedule yet: {e}")
                 raise
             assert points, spec
+
+
+def test_every_check_disagrees_when_its_runs_failed(tmp_path: Path) -> None:
+    # The points that failed leave no rows (reproduce counts them as failures).
+    for name, check in (
+        ("dcqcn-incast", rdma.dcqcn_incast),
+        ("hpcc-incast", rdma.hpcc_incast),
+        ("hpcc-fct-slowdown", rdma.hpcc_fct_slowdown),
+    ):
+        f = check({"sweep": [_run("none", 4)]}, _paper(name), tmp_path)
+        assert [c.grade for c in f.claims] == ["disagrees"], name
+        assert f.claims[0].measured.startswith("no completed run of"), name

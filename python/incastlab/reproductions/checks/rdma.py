@@ -59,6 +59,17 @@ def rate_fairness(r: Row) -> float:
     return jain([1.0 / t if t else 0.0 for t in fcts])
 
 
+def _no_runs(f: Findings, needed: str) -> Findings:
+    """The verdict when a comparison has nothing to compare (every point of a side failed)."""
+    f.claim(
+        "the runs behind the comparison completed",
+        False,
+        f"no completed run of {needed}",
+        tolerance="every congestion control's run at some fan-in",
+    )
+    return f
+
+
 def _ratio(a: float, b: float) -> float:
     """a / b, with a run of zero pauses counted as one (a ratio, not infinity)."""
     return max(a, 1.0) / max(b, 1.0)
@@ -73,6 +84,8 @@ def dcqcn_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     cc = _by_cc(runs["sweep"])
     none, dcqcn = cc["none"], cc["dcqcn"]
     ns = sorted(set(none) & set(dcqcn))
+    if not ns:
+        return _no_runs(f, "no cc and DCQCN at a common fan-in")
     lossless = [n for n in ns if _mean(none[n], "drops") == 0 and _mean(dcqcn[n], "drops") == 0]
     f.claim(
         "PFC keeps RoCE lossless under incast, with or without DCQCN",
@@ -179,6 +192,8 @@ def hpcc_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     f = Findings()
     cc = _by_cc(runs["sweep"])
     ns = sorted(set(cc["hpcc"]) & set(cc["dcqcn"]) & set(cc["none"]))
+    if not ns:
+        return _no_runs(f, "no cc, DCQCN and HPCC at a common fan-in")
     big = max(ns)
     pause = {c: {n: _mean(cc[c][n], "pfc_pauses") for n in ns} for c in NAMES}
     peak = {c: {n: _mean(cc[c][n], "bottleneck_max_bytes") for n in ns} for c in NAMES}
@@ -310,6 +325,8 @@ def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     f = Findings()
     by = {str(c): [r for r in runs["sweep"] if r["params"].get("roce.cc") == c] for c in NAMES}
     p = paper["percentile"]
+    if not by["dcqcn"] or not by["hpcc"]:
+        return _no_runs(f, "both DCQCN and HPCC")
     curves = {}
     for c in ("dcqcn", "hpcc"):
         sizes, slow = _slowdowns(by[c])
