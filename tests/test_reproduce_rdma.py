@@ -14,7 +14,7 @@ from incastlab.reproductions.checks import rdma
 from incastlab.reproductions.findings import Findings
 from incastlab.reproductions.reproduce import CHECKS, experiments
 
-RDMA = ("dcqcn-incast", "hpcc-incast", "hpcc-fct-slowdown")
+RDMA = ("dcqcn-incast", "pfc-unfairness", "hpcc-incast", "hpcc-fct-slowdown")
 
 
 def _paper(name: str) -> dict[str, Any]:
@@ -79,6 +79,38 @@ def test_jain_index() -> None:
     assert rdma.jain([1, 0, 0, 0]) == pytest.approx(0.25)
     assert rdma.jain([]) == 0.0
     assert rdma.rate_fairness({"flow_completion_s": [1.0, None]}) == pytest.approx(0.5)
+
+
+# --- pfc-unfairness --------------------------------------------------------------------------
+
+
+def _four(cc: str, fcts: list[float]) -> dict[str, Any]:
+    # 4 × 10 MB at 40 Gbps: a quarter of the link each ends at 8 ms, half the link at 4 ms.
+    return _run(cc, 4, app_bytes=40_000_000, link_bps=40e9, flow_completion_s=fcts)
+
+
+def test_pfc_unfairness_agrees_where_pfc_is_port_fair_and_dcqcn_flow_fair(tmp_path: Path) -> None:
+    # Port-fair: the local sender (3) at half the link ends at 4 ms; the others at 8 ms.
+    runs = {
+        "sweep": [_four("none", [8e-3, 8e-3, 8e-3, 4e-3]), _four("dcqcn", [8e-3] * 3 + [7.6e-3])]
+    }
+    f = rdma.pfc_unfairness(runs, _paper("pfc-unfairness"), tmp_path)
+    assert f.grade == "agrees", [c.line() for c in f.claims]
+    assert f.claims[1].measured == "50% against the port-fair share, 50%"
+    assert f.claims[2].measured == "26% against the fair share, 25%"
+    assert "| 3 | beside the receiver | 50.0% | 26.3% |" in f.table
+    assert (tmp_path / "pfc_unfairness.png").stat().st_size > 10_000
+
+
+def test_pfc_unfairness_disagrees_where_dcqcn_leaves_the_local_sender_ahead(
+    tmp_path: Path,
+) -> None:
+    same = [8e-3, 8e-3, 8e-3, 4e-3]
+    runs = {"sweep": [_four("none", [8e-3] * 4), _four("dcqcn", same)]}
+    grades = [c.grade for c in rdma.pfc_unfairness(runs, _paper("pfc-unfairness"), tmp_path).claims]
+    # Without cc it is flow-fair (25%): not the port's half, nor above 1.5× the fair share;
+    # with DCQCN the local sender keeps half the link and the flows end 2× apart.
+    assert grades == ["agrees", "disagrees", "disagrees", "disagrees"]
 
 
 # --- hpcc-incast -----------------------------------------------------------------------------
@@ -197,6 +229,7 @@ def test_every_check_disagrees_when_its_runs_failed(tmp_path: Path) -> None:
     # The points that failed leave no rows (reproduce counts them as failures).
     for name, check in (
         ("dcqcn-incast", rdma.dcqcn_incast),
+        ("pfc-unfairness", rdma.pfc_unfairness),
         ("hpcc-incast", rdma.hpcc_incast),
         ("hpcc-fct-slowdown", rdma.hpcc_fct_slowdown),
     ):

@@ -109,6 +109,7 @@ CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
     "hadoop_overhead": rto.hadoop_overhead,
     "riak_utilization": kv.riak_utilization,
     "dcqcn_incast": rdma.dcqcn_incast,
+    "pfc_unfairness": rdma.pfc_unfairness,
     "hpcc_incast": rdma.hpcc_incast,
     "hpcc_fct_slowdown": rdma.hpcc_fct_slowdown,
 }

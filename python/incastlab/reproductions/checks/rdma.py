@@ -184,6 +184,91 @@ def _dcqcn_figure(
     return save_figure(fig, out / "dcqcn_incast.png").name
 
 
+# --- PFC's unfairness, and DCQCN's cure ---------------------------------------------------
+
+
+def sender_shares(r: Row) -> list[float]:
+    """Each sender's average rate over its flow's life, as a share of the receiver's link
+    (equal flows: app_bytes / senders each; a flow not completed counts 0)."""
+    size_bits = 8 * float(r["app_bytes"]) / int(r["senders"])
+    return [size_bits / t / float(r["link_bps"]) if t else 0.0 for t in r["flow_completion_s"]]
+
+
+def pfc_unfairness(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
+    """A sender beside the receiver against three behind one spine port, over PFC with no
+    congestion control and with DCQCN (Zhu et al., SIGCOMM 2015, §2 and §6)."""
+    f = Findings()
+    by = {str(r["params"].get("roce.cc")): r for r in runs["sweep"]}
+    if "none" not in by or "dcqcn" not in by:
+        return _no_runs(f, "both no cc and DCQCN")
+    k = int(paper["local_sender"])
+    share = {c: sender_shares(by[c]) for c in ("none", "dcqcn")}
+    fct = {c: [t or math.inf for t in by[c]["flow_completion_s"]] for c in ("none", "dcqcn")}
+    f.claim(
+        "PFC keeps the fabric lossless",
+        by["none"]["drops"] == 0 and by["dcqcn"]["drops"] == 0,
+        f"{by['none']['drops']} drops without cc, {by['dcqcn']['drops']} with DCQCN",
+        tolerance="0 drops",
+    )
+    fair = paper["fair_share"]
+    f.number(
+        "with PFC alone the sender beside the receiver takes its port's share, half the link",
+        share["none"][k],
+        paper["pfc_local_share"],
+        Within(rel=paper["share_rel"]),
+        direction=share["none"][k] > 1.5 * fair,
+        shown=lambda x: f"{100 * x:.0f}%",
+        ref="the port-fair share,",
+    )
+    f.number(
+        "with DCQCN it gets a flow's fair share, a quarter of the link",
+        share["dcqcn"][k],
+        fair,
+        Within(rel=paper["share_rel"]),
+        direction=share["dcqcn"][k] < share["none"][k],
+        shown=lambda x: f"{100 * x:.0f}%",
+        ref="the fair share,",
+    )
+    spread = {c: max(fct[c]) / min(fct[c]) for c in fct}
+    f.claim(
+        "with DCQCN the four flows finish together",
+        spread["dcqcn"] <= paper["finish_spread"],
+        f"last over first completion {spread['dcqcn']:.2f}× (without cc {spread['none']:.2f}×)",
+        tolerance=f"at most {paper['finish_spread']}×",
+        direction=spread["dcqcn"] < spread["none"],
+    )
+    lines = ["| sender | where | no cc | DCQCN |", "|---|---|---|---|"]
+    for i in range(len(share["none"])):
+        where = "beside the receiver" if i == k else "behind the spine"
+        lines.append(
+            md_row(i, where, f"{100 * share['none'][i]:.1f}%", f"{100 * share['dcqcn'][i]:.1f}%")
+        )
+    f.table = "\n".join(lines) + (
+        "\n\nEach sender's average rate over its flow's life, as a share of the receiver's link."
+    )
+    f.figures.append(_shares_figure(share, k, fair, float(by["none"]["link_bps"]), out))
+    return f
+
+
+def _shares_figure(
+    share: dict[str, list[float]], k: int, fair: float, link: float, out: Path
+) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    n = len(share["none"])
+    for i, c in enumerate(("none", "dcqcn")):
+        xs = [j + (i - 0.5) * 0.4 for j in range(n)]
+        ax.bar(xs, [link * x / 1e9 for x in share[c]], 0.4, color=COLORS[i], label=NAMES[c])
+    ax.axhline(link * fair / 1e9, color="0.4", lw=0.8, ls="--")
+    ax.set_xticks(range(n), [f"sender {j}" + (" (local)" if j == k else "") for j in range(n)])
+    ax.set_ylabel("average rate (Gbps)")
+    sweep_plot.style_axes(ax, "PFC is port-fair, DCQCN flow-fair", "dashed: the fair share")
+    ax.legend(frameon=False, fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, out / "pfc_unfairness.png").name
+
+
 # --- HPCC: the incast microbenchmark ------------------------------------------------------
 
 
