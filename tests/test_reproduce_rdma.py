@@ -156,17 +156,15 @@ def test_hpcc_incast_disagrees_where_hpcc_pauses_like_dcqcn(tmp_path: Path) -> N
 
 
 def _flows(cc: str, short: float, long: float, pauses: int) -> dict[str, Any]:
-    """400 background flows of 1 KB to 10 MB (slowdown `short` up to 100 KB, `long` above),
-    and an incast burst of 60 flows that the check must leave out."""
-    sizes = [1000 * (i + 1) for i in range(200)] + [10_000 * (i + 1) for i in range(200)]
-    slow = [short if b <= 100_000 else long for b in sizes]
+    """20 background size buckets, 10 KB to 10 MB: slowdown `short` up to 100 KB, `long`
+    above (the flow schedule's report)."""
+    tops = [10_000 * 2 ** (i / 2) for i in range(20)]
     return _run(
         cc,
         64,
         pfc_pauses=pauses,
-        flow_bytes=[*sizes, *[500_000] * 60],
-        flow_slowdown=[*slow, *[1000.0] * 60],
-        flow_incast=[False] * len(sizes) + [True] * 60,
+        fct_slowdown_bucket_bytes=[int(t) for t in tops],
+        fct_slowdown_bucket_p95=[short if t <= 100_000 else long for t in tops],
     )
 
 
@@ -174,25 +172,23 @@ def test_hpcc_fct_slowdown_agrees_where_hpcc_cuts_short_flows_tails(tmp_path: Pa
     runs = {"sweep": [_flows("dcqcn", 60.0, 4.0, 500), _flows("hpcc", 2.0, 4.4, 0)]}
     f = rdma.hpcc_fct_slowdown(runs, _paper("hpcc-fct-slowdown"), tmp_path)
     assert f.grade == "agrees", [c.line() for c in f.claims]
-    assert (
-        f.claims[0].measured
-        == "97% shorter (60 → 2 for flows ≤ 19 KB) against the paper's up to 95%"
+    assert f.claims[0].measured == (
+        "97% shorter (60 → 2 for flows ≤ 10 KB) against the paper's up to 95%"
     )
-    # The incast flows (slowdown 1000) are not the background's.
-    assert "1e+03" not in f.table and f.table.count("\n") == 21
+    assert f.table.count("\n") == 21 and "| 10 KB | 60 | 2 |" in f.table
     assert (tmp_path / "fct_slowdown.png").stat().st_size > 10_000
+
+
+def test_hpcc_fct_slowdown_averages_seeds_bucket_by_bucket() -> None:
+    rows = [_flows("hpcc", 2.0, 4.0, 0), _flows("hpcc", 4.0, 8.0, 0)]
+    curve = rdma.p95_by_size(rows)
+    assert curve[0] == (10_000, 3.0) and curve[-1][1] == 6.0 and len(curve) == 20
 
 
 def test_hpcc_fct_slowdown_disagrees_where_hpcc_is_no_better(tmp_path: Path) -> None:
     runs = {"sweep": [_flows("dcqcn", 6.0, 4.0, 500), _flows("hpcc", 8.0, 20.0, 400)]}
     f = rdma.hpcc_fct_slowdown(runs, _paper("hpcc-fct-slowdown"), tmp_path)
     assert [c.grade for c in f.claims] == ["disagrees", "disagrees", "shape only"]
-
-
-def test_size_bins_and_percentile_follow_the_papers_analysis() -> None:
-    bins = rdma.size_bins(list(range(1, 101)), [float(x) for x in range(1, 101)], 20)
-    assert len(bins) == 20 and bins[0] == (5, [1.0, 2.0, 3.0, 4.0, 5.0])
-    assert rdma.percentile([float(x) for x in range(1, 101)], 0.95) == 96.0
 
 
 # --- the experiments -------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 
 Every run is a RoCE run (``transport = "roce"``); the congestion control is the sweep's
 ``roce.cc`` axis. The columns read, besides the common ones (``pfc_pauses``, ``drops``,
-``bottleneck_max_bytes``, ``fct_overhead``, ``flow_completion_s``), are the flow workload's
-per-flow lists named by :data:`FLOW_BYTES`, :data:`FLOW_SLOWDOWN` and :data:`FLOW_INCAST`
-(FCT slowdown by flow size).
+``bottleneck_max_bytes``, ``fct_overhead``, ``flow_completion_s``), are the flow schedule's
+FCT slowdown by size: ``fct_slowdown_bucket_bytes`` and ``fct_slowdown_bucket_p95``, its
+background flows sorted by size and cut into buckets of equal count, as the HPCC paper's
+analysis cuts them.
 """
 
 from __future__ import annotations
@@ -20,13 +21,6 @@ from typing import Any
 from incastlab.plot import COLORS, save_figure
 from incastlab.plot import sweep as sweep_plot
 from incastlab.reproductions.findings import Findings, Row, Runs, Within, md_row
-
-#: Each flow's bytes (a list per run).
-FLOW_BYTES = "flow_bytes"
-#: Each flow's completion over its ideal alone on the path (a list per run; at least 1).
-FLOW_SLOWDOWN = "flow_slowdown"
-#: Whether each flow belongs to an incast burst rather than the background (a list per run).
-FLOW_INCAST = "flow_incast"
 
 #: How the congestion controls are named in verdicts, tables and legends.
 NAMES = {"none": "no cc (PFC only)", "dcqcn": "DCQCN", "hpcc": "HPCC"}
@@ -371,37 +365,14 @@ def _bars_figure(
 # --- HPCC: FCT slowdown by flow size, background plus incast -------------------------------
 
 
-def size_bins(sizes: list[int], values: list[float], bins: int) -> list[tuple[int, list[float]]]:
-    """Flows sorted by size and cut into ``bins`` groups of equal count (as the HPCC paper's
-    figures bin them): (the group's largest size, its values)."""
-    pairs = sorted(zip(sizes, values, strict=True))
-    n = len(pairs)
-    out = []
-    for i in range(bins):
-        part = pairs[i * n // bins : (i + 1) * n // bins]
-        if part:
-            out.append((part[-1][0], [v for _, v in part]))
-    return out
-
-
-def percentile(values: list[float], p: float) -> float:
-    """The HPCC analysis' percentile: the value at rank ⌊n·p⌋ of the sorted values."""
-    s = sorted(values)
-    return s[min(int(len(s) * p), len(s) - 1)]
-
-
-def _slowdowns(rows: list[Row]) -> tuple[list[int], list[float]]:
-    """The background flows' sizes and slowdowns over every seed's run (incast flows out, as
-    the paper plots the background's)."""
-    sizes: list[int] = []
-    slow: list[float] = []
-    for r in rows:
-        inc = r.get(FLOW_INCAST) or [False] * len(r[FLOW_BYTES])
-        for b, s, i in zip(r[FLOW_BYTES], r[FLOW_SLOWDOWN], inc, strict=True):
-            if not i and s is not None:
-                sizes.append(int(b))
-                slow.append(max(float(s), 1.0))
-    return sizes, slow
+def p95_by_size(rows: list[Row]) -> list[tuple[int, float]]:
+    """(largest flow, 95th-percentile slowdown) of each background size bucket, the buckets'
+    slowdowns averaged over the seeds' runs."""
+    if not rows:
+        return []
+    tops = [int(b) for b in rows[0]["fct_slowdown_bucket_bytes"]]
+    p95s = [[float(v) for v in r["fct_slowdown_bucket_p95"]] for r in rows]
+    return [(t, statistics.fmean(p[i] for p in p95s)) for i, t in enumerate(tops)]
 
 
 def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
@@ -409,13 +380,9 @@ def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     HPCC against DCQCN (Li et al., SIGCOMM 2019, Figure 11a)."""
     f = Findings()
     by = {str(c): [r for r in runs["sweep"] if r["params"].get("roce.cc") == c] for c in NAMES}
-    p = paper["percentile"]
     if not by["dcqcn"] or not by["hpcc"]:
         return _no_runs(f, "both DCQCN and HPCC")
-    curves = {}
-    for c in ("dcqcn", "hpcc"):
-        sizes, slow = _slowdowns(by[c])
-        curves[c] = [(top, percentile(v, p)) for top, v in size_bins(sizes, slow, paper["bins"])]
+    curves = {c: p95_by_size(by[c]) for c in ("dcqcn", "hpcc")}
     short = [
         (top, d, h)
         for (top, d), (_, h) in zip(curves["dcqcn"], curves["hpcc"], strict=True)
@@ -456,11 +423,11 @@ def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     for (t, dv), (_, hv) in zip(curves["dcqcn"], curves["hpcc"], strict=True):
         lines.append(md_row(f"{t / 1e3:,.0f} KB", f"{dv:.3g}", f"{hv:.3g}"))
     f.table = "\n".join(lines)
-    f.figures.append(_slowdown_figure(curves, p, out))
+    f.figures.append(_slowdown_figure(curves, out))
     return f
 
 
-def _slowdown_figure(curves: dict[str, list[tuple[int, float]]], p: float, out: Path) -> str:
+def _slowdown_figure(curves: dict[str, list[tuple[int, float]]], out: Path) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 4.2))
@@ -471,7 +438,7 @@ def _slowdown_figure(curves: dict[str, list[tuple[int, float]]], p: float, out: 
     ax.set_xticks(range(len(pts)), [_size(t) for t, _ in pts], rotation=60, fontsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("flow size (each tick: the largest of an equal share of the flows)")
-    ax.set_ylabel(f"{100 * p:.0f}th-percentile FCT slowdown")
+    ax.set_ylabel("95th-percentile FCT slowdown")
     sweep_plot.style_axes(ax, "Background flows' slowdown with incasts added")
     ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
