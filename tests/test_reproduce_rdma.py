@@ -23,7 +23,15 @@ def _paper(name: str) -> dict[str, Any]:
 
 def _run(cc: str, n: int, **cols: Any) -> dict[str, Any]:
     base = {"drops": 0, "pfc_pauses": 0, "bottleneck_max_bytes": 0, "fct_overhead": 0.02}
-    return {"params": {"roce.cc": cc, "topology.senders": n}, "senders": n, **base, **cols}
+    return {"params": {"topology.senders": n}, "senders": n, "cc": cc, **base, **cols}
+
+
+def _runs(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows as reproduce hands them over: one sweep per congestion control, named by it."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["cc"], []).append(r)
+    return out
 
 
 def _grades(f: Findings) -> dict[str, str]:
@@ -48,7 +56,7 @@ def _dcqcn_runs(*, dcqcn_pauses: int, unfair: bool = False, drops: int = 0) -> l
 
 
 def test_dcqcn_incast_agrees_where_dcqcn_cuts_pauses_and_shares_fairly(tmp_path: Path) -> None:
-    f = rdma.dcqcn_incast({"sweep": _dcqcn_runs(dcqcn_pauses=20)}, _paper("dcqcn-incast"), tmp_path)
+    f = rdma.dcqcn_incast(_runs(_dcqcn_runs(dcqcn_pauses=20)), _paper("dcqcn-incast"), tmp_path)
     assert f.grade == "agrees", [c.line() for c in f.claims]
     assert len(f.claims) == 7
     cut = next(c for c in f.claims if "at 32:1" in c.text)
@@ -58,7 +66,7 @@ def test_dcqcn_incast_agrees_where_dcqcn_cuts_pauses_and_shares_fairly(tmp_path:
 
 
 def test_dcqcn_incast_disagrees_where_pauses_stay_or_one_sender_hogs(tmp_path: Path) -> None:
-    runs = {"sweep": _dcqcn_runs(dcqcn_pauses=1000, unfair=True, drops=3)}
+    runs = _runs(_dcqcn_runs(dcqcn_pauses=1000, unfair=True, drops=3))
     g = _grades(rdma.dcqcn_incast(runs, _paper("dcqcn-incast"), tmp_path))
     assert g["PFC keeps RoCE lossless under incast, with or without DCQCN"] == "disagrees"
     # 3200 → 1000: fewer, but not 10× fewer: the direction holds.
@@ -69,7 +77,7 @@ def test_dcqcn_incast_disagrees_where_pauses_stay_or_one_sender_hogs(tmp_path: P
     # the shape's 0.8.
     fair = next(k for k in g if k.startswith("DCQCN gives each sender"))
     assert g[fair] == "disagrees"
-    runs = {"sweep": _dcqcn_runs(dcqcn_pauses=20, unfair=True)}
+    runs = _runs(_dcqcn_runs(dcqcn_pauses=20, unfair=True))
     f = rdma.dcqcn_incast(runs, _paper("dcqcn-incast"), tmp_path)
     assert f.claims[4].measured.startswith("0.711 (worst, N = 4) against a fair share's 1.000")
 
@@ -91,9 +99,7 @@ def _four(cc: str, fcts: list[float]) -> dict[str, Any]:
 
 def test_pfc_unfairness_agrees_where_pfc_is_port_fair_and_dcqcn_flow_fair(tmp_path: Path) -> None:
     # Port-fair: the local sender (3) at half the link ends at 4 ms; the others at 8 ms.
-    runs = {
-        "sweep": [_four("none", [8e-3, 8e-3, 8e-3, 4e-3]), _four("dcqcn", [8e-3] * 3 + [7.6e-3])]
-    }
+    runs = _runs([_four("none", [8e-3, 8e-3, 8e-3, 4e-3]), _four("dcqcn", [8e-3] * 3 + [7.6e-3])])
     f = rdma.pfc_unfairness(runs, _paper("pfc-unfairness"), tmp_path)
     assert f.grade == "agrees", [c.line() for c in f.claims]
     assert f.claims[1].measured == "50% against the port-fair share, 50%"
@@ -106,7 +112,7 @@ def test_pfc_unfairness_disagrees_where_dcqcn_leaves_the_local_sender_ahead(
     tmp_path: Path,
 ) -> None:
     same = [8e-3, 8e-3, 8e-3, 4e-3]
-    runs = {"sweep": [_four("none", [8e-3] * 4), _four("dcqcn", same)]}
+    runs = _runs([_four("none", [8e-3] * 4), _four("dcqcn", same)])
     grades = [c.grade for c in rdma.pfc_unfairness(runs, _paper("pfc-unfairness"), tmp_path).claims]
     # Without cc it is flow-fair (25%): not the port's half, nor above 1.5× the fair share;
     # with DCQCN the local sender keeps half the link and the flows end 2× apart.
@@ -134,7 +140,7 @@ def _hpcc_runs(*, hpcc_pauses: int, hpcc_peak: float, hpcc_over: float) -> list[
 
 
 def test_hpcc_incast_agrees_where_hpcc_never_pauses(tmp_path: Path) -> None:
-    runs = {"sweep": _hpcc_runs(hpcc_pauses=0, hpcc_peak=3.3e6, hpcc_over=0.06)}
+    runs = _runs(_hpcc_runs(hpcc_pauses=0, hpcc_peak=3.3e6, hpcc_over=0.06))
     f = rdma.hpcc_incast(runs, _paper("hpcc-incast"), tmp_path)
     assert f.grade == "agrees", [c.line() for c in f.claims]
     assert [c.measured for c in f.claims][:2] == [
@@ -146,7 +152,7 @@ def test_hpcc_incast_agrees_where_hpcc_never_pauses(tmp_path: Path) -> None:
 
 
 def test_hpcc_incast_disagrees_where_hpcc_pauses_like_dcqcn(tmp_path: Path) -> None:
-    runs = {"sweep": _hpcc_runs(hpcc_pauses=900, hpcc_peak=9e6, hpcc_over=0.5)}
+    runs = _runs(_hpcc_runs(hpcc_pauses=900, hpcc_peak=9e6, hpcc_over=0.5))
     grades = [c.grade for c in rdma.hpcc_incast(runs, _paper("hpcc-incast"), tmp_path).claims]
     # 5000 > 800 but 900 > 800: the order breaks, HPCC still below no cc (the direction).
     assert grades == ["disagrees", "shape only", "disagrees", "disagrees"]
@@ -169,7 +175,7 @@ def _flows(cc: str, short: float, long: float, pauses: int) -> dict[str, Any]:
 
 
 def test_hpcc_fct_slowdown_agrees_where_hpcc_cuts_short_flows_tails(tmp_path: Path) -> None:
-    runs = {"sweep": [_flows("dcqcn", 60.0, 4.0, 500), _flows("hpcc", 2.0, 4.4, 0)]}
+    runs = _runs([_flows("dcqcn", 60.0, 4.0, 500), _flows("hpcc", 2.0, 4.4, 0)])
     f = rdma.hpcc_fct_slowdown(runs, _paper("hpcc-fct-slowdown"), tmp_path)
     assert f.grade == "agrees", [c.line() for c in f.claims]
     assert f.claims[0].measured == (
@@ -186,7 +192,7 @@ def test_hpcc_fct_slowdown_averages_seeds_bucket_by_bucket() -> None:
 
 
 def test_hpcc_fct_slowdown_disagrees_where_hpcc_is_no_better(tmp_path: Path) -> None:
-    runs = {"sweep": [_flows("dcqcn", 6.0, 4.0, 500), _flows("hpcc", 8.0, 20.0, 400)]}
+    runs = _runs([_flows("dcqcn", 6.0, 4.0, 500), _flows("hpcc", 8.0, 20.0, 400)])
     f = rdma.hpcc_fct_slowdown(runs, _paper("hpcc-fct-slowdown"), tmp_path)
     assert [c.grade for c in f.claims] == ["disagrees", "disagrees", "shape only"]
 
@@ -229,6 +235,6 @@ def test_every_check_disagrees_when_its_runs_failed(tmp_path: Path) -> None:
         ("hpcc-incast", rdma.hpcc_incast),
         ("hpcc-fct-slowdown", rdma.hpcc_fct_slowdown),
     ):
-        f = check({"sweep": [_run("none", 4)]}, _paper(name), tmp_path)
+        f = check(_runs([_run("none", 4)]), _paper(name), tmp_path)
         assert [c.grade for c in f.claims] == ["disagrees"], name
         assert f.claims[0].measured.startswith("no completed run of"), name

@@ -1,8 +1,9 @@
 """Checks of the RDMA papers' incast results: RoCE over PFC with no congestion control, DCQCN
 (Zhu et al., SIGCOMM 2015) and HPCC (Li et al., SIGCOMM 2019).
 
-Every run is a RoCE run (``transport = "roce"``); the congestion control is the sweep's
-``roce.cc`` axis. The columns read, besides the common ones (``pfc_pauses``, ``drops``,
+Every run is a RoCE run (``transport = "roce"``), one sweep per congestion control, named
+by it (``none.toml``, ``dcqcn.toml``, ``hpcc.toml``): ECN marking is configured only where
+DCQCN reads it. The columns read, besides the common ones (``pfc_pauses``, ``drops``,
 ``bottleneck_max_bytes``, ``fct_overhead``, ``flow_completion_s``), are the flow schedule's
 FCT slowdown by size: ``fct_slowdown_bucket_bytes`` and ``fct_slowdown_bucket_p95``, its
 background flows sorted by size and cut into buckets of equal count, as the HPCC paper's
@@ -26,11 +27,13 @@ from incastlab.reproductions.findings import Findings, Row, Runs, Within, md_row
 NAMES = {"none": "no cc (PFC only)", "dcqcn": "DCQCN", "hpcc": "HPCC"}
 
 
-def _by_cc(rows: list[Row]) -> dict[str, dict[int, list[Row]]]:
-    """Rows by congestion control, then by sender count (one row per seed)."""
+def _by_cc(runs: Runs) -> dict[str, dict[int, list[Row]]]:
+    """Rows by congestion control (the sweep's name), then by sender count (one row per
+    seed)."""
     out: dict[str, dict[int, list[Row]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        out[str(r["params"].get("roce.cc", "none"))][int(r["senders"])].append(r)
+    for cc, rows in runs.items():
+        for r in rows:
+            out[cc][int(r["senders"])].append(r)
     return out
 
 
@@ -75,7 +78,7 @@ def _ratio(a: float, b: float) -> float:
 def dcqcn_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     """RoCE with and without DCQCN, N:1 incasts over PFC (Zhu et al., SIGCOMM 2015)."""
     f = Findings()
-    cc = _by_cc(runs["sweep"])
+    cc = _by_cc(runs)
     none, dcqcn = cc["none"], cc["dcqcn"]
     ns = sorted(set(none) & set(dcqcn))
     if not ns:
@@ -192,7 +195,7 @@ def pfc_unfairness(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     """A sender beside the receiver against three behind one spine port, over PFC with no
     congestion control and with DCQCN (Zhu et al., SIGCOMM 2015, §2 and §6)."""
     f = Findings()
-    by = {str(r["params"].get("roce.cc")): r for r in runs["sweep"]}
+    by = {c: rows[0] for c, rows in runs.items() if rows}
     if "none" not in by or "dcqcn" not in by:
         return _no_runs(f, "both no cc and DCQCN")
     k = int(paper["local_sender"])
@@ -269,7 +272,7 @@ def _shares_figure(
 def hpcc_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     """N:1 incasts of the HPCC paper's incast flows: HPCC against DCQCN and no cc."""
     f = Findings()
-    cc = _by_cc(runs["sweep"])
+    cc = _by_cc(runs)
     ns = sorted(set(cc["hpcc"]) & set(cc["dcqcn"]) & set(cc["none"]))
     if not ns:
         return _no_runs(f, "no cc, DCQCN and HPCC at a common fan-in")
@@ -379,7 +382,7 @@ def hpcc_fct_slowdown(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     """Background flows' 95th-percentile FCT slowdown by size with Poisson incasts added,
     HPCC against DCQCN (Li et al., SIGCOMM 2019, Figure 11a)."""
     f = Findings()
-    by = {str(c): [r for r in runs["sweep"] if r["params"].get("roce.cc") == c] for c in NAMES}
+    by = {c: runs.get(c, []) for c in NAMES}
     if not by["dcqcn"] or not by["hpcc"]:
         return _no_runs(f, "both DCQCN and HPCC")
     curves = {c: p95_by_size(by[c]) for c in ("dcqcn", "hpcc")}
