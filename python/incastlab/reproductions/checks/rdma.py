@@ -53,6 +53,11 @@ def on_wire(r: Row, switches: int = 1) -> float:
     return (float(mtu) + extra) / float(mtu)
 
 
+def pct(x: float) -> str:
+    """A share as a signed percentage, with no "-0.0%" for a rounding below zero."""
+    return f"{100 * x:+.1f}%" if abs(x) >= 5e-4 else "+0.0%"
+
+
 def late(rows: list[Row]) -> float:
     """How much later than optimal the last flow completed, optimal counted on the wire (a
     link busy from the first to the last byte is 0, whatever its frames' headers), over
@@ -147,7 +152,7 @@ def dcqcn_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
         f.claim(
             f"{name}: the receiver's link stays busy (last completion near optimal)",
             over[at] <= paper["overhead_max"],
-            f"at most {100 * over[at]:.1f}% over optimal (N = {at})",
+            f"at most {pct(over[at])} over optimal (N = {at})",
             tolerance=f"at most {100 * paper['overhead_max']:.0f}% over optimal at every N",
             direction=over[at] <= 3 * paper["overhead_max"],
         )
@@ -164,8 +169,8 @@ def dcqcn_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
                 f"{_mean(dcqcn[n], 'pfc_pauses'):.0f}",
                 f"{statistics.fmean(rate_fairness(r) for r in none[n]):.3f}",
                 f"{fair[n]:.3f}",
-                f"{100 * late(none[n]):+.1f}%",
-                f"{100 * late(dcqcn[n]):+.1f}%",
+                pct(late(none[n])),
+                pct(late(dcqcn[n])),
             )
         )
     f.table = "\n".join(lines) + (
@@ -333,7 +338,7 @@ def hpcc_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     f.claim(
         "HPCC keeps the receiver's link busy through the incast (at least η of it)",
         over["hpcc"][worst] <= aim + paper["overhead_slack"],
-        f"{100 * over['hpcc'][worst]:+.1f}% over optimal (worst, N = {worst})",
+        f"{pct(over['hpcc'][worst])} over optimal (worst, N = {worst})",
         tolerance=f"at most 1/η − 1 + {100 * paper['overhead_slack']:g} points = "
         f"{100 * (aim + paper['overhead_slack']):.1f}% over optimal",
         direction=over["hpcc"][worst] <= aim + 3 * paper["overhead_slack"],
@@ -347,7 +352,7 @@ def hpcc_incast(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
                     NAMES[c],
                     f"{pause[c][n]:.0f}",
                     f"{peak[c][n] / 1e3:.0f} KB",
-                    f"{100 * over[c][n]:+.1f}%",
+                    pct(over[c][n]),
                 )
             )
     f.table = "\n".join(lines)
