@@ -375,17 +375,19 @@ def _bars_figure(
         xs = [j + (i - 1) * width for j in range(len(ns))]
         axes[0].bar(xs, [max(pause[c][n], 0.5) for n in ns], width, color=COLORS[i], label=NAMES[c])
         axes[1].bar(xs, [peak[c][n] / 1e6 for n in ns], width, color=COLORS[i])
-        axes[2].bar(xs, [100 * late[c][n] for n in ns], width, color=COLORS[i])
+        busy = [min(100.0, 100 / (1 + late[c][n])) for n in ns]
+        axes[2].bar(xs, busy, width, color=COLORS[i])
     for ax, (title, unit) in zip(
         axes,
         (("PFC pauses", "pauses (0 drawn at 0.5)"), ("Peak incast-port queue", "MB"),
-         ("Last completion", "% over optimal")),
+         ("Receiver's link busy", "% of the incast")),
         strict=True,
     ):  # fmt: skip
         ax.set_xticks(range(len(ns)), [f"{n}:1" for n in ns])
         ax.set_ylabel(unit)
         sweep_plot.style_axes(ax, title)
     axes[0].set_yscale("log")
+    axes[2].set_ylim(0, 105)
     axes[0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return save_figure(fig, out / "hpcc_incast.png").name
