@@ -250,3 +250,17 @@ def test_every_check_disagrees_when_its_runs_failed(tmp_path: Path) -> None:
         f = check(_runs([_run("none", 4)]), _paper(name), tmp_path)
         assert [c.grade for c in f.claims] == ["disagrees"], name
         assert f.claims[0].measured.startswith("no completed run of"), name
+
+
+def test_the_listing_marks_experiments_awaiting_their_transport(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from incastlab.cli import main
+
+    monkeypatch.setenv("COLUMNS", "300")  # one row per experiment, its note unwrapped
+    assert main(["reproduce", "--list"]) == 0
+    listing = " ".join(capsys.readouterr().out.split())
+    for name in RDMA:
+        assert name in listing
+    waiting = [n for n in RDMA if experiments(awaiting=True)[n].awaiting]
+    assert listing.count("needs the roce transport") == len(waiting)
