@@ -52,13 +52,13 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.parallel import Interrupted
     from incastlab.reproductions.reproduce import experiments, reproduce
 
-    exps = experiments()
+    exps = experiments(awaiting=True)  # an awaiting one runs when named, not with --all
     if a.list:
         from incastlab.cli.render import print_experiments
 
         print_experiments(out, exps)
         return 0
-    names = list(exps) if a.all else a.names
+    names = [n for n, e in exps.items() if not e.awaiting] if a.all else a.names
     if not names:
         raise UsageError("name an experiment (incast reproduce --list), or give --all")
     for n in names:

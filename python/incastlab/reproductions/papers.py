@@ -80,6 +80,22 @@ PAPERS: dict[str, Paper] = {
         2010,
         "Alizadeh et al.",
     ),
+    "zhu2015": Paper(
+        "Yibo Zhu, Haggai Eran, Daniel Firestone, Chuanxiong Guo, Marina Lipshteyn, "
+        "Yehonatan Liron, Jitendra Padhye, Shachar Raindel, Mohamad Haj Yahia, Ming Zhang",
+        "Congestion Control for Large-Scale RDMA Deployments",
+        "ACM SIGCOMM",
+        2015,
+        "Zhu et al. (DCQCN)",
+    ),
+    "li2019": Paper(
+        "Yuliang Li, Rui Miao, Hongqiang Harry Liu, Yan Zhuang, Fei Feng, Lingbo Tang, "
+        "Zheng Cao, Ming Zhang, Frank Kelly, Mohammad Alizadeh, Minlan Yu",
+        "HPCC: High Precision Congestion Control",
+        "ACM SIGCOMM",
+        2019,
+        "Li et al. (HPCC)",
+    ),
 }
 
 

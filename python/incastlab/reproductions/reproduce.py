@@ -2,7 +2,10 @@
 
 Each experiment is a folder under ``experiments/``: ``experiment.toml`` (title, the papers it
 ``cites`` by key of :mod:`incastlab.reproductions.papers`, the ``source`` within them, the
-paper's numbers, which check applies) and one or more sweep specs. Reproducing one runs its
+paper's numbers, which check applies) and one or more sweep specs. An experiment that
+``requires`` a transport whose runs have not yet produced its reference (``expected/``) is
+*awaiting*: it runs when named, but is left out of the listing of finished experiments (and of
+``--all``) until ``--update-expected`` has written its reference. Reproducing one runs its
 sweeps into a results directory (so a rerun resumes), draws its figure, and writes
 ``verdict.md``: each of the paper's claims beside incastlab's number, graded by the one rule of
 :mod:`incastlab.reproductions.findings` (agrees, shape only, disagrees) with its tolerance, and
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incastlab.reproductions.checks import chen, fb2009, hadoop_jobs, kv, ndp, rto
+from incastlab.reproductions.checks import chen, fb2009, hadoop_jobs, kv, ndp, rdma, rto
 from incastlab.reproductions.findings import MARKS, Findings, Grade, Runs
 from incastlab.reproductions.findings import onset_of as onset_of
 from incastlab.reproductions.papers import citation
@@ -61,6 +64,16 @@ class Experiment:
         return sum(len(load_spec(p).points()) for p in self.sweeps)
 
     @property
+    def requires(self) -> str:
+        """The transport the experiment needs beyond TCP and NDP ("" for none)."""
+        return str(self.meta.get("requires", ""))
+
+    @property
+    def awaiting(self) -> bool:
+        """It needs a transport and has no reference yet (no ``expected/verdict.md``)."""
+        return bool(self.requires) and not (self.path / "expected" / "verdict.md").is_file()
+
+    @property
     def sources(self) -> list[str]:
         """The papers it reproduces, cited in full, the first with where in it."""
         cites = [citation(k) for k in self.meta.get("cites", [])]
@@ -70,13 +83,16 @@ class Experiment:
         return cites
 
 
-def experiments() -> dict[str, Experiment]:
-    """Every experiment, by name."""
+def experiments(*, awaiting: bool = False) -> dict[str, Experiment]:
+    """Every experiment with its reference, by name; ``awaiting``: those still awaiting their
+    transport's first reference run as well."""
     out = {}
     for d in sorted(EXPERIMENTS_DIR.iterdir()):
         f = d / "experiment.toml"
         if f.is_file():
-            out[d.name] = Experiment(d.name, d, tomllib.loads(f.read_text(encoding="utf-8")))
+            e = Experiment(d.name, d, tomllib.loads(f.read_text(encoding="utf-8")))
+            if awaiting or not e.awaiting:
+                out[d.name] = e
     return out
 
 
@@ -92,6 +108,10 @@ CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
     "hafeez_randomization": rto.hafeez_randomization,
     "hadoop_overhead": rto.hadoop_overhead,
     "riak_utilization": kv.riak_utilization,
+    "dcqcn_incast": rdma.dcqcn_incast,
+    "pfc_unfairness": rdma.pfc_unfairness,
+    "hpcc_incast": rdma.hpcc_incast,
+    "hpcc_fct_slowdown": rdma.hpcc_fct_slowdown,
 }
 
 #: The checks of experiments with ``runner = "jobs"``: they run the job model themselves (no
@@ -181,7 +201,7 @@ def reproduce(
     SWIM trace of those that replay one (``takes_trace``)."""
     from incastlab.sweep.run import run_points
 
-    exps = experiments()
+    exps = experiments(awaiting=True)
     if name not in exps:
         raise KeyError(f"unknown experiment {name!r}; known: {', '.join(exps)}")
     e = exps[name]
