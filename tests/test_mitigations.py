@@ -288,7 +288,11 @@ def test_pfc_head_of_line_blocking_spreads_other_congestion_to_the_incast() -> N
         (dict(topology__pfc_xoff="70KB"), "topology.pfc_xoff: must be between one full frame"),
         (dict(topology__buffer="8KB"), "topology.buffer: 8000 bytes leave no room for PFC"),
         (dict(topology__buffer="40pkt"), "topology.buffer: PFC needs a byte limit"),
-        (dict(topology__shared_buffer="1MB"), "topology.pfc: PFC with a shared buffer"),
+        (
+            dict(topology__shared_buffer="1MB", topology__pfc_headroom="1MB"),
+            "topology.pfc_headroom: 2 ingresses × 1000000 bytes of headroom leave no pool",
+        ),
+        (dict(topology__pfc_alpha=0.5), "topology.pfc_alpha: applies to PFC over a shared buffer"),
         (
             dict(topology__red_min="10KB", topology__red_max="30KB"),
             "topology.red_ecn: PFC is lossless",
