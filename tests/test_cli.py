@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import incastlab
 from incastlab.cli import main, parse_senders
 from incastlab.result.store import read_parquet
 
@@ -20,6 +21,22 @@ def test_parse_senders() -> None:
     assert parse_senders("1,2,4") == [1, 2, 4]
     assert parse_senders("1..4,8") == [1, 2, 3, 4, 8]
     assert parse_senders("4..16:4") == [4, 8, 12, 16]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("1,-3", "--senders: '-3' in '1,-3' is negative"),
+        ("1..-3", "--senders: '1..-3' is negative"),
+        ("4..16:-4", "--senders: '4..16:-4' is negative"),
+        # A range written with a dash is not a negative number: it cannot be read.
+        ("1-4", "--senders: cannot read '1-4'"),
+    ],
+)
+def test_a_negative_sender_count_is_called_negative(spec: str, message: str) -> None:
+    with pytest.raises(incastlab.ScenarioError) as e:
+        parse_senders(spec)
+    assert str(e.value).startswith(message)
 
 
 def test_table_has_one_row_per_sender_count(capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,6 +109,21 @@ def test_incast_workload(capsys: pytest.CaptureFixture[str]) -> None:
         (["sim", "--senders", "a..b"], "--senders: cannot read"),
         (["sim", "--sru", "0KB"], "workload.sru: must be positive"),
         (["sim", "missing.toml"], "cannot read scenario file"),
+        (["sim", "--senders", "1,-3"], "--senders: '-3' in '1,-3' is negative"),
+        # An unlimited port never drops: the model's timeouts and the remedies' sizes are
+        # undefined there, so both say what they need instead of failing on a missing size.
+        (
+            ["model", "--senders", "1..4", "--sru", "64KB", "--buffer", "unlimited"],
+            "topology.buffer: the model needs a finite buffer",
+        ),
+        (
+            ["model", "--senders", "4", "--set", "topology.receiver_buffer=unlimited"],
+            "topology.receiver_buffer: the model needs a finite buffer",
+        ),
+        (
+            ["mitigate", "--senders", "4", "--sru", "64KB", "--buffer", "unlimited"],
+            "topology.buffer: incast mitigate sizes its remedies from the buffer",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(

@@ -72,6 +72,10 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 _INT = r"[0-9]{1,18}"
 _INT_RANGE = re.compile(rf"\s*({_INT})\s*\.\.\s*({_INT})\s*(?::\s*({_INT})\s*)?")
 _ONE_INT = re.compile(rf"\s*({_INT})\s*")
+#: The same with a minus sign allowed on any number: what is read only to say it is negative
+#: ("1-4", a range written with a dash, stays unreadable rather than negative).
+_SIGNED = rf"-?\s*{_INT}"
+_SIGNED_RANGES = re.compile(rf"\s*{_SIGNED}\s*(?:\.\.\s*{_SIGNED}\s*(?::\s*{_SIGNED}\s*)?)?")
 
 
 def is_int_ranges(text: str) -> bool:
@@ -100,6 +104,12 @@ def parse_int_ranges(text: str, what: str, limit: int) -> list[int]:
             out.extend(span)
         elif _ONE_INT.fullmatch(part):
             out.append(int(part))
+        elif _SIGNED_RANGES.fullmatch(part):
+            where = f" in {shown(text)}" if part != text.strip() else ""
+            raise UnitError(
+                f"{what}: {shown(part)}{where} is negative; use whole numbers from 0 and ranges "
+                "like 1,2,4 or 1..48:2"
+            )
         else:
             raise UnitError(
                 f"{what}: cannot read {shown(part)}; use whole numbers (at most 18 digits) "

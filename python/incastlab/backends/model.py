@@ -14,7 +14,7 @@ from incastlab.model import burst
 from incastlab.model.burst import BurstPrediction, Constants
 from incastlab.model.report import model_report
 from incastlab.result import Result
-from incastlab.scenario import Scenario
+from incastlab.scenario import Scenario, ScenarioError
 
 PS = 1e-12
 
@@ -56,12 +56,23 @@ USED = CHEN_USED | {
 }
 
 
-def port_buffer_bytes(s: dict[str, Any]) -> int:
+def port_buffer_bytes(s: dict[str, Any], needs: str = "the model needs a finite buffer") -> int:
     """A normalized scenario's buffer at the bottleneck, the receiver's port, in bytes
-    (packet limits count full frames)."""
-    buf = s["topology"]["receiver_buffer"] or s["topology"]["buffer"]
+    (packet limits count full frames). An unlimited buffer is a :class:`ScenarioError` whose
+    message says who ``needs`` a size."""
+    key = "receiver_buffer" if s["topology"]["receiver_buffer"] else "buffer"
+    buf = s["topology"][key]
     if buf["bytes"] is not None:
         return int(buf["bytes"])
+    if buf["packets"] is None:
+        # An unlimited port never drops, so no sender waits out a timeout: the model's
+        # question (how many timeouts a block takes) has no answer there, and its terms (the
+        # share of the buffer each sender holds, the onset where the buffer overflows) are not
+        # defined. The simulator runs such a port.
+        raise ScenarioError(
+            f"topology.{key}: {needs} (a size such as 64KB or a packet count such as 42pkt), "
+            "not unlimited; an unlimited port drops nothing, so `incast sim` answers that case"
+        )
     return int(buf["packets"]) * int(s["tcp"]["mss"] + s["tcp"]["header_bytes"])
 
 

@@ -268,6 +268,10 @@ def mitigate(
     from incastlab.scenario import ScenarioError
     from incastlab.series import run_many
 
+    for sc in points:
+        # An unlimited port drops nothing: no incast to mitigate, and the remedies sized from
+        # the port's buffer (bigger, shared, ECN and RED thresholds, fan-out) have no size.
+        port_buffer_bytes(sc.normalized(), "incast mitigate sizes its remedies from the buffer")
     runner = backend or backends.get("sim")
     taken: list[tuple[Mitigation, list[Scenario]]] = []
     skipped: list[tuple[str, str]] = []
