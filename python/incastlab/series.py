@@ -3,7 +3,7 @@ optionally once per value of a varied key. What ``incast sim``, ``model``, ``emu
 ``mitigate`` and ``compare`` run, and what a Python user gets with::
 
     from incastlab.series import build_series
-    series = build_series("examples/chen-fig4.toml", senders="1..20",
+    series = build_series("examples/incast-collapse.toml", senders="1..20",
                           vary="tcp.rto_min=200ms,1ms")
     for label, scenarios in series: ...
 """

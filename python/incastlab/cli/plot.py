@@ -32,11 +32,12 @@ def add_plot_parser(sub: Any) -> None:
         "coordinate that varies besides --x, --hue and the seed gets a panel per value (or, "
         "with too many, the figure is refused) unless --pool averages it on purpose; the "
         "caption names every average and --where filter.",
-        epilog="examples:\n  incast plot sweeps/rto --x topology.senders --y goodput "
-        "--hue tcp.rto_min --model --out rto.png\n"
-        "  incast plot sweeps/rto --kind block-cdf --hue tcp.rto_min --where senders=16 "
-        "--out cdf.pdf\n"
-        "  incast plot sweeps/rto --where tcp.rto_min_s=1000us --out fine.png   # = 1ms\n"
+        epilog="examples (the sweep of examples/sweep-rto.toml):\n"
+        "  incast plot sweeps/rto-vs-senders --x topology.senders --y goodput "
+        "--hue tcp.rto_min --pool topology.buffer --model --out rto.png\n"
+        "  incast plot sweeps/rto-vs-senders --kind block-cdf --hue tcp.rto_min "
+        "--where topology.senders=16 --where topology.buffer.bytes=64KB --out cdf.pdf\n"
+        "  incast plot sweeps/rto-vs-senders --where tcp.rto_min_s=1000us --out fine.png  # = 1ms\n"
         "metrics for --y: " + ", ".join(METRICS) + " or any numeric column",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -84,7 +85,7 @@ def add_report_parser(sub: Any) -> None:
         "a panel per value of any other), block times and timeouts at the largest sender "
         "count, every point in a table, the spec. Captions name every average and filter.",
         epilog="examples:\n  incast report sweeps/rto-vs-senders --out rto.html\n"
-        "  incast report sweeps/big --where buffer.bytes=64KB --pool tcp.initial_window",
+        "  incast report sweeps/rto-vs-senders --where topology.buffer.bytes=64KB --out b64.html",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     h.add_argument("dir", help="a directory written by incast sweep")

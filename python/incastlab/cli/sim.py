@@ -29,9 +29,9 @@ examples:
   incast sim --senders 1,2,4,8,16,32,47 --sru 256KB --rto-min 1ms --clock 1us
   incast sim --senders 1..47 --vary tcp.rto_min=200ms,1ms --plot fix.png
   incast sim --senders 1..16 --sru 16KB --initial-window 1 --cwnd-restart block --plot m.png --model
-  incast sim examples/chen-fig4.toml --senders 1..20 --json
+  incast sim examples/incast-collapse.toml --senders 1..20 --json
   incast sim --workload incast --flow-size 270000B --senders 10,100,1000 --link 10Gbps
-  incast sim scenario.toml --set tcp.sack=false --set workload.jitter=20us --out runs.parquet
+  incast sim examples/incast-collapse.toml --set tcp.sack=false --out no-sack.parquet
   incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap && incast pcap run.pcap
   incast sim --senders 16 --pcap port.pcap --pcap-at bottleneck,nic0
 """

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 SWEEP_EXAMPLES = """examples:
   incast sweep examples/sweep-rto.toml        # into sweeps/rto-vs-senders/ (its [sweep] name)
-  incast sweep spec.toml --out runs/a --workers 2         # resumes if runs/a has points
-  incast sweep spec.toml --dask local                     # a Dask cluster on this machine
-  incast sweep spec.toml --dask tcp://scheduler:8786      # an existing Dask cluster
-  incast results sweeps/sweep-rto --where tcp.rto_min_s=1ms --csv rto.csv
+  incast sweep examples/sweep-rto.toml --out runs/a --workers 2   # resumes if runs/a has points
+  incast sweep examples/sweep-rto.toml --dask local       # a Dask cluster on this machine
+  incast sweep examples/sweep-rto.toml --dask tcp://scheduler:8786   # an existing Dask cluster
+  incast results sweeps/rto-vs-senders --where tcp.rto_min_s=1ms --csv rto.csv
 """
 
 
@@ -80,9 +80,10 @@ def add_results_parser(sub: Any) -> None:
         "results",
         help="summarize, filter and export a sweep's results",
         description="One row per stored point: the sweep's coordinates and headline numbers.",
-        epilog="examples:\n  incast results sweeps/rto\n"
-        "  incast results sweeps/rto --where topology.senders=16 --json\n"
-        "  incast results sweeps/rto --csv rto.csv",
+        epilog="examples (the sweep of examples/sweep-rto.toml):\n"
+        "  incast results sweeps/rto-vs-senders\n"
+        "  incast results sweeps/rto-vs-senders --where topology.senders=16 --json\n"
+        "  incast results sweeps/rto-vs-senders --csv rto.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument("dir", help="a directory written by incast sweep")

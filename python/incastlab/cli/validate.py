@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 EXAMPLES = """examples:
   sudo incast validate                                    # the full grid, into docs/validation
-  sudo incast validate --quick --real-dir /tmp/v/real --out /tmp/v
+  sudo incast validate --quick --real-dir quick/real --out quick    # a smaller grid, apart
   sudo incast validate --real-only                        # only the kernel's runs (resumable)
   incast validate --skip-real --profiles classic,linux    # the stored kernel runs, re-simulated
   incast validate --skip-real --profiles classic,paced --profile-set paced:tcp.profile=linux
