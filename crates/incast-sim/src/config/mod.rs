@@ -10,6 +10,8 @@
 //! panic.
 
 mod graph;
+mod roce;
+mod roce_cc;
 pub(crate) mod section;
 mod tcp;
 mod topology;
@@ -21,6 +23,8 @@ use serde_json::Value;
 use thiserror::Error;
 
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
+pub use roce::*;
+pub use roce_cc::*;
 pub use section::{Key, Unit};
 pub use tcp::*;
 pub use topology::*;
@@ -68,13 +72,15 @@ pub enum Transport {
     Tcp,
     /// NDP (Handley et al., SIGCOMM'17): trimming switches, receiver pulls; the `ndp` section.
     Ndp,
+    /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
+    Roce,
 }
 
 choices! {
-    Transport: Tcp, Ndp;
+    Transport: Tcp, Ndp, Roce;
 }
 
-nested!(Ndp, Topology, Tcp, Workload, Background, Run);
+nested!(Ndp, Roce, Dcqcn, Hpcc, Topology, Tcp, Workload, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -85,6 +91,8 @@ section! {
         pub transport: Transport [Plain] = Transport::Tcp,
         /// NDP parameters (transport = "ndp").
         pub ndp: Ndp [Section] = Ndp::default(),
+        /// RoCEv2 parameters (transport = "roce").
+        pub roce: Roce [Section] = Roce::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -238,6 +246,15 @@ impl Scenario {
     pub fn describe() -> String {
         let defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
         let nested = |name: &str| -> Option<String> {
+            if name == "roce" {
+                let d = &defaults[name];
+                let cc = |sub: &str| match sub {
+                    "dcqcn" => Some(describe(&Dcqcn::keys(), &d[sub], &|_| None)),
+                    "hpcc" => Some(describe(&Hpcc::keys(), &d[sub], &|_| None)),
+                    _ => None,
+                };
+                return Some(describe(&Roce::keys(), d, &cc));
+            }
             let keys = match name {
                 "ndp" => Ndp::keys(),
                 "topology" => Topology::keys(),
@@ -383,7 +400,10 @@ impl Scenario {
     /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).
     pub fn full_frame(&self) -> u64 {
         // Saturating: the check that bounds both runs after some that use a frame.
-        self.tcp.mss.saturating_add(self.tcp.header_bytes)
+        match self.transport {
+            Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
+        }
     }
 
     /// Bytes server `i` returns per block: the SRU, or its [`block_share`] of a striped block.
