@@ -171,6 +171,36 @@ fn fill_derived(v: &mut Value) {
             w.insert("sru".into(), Value::Null);
         }
     }
+    fill_roce_fabric(v);
+}
+
+/// A RoCE scenario's fabric follows its queue pairs unless given: `topology.pfc` ←
+/// `roce.lossless` (true by default), `topology.int` ← (`roce.cc` = hpcc). Given values that
+/// disagree are refused by validation, naming the key.
+fn fill_roce_fabric(v: &mut Value) {
+    if v.get("transport").and_then(Value::as_str) != Some("roce") {
+        return;
+    }
+    let roce = v.get("roce");
+    let lossless = roce
+        .and_then(|r| r.get("lossless"))
+        .and_then(Value::as_bool);
+    let hpcc = roce.and_then(|r| r.get("cc")).and_then(Value::as_str) == Some("hpcc");
+    let Some(top) = v.as_object_mut() else {
+        return;
+    };
+    let topology = top
+        .entry("topology")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(t) = topology.as_object_mut() else {
+        return; // validation names the bad table
+    };
+    if t.get("pfc").is_none_or(Value::is_null) {
+        t.insert("pfc".into(), Value::Bool(lossless.unwrap_or(true)));
+    }
+    if hpcc && t.get("int").is_none_or(Value::is_null) {
+        t.insert("int".into(), Value::Bool(true));
+    }
 }
 
 impl Scenario {

@@ -19,7 +19,8 @@ pub enum RoceCc {
     /// 2015): ECN marks → CNPs → rate cuts; the `roce.dcqcn` section.
     Dcqcn,
     /// HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): a window
-    /// from the INT the switches add; the `roce.hpcc` section (needs topology.int).
+    /// from the INT the switches add; the `roce.hpcc` section (topology.int follows it
+    /// unless given).
     Hpcc,
 }
 
@@ -76,8 +77,8 @@ section! {
         pub recovery: RoceRecovery [Plain] = RoceRecovery::GoBackN,
         /// NAKs for out-of-order packets (go-back-N).
         pub nack: RoceNack [Plain] = RoceNack::Once,
-        /// Run over a lossless fabric: requires topology.pfc = true; false requires it off
-        /// (RoCE on a lossy fabric, as IRN studies it).
+        /// Run over a lossless fabric (PFC): topology.pfc follows it unless given, and a given
+        /// one must agree; false is RoCE on a lossy fabric, as IRN studies it.
         pub lossless: bool [Plain] = true,
         /// Retransmission timeout of go-back-N: with packets unacknowledged and no ACK for this
         /// long, resend from the oldest. NICs use ms-scale timeouts (InfiniBand's local ACK

@@ -172,3 +172,28 @@ fn bad_roce_scenarios_name_the_key() {
     sc.topology.kind = TopologyKind::File;
     assert!(sc.validate().is_err());
 }
+
+#[test]
+fn the_fabric_follows_the_queue_pairs_unless_given() {
+    let sc = |json: &str| Scenario::from_json_unchecked(json).unwrap().topology;
+    let t = sc(r#"{"transport": "roce"}"#);
+    assert!(t.pfc && !t.int);
+    let t = sc(r#"{"transport": "roce", "roce": {"lossless": false, "cc": "hpcc"}}"#);
+    assert!(!t.pfc && t.int);
+    let t = sc(r#"{"transport": "roce", "topology": {"pfc": false}}"#);
+    assert!(!t.pfc);
+    // TCP's fabric is untouched.
+    assert!(!sc(r#"{"transport": "tcp"}"#).pfc);
+    // A default RoCE scenario runs.
+    let r = crate::Simulation::new(
+        Scenario::from_json(
+            r#"{"transport": "roce",
+        "topology": {"senders": 3}, "workload": {"kind": "incast", "flow_size": 20000}}"#,
+        )
+        .unwrap(),
+    )
+    .unwrap()
+    .run()
+    .unwrap();
+    assert_eq!(r.app_bytes, 60_000);
+}
