@@ -44,6 +44,7 @@ def test_cc_maps_to_roce_cc_and_the_fabric_follows(capsys: pytest.CaptureFixture
             [*ROCE, "--senders", "2", "--set", "roce.lossless=false", "--set", "topology.pfc=true"],
             "roce.lossless",
         ),
+        ([*ROCE, "--senders", "2", "--pcap", "x.pcap"], "--pcap: RoCE frames have no pcap"),
     ],
 )
 def test_wrong_combinations_exit_2_with_one_line_naming_the_flag_or_key(

@@ -197,3 +197,38 @@ fn the_fabric_follows_the_queue_pairs_unless_given() {
     .unwrap();
     assert_eq!(r.app_bytes, 60_000);
 }
+
+#[test]
+fn under_dcqcn_data_is_ecn_capable_and_marked_packets_bring_paced_cnps_back() {
+    let mut sc = incast(8, 200_000);
+    sc.roce.cc = crate::config::RoceCc::Dcqcn;
+    // Mark at 20 KB (DCTCP-style K) so the incast port marks.
+    sc.topology.ecn_threshold = QueueLimit::bytes(20_000);
+    let r = run(sc.clone());
+    let s = r.roce.as_ref().unwrap();
+    assert!(r.bottleneck.stats.marks > 0);
+    assert!(s.cnps_sent > 0 && s.cnps_received == s.cnps_sent, "{s:?}");
+    // At most one CNP per queue pair per 50 µs of the run.
+    let per_qp = r.duration / sc.roce.cnp_interval + 1;
+    assert!(s.cnps_sent <= 8 * per_qp, "{s:?}");
+    // Without DCQCN the data is not ECN-capable: nothing is marked, no CNP goes.
+    sc.roce.cc = crate::config::RoceCc::None;
+    let r = run(sc);
+    assert_eq!(
+        (r.bottleneck.stats.marks, r.roce.unwrap().cnps_sent),
+        (0, 0)
+    );
+}
+
+#[test]
+fn under_hpcc_acks_carry_the_int_bytes_data_reserved() {
+    let mut sc = incast(4, 100_000);
+    sc.roce.cc = crate::config::RoceCc::Hpcc;
+    sc.topology.int = true;
+    let r = run(sc);
+    assert_eq!(r.app_bytes, 400_000);
+    // 5 switches on an inter-pod route of the k = 8 fat tree, 8 bytes each, on every data
+    // packet (100 per flow) through the receiver's port.
+    let frames = 4 * 100 * (1000 + 62 + 5 * 8);
+    assert_eq!(r.bottleneck.stats.tx_bytes, frames);
+}
