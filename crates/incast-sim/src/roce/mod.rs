@@ -215,7 +215,7 @@ impl Transport for Roce {
             stats: RoceReport::default(),
             capture: None,
         };
-        roce.set_up(sc, &mut fabric.net, &specs, events);
+        roce.set_up(sc, &mut fabric.net, &specs);
         events.push(0, Event::Start);
         roce
     }

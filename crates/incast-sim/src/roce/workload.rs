@@ -10,7 +10,7 @@ use super::sender::{Sender, Timeouts};
 use super::{Msg, Qp, Roce, POST};
 use crate::config::{RoceCc, Scenario, WorkloadKind};
 use crate::engine::driver::Cx;
-use crate::engine::{Event, EventQueue, Timer};
+use crate::engine::{Event, Timer};
 use crate::rng::{Rng, Stream};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
@@ -99,13 +99,7 @@ fn draw_path(rng: &mut Rng, n: u32) -> u32 {
 
 impl Roce {
     /// One queue pair per spec, with its routes, frames and agents; every message laid out.
-    pub(super) fn set_up(
-        &mut self,
-        sc: &Scenario,
-        net: &mut Network,
-        specs: &[FlowSpec],
-        _events: &mut EventQueue,
-    ) {
+    pub(super) fn set_up(&mut self, sc: &Scenario, net: &mut Network, specs: &[FlowSpec]) {
         let r = &sc.roce;
         // Drawn after the sync_read's jitter stream's seed: a stream of their own.
         let mut rng = Rng::new(sc.seed, Stream::Roce.id() + 1);
