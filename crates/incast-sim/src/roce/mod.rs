@@ -17,6 +17,9 @@
 //!   CNPs are `roce.control_bytes` (66 B: AETH 4 more), ACKs under HPCC with the INT echo.
 //! - Data packets are ECN-capable when the congestion control is DCQCN; they collect INT at
 //!   the switches when it is HPCC, and the receiver echoes the stack in its ACK.
+//! - A write (the incast's messages, a schedule's flows) completes at its requester when
+//!   the ACK of its last packet arrives; a synchronized read's block completes at the client,
+//!   where its data arrives.
 //! - Routing is per-flow ECMP: each queue pair's data and ACKs take a path drawn once at
 //!   set-up, stored as a route, so forwarding is an array read.
 //!
@@ -154,8 +157,10 @@ struct Qp {
     timer: Timer,
     /// On its NIC's list of active queue pairs.
     on_nic: bool,
-    /// Its messages, as indexes into [`Roce::msgs`], in the order posted.
+    /// Its messages, as indexes into [`Roce::msgs`], in the order posted; how many of them
+    /// its sender saw acknowledged whole.
     msgs: Vec<u32>,
+    reported: u32,
 }
 
 /// A host's NIC: the queue pairs with something to send, round robin.
@@ -267,10 +272,12 @@ impl Transport for Roce {
             Kind::Ack => {
                 let int = &p.int[..p.int_n as usize];
                 self.qps[p.qp as usize].tx.on_ack(cx.now, p.psn, int);
+                self.acked_messages(cx, p.qp);
                 self.after_sender(cx, p.qp);
             }
             Kind::Nak => {
                 self.qps[p.qp as usize].tx.on_nak(cx.now, p.psn, p.sack);
+                self.acked_messages(cx, p.qp);
                 self.after_sender(cx, p.qp);
             }
             Kind::Cnp => {
@@ -438,8 +445,27 @@ impl Roce {
             }
             None => {}
         }
-        for k in a.completed.0..a.completed.1 {
-            let m = self.qps[p.qp as usize].msgs[k as usize];
+        // A read completes at the client, where its data arrives.
+        if matches!(self.plan, Plan::Blocks { .. }) {
+            for k in a.completed.0..a.completed.1 {
+                let m = self.qps[p.qp as usize].msgs[k as usize];
+                self.complete(cx, m);
+            }
+        }
+    }
+
+    /// A write completes at its requester when the ACK of its last packet arrives (as htsim's
+    /// RoCE measures it too): complete the messages queue pair `q`'s sender has seen
+    /// acknowledged whole since the last call.
+    fn acked_messages(&mut self, cx: &mut Cx<Pkt>, q: u32) {
+        if !matches!(self.plan, Plan::Flows(_)) {
+            return;
+        }
+        let qp = &mut self.qps[q as usize];
+        let (from, to) = (qp.reported, qp.tx.msgs_acked());
+        qp.reported = to;
+        for k in from..to {
+            let m = self.qps[q as usize].msgs[k as usize];
             self.complete(cx, m);
         }
     }

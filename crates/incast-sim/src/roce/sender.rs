@@ -69,8 +69,10 @@ pub(crate) struct Sender {
     mtu: u32,
     /// PSNs posted so far (every message's packets, one after another).
     end: u32,
-    /// The last PSN of each message and its payload bytes, in order.
+    /// The last PSN of each message and its payload bytes, in order; how many messages are
+    /// acknowledged whole (an RDMA write completes at its requester when its ACK arrives).
     lasts: Vec<(u32, u32)>,
+    msgs_acked: u32,
     /// The oldest PSN not yet acknowledged.
     una: u32,
     /// The next PSN to send (go-back-N rewinds it); never past `end`.
@@ -121,6 +123,7 @@ impl Sender {
             mtu,
             end: 0,
             lasts: Vec::new(),
+            msgs_acked: 0,
             una: 0,
             nxt: 0,
             high: 0,
@@ -165,6 +168,11 @@ impl Sender {
             Ok(i) => self.lasts[i].1,
             Err(_) => self.mtu,
         }
+    }
+
+    /// Messages acknowledged whole, in the order posted.
+    pub(crate) fn msgs_acked(&self) -> u32 {
+        self.msgs_acked
     }
 
     /// Whether every posted packet is acknowledged.
@@ -265,6 +273,13 @@ impl Sender {
         }
         self.una = psn;
         self.nxt = self.nxt.max(psn);
+        while self
+            .lasts
+            .get(self.msgs_acked as usize)
+            .is_some_and(|&(last, _)| last < psn)
+        {
+            self.msgs_acked += 1;
+        }
         if self.in_recovery && self.una >= self.recover {
             self.in_recovery = false;
         }
@@ -454,8 +469,10 @@ mod tests {
         let again: Vec<_> = std::iter::from_fn(|| s.next_packet()).collect();
         assert_eq!(again, [(1, true), (3, true), (6, false), (7, false)]);
         // The cumulative ACK past the recovery point ends recovery.
+        assert_eq!(s.msgs_acked(), 0);
         s.on_ack(20, 8, &[]);
         assert!(s.done() && !s.in_recovery);
+        assert_eq!(s.msgs_acked(), 1);
     }
 
     #[test]

@@ -71,14 +71,15 @@ fn a_32_to_1_incast_over_pfc_is_lossless_and_finishes_near_line_rate() {
 }
 
 #[test]
-fn one_flow_takes_its_serialization_and_one_way_latency() {
+fn one_flow_completes_when_its_last_packets_ack_returns() {
     let r = run(incast(1, 100_000));
     let frame = 1000 + 62 + 20;
     let wire = 100 * tx_time(frame, G100);
     // The last packet leaves the NIC after 100 frame times and crosses 6 links (5 more
-    // serializations and 6 µs), then is complete.
-    let expect = wire + 5 * tx_time(frame, G100) + from_us(6);
-    assert_eq!(last_fct(&r), expect);
+    // serializations and 6 µs); its 66-byte ACK crosses the 6 links back.
+    let there = wire + 5 * tx_time(frame, G100) + from_us(6);
+    let back = 6 * tx_time(66 + 20, G100) + from_us(6);
+    assert_eq!(last_fct(&r), there + back);
 }
 
 #[test]

@@ -148,6 +148,7 @@ impl Roce {
                 timer: Timer::default(),
                 on_nic: false,
                 msgs: Vec::new(),
+                reported: 0,
             });
         }
         let rounds = match &self.plan {
