@@ -26,6 +26,7 @@ pub mod net;
 pub mod report;
 pub mod report_columns;
 pub mod rng;
+pub mod roce;
 pub mod routing;
 pub mod simulation;
 pub mod slowdown;

@@ -41,6 +41,8 @@ pub enum Stream {
     FlowArrivals(u32),
     /// A flow schedule's incast bursts: arrivals, receivers, senders.
     FlowIncast,
+    /// RoCE's set-up draws: each queue pair's ECMP paths, the servers' response jitter.
+    Roce,
 }
 
 impl Stream {
@@ -62,6 +64,7 @@ impl Stream {
             Stream::EcnMark(l) => (12, l),
             Stream::FlowArrivals(h) => (13, h),
             Stream::FlowIncast => (14, 0),
+            Stream::Roce => (15, 0),
         };
         (purpose << 32) + index as u64
     }

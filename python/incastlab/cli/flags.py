@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from incastlab.scenario import Scenario
     from incastlab.series import Series
 
+#: The congestion controls ``--cc`` names, per transport.
+TCP_CCS = ("reno", "cubic", "dctcp", "bbr")
+ROCE_CCS = ("none", "dcqcn", "hpcc")
+
 #: Flag attribute -> scenario key.
 FLAG_KEYS = {
     "link": "topology.link",
@@ -33,7 +37,7 @@ FLAG_KEYS = {
     "delayed_ack": "tcp.delayed_ack",
     "cwnd_restart": "tcp.cwnd_restart",
     "profile": "tcp.profile",
-    "cc": "tcp.congestion_control",
+    "transport": "transport",
     "workload": "workload.kind",
     "blocks": "workload.blocks",
     "jitter": "workload.jitter",
@@ -92,7 +96,18 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
         help="whose TCP the hosts run: classic (the incast papers' kernels) or linux "
         "(Linux 5.x/6.x: RACK-TLP, delayed ACKs with quick-ACK, CUBIC with HyStart)",
     )
-    s.add_argument("--cc", choices=["reno", "cubic", "dctcp", "bbr"], help="congestion control")
+    s.add_argument(
+        "--transport",
+        choices=["tcp", "ndp", "roce"],
+        help="transport of the workload: tcp, ndp (trimming switches, receiver pulls) or roce "
+        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false)",
+    )
+    s.add_argument(
+        "--cc",
+        choices=[*TCP_CCS, *ROCE_CCS],
+        help="congestion control: reno, cubic, dctcp or bbr with TCP; none, dcqcn or hpcc "
+        "with --transport roce",
+    )
     s.add_argument("--initial-window", type=whole(0, U32), help="initial window, segments")
     s.add_argument(
         "--delayed-ack",
@@ -146,7 +161,36 @@ def overrides(a: argparse.Namespace) -> dict[str, Any]:
     if a.flow_size is not None and a.workload is None:
         o["workload.kind"] = "incast"
     o.update(parse_assignment(item) for item in a.set or [])
+    if a.cc is not None:
+        o.update(cc_keys(a.cc, transport_of(a, o)))
     return o
+
+
+def transport_of(a: argparse.Namespace, o: dict[str, Any]) -> str:
+    """The transport the flags and the scenario file give (the flags first)."""
+    if "transport" in o:
+        return str(o["transport"])
+    if a.scenario:
+        from incastlab import scenario as sc_mod
+
+        raw = sc_mod.read_toml(a.scenario)
+        return str(raw.get("transport", "tcp"))
+    return "tcp"
+
+
+def cc_keys(cc: str, transport: str) -> dict[str, str]:
+    """The key ``--cc`` sets for ``transport``: TCP's congestion control, or RoCE's; a name
+    the transport does not run is refused in one line naming the flag."""
+    if transport == "roce":
+        if cc not in ROCE_CCS:
+            raise UsageError(f"--cc {cc}: RoCE runs {', '.join(ROCE_CCS)}, not a TCP one")
+        return {"roce.cc": cc}
+    if cc not in TCP_CCS:
+        raise UsageError(
+            f"--cc {cc}: {transport} runs {', '.join(TCP_CCS)}; {cc} is RoCE's "
+            "(add --transport roce)"
+        )
+    return {"tcp.congestion_control": cc}
 
 
 def sru_list_as_vary(a: argparse.Namespace) -> None:

@@ -365,11 +365,16 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     envelope_warning((sc for _, pts in series for sc in pts), err)
     # Every point is checked against this machine before the first testbed is built.
     from incastlab.real.capacity import Machine
-    from incastlab.real.emulate import check_capacity
+    from incastlab.real.emulate import check_capacity, refuse_rdma
+    from incastlab.real.testbed.build import EmulationError
 
     here = Machine.here()
     for _, pts in series:
         for sc in pts:
+            try:
+                refuse_rdma(sc.normalized())
+            except EmulationError as e:
+                raise UsageError(str(e)) from None
             check_capacity(sc, here)
     total = sum(len(p) for _, p in series)
     with tracking(err, "emulating", total, not a.json and not a.quiet) as tracker:

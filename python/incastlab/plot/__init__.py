@@ -24,8 +24,9 @@ _PARTS = (("switches", "switch"), ("hosts", "host"), ("links", "link"))
 
 def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
     """Which transport ran, from normalized scenarios: ``tcp (classic profile, reno)``,
-    ``ndp``; values that differ between the scenarios joined by ``|``. ``omit`` leaves out
-    a key that varies between series (``congestion_control``, ``profile``, ``transport``)."""
+    ``ndp``, ``roce (cc dcqcn, go-back-n, lossless)``; values that differ between the
+    scenarios joined by ``|``. ``omit`` leaves out a key that varies between series
+    (``congestion_control`` or ``cc``, ``profile``, ``transport``)."""
 
     def values(get: Any, among: Sequence[dict[str, Any]]) -> str:
         return "|".join(dict.fromkeys(str(get(s)) for s in among))
@@ -39,8 +40,15 @@ def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
         if omit != "congestion_control":
             inner.append(values(lambda s: s["tcp"]["congestion_control"], tcp))
         parts.append("tcp" + (f" ({', '.join(inner)})" if inner else ""))
-    if len(tcp) < len(scenarios):
+    if any(s.get("transport") == "ndp" for s in scenarios):
         parts.append("ndp")
+    roce = [s for s in scenarios if s.get("transport") == "roce"]
+    if roce:
+        varied = omit in ("congestion_control", "cc")
+        inner = [] if varied else [values(lambda s: "cc " + s["roce"]["cc"], roce)]
+        inner.append(values(lambda s: s["roce"]["recovery"].replace("_", "-"), roce))
+        fabric = values(lambda s: "lossless" if s["roce"]["lossless"] else "lossy", roce)
+        parts.append(f"roce ({', '.join([*inner, fabric])})")
     return "" if omit == "transport" else " and ".join(parts)
 
 
@@ -114,6 +122,9 @@ def scenario_line(r: Result, omit: str = "") -> str:
     if s.get("transport") == "ndp":
         nd = s["ndp"]
         parts["buffer"] = f"IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
+        del parts["rto_min"]
+    if s.get("transport") == "roce":
+        parts["buffer"] += f", MTU {format_size(s['roce']['mtu'])}"
         del parts["rto_min"]
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"

@@ -48,9 +48,20 @@ def check_capacity(sc: Scenario, machine: capacity.Machine | None = None) -> cap
     return driver(s, machine)
 
 
+def refuse_rdma(s: dict[str, Any]) -> None:
+    """Refuse (:class:`EmulationError`, one line) an RDMA transport: the testbed's hosts are
+    network namespaces over veth pairs, with no RDMA NIC to drive."""
+    if s["transport"] == "roce":
+        raise EmulationError(
+            "transport: RoCE needs an RDMA NIC and the emulated hosts have none to drive; "
+            "run it in the simulator (incast sim --transport roce)"
+        )
+
+
 def check(s: dict[str, Any], pcap_dir: str | None, monitor_ns: int | None) -> None:
     """Refuse (:class:`EmulationError`, one line naming the key) what the emulator cannot run
     of normalized scenario ``s``, before anything is built."""
+    refuse_rdma(s)
     w = s["workload"]
     if w["kind"] not in ("sync_read", *MESH_WORKLOADS):
         raise EmulationError(

@@ -57,14 +57,18 @@ def _columns_of(path: str, key: dict[str, Any]) -> list[tuple[str, str, Callable
 @functools.cache
 def _table() -> tuple[tuple[str, str, tuple[str, ...], Callable[[Any], Any]], ...]:
     out: list[tuple[str, str, tuple[str, ...], Callable[[Any], Any]]] = []
-    for name, key in KEYS.items():
-        if key["unit"] == "section":
-            for sub, k in key["keys"].items():
-                for col, kind, get in _columns_of(f"{name}.{sub}", k):
-                    out.append((col, kind, (name, sub), get))
-        else:
-            for col, kind, get in _columns_of(name, key):
-                out.append((col, kind, (name,), get))
+
+    # Sections nest sections (roce.dcqcn): every key at any depth is a column.
+    def add(keys: dict[str, dict[str, Any]], path: tuple[str, ...]) -> None:
+        for name, key in keys.items():
+            at = (*path, name)
+            if key["unit"] == "section":
+                add(key["keys"], at)
+                continue
+            for col, kind, get in _columns_of(".".join(at), key):
+                out.append((col, kind, at, get))
+
+    add(KEYS, ())
     return tuple(out)
 
 

@@ -142,10 +142,17 @@ def reference_markdown() -> str:
         'Sizes, rates and times are written with units (`"64KB"`, `"1Gbps"`, `"200ms"`).',
         "",
     ]
-    top = {k: v for k, v in KEYS.items() if v["unit"] != "section"}
-    tables = [("(top level)", top)] + [
-        (f"[{k}]", v["keys"]) for k, v in KEYS.items() if v["unit"] == "section"
-    ]
+    # One table per section, its nested sections (roce.dcqcn) after it as tables of their own.
+    tables: list[tuple[str, dict[str, Any]]] = []
+
+    def add(title: str, path: str, keys: dict[str, dict[str, Any]]) -> None:
+        tables.append((title, {k: v for k, v in keys.items() if v["unit"] != "section"}))
+        for k, v in keys.items():
+            if v["unit"] == "section":
+                name = f"{path}.{k}" if path else k
+                add(f"[{name}]", name, v["keys"])
+
+    add("(top level)", "", KEYS)
     for title, keys in tables:
         lines += [f"## {title}", "", "| key | default | meaning |", "|---|---|---|"]
         for name, key in keys.items():

@@ -12,6 +12,8 @@
 mod buffer;
 mod flows;
 mod graph;
+mod roce;
+mod roce_cc;
 pub(crate) mod section;
 mod tcp;
 mod topology;
@@ -25,6 +27,8 @@ use thiserror::Error;
 pub use buffer::derived_headroom;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
+pub use roce::*;
+pub use roce_cc::*;
 pub use section::{Key, Unit};
 pub use tcp::*;
 pub use topology::*;
@@ -72,13 +76,15 @@ pub enum Transport {
     Tcp,
     /// NDP (Handley et al., SIGCOMM'17): trimming switches, receiver pulls; the `ndp` section.
     Ndp,
+    /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
+    Roce,
 }
 
 choices! {
-    Transport: Tcp, Ndp;
+    Transport: Tcp, Ndp, Roce;
 }
 
-nested!(Ndp, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -89,6 +95,8 @@ section! {
         pub transport: Transport [Plain] = Transport::Tcp,
         /// NDP parameters (transport = "ndp").
         pub ndp: Ndp [Section] = Ndp::default(),
+        /// RoCEv2 parameters (transport = "roce").
+        pub roce: Roce [Section] = Roce::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -169,6 +177,36 @@ fn fill_derived(v: &mut Value) {
             w.insert("sru".into(), Value::Null);
         }
     }
+    fill_roce_fabric(v);
+}
+
+/// A RoCE scenario's fabric follows its queue pairs unless given: `topology.pfc` ←
+/// `roce.lossless` (true by default), `topology.int` ← (`roce.cc` = hpcc). Given values that
+/// disagree are refused by validation, naming the key.
+fn fill_roce_fabric(v: &mut Value) {
+    if v.get("transport").and_then(Value::as_str) != Some("roce") {
+        return;
+    }
+    let roce = v.get("roce");
+    let lossless = roce
+        .and_then(|r| r.get("lossless"))
+        .and_then(Value::as_bool);
+    let hpcc = roce.and_then(|r| r.get("cc")).and_then(Value::as_str) == Some("hpcc");
+    let Some(top) = v.as_object_mut() else {
+        return;
+    };
+    let topology = top
+        .entry("topology")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(t) = topology.as_object_mut() else {
+        return; // validation names the bad table
+    };
+    if t.get("pfc").is_none_or(Value::is_null) {
+        t.insert("pfc".into(), Value::Bool(lossless.unwrap_or(true)));
+    }
+    if hpcc && t.get("int").is_none_or(Value::is_null) {
+        t.insert("int".into(), Value::Bool(true));
+    }
 }
 
 impl Scenario {
@@ -244,6 +282,15 @@ impl Scenario {
     pub fn describe() -> String {
         let defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
         let nested = |name: &str| -> Option<String> {
+            if name == "roce" {
+                let d = &defaults[name];
+                let cc = |sub: &str| match sub {
+                    "dcqcn" => Some(describe(&Dcqcn::keys(), &d[sub], &|_| None)),
+                    "hpcc" => Some(describe(&Hpcc::keys(), &d[sub], &|_| None)),
+                    _ => None,
+                };
+                return Some(describe(&Roce::keys(), d, &cc));
+            }
             let keys = match name {
                 "ndp" => Ndp::keys(),
                 "topology" => Topology::keys(),
@@ -390,7 +437,10 @@ impl Scenario {
     /// Frame bytes of a full-sized segment (payload and headers; preamble and gap excluded).
     pub fn full_frame(&self) -> u64 {
         // Saturating: the check that bounds both runs after some that use a frame.
-        self.tcp.mss.saturating_add(self.tcp.header_bytes)
+        match self.transport {
+            Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
+        }
     }
 
     /// Bytes server `i` returns per block: the SRU, or its [`block_share`] of a striped block.

@@ -486,10 +486,10 @@ impl Scenario {
             if burst == 0 {
                 continue;
             }
-            if self.transport == Transport::Ndp {
+            if self.transport != Transport::Tcp {
                 return Err(bad(
                     field,
-                    "NDP's switches trim and its hosts pace by pulls, not by a shaper; shaped \
+                    "NDP's and RoCE's NICs pace their own packets, not by a shaper; shaped \
                      links are for TCP (set 0)",
                 ));
             }

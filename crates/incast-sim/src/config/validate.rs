@@ -13,8 +13,10 @@ impl Scenario {
         // The shape bounds the per-link delay, so the jitter test after it cannot overflow.
         self.validate_shape()?;
         self.validate_link_jitter()?;
-        if self.transport == Transport::Ndp {
-            self.validate_ndp()?;
+        match self.transport {
+            Transport::Tcp => {}
+            Transport::Ndp => self.validate_ndp()?,
+            Transport::Roce => self.validate_roce()?,
         }
         self.validate_bursts()?;
         self.validate_buffers()?;

@@ -24,10 +24,10 @@ impl Scenario {
         } else {
             self.validate_file_hosts(g, &r)?;
         }
-        if self.transport == Transport::Ndp {
+        if self.transport != Transport::Tcp {
             return Err(bad(
                 "transport",
-                "NDP sprays packets over a built-in topology's paths; a topology file runs TCP",
+                "NDP and RoCE route over a built-in topology's paths; a topology file runs TCP",
             ));
         }
         if t.pfc {
