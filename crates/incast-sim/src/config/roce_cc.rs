@@ -21,8 +21,8 @@ section! {
         /// longer than the CNP interval N = 50 µs so a steady stream of CNPs never decays α).
         pub alpha_interval: SimTime [Time] = from_us(55),
         /// Period T of the rate-increase timer, restarted by each cut (Zhu et al.: 55 µs, with
-        /// B = 10 MB, where QCN's defaults are 15 ms and 150 KB; the DCQCN authors' ns-3 release,
-        /// ns3-rdma, keeps QCN's as its attribute defaults).
+        /// B = 10 MB; QCN's 1.5 ms and 150 KB are what the DCQCN authors' ns-3 release,
+        /// ns3-rdma, keeps as its attribute defaults).
         pub rate_timer: SimTime [Time] = from_us(55),
         /// Bytes B of the rate-increase byte counter: one increase step per B bytes sent while
         /// the rate recovers (Zhu et al.: 10 MB).
