@@ -132,6 +132,9 @@ pub struct Report {
     /// The shuffle's figures, when the workload is `shuffle` (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shuffle: Option<crate::app::shuffle::ShuffleReport>,
+    /// RoCE's counters, when the transport is RoCE (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roce: Option<RoceReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -157,6 +160,32 @@ pub struct NdpReport {
     pub retx_timeout: u64,
     /// Sender timeouts.
     pub timeouts: u64,
+}
+
+/// What RoCE's queue pairs did.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct RoceReport {
+    /// Data packets sent, retransmissions included.
+    pub data_packets: u64,
+    /// Data packets sent again (after a NAK or a timeout).
+    pub retransmitted: u64,
+    /// Data packets resent after a retransmission timeout.
+    pub retx_timeout: u64,
+    /// ACKs the receivers sent.
+    pub acks: u64,
+    /// NAKs the receivers sent.
+    pub naks: u64,
+    /// Retransmission timer expiries that resent something.
+    pub timeouts: u64,
+    /// CNPs the receivers sent (DCQCN's notification point).
+    pub cnps_sent: u64,
+    /// CNPs that reached their senders.
+    pub cnps_received: u64,
+    /// Data packets the receivers discarded: duplicates, and under go-back-N those past a
+    /// gap.
+    pub discarded: u64,
+    /// Packets (data or control) the network dropped.
+    pub dropped: u64,
 }
 
 pub use crate::metrics::utilization;
@@ -251,6 +280,7 @@ impl Report {
             ndp: None,
             kv: None,
             shuffle: None,
+            roce: None,
         }
     }
 }

@@ -35,6 +35,8 @@ pub enum Stream {
     KvService(u32),
     /// The order in which one shuffle reducer asks the hosts for their map outputs.
     ShuffleOrder(u32),
+    /// RoCE's set-up draws: each queue pair's ECMP paths, the servers' response jitter.
+    Roce,
 }
 
 impl Stream {
@@ -53,6 +55,7 @@ impl Stream {
             Stream::KvGets(h) => (9, h),
             Stream::KvService(h) => (10, h),
             Stream::ShuffleOrder(r) => (11, r),
+            Stream::Roce => (12, 0),
         };
         (purpose << 32) + index as u64
     }

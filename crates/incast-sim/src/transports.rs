@@ -4,7 +4,7 @@
 //!
 //! [`Transport`]: crate::engine::driver::Transport
 
-use crate::config::{bad, Scenario, Transport};
+use crate::config::{Scenario, Transport};
 use crate::engine::driver::{Engine, Running};
 use crate::engine::SimError;
 
@@ -13,14 +13,6 @@ pub(crate) fn run(sc: Scenario) -> Result<Box<dyn Running>, SimError> {
     Ok(match sc.transport {
         Transport::Tcp => Box::new(Engine::<crate::tcp::Tcp>::new(sc)?),
         Transport::Ndp => Box::new(Engine::<crate::ndp::Ndp>::new(sc)?),
-        // The skeleton: its queue pairs follow in the next commit.
-        Transport::Roce => {
-            sc.validate()?;
-            return Err(bad(
-                "transport",
-                "the RoCE transport's queue pairs are not built yet",
-            )
-            .into());
-        }
+        Transport::Roce => Box::new(Engine::<crate::roce::Roce>::new(sc)?),
     })
 }

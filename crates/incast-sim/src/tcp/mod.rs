@@ -33,7 +33,7 @@ mod rate;
 mod receiver;
 mod rto_policy;
 mod rtt;
-mod run_report;
+pub(crate) mod run_report;
 mod scoreboard;
 mod segment;
 mod sender;

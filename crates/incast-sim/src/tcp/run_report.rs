@@ -23,7 +23,7 @@ struct Totals {
 
 /// The bottleneck's queue, then the other switch ports and the NICs, each kind aggregated;
 /// and the drops of every link.
-fn queue_reports(net: &Network, sc: &Scenario) -> (Vec<QueueReport>, u64) {
+pub(crate) fn queue_reports(net: &Network, sc: &Scenario) -> (Vec<QueueReport>, u64) {
     let bn = net.bottleneck;
     let mut ports = QueueStats::default();
     let mut nics = QueueStats::default();

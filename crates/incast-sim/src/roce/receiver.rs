@@ -1,0 +1,254 @@
+//! The responder side of one RoCE queue pair (the receiver NIC's view of it): the PSN it
+//! expects, ACKs coalesced every `roce.ack_every` packets (and at the end of every message),
+//! NAKs for packets past a gap (go-back-N drops them; IRN's selective repeat keeps them and
+//! SACKs each), and DCQCN's notification point: a CNP for a CE-marked packet, paced per queue
+//! pair.
+//!
+//! It never touches the clock or the network: [`Receiver::on_data`] takes a data packet and
+//! returns what to send back.
+
+use super::dcqcn::CnpPacer;
+use super::sender::Bits;
+use crate::config::{RoceNack, RoceRecovery};
+use crate::units::SimTime;
+
+/// A control packet the receiver sends back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reply {
+    /// Every PSN below this arrived.
+    Ack(u32),
+    /// The receiver expects `psn`; (selective repeat) it holds `sack`.
+    Nak { psn: u32, sack: u32 },
+}
+
+/// What one data packet makes the receiver do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Answer {
+    /// An ACK or a NAK to send.
+    pub(crate) reply: Option<Reply>,
+    /// Send a CNP.
+    pub(crate) cnp: bool,
+    /// Messages completed by this packet: indexes `from..to` of those posted.
+    pub(crate) completed: (u32, u32),
+}
+
+/// One queue pair's receiving end.
+#[derive(Debug, Clone)]
+pub(crate) struct Receiver {
+    /// The PSN expected next: every one below it arrived.
+    epsn: u32,
+    /// PSNs posted (one past the last).
+    end: u32,
+    /// One past the last PSN of each posted message, and how many messages have completed.
+    ends: Vec<u32>,
+    completed: u32,
+    recovery: RoceRecovery,
+    nack: RoceNack,
+    /// Selective repeat: PSNs held out of order.
+    got: Bits,
+    /// In-order packets since the last ACK, and the ACK interval.
+    since_ack: u32,
+    ack_every: u32,
+    /// Go-back-N with one NAK per gap: a NAK for `epsn` is outstanding.
+    nak_sent: bool,
+    pacer: CnpPacer,
+    /// Counters: NAKs and CNPs sent, packets discarded (duplicates, or past a gap under
+    /// go-back-N).
+    naks: u32,
+    cnps: u32,
+    discarded: u32,
+}
+
+impl Receiver {
+    /// A queue pair expecting PSN 0, with its ACK, NAK and CNP policies.
+    pub(crate) fn new(
+        recovery: RoceRecovery,
+        nack: RoceNack,
+        ack_every: u32,
+        cnp_interval: SimTime,
+    ) -> Receiver {
+        Receiver {
+            epsn: 0,
+            end: 0,
+            ends: Vec::new(),
+            completed: 0,
+            recovery,
+            nack,
+            got: Bits::default(),
+            since_ack: 0,
+            ack_every: ack_every.max(1),
+            nak_sent: false,
+            pacer: CnpPacer::new(cnp_interval),
+            naks: 0,
+            cnps: 0,
+            discarded: 0,
+        }
+    }
+
+    /// A message of `packets` packets was posted after the others.
+    pub(crate) fn post(&mut self, packets: u32) {
+        self.end += packets;
+        self.ends.push(self.end);
+        if self.recovery == RoceRecovery::SelectiveRepeat {
+            self.got.grow(self.end);
+        }
+    }
+
+    /// Data packet `psn` arrived at `now`, CE-marked or not.
+    pub(crate) fn on_data(&mut self, now: SimTime, psn: u32, ce: bool) -> Answer {
+        let mut a = Answer::default();
+        if ce && self.pacer.on_ce(now) {
+            self.cnps += 1;
+            a.cnp = true;
+        }
+        let before = self.completed;
+        if psn == self.epsn {
+            self.epsn += 1;
+            self.nak_sent = false;
+            if self.recovery == RoceRecovery::SelectiveRepeat {
+                while self.epsn < self.end && self.got.get(self.epsn) {
+                    self.epsn += 1;
+                }
+            }
+            self.since_ack += 1;
+            while self
+                .ends
+                .get(self.completed as usize)
+                .is_some_and(|&e| e <= self.epsn)
+            {
+                self.completed += 1;
+            }
+            // Coalesced, but the end of a message is always acknowledged.
+            if self.since_ack >= self.ack_every || self.completed > before {
+                self.since_ack = 0;
+                a.reply = Some(Reply::Ack(self.epsn));
+            }
+        } else if psn < self.epsn {
+            // A duplicate (its ACK may have been lost): acknowledge again.
+            self.discarded += 1;
+            a.reply = Some(Reply::Ack(self.epsn));
+        } else {
+            a.reply = self.out_of_order(psn);
+        }
+        a.completed = (before, self.completed);
+        a
+    }
+
+    /// Packet `psn` past the expected one.
+    fn out_of_order(&mut self, psn: u32) -> Option<Reply> {
+        let nak = Reply::Nak {
+            psn: self.epsn,
+            sack: psn,
+        };
+        match self.recovery {
+            // IRN: keep it and SACK it, every time.
+            RoceRecovery::SelectiveRepeat => {
+                if psn < self.end {
+                    self.got.set(psn);
+                }
+                self.naks += 1;
+                Some(nak)
+            }
+            RoceRecovery::GoBackN => {
+                self.discarded += 1;
+                let send = match self.nack {
+                    RoceNack::Off => false,
+                    RoceNack::Every => true,
+                    RoceNack::Once => !self.nak_sent,
+                };
+                self.nak_sent |= send;
+                self.naks += u32::from(send);
+                send.then_some(nak)
+            }
+        }
+    }
+
+    /// Every PSN below this arrived.
+    pub(crate) fn epsn(&self) -> u32 {
+        self.epsn
+    }
+
+    /// NAKs and CNPs sent, packets discarded.
+    pub(crate) fn counts(&self) -> (u32, u32, u32) {
+        (self.naks, self.cnps, self.discarded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(recovery: RoceRecovery, nack: RoceNack, ack_every: u32) -> Receiver {
+        let mut r = Receiver::new(recovery, nack, ack_every, 50);
+        r.post(4);
+        r.post(3);
+        r
+    }
+
+    #[test]
+    fn acks_are_coalesced_and_the_last_packet_of_a_message_is_always_acked() {
+        let mut r = rx(RoceRecovery::GoBackN, RoceNack::Once, 3);
+        let replies: Vec<_> = (0..7).map(|p| r.on_data(0, p, false).reply).collect();
+        use Reply::Ack;
+        // Every third in order, and PSN 3 (end of the first message) and 6 (of the second).
+        assert_eq!(
+            replies,
+            [
+                None,
+                None,
+                Some(Ack(3)),
+                Some(Ack(4)),
+                None,
+                None,
+                Some(Ack(7))
+            ]
+        );
+    }
+
+    #[test]
+    fn go_back_n_drops_past_a_gap_and_naks_once_until_the_gap_fills() {
+        let mut r = rx(RoceRecovery::GoBackN, RoceNack::Once, 1);
+        r.on_data(0, 0, false);
+        let nak = Reply::Nak { psn: 1, sack: 2 };
+        assert_eq!(r.on_data(1, 2, false).reply, Some(nak));
+        assert_eq!(r.on_data(2, 3, false).reply, None);
+        assert_eq!(r.on_data(3, 1, false).reply, Some(Reply::Ack(2)));
+        // 2 and 3 were dropped: expected again, and a new gap NAKs again.
+        assert_eq!(r.epsn(), 2);
+        assert_eq!(
+            r.on_data(4, 3, false).reply,
+            Some(Reply::Nak { psn: 2, sack: 3 })
+        );
+        assert_eq!(r.counts(), (2, 0, 3));
+        let mut every = rx(RoceRecovery::GoBackN, RoceNack::Every, 1);
+        every.on_data(0, 1, false);
+        assert!(every.on_data(0, 2, false).reply.is_some());
+        let mut off = rx(RoceRecovery::GoBackN, RoceNack::Off, 1);
+        assert_eq!(off.on_data(0, 1, false).reply, None);
+    }
+
+    #[test]
+    fn selective_repeat_keeps_out_of_order_packets_and_completes_messages_on_the_fill() {
+        let mut r = rx(RoceRecovery::SelectiveRepeat, RoceNack::Once, 1);
+        for p in [0, 2, 3, 4, 5] {
+            r.on_data(0, p, false);
+        }
+        assert_eq!(r.epsn(), 1);
+        let a = r.on_data(1, 1, false);
+        assert_eq!(a.reply, Some(Reply::Ack(6)));
+        assert_eq!(a.completed, (0, 1));
+        assert_eq!(r.on_data(2, 6, false).completed, (1, 2));
+        // A duplicate is acknowledged again.
+        assert_eq!(r.on_data(3, 2, false).reply, Some(Reply::Ack(7)));
+    }
+
+    #[test]
+    fn cnps_are_paced_one_per_interval_per_queue_pair() {
+        let mut r = rx(RoceRecovery::GoBackN, RoceNack::Once, 1);
+        assert!(r.on_data(1000, 0, true).cnp);
+        assert!(!r.on_data(1049, 1, true).cnp, "interval − 1");
+        assert!(!r.on_data(1049, 2, false).cnp, "unmarked");
+        assert!(r.on_data(1050, 3, true).cnp, "interval");
+        assert_eq!(r.counts().1, 2);
+    }
+}

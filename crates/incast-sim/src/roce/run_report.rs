@@ -1,0 +1,124 @@
+//! What a RoCE run reports: each message's completion (the common flow report), the queues,
+//! and RoCE's own counters; and the invariants it checks.
+
+use super::workload::Plan;
+use super::{Pkt, Roce};
+use crate::engine::driver::Seen;
+use crate::report::{FlowReport, Report, RoceReport, RunSummary};
+use crate::tcp::run_report::queue_reports;
+
+impl Roce {
+    /// The flow reports: one per message of a schedule (its completion time counted from its
+    /// posting), one per server of a synchronized read (its bytes over every block).
+    fn flow_reports(&self) -> Vec<FlowReport> {
+        let per_qp = matches!(self.plan, Plan::Blocks { .. });
+        self.qps
+            .iter()
+            .enumerate()
+            .map(|(q, qp)| {
+                let c = qp.tx.counts();
+                let done = qp.msgs.iter().map(|&m| &self.msgs[m as usize]);
+                let bytes = done.clone().filter(|m| m.done.is_some()).map(|m| m.bytes);
+                let fct = match per_qp {
+                    true => None,
+                    false => done.clone().next().and_then(|m| Some(m.done? - m.posted?)),
+                };
+                FlowReport {
+                    timeouts: c.timeouts,
+                    retx_fast: c.retx - c.retx_timeout,
+                    retx_timeout: c.retx_timeout,
+                    ..FlowReport::delivered(q as u32, bytes.sum(), fct)
+                }
+            })
+            .collect()
+    }
+
+    /// RoCE's counters, the agents' added to the glue's.
+    fn counters(&self) -> RoceReport {
+        let mut s = self.stats.clone();
+        for qp in &self.qps {
+            let c = qp.tx.counts();
+            s.retx_timeout += u64::from(c.retx_timeout);
+            s.timeouts += u64::from(c.timeouts);
+            s.discarded += u64::from(qp.rx.counts().2);
+        }
+        s
+    }
+
+    /// The report of the run so far.
+    pub(super) fn run_report(&self, run: &Seen<Pkt>) -> Report {
+        let (net, sc, now) = (run.net(), run.sc, run.now);
+        let (queues, drops) = queue_reports(net, sc);
+        let bottleneck = queues[0].clone();
+        let flows = self.flow_reports();
+        let done = self.msgs.iter().filter(|m| m.done.is_some());
+        let app_bytes = done.clone().map(|m| m.bytes).sum();
+        let start = self.msgs.iter().filter_map(|m| m.posted).min().unwrap_or(0);
+        let end = match self.pending {
+            0 => done.filter_map(|m| m.done).max().unwrap_or(now),
+            _ => now,
+        };
+        let base_latency = self.qps.first().map_or(0, |q| {
+            net.latency(q.data_route, self.mtu + u64::from(q.data_extra))
+        });
+        let stats = self.counters();
+        let busy = bottleneck.stats.busy;
+        let block_times = match &self.plan {
+            Plan::Blocks { times, .. } => times.clone(),
+            Plan::Flows(_) => Vec::new(),
+        };
+        Report {
+            pfc_pauses: net.links.iter().map(|l| l.stats.pauses).sum(),
+            timeouts: stats.timeouts,
+            retx_fast: stats.retransmitted - stats.retx_timeout,
+            retx_timeout: stats.retx_timeout,
+            drops,
+            queues,
+            block_times,
+            shared_buffer_max_bytes: net.pools.iter().map(|p| p.max_used).max(),
+            roce: Some(stats),
+            ..Report::of_run(RunSummary {
+                senders: sc.topology.senders,
+                workload: sc.workload.kind,
+                app_bytes,
+                start,
+                end,
+                now,
+                events: run.processed,
+                base_latency,
+                link_bps: sc.topology.receiver_link,
+                flows,
+                bottleneck,
+                bottleneck_busy: busy,
+            })
+        }
+    }
+
+    /// The network's invariants, and each queue pair's: the receiver never ahead of what was
+    /// sent, the sender's acknowledged PSN never ahead of the receiver's, a NIC's queue never
+    /// holding more than one of its data packets.
+    pub(super) fn check(&self, run: &Seen<Pkt>) -> Result<(), String> {
+        run.fabric.check_invariants()?;
+        for (q, qp) in self.qps.iter().enumerate() {
+            let (una, high) = qp.tx.una_high();
+            let epsn = qp.rx.epsn();
+            if una > epsn || epsn > high {
+                return Err(format!(
+                    "RoCE queue pair {q}: acknowledged {una}, received {epsn}, sent {high}"
+                ));
+            }
+        }
+        if let Some((h, n)) = self.nics.iter().enumerate().find(|(_, n)| n.queued > 1) {
+            return Err(format!("RoCE NIC {h}: {} data packets queued", n.queued));
+        }
+        let done = self.msgs.iter().filter(|m| m.done.is_some()).count();
+        if done + self.pending != self.msgs.len() {
+            return Err(format!(
+                "RoCE: {done} messages done, {} pending of {}",
+                self.pending,
+                self.msgs.len()
+            ));
+        }
+        Ok(())
+    }
+}

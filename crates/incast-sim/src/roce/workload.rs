@@ -1,0 +1,268 @@
+//! What a RoCE run delivers, as queue pairs and the messages posted to them: built from a
+//! list of (source host, destination host, bytes, start) so any schedule of flows plugs in;
+//! the incast (N servers × `flow_size` to one receiver, one queue pair each) and the
+//! synchronized read (every server's queue pair carries its SRU per block; a block starts when
+//! the receiver holds all of the one before) are two such lists.
+
+use super::cc::Cc;
+use super::receiver::Receiver;
+use super::sender::{Sender, Timeouts};
+use super::{Msg, Qp, Roce, POST};
+use crate::config::{RoceCc, Scenario, WorkloadKind};
+use crate::engine::driver::Cx;
+use crate::engine::{Event, EventQueue, Timer};
+use crate::rng::{Rng, Stream};
+use crate::topology::{LinkId, Network};
+use crate::units::SimTime;
+
+use super::Pkt;
+
+/// One flow of a schedule: a message of `bytes` from host `src` to host `dst`, posted at
+/// `start` on a queue pair of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Message bytes.
+    pub bytes: u64,
+    /// When it is posted.
+    pub start: SimTime,
+}
+
+/// How the messages follow one another.
+#[derive(Debug)]
+pub(super) enum Plan {
+    /// Queue pair `i` carries message `i` of its spec, posted at the spec's start.
+    Flows(Vec<SimTime>),
+    /// A synchronized read: `servers` queue pairs, one message each per block (message
+    /// `b·servers + i` is server `i`'s of block `b`), each posted after a uniform draw in
+    /// [0, `jitter`] from its block's start.
+    Blocks {
+        servers: u32,
+        blocks: u32,
+        /// The block under way, when it started, and its messages not yet complete.
+        block: u32,
+        started: SimTime,
+        left: u32,
+        /// Each completed block's duration.
+        times: Vec<SimTime>,
+        jitter: SimTime,
+        rng: Rng,
+    },
+}
+
+/// The queue pairs' specs and the plan of scenario `sc` on `net`.
+pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
+    let n = sc.topology.senders;
+    let rx = net.receiver;
+    let spec = |i: u32, bytes: u64| FlowSpec {
+        src: net.host(i),
+        dst: rx,
+        bytes,
+        start: 0,
+    };
+    match sc.workload.kind {
+        WorkloadKind::SyncRead => {
+            let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, sc.sru_of(i))).collect();
+            let plan = Plan::Blocks {
+                servers: n,
+                blocks: sc.workload.blocks,
+                block: 0,
+                started: 0,
+                left: n,
+                times: Vec::new(),
+                jitter: sc.workload.jitter,
+                rng: Rng::stream(sc.seed, Stream::Roce),
+            };
+            (specs, plan)
+        }
+        // Validation lets RoCE run the incast and sync_read workloads only.
+        _ => {
+            let size = sc.workload.flow_size.unwrap_or(0);
+            let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, size)).collect();
+            let starts = specs.iter().map(|s| s.start).collect();
+            (specs, Plan::Flows(starts))
+        }
+    }
+}
+
+/// A path among the `n` between two hosts, drawn from `rng` (per-flow ECMP).
+fn draw_path(rng: &mut Rng, n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        rng.up_to(u64::from(n) - 1) as u32
+    }
+}
+
+impl Roce {
+    /// One queue pair per spec, with its routes, frames and agents; every message laid out.
+    pub(super) fn set_up(
+        &mut self,
+        sc: &Scenario,
+        net: &mut Network,
+        specs: &[FlowSpec],
+        _events: &mut EventQueue,
+    ) {
+        let r = &sc.roce;
+        // Drawn after the sync_read's jitter stream's seed: a stream of their own.
+        let mut rng = Rng::new(sc.seed, Stream::Roce.id() + 1);
+        let timeouts = Timeouts {
+            rto: r.rto,
+            low: r.rto_low,
+            high: r.rto_high,
+            low_packets: r.rto_low_packets,
+        };
+        for s in specs {
+            let path = draw_path(&mut rng, net.paths_between(s.src, s.dst));
+            let data_route = net.add_route(s.src, s.dst, path);
+            let path = draw_path(&mut rng, net.paths_between(s.dst, s.src));
+            let ack_route = net.add_route(s.dst, s.src, path);
+            // HPCC's INT: each switch on the way (every link but the NIC's) adds a record.
+            let switches = u64::from(net.path_len(s.src, s.dst).saturating_sub(1));
+            let int_bytes = if r.cc == RoceCc::Hpcc {
+                switches * r.int_hop_bytes
+            } else {
+                0
+            };
+            let line = net.links[LinkId(2 * s.src)].rate;
+            let rate = if r.rate_limit > 0 {
+                r.rate_limit.min(line)
+            } else {
+                line
+            };
+            let data_extra = r.header_bytes + int_bytes;
+            let base_rtt = net.latency(data_route, r.mtu + data_extra)
+                + net.latency(ack_route, r.control_bytes + int_bytes);
+            self.qps.push(Qp {
+                src: s.src,
+                data_route,
+                ack_route,
+                data_extra: data_extra as u32,
+                ctrl_frame: r.control_bytes as u32,
+                ack_frame: (r.control_bytes + int_bytes) as u32,
+                tx: Sender::new(
+                    r.mtu as u32,
+                    r.recovery,
+                    r.window,
+                    timeouts,
+                    Cc::new(r, rate, base_rtt),
+                ),
+                rx: Receiver::new(r.recovery, r.nack, r.ack_every, r.cnp_interval),
+                timer: Timer::default(),
+                on_nic: false,
+                msgs: Vec::new(),
+            });
+        }
+        let rounds = match &self.plan {
+            Plan::Flows(_) => 1,
+            Plan::Blocks { blocks, .. } => *blocks,
+        };
+        for _ in 0..rounds {
+            for (q, s) in specs.iter().enumerate() {
+                self.qps[q].msgs.push(self.msgs.len() as u32);
+                self.msgs.push(Msg {
+                    qp: q as u32,
+                    bytes: s.bytes,
+                    posted: None,
+                    done: None,
+                });
+            }
+        }
+        self.pending = self.msgs.len();
+    }
+
+    /// Post the first messages (the others follow from their events or their block).
+    pub(super) fn start_workload(&mut self, cx: &mut Cx<Pkt>) {
+        match &self.plan {
+            Plan::Flows(starts) => {
+                for (m, &t) in starts.clone().iter().enumerate() {
+                    if t <= cx.now {
+                        self.post(cx, m as u32);
+                    } else {
+                        cx.push(t, Event::Agent(m as u32, POST, 0));
+                    }
+                }
+            }
+            Plan::Blocks { blocks, .. } => {
+                if *blocks > 0 {
+                    self.start_block(cx, 0);
+                }
+            }
+        }
+    }
+
+    /// Block `b` of a synchronized read starts: each server's message is posted, after its
+    /// jitter.
+    fn start_block(&mut self, cx: &mut Cx<Pkt>, b: u32) {
+        let Plan::Blocks {
+            servers,
+            block,
+            started,
+            left,
+            jitter,
+            rng,
+            ..
+        } = &mut self.plan
+        else {
+            return;
+        };
+        (*block, *started, *left) = (b, cx.now, *servers);
+        let (n, jitter) = (*servers, *jitter);
+        let delays: Vec<SimTime> = (0..n)
+            .map(|_| if jitter > 0 { rng.up_to(jitter) } else { 0 })
+            .collect();
+        for (i, d) in delays.into_iter().enumerate() {
+            let m = b * n + i as u32;
+            if d == 0 {
+                self.post(cx, m);
+            } else {
+                cx.push(cx.now + d, Event::Agent(m, POST, 0));
+            }
+        }
+    }
+
+    /// Message `m` is posted to its queue pair now; the NIC serves the queue pair.
+    pub(super) fn post(&mut self, cx: &mut Cx<Pkt>, m: u32) {
+        let msg = &mut self.msgs[m as usize];
+        msg.posted = Some(cx.now);
+        let (q, bytes) = (msg.qp, msg.bytes);
+        let qp = &mut self.qps[q as usize];
+        let packets = bytes.div_ceil(self.mtu).max(1) as u32;
+        qp.tx.post(bytes);
+        qp.rx.post(packets);
+        let host = qp.src;
+        if !qp.on_nic {
+            qp.on_nic = true;
+            self.nics[host as usize].active.push(q);
+        }
+        self.pump(cx, host);
+    }
+
+    /// Message `m` arrived whole at its receiver now.
+    pub(super) fn complete(&mut self, cx: &mut Cx<Pkt>, m: u32) {
+        self.msgs[m as usize].done = Some(cx.now);
+        self.pending -= 1;
+        let Plan::Blocks {
+            blocks,
+            block,
+            started,
+            left,
+            times,
+            ..
+        } = &mut self.plan
+        else {
+            return;
+        };
+        *left -= 1;
+        if *left == 0 {
+            times.push(cx.now - *started);
+            let next = *block + 1;
+            if next < *blocks {
+                self.start_block(cx, next);
+            }
+        }
+    }
+}
