@@ -274,47 +274,94 @@ const RUN: &[Column] = &[
 
 /// NDP's counters.
 const NDP: &[Column] = &[
-    ndp(
+    counter(
         "ndp_data_packets",
         "ndp.data_packets",
         "Data packets sent, retransmissions included.",
     ),
-    ndp(
+    counter(
         "ndp_trimmed",
         "ndp.trimmed",
         "Data packets trimmed to their headers.",
     ),
-    ndp(
+    counter(
         "ndp_bounced",
         "ndp.bounced",
         "Headers returned to their senders.",
     ),
-    ndp(
+    counter(
         "ndp_dropped",
         "ndp.dropped",
         "Headers or control packets dropped.",
     ),
-    ndp("ndp_pulls", "ndp.pulls", "Pulls that reached senders."),
-    ndp("ndp_nacks", "ndp.nacks", "NACKs the receiver sent."),
-    ndp(
+    counter("ndp_pulls", "ndp.pulls", "Pulls that reached senders."),
+    counter("ndp_nacks", "ndp.nacks", "NACKs the receiver sent."),
+    counter(
         "ndp_retx_nack",
         "ndp.retx_nack",
         "Retransmissions answering a NACK.",
     ),
-    ndp(
+    counter(
         "ndp_retx_bounce",
         "ndp.retx_bounce",
         "Retransmissions answering a bounce.",
     ),
-    ndp(
+    counter(
         "ndp_retx_timeout",
         "ndp.retx_timeout",
         "Retransmissions after a timeout.",
     ),
-    ndp("ndp_timeouts", "ndp.timeouts", "Sender timeouts."),
+    counter("ndp_timeouts", "ndp.timeouts", "Sender timeouts."),
 ];
 
-const fn ndp(name: &'static str, path: &'static str, doc: &'static str) -> Column {
+/// RoCE's counters.
+const ROCE: &[Column] = &[
+    counter(
+        "roce_data_packets",
+        "roce.data_packets",
+        "RoCE data packets sent, retransmissions included.",
+    ),
+    counter(
+        "roce_retransmitted",
+        "roce.retransmitted",
+        "RoCE data packets sent again (after a NAK or a timeout).",
+    ),
+    counter(
+        "roce_retx_timeout",
+        "roce.retx_timeout",
+        "RoCE data packets resent after a retransmission timeout.",
+    ),
+    counter("roce_acks", "roce.acks", "ACKs the RoCE receivers sent."),
+    counter("roce_naks", "roce.naks", "NAKs the RoCE receivers sent."),
+    counter(
+        "roce_timeouts",
+        "roce.timeouts",
+        "RoCE retransmission timer expiries that resent something.",
+    ),
+    counter(
+        "roce_cnps_sent",
+        "roce.cnps_sent",
+        "CNPs the RoCE receivers sent (DCQCN's notification point).",
+    ),
+    counter(
+        "roce_cnps_received",
+        "roce.cnps_received",
+        "CNPs that reached RoCE senders.",
+    ),
+    counter(
+        "roce_discarded",
+        "roce.discarded",
+        "RoCE data packets the receivers discarded: duplicates, or past a gap (go-back-N).",
+    ),
+    counter(
+        "roce_dropped",
+        "roce.dropped",
+        "RoCE packets the network dropped.",
+    ),
+];
+
+/// A column of a transport's section (NDP's, RoCE's): a count.
+const fn counter(name: &'static str, path: &'static str, doc: &'static str) -> Column {
     field(name, Int, Count, path)
         .scope(Scope::Transport)
         .doc(doc)
@@ -446,7 +493,7 @@ const SHUFFLE: &[Column] = &[
 /// Every column the engine's report fills, in record order within each kind (the record
 /// puts the scalars before the lists).
 pub fn columns() -> Vec<Column> {
-    [RUN, NDP, KV, SHUFFLE].concat()
+    [RUN, NDP, ROCE, KV, SHUFFLE].concat()
 }
 
 /// [`columns`] as JSON (what the Python binding returns).
@@ -493,7 +540,8 @@ mod tests {
         serde_json::from_str(&crate::report_json(&report)).unwrap()
     }
 
-    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle and NDP run.
+    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle, NDP and RoCE
+    /// run.
     fn reports() -> Vec<(&'static str, Value)> {
         let ms = 1_000_000_000u64;
         let kv = |topology: &str| {
@@ -539,6 +587,13 @@ mod tests {
                 "ndp",
                 run(r#"{"transport": "ndp", "topology": {"senders": 4},
                     "workload": {"kind": "incast", "flow_size": 50000}}"#),
+            ),
+            (
+                "roce",
+                run(
+                    r#"{"transport": "roce", "topology": {"senders": 4, "pfc": true},
+                    "workload": {"kind": "incast", "flow_size": 50000}}"#,
+                ),
             ),
         ]
     }

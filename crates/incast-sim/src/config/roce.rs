@@ -81,8 +81,9 @@ section! {
         pub lossless: bool [Plain] = true,
         /// Retransmission timeout of go-back-N: with packets unacknowledged and no ACK for this
         /// long, resend from the oldest. NICs use ms-scale timeouts (InfiniBand's local ACK
-        /// timeout is 4.096 µs·2^n); 1 ms here.
-        pub rto: SimTime [Time] = from_ms(1),
+        /// timeout is 4.096 µs·2^n: n = 10 is 4.2 ms); 4 ms here, long enough that PFC's pauses
+        /// in a 1000:1 incast do not fire it. "off" (lossless only): no timer, as htsim's RoCE.
+        pub rto: SimTime [TimeOrOff] = from_ms(4),
         /// Selective repeat's timeout while few packets are in flight (IRN's RTO_low, 100 µs):
         /// a tail loss no NACK will ever reveal.
         pub rto_low: SimTime [Time] = from_us(100),
@@ -110,6 +111,24 @@ section! {
 }
 
 impl Scenario {
+    /// The synchronized read's keys RoCE's blocks do not model, left at their defaults.
+    fn validate_roce_workload(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let unmodelled = [
+            ("workload.think_times", !w.think_times.is_empty()),
+            ("workload.fanout_window", w.fanout_window != 0),
+            ("workload.request_stagger", w.request_stagger != 0),
+            ("workload.tasks", w.tasks != 1),
+        ];
+        match unmodelled.iter().find(|(_, set)| *set) {
+            Some((k, _)) => Err(bad(
+                k,
+                "RoCE's synchronized read posts every server's SRU at each block's start (with workload.jitter); leave it unset",
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// RoCE runs the incast and synchronized-read workloads alone, over the fabric its
     /// `lossless` key names, with sizes, timers and rates in range.
     pub(super) fn validate_roce(&self) -> Result<(), ConfigError> {
@@ -129,6 +148,7 @@ impl Scenario {
                 "background flows are TCP; RoCE runs without them",
             ));
         }
+        self.validate_roce_workload()?;
         if r.lossless != self.topology.pfc {
             let why = if r.lossless {
                 "lossless RoCE needs PFC: set topology.pfc = true, or roce.lossless = false"
@@ -154,8 +174,16 @@ impl Scenario {
         if r.int_hop_bytes > 100 {
             return Err(bad("roce.int_hop_bytes", "must be at most 100 bytes"));
         }
+        if r.rto == 0 && !r.lossless {
+            return Err(bad(
+                "roce.rto",
+                "lossy RoCE needs its retransmission timer (a lost tail is never NAKed): give a time",
+            ));
+        }
+        if r.rto > AN_HOUR {
+            return Err(bad("roce.rto", "must be at most an hour"));
+        }
         for (k, v) in [
-            ("roce.rto", r.rto),
             ("roce.rto_low", r.rto_low),
             ("roce.rto_high", r.rto_high),
             ("roce.cnp_interval", r.cnp_interval),

@@ -198,9 +198,11 @@ impl Sender {
         if self.nxt >= self.end {
             return None;
         }
-        // Resent packets (below `high`) go whatever the window; a new one only within it.
+        // Resent packets (below `high`) go whatever the window; a new one only within it, or
+        // alone (HPCC's window may fall below a packet: one still goes, as its ns-3 does).
         let outstanding = u64::from(self.nxt - self.una) * u64::from(self.mtu);
-        (self.nxt < self.high || outstanding < self.window_bytes()).then_some(self.nxt)
+        let room = outstanding == 0 || outstanding < self.window_bytes();
+        (self.nxt < self.high || room).then_some(self.nxt)
     }
 
     /// Whether the queue pair may send at `now`, or when.
@@ -249,9 +251,10 @@ impl Sender {
         }
     }
 
-    /// When the retransmission timer expires, if it runs.
+    /// When the retransmission timer expires, if it runs (a timeout of 0 is none).
     fn rto_at(&self) -> Option<SimTime> {
-        self.armed.map(|t| t + self.rto())
+        let rto = self.rto();
+        self.armed.filter(|_| rto > 0).map(|t| t + rto)
     }
 
     /// Everything below `psn` is acknowledged (an ACK's, or a NAK's implied, cumulative PSN).
@@ -486,6 +489,22 @@ mod tests {
         // All acknowledged: the timer stops.
         s.on_ack(deadline + 5, 4, &[]);
         assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_timeout_of_zero_runs_no_timer() {
+        let mut s = Sender::new(
+            1000,
+            RoceRecovery::GoBackN,
+            0,
+            Timeouts { rto: 0, ..T },
+            Cc::None { rate: 1 },
+        );
+        s.post(3000);
+        send_all(&mut s, 0, 3);
+        assert_eq!(s.next_deadline(), None);
+        s.on_timer(u64::MAX);
+        assert_eq!(s.counts().timeouts, 0);
     }
 
     #[test]

@@ -159,4 +159,16 @@ fn bad_roce_scenarios_name_the_key() {
     let mut sc = incast(4, 10_000);
     sc.roce.mtu = 10;
     assert_eq!(sc.validate().unwrap_err().field, "roce.mtu");
+    let mut sc = lossy(4, 10_000, 30_000, RoceRecovery::GoBackN);
+    sc.roce.rto = 0;
+    assert_eq!(sc.validate().unwrap_err().field, "roce.rto");
+    let mut sc = incast(4, 10_000);
+    sc.roce.rto = 0;
+    sc.validate().unwrap();
+    sc.workload.kind = WorkloadKind::SyncRead;
+    sc.workload.fanout_window = 2;
+    assert_eq!(sc.validate().unwrap_err().field, "workload.fanout_window");
+    let mut sc = incast(4, 10_000);
+    sc.topology.kind = TopologyKind::File;
+    assert!(sc.validate().is_err());
 }
