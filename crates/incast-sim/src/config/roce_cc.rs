@@ -7,43 +7,73 @@ use crate::units::*;
 
 section! {
     /// DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
-    /// 2015): the reaction point's constants.
+    /// 2015): the reaction point's constants. The notification point's CNP pacing N is
+    /// `roce.cnp_interval` (50 µs).
     pub struct Dcqcn {
-        /// Gain g of the α estimator α ← (1−g)·α + g·[CNP in the last period] (1/256).
+        /// Gain g of the estimator α: a CNP sets α ← (1 − g)·α + g, a period K without one
+        /// α ← (1 − g)·α (Zhu et al. §3, Eqs. 1–2: g = 1/256).
         pub g: f64 [Plain] = 1.0 / 256.0,
-        /// Period of the α update (55 µs).
+        /// α before the first CNP, so the first CNP cuts the rate by α/2: 1 halves it (the
+        /// paper leaves it open; ConnectX starts α at 1023/1024, and HPCC's ns-3 model of
+        /// Mellanox's DCQCN sets α = 1 at the first CNP).
+        pub alpha_init: f64 [Plain] = 1.0,
+        /// Period K of α's decay without CNPs, restarted by each CNP (Zhu et al. §3: 55 µs,
+        /// longer than the CNP interval N = 50 µs so a steady stream of CNPs never decays α).
         pub alpha_interval: SimTime [Time] = from_us(55),
-        /// Period T of the rate-increase timer (55 µs).
+        /// Period T of the rate-increase timer, restarted by each cut (Zhu et al.: 55 µs, with
+        /// B = 10 MB; QCN's 1.5 ms and 150 KB are what the DCQCN authors' ns-3 release,
+        /// ns3-rdma, keeps as its attribute defaults).
         pub rate_timer: SimTime [Time] = from_us(55),
-        /// Bytes B of the rate-increase byte counter (10 MB).
+        /// Bytes B of the rate-increase byte counter: one increase step per B bytes sent while
+        /// the rate recovers (Zhu et al.: 10 MB).
         pub byte_counter: u64 [Size] = 10_000_000,
-        /// Fast-recovery steps F before additive increase (5).
+        /// Steps F of fast recovery before additive increase, and the steps both counters
+        /// must pass before hyper increase (Zhu et al. §3: F = 5).
         pub fast_recovery_steps: u32 [Plain] = 5,
-        /// Additive-increase step R_AI, bits per second (5 Mbps, ConnectX's default).
-        pub rate_ai: u64 [Rate] = 5_000_000,
-        /// Hyper-increase step R_HAI, bits per second (50 Mbps).
-        pub rate_hai: u64 [Rate] = 50_000_000,
-        /// The rate a queue pair never goes below, bits per second (100 Mbps, as HPCC's ns-3).
+        /// Additive-increase step R_AI of the target rate, bits per second (Zhu et al.:
+        /// 40 Mbps, at 40 Gbps; ConnectX firmware ships 5 Mbps, and HPCC's ns-3 scripts use
+        /// 5 Mbps per 25 Gbps of line rate).
+        pub rate_ai: u64 [Rate] = 40_000_000,
+        /// Hyper-increase step R_HAI: the i-th hyper step adds i·R_HAI to the target rate,
+        /// bits per second (200 Mbps, as the DCQCN authors' ns-3 release configures it beside
+        /// R_AI = 40 Mbps, ns3-rdma mix/config.txt).
+        pub rate_hai: u64 [Rate] = 200_000_000,
+        /// The rate a queue pair never goes below, bits per second (100 Mbps: the minimum rate
+        /// of both the DCQCN authors' and the HPCC authors' ns-3; the paper names none).
         pub min_rate: u64 [Rate] = 100_000_000,
-        /// Shortest time between two rate decreases however many CNPs arrive (4 µs).
+        /// Shortest time between two rate cuts however many CNPs arrive; a CNP within it only
+        /// raises α. 4 µs: ConnectX's rate_reduce_monitor_period, which HPCC's ns-3 models
+        /// (RateDecreaseInterval). The paper cuts at every CNP; as the notification point sends
+        /// at most one per 50 µs per queue pair this rarely binds. 0: every CNP cuts.
         pub decrease_interval: SimTime [Time] = from_us(4),
     }
 }
 
 section! {
     /// HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): the
-    /// sender's constants.
+    /// sender's constants. HPCC reads the switches' INT: it needs topology.int = true.
     pub struct Hpcc {
-        /// Target utilization η of every link (0.95).
+        /// Target utilization η of every link (Li et al. §3.3: 95%; HPCC's ns-3 U_TARGET and
+        /// htsim agree).
         pub eta: f64 [Plain] = 0.95,
-        /// Additive-increase rounds before a multiplicative update (maxStage, 5).
+        /// Additive-increase rounds before an update is multiplicative even below η, maxStage
+        /// (Li et al. §3.3: 5). The paper's value, not its ns-3 scripts' (MI_THRESH 0, every
+        /// per-RTT update multiplicative): the additive rounds are what let flows that start
+        /// unequal converge to equal shares.
         pub max_stage: u32 [Plain] = 5,
-        /// Additive-increase step W_AI, bytes; `None`: the paper's W_init·(1−η)/N with N =
-        /// `ai_flows`.
+        /// Additive-increase step W_AI, bytes; `None`: the paper's W_init·(1 − η)/N with N =
+        /// `ai_flows` (htsim uses one MTU).
         pub w_ai: Option<u64> [Size] = None,
-        /// N of the W_AI formula: the flows a link is expected to share (100: at 100 Gbps and
-        /// η = 0.95 a step of 50 Mbps, the additive step HPCC's ns-3 uses).
-        pub ai_flows: u32 [Plain] = 100,
+        /// N of the paper's W_AI = W_init·(1 − η)/N (Li et al. §3.3): how many flows a link is
+        /// expected to share, so that their steps together stay within the 1 − η headroom.
+        /// 125 makes W_AI what HPCC's ns-3 scripts add per update (simulation/run.py: 10 Mbps
+        /// per 25 Gbps of line rate, 0.04% of it, = 5%/125): the code behind the paper's
+        /// figures.
+        pub ai_flows: u32 [Plain] = 125,
+        /// The rate a queue pair never goes below, bits per second; the window never goes below
+        /// its window (100 Mbps: the minimum rate of HPCC's ns-3, RdmaHw MinRate; the paper's
+        /// window only has W_AI as its floor).
+        pub min_rate: u64 [Rate] = 100_000_000,
         /// The base RTT T of the window W = rate·T; `None`: the topology's longest round trip
         /// without queueing.
         pub base_rtt: Option<SimTime> [Time] = None,
@@ -53,11 +83,27 @@ section! {
 impl Scenario {
     /// The constants of the congestion control `roce.cc` names, in range.
     pub(super) fn validate_roce_cc(&self) -> Result<(), ConfigError> {
-        match self.roce.cc {
-            RoceCc::None => Ok(()),
-            RoceCc::Dcqcn => self.roce.dcqcn.validate(),
-            RoceCc::Hpcc => self.roce.hpcc.validate(),
+        let (min_rate, field) = match self.roce.cc {
+            RoceCc::None => return Ok(()),
+            RoceCc::Dcqcn => {
+                self.roce.dcqcn.validate()?;
+                (self.roce.dcqcn.min_rate, "roce.dcqcn.min_rate")
+            }
+            RoceCc::Hpcc => {
+                self.roce.hpcc.validate()?;
+                (self.roce.hpcc.min_rate, "roce.hpcc.min_rate")
+            }
+        };
+        if min_rate > self.topology.link {
+            return Err(bad(
+                field,
+                format!(
+                    "must be at most the hosts' link rate (topology.link, {} bit/s), got {min_rate}",
+                    self.topology.link
+                ),
+            ));
         }
+        Ok(())
     }
 }
 
@@ -76,6 +122,12 @@ impl Dcqcn {
             if v == 0 || v > PS_PER_S {
                 return Err(bad(k, "must be positive and at most 1s"));
             }
+        }
+        if !(0.0..=1.0).contains(&self.alpha_init) {
+            return Err(bad(
+                "roce.dcqcn.alpha_init",
+                format!("must be in [0, 1], got {}", self.alpha_init),
+            ));
         }
         if self.byte_counter == 0 {
             return Err(bad("roce.dcqcn.byte_counter", "must be positive"));
@@ -110,9 +162,115 @@ impl Hpcc {
         if self.ai_flows == 0 {
             return Err(bad("roce.hpcc.ai_flows", "must be positive"));
         }
+        if self.min_rate == 0 {
+            return Err(bad("roce.hpcc.min_rate", "must be positive"));
+        }
         if self.base_rtt == Some(0) || self.base_rtt.is_some_and(|t| t > PS_PER_S) {
             return Err(bad("roce.hpcc.base_rtt", "must be positive and at most 1s"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Transport;
+
+    /// A valid RoCE scenario running `cc`.
+    fn roce(cc: RoceCc) -> Scenario {
+        let mut s = Scenario::example(4);
+        s.transport = Transport::Roce;
+        s.topology.pfc = true;
+        s.topology.int = cc == RoceCc::Hpcc;
+        s.roce.cc = cc;
+        s
+    }
+
+    #[test]
+    fn the_defaults_are_the_papers_and_valid() {
+        let d = Dcqcn::default();
+        assert_eq!(d.g, 1.0 / 256.0);
+        assert_eq!((d.alpha_interval, d.rate_timer), (from_us(55), from_us(55)));
+        assert_eq!((d.byte_counter, d.fast_recovery_steps), (10_000_000, 5));
+        assert_eq!((d.rate_ai, d.rate_hai), (40_000_000, 200_000_000));
+        let h = Hpcc::default();
+        assert_eq!((h.eta, h.max_stage, h.w_ai), (0.95, 5, None));
+        for cc in [RoceCc::None, RoceCc::Dcqcn, RoceCc::Hpcc] {
+            roce(cc).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn hpcc_without_int_capable_switches_is_refused_naming_topology_int() {
+        let mut s = roce(RoceCc::Hpcc);
+        s.topology.int = false;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "topology.int");
+        assert!(e.message.contains("topology.int = true"), "{e}");
+        assert!(!e.to_string().contains('\n'));
+    }
+
+    #[test]
+    fn each_constant_out_of_range_is_refused_by_its_key() {
+        type Break = fn(&mut Scenario);
+        let cases: [(RoceCc, &str, Break); 13] = [
+            (RoceCc::Dcqcn, "roce.dcqcn.g", |s| s.roce.dcqcn.g = 0.0),
+            (RoceCc::Dcqcn, "roce.dcqcn.g", |s| s.roce.dcqcn.g = 1.5),
+            (RoceCc::Dcqcn, "roce.dcqcn.alpha_init", |s| {
+                s.roce.dcqcn.alpha_init = -0.1
+            }),
+            (RoceCc::Dcqcn, "roce.dcqcn.alpha_interval", |s| {
+                s.roce.dcqcn.alpha_interval = 0
+            }),
+            (RoceCc::Dcqcn, "roce.dcqcn.rate_timer", |s| {
+                s.roce.dcqcn.rate_timer = 2 * PS_PER_S
+            }),
+            (RoceCc::Dcqcn, "roce.dcqcn.byte_counter", |s| {
+                s.roce.dcqcn.byte_counter = 0
+            }),
+            (RoceCc::Dcqcn, "roce.dcqcn.min_rate", |s| {
+                s.roce.dcqcn.min_rate = 0
+            }),
+            (RoceCc::Dcqcn, "roce.dcqcn.min_rate", |s| {
+                s.roce.dcqcn.min_rate = s.topology.link + 1
+            }),
+            (RoceCc::Hpcc, "roce.hpcc.eta", |s| s.roce.hpcc.eta = 0.0),
+            (RoceCc::Hpcc, "roce.hpcc.w_ai", |s| {
+                s.roce.hpcc.w_ai = Some(0)
+            }),
+            (RoceCc::Hpcc, "roce.hpcc.ai_flows", |s| {
+                s.roce.hpcc.ai_flows = 0
+            }),
+            (RoceCc::Hpcc, "roce.hpcc.min_rate", |s| {
+                s.roce.hpcc.min_rate = s.topology.link + 1
+            }),
+            (RoceCc::Hpcc, "roce.hpcc.base_rtt", |s| {
+                s.roce.hpcc.base_rtt = Some(0)
+            }),
+        ];
+        for (cc, field, break_it) in cases {
+            let mut s = roce(cc);
+            break_it(&mut s);
+            assert_eq!(s.validate().unwrap_err().field, field);
+        }
+        // Another control's constants are not checked.
+        let mut s = roce(RoceCc::Hpcc);
+        s.roce.dcqcn.g = 0.0;
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn the_keys_load_from_json_by_their_dotted_names() {
+        let s = Scenario::from_json(
+            r#"{"transport": "roce", "topology": {"pfc": true, "senders": 4},
+                "roce": {"cc": "dcqcn", "dcqcn": {"rate_ai": 5000000, "g": 0.0625}}}"#,
+        )
+        .unwrap();
+        assert_eq!((s.roce.dcqcn.rate_ai, s.roce.dcqcn.g), (5_000_000, 0.0625));
+        let e = Scenario::from_json(r#"{"roce": {"hpcc": {"eta": "high"}}}"#).unwrap_err();
+        assert_eq!(e.field, "roce.hpcc.eta");
+        let e = Scenario::from_json(r#"{"roce": {"dcqcn": {"bogus": 1}}}"#).unwrap_err();
+        assert_eq!(e.field, "roce.dcqcn.bogus");
     }
 }
