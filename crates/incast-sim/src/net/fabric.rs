@@ -145,6 +145,7 @@ impl<P: Wire> Fabric<P> {
             Some(_) if p.hop() > 0 => p.link_at(&self.net, p.hop() - 1),
             _ => None,
         };
+        let lossless = self.net.pfc.is_some();
         let link = &mut self.net.links[l];
         let p = self.pkts.get_mut(id);
         if let Some(red) = self.net.red[l.index()].as_mut() {
@@ -152,10 +153,12 @@ impl<P: Wire> Fabric<P> {
                 if red.ecn && p.ect() {
                     p.mark_ce();
                     link.stats.marks += 1;
-                } else {
+                } else if !lossless {
                     link.count_drop();
                     return Offered::Dropped;
                 }
+                // A lossless (PFC) class is never dropped early: a packet that cannot carry
+                // the mark passes, and PFC bounds the queue instead.
             }
         }
         if p.ect() && link.marks_arrival() {

@@ -352,3 +352,26 @@ fn egress_marking_marks_above_kmax_and_never_at_or_below_kmin() {
     let (probes, _) = probes_through(&sc);
     assert!(probes.iter().all(|p| !p.ce));
 }
+
+#[test]
+fn red_never_drops_a_lossless_class_it_cannot_mark() {
+    // Reno's packets are not ECN-capable, so RED that marks would drop them; under PFC the
+    // class is lossless: they pass, and PFC bounds the queues instead.
+    let red = |pfc: bool| {
+        let mut sc = Scenario::example(16);
+        sc.topology.pfc = pfc;
+        sc.topology.buffer = QueueLimit::bytes(200_000);
+        sc.topology.red_min = Some(20_000);
+        sc.topology.red_max = 60_000;
+        sc.topology.red_ecn = true;
+        sc.workload.blocks = 2;
+        run(sc)
+    };
+    let lossless = red(true);
+    assert_eq!(lossless.drops, 0);
+    assert!(lossless.pfc_pauses > 0, "PFC bounded the queue");
+    assert!(
+        red(false).drops > 0,
+        "without PFC, RED drops what it cannot mark"
+    );
+}
