@@ -252,10 +252,15 @@ impl Scenario {
         Ok(())
     }
 
-    /// Whether the report carries the fabric's section.
+    /// Whether the report carries the fabric's section: when asked, and always on an RDMA
+    /// fabric's terms (PFC over a shared buffer, egress marking, INT, or RoCE over PFC: its
+    /// pauses and victim flows are what a lossless run is about).
     pub fn reports_fabric(&self) -> bool {
         let t = &self.topology;
-        t.fabric_report || (t.pfc && t.shared_buffer.is_some()) || t.ecn_kmin.is_some() || t.int
+        t.fabric_report
+            || (t.pfc && (t.shared_buffer.is_some() || self.transport == Transport::Roce))
+            || t.ecn_kmin.is_some()
+            || t.int
     }
 }
 

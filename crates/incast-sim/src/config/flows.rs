@@ -201,7 +201,8 @@ impl Scenario {
         Ok(())
     }
 
-    /// What a flow schedule runs without: tasks, long-lived background flows; and over TCP.
+    /// What a flow schedule runs without: tasks, long-lived background flows; and over TCP or
+    /// RoCE.
     fn validate_flows_company(&self) -> Result<(), ConfigError> {
         if self.workload.tasks != 1 {
             return Err(bad(
@@ -215,8 +216,8 @@ impl Scenario {
                 "a flow schedule draws its background flows itself (flows.load); leave background.flows at 0",
             ));
         }
-        if self.transport != Transport::Tcp {
-            return Err(bad("transport", "a flow schedule runs over TCP"));
+        if !matches!(self.transport, Transport::Tcp | Transport::Roce) {
+            return Err(bad("transport", "a flow schedule runs over TCP or RoCE"));
         }
         Ok(())
     }

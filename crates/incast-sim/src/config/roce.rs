@@ -130,26 +130,23 @@ impl Scenario {
         }
     }
 
-    /// RoCE runs the incast and synchronized-read workloads alone, over the fabric its
-    /// `lossless` key names, with sizes, timers and rates in range.
+    /// RoCE runs the incast, synchronized-read and flows workloads (with background flows
+    /// beside the first two), over the fabric its `lossless` key names, with sizes, timers
+    /// and rates in range.
     pub(super) fn validate_roce(&self) -> Result<(), ConfigError> {
         let r = &self.roce;
         if !matches!(
             self.workload.kind,
-            WorkloadKind::Incast | WorkloadKind::SyncRead
+            WorkloadKind::Incast | WorkloadKind::SyncRead | WorkloadKind::Flows
         ) {
             return Err(bad(
                 "workload.kind",
-                "RoCE runs the incast and sync_read workloads; set workload.kind = \"incast\" or \"sync_read\"",
+                "RoCE runs the incast, sync_read and flows workloads; set workload.kind = \"incast\", \"sync_read\" or \"flows\"",
             ));
         }
-        if self.background.flows > 0 {
-            return Err(bad(
-                "background.flows",
-                "background flows are TCP; RoCE runs without them",
-            ));
+        if !self.is_flows() {
+            self.validate_roce_workload()?;
         }
-        self.validate_roce_workload()?;
         if r.lossless != self.topology.pfc {
             let why = if r.lossless {
                 "lossless RoCE needs PFC: set topology.pfc = true, or roce.lossless = false"

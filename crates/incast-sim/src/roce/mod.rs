@@ -32,6 +32,8 @@ pub mod dcqcn;
 pub mod hpcc;
 mod receiver;
 mod run_report;
+#[cfg(test)]
+mod schedule_tests;
 mod sender;
 #[cfg(test)]
 mod tests;
@@ -139,12 +141,19 @@ impl Wire for Pkt {
             self.int_n += 1;
         }
     }
+    #[inline]
+    fn flow(&self) -> u32 {
+        // Data and its ACKs, NAKs and CNPs alike: the queue pair is the flow (its report's
+        // `flow`), so PFC's paused time per flow counts a held ACK as well as held data.
+        self.qp
+    }
 }
 
 /// One queue pair: its ends, routes, frame sizes and agents.
 #[derive(Debug)]
 struct Qp {
     src: u32,
+    dst: u32,
     data_route: u32,
     ack_route: u32,
     /// Bytes of a data frame beyond its payload (headers and reserved INT).
@@ -189,8 +198,14 @@ pub struct Roce {
     nics: Vec<Nic>,
     msgs: Vec<Msg>,
     plan: Plan,
-    /// Messages not yet complete (posted or not).
+    /// Messages not yet complete (posted or not), the workload's only: background queue
+    /// pairs' messages (indexes `apps..`) run until the workload ends.
     pending: usize,
+    apps: usize,
+    /// Queue pairs `background..` carry background flows.
+    background: usize,
+    /// Each queue pair's incast burst, in a flow schedule.
+    bursts: Vec<Option<u32>>,
     /// Payload bytes of a full packet, preamble and gap per frame.
     mtu: u64,
     phy: u64,
@@ -213,6 +228,9 @@ impl Transport for Roce {
             msgs: Vec::new(),
             plan,
             pending: 0,
+            apps: 0,
+            background: 0,
+            bursts: Vec::new(),
             mtu: sc.roce.mtu,
             phy: sc.tcp.phy_overhead,
             ecn: sc.roce.cc == RoceCc::Dcqcn,
@@ -221,7 +239,15 @@ impl Transport for Roce {
             capture: None,
         };
         roce.set_up(sc, &mut fabric.net, &specs);
-        events.push(0, Event::Start);
+        // Background queue pairs start at once, the workload after their warm-up.
+        for m in roce.apps..roce.msgs.len() {
+            events.push(0, Event::Agent(m as u32, POST, 0));
+        }
+        let start = match roce.background < roce.qps.len() {
+            true => sc.background.warmup,
+            false => 0,
+        };
+        events.push(start, Event::Start);
         roce
     }
 

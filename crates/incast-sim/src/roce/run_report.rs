@@ -3,13 +3,18 @@
 
 use super::workload::Plan;
 use super::{Pkt, Roce};
+use crate::app::flows;
+use crate::config::Scenario;
 use crate::engine::driver::Seen;
 use crate::report::{FlowReport, Report, RoceReport, RunSummary};
+use crate::slowdown::FctSlowdown;
 use crate::tcp::run_report::queue_reports;
+use crate::topology::Network;
 
 impl Roce {
     /// The flow reports: one per message of a schedule (its completion time counted from its
-    /// posting), one per server of a synchronized read (its bytes over every block).
+    /// posting), one per server of a synchronized read (its bytes over every block), then one
+    /// per background queue pair (the payload it delivered in order, no completion time).
     fn flow_reports(&self) -> Vec<FlowReport> {
         let per_qp = matches!(self.plan, Plan::Blocks { .. });
         self.qps
@@ -17,20 +22,51 @@ impl Roce {
             .enumerate()
             .map(|(q, qp)| {
                 let c = qp.tx.counts();
+                let background = q >= self.background;
                 let done = qp.msgs.iter().map(|&m| &self.msgs[m as usize]);
-                let bytes = done.clone().filter(|m| m.done.is_some()).map(|m| m.bytes);
-                let fct = match per_qp {
+                let bytes = match background {
+                    true => u64::from(qp.rx.epsn()) * self.mtu,
+                    false => done
+                        .clone()
+                        .filter(|m| m.done.is_some())
+                        .map(|m| m.bytes)
+                        .sum(),
+                };
+                let fct = match per_qp || background {
                     true => None,
                     false => done.clone().next().and_then(|m| Some(m.done? - m.posted?)),
                 };
                 FlowReport {
+                    background,
                     timeouts: c.timeouts,
                     retx_fast: c.retx - c.retx_timeout,
                     retx_timeout: c.retx_timeout,
-                    ..FlowReport::delivered(q as u32, bytes.sum(), fct)
+                    ..FlowReport::delivered(q as u32, bytes, fct)
                 }
             })
             .collect()
+    }
+
+    /// A schedule's flows' bursts and ideal completion times, and the slowdowns by size.
+    ///
+    /// A RoCE write completes at its requester when its last packet's ACK returns (as
+    /// htsim's RoCE and HPCC's ns-3 measure it), so its ideal does too: the flow alone on the
+    /// idle network ([`flows::ideal_fct`]: its last byte at the receiver, with the frame
+    /// overhead this queue pair pays, INT included) plus the one-way time of the ACK back
+    /// (HPCC's "base RTT + size / line rate"). The slowdown is then never below 1, and it
+    /// compares like with like against TCP's receiver-side definition.
+    fn fill_schedule(&self, net: &Network, sc: &Scenario, r: &mut Report) {
+        for (f, qp) in r.flows.iter_mut().zip(&self.qps).take(self.background) {
+            let bytes = self.msgs[qp.msgs[0] as usize].bytes;
+            let data = flows::ideal_fct(net, qp.src, qp.dst, bytes, self.mtu, qp.data_extra.into());
+            let ack = net.latency(qp.ack_route, qp.ack_frame.into());
+            f.ideal_fct = Some(data + ack);
+            f.burst = self.bursts[f.flow as usize];
+        }
+        r.fct_slowdown = FctSlowdown::of(
+            r.flows.iter().map(FlowReport::sample),
+            sc.flows.slowdown_buckets,
+        );
     }
 
     /// RoCE's counters, the agents' added to the glue's.
@@ -51,9 +87,10 @@ impl Roce {
         let (queues, drops) = queue_reports(net, sc);
         let bottleneck = queues[0].clone();
         let flows = self.flow_reports();
-        let done = self.msgs.iter().filter(|m| m.done.is_some());
+        let done = self.msgs[..self.apps].iter().filter(|m| m.done.is_some());
         let app_bytes = done.clone().map(|m| m.bytes).sum();
-        let start = self.msgs.iter().filter_map(|m| m.posted).min().unwrap_or(0);
+        let apps = &self.msgs[..self.apps];
+        let start = apps.iter().filter_map(|m| m.posted).min().unwrap_or(0);
         let end = match self.pending {
             0 => done.filter_map(|m| m.done).max().unwrap_or(now),
             _ => now,
@@ -67,7 +104,7 @@ impl Roce {
             Plan::Blocks { times, .. } => times.clone(),
             Plan::Flows(_) => Vec::new(),
         };
-        Report {
+        let mut r = Report {
             pfc_pauses: net.links.iter().map(|l| l.stats.pauses).sum(),
             timeouts: stats.timeouts,
             retx_fast: stats.retransmitted - stats.retx_timeout,
@@ -86,12 +123,26 @@ impl Roce {
                 now,
                 events: run.processed,
                 base_latency,
-                link_bps: sc.topology.receiver_link,
+                // A schedule's flows run between every host: all their links, as TCP's.
+                link_bps: match sc.is_flows() {
+                    true => sc.topology.link * u64::from(sc.topology.senders),
+                    false => sc.topology.receiver_link,
+                },
                 flows,
                 bottleneck,
                 bottleneck_busy: busy,
             })
+        };
+        if sc.reports_fabric() {
+            r.fabric = Some(run.fabric.report(now));
+            for f in &mut r.flows {
+                f.paused = run.fabric.flow_paused(f.flow);
+            }
         }
+        if sc.is_flows() {
+            self.fill_schedule(net, sc, &mut r);
+        }
+        r
     }
 
     /// The network's invariants, and each queue pair's: the receiver never ahead of what was
@@ -111,12 +162,14 @@ impl Roce {
         if let Some((h, n)) = self.nics.iter().enumerate().find(|(_, n)| n.queued > 1) {
             return Err(format!("RoCE NIC {h}: {} data packets queued", n.queued));
         }
-        let done = self.msgs.iter().filter(|m| m.done.is_some()).count();
-        if done + self.pending != self.msgs.len() {
+        let done = self.msgs[..self.apps]
+            .iter()
+            .filter(|m| m.done.is_some())
+            .count();
+        if done + self.pending != self.apps {
             return Err(format!(
                 "RoCE: {done} messages done, {} pending of {}",
-                self.pending,
-                self.msgs.len()
+                self.pending, self.apps
             ));
         }
         Ok(())

@@ -1,8 +1,11 @@
 //! What a RoCE run delivers, as queue pairs and the messages posted to them: built from a
 //! list of (source host, destination host, bytes, start) so any schedule of flows plugs in;
-//! the incast (N servers × `flow_size` to one receiver, one queue pair each) and the
+//! the incast (N servers × `flow_size` to one receiver, one queue pair each), the
 //! synchronized read (every server's queue pair carries its SRU per block; a block starts when
-//! the receiver holds all of the one before) are two such lists.
+//! the receiver holds all of the one before) and the flow schedule ([`crate::app::flows`]:
+//! each flow a queue pair of its own, posted at its time) are such lists. The `background`
+//! section's long-lived flows follow them, a queue pair each, started at once, the workload
+//! after their warm-up.
 
 use super::cc::Cc;
 use super::receiver::Receiver;
@@ -14,6 +17,7 @@ use crate::engine::{Event, Timer};
 use crate::rng::{Rng, Stream};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
+use incast_workload::flows::Class;
 
 use super::Pkt;
 
@@ -27,14 +31,22 @@ pub struct FlowSpec {
     pub dst: u32,
     /// Message bytes.
     pub bytes: u64,
-    /// When it is posted.
+    /// When it is posted, from the workload's start.
     pub start: SimTime,
+    /// The incast burst it belongs to, in a flow schedule.
+    pub burst: Option<u32>,
 }
+
+/// Packets of a background queue pair's one message: enough to outlast any incast (16.7 M
+/// frames, 17 GB at the default MTU: 1.4 s at 100 Gbps), few enough that selective repeat's
+/// bitmap of them stays 2 MB.
+const BACKGROUND_PACKETS: u64 = 1 << 24;
 
 /// How the messages follow one another.
 #[derive(Debug)]
 pub(super) enum Plan {
-    /// Queue pair `i` carries message `i` of its spec, posted at the spec's start.
+    /// Queue pair `i` carries message `i` of its spec, posted at the spec's start after the
+    /// workload's.
     Flows(Vec<SimTime>),
     /// A synchronized read: `servers` queue pairs, one message each per block (message
     /// `b·servers + i` is server `i`'s of block `b`), each posted after a uniform draw in
@@ -53,8 +65,25 @@ pub(super) enum Plan {
     },
 }
 
-/// The queue pairs' specs and the plan of scenario `sc` on `net`.
+/// The queue pairs' specs and the plan of scenario `sc` on `net`: the workload's, then the
+/// background flows' (as many as `background.flows`).
 pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
+    let (mut specs, plan) = workload_specs(sc, net);
+    specs.extend((0..sc.background.flows).map(|i| {
+        let (src, dst) = net.background_ends(sc, i);
+        FlowSpec {
+            src,
+            dst,
+            bytes: BACKGROUND_PACKETS * sc.roce.mtu,
+            start: 0,
+            burst: None,
+        }
+    }));
+    (specs, plan)
+}
+
+/// The workload's queue pairs and plan.
+fn workload_specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
     let n = sc.topology.senders;
     let rx = net.receiver;
     let spec = |i: u32, bytes: u64| FlowSpec {
@@ -62,8 +91,26 @@ pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
         dst: rx,
         bytes,
         start: 0,
+        burst: None,
     };
     match sc.workload.kind {
+        WorkloadKind::Flows => {
+            let specs: Vec<FlowSpec> = crate::app::flows::schedule(sc)
+                .iter()
+                .map(|f| FlowSpec {
+                    src: net.host(f.src),
+                    dst: net.host(f.dst),
+                    bytes: f.bytes,
+                    start: f.start,
+                    burst: match f.class {
+                        Class::Background => None,
+                        Class::Incast(id) => Some(id),
+                    },
+                })
+                .collect();
+            let starts = specs.iter().map(|s| s.start).collect();
+            (specs, Plan::Flows(starts))
+        }
         WorkloadKind::SyncRead => {
             let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, sc.sru_of(i))).collect();
             let plan = Plan::Blocks {
@@ -78,7 +125,7 @@ pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
             };
             (specs, plan)
         }
-        // Validation lets RoCE run the incast and sync_read workloads only.
+        // Validation lets RoCE run the incast, sync_read and flows workloads only.
         _ => {
             let size = sc.workload.flow_size.unwrap_or(0);
             let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, size)).collect();
@@ -132,6 +179,7 @@ impl Roce {
                 + net.latency(ack_route, r.control_bytes + int_bytes);
             self.qps.push(Qp {
                 src: s.src,
+                dst: s.dst,
                 data_route,
                 ack_route,
                 data_extra: data_extra as u32,
@@ -151,40 +199,53 @@ impl Roce {
                 reported: 0,
             });
         }
-        let rounds = match &self.plan {
-            Plan::Flows(_) => 1,
-            Plan::Blocks { blocks, .. } => *blocks,
+        let (rounds, apps) = match &self.plan {
+            Plan::Flows(starts) => (1, starts.len()),
+            Plan::Blocks {
+                blocks, servers, ..
+            } => (*blocks, *servers as usize),
         };
+        self.background = apps;
+        self.bursts = specs.iter().map(|s| s.burst).collect();
         for _ in 0..rounds {
-            for (q, s) in specs.iter().enumerate() {
-                self.qps[q].msgs.push(self.msgs.len() as u32);
-                self.msgs.push(Msg {
-                    qp: q as u32,
-                    bytes: s.bytes,
-                    posted: None,
-                    done: None,
-                });
-            }
+            self.lay_out(specs, 0..apps);
         }
-        self.pending = self.msgs.len();
+        self.apps = self.msgs.len();
+        self.pending = self.apps;
+        self.lay_out(specs, apps..specs.len());
+    }
+
+    /// One message for each of queue pairs `qps`.
+    fn lay_out(&mut self, specs: &[FlowSpec], qps: std::ops::Range<usize>) {
+        for q in qps {
+            self.qps[q].msgs.push(self.msgs.len() as u32);
+            self.msgs.push(Msg {
+                qp: q as u32,
+                bytes: specs[q].bytes,
+                posted: None,
+                done: None,
+            });
+        }
     }
 
     /// Post the first messages (the others follow from their events or their block).
     pub(super) fn start_workload(&mut self, cx: &mut Cx<Pkt>) {
-        match &self.plan {
-            Plan::Flows(starts) => {
-                for (m, &t) in starts.clone().iter().enumerate() {
-                    if t <= cx.now {
-                        self.post(cx, m as u32);
-                    } else {
-                        cx.push(t, Event::Agent(m as u32, POST, 0));
-                    }
-                }
+        let now = cx.now;
+        // A schedule's messages: posted now, or an event each at its time (one push per
+        // flow, no allocation; the heap holds them until then).
+        for m in 0..self.apps {
+            let t = match &self.plan {
+                Plan::Flows(starts) => starts[m],
+                Plan::Blocks { .. } => break,
+            };
+            match t {
+                0 => self.post(cx, m as u32),
+                t => cx.push(now + t, Event::Agent(m as u32, POST, 0)),
             }
-            Plan::Blocks { blocks, .. } => {
-                if *blocks > 0 {
-                    self.start_block(cx, 0);
-                }
+        }
+        if let Plan::Blocks { blocks, .. } = &self.plan {
+            if *blocks > 0 {
+                self.start_block(cx, 0);
             }
         }
     }
@@ -239,6 +300,9 @@ impl Roce {
     /// Message `m` arrived whole at its receiver now.
     pub(super) fn complete(&mut self, cx: &mut Cx<Pkt>, m: u32) {
         self.msgs[m as usize].done = Some(cx.now);
+        if m as usize >= self.apps {
+            return; // a background flow's: the workload does not wait for it
+        }
         self.pending -= 1;
         let Plan::Blocks {
             blocks,
