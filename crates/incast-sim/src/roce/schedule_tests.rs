@@ -193,3 +193,20 @@ fn dcqcn_and_hpcc_run_the_schedule_too() {
         }
     }
 }
+
+#[test]
+fn a_flow_alone_completes_exactly_in_its_ideal_time_to_the_last_ack() {
+    // One web-search flow on the idle fabric: line-rate start, no queue but its own NIC's,
+    // so its completion is the ideal's definition (last byte at the receiver, then the
+    // ACK's way back), to the picosecond.
+    for bytes in [500, 64_000, 1_000_000] {
+        let mut sc = flows(RoceCc::None, 1);
+        sc.flows.count = 1;
+        sc.flows.incast_load = 0.0;
+        sc.flows.size_cdf = crate::config::FlowSizes::Points(vec![(bytes, 1.0)]);
+        let r = run(sc);
+        let f = &r.flows[0];
+        assert_eq!(f.fct, f.ideal_fct, "{bytes} bytes");
+        assert_eq!(r.fct_slowdown.unwrap().background_p50, Some(1.0));
+    }
+}
