@@ -148,8 +148,8 @@ fn a_headroom_too_small_for_what_is_in_flight_overruns_and_says_so() {
 }
 
 /// The "Must show": with PFC, an incast that shares an uplink with an innocent flow
-/// to another receiver pauses it (a victim); without PFC it does not. (Over TCP for now: to
-/// be run over RoCE once it exists.)
+/// to another receiver pauses it (a victim); without PFC it does not. Over TCP here; over
+/// RoCE in `roce::schedule_tests`.
 #[test]
 fn victim_flows_appear_with_pfc_on_a_two_tier_fabric_and_not_without() {
     let with = run(two_tier(true, true));

@@ -210,3 +210,45 @@ fn a_flow_alone_completes_exactly_in_its_ideal_time_to_the_last_ack() {
         assert_eq!(r.fct_slowdown.unwrap().background_p50, Some(1.0));
     }
 }
+
+#[test]
+fn roce_takes_a_schedule_and_background_flows_where_they_fit_and_names_the_key_elsewhere() {
+    flows(RoceCc::None, 1).validate().unwrap();
+    two_tier(true).validate().unwrap();
+    let mut sync = two_tier(true);
+    sync.workload.kind = WorkloadKind::SyncRead;
+    sync.validate().unwrap();
+    // A schedule draws its own background (flows.load), over TCP or RoCE only.
+    let mut sc = flows(RoceCc::None, 1);
+    sc.background.flows = 1;
+    assert_eq!(sc.validate().unwrap_err().field, "background.flows");
+    let mut sc = flows(RoceCc::None, 1);
+    sc.transport = Transport::Ndp;
+    // (NDP's own rule refuses the workload first.)
+    let e = sc.validate().unwrap_err().to_string();
+    assert!(
+        e.starts_with("workload.kind") || e.contains("TCP or RoCE"),
+        "{e}"
+    );
+    let mut sc = two_tier(true);
+    sc.workload.kind = WorkloadKind::Queries;
+    let e = sc.validate().unwrap_err();
+    assert!(
+        e.field == "workload.kind" && e.to_string().contains("flows"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_background_queue_pair_starts_at_once_and_the_workload_after_its_warm_up() {
+    let r = run(two_tier(true));
+    // The workload's messages were posted at the warm-up's end: the run's span starts there.
+    assert_eq!(r.start, from_us(500));
+    let innocent = r.flows.iter().find(|f| f.background).unwrap();
+    // It sent through the warm-up and the incast at up to its 1 Gbps line rate.
+    let span = r.end as f64 / 1e12;
+    let delivered = innocent.bytes as f64 * 8.0 / span;
+    assert!(delivered > 0.05e9 && delivered < 1e9, "{delivered} bit/s");
+    // Not the workload's: its bytes are not in the application's.
+    assert_eq!(r.app_bytes, 8 * 512_000);
+}
