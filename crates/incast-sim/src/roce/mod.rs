@@ -206,6 +206,8 @@ pub struct Roce {
     background: usize,
     /// Each queue pair's incast burst, in a flow schedule.
     bursts: Vec<Option<u32>>,
+    /// What the background queue pairs had delivered when the workload started.
+    background_at_start: u64,
     /// Payload bytes of a full packet, preamble and gap per frame.
     mtu: u64,
     phy: u64,
@@ -231,6 +233,7 @@ impl Transport for Roce {
             apps: 0,
             background: 0,
             bursts: Vec::new(),
+            background_at_start: 0,
             mtu: sc.roce.mtu,
             phy: sc.tcp.phy_overhead,
             ecn: sc.roce.cc == RoceCc::Dcqcn,

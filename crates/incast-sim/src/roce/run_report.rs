@@ -25,7 +25,7 @@ impl Roce {
                 let background = q >= self.background;
                 let done = qp.msgs.iter().map(|&m| &self.msgs[m as usize]);
                 let bytes = match background {
-                    true => u64::from(qp.rx.epsn()) * self.mtu,
+                    true => u64::from(qp.rx.epsn()) * self.mtu, // as background_bytes
                     false => done
                         .clone()
                         .filter(|m| m.done.is_some())
@@ -104,7 +104,9 @@ impl Roce {
             Plan::Blocks { times, .. } => times.clone(),
             Plan::Flows(_) => Vec::new(),
         };
+        let background = self.background_bytes() - self.background_at_start;
         let mut r = Report {
+            background_bps: crate::units::rate_of(background, end.saturating_sub(start)),
             pfc_pauses: net.links.iter().map(|l| l.stats.pauses).sum(),
             timeouts: stats.timeouts,
             retx_fast: stats.retransmitted - stats.retx_timeout,

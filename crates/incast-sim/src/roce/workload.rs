@@ -231,6 +231,7 @@ impl Roce {
     /// Post the first messages (the others follow from their events or their block).
     pub(super) fn start_workload(&mut self, cx: &mut Cx<Pkt>) {
         let now = cx.now;
+        self.background_at_start = self.background_bytes();
         // A schedule's messages: posted now, or an event each at its time (one push per
         // flow, no allocation; the heap holds them until then).
         for m in 0..self.apps {
@@ -278,6 +279,13 @@ impl Roce {
                 cx.push(cx.now + d, Event::Agent(m, POST, 0));
             }
         }
+    }
+
+    /// Payload the background queue pairs delivered in order so far (full packets: their
+    /// one message never ends within a run).
+    pub(super) fn background_bytes(&self) -> u64 {
+        let qps = &self.qps[self.background..];
+        qps.iter().map(|q| u64::from(q.rx.epsn()) * self.mtu).sum()
     }
 
     /// Message `m` is posted to its queue pair now; the NIC serves the queue pair.
