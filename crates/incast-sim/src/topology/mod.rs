@@ -89,7 +89,7 @@ pub struct Network {
     pub hosts: u32,
     /// Spread placement: (switches, hosts per switch, pods) to interleave over.
     spread: Option<(u32, u32, u32)>,
-    /// A described topology's placement: logical host `i` is physical host `order[i]`.
+    /// A described topology's or listed placement: logical host `i` is physical host `order[i]`.
     order: Vec<u32>,
     /// A described topology's names of hosts and switch-to-switch links.
     pub names: Option<Box<Names>>,
