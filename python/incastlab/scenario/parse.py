@@ -81,7 +81,7 @@ def _hosts(value: Any) -> list[int]:
     if not isinstance(value, list | tuple) or not all(
         _is_int(v) and 0 <= v <= MAX_VALUE for v in value
     ):
-        raise ValueError(f"expected a list of host numbers such as [0, 122, 35], got {shown(value)}")
+        raise ValueError(f"expected host numbers such as [0, 122, 35], got {shown(value)}")
     return list(value)
 
 
