@@ -97,7 +97,7 @@ pub struct Network {
     pub pools: Vec<SharedBuffer>,
     /// The pool each link draws on (an index into `pools`), or [`NO_POOL`].
     pool_of: Vec<u32>,
-    /// RED state of each link that runs it (switch ports, when configured).
+    /// RED state of each link that runs it (switch ports, when configured); empty when none.
     pub red: Vec<Option<Red>>,
     /// Host index of the background flows' sink, if they have one.
     pub sink: Option<u32>,
