@@ -19,7 +19,8 @@ from its source): MTU 9000 B of payload plus 64 B of headers per data packet, 64
 preamble or gap; 1 µs per link, 100 Gbps everywhere; PFC per ingress port, no shared buffer,
 pause above 135,000 B held and resume below 108,000 B (htsim's 15 and 12 packets of 9000 B);
 per-flow ECMP; no ECN; RoCE without a retransmission timer (nothing is lost); HPCC with
-T = 12 µs, η = 0.95, maxStage 5, W_AI = 9000 B, starting at the window T × 100 Gbps = 150 KB.
+T = 12 µs, η = 0.95, maxStage 5, W_AI = 9000 B, starting at the window T × 100 Gbps = 150 KB,
+a new packet only if it fits whole in the window.
 
 htsim prints each flow's completion ("Flow … finished at T"); its peak switch queue and PFC
 pause count are printed only by a build with a small measurement patch (a "PEERSTATS" line:
@@ -142,6 +143,8 @@ def scenario(name: str, case: Case, hosts: list[int], pad: bool) -> str:
         f'cc = "{case.cc}"',
     ]
     if hpcc:
+        # htsim's HPCC sends a new packet only if it fits whole in its window.
+        lines.insert(lines.index('rto = "off"'), "window_whole_packets = true")
         lines += ["", "[roce.hpcc]", 'base_rtt = "12us"', 'w_ai = "9000B"', "eta = 0.95"]
         lines += ["max_stage = 5"]
     lines += ["", "[workload]", 'kind = "incast"', f'flow_size = "{size}B"', ""]
