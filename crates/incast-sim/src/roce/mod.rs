@@ -139,6 +139,12 @@ impl Wire for Pkt {
             self.int_n += 1;
         }
     }
+    #[inline]
+    fn flow(&self) -> u32 {
+        // Both directions of a queue pair (data, and its ACKs, NAKs and CNPs) are its flow,
+        // numbered as the flow reports number them, so PFC's paused time lands on it.
+        self.qp
+    }
 }
 
 /// One queue pair: its ends, routes, frame sizes and agents.

@@ -67,7 +67,7 @@ impl Roce {
             Plan::Blocks { times, .. } => times.clone(),
             Plan::Flows(_) => Vec::new(),
         };
-        Report {
+        let mut r = Report {
             pfc_pauses: net.links.iter().map(|l| l.stats.pauses).sum(),
             timeouts: stats.timeouts,
             retx_fast: stats.retransmitted - stats.retx_timeout,
@@ -91,7 +91,16 @@ impl Roce {
                 bottleneck,
                 bottleneck_busy: busy,
             })
+        };
+        // The fabric's section (pauses and paused time per link, peak buffer, victims) as a
+        // TCP run reports it: an RDMA operator reads these first.
+        if sc.reports_fabric() {
+            r.fabric = Some(run.fabric.report(now));
+            for f in &mut r.flows {
+                f.paused = run.fabric.flow_paused(f.flow);
+            }
         }
+        r
     }
 
     /// The network's invariants, and each queue pair's: the receiver never ahead of what was
