@@ -184,8 +184,9 @@ REMEDIES: list[Remedy] = [
     Remedy(
         "dcqcn",
         "DCQCN on ECN (Kmin/Kmax scaled)",
-        "cuts each sender's rate on CNPs before XOFF is reached, so PFC pauses less; its slow "
-        "additive recovery can leave the link idle after the cuts",
+        "cuts each sender's rate on CNPs, so queues stay shorter and PFC acts less once the "
+        "feedback is back (a round trip behind the queue); its slow additive recovery can "
+        "leave the link idle after the cuts",
         _cc("dcqcn"),
     ),
     Remedy(
@@ -328,9 +329,11 @@ class RdmaOutcome:
         return statistics.fmean(r.drops for r in self.results)
 
     def sort_key(self) -> tuple[int, float, float]:
-        """Unfinished flows last; then the last completion; then fewer pauses."""
-        last = self.last_s
-        return (self.unfinished, last if last is not None else math.inf, self.pauses)
+        """Unfinished flows last; then the last completion; then less paused time (or
+        fewer pauses where the fabric's report has no time)."""
+        last, paused = self.last_s, self.paused_s
+        stall = paused if paused is not None else self.pauses
+        return (self.unfinished, last if last is not None else math.inf, stall)
 
 
 def _count(v: Any) -> float | None:
@@ -370,9 +373,16 @@ def effect(o: RdmaOutcome, base: RdmaOutcome) -> str:
             parts.append(f"pauses {base.pauses:.0f} → {o.pauses:.0f}")
     if o.drops != base.drops:
         parts.append(f"drops {base.drops:.0f} → {o.drops:.0f}")
+    if o.paused_s is not None and base.paused_s is not None and o.paused_s != base.paused_s:
+        parts.append(f"paused {1e6 * base.paused_s:.0f} → {1e6 * o.paused_s:.0f} µs")
+    # Paused time, where the fabric reports it, weighs the pauses: many short pauses stall
+    # the upstream links less than a few long ones.
+    stall, base_stall = (o.paused_s, base.paused_s)
+    if stall is None or base_stall is None:
+        stall, base_stall = o.pauses, base.pauses
     faster, slower = ratio < 0.98, ratio > 1.02
-    calmer = (o.pauses, o.drops) < (base.pauses, base.drops) and o.pauses <= base.pauses
-    rougher = o.pauses > base.pauses or o.drops > base.drops
+    calmer = (stall, o.drops) < (base_stall, base.drops) and stall <= base_stall
+    rougher = stall > base_stall or o.drops > base.drops
     if o.unfinished > base.unfinished or (slower and not calmer) or (rougher and not faster):
         verdict = "does not help"
     elif (faster or calmer) and not slower and not rougher:
