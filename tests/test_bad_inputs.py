@@ -128,6 +128,22 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
     ("nan in a file", ["sim", "{nan}"], 2, ("topology.buffer_alpha",)),
     ("inf in a file", ["sim", "{inf}"], 2, ("tcp.dctcp_g",)),
     ("huge max_samples", ["sim", "{samples}"], 2, ("run.max_samples",)),
+    (
+        "listed placement without hosts",
+        ["sim", "--set", "topology.kind=fat_tree", "--set", "topology.placement=listed"],
+        2,
+        ("topology.placement",),
+    ),
+    ("listed hosts as text", ["sim", "--set", "topology.listed_hosts=abc"], 2, ("listed_hosts",)),
+    (
+        "a listed host twice",
+        [
+            *["sim", "--set", "topology.kind=fat_tree", "--set", "topology.placement=listed"],
+            *["--set", "topology.listed_hosts=[0,1,1]"],
+        ],
+        2,
+        ("named twice",),
+    ),
     ("NUL in a path", ["sim", "a\0b.toml"], 2, ("scenario file",)),
     ("model on utf-16", ["model", "{utf16}"], 2, ("UTF-16",)),
     ("mitigate on /dev/zero", ["mitigate", "/dev/zero"], 2, ("device",)),

@@ -173,10 +173,11 @@ def _parse(c: Command) -> None:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where every command runs: the clone's examples, the recorded validation runs (read
-    only: linked), and the directories the documented outputs go into."""
+    """Where every command runs: the clone's examples and benchmarks' scenarios, the recorded
+    validation runs (read only: linked), and the directories the documented outputs go into."""
     d = tmp_path_factory.mktemp("documented")
     (d / "examples").symlink_to(ROOT / "examples")
+    (d / "benchmarks").symlink_to(ROOT / "benchmarks")
     for sub in ("", "kv", "shuffle"):
         (d / "docs" / "validation" / sub).mkdir(parents=True, exist_ok=True)
         real = ROOT / "docs" / "validation" / sub / "real"

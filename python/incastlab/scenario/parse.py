@@ -76,6 +76,15 @@ def _times(value: Any, normalized: bool) -> list[int]:
     return out
 
 
+def _hosts(value: Any) -> list[int]:
+    """A list of host numbers (the core checks that each is on the topology)."""
+    if not isinstance(value, list | tuple) or not all(
+        _is_int(v) and 0 <= v <= MAX_VALUE for v in value
+    ):
+        raise ValueError(f"expected host numbers such as [0, 122, 35], got {shown(value)}")
+    return list(value)
+
+
 def _value(unit: str, value: Any, normalized: bool) -> Any:
     """One value in base units; ``None`` passes to the core as given."""
     if value is None:
@@ -92,6 +101,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         return topology_value(value, normalized)
     if unit == "times":
         return _times(value, normalized)
+    if unit == "hosts":
+        return _hosts(value)
     if unit == "limit":
         return value if normalized and isinstance(value, dict) else parse_queue_limit(value)
     if unit == "rate_cap":

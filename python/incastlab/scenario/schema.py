@@ -48,6 +48,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return d if isinstance(d, str) else "(points)"
     if unit == "times":
         return "none" if not d else json.dumps([with_unit("time", t) for t in d])
+    if unit == "hosts":
+        return "none" if not d else json.dumps(d)
     if unit == "topology_file":
         return "none" if d is None else "(tables)"
     if unit == "rate_cap":
@@ -96,6 +98,9 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
     elif unit == "topology_file":
         # A file name, or the tables inline (unit strings; the core checks their shape).
         out = {"anyOf": [{"type": "string", "examples": ["cluster.toml"]}, {"type": "object"}]}
+    elif unit == "hosts":
+        out = dict(key["schema"])
+        out["default"] = default
     elif unit == "times":
         out = {"type": "array", "items": _with_unit("time", None)}
         out["default"] = [with_unit("time", t) for t in default]

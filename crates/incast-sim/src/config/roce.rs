@@ -98,6 +98,11 @@ section! {
         /// Bytes a queue pair may have unacknowledged; 0: no bound (a RoCE NIC's), or e.g. the
         /// bandwidth-delay product for IRN's BDP-FC. HPCC's window bounds it further.
         pub window: u64 [Size] = 0,
+        /// A new packet goes only if it fits whole in the window (roce.window, HPCC's): sent
+        /// bytes in flight plus the packet at most the window, as htsim's HPCC sends (cwnd ≥
+        /// in flight + MSS); false: while fewer bytes than the window are in flight, as HPCC's
+        /// ns-3 (RdmaHw: on-the-fly < window), which lets one packet more go per window.
+        pub window_whole_packets: bool [Plain] = false,
         /// The per-queue-pair rate limiter's ceiling, bits per second; 0: the host's line
         /// rate (a NIC starts every queue pair at line rate).
         pub rate_limit: u64 [Rate] = 0,

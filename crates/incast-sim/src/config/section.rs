@@ -34,6 +34,8 @@ pub enum Unit {
     /// A described topology: the name of a TOML file of switches, hosts and links, or its
     /// tables inline (normalized: the tables, in base units).
     TopologyFile,
+    /// A list of host numbers, written [0, 122, 35].
+    Hosts,
     /// A nested section.
     Section,
 }
@@ -53,6 +55,7 @@ impl Unit {
             Unit::Times => "times",
             Unit::RateCap => "rate_cap",
             Unit::TopologyFile => "topology_file",
+            Unit::Hosts => "hosts",
             Unit::Section => "section",
         }
     }
@@ -97,6 +100,8 @@ plain_shape! {
     bool => "true or false", json!({"type": "boolean"});
     Vec<u64> => "a list of whole numbers ≥ 0",
         json!({"type": "array", "items": {"type": "integer", "minimum": 0}});
+    Vec<u32> => "a list of host numbers (whole numbers ≥ 0)",
+        json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": u32::MAX}});
     Vec<(u64, f64)> => "a list of [bytes, probability] points",
         json!({"type": "array", "items": {"type": "array", "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "number"}], "minItems": 2, "maxItems": 2}});
 }

@@ -35,11 +35,14 @@ pub enum Placement {
     Spread,
     /// Hosts fill one leaf or ToR after another: a small incast stays under one switch.
     Packed,
+    /// The receiver and the senders sit on the hosts `topology.listed_hosts` names (as
+    /// another simulator's traffic matrix placed them).
+    Listed,
 }
 
 choices! {
     TopologyKind: Star, LeafSpine, FatTree, File;
-    Placement: Spread, Packed;
+    Placement: Spread, Packed, Listed;
 }
 
 /// A queue's drop-tail limit: in bytes, in packets, or both (whichever is hit first).
@@ -153,8 +156,14 @@ section! {
         /// Propagation delay of every switch-to-switch link (leaf-spine, fat tree); 0: as
         /// every other link (`link_delay`, or `rtt` spread over the longest path).
         pub fabric_delay: SimTime [Time] = 0,
-        /// Where hosts sit in a leaf-spine or fat tree.
+        /// Where hosts sit in a leaf-spine or fat tree: "spread" interleaves the senders over
+        /// switches and pods, "packed" fills one switch after another, "listed" puts them on
+        /// the hosts `listed_hosts` names.
         pub placement: Placement [Plain] = Placement::Spread,
+        /// With placement "listed": the physical hosts (numbered switch by switch, pod by pod,
+        /// from 0) of the receiver first, then of each sender in order, as htsim's connection
+        /// matrices name an incast's ends; the first `senders` after the receiver are used.
+        pub listed_hosts: Vec<u32> [Hosts] = Vec::new(),
         /// Rate of every access link, bits per second.
         pub link: u64 [Rate] = 1_000_000_000,
         /// Rate of the receiver's access link (the incast bottleneck), bits per second; when
@@ -398,6 +407,7 @@ impl Scenario {
             TopologyKind::LeafSpine => self.validate_leaf_spine(need)?,
             TopologyKind::FatTree => self.validate_fat_tree(need)?,
         }
+        self.validate_listed()?;
         if t.kind == TopologyKind::Star {
             for (field, set) in [
                 ("topology.uplink", t.uplink > 0),
@@ -420,6 +430,70 @@ impl Scenario {
 
     /// A leaf-spine's leaves and spines, within what one machine holds; `need`: the hosts
     /// the scenario places.
+    /// Listed placement: the list and the placement go together, on a leaf-spine or fat tree,
+    /// for an incast's receiver and senders only (no other host would have a place), each
+    /// host on the topology and named once.
+    fn validate_listed(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let listed = t.placement == Placement::Listed;
+        if !listed {
+            if t.listed_hosts.is_empty() {
+                return Ok(());
+            }
+            return Err(bad(
+                "topology.listed_hosts",
+                "places hosts only with topology.placement = \"listed\"",
+            ));
+        }
+        if t.listed_hosts.is_empty() {
+            return Err(bad(
+                "topology.placement",
+                "\"listed\" needs topology.listed_hosts: the receiver's host, then each sender's",
+            ));
+        }
+        if !matches!(t.kind, TopologyKind::LeafSpine | TopologyKind::FatTree) {
+            return Err(bad(
+                "topology.placement",
+                "\"listed\" places hosts on a leaf_spine or fat_tree topology",
+            ));
+        }
+        if self.all_to_all() || self.background.flows > 0 {
+            return Err(bad(
+                "topology.placement",
+                "\"listed\" places an incast's receiver and senders only: no background flows, no all-to-all workload",
+            ));
+        }
+        let n = t.listed_hosts.len() as u64;
+        if n < t.senders as u64 + 1 {
+            return Err(bad(
+                "topology.listed_hosts",
+                format!(
+                    "names {n} hosts, but the receiver and {} senders need {}",
+                    t.senders,
+                    t.senders as u64 + 1
+                ),
+            ));
+        }
+        let hosts = crate::topology::host_count(self);
+        let mut seen = vec![false; hosts as usize];
+        for &h in &t.listed_hosts {
+            let Some(s) = seen.get_mut(h as usize) else {
+                return Err(bad(
+                    "topology.listed_hosts",
+                    format!("host {h} is not on the topology (hosts 0..{})", hosts - 1),
+                ));
+            };
+            if *s {
+                return Err(bad(
+                    "topology.listed_hosts",
+                    format!("host {h} is named twice"),
+                ));
+            }
+            *s = true;
+        }
+        Ok(())
+    }
+
     fn validate_leaf_spine(&self, need: u32) -> Result<(), ConfigError> {
         let t = &self.topology;
         if t.hosts_per_leaf == 0 || t.hosts_per_leaf > 4096 {

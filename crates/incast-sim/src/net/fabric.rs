@@ -148,7 +148,7 @@ impl<P: Wire> Fabric<P> {
         let lossless = self.net.pfc.is_some();
         let link = &mut self.net.links[l];
         let p = self.pkts.get_mut(id);
-        if let Some(red) = self.net.red[l.index()].as_mut() {
+        if let Some(red) = self.net.red.get_mut(l.index()).and_then(Option::as_mut) {
             if red.on_arrival(link.queued_bytes()) == super::red::Verdict::Signal {
                 if red.ecn && p.ect() {
                     p.mark_ce();

@@ -30,6 +30,8 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod hpcc;
+#[cfg(test)]
+mod htsim_tests;
 mod receiver;
 mod run_report;
 mod sender;

@@ -94,6 +94,8 @@ pub(crate) struct Sender {
     next_tx: SimTime,
     /// `roce.window` (0: none).
     window: u64,
+    /// `roce.window_whole_packets`: a new packet must fit whole in the window.
+    whole: bool,
     pub(crate) cc: Cc,
     timeouts: Timeouts,
     /// When the retransmission timer was (re)started, if it runs: it expires [`Sender::rto`]
@@ -136,6 +138,7 @@ impl Sender {
             rewound: None,
             next_tx: 0,
             window,
+            whole: false,
             cc,
             timeouts,
             armed: None,
@@ -180,6 +183,14 @@ impl Sender {
         self.una == self.end
     }
 
+    /// With `whole`, a new packet goes only if it fits whole in the window
+    /// (`roce.window_whole_packets`, as htsim's HPCC) instead of while fewer bytes than the
+    /// window are in flight.
+    pub(crate) fn whole_packets(mut self, whole: bool) -> Sender {
+        self.whole = whole;
+        self
+    }
+
     /// The bytes the window lets be unacknowledged: `roce.window` and the congestion
     /// control's, the smaller.
     fn window_bytes(&self) -> u64 {
@@ -209,7 +220,8 @@ impl Sender {
         // Resent packets (below `high`) go whatever the window; a new one only within it, or
         // alone (HPCC's window may fall below a packet: one still goes, as its ns-3 does).
         let outstanding = u64::from(self.nxt - self.una) * u64::from(self.mtu);
-        let room = outstanding == 0 || outstanding < self.window_bytes();
+        let counted = outstanding + if self.whole { u64::from(self.mtu) } else { 1 };
+        let room = outstanding == 0 || counted <= self.window_bytes();
         (self.nxt < self.high || room).then_some(self.nxt)
     }
 
@@ -473,6 +485,24 @@ mod tests {
         s.on_ack(20, 8, &[]);
         assert!(s.done() && !s.in_recovery);
         assert_eq!(s.msgs_acked(), 1);
+    }
+
+    #[test]
+    fn a_whole_packet_window_lets_a_packet_go_only_if_it_fits() {
+        // A window of 2500 B: two 1000 B packets in flight leave 500 B, less than a packet.
+        let below = |whole: bool| {
+            let mut s = Sender::new(1000, RoceRecovery::GoBackN, 2500, T, Cc::None { rate: 1 });
+            s = s.whole_packets(whole);
+            s.post(5000);
+            send_all(&mut s, 0, 9)
+        };
+        assert_eq!(below(false), [0, 1, 2]);
+        assert_eq!(below(true), [0, 1]);
+        // At the edge: 2000 B in flight and a 3000 B window fit the third packet exactly.
+        let mut s = Sender::new(1000, RoceRecovery::GoBackN, 3000, T, Cc::None { rate: 1 });
+        s = s.whole_packets(true);
+        s.post(5000);
+        assert_eq!(send_all(&mut s, 0, 9), [0, 1, 2]);
     }
 
     #[test]

@@ -143,7 +143,8 @@ impl Roce {
                     r.window,
                     timeouts,
                     Cc::new(r, rate, base_rtt),
-                ),
+                )
+                .whole_packets(r.window_whole_packets),
                 rx: Receiver::new(r.recovery, r.nack, r.ack_every, r.cnp_interval),
                 timer: Timer::default(),
                 on_nic: false,

@@ -22,7 +22,7 @@ type Described<'a> = Option<(&'a Graph, ResolvedGraph)>;
 struct Places {
     /// Spread placement: (switches, hosts per switch, pods) to interleave over.
     spread: Option<(u32, u32, u32)>,
-    /// A described topology's placement: logical host `i` is physical host `order[i]`.
+    /// A described topology's or listed placement: logical host `i` is physical host `order[i]`.
     order: Vec<u32>,
     receiver: u32,
     sink: Option<u32>,
@@ -39,11 +39,14 @@ impl Places {
         };
         let sink = (bg.flows > 0 && bg.destination == BackgroundDestination::Sink)
             .then_some(t.senders + 1 + own);
-        let order = graph
-            .as_ref()
-            .map_or_else(Vec::new, |(_, r)| Graph::placement(r, t.senders));
+        let order = match (graph, t.placement) {
+            (Some((_, r)), _) => Graph::placement(r, t.senders),
+            (None, Placement::Listed) => listed_order(&t.listed_hosts, t.senders),
+            (None, _) => Vec::new(),
+        };
         let spread = match (t.kind, t.placement) {
-            (TopologyKind::Star | TopologyKind::File, _) | (_, Placement::Packed) => None,
+            (TopologyKind::Star | TopologyKind::File, _)
+            | (_, Placement::Packed | Placement::Listed) => None,
             (TopologyKind::LeafSpine, Placement::Spread) => {
                 Some((hosts / t.hosts_per_leaf, t.hosts_per_leaf, 1))
             }
@@ -72,6 +75,13 @@ impl Places {
             .copied()
             .unwrap_or(place(self.spread, i))
     }
+}
+
+/// Listed placement's order of physical hosts: the senders (`listed[1..=senders]`), then the
+/// receiver (`listed[0]`), as logical hosts are numbered.
+fn listed_order(listed: &[u32], senders: u32) -> Vec<u32> {
+    let senders = &listed[1..=senders as usize];
+    senders.iter().copied().chain([listed[0]]).collect()
 }
 
 /// The links built so far and what each is.
@@ -458,6 +468,11 @@ fn names_of(graph: &Described, hosts: u32) -> Option<Box<Names>> {
 /// its own random stream.
 fn red_of(sc: &Scenario, roles: &[LinkRole]) -> Vec<Option<Red>> {
     let t = &sc.topology;
+    if t.red_min.is_none() {
+        // No link runs RED: no table, so a packet's arrival reads no cold entry of one (on
+        // an 8192-host fat tree, 49,000 links' worth).
+        return Vec::new();
+    }
     roles
         .iter()
         .enumerate()

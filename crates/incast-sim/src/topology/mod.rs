@@ -89,7 +89,7 @@ pub struct Network {
     pub hosts: u32,
     /// Spread placement: (switches, hosts per switch, pods) to interleave over.
     spread: Option<(u32, u32, u32)>,
-    /// A described topology's placement: logical host `i` is physical host `order[i]`.
+    /// A described topology's or listed placement: logical host `i` is physical host `order[i]`.
     order: Vec<u32>,
     /// A described topology's names of hosts and switch-to-switch links.
     pub names: Option<Box<Names>>,
@@ -97,7 +97,7 @@ pub struct Network {
     pub pools: Vec<SharedBuffer>,
     /// The pool each link draws on (an index into `pools`), or [`NO_POOL`].
     pool_of: Vec<u32>,
-    /// RED state of each link that runs it (switch ports, when configured).
+    /// RED state of each link that runs it (switch ports, when configured); empty when none.
     pub red: Vec<Option<Red>>,
     /// Host index of the background flows' sink, if they have one.
     pub sink: Option<u32>,

@@ -163,6 +163,7 @@ impl Topology {
             ),
             ("topology.fabric_delay", self.fabric_delay != d.fabric_delay),
             ("topology.placement", self.placement != d.placement),
+            ("topology.listed_hosts", self.listed_hosts != d.listed_hosts),
             ("topology.rtt", self.rtt != d.rtt),
             ("topology.buffer", self.buffer != d.buffer),
             (
