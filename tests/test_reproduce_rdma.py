@@ -233,7 +233,11 @@ def test_rdma_experiments_parse_once_the_roce_transport_knows_their_keys(name: s
         try:
             points = load_spec(spec).points()
         except ScenarioError as e:
-            if re.search(r"unknown key '(roce|flows)'", str(e)):
+            # An experiment awaiting its reference may wait for a workload over RoCE.
+            awaiting = experiments(awaiting=True)[name].awaiting
+            if re.search(r"unknown key '(roce|flows)'", str(e)) or (
+                awaiting and "RoCE runs the incast and sync_read workloads" in str(e)
+            ):
                 pytest.skip(f"this build has no RoCE transport or flow schedule yet: {e}")
             raise
         assert points, spec
@@ -263,4 +267,4 @@ def test_the_listing_marks_experiments_awaiting_their_transport(
     for name in RDMA:
         assert name in listing
     waiting = [n for n in RDMA if experiments(awaiting=True)[n].awaiting]
-    assert listing.count("needs the roce transport") == len(waiting)
+    assert listing.count("no reference run yet") == len(waiting)

@@ -221,7 +221,8 @@ def print_experiments(out: Console, exps: dict[str, Any]) -> None:
     t.add_column("name")
     t.add_column("reproduces")
     for name, e in exps.items():
-        wait = f" [dim](needs the {e.requires} transport; no reference run yet)[/dim]"
+        needs = e.meta.get("awaits") or f"the {e.requires} transport"
+        wait = f" [dim](needs {needs}; no reference run yet)[/dim]"
         t.add_row(name, e.title + (wait if e.awaiting else ""))
     out.print(t)
 

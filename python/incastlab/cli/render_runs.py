@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from incastlab.series import SeriesRun
     from incastlab.studies.compare import Comparison
     from incastlab.studies.mitigate import Ranking
+    from incastlab.studies.mitigate_rdma import RdmaRanking
 
 
 def kv_columns(results: Sequence[Result], walls: Sequence[float]) -> list[Col]:
@@ -198,6 +199,66 @@ def print_ranking(out: Console, err: Console, ranking: Ranking, *, wide: bool = 
     print_table(out, title, cols, wide=wide, text=what)
     for name, why in ranking.skipped:
         err.print(f"[yellow]skipped {name}:[/yellow] {why}")
+
+
+def print_rdma_ranking(
+    out: Console, err: Console, ranking: RdmaRanking, *, wide: bool = False
+) -> None:
+    """The RDMA remedies, earliest last flow first: completions (means over the sender
+    counts), PFC's pauses and paused time, victims, peak buffer, drops; then each remedy's
+    keys and its effect against the baseline, and the skipped ones."""
+    from incastlab.plot import scenario_line
+    from incastlab.studies.mitigate_rdma import effect
+
+    ranked, base = ranking.ranked, ranking.baseline
+    last = [o.last_s for o in ranked]
+    mean = [o.mean_s for o in ranked]
+    unit, time_cell = in_unit(last + mean, "time")
+    paused = [o.paused_s for o in ranked]
+    p_unit, p_cell = in_unit(paused, "time")
+    gains = [_times(o.last_s / base.last_s) if o.last_s and base.last_s else "-" for o in ranked]
+    cols = [
+        Col("#", [str(i) for i in range(1, len(ranked) + 1)], ALWAYS),
+        Col("remedy", [o.remedy.name for o in ranked], ALWAYS, left=True),
+        Col(header("last flow", unit), [time_cell(v) for v in last], ALWAYS),
+        Col(header("vs", "base"), gains, 8),
+        Col(header("mean flow", unit), [time_cell(v) for v in mean], 7),
+        Col("pauses", [count(o.pauses) for o in ranked], ALWAYS),
+        Col(header("paused", p_unit), [p_cell(v) for v in paused], 5),
+        Col("victims", [count(o.victims) for o in ranked], 4),
+        Col(header("peak buf", "KB"), [count(_kb(o.peak_bytes)) for o in ranked], 6),
+        Col("drops", [count(o.drops) for o in ranked], 6),
+    ]
+    ns = ",".join(str(r.senders) for r in base.results)
+    title = f"[bold]incast mitigate[/bold] · {scenario_line(base.results[0])}"
+    if len(base.results) > 1:
+        title += f" · means over N = {ns}"
+    print_table(out, title, cols, wide=wide)
+    for o in ranked:
+        if o is base:
+            continue
+        keys = ", ".join(f"{k} = {_shown(v)}" for k, v in o.changed.items())
+        out.print(f"[bold]{o.remedy.name}[/bold] · {o.remedy.what} · {keys}")
+        out.print(f"  [dim]{effect(o, base)}; {o.remedy.why}[/dim]")
+    for name, why in ranking.skipped:
+        err.print(f"[yellow]skipped {name}:[/yellow] {why}")
+
+
+def _times(x: float) -> str:
+    return f"{x:.2f}×" if x < 10 else f"{x:.3g}×"
+
+
+def _kb(b: float | None) -> float | None:
+    return None if b is None else round(b / 1000)
+
+
+def _shown(v: Any) -> str:
+    """A scenario value as TOML writes it (``none`` for an unset key)."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return f'"{v}"' if isinstance(v, str) else str(v)
 
 
 def print_comparison(

@@ -32,11 +32,16 @@ def add_mitigate_parser(sub: Any) -> None:
         description="Simulate the scenario as given and under each mitigation (smaller RTOmin, "
         "microsecond timers, RTO randomization: uniform, TDA, MAA, FSA; DCTCP; ECN; RED; PFC; "
         "a bigger or shared buffer; fan-out window, request staggering, response jitter; a "
-        "smaller initial window) and print them ranked by goodput. Mitigations the scenario "
+        "smaller initial window) and print them ranked by goodput. A RoCE scenario (--transport "
+        "roce) gets the RDMA remedies instead (congestion control none, DCQCN or HPCC; PFC's "
+        "XOFF; a per-ingress or shared buffer and its α; lossy with IRN's selective repeat or "
+        "lossless), ranked by the last flow's completion. Mitigations the scenario "
         "cannot take are listed as skipped, with the reason.",
         epilog="examples:\n  incast mitigate examples/incast-collapse.toml --senders 16,47\n"
         "  incast mitigate --senders 64 --block 1MB --buffer 32KB --rto-min 10ms "
-        "--only rto-tda,rto-maa --plot m.png",
+        "--only rto-tda,rto-maa --plot m.png\n"
+        "  incast mitigate --transport roce --cc none --senders 16 --flow-size 200KB "
+        "--link 100Gbps --rtt 4us --buffer 300KB",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(g)
@@ -98,11 +103,13 @@ def add_compare_parser(sub: Any) -> None:
 def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.studies.mitigate import choose, mitigate
 
+    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
+    if points[0].normalized()["transport"] == "roce":
+        return _mitigate_rdma(a, points, out, err)
     try:
         chosen = choose(a.only)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
     total = len(chosen) * len(points)
     with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
         ranking = mitigate(points, chosen, tracker=tracker, workers=a.workers)
@@ -119,6 +126,28 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
             written = ranking_bars(ranking, a.plot)
         if not a.json:
             err.print(f"wrote {written}")
+    return 0
+
+
+def _mitigate_rdma(a: argparse.Namespace, points: Any, out: Console, err: Console) -> int:
+    """The RDMA remedies of a RoCE scenario, ranked by the last flow's completion."""
+    from incastlab.studies.mitigate_rdma import choose, mitigate_rdma
+
+    if a.plot:
+        raise UsageError("--plot draws TCP's ranking; an RDMA one prints its table (or --json)")
+    try:
+        chosen = choose(a.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    total = len(chosen) * len(points)
+    with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
+        ranking = mitigate_rdma(points, chosen, tracker=tracker, workers=a.workers)
+    if a.json:
+        print(json.dumps(ranking.to_json(), indent=1))
+    elif not a.quiet:
+        from incastlab.cli.render_runs import print_rdma_ranking
+
+        print_rdma_ranking(out, err, ranking, wide=a.wide)
     return 0
 
 

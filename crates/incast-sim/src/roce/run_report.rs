@@ -135,6 +135,8 @@ impl Roce {
                 bottleneck_busy: busy,
             })
         };
+        // The fabric's section (pauses and paused time per link, peak buffer, victims) as a
+        // TCP run reports it: an RDMA operator reads these first.
         if sc.reports_fabric() {
             r.fabric = Some(run.fabric.report(now));
             for f in &mut r.flows {

@@ -233,3 +233,27 @@ fn under_hpcc_acks_carry_the_int_bytes_data_reserved() {
     let frames = 4 * 100 * (1000 + 62 + 5 * 8);
     assert_eq!(r.bottleneck.stats.tx_bytes, frames);
 }
+
+#[test]
+fn the_fabric_report_counts_pauses_and_charges_paused_time_to_the_queue_pairs() {
+    // 16 servers × 200 KB pause their 100 KB ingresses on a star: the fabric's section counts
+    // the pause frames as the run does, and every queue pair was held at a paused link.
+    let mut sc = incast(16, 200_000);
+    sc.topology.kind = TopologyKind::Star;
+    sc.topology.buffer = QueueLimit::bytes(100_000);
+    sc.topology.rtt = from_us(4);
+    let quiet = run(sc.clone());
+    assert!(quiet.fabric.is_none(), "off unless asked for");
+    assert!(quiet.flows.iter().all(|f| f.paused.is_none()));
+    sc.topology.fabric_report = true;
+    let r = run(sc);
+    let fabric = r.fabric.as_ref().unwrap();
+    assert!(r.pfc_pauses > 0);
+    assert_eq!(fabric.pause_frames, r.pfc_pauses);
+    assert!(fabric.paused > 0 && fabric.paused_flows == 16);
+    // Every flow crosses the receiver's port: paused, but no victim.
+    assert_eq!((fabric.victim_flows, fabric.victims.len()), (0, 0));
+    assert!(r.flows.iter().all(|f| f.paused.unwrap() > 0));
+    // Reporting changes nothing of the run.
+    assert_eq!(last_fct(&r), last_fct(&quiet));
+}
