@@ -242,10 +242,7 @@ fn the_fabric_report_counts_pauses_and_charges_paused_time_to_the_queue_pairs() 
     sc.topology.kind = TopologyKind::Star;
     sc.topology.buffer = QueueLimit::bytes(100_000);
     sc.topology.rtt = from_us(4);
-    let quiet = run(sc.clone());
-    assert!(quiet.fabric.is_none(), "off unless asked for");
-    assert!(quiet.flows.iter().all(|f| f.paused.is_none()));
-    sc.topology.fabric_report = true;
+    // A lossless RoCE run always reports its fabric (an RDMA operator reads it first).
     let r = run(sc);
     let fabric = r.fabric.as_ref().unwrap();
     assert!(r.pfc_pauses > 0);
@@ -254,6 +251,4 @@ fn the_fabric_report_counts_pauses_and_charges_paused_time_to_the_queue_pairs() 
     // Every flow crosses the receiver's port: paused, but no victim.
     assert_eq!((fabric.victim_flows, fabric.victims.len()), (0, 0));
     assert!(r.flows.iter().all(|f| f.paused.unwrap() > 0));
-    // Reporting changes nothing of the run.
-    assert_eq!(last_fct(&r), last_fct(&quiet));
 }
