@@ -134,7 +134,25 @@ def _how(c: Command) -> tuple[str, str]:
             return "parse", f"{why}; runs with {SLOW_ENV}=1" if how == "slow" else why
     if (c.sudo or "--netns" in c.argv) and NO_EMULATION:
         return "parse", f"network namespaces, as root (as the emulation tests): {NO_EMULATION}"
+    if (
+        "--cc" in c.argv
+        and c.command == "serve"
+        and not _cc_allowed(c.argv[c.argv.index("--cc") + 1])
+    ):
+        return "parse", "its congestion control is outside the kernel's allowed list for this user"
     return "run", ""
+
+
+def _cc_allowed(cc: str) -> bool:
+    """Whether this user may set congestion control ``cc`` on a socket (root may set any
+    loaded one; others only those in net.ipv4.tcp_allowed_congestion_control)."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        with open("/proc/sys/net/ipv4/tcp_allowed_congestion_control") as f:
+            return cc in f.read().split()
+    except OSError:
+        return False
 
 
 def _argv(c: Command, servers: str) -> list[str]:

@@ -351,15 +351,6 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
             raise UsageError(f"--monitor: the interval must be 10us..1s, got {a.monitor!r}")
     if a.pcap_senders and not a.pcap:
         raise UsageError("--pcap-senders: name the directory with --pcap DIR")
-    emulation = backend(
-        "emulate",
-        warmup=a.warmup,
-        time_limit_s=a.time_limit,
-        pcap_dir=a.pcap,
-        monitor_ns=monitor_ns,
-        pcap_senders=a.pcap_senders,
-        sysctls=sysctl_flags(a.sysctl),
-    )
     real_tcp_link(a)
     series = series_from(a)
     envelope_warning((sc for _, pts in series for sc in pts), err)
@@ -376,6 +367,17 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
             except EmulationError as e:
                 raise UsageError(str(e)) from None
             check_capacity(sc, here)
+    # The backend checks this machine can emulate (root, ip, tc) only after the scenario's own
+    # refusals (an RDMA transport), so those read the same for every user.
+    emulation = backend(
+        "emulate",
+        warmup=a.warmup,
+        time_limit_s=a.time_limit,
+        pcap_dir=a.pcap,
+        monitor_ns=monitor_ns,
+        pcap_senders=a.pcap_senders,
+        sysctls=sysctl_flags(a.sysctl),
+    )
     total = sum(len(p) for _, p in series)
     with tracking(err, "emulating", total, not a.json and not a.quiet) as tracker:
         run = run_series(series, emulation, tracker)
