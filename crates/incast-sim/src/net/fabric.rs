@@ -19,7 +19,7 @@ use super::pfc::Admit;
 use super::trim::{self, Port, Trimmable};
 use super::{Enqueued, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
-use crate::report::{FabricReport, PortPauses};
+use crate::report::{FabricReport, PortPauses, Report};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
 
@@ -397,6 +397,18 @@ impl<P: Wire> Fabric<P> {
         let p = self.pkts.get_mut(id);
         p.advance();
         (id, p.link_at(&self.net, p.hop()))
+    }
+
+    /// Put the fabric's section and each flow's paused time into report `r` of scenario `sc`
+    /// at `now`, when the scenario reports the fabric: what every transport's report does.
+    pub fn fill_report(&self, sc: &crate::config::Scenario, now: SimTime, r: &mut Report) {
+        if !sc.reports_fabric() {
+            return;
+        }
+        r.fabric = Some(self.report(now));
+        for f in &mut r.flows {
+            f.paused = self.flow_paused(f.flow);
+        }
     }
 
     /// The fabric's figures at `now`: pauses per link, peak buffer per switch, headroom

@@ -135,14 +135,7 @@ impl Roce {
                 bottleneck_busy: busy,
             })
         };
-        // The fabric's section (pauses and paused time per link, peak buffer, victims) as a
-        // TCP run reports it: an RDMA operator reads these first.
-        if sc.reports_fabric() {
-            r.fabric = Some(run.fabric.report(now));
-            for f in &mut r.flows {
-                f.paused = run.fabric.flow_paused(f.flow);
-            }
-        }
+        run.fabric.fill_report(sc, now, &mut r);
         if sc.is_flows() {
             self.fill_schedule(net, sc, &mut r);
         }

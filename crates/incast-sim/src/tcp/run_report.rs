@@ -157,12 +157,7 @@ impl Tcp {
                 bottleneck_busy: busy,
             })
         };
-        if sc.reports_fabric() {
-            r.fabric = Some(run.fabric.report(now));
-            for f in &mut r.flows {
-                f.paused = run.fabric.flow_paused(f.flow);
-            }
-        }
+        run.fabric.fill_report(sc, now, &mut r);
         self.app.report(&view, now, &mut r);
         r
     }
