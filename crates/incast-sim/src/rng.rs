@@ -41,8 +41,8 @@ pub enum Stream {
     FlowArrivals(u32),
     /// A flow schedule's incast bursts: arrivals, receivers, senders.
     FlowIncast,
-    /// RoCE's set-up draws: each queue pair's ECMP paths, the servers' response jitter.
-    Roce,
+    /// RoCE's draws: 0 the servers' response jitter, 1 the queue pairs' set-up (ECMP paths).
+    Roce(u32),
 }
 
 impl Stream {
@@ -64,7 +64,7 @@ impl Stream {
             Stream::EcnMark(l) => (12, l),
             Stream::FlowArrivals(h) => (13, h),
             Stream::FlowIncast => (14, 0),
-            Stream::Roce => (15, 0),
+            Stream::Roce(i) => (15, i),
         };
         (purpose << 32) + index as u64
     }

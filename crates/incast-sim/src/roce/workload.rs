@@ -121,7 +121,7 @@ fn workload_specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
                 left: n,
                 times: Vec::new(),
                 jitter: sc.workload.jitter,
-                rng: Rng::stream(sc.seed, Stream::Roce),
+                rng: Rng::stream(sc.seed, Stream::Roce(0)),
             };
             (specs, plan)
         }
@@ -148,8 +148,7 @@ impl Roce {
     /// One queue pair per spec, with its routes, frames and agents; every message laid out.
     pub(super) fn set_up(&mut self, sc: &Scenario, net: &mut Network, specs: &[FlowSpec]) {
         let r = &sc.roce;
-        // Drawn after the sync_read's jitter stream's seed: a stream of their own.
-        let mut rng = Rng::new(sc.seed, Stream::Roce.id() + 1);
+        let mut rng = Rng::stream(sc.seed, Stream::Roce(1));
         let timeouts = Timeouts {
             rto: r.rto,
             low: r.rto_low,
