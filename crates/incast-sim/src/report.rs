@@ -81,7 +81,8 @@ pub struct FabricReport {
     pub ecn_marks: u64,
     /// Flows whose packets were held at paused links (under PFC).
     pub paused_flows: u64,
-    /// Paused flows that do not cross the receiver's port: victims of congestion spreading.
+    /// Paused flows held by a pause that spread back from a congested egress they do not
+    /// cross (each flow judged against its own route): victims of congestion spreading.
     pub victim_flows: u64,
     /// The victims' flow numbers.
     pub victims: Vec<u32>,

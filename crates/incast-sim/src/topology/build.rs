@@ -149,7 +149,7 @@ impl Network {
             sink: places.sink,
             pfc: t.pfc.then(|| pfc_of(sc, links.len(), headroom)),
             red: red_of(sc, &roles),
-            egress: egress_of(sc, links.len()),
+            egress: egress_of(sc, &graph, &shape, hosts, &roles),
             pools,
             pool_of,
             names: names_of(&graph, hosts),
@@ -306,15 +306,27 @@ fn pfc_of(sc: &Scenario, links: usize, headroom: Vec<u64>) -> Pfc {
 
 /// The hooks of packets starting to leave an egress, when any is on: INT, egress ECN marking
 /// (a random stream per link), and under PFC with the fabric reported, paused time per flow.
-fn egress_of(sc: &Scenario, links: usize) -> Option<Box<Egress>> {
+fn egress_of(
+    sc: &Scenario,
+    graph: &Described,
+    shape: &Shape,
+    hosts: u32,
+    roles: &[LinkRole],
+) -> Option<Box<Egress>> {
     let t = &sc.topology;
+    let links = roles.len();
     let ecn = t.ecn_kmin.map(|kmin| {
         let rngs = (0..links as u32)
             .map(|l| Rng::stream(sc.seed, Stream::EcnMark(l)))
             .collect();
         EcnMarking::new(kmin, t.ecn_kmax, t.ecn_pmax, rngs)
     });
-    let track = (t.pfc && sc.reports_fabric()).then(PauseTrack::default);
+    let track = (t.pfc && sc.reports_fabric()).then(|| {
+        PauseTrack::new(match graph {
+            Some((_, r)) => described_switch_of(r, hosts, links),
+            None => switch_of(shape, hosts, roles),
+        })
+    });
     (t.int || ecn.is_some() || track.is_some()).then(|| {
         Box::new(Egress {
             int: t.int,
@@ -370,6 +382,22 @@ fn switch_of(shape: &Shape, hosts: u32, roles: &[LinkRole]) -> Vec<u32> {
             }
         }
         Shape::Graph(_) => unreachable!("a described topology's switches are the file's"),
+    }
+    of
+}
+
+/// The switch each link of a described topology leaves from ([`NO_POOL`] for the hosts'
+/// NICs): the host's switch for its port, each end of a switch-to-switch link for the
+/// direction leaving it.
+fn described_switch_of(r: &ResolvedGraph, hosts: u32, links: usize) -> Vec<u32> {
+    let mut of = vec![NO_POOL; links];
+    for (h, &s) in r.host_switch.iter().enumerate() {
+        of[2 * h + 1] = s;
+    }
+    let first = 2 * hosts as usize;
+    for (i, &(_, a, b)) in r.trunks.iter().enumerate() {
+        of[first + 2 * i] = a;
+        of[first + 2 * i + 1] = b;
     }
     of
 }
