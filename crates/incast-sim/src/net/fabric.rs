@@ -496,7 +496,7 @@ impl<P: Wire> Fabric<P> {
                 .map(|l| net.links[l].queued_bytes())
                 .sum();
             let held = pfc.held();
-            let over = pfc.ingress.iter().any(|&b| b > pfc.limit)
+            let over = (pfc.ingress.iter().enumerate()).any(|(up, &b)| b > pfc.own_of(up).2)
                 || pfc
                     .in_headroom
                     .iter()
@@ -504,8 +504,7 @@ impl<P: Wire> Fabric<P> {
                     .any(|(used, room)| used > room);
             if held != queued || over {
                 return Err(format!(
-                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
-                    pfc.limit
+                    "PFC ingresses hold {held} bytes (or one over its limit), the ports {queued}"
                 ));
             }
         }
