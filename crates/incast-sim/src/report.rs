@@ -239,8 +239,8 @@ pub struct RoceReport {
     pub cnps_sent: u64,
     /// CNPs that reached their senders.
     pub cnps_received: u64,
-    /// Data packets the receivers discarded: duplicates, and under go-back-N those past a
-    /// gap.
+    /// Data packets the receivers discarded: duplicates, under go-back-N those past a gap,
+    /// under selective repeat those past the receive bitmap (`roce.sack_bitmap`).
     pub discarded: u64,
     /// Packets (data or control) the network dropped.
     pub dropped: u64,
