@@ -14,9 +14,12 @@
 //! with MAC 02:00:00 and h+1; each connection's server side uses port 9000 and its client
 //! side a port of Linux's ephemeral range. Sequence numbers start at 1 (an ISN of 0 and the
 //! SYN, which the simulator does not send). TCP timestamps tick in milliseconds, like
-//! Linux's. The window field is the receive window scaled by 2^7.
+//! Linux's. The window field is the receive window scaled by 2^7. RoCE's queue pair q has
+//! the number 0x100 + q at both ends (numbers below are the special QPs 0 and 1).
 
 pub mod pcap;
+#[cfg(test)]
+mod roce_tests;
 
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -24,7 +27,7 @@ use std::io::{self, BufWriter};
 use crate::topology::{LinkId, Network};
 use crate::units::{SimTime, PS_PER_NS};
 
-pub use pcap::{NdpKind, PcapWriter, TcpFrame};
+pub use pcap::{NdpKind, PcapWriter, RoceFrame, TcpFrame};
 
 /// What the user asks to capture: a comma-separated list of points, e.g.
 /// `receiver`, `senders`, `port-receiver`, `bottleneck`, `host3`, `nic3`, `port3`,

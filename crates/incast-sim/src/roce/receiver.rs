@@ -220,6 +220,14 @@ impl Receiver {
         }
     }
 
+    /// Whether PSN `psn` is the first and whether the last packet of its message (of those
+    /// posted; past them, a message of its own).
+    pub(crate) fn edges(&self, psn: u32) -> (bool, bool) {
+        let i = self.ends.partition_point(|&e| e <= psn);
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        (psn == start, self.ends.get(i).is_none_or(|&e| psn + 1 == e))
+    }
+
     /// Every PSN below this arrived.
     pub(crate) fn epsn(&self) -> u32 {
         self.epsn
@@ -297,6 +305,32 @@ mod tests {
         assert_eq!(r.on_data(2, 6, false).completed, (1, 2));
         // A duplicate is acknowledged again.
         assert_eq!(r.on_data(3, 2, false).reply, Some(Reply::Ack(7)));
+    }
+
+    #[test]
+    fn each_psn_knows_whether_it_starts_or_ends_its_message() {
+        // Messages of 4, 1 and 3 packets: PSNs 0..4, 4, 5..8.
+        let mut r = rx(RoceRecovery::GoBackN, RoceNack::Once, 1);
+        r.post(1);
+        r.ends.swap(1, 2);
+        r.ends[1] = 5;
+        r.ends[2] = 8;
+        let edges: Vec<_> = (0..9).map(|p| r.edges(p)).collect();
+        let (t, f) = (true, false);
+        assert_eq!(
+            edges,
+            [
+                (t, f),
+                (f, f),
+                (f, f),
+                (f, t),
+                (t, t),
+                (t, f),
+                (f, f),
+                (f, t),
+                (t, t)
+            ]
+        );
     }
 
     #[test]
