@@ -96,3 +96,7 @@ def test_pcap_writes_rocev2_frames_that_wireshark_dissects(tmp_path: Path) -> No
     ops = run.stdout.split()
     assert len(ops) == len(run.stdout.splitlines()), "every frame dissects with a BTH"
     assert {"0", "1", "2", "17"} <= set(ops), "SEND First/Middle/Last and ACKs"
+    summary = subprocess.run(
+        ["tshark", "-r", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Malformed" not in summary, "frames are stored whole"

@@ -20,6 +20,10 @@ const MAGIC_NS: u32 = 0xa1b2_3c4d;
 const LINKTYPE_ETHERNET: u32 = 1;
 /// Bytes of each record kept: every header fits (14 + 20 + 60 < 128).
 pub const SNAPLEN: u32 = 128;
+/// The snap length of a capture of whole frames (RoCE's: Wireshark's InfiniBand dissector
+/// calls a packet whose payload was cut short malformed), tcpdump's default: more than any
+/// jumbo frame.
+pub const WHOLE_SNAPLEN: u32 = 262_144;
 /// Longest headers a frame carries: Ethernet, IPv4 without options, TCP with 40 bytes of
 /// options.
 pub const MAX_HEADERS: usize = 14 + 20 + 60;
@@ -318,7 +322,8 @@ pub struct RoceFrame {
 /// the payload and the ICRC are counted in the lengths, not stored. Data go as SEND
 /// operations, whose only transport header is the BTH: the 62 bytes a RoCE frame carries in
 /// the simulator beyond its payload (an RDMA WRITE's first packet would add a 16-byte RETH).
-/// Returns (bytes written, the frame's full length: the simulator's less its FCS).
+/// Returns (bytes written, the frame's full length: the simulator's less its FCS). A capture
+/// stores RoCE frames whole ([`PcapWriter::record_whole`]), the payload and ICRC as zeros.
 pub fn roce_frame(buf: &mut [u8; MAX_HEADERS], f: &RoceFrame) -> (usize, u32) {
     let extra = match (f.opcode, f.aeth) {
         (roce_op::CNP, _) => 16,
@@ -365,14 +370,19 @@ pub struct PcapWriter<W: Write> {
 }
 
 impl<W: Write> PcapWriter<W> {
-    /// Start a file on `out`.
-    pub fn new(mut out: W) -> io::Result<PcapWriter<W>> {
+    /// Start a file on `out`, of records of headers only ([`SNAPLEN`]).
+    pub fn new(out: W) -> io::Result<PcapWriter<W>> {
+        PcapWriter::with_snaplen(out, SNAPLEN)
+    }
+
+    /// Start a file on `out` whose records keep up to `snaplen` bytes.
+    pub fn with_snaplen(mut out: W, snaplen: u32) -> io::Result<PcapWriter<W>> {
         let mut h = [0u8; 24];
         h[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
         h[4..6].copy_from_slice(&2u16.to_le_bytes());
         h[6..8].copy_from_slice(&4u16.to_le_bytes());
         // thiszone, sigfigs: 0
-        h[16..20].copy_from_slice(&SNAPLEN.to_le_bytes());
+        h[16..20].copy_from_slice(&snaplen.to_le_bytes());
         h[20..24].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
         out.write_all(&h)?;
         Ok(PcapWriter { out })
@@ -388,6 +398,26 @@ impl<W: Write> PcapWriter<W> {
         h[12..16].copy_from_slice(&orig.to_le_bytes());
         self.out.write_all(&h)?;
         self.out.write_all(data)
+    }
+
+    /// Write one whole frame of `orig` bytes at `t_ns`: its `headers`, then zeros (the
+    /// synthetic payload, and trailers such as RoCE's ICRC) up to its full length.
+    pub fn record_whole(&mut self, t_ns: u64, headers: &[u8], orig: u32) -> io::Result<()> {
+        const ZEROS: [u8; 512] = [0; 512];
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((t_ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((t_ns % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&orig.to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(headers)?;
+        let mut left = (orig as usize).saturating_sub(headers.len());
+        while left > 0 {
+            let n = left.min(ZEROS.len());
+            self.out.write_all(&ZEROS[..n])?;
+            left -= n;
+        }
+        Ok(())
     }
 
     /// Flush and hand back the output.
