@@ -81,7 +81,8 @@ pub struct FabricReport {
     pub ecn_marks: u64,
     /// Flows whose packets were held at paused links (under PFC).
     pub paused_flows: u64,
-    /// Paused flows that do not cross the receiver's port: victims of congestion spreading.
+    /// Paused flows held by a pause that spread back from a congested egress they do not
+    /// cross (each flow judged against its own route): victims of congestion spreading.
     pub victim_flows: u64,
     /// The victims' flow numbers.
     pub victims: Vec<u32>,
@@ -238,8 +239,8 @@ pub struct RoceReport {
     pub cnps_sent: u64,
     /// CNPs that reached their senders.
     pub cnps_received: u64,
-    /// Data packets the receivers discarded: duplicates, and under go-back-N those past a
-    /// gap.
+    /// Data packets the receivers discarded: duplicates, under go-back-N those past a gap,
+    /// under selective repeat those past the receive bitmap (`roce.sack_bitmap`).
     pub discarded: u64,
     /// Packets (data or control) the network dropped.
     pub dropped: u64,

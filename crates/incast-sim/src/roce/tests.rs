@@ -113,6 +113,38 @@ fn selective_repeat_resends_fewer_packets_than_go_back_n() {
     assert!(last_fct(&sr) < last_fct(&gbn));
 }
 
+/// IRN's receive bitmap bounds what a receiver keeps out of order: with a bitmap of 8
+/// packets, a lossy incast still delivers every byte, the packets that came more than 8 past
+/// a hole are dropped at the receiver (and resent), and the 128-packet default keeps more.
+#[test]
+fn selective_repeat_within_a_small_bitmap_drops_past_it_and_still_delivers_every_byte() {
+    let mut small = lossy(8, 200_000, 30_000, RoceRecovery::SelectiveRepeat);
+    small.roce.sack_bitmap = 8;
+    let r = run(small);
+    assert!(r
+        .flows
+        .iter()
+        .all(|f| f.bytes == 200_000 && f.fct.is_some()));
+    assert_eq!(r.app_bytes, 8 * 200_000);
+    let s = r.roce.clone().unwrap();
+    let wide = run(lossy(8, 200_000, 30_000, RoceRecovery::SelectiveRepeat));
+    let w = wide.roce.clone().unwrap();
+    assert!(s.discarded > w.discarded, "{s:?} vs {w:?}");
+    assert!(s.retransmitted > w.retransmitted, "{s:?} vs {w:?}");
+    // Invalid sizes, and a bitmap without selective repeat, name the key.
+    let mut sc = lossy(4, 10_000, 30_000, RoceRecovery::SelectiveRepeat);
+    for bad in [0, (1 << 20) + 1] {
+        sc.roce.sack_bitmap = bad;
+        let e = sc.validate().unwrap_err();
+        assert_eq!(e.field, "roce.sack_bitmap");
+        assert!(e.to_string().contains(&format!("got {bad}")), "{e}");
+    }
+    sc.roce.sack_bitmap = 1 << 20;
+    sc.validate().unwrap();
+    sc.roce.recovery = RoceRecovery::GoBackN;
+    assert_eq!(sc.validate().unwrap_err().field, "roce.sack_bitmap");
+}
+
 #[test]
 fn a_synchronized_read_runs_its_blocks_one_after_another() {
     let mut sc = incast(8, 0);
