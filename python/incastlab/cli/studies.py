@@ -52,7 +52,8 @@ def add_mitigate_parser(sub: Any) -> None:
         "--plot",
         type=out_file(*FIGURE),
         metavar="FILE.png",
-        help="bar chart of the mitigations, best first: goodput and 99th-percentile block time",
+        help="bar chart of the mitigations, best first: goodput and 99th-percentile block time "
+        "(RDMA: the last flow's completion, paused time and unfinished flows)",
     )
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
     add_wide_flag(g)
@@ -133,8 +134,6 @@ def _mitigate_rdma(a: argparse.Namespace, points: Any, out: Console, err: Consol
     """The RDMA remedies of a RoCE scenario, ranked by the last flow's completion."""
     from incastlab.studies.mitigate_rdma import choose, mitigate_rdma
 
-    if a.plot:
-        raise UsageError("--plot draws TCP's ranking; an RDMA one prints its table (or --json)")
     try:
         chosen = choose(a.only)
     except ValueError as e:
@@ -148,6 +147,13 @@ def _mitigate_rdma(a: argparse.Namespace, points: Any, out: Console, err: Consol
         from incastlab.cli.render_runs import print_rdma_ranking
 
         print_rdma_ranking(out, err, ranking, wide=a.wide)
+    if a.plot:
+        from incastlab.plot.mitigations import rdma_ranking_bars
+
+        with writing("--plot", a.plot):
+            written = rdma_ranking_bars(ranking, a.plot)
+        if not a.json:
+            err.print(f"wrote {written}")
     return 0
 
 
