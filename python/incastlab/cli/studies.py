@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from incastlab import backends
 from incastlab.cli.common import (
@@ -101,57 +103,59 @@ def add_compare_parser(sub: Any) -> None:
     c.set_defaults(handler=cmd_compare)
 
 
-def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
+class _Study(NamedTuple):
+    """What differs between TCP's mitigations and RDMA's remedies: how the names of ``--only``
+    are chosen, the study that runs them, the table that prints the ranking and the chart."""
+
+    choose: Callable[[str | None], list[Any]]
+    run: Callable[..., Any]
+    render: Callable[..., None]
+    plot: Callable[[Any, str | Path], Path]
+
+
+def _tcp_study() -> _Study:
+    from incastlab.cli.render import print_ranking
     from incastlab.studies.mitigate import choose, mitigate
 
-    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
-    if points[0].normalized()["transport"] == "roce":
-        return _mitigate_rdma(a, points, out, err)
-    try:
-        chosen = choose(a.only)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    total = len(chosen) * len(points)
-    with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
-        ranking = mitigate(points, chosen, tracker=tracker, workers=a.workers)
-    if a.json:
-        print(json.dumps(ranking.to_json(), indent=1))
-    elif not a.quiet:
-        from incastlab.cli.render import print_ranking
-
-        print_ranking(out, err, ranking, wide=a.wide)
-    if a.plot:
+    def plot(ranking: Any, path: str | Path) -> Path:
         from incastlab.plot.mitigations import ranking_bars
 
-        with writing("--plot", a.plot):
-            written = ranking_bars(ranking, a.plot)
-        if not a.json:
-            err.print(f"wrote {written}")
-    return 0
+        return ranking_bars(ranking, path)
+
+    return _Study(choose, mitigate, print_ranking, plot)
 
 
-def _mitigate_rdma(a: argparse.Namespace, points: Any, out: Console, err: Console) -> int:
+def _rdma_study() -> _Study:
     """The RDMA remedies of a RoCE scenario, ranked by the last flow's completion."""
+    from incastlab.cli.render_runs import print_rdma_ranking
     from incastlab.studies.mitigate_rdma import choose, mitigate_rdma
 
+    def plot(ranking: Any, path: str | Path) -> Path:
+        from incastlab.plot.mitigations import rdma_ranking_bars
+
+        return rdma_ranking_bars(ranking, path)
+
+    return _Study(choose, mitigate_rdma, print_rdma_ranking, plot)
+
+
+def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
+    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
+    rdma = points[0].normalized()["transport"] == "roce"
+    study = _rdma_study() if rdma else _tcp_study()
     try:
-        chosen = choose(a.only)
+        chosen = study.choose(a.only)
     except ValueError as e:
         raise UsageError(str(e)) from None
     total = len(chosen) * len(points)
     with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
-        ranking = mitigate_rdma(points, chosen, tracker=tracker, workers=a.workers)
+        ranking = study.run(points, chosen, tracker=tracker, workers=a.workers)
     if a.json:
         print(json.dumps(ranking.to_json(), indent=1))
     elif not a.quiet:
-        from incastlab.cli.render_runs import print_rdma_ranking
-
-        print_rdma_ranking(out, err, ranking, wide=a.wide)
+        study.render(out, err, ranking, wide=a.wide)
     if a.plot:
-        from incastlab.plot.mitigations import rdma_ranking_bars
-
         with writing("--plot", a.plot):
-            written = rdma_ranking_bars(ranking, a.plot)
+            written = study.plot(ranking, a.plot)
         if not a.json:
             err.print(f"wrote {written}")
     return 0
