@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,6 +20,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
+from incastlab.cli.json_text import print_json
 from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
         ranking = study.run(points, chosen, tracker=tracker, workers=a.workers)
     if a.json:
-        print(json.dumps(ranking.to_json(), indent=1))
+        print_json(ranking.to_json())
     elif not a.quiet:
         study.render(out, err, ranking, wide=a.wide)
     if a.plot:
@@ -190,7 +190,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     with tracking(err, "comparing", len(points) * runs, not a.json) as tracker:
         c = compare(points, chosen, tracker, repeat=a.repeat, workers=a.workers)
     if a.json:
-        print(json.dumps(c.records(), indent=1))
+        print_json(c.records())
     else:
         from incastlab.cli.render import print_comparison
 
