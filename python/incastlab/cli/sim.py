@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import (
@@ -16,6 +15,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+from incastlab.cli.json_text import print_json
 from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     except SeriesInterrupted as stop:
         return _interrupted(a, stop, out, err)
     if a.json:
-        print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+        print_json(labelled(run.series, lambda r: r.to_json()))
     elif not a.quiet:
         from incastlab.cli.render import print_runs
 
@@ -125,7 +125,7 @@ def _interrupted(a: argparse.Namespace, stop: SeriesInterrupted, out: Console, e
     run = SeriesRun([stop.run.series[k] for k in keep], [stop.run.walls[k] for k in keep])
     if run.results:
         if a.json:
-            print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+            print_json(labelled(run.series, lambda r: r.to_json()))
         elif not a.quiet:
             from incastlab.cli.render import print_runs
 
