@@ -271,10 +271,13 @@ fn hpcc_incast_late(n: u32) -> f64 {
 }
 
 #[test]
-fn hpcc_holds_a_60_to_1_incast_near_its_target_utilization() {
+fn hpcc_holds_a_16_and_a_60_to_1_incast_near_its_target_utilization() {
     // HPCC aims each link at η = 95%: the last flow ends about 1/η − 1 = 5.3% late, plus
-    // its line-rate first round trip. It was 12.2% late while the pacer kept the gap a cut
-    // rate had already shortened (the link then swung between 72% and 98% in a 6-RTT cycle).
-    let late = hpcc_incast_late(60);
-    assert!(late < 0.08, "{late}");
+    // its line-rate first round trip. It was 10.2% and 12.2% late while the pacer kept the gap
+    // an old rate had set (the link then swung between 72% and 98% in a 6-RTT cycle), and a
+    // 60:1 incast stalled for milliseconds while the NIC's wake-up missed a gap moved later.
+    for n in [16, 60] {
+        let late = hpcc_incast_late(n);
+        assert!(late < 0.08, "{n}:1 {late}");
+    }
 }
