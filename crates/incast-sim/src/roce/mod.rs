@@ -323,8 +323,13 @@ impl Transport for Roce {
                 self.after_sender(cx, agent);
             }
             NIC_WAKE => {
-                if self.nics[agent as usize].wake.fire(cx.now, gen) {
+                let wake = &mut self.nics[agent as usize].wake;
+                if wake.fire(cx.now, gen) {
                     self.pump(cx, agent);
+                } else if let Some((t, gen)) = wake.needs_event() {
+                    // The wake-up moved later since this event was set (a rate cut re-timed
+                    // the queue pair it waited for): wait for the new time, not forever.
+                    cx.push(t, Event::Agent(agent, NIC_WAKE, gen));
                 }
             }
             _ => self.post(cx, agent),
