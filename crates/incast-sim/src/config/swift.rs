@@ -10,7 +10,7 @@
 //! two simulators start from the same numbers; each key says which.
 
 use super::section::section;
-use super::{bad, ConfigError, Scenario, WorkloadKind, AN_HOUR};
+use super::{bad, ConfigError, Scenario, TopologyKind, WorkloadKind, AN_HOUR};
 use crate::units::*;
 
 section! {
@@ -120,6 +120,40 @@ impl Scenario {
         Ok(())
     }
 
+    /// The fabric target reaches the longest path's unloaded round trip (a full packet out,
+    /// its ACK back, propagation and store-and-forward at the slower of `link` and
+    /// `receiver_link`): below it, every delay sample is over target and the window only
+    /// shrinks, to min_cwnd. The paper's targets assume µs-scale datacenter paths; a 2009-style
+    /// 100 µs cluster needs a larger base target. (A described topology's links vary: not
+    /// checked.)
+    fn validate_swift_target(&self) -> Result<(), ConfigError> {
+        let (s, t) = (&self.swift, &self.topology);
+        let hops: u64 = match t.kind {
+            TopologyKind::Star => 2,
+            TopologyKind::LeafSpine => 4,
+            TopologyKind::FatTree => 6,
+            TopologyKind::File => return Ok(()),
+        };
+        let rate = t.link.min(t.receiver_link).max(1);
+        let frame = s.mtu + s.header_bytes + self.tcp.phy_overhead;
+        let ack = s.ack_bytes + self.tcp.phy_overhead;
+        let rtt = 2 * hops * self.link_delay() + hops * (tx_time(frame, rate) + tx_time(ack, rate));
+        let most = s.base_target + hops * s.per_hop + s.fs_range;
+        if rtt >= most {
+            let us = |v: SimTime| v as f64 / PS_PER_US as f64;
+            return Err(bad(
+                "swift.base_target",
+                format!(
+                    "the fabric target reaches at most {:.1} µs (base_target + {hops} hops × per_hop + fs_range) but a full packet's unloaded round trip here is {:.1} µs, so Swift's window would only shrink: raise swift.base_target above {:.1} µs, or use datacenter links (e.g. --link 100Gbps --rtt 10us)",
+                    us(most),
+                    us(rtt),
+                    us(rtt.saturating_sub(hops * s.per_hop)),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Swift runs the incast and synchronized-read workloads over drop-tail ports, with
     /// sizes, constants and timers in range.
     pub(super) fn validate_swift(&self) -> Result<(), ConfigError> {
@@ -178,6 +212,7 @@ impl Scenario {
                 return Err(bad(k, "must be at most an hour"));
             }
         }
+        self.validate_swift_target()?;
         if s.rto_min > s.rto_max {
             return Err(bad("swift.rto_min", "must be at most swift.rto_max"));
         }

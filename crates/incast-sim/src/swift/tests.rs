@@ -100,6 +100,9 @@ fn the_same_scenario_gives_the_same_report() {
 fn a_synchronized_read_runs_its_blocks_with_requests_both_ways() {
     let mut sc = Scenario::example(16);
     sc.transport = Transport::Swift;
+    sc.topology.link = 10_000_000_000;
+    sc.topology.receiver_link = 10_000_000_000;
+    sc.topology.rtt = from_us(10);
     sc.workload.kind = WorkloadKind::SyncRead;
     sc.workload.blocks = 3;
     let sru = sc.sru_of(0);
@@ -114,6 +117,12 @@ fn bad_swift_scenarios_name_the_key() {
     let mut sc = htsim_swift(4, 8);
     sc.workload.kind = WorkloadKind::Queries;
     assert_eq!(sc.validate().unwrap_err().field, "workload.kind");
+    // The default 1 Gbps star with a 100 µs RTT: no window could ever grow.
+    let mut sc = Scenario::example(4);
+    sc.transport = Transport::Swift;
+    assert_eq!(sc.validate().unwrap_err().field, "swift.base_target");
+    sc.swift.base_target = from_us(200);
+    sc.validate().unwrap();
     let cases: [(&str, fn(&mut Scenario)); 8] = [
         ("swift.beta", |s| s.swift.beta = 1.5),
         ("swift.max_mdf", |s| s.swift.max_mdf = 0.0),
