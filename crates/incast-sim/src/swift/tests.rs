@@ -75,6 +75,11 @@ fn a_32_to_1_incast_with_a_deep_buffer_loses_nothing_and_drains_near_line_rate()
     // The first windows (32 × 15 packets) queue 1.9 MB; then the delay target holds the
     // receiver's port far below that.
     assert!(r.bottleneck.stats.max_bytes <= 32 * 15 * 4000);
+    // htsim's Swift on the same hosts and queues (benchmarks/htsim_peer, swift_128_32):
+    // last 2586.2 µs, mean 2429.75 µs.
+    let mean = r.flows.iter().map(|f| f.fct.unwrap() as f64).sum::<f64>() / 32.0;
+    assert!((last as f64 / 2_586.2e6 - 1.0).abs() < 0.03, "{last}");
+    assert!((mean / 2_429.75e6 - 1.0).abs() < 0.05, "{mean}");
 }
 
 #[test]
