@@ -114,7 +114,7 @@ impl Scenario {
                 "must be positive and below swift.fs_max_cwnd",
             ));
         }
-        if !(s.fs_max_cwnd <= 1e6) {
+        if s.fs_max_cwnd > 1e6 {
             return Err(bad("swift.fs_max_cwnd", "must be at most 1000000 packets"));
         }
         Ok(())

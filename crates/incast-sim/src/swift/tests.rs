@@ -128,7 +128,8 @@ fn bad_swift_scenarios_name_the_key() {
     assert_eq!(sc.validate().unwrap_err().field, "swift.base_target");
     sc.swift.base_target = from_us(200);
     sc.validate().unwrap();
-    let cases: [(&str, fn(&mut Scenario)); 8] = [
+    type Spoil = fn(&mut Scenario);
+    let cases: [(&str, Spoil); 8] = [
         ("swift.beta", |s| s.swift.beta = 1.5),
         ("swift.max_mdf", |s| s.swift.max_mdf = 0.0),
         ("swift.min_cwnd", |s| s.swift.min_cwnd = 0.0),
