@@ -144,9 +144,10 @@ impl Scenario {
             return Err(bad(
                 "swift.base_target",
                 format!(
-                    "the fabric target reaches at most {:.1} µs (base_target + {hops} hops × per_hop + fs_range) but a full packet's unloaded round trip here is {:.1} µs, so Swift's window would only shrink: raise swift.base_target above {:.1} µs, or use datacenter links (e.g. --link 100Gbps --rtt 10us)",
+                    "the fabric target reaches at most {:.1} µs (base_target + {hops} hops × per_hop + fs_range) but a full packet's unloaded round trip here is {:.1} µs, so Swift's window would only shrink: raise swift.base_target above {:.1} µs ({:.1} µs for windows of fs_max_cwnd packets too), or use datacenter links (e.g. --link 100Gbps --rtt 10us)",
                     us(most),
                     us(rtt),
+                    us(rtt.saturating_sub(hops * s.per_hop + s.fs_range)),
                     us(rtt.saturating_sub(hops * s.per_hop)),
                 ),
             ));
