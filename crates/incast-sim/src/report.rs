@@ -193,6 +193,26 @@ pub struct Report {
     /// RoCE's counters, when the transport is RoCE (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roce: Option<RoceReport>,
+    /// Swift's counters, when the transport is Swift (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swift: Option<SwiftReport>,
+}
+
+/// What Swift's endpoints did (the workload's connections, both directions).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct SwiftReport {
+    /// Data packets sent, retransmissions included.
+    pub data_packets: u64,
+    /// ACKs the receivers sent (one per data packet).
+    pub acks: u64,
+    /// Fast recoveries (duplicate ACKs) entered.
+    pub fast_recoveries: u64,
+    /// Smallest congestion window any connection reached, packets.
+    pub lowest_cwnd: f64,
+    /// Connections whose window went below one packet (so they paced).
+    pub paced_flows: u64,
+    /// Packets (data or ACK) the network dropped.
+    pub dropped: u64,
 }
 
 /// What NDP's switches and endpoints did.
@@ -354,6 +374,7 @@ impl Report {
             fabric: None,
             fct_slowdown: None,
             roce: None,
+            swift: None,
         }
     }
 }

@@ -15,6 +15,7 @@ mod graph;
 mod roce;
 mod roce_cc;
 pub(crate) mod section;
+mod swift;
 mod tcp;
 mod topology;
 mod validate;
@@ -30,6 +31,7 @@ pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use roce::*;
 pub use roce_cc::*;
 pub use section::{Key, Unit};
+pub use swift::*;
 pub use tcp::*;
 pub use topology::*;
 pub use workload::*;
@@ -78,13 +80,16 @@ pub enum Transport {
     Ndp,
     /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
     Roce,
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-based windows over drop-tail; the `swift`
+    /// section.
+    Swift,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce;
+    Transport: Tcp, Ndp, Roce, Swift;
 }
 
-nested!(Ndp, Roce, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Swift, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -97,6 +102,8 @@ section! {
         pub ndp: Ndp [Section] = Ndp::default(),
         /// RoCEv2 parameters (transport = "roce").
         pub roce: Roce [Section] = Roce::default(),
+        /// Swift parameters (transport = "swift").
+        pub swift: Swift [Section] = Swift::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -293,6 +300,7 @@ impl Scenario {
             }
             let keys = match name {
                 "ndp" => Ndp::keys(),
+                "swift" => Swift::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
@@ -439,6 +447,7 @@ impl Scenario {
         // Saturating: the check that bounds both runs after some that use a frame.
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            Transport::Swift => self.swift.mtu.saturating_add(self.swift.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }
     }
