@@ -43,6 +43,8 @@ pub enum Stream {
     FlowIncast,
     /// RoCE's draws: 0 the servers' response jitter, 1 the queue pairs' set-up (ECMP paths).
     Roce(u32),
+    /// EQDS's draws: 0 the flows' path entropies, 1 the synchronized read's jitter.
+    Eqds(u32),
 }
 
 impl Stream {
@@ -65,6 +67,7 @@ impl Stream {
             Stream::FlowArrivals(h) => (13, h),
             Stream::FlowIncast => (14, 0),
             Stream::Roce(i) => (15, i),
+            Stream::Eqds(i) => (17, i),
         };
         (purpose << 32) + index as u64
     }

@@ -10,6 +10,7 @@
 //! panic.
 
 mod buffer;
+mod eqds;
 mod flows;
 mod graph;
 mod roce;
@@ -25,6 +26,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 pub use buffer::derived_headroom;
+pub use eqds::*;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use roce::*;
@@ -78,13 +80,15 @@ pub enum Transport {
     Ndp,
     /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
     Roce,
+    /// EQDS (Olteanu et al., NSDI 2022): edge queues, receiver credit; the `eqds` section.
+    Eqds,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce;
+    Transport: Tcp, Ndp, Roce, Eqds;
 }
 
-nested!(Ndp, Roce, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Eqds, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -97,6 +101,8 @@ section! {
         pub ndp: Ndp [Section] = Ndp::default(),
         /// RoCEv2 parameters (transport = "roce").
         pub roce: Roce [Section] = Roce::default(),
+        /// EQDS parameters (transport = "eqds").
+        pub eqds: Eqds [Section] = Eqds::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -293,6 +299,7 @@ impl Scenario {
             }
             let keys = match name {
                 "ndp" => Ndp::keys(),
+                "eqds" => Eqds::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
@@ -439,6 +446,7 @@ impl Scenario {
         // Saturating: the check that bounds both runs after some that use a frame.
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            Transport::Eqds => self.eqds.mtu.saturating_add(self.eqds.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }
     }

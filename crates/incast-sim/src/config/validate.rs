@@ -17,6 +17,7 @@ impl Scenario {
             Transport::Tcp => {}
             Transport::Ndp => self.validate_ndp()?,
             Transport::Roce => self.validate_roce()?,
+            Transport::Eqds => self.validate_eqds()?,
         }
         self.validate_bursts()?;
         self.validate_buffers()?;
