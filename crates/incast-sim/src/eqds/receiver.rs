@@ -4,7 +4,9 @@
 //! plus one per trimmed header, or what an RTS asks for) and grants them one packet's credit
 //! at a time, round robin over the flows that are owed, at the rate of its own link. So after
 //! the first window its link is filled by credited packets and the queue sits at the senders'
-//! edges.
+//! edges. Credit for retransmissions (trimmed headers, RTSs) goes first, round robin over the
+//! flows owed it, as htsim's EQDS pull pacer serves its retransmitting senders before the
+//! others: a packet already sent once is finished before new data is pulled.
 //!
 //! Like the sender it takes `now` and appends what it sends, its pacer's next tick and the
 //! flows it completes to `out`.
@@ -45,16 +47,20 @@ struct Inbound {
     fct: Option<SimTime>,
     /// Heard from (a packet, a header or an RTS): its backlog is known.
     known: bool,
-    /// Credits still owed, and whether it is in the round robin.
+    /// Credits still owed for new data and for retransmissions, and whether it is in each
+    /// round robin.
     owed: u32,
+    rtx_owed: u32,
     in_rr: bool,
+    in_rtx: bool,
 }
 
 /// The receiving host: its flows and its credit pacer.
 #[derive(Debug)]
 pub(crate) struct Receiver {
     flows: Vec<Inbound>,
-    /// Flows owed credit, served round robin.
+    /// Flows owed credit for retransmissions, then for new data, each served round robin.
+    rtx: VecDeque<u32>,
     rr: VecDeque<u32>,
     /// A pacer tick is pending.
     pacer_busy: bool,
@@ -86,9 +92,12 @@ impl Receiver {
                     fct: None,
                     known: false,
                     owed: 0,
+                    rtx_owed: 0,
                     in_rr: false,
+                    in_rtx: false,
                 })
                 .collect(),
+            rtx: VecDeque::new(),
             rr: VecDeque::new(),
             pacer_busy: false,
             pull_spacing,
@@ -149,6 +158,7 @@ impl Receiver {
         if fl.received == fl.packets && fl.fct.is_none() {
             fl.fct = Some(now - fl.start);
             fl.owed = 0;
+            fl.rtx_owed = 0;
             self.done += 1;
             out.push(ReceiverOut::Done(flow));
             if self.done == self.flows.len() as u32 {
@@ -177,7 +187,7 @@ impl Receiver {
         });
         let fl = &mut self.flows[flow as usize];
         if fl.fct.is_none() && !fl.got[seq as usize] {
-            fl.owed += 1;
+            fl.rtx_owed += 1;
             self.queue(now, flow, out);
         }
     }
@@ -197,14 +207,54 @@ impl Receiver {
             return;
         }
         // The RTS states the whole backlog: it stands for the first packet's header too.
+        // What it asks beyond what is owed is retransmission credit.
         fl.known = true;
-        fl.owed = fl.owed.max(wanted);
+        fl.rtx_owed = fl.rtx_owed.max(wanted.saturating_sub(fl.owed));
         self.queue(now, flow, out);
     }
 
-    /// The pacer may grant one credit: to the next flow owed one, round robin, then wait one
-    /// packet time.
+    /// The pacer may grant one credit: to the next flow owed one for a retransmission,
+    /// else for new data, round robin, then wait one packet time.
     pub(crate) fn on_pull_tick(&mut self, now: SimTime, out: &mut Vec<ReceiverOut>) {
+        let flow = match self.next_rtx() {
+            Some(f) => Some(f),
+            None => self.next_new(),
+        };
+        let Some(flow) = flow else {
+            self.pacer_busy = false;
+            return;
+        };
+        self.pulls += 1;
+        out.push(ReceiverOut::Control {
+            kind: Kind::Pull,
+            flow,
+            seq: 0,
+        });
+        self.last_pull = Some(now);
+        out.push(ReceiverOut::PullTick(now + self.pull_spacing));
+    }
+
+    /// The next flow owed a retransmission's credit, which is then taken.
+    fn next_rtx(&mut self) -> Option<u32> {
+        while let Some(flow) = self.rtx.pop_front() {
+            let fl = &mut self.flows[flow as usize];
+            if fl.fct.is_some() || fl.rtx_owed == 0 {
+                fl.in_rtx = false;
+                continue;
+            }
+            fl.rtx_owed -= 1;
+            if fl.rtx_owed > 0 {
+                self.rtx.push_back(flow);
+            } else {
+                fl.in_rtx = false;
+            }
+            return Some(flow);
+        }
+        None
+    }
+
+    /// The next flow owed new data's credit, which is then taken.
+    fn next_new(&mut self) -> Option<u32> {
         while let Some(flow) = self.rr.pop_front() {
             let fl = &mut self.flows[flow as usize];
             if fl.fct.is_some() || fl.owed == 0 {
@@ -217,17 +267,9 @@ impl Receiver {
             } else {
                 fl.in_rr = false;
             }
-            self.pulls += 1;
-            out.push(ReceiverOut::Control {
-                kind: Kind::Pull,
-                flow,
-                seq: 0,
-            });
-            self.last_pull = Some(now);
-            out.push(ReceiverOut::PullTick(now + self.pull_spacing));
-            return;
+            return Some(flow);
         }
-        self.pacer_busy = false;
+        None
     }
 
     /// The first word from `flow` (EQDS's first packet header carries the flow's length): owe
@@ -240,15 +282,18 @@ impl Receiver {
         }
     }
 
-    /// Put `flow` in the round robin if it is owed credit, and wake an idle pacer.
+    /// Put `flow` in the round robins it is owed credit in, and wake an idle pacer.
     fn queue(&mut self, now: SimTime, flow: u32, out: &mut Vec<ReceiverOut>) {
         let fl = &mut self.flows[flow as usize];
-        if fl.owed == 0 || fl.in_rr {
-            return;
+        if fl.owed > 0 && !fl.in_rr {
+            fl.in_rr = true;
+            self.rr.push_back(flow);
         }
-        fl.in_rr = true;
-        self.rr.push_back(flow);
-        if !self.pacer_busy {
+        if fl.rtx_owed > 0 && !fl.in_rtx {
+            fl.in_rtx = true;
+            self.rtx.push_back(flow);
+        }
+        if !self.pacer_busy && !(self.rr.is_empty() && self.rtx.is_empty()) {
             self.pacer_busy = true;
             let at = match self.last_pull {
                 Some(t) => (t + self.pull_spacing).max(now),
@@ -399,5 +444,24 @@ mod tests {
             r.on_data(60, 1, seq, &mut out);
         }
         assert_eq!(r.finish(), Some(60));
+    }
+
+    #[test]
+    fn retransmission_credit_goes_before_new_data() {
+        let mut r = receiver();
+        let mut out = Vec::new();
+        r.on_data(50, 0, 0, &mut out);
+        r.on_header(50, 1, 1, &mut out);
+        out.clear();
+        for k in 0..5 {
+            r.on_pull_tick(50 + k * GAP, &mut out);
+        }
+        let pulls: Vec<_> = out
+            .iter()
+            .filter(|o| matches!(o, Control { .. }))
+            .collect();
+        // Flow 1's trimmed packet first, then new data round robin (flow 1 learned its
+        // backlog from the header).
+        assert_eq!(pulls, [&pull(1), &pull(0), &pull(1), &pull(0), &pull(1)]);
     }
 }
