@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import htsim_peer_eqds as eqds_peer
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -59,6 +61,7 @@ class Case:
     size: int  # bytes per flow
     end_us: int  # htsim's -end
     timed: bool = False  # compare the whole process's time and memory
+    gbps: int = 100  # every link's rate
 
 
 CASES = {
@@ -67,6 +70,11 @@ CASES = {
     "roce_432_256": Case("none", 432, 12, 256, 1_000_000, 100_000),
     "hpcc_432_256": Case("hpcc", 432, 12, 256, 1_000_000, 100_000),
     "roce_8192_1000": Case("none", 8192, 32, 1000, 270_000, 1_000_000, timed=True),
+    # EQDS (htsim_eqds): see htsim_peer_eqds.py for the parameters.
+    "eqds_128_32": Case("eqds", 128, 8, 32, 1_000_000, 100_000),
+    "eqds_432_256": Case("eqds", 432, 12, 256, 1_000_000, 100_000),
+    "eqds_8192_100": Case("eqds", 8192, 32, 100, 270_000, 2_000_000, gbps=10),
+    "eqds_8192_1000": Case("eqds", 8192, 32, 1000, 270_000, 2_000_000, timed=True, gbps=10),
 }
 
 MTU = 9000  # htsim's -mtu default: payload bytes per data packet
@@ -101,6 +109,10 @@ def sources(cm: Path) -> list[int]:
 
 def scenario(name: str, case: Case, hosts: list[int], pad: bool) -> str:
     """The incastlab scenario of a case, as TOML."""
+    if case.cc == "eqds":
+        return eqds_peer.scenario(
+            name, case.hosts, case.k, case.senders, case.size, case.gbps, hosts
+        )
     size = padded(case.size) if pad else case.size
     hpcc = case.cc == "hpcc"
     what = "HPCC" if hpcc else "RoCE without congestion control"
@@ -157,6 +169,7 @@ class Side:
     peak: int | None = None
     tor_host: int | None = None
     xoff: int | None = None
+    trims: int | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0
     rss_mb: float = 0.0
@@ -210,9 +223,11 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
     report = rec["report"]
     queues = {q["name"]: q["max_bytes"] for q in report["queues"]}
     switch = [v for n, v in queues.items() if n != "nics"]
+    eqds = report.get("eqds")
     return Side(
         fcts_us=[f["fct"] / 1e6 for f in report["flows"]],
-        peak=max(switch),
+        peak=eqds["queue_peak_bytes"] if eqds else max(switch),
+        trims=eqds["trimmed"] if eqds else None,
         tor_host=report["bottleneck"]["max_bytes"],
         xoff=rec["pfc_pauses"],
         wall_s=wall,
@@ -222,10 +237,13 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
 
 
 def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
-    binary = dc / ("htsim_hpcc" if case.cc == "hpcc" else "htsim_roce")
+    binary = dc / {"hpcc": "htsim_hpcc", "eqds": "htsim_eqds"}.get(case.cc, "htsim_roce")
     cmd = [str(binary), "-o", str(work / "htsim.dat"), "-nodes", str(case.hosts), "-tm", str(cm)]
     cmd += ["-strat", "ecmp_host", "-paths", "256", "-q", "10000", "-linkspeed", "100000"]
     cmd += ["-end", str(case.end_us)]
+    if case.cc == "eqds":
+        args = (str(binary), str(work / "htsim.dat"), case.hosts, str(cm), case.gbps, case.end_us)
+        cmd = eqds_peer.htsim_command(*args)
     print("  htsim:", "HTSIM_PIN_TIME=1", " ".join(cmd), file=sys.stderr)
     env = {**os.environ, "HTSIM_PIN_TIME": "1"}
     out, wall, cpu, rss = run_timed(cmd, env)
@@ -239,6 +257,9 @@ def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
         if m:
             side.peak, side.tor_host = int(m.group(1)), int(m.group(2))
             side.xoff = int(re.search(r" xoff (\d+)", line).group(1))  # type: ignore[union-attr]
+        m = re.search(r"Rtx: (\d+)", line)  # EQDS: its retransmissions, one per trim
+        if m:
+            side.trims = int(m.group(1))
     if len(fcts) != case.senders:
         raise SystemExit(f"htsim finished {len(fcts)} of {case.senders} flows (raise -end?)")
     side.fcts_us = list(fcts.values())
@@ -271,6 +292,7 @@ def table(rows: list[tuple[str, Side, Side]]) -> str:
             ("peak switch queue B", inc.peak, ht.peak, 0.25, 0),
             ("ToR→receiver peak B", inc.tor_host, ht.tor_host, None, 0),
             ("PFC pause frames", inc.xoff, ht.xoff, None, 0),
+            *([("trims", inc.trims, ht.trims, 0.30, 0)] if ht.trims is not None else []),
         ]
         for metric, a, b, tol, d in figures:
             v = verdict(a, b, tol) if tol is not None else "(shown)"

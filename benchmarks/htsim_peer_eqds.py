@@ -28,7 +28,9 @@ def padded(size: int) -> int:
     return -(-size // PAYLOAD) * PAYLOAD
 
 
-def scenario(name: str, hosts: int, k: int, senders: int, size: int, gbps: int, src: list[int]) -> str:
+def scenario(
+    name: str, hosts: int, k: int, senders: int, size: int, gbps: int, src: list[int]
+) -> str:
     """The incastlab scenario of an EQDS case, as TOML."""
     lines = [
         f"# {name}: EQDS, {senders}:1 incast of {size:,} B (padded to whole 4086 B packets) on",

@@ -3,8 +3,9 @@
 //! queue out of the network to the senders' edges.
 //!
 //! - A sender holds its flow's backlog in its edge queue. It sends an unsolicited first
-//!   window at line rate (`eqds.initial_window`, about one BDP), then only on credit.
-//! - The receiver learns each flow's backlog from its first packet's header and grants it
+//!   window at line rate (`eqds.initial_window`, about one BDP) until the first answer comes
+//!   back (htsim's "speculating"), then only on credit.
+//! - The receiver learns each flow's backlog from its packets' headers and grants it
 //!   credit, one packet at a time, round robin over the flows it owes, paced at its own
 //!   link's rate (`eqds.pull_rate`): its link is filled by credited packets and the switch
 //!   queues stay short.
@@ -50,10 +51,12 @@ use receiver::{Receiver, ReceiverOut};
 use sender::{Sender, SenderOut};
 
 /// [`Event::Agent`] kinds: a sender's timer (the agent is its flow), the receiver's credit
-/// pacer, a flow's start after its jitter (the agent is the flow).
+/// pacer, a flow's start after its jitter, a sender's next unsolicited packet (the agent is
+/// the flow).
 const RTO: u8 = 0;
 const PULL_TICK: u8 = 1;
 const BEGIN: u8 = 2;
+const SPECULATE: u8 = 3;
 
 /// What an EQDS packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +84,8 @@ pub struct Pkt {
     flow: u32,
     /// Packet index within the flow; for an RTS, the packets of credit wanted.
     seq: u32,
+    /// Data, headers and RTSs: the packets of credit the sender wants for new data in all.
+    target: u32,
     /// Hosts the packet travels between, the path index and the hop it is on.
     src: u32,
     dst: u32,
@@ -223,13 +228,15 @@ impl Transport for Eqds {
         let line = tx_time(frame, sc.topology.receiver_link) as f64;
         let pull_spacing = (line / e.pull_rate).round() as SimTime;
         let rto = sc.eqds_rto();
+        // Unsolicited packets leave one packet time apart on the sender's NIC.
+        let spec_gap = tx_time(frame, sc.topology.link);
         let net = &fabric.net;
         let mut rng = Rng::stream(sc.seed, Stream::Eqds(0));
         let flows = sizes.len() as u32;
         events.push(0, Event::Start);
         Eqds {
             senders: (0..flows as usize)
-                .map(|f| Sender::new(sizes[f], packets[f], rto))
+                .map(|f| Sender::new(sizes[f], packets[f], rto, spec_gap))
                 .collect(),
             srcs: (0..flows).map(|f| net.host(f % n)).collect(),
             spray: (0..flows)
@@ -239,7 +246,7 @@ impl Transport for Eqds {
                     back: 0,
                 })
                 .collect(),
-            receiver: Receiver::new(&packets, e.initial_window, pull_spacing),
+            receiver: Receiver::new(&packets, pull_spacing),
             rx_host: net.receiver,
             plan,
             mtu: e.mtu,
@@ -276,6 +283,7 @@ impl Transport for Eqds {
         match kind {
             RTO => self.with_sender(cx, agent, |s, now, out| s.on_timer(now, gen, out)),
             PULL_TICK => self.with_receiver(cx, |r, now, out| r.on_pull_tick(now, out)),
+            SPECULATE => self.with_sender(cx, agent, |s, now, out| s.speculate(now, out)),
             _ => self.begin(cx, agent),
         }
     }
@@ -444,6 +452,7 @@ impl Eqds {
         for &o in &out {
             match o {
                 SenderOut::Deadline(t, gen) => cx.push(t, Event::Agent(f, RTO, gen)),
+                SenderOut::Speculate(t) => cx.push(t, Event::Agent(f, SPECULATE, 0)),
                 SenderOut::Send(seq) => self.send_data(cx, f, seq),
                 SenderOut::Rts(wanted) => {
                     let (src, dst) = (self.srcs[f as usize], self.rx_host);
@@ -498,12 +507,14 @@ impl Eqds {
         let src = self.srcs[f as usize];
         let path = self.next_path(&cx.fabric.net, f, src, self.rx_host, true);
         self.stats.data_packets += 1;
+        let target = self.senders[f as usize].target();
         self.send(
             cx,
             Pkt {
                 kind: Kind::Data,
                 flow: f,
                 seq,
+                target,
                 src,
                 dst: self.rx_host,
                 path,
@@ -516,12 +527,14 @@ impl Eqds {
     fn send_control(&mut self, cx: &mut Cx<Pkt>, kind: Kind, f: u32, seq: u32, src: u32, dst: u32) {
         let forward = src != self.rx_host;
         let path = self.next_path(&cx.fabric.net, f, src, dst, forward);
+        let target = self.senders[f as usize].target();
         self.send(
             cx,
             Pkt {
                 kind,
                 flow: f,
                 seq,
+                target,
                 src,
                 dst,
                 path,
@@ -573,11 +586,11 @@ impl Eqds {
                 cap.write(cx.now, |buf| encode(buf, &p));
             }
         }
-        let (f, seq) = (p.flow, p.seq);
+        let (f, seq, t) = (p.flow, p.seq, p.target);
         match p.kind {
-            Kind::Data => self.with_receiver(cx, |r, now, out| r.on_data(now, f, seq, out)),
-            Kind::Header => self.with_receiver(cx, |r, now, out| r.on_header(now, f, seq, out)),
-            Kind::Rts => self.with_receiver(cx, |r, now, out| r.on_rts(now, f, seq, out)),
+            Kind::Data => self.with_receiver(cx, |r, now, out| r.on_data(now, f, seq, t, out)),
+            Kind::Header => self.with_receiver(cx, |r, now, o| r.on_header(now, f, seq, t, o)),
+            Kind::Rts => self.with_receiver(cx, |r, now, out| r.on_rts(now, f, seq, t, out)),
             Kind::Ack => self.with_sender(cx, f, |s, now, out| s.on_ack(now, seq, out)),
             Kind::Nack => self.with_sender(cx, f, |s, now, out| s.on_nack(now, seq, out)),
             Kind::Pull => self.with_sender(cx, f, |s, now, out| s.on_credit(now, out)),

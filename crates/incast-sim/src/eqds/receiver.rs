@@ -1,6 +1,6 @@
 //! EQDS's receiver (Olteanu et al., NSDI 2022): it ACKs data and NACKs trimmed headers at
 //! once, and schedules its senders: it keeps, per flow, the packets of credit it still owes
-//! (what the flow holds beyond its unsolicited window, learned from its first packet's header,
+//! (what the flow holds beyond its unsolicited packets, which every packet's header states,
 //! plus one per trimmed header, or what an RTS asks for) and grants them one packet's credit
 //! at a time, round robin over the flows that are owed, at the rate of its own link. So after
 //! the first window its link is filled by credited packets and the queue sits at the senders'
@@ -38,15 +38,13 @@ pub(crate) enum ReceiverOut {
 #[derive(Debug)]
 struct Inbound {
     packets: u32,
-    /// Packets it sends before credit.
-    unsolicited: u32,
+    /// The most credit for new data its packets asked for.
+    target: u32,
     received: u32,
     got: Vec<bool>,
     /// When it started, and its completion time from then.
     start: SimTime,
     fct: Option<SimTime>,
-    /// Heard from (a packet, a header or an RTS): its backlog is known.
-    known: bool,
     /// Credits still owed for new data and for retransmissions, and whether it is in each
     /// round robin.
     owed: u32,
@@ -77,20 +75,18 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    /// Flows of the given packet counts, each sending `iw` packets unsolicited, credited one
-    /// packet per `pull_spacing`.
-    pub(crate) fn new(packets: &[u32], iw: u32, pull_spacing: SimTime) -> Receiver {
+    /// Flows of the given packet counts, credited one packet per `pull_spacing`.
+    pub(crate) fn new(packets: &[u32], pull_spacing: SimTime) -> Receiver {
         Receiver {
             flows: packets
                 .iter()
                 .map(|&p| Inbound {
                     packets: p,
-                    unsolicited: iw.min(p),
+                    target: 0,
                     received: 0,
                     got: vec![false; p as usize],
                     start: 0,
                     fct: None,
-                    known: false,
                     owed: 0,
                     rtx_owed: 0,
                     in_rr: false,
@@ -136,15 +132,17 @@ impl Receiver {
         (self.nacks, self.pulls, self.rts)
     }
 
-    /// Data packet `seq` of `flow` arrived whole: ACK it.
+    /// Data packet `seq` of `flow` arrived whole, stating `target` packets of credit wanted
+    /// for new data: ACK it.
     pub(crate) fn on_data(
         &mut self,
         now: SimTime,
         flow: u32,
         seq: u32,
+        target: u32,
         out: &mut Vec<ReceiverOut>,
     ) {
-        self.learn(flow);
+        self.learn(flow, target);
         out.push(ReceiverOut::Control {
             kind: Kind::Ack,
             flow,
@@ -176,9 +174,10 @@ impl Receiver {
         now: SimTime,
         flow: u32,
         seq: u32,
+        target: u32,
         out: &mut Vec<ReceiverOut>,
     ) {
-        self.learn(flow);
+        self.learn(flow, target);
         self.nacks += 1;
         out.push(ReceiverOut::Control {
             kind: Kind::Nack,
@@ -192,23 +191,23 @@ impl Receiver {
         }
     }
 
-    /// `flow`'s sender asks for `wanted` packets of credit (an RTS after its timeout): owe it
-    /// at least that many.
+    /// `flow`'s sender asks for `wanted` packets of credit in all (an RTS after its timeout or
+    /// a bounce; `target` as a data packet states it): owe it at least that many.
     pub(crate) fn on_rts(
         &mut self,
         now: SimTime,
         flow: u32,
         wanted: u32,
+        target: u32,
         out: &mut Vec<ReceiverOut>,
     ) {
         self.rts += 1;
-        let fl = &mut self.flows[flow as usize];
-        if fl.fct.is_some() {
+        if self.flows[flow as usize].fct.is_some() {
             return;
         }
-        // The RTS states the whole backlog: it stands for the first packet's header too.
-        // What it asks beyond what is owed is retransmission credit.
-        fl.known = true;
+        self.learn(flow, target);
+        let fl = &mut self.flows[flow as usize];
+        // What it asks beyond what is owed for new data is retransmission credit.
         fl.rtx_owed = fl.rtx_owed.max(wanted.saturating_sub(fl.owed));
         self.queue(now, flow, out);
     }
@@ -272,13 +271,14 @@ impl Receiver {
         None
     }
 
-    /// The first word from `flow` (EQDS's first packet header carries the flow's length): owe
-    /// it what it holds beyond its unsolicited window.
-    fn learn(&mut self, flow: u32) {
+    /// A packet of `flow` states `target` packets of credit wanted for new data in all (its
+    /// backlog beyond what it sends unsolicited; it grows when the unsolicited window ends
+    /// early): owe it what that adds.
+    fn learn(&mut self, flow: u32, target: u32) {
         let fl = &mut self.flows[flow as usize];
-        if !fl.known {
-            fl.known = true;
-            fl.owed += fl.packets - fl.unsolicited;
+        if target > fl.target && fl.fct.is_none() {
+            fl.owed += target - fl.target;
+            fl.target = target;
         }
     }
 
@@ -321,7 +321,7 @@ mod tests {
 
     /// Two flows of four packets, two of them unsolicited, started at time 10.
     fn receiver() -> Receiver {
-        let mut r = Receiver::new(&[4, 4], 2, GAP);
+        let mut r = Receiver::new(&[4, 4], GAP);
         r.begin(0, 10);
         r.begin(1, 10);
         r
@@ -331,11 +331,11 @@ mod tests {
     fn the_first_packet_makes_the_backlog_owed_and_wakes_the_pacer() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_data(50, 1, 0, &mut out);
+        r.on_data(50, 1, 0, 2, &mut out);
         assert_eq!(out, [control(Kind::Ack, 1, 0), PullTick(50)]);
         out.clear();
         // The second packet of the window adds nothing owed: the pacer is already busy.
-        r.on_data(51, 1, 1, &mut out);
+        r.on_data(51, 1, 1, 2, &mut out);
         assert_eq!(out, [control(Kind::Ack, 1, 1)]);
         r.on_pull_tick(50, &mut out);
         r.on_pull_tick(50 + GAP, &mut out);
@@ -350,8 +350,8 @@ mod tests {
     fn credit_goes_round_robin_one_packet_time_apart() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_data(50, 0, 0, &mut out);
-        r.on_data(50, 1, 0, &mut out);
+        r.on_data(50, 0, 0, 2, &mut out);
+        r.on_data(50, 1, 0, 2, &mut out);
         out.clear();
         for k in 0..4 {
             r.on_pull_tick(50 + k * GAP, &mut out);
@@ -363,7 +363,7 @@ mod tests {
         r.on_pull_tick(50 + 4 * GAP, &mut out);
         assert!(out.is_empty());
         // Idle since its last credit, the pacer waits out one gap for the next.
-        r.on_header(50 + 4 * GAP + 1, 0, 3, &mut out);
+        r.on_header(50 + 4 * GAP + 1, 0, 3, 2, &mut out);
         assert_eq!(out, [control(Kind::Nack, 0, 3), PullTick(50 + 4 * GAP + 1)]);
     }
 
@@ -371,13 +371,13 @@ mod tests {
     fn the_pacer_never_grants_two_credits_within_a_gap() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_data(50, 0, 0, &mut out);
+        r.on_data(50, 0, 0, 2, &mut out);
         r.on_pull_tick(50, &mut out);
         r.on_pull_tick(50 + GAP, &mut out);
         r.on_pull_tick(50 + 2 * GAP, &mut out);
         out.clear();
         // Idle; a header one tick before the gap since the last credit ends waits for it.
-        r.on_header(50 + 2 * GAP - 1, 1, 0, &mut out);
+        r.on_header(50 + 2 * GAP - 1, 1, 0, 2, &mut out);
         assert_eq!(out[1], PullTick(50 + 2 * GAP));
     }
 
@@ -385,7 +385,7 @@ mod tests {
     fn a_header_owes_one_credit_and_is_nacked() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_header(50, 0, 0, &mut out);
+        r.on_header(50, 0, 0, 2, &mut out);
         assert_eq!(out, [control(Kind::Nack, 0, 0), PullTick(50)]);
         // Backlog 2 beyond the window, plus the trimmed packet.
         for k in 0..4 {
@@ -399,11 +399,11 @@ mod tests {
     fn an_rts_raises_what_is_owed_to_what_it_asks_and_never_lowers_it() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_rts(50, 0, 3, &mut out);
+        r.on_rts(50, 0, 3, 2, &mut out);
         assert_eq!(out, [PullTick(50)]);
-        r.on_rts(51, 0, 1, &mut out);
-        // The first packet's header arriving late adds nothing: the RTS stated the backlog.
-        r.on_data(52, 0, 0, &mut out);
+        r.on_rts(51, 0, 1, 2, &mut out);
+        // The first packet arriving late adds nothing: the RTS stated the backlog.
+        r.on_data(52, 0, 0, 2, &mut out);
         out.clear();
         for k in 0..5 {
             r.on_pull_tick(50 + k * GAP, &mut out);
@@ -417,14 +417,14 @@ mod tests {
         let mut r = receiver();
         let mut out = Vec::new();
         for seq in 0..3 {
-            r.on_data(20, 0, seq, &mut out);
+            r.on_data(20, 0, seq, 2, &mut out);
         }
         out.clear();
-        r.on_data(30, 0, 3, &mut out);
+        r.on_data(30, 0, 3, 2, &mut out);
         assert_eq!(out, [control(Kind::Ack, 0, 3), Done(0)]);
         assert_eq!(r.fct(0), Some(20));
         out.clear();
-        r.on_data(31, 0, 3, &mut out);
+        r.on_data(31, 0, 3, 2, &mut out);
         assert_eq!(
             out,
             [control(Kind::Ack, 0, 3)],
@@ -437,11 +437,11 @@ mod tests {
             out.is_empty(),
             "the finished flow's queued credit is skipped"
         );
-        r.on_rts(41, 0, 5, &mut out);
+        r.on_rts(41, 0, 5, 2, &mut out);
         assert!(out.is_empty());
         assert_eq!(r.finish(), None);
         for seq in 0..4 {
-            r.on_data(60, 1, seq, &mut out);
+            r.on_data(60, 1, seq, 2, &mut out);
         }
         assert_eq!(r.finish(), Some(60));
     }
@@ -450,16 +450,13 @@ mod tests {
     fn retransmission_credit_goes_before_new_data() {
         let mut r = receiver();
         let mut out = Vec::new();
-        r.on_data(50, 0, 0, &mut out);
-        r.on_header(50, 1, 1, &mut out);
+        r.on_data(50, 0, 0, 2, &mut out);
+        r.on_header(50, 1, 1, 2, &mut out);
         out.clear();
         for k in 0..5 {
             r.on_pull_tick(50 + k * GAP, &mut out);
         }
-        let pulls: Vec<_> = out
-            .iter()
-            .filter(|o| matches!(o, Control { .. }))
-            .collect();
+        let pulls: Vec<_> = out.iter().filter(|o| matches!(o, Control { .. })).collect();
         // Flow 1's trimmed packet first, then new data round robin (flow 1 learned its
         // backlog from the header).
         assert_eq!(pulls, [&pull(1), &pull(0), &pull(1), &pull(0), &pull(1)]);

@@ -4,6 +4,11 @@
 //! gave it up), else new data. Credit that finds nothing to send is kept for the next packet
 //! to resend, so a credit racing ahead of a NACK is not lost.
 //!
+//! The unsolicited window is speculative: the sender sends it one packet per packet time of
+//! its NIC and stops at the first answer of any kind (ACK, NACK, credit), as htsim's EQDS
+//! stops speculating; what it did not send waits for credit. So the unsolicited data is at
+//! most the window and about one round trip's worth.
+//!
 //! A sender that hears nothing for its timeout gives up what is unanswered (its headers were
 //! dropped too, or, without trimming, the packets themselves) and sends an RTS: a request to
 //! send carrying how many packets it still needs credit for, which the receiver grants.
@@ -36,6 +41,8 @@ pub(crate) enum SenderOut {
     Rts(u32),
     /// Wake the sender at this time with this generation (see [`Sender::on_timer`]).
     Deadline(SimTime, u32),
+    /// Wake the sender at this time to send its next unsolicited packet.
+    Speculate(SimTime),
 }
 
 /// Retransmission counts, timeouts and RTSs of one sender.
@@ -70,6 +77,11 @@ pub(crate) struct Sender {
     in_flight: u32,
     /// Credit granted and not yet spent, in packets.
     credit: u32,
+    /// Unsolicited packets sent, and still allowed while it speculates (no answer yet).
+    unsolicited: u32,
+    spec_left: u32,
+    /// Packet time on its NIC: the gap between unsolicited packets (0: all at once).
+    spec_gap: SimTime,
     /// Time to wait for an answer.
     rto: SimTime,
     timer: Timer,
@@ -78,7 +90,7 @@ pub(crate) struct Sender {
 
 impl Sender {
     /// A flow of `bytes` in `packets` packets, waiting `rto` for answers.
-    pub(crate) fn new(bytes: u64, packets: u32, rto: SimTime) -> Sender {
+    pub(crate) fn new(bytes: u64, packets: u32, rto: SimTime, spec_gap: SimTime) -> Sender {
         let n = packets as usize;
         Sender {
             packets,
@@ -91,6 +103,9 @@ impl Sender {
             awaiting: vec![false; n],
             in_flight: 0,
             credit: 0,
+            unsolicited: 0,
+            spec_left: 0,
+            spec_gap,
             rto,
             timer: Timer::default(),
             counts: Counts::default(),
@@ -131,19 +146,46 @@ impl Sender {
     /// Packets it still needs credit for: retransmissions waiting and data never sent,
     /// less the credit it holds.
     pub(crate) fn wanted(&self) -> u32 {
-        let want = self.rtx.len() as u32 + (self.packets - self.next_new);
+        let want = self.rtx.len() as u32 + (self.packets - self.next_new - self.spec_left);
         want.saturating_sub(self.credit)
     }
 
-    /// Send the unsolicited window of `iw` packets at line rate.
+    /// The packets of credit it will need for new data, as its packets tell the receiver:
+    /// all but those sent unsolicited or still allowed to be.
+    pub(crate) fn target(&self) -> u32 {
+        self.packets - self.unsolicited - self.spec_left
+    }
+
+    /// Start the unsolicited window of `iw` packets at line rate.
     pub(crate) fn start(&mut self, now: SimTime, iw: u32, out: &mut Vec<SenderOut>) {
-        for _ in 0..iw.min(self.packets) {
+        self.spec_left = iw.min(self.packets);
+        self.speculate(now, out);
+    }
+
+    /// Send the next unsolicited packet(s), if it still speculates: one now and a wake-up
+    /// one packet time later, or all at once with no gap.
+    pub(crate) fn speculate(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        while self.spec_left > 0 {
+            self.spec_left -= 1;
+            self.unsolicited += 1;
             self.send_new(now, out);
+            if self.spec_gap > 0 {
+                if self.spec_left > 0 {
+                    out.push(SenderOut::Speculate(now + self.spec_gap));
+                }
+                return;
+            }
         }
+    }
+
+    /// An answer arrived: the unsolicited window ends here.
+    fn stop_speculating(&mut self) {
+        self.spec_left = 0;
     }
 
     /// The receiver ACKed packet `seq`.
     pub(crate) fn on_ack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        self.stop_speculating();
         if !self.acked[seq as usize] {
             self.acked[seq as usize] = true;
             self.acked_count += 1;
@@ -154,6 +196,7 @@ impl Sender {
     /// The receiver NACKed packet `seq` (its header arrived, its payload was trimmed): resend
     /// it on credit, at once if credit is waiting.
     pub(crate) fn on_nack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        self.stop_speculating();
         self.want_again(seq, Cause::Nack);
         self.answered(now, seq, out);
         self.spend(now, out);
@@ -162,6 +205,7 @@ impl Sender {
     /// A switch returned packet `seq`'s header: the receiver never saw it, so ask for its
     /// credit with an RTS, and resend it on credit.
     pub(crate) fn on_bounce(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
+        self.stop_speculating();
         self.want_again(seq, Cause::Bounce);
         self.answered(now, seq, out);
         self.counts.rts += 1;
@@ -171,6 +215,7 @@ impl Sender {
 
     /// The receiver granted one packet's credit.
     pub(crate) fn on_credit(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
+        self.stop_speculating();
         self.counts.credits += 1;
         self.credit += 1;
         self.spend(now, out);
@@ -293,7 +338,7 @@ mod tests {
 
     /// A 5-packet flow that has sent its unsolicited window of 3 at time 0.
     fn sender_after_window() -> (Sender, u32) {
-        let mut s = Sender::new(5 * 100, 5, RTO);
+        let mut s = Sender::new(5 * 100, 5, RTO, 0);
         let mut out = Vec::new();
         s.start(0, 3, &mut out);
         let gen = match out[0] {
@@ -319,7 +364,7 @@ mod tests {
 
     #[test]
     fn the_unsolicited_window_is_capped_by_the_flow_length() {
-        let mut s = Sender::new(150, 2, RTO);
+        let mut s = Sender::new(150, 2, RTO, 0);
         let mut out = Vec::new();
         s.start(0, 10, &mut out);
         assert_eq!(sends(&out), [0, 1]);
@@ -354,7 +399,7 @@ mod tests {
 
     #[test]
     fn credit_with_nothing_to_send_is_kept_for_a_later_nack() {
-        let mut s = Sender::new(200, 2, RTO);
+        let mut s = Sender::new(200, 2, RTO, 0);
         let mut out = Vec::new();
         s.start(0, 2, &mut out);
         out.clear();
@@ -419,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_lost_credit_or_rts_is_asked_again_after_the_long_wait() {
-        let mut s = Sender::new(300, 3, RTO);
+        let mut s = Sender::new(300, 3, RTO, 0);
         let mut out = Vec::new();
         s.start(0, 1, &mut out);
         let gen = match out[0] {
@@ -447,7 +492,7 @@ mod tests {
 
     #[test]
     fn a_finished_flow_never_times_out() {
-        let mut s = Sender::new(100, 1, RTO);
+        let mut s = Sender::new(100, 1, RTO, 0);
         let mut out = Vec::new();
         s.start(0, 1, &mut out);
         let gen = match out[0] {
@@ -460,5 +505,25 @@ mod tests {
         assert!(out.is_empty() || matches!(out[..], [Deadline(..)]));
         assert!(s.done());
         assert_eq!(s.counts().timeouts, 0);
+    }
+
+    #[test]
+    fn the_unsolicited_window_goes_one_packet_time_apart_and_stops_at_the_first_answer() {
+        let mut s = Sender::new(500, 5, RTO, 10);
+        let mut out = Vec::new();
+        s.start(0, 4, &mut out);
+        assert_eq!(sends(&out), [0]);
+        assert_eq!(out.last(), Some(&SenderOut::Speculate(10)));
+        assert_eq!(s.target(), 1, "5 packets, 4 unsolicited");
+        out.clear();
+        s.speculate(10, &mut out);
+        assert_eq!(sends(&out), [1]);
+        assert_eq!(out.last(), Some(&SenderOut::Speculate(20)));
+        out.clear();
+        // The first ACK ends the window: packets 2 and 3 now wait for credit.
+        s.on_ack(15, 0, &mut out);
+        s.speculate(20, &mut out);
+        assert!(sends(&out).is_empty(), "{out:?}");
+        assert_eq!((s.target(), s.wanted()), (3, 3));
     }
 }

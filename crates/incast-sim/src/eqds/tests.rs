@@ -52,8 +52,10 @@ fn one_flow_completes_at_line_rate_within_one_packet() {
         "{} vs {bound}",
         last_fct(&r)
     );
-    // 67 packets: 50 unsolicited, 17 on credit; none trimmed.
-    assert_eq!((e.data_packets, e.trimmed, e.credits), (67, 0, 17));
+    // 67 packets, none trimmed: the unsolicited window ends at the first ACK, about one
+    // round trip (~10 packet times here) after the start, the rest goes on credit.
+    assert_eq!((e.data_packets, e.trimmed), (67, 0));
+    assert!((50..62).contains(&e.credits), "{}", e.credits);
 }
 
 #[test]
@@ -86,7 +88,8 @@ fn an_incast_finishes_near_the_line_rate_bound() {
         let r = crate::Simulation::new(sc.clone()).unwrap().run().unwrap();
         let bound = line_time(&sc, u64::from(n), 270_000) + r.base_latency as f64;
         let over = last_fct(&r) / bound - 1.0;
-        assert!((0.0..0.05).contains(&over), "n={n}: {over}");
+        // The bound counts the last hop's serialization twice (in both terms): within 1% below.
+        assert!((-0.01..0.05).contains(&over), "n={n}: {over}");
     }
 }
 
