@@ -293,7 +293,8 @@ impl Receiver {
             fl.in_rtx = true;
             self.rtx.push_back(flow);
         }
-        if !self.pacer_busy && !(self.rr.is_empty() && self.rtx.is_empty()) {
+        let owed = !(self.rr.is_empty() && self.rtx.is_empty());
+        if owed && !self.pacer_busy {
             self.pacer_busy = true;
             let at = match self.last_pull {
                 Some(t) => (t + self.pull_spacing).max(now),

@@ -160,7 +160,8 @@ fn the_same_seed_gives_the_same_run_and_another_seed_another() {
 
 #[test]
 fn bad_eqds_scenarios_name_the_key() {
-    let cases: [(&str, fn(&mut Scenario)); 9] = [
+    type Break = fn(&mut Scenario);
+    let cases: [(&str, Break); 9] = [
         ("workload.kind", |s| s.workload.kind = WorkloadKind::Queries),
         ("eqds.mtu", |s| s.eqds.mtu = 0),
         ("eqds.header_bytes", |s| s.eqds.header_bytes = 0),
