@@ -224,11 +224,15 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
     queues = {q["name"]: q["max_bytes"] for q in report["queues"]}
     switch = [v for n, v in queues.items() if n != "nics"]
     eqds = report.get("eqds")
+    tor_host = report["bottleneck"]["max_bytes"]
+    if eqds:  # a trimming port's max_bytes is its header queue's: take EQDS's own peak
+        at_rx = eqds["queue_peak_at"] == report["bottleneck"]["name"]
+        tor_host = eqds["queue_peak_bytes"] if at_rx else None
     return Side(
         fcts_us=[f["fct"] / 1e6 for f in report["flows"]],
         peak=eqds["queue_peak_bytes"] if eqds else max(switch),
         trims=eqds["trimmed"] if eqds else None,
-        tor_host=report["bottleneck"]["max_bytes"],
+        tor_host=tor_host,
         xoff=rec["pfc_pauses"],
         wall_s=wall,
         cpu_s=cpu,
