@@ -98,10 +98,11 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--transport",
-        choices=["tcp", "ndp", "roce", "swift"],
+        choices=["tcp", "ndp", "roce", "swift", "eqds"],
         help="transport of the workload: tcp, ndp (trimming switches, receiver pulls), roce "
-        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false) or swift "
-        "(delay-based windows over drop-tail, the swift.* keys)",
+        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false), swift "
+        "(delay-based windows over drop-tail, the swift.* keys) or eqds (edge queues, receiver "
+        "credit, trimming switches unless eqds.trimming = false)",
     )
     s.add_argument(
         "--cc",

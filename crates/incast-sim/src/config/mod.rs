@@ -10,6 +10,7 @@
 //! panic.
 
 mod buffer;
+mod eqds;
 mod flows;
 mod graph;
 mod roce;
@@ -26,6 +27,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 pub use buffer::derived_headroom;
+pub use eqds::*;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use roce::*;
@@ -83,13 +85,15 @@ pub enum Transport {
     /// Swift (Kumar et al., SIGCOMM 2020): delay-based windows over drop-tail; the `swift`
     /// section.
     Swift,
+    /// EQDS (Olteanu et al., NSDI 2022): edge queues, receiver credit; the `eqds` section.
+    Eqds,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce, Swift;
+    Transport: Tcp, Ndp, Roce, Swift, Eqds;
 }
 
-nested!(Ndp, Roce, Swift, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Swift, Eqds, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -104,6 +108,8 @@ section! {
         pub roce: Roce [Section] = Roce::default(),
         /// Swift parameters (transport = "swift").
         pub swift: Swift [Section] = Swift::default(),
+        /// EQDS parameters (transport = "eqds").
+        pub eqds: Eqds [Section] = Eqds::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -301,6 +307,7 @@ impl Scenario {
             let keys = match name {
                 "ndp" => Ndp::keys(),
                 "swift" => Swift::keys(),
+                "eqds" => Eqds::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
@@ -448,6 +455,7 @@ impl Scenario {
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
             Transport::Swift => self.swift.mtu.saturating_add(self.swift.header_bytes),
+            Transport::Eqds => self.eqds.mtu.saturating_add(self.eqds.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }
     }

@@ -18,6 +18,7 @@ impl Scenario {
             Transport::Ndp => self.validate_ndp()?,
             Transport::Roce => self.validate_roce()?,
             Transport::Swift => self.validate_swift()?,
+            Transport::Eqds => self.validate_eqds()?,
         }
         self.validate_bursts()?;
         self.validate_buffers()?;
