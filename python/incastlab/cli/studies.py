@@ -164,11 +164,12 @@ def _transport_study() -> _Study:
 
 def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
-    rdma = points[0].normalized()["transport"] == "roce"
     if a.transports:
         study = _transport_study()
+    elif points[0].normalized()["transport"] == "roce":
+        study = _rdma_study()
     else:
-        study = _rdma_study() if rdma else _tcp_study()
+        study = _tcp_study()
     try:
         chosen = study.choose(a.only)
     except ValueError as e:

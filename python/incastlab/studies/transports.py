@@ -189,7 +189,7 @@ def _section(r: Result) -> dict[str, Any]:
 
 
 def _blocks(r: Result) -> bool:
-    return r.scenario["workload"]["kind"] == "sync_read"
+    return bool(r.scenario["workload"]["kind"] == "sync_read")
 
 
 def last_s(r: Result) -> float | None:

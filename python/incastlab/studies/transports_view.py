@@ -28,6 +28,11 @@ def fabric_line(o: Row) -> str:
     return f"N = {','.join(str(r.senders) for r in o.results)} · {shared}"
 
 
+def _last_name(o: Row) -> str:
+    """What the ranking's time is: a synchronized read ends with its last block."""
+    return "read end" if o.block_p99_s is not None else "last flow"
+
+
 def _kb(b: float | None) -> float | None:
     return None if b is None else round(b / 1000)
 
@@ -57,7 +62,7 @@ def print_transport_ranking(
     cols = [
         Col("#", [str(i) for i in range(1, len(ranked) + 1)], ALWAYS),
         Col("transport", [o.entry.name for o in ranked], ALWAYS, left=True),
-        Col(header("last flow", unit), [cell(v) for v in last], ALWAYS),
+        Col(header(_last_name(base), unit), [cell(v) for v in last], ALWAYS),
         Col(header("vs", base.entry.name), [vs(o) for o in ranked], 6),
         Col(header("goodput", g_unit), [g_cell(n["goodput_bps"]) for n in nums], 7),
     ]
@@ -129,7 +134,8 @@ def transport_bars(ranking: TransportRanking, path: str | Path) -> Path:
         ax.text(max(v, left), y, f" {v:,.3g} {unit} · {_events(n)}", va="center", fontsize=7.5)
     ax.set_yticks(ys, [o.entry.name for o in ranked])
     scale = ", log scale" if log else ""
-    ax.set_xlabel(f"completion of the last flow ({unit}{scale})")
+    what = "the read's end" if ranking.yardstick.block_p99_s is not None else "the last flow"
+    ax.set_xlabel(f"completion of {what} ({unit}{scale})")
     ax.grid(alpha=0.3, axis="x", which="both" if log else "major")
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_title(f"Transports on one fabric · {fabric_line(ranking.yardstick)}", fontsize=9)
