@@ -57,7 +57,7 @@ def print_transport_ranking(
         if not o.last_s or not base_last:
             return "-"
         x = o.last_s / base_last
-        return f"{x:.3g}×" if x >= 1 else f"1/{1 / x:.3g}"
+        return f"{x:.3g}×" if x >= 0.995 else f"1/{1 / x:.3g}"
 
     cols = [
         Col("#", [str(i) for i in range(1, len(ranked) + 1)], ALWAYS),
@@ -72,11 +72,16 @@ def print_transport_ranking(
         cols.append(Col(header("block p99", b_unit), [b_cell(v) for v in p99], 7))
     if any(o.unfinished for o in ranked):
         cols.append(Col("unfinished", [count(o.unfinished) for o in ranked], 8))
+
+    def whole(key: str) -> list[str]:
+        """A count column; a mean over sender counts rounds to a whole number."""
+        return [count(None if n[key] is None else round(n[key])) for n in nums]
+
     cols += [
-        Col("drops", [count(n["drops"]) for n in nums], 8),
-        Col(header("time-", "outs"), [count(n["timeouts"]) for n in nums], 8),
-        Col("trims", [count(n["trims"]) for n in nums], 6),
-        Col("pauses", [count(n["pfc_pauses"]) for n in nums], 6),
+        Col("drops", whole("drops"), 8),
+        Col(header("time-", "outs"), whole("timeouts"), 8),
+        Col("trims", whole("trims"), 6),
+        Col("pauses", whole("pfc_pauses"), 6),
         Col(header("peak", "KB"), [count(_kb(n["peak_buffer_bytes"])) for n in nums], 6),
     ]
     short = [n["short_flow_p99_s"] for n in nums]
