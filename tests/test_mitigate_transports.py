@@ -90,6 +90,12 @@ def test_a_transport_that_cannot_run_the_workload_is_refused_in_its_row() -> Non
     assert set(by) == {"tcp", "ndp", "swift"}
     assert "workload.kind" in by["ndp"]["refused"] and "\n" not in by["ndp"]["refused"]
     assert by["swift"]["block_time_p99_s"] > 0 and by["tcp"]["block_time_p99_s"] > 0
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["mitigate", *argv, "--workers", "1", "--wide"]) == 0
+    table = out.getvalue()
+    assert any(line.split()[:3] == ["-", "ndp", "refused"] for line in table.splitlines())
+    assert "ndp · NDP: receiver pulls, trimmed headers resent · refused: workload.kind" in table
 
 
 def test_only_names_a_transport_row() -> None:

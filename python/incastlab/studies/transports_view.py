@@ -43,7 +43,7 @@ def print_transport_ranking(
     """The transports, earliest last flow first: the last flow's completion against the
     scenario's TCP, goodput (and the blocks' 99th percentile for a synchronized read), drops,
     timeouts, trims, PFC pauses, the incast port's peak and the short flows' tail; then each
-    row's keys and fabric, and the refused ones with why."""
+    row's keys and fabric; a refused transport's row says so, and why under the table."""
     from incastlab.cli.tables import ALWAYS, Col, count, header, in_unit, print_table
 
     ranked, base = ranking.ranked, ranking.yardstick
@@ -87,6 +87,10 @@ def print_transport_ranking(
     short = [n["short_flow_p99_s"] for n in nums]
     s_unit, s_cell = in_unit(short, "time")
     cols.append(Col(header("short p99", s_unit), [s_cell(v) if v else "n/a" for v in short], 5))
+    # A refused transport keeps its row, at the bottom, its reason under the table.
+    for i, c in enumerate(cols):
+        fill = ["-", "", "refused"][i] if i < 3 else ""
+        c.cells += [e.name if i == 1 else fill for e, _ in ranking.refused]
     title = f"[bold]incast mitigate --transports[/bold] · {fabric_line(base)}"
     if len(base.results) > 1:
         title += " · means over the sender counts"
@@ -98,7 +102,7 @@ def print_transport_ranking(
     if all(v is None for v in short):
         out.print(f"[dim]short p99 n/a: {short_na(base.results[0])}.[/dim]")
     for e, why in ranking.refused:
-        err.print(f"[yellow]refused {e.name}:[/yellow] {why}")
+        out.print(f"[bold]{e.name}[/bold] · {e.what} · [yellow]refused:[/yellow] {why}")
 
 
 def transport_bars(ranking: TransportRanking, path: str | Path) -> Path:
