@@ -192,6 +192,9 @@ pub struct Report {
     /// RoCE's counters, when the transport is RoCE (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roce: Option<RoceReport>,
+    /// Homa's counters, when the transport is Homa (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub homa: Option<HomaReport>,
 }
 
 /// What NDP's switches and endpoints did.
@@ -242,6 +245,35 @@ pub struct RoceReport {
     /// gap.
     pub discarded: u64,
     /// Packets (data or control) the network dropped.
+    pub dropped: u64,
+}
+
+/// What Homa's senders, receivers and switches did.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct HomaReport {
+    /// Unscheduled bytes a message sent before its first grant (RTTbytes).
+    pub rtt_bytes: u64,
+    /// Levels for unscheduled packets (the top ones).
+    pub unsched_levels: u32,
+    /// Message sizes at which each unscheduled level ends, from the top.
+    pub unsched_cutoffs: Vec<u64>,
+    /// Messages granted at once by a receiver.
+    pub overcommit: u32,
+    /// Data packets sent, resent ones included.
+    pub data_packets: u64,
+    /// Data packets sent again after a RESEND.
+    pub retransmitted: u64,
+    /// GRANTs the receivers sent.
+    pub grants: u64,
+    /// RESENDs the receivers sent (each a resend timeout).
+    pub resends: u64,
+    /// BUSYs the senders answered.
+    pub busy: u64,
+    /// Messages the incast optimization marked (sent with fewer unscheduled bytes).
+    pub marked: u64,
+    /// Data packets that arrived twice.
+    pub duplicates: u64,
+    /// Packets (data or control) the switches dropped.
     pub dropped: u64,
 }
 
@@ -353,6 +385,7 @@ impl Report {
             fabric: None,
             fct_slowdown: None,
             roce: None,
+            homa: None,
         }
     }
 }

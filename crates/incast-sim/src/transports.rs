@@ -14,5 +14,6 @@ pub(crate) fn run(sc: Scenario) -> Result<Box<dyn Running>, SimError> {
         Transport::Tcp => Box::new(Engine::<crate::tcp::Tcp>::new(sc)?),
         Transport::Ndp => Box::new(Engine::<crate::ndp::Ndp>::new(sc)?),
         Transport::Roce => Box::new(Engine::<crate::roce::Roce>::new(sc)?),
+        Transport::Homa => Box::new(Engine::<crate::homa::Homa>::new(sc)?),
     })
 }

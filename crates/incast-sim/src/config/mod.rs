@@ -12,6 +12,7 @@
 mod buffer;
 mod flows;
 mod graph;
+mod homa;
 mod roce;
 mod roce_cc;
 pub(crate) mod section;
@@ -27,6 +28,7 @@ use thiserror::Error;
 pub use buffer::derived_headroom;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
+pub use homa::*;
 pub use roce::*;
 pub use roce_cc::*;
 pub use section::{Key, Unit};
@@ -78,13 +80,16 @@ pub enum Transport {
     Ndp,
     /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
     Roce,
+    /// Homa (Montazeri et al., SIGCOMM 2018): messages, grants, switch priorities; the `homa`
+    /// section.
+    Homa,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce;
+    Transport: Tcp, Ndp, Roce, Homa;
 }
 
-nested!(Ndp, Roce, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -97,6 +102,8 @@ section! {
         pub ndp: Ndp [Section] = Ndp::default(),
         /// RoCEv2 parameters (transport = "roce").
         pub roce: Roce [Section] = Roce::default(),
+        /// Homa parameters (transport = "homa").
+        pub homa: Homa [Section] = Homa::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -293,6 +300,7 @@ impl Scenario {
             }
             let keys = match name {
                 "ndp" => Ndp::keys(),
+                "homa" => Homa::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
@@ -439,6 +447,7 @@ impl Scenario {
         // Saturating: the check that bounds both runs after some that use a frame.
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            Transport::Homa => self.homa.mtu.saturating_add(self.homa.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }
     }

@@ -17,6 +17,7 @@ impl Scenario {
             Transport::Tcp => {}
             Transport::Ndp => self.validate_ndp()?,
             Transport::Roce => self.validate_roce()?,
+            Transport::Homa => self.validate_homa()?,
         }
         self.validate_bursts()?;
         self.validate_buffers()?;
