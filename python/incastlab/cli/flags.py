@@ -98,9 +98,10 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--transport",
-        choices=["tcp", "ndp", "roce"],
-        help="transport of the workload: tcp, ndp (trimming switches, receiver pulls) or roce "
-        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false)",
+        choices=["tcp", "ndp", "roce", "homa"],
+        help="transport of the workload: tcp, ndp (trimming switches, receiver pulls), roce "
+        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false) or homa "
+        "(receiver grants, switch priority queues)",
     )
     s.add_argument(
         "--cc",

@@ -93,8 +93,12 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             f"--pcap: captures one run, this asks for {total}; give one sender count "
             "(e.g. --senders 16) and no --vary"
         )
-    if a.pcap and any(sc.transport == "roce" for _, pts in series for sc in pts):
-        raise UsageError("--pcap: RoCE frames have no pcap encoding yet; capture TCP or NDP runs")
+    uncaptured = {sc.transport for _, pts in series for sc in pts} & {"roce", "homa"}
+    if a.pcap and uncaptured:
+        name = "RoCE" if "roce" in uncaptured else "Homa"
+        raise UsageError(
+            f"--pcap: {name} frames have no pcap encoding yet; capture TCP or NDP runs"
+        )
     sim = backends.get("sim", pcap=a.pcap, pcap_at=a.pcap_at)
     try:
         with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as t:

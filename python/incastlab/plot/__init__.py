@@ -49,6 +49,11 @@ def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
         inner.append(values(lambda s: s["roce"]["recovery"].replace("_", "-"), roce))
         fabric = values(lambda s: "lossless" if s["roce"]["lossless"] else "lossy", roce)
         parts.append(f"roce ({', '.join([*inner, fabric])})")
+    homa = [s for s in scenarios if s.get("transport") == "homa"]
+    if homa:
+        levels = values(lambda s: s["homa"]["priorities"], homa)
+        incast = values(lambda s: s["homa"]["incast_threshold"] or "off", homa)
+        parts.append(f"homa ({levels} levels, incast optimization {incast})")
     return "" if omit == "transport" else " and ".join(parts)
 
 
@@ -123,8 +128,8 @@ def scenario_line(r: Result, omit: str = "") -> str:
         nd = s["ndp"]
         parts["buffer"] = f"IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
         del parts["rto_min"]
-    if s.get("transport") == "roce":
-        parts["buffer"] += f", MTU {format_size(s['roce']['mtu'])}"
+    if s.get("transport") in ("roce", "homa"):
+        parts["buffer"] += f", MTU {format_size(s[s['transport']]['mtu'])}"
         del parts["rto_min"]
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"

@@ -165,6 +165,8 @@ pub struct Homa {
     incast_unsched: u64,
     grants: Vec<Grant>,
     stats: HomaReport,
+    /// A capture was asked for (and is refused when the run ends).
+    capture_asked: bool,
 }
 
 impl Transport for Homa {
@@ -244,12 +246,17 @@ impl Transport for Homa {
         }
     }
 
-    fn attach_capture(&mut self, _cap: Capture, _sc: &Scenario) {}
+    fn attach_capture(&mut self, _cap: Capture, _sc: &Scenario) {
+        self.capture_asked = true;
+    }
 
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
-        Some(Err(std::io::Error::other(
-            "Homa runs are not captured (no Homa frame encoding yet)",
-        )))
+        // Homa frames have no pcap encoding yet: say so rather than write an empty file.
+        std::mem::take(&mut self.capture_asked).then(|| {
+            Err(std::io::Error::other(
+                "Homa runs are not captured (no Homa frame encoding yet)",
+            ))
+        })
     }
 
     fn report(&self, run: &Seen<Pkt>) -> Report {

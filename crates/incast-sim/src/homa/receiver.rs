@@ -270,8 +270,8 @@ mod tests {
         let mut m = msgs(&[50_000, 20_000, 30_000, 10_000], 2_000);
         let mut s = Scheduler::new(2, 4, 5_000, 1_000);
         (0..4).for_each(|i| s.add(i));
-        for i in 0..4 {
-            m[i].on_data(1, 0, 1_000);
+        for msg in &mut m {
+            msg.on_data(1, 0, 1_000);
         }
         let mut out = Vec::new();
         s.grant(&mut m, &mut out);

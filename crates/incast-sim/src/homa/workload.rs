@@ -215,6 +215,7 @@ impl Homa {
             incast_unsched: h.incast_unsched_bytes,
             grants: Vec::new(),
             stats,
+            capture_asked: false,
         }
     }
 
