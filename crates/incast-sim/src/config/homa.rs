@@ -36,7 +36,7 @@ section! {
         /// most `unsched_cutoffs[i]` bytes sends its unscheduled packets at the `i`-th level
         /// from the top, larger ones at the lowest unscheduled level. Empty: derived from the
         /// workload's sizes so each level carries the same unscheduled bytes (§3.4).
-        pub unsched_cutoffs: Vec<u64> [Plain] = Vec::new(),
+        pub unsched_cutoffs: Vec<u64> [Sizes] = Vec::new(),
         /// Messages a receiver grants at once, the degree of overcommitment (§3.5). 0: the
         /// number of scheduled levels, the paper's choice.
         pub overcommit: u32 [Plain] = 0,
