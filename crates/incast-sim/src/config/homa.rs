@@ -7,7 +7,7 @@ use super::section::section;
 use super::{bad, ConfigError, Scenario, WorkloadKind, AN_HOUR};
 use crate::units::*;
 
-/// Priority levels a switch port offers (the paper's switches: 8, §2 and §5).
+/// Priority levels a switch port offers (the paper's: 8).
 pub const HOMA_MAX_LEVELS: u32 = crate::net::prio::LEVELS as u32;
 
 section! {
@@ -15,39 +15,39 @@ section! {
     pub struct Homa {
         /// Payload bytes per data packet. 1448 with homa.header_bytes 70 makes the same 1518 B
         /// frames as TCP's defaults, so the two compare packet for packet (the paper's
-        /// simulations send full Ethernet frames, §5.2).
+        /// simulations send full Ethernet frames).
         pub mtu: u64 [Size] = 1448,
         /// Bytes of a data frame beyond its payload (Ethernet, IP, Homa's DATA header, FCS).
         pub header_bytes: u64 [Size] = 70,
         /// Bytes of a GRANT, RESEND or BUSY frame (a minimum Ethernet frame).
         pub control_bytes: u64 [Size] = 64,
         /// Unscheduled bytes a message sends before its first grant: RTTbytes, the bytes the
-        /// sender's link carries in one round trip (§3.2). 0: derived from the topology (the
+        /// sender's link carries in one round trip. 0: derived from the topology (the
         /// host link's rate × the longest round trip of a full data packet and a grant between
-        /// a message's ends); the paper's is 9.7 KB at 10 Gbps (§5.2).
+        /// a message's ends); the paper's simulations use 9.7 KB at 10 Gbps (HomaSimulation's maxOutstandingRecvBytes = 9700B).
         pub rtt_bytes: u64 [Size] = 0,
         /// Priority levels the switches' egress ports serve strictly (1..8): 8 in the paper.
         pub priorities: u32 [Plain] = 8,
         /// Of those, the levels for unscheduled packets (the top ones). 0: derived from the
-        /// workload's message sizes as the paper does (§3.4): the share of unscheduled bytes
+        /// workload's message sizes as the paper does: the share of unscheduled bytes
         /// in the workload times the levels, at least 1 and leaving 1 scheduled level.
         pub unsched_levels: u32 [Plain] = 0,
         /// Message sizes (bytes, ascending) at which an unscheduled level ends: a message of at
         /// most `unsched_cutoffs[i]` bytes sends its unscheduled packets at the `i`-th level
         /// from the top, larger ones at the lowest unscheduled level. Empty: derived from the
-        /// workload's sizes so each level carries the same unscheduled bytes (§3.4).
+        /// workload's sizes so each level carries the same unscheduled bytes, as the paper allocates them.
         pub unsched_cutoffs: Vec<u64> [Sizes] = Vec::new(),
-        /// Messages a receiver grants at once, the degree of overcommitment (§3.5). 0: the
+        /// Messages a receiver grants at once, the degree of overcommitment. 0: the
         /// number of scheduled levels, the paper's choice.
         pub overcommit: u32 [Plain] = 0,
-        /// The incast optimization (§3.6): a client with at least this many RPCs outstanding
+        /// The paper's incast optimization: a client with at least this many RPCs outstanding
         /// marks its new ones so their responses send only homa.incast_unsched_bytes
         /// unscheduled. The paper gives no number; 0: off.
         pub incast_threshold: u32 [Plain] = 0,
-        /// Unscheduled bytes of a marked response: "a few hundred bytes" in the paper (§3.6).
+        /// Unscheduled bytes of a marked response: a few hundred bytes, as the paper suggests; 300 is incastlab's choice.
         pub incast_unsched_bytes: u64 [Size] = 300,
         /// A receiver that has heard nothing of a message missing granted bytes for this long
-        /// sends a RESEND for them (§3.7); a sender busy with shorter messages answers BUSY.
+        /// sends a RESEND for them; a sender busy with shorter messages answers BUSY.
         /// The paper sets no value for its simulations; incastlab's 1 ms is well above the
         /// wait of a granted message's packets behind higher levels (an RTT per overcommitted
         /// message) and far below TCP's 200 ms minimum RTO.

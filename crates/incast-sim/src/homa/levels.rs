@@ -1,4 +1,4 @@
-//! Which level each packet goes at (Montazeri et al., SIGCOMM 2018, §3.4): the top
+//! Which level each packet goes at (Montazeri et al., SIGCOMM 2018, its priority allocation): the top
 //! `unsched` levels carry unscheduled packets, a shorter message's higher, split at size
 //! cutoffs so each level carries about the same unscheduled bytes of the workload; the levels
 //! below carry scheduled packets, as the receivers grant them.

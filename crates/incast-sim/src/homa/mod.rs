@@ -8,11 +8,11 @@
 //!   (one per sender), a synchronized read's (one per server per block), a flow schedule's
 //!   (one per flow). The client knows of it from the moment it is posted (it issued the
 //!   request), which starts its resend timer; the request itself is not simulated.
-//! - The incast optimization (§3.6): a client with `homa.incast_threshold` responses
+//! - The incast optimization (the paper's incast section): a client with `homa.incast_threshold` responses
 //!   outstanding marks the next requests, so their responses send only
 //!   `homa.incast_unsched_bytes` unscheduled.
 //! - A host's NIC holds one data packet at a time and takes the next from the outgoing
-//!   message with the fewest bytes left (§3.3); GRANT, RESEND and BUSY go at the top level.
+//!   message with the fewest bytes left (the paper's sender); GRANT, RESEND and BUSY go at the top level.
 //! - Frames: payload plus `homa.header_bytes`; control frames `homa.control_bytes`.
 //! - Routes are per message (ECMP drawn at set-up from stream 18, Homa's).
 //!

@@ -1,14 +1,14 @@
 //! The receiving end of Homa (clock-free): each incoming message's packets and grants, the
 //! host's grant scheduler, and the resend timer (Montazeri et al., SIGCOMM 2018).
 //!
-//! - §3.3–3.4: a receiver grants the message with the fewest bytes still to arrive first
+//! - Flow control and priorities: a receiver grants the message with the fewest bytes still to arrive first
 //!   (SRPT), keeping RTTbytes granted beyond what has arrived, so a granted message never
 //!   idles its sender; the levels of scheduled packets come from the receiver too.
-//! - §3.5: it grants `overcommit` messages at once, so a sender busy elsewhere does not waste
+//! - Overcommitment: it grants `overcommit` messages at once, so a sender busy elsewhere does not waste
 //!   the receiver's link. Of the granted messages the shortest gets the highest scheduled
 //!   level, and when fewer are granted than there are levels they take the lowest ones, so a
 //!   shorter message arriving later can still go above them.
-//! - §3.7: a message missing granted bytes, of which nothing has arrived for the resend
+//! - Lost packets: a message missing granted bytes, of which nothing has arrived for the resend
 //!   timeout, is asked for again (RESEND); a BUSY from its sender restarts the wait.
 
 use crate::units::SimTime;

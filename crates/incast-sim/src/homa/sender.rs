@@ -1,6 +1,6 @@
 //! The sending end of one Homa message (clock-free): its unscheduled bytes go at once, the
 //! rest as the receiver grants them, each packet at the level the receiver chose; a RESEND
-//! asks for a range again (Montazeri et al., SIGCOMM 2018, §3.2–3.7).
+//! asks for a range again (Montazeri et al., SIGCOMM 2018, the design section).
 //!
 //! Bytes are counted in whole packets: packet `k` carries bytes `k·mtu ..` of the message, so a
 //! grant or a RESEND that ends inside a packet covers that packet.
@@ -63,7 +63,7 @@ impl Sender {
         self.resend.is_some() || (self.next < self.granted && self.next < self.bytes.max(1))
     }
 
-    /// Bytes never sent: the sender's SRPT key (§3.3: a sender transmits the message with the
+    /// Bytes never sent: the sender's SRPT key (the paper: a sender transmits the message with the
     /// fewest remaining bytes first).
     #[inline]
     pub fn remaining(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! Strict-priority egress ports: [`LEVELS`] FIFO queues in front of a link, the highest
 //! non-empty one served first, as the 8 priority levels of commodity switches that Homa uses
 //! (Montazeri et al., "Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network
-//! Priorities", SIGCOMM 2018, §2: "switches ... typically support 8–16 priority levels").
+//! Priorities", SIGCOMM 2018: commodity switches offer several priority levels, 8 in its design).
 //!
 //! Like NDP's trimming port ([`super::trim`]) the port holds the queues and uses its [`Link`]
 //! for serialization and the pipe only (the link's own drop-tail queue stays empty). The port's
