@@ -59,6 +59,9 @@ class Case:
     size: int  # bytes per flow
     end_us: int  # htsim's -end
     timed: bool = False  # compare the whole process's time and memory
+    q: int = 0  # Swift: switch queues in packets of SWIFT_MTU (htsim's -q)
+    gbps: int = 100  # Swift: every link's rate (htsim's -linkspeed)
+    cwnd: int = 15  # Swift: initial window in packets (htsim's -cwnd)
 
 
 CASES = {
@@ -67,7 +70,18 @@ CASES = {
     "roce_432_256": Case("none", 432, 12, 256, 1_000_000, 100_000),
     "hpcc_432_256": Case("hpcc", 432, 12, 256, 1_000_000, 100_000),
     "roce_8192_1000": Case("none", 8192, 32, 1000, 270_000, 1_000_000, timed=True),
+    # Swift at the smallest queues where htsim's Swift completes every flow (390 and 3253
+    # packets; below, a flow that takes a timeout never completes in htsim).
+    "swift_128_32": Case("swift", 128, 8, 32, 1_000_000, 100_000, q=512),
+    "swift_432_256": Case("swift", 432, 12, 256, 1_000_000, 100_000, q=4096),
+    # 1000:1 at 10 Gbps: with W0 15 htsim's Swift leaves 11 flows unfinished (spurious timeouts
+    # of its 1 ms initial RTO); with W0 1 it completes them all.
+    "swift_8192_1000": Case(
+        "swift", 8192, 32, 1000, 270_000, 400_000, timed=True, q=16384, gbps=10, cwnd=1
+    ),
 }
+
+SWIFT_MTU = 4000  # htsim's Swift: bytes per data packet on the wire, payload and all
 
 MTU = 9000  # htsim's -mtu default: payload bytes per data packet
 
@@ -99,8 +113,59 @@ def sources(cm: Path) -> list[int]:
     return out
 
 
+def swift_scenario(name: str, case: Case, hosts: list[int]) -> str:
+    """The incastlab scenario of a Swift case, as TOML: htsim's main_swift set-up."""
+    return "\n".join(
+        [
+            f"# {name}: Swift, {case.senders}:1 incast of {case.size:,} B on htsim's",
+            f"# {case.hosts}-host 3-tier fat tree (k = {case.k}) at {case.gbps} Gbps, as htsim's",
+            f"# main_swift runs it with -q {case.q} (benchmarks/htsim_peer.py). The receiver",
+            "# is host 0, the senders the hosts htsim's gen_incast.py (seed 13) picks.",
+            "# htsim's Swift: 4000 B packets (no header), 40 B ACKs, its initial window, drop-tail",
+            "# queues of q packets (random drops only in the top 3, never reached here); the",
+            "# swift section's defaults are htsim's constants.",
+            f"#   incast sim benchmarks/htsim_peer/{name}.toml",
+            "seed = 1",
+            'transport = "swift"',
+            "",
+            "[topology]",
+            'kind = "fat_tree"',
+            f"fat_tree_k = {case.k}",
+            f"senders = {case.senders}",
+            'placement = "listed"',
+            f"listed_hosts = {json.dumps([0, *hosts])}",
+            f'link = "{case.gbps}Gbps"',
+            f'receiver_link = "{case.gbps}Gbps"',
+            'link_delay = "1us"',
+            f'buffer = "{case.q * SWIFT_MTU}B"',
+            "",
+            "[tcp]",
+            'phy_overhead = "0B"',
+            "",
+            "[swift]",
+            f'mtu = "{SWIFT_MTU}B"',
+            'header_bytes = "0B"',
+            'ack_bytes = "40B"',
+            f"initial_window = {case.cwnd:.1f}",
+            "# htsim checks its Swift timers every 10 ms (SwiftRtxTimerScanner): no timeout",
+            "# fires sooner, which keeps its drop-free runs free of spurious timeouts. Its own",
+            "# initial 1 ms and minimum 100 µs (the swift defaults) would fire while the first",
+            "# round trip's queue drains (13 MB, 1 ms at 256:1; 4 MB, 3.2 ms at 1000:1).",
+            'rto_initial = "10ms"',
+            'rto_min = "10ms"',
+            "",
+            "[workload]",
+            'kind = "incast"',
+            f'flow_size = "{-(-case.size // SWIFT_MTU) * SWIFT_MTU}B"',
+            "",
+        ]
+    )
+
+
 def scenario(name: str, case: Case, hosts: list[int], pad: bool) -> str:
     """The incastlab scenario of a case, as TOML."""
+    if case.cc == "swift":
+        return swift_scenario(name, case, hosts)
     size = padded(case.size) if pad else case.size
     hpcc = case.cc == "hpcc"
     what = "HPCC" if hpcc else "RoCE without congestion control"
@@ -222,9 +287,13 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
 
 
 def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
-    binary = dc / ("htsim_hpcc" if case.cc == "hpcc" else "htsim_roce")
+    binary = dc / {"hpcc": "htsim_hpcc", "swift": "htsim_swift"}.get(case.cc, "htsim_roce")
     cmd = [str(binary), "-o", str(work / "htsim.dat"), "-nodes", str(case.hosts), "-tm", str(cm)]
-    cmd += ["-strat", "ecmp_host", "-paths", "256", "-q", "10000", "-linkspeed", "100000"]
+    if case.cc == "swift":  # flow size in packets, queues in packets of its MTU
+        cmd += ["-flowsize", str(-(-case.size // SWIFT_MTU)), "-q", str(case.q)]
+        cmd += ["-linkspeed", str(case.gbps * 1000), "-cwnd", str(case.cwnd)]
+    else:
+        cmd += ["-strat", "ecmp_host", "-paths", "256", "-q", "10000", "-linkspeed", "100000"]
     cmd += ["-end", str(case.end_us)]
     print("  htsim:", "HTSIM_PIN_TIME=1", " ".join(cmd), file=sys.stderr)
     env = {**os.environ, "HTSIM_PIN_TIME": "1"}

@@ -54,6 +54,21 @@ def test_a_cdf_file_beside_the_scenario_is_read_and_its_points_kept(tmp_path: Pa
     assert again.normalized() == sc.normalized()
 
 
+def test_both_cdf_keys_read_one_format_units_and_percentages_included(tmp_path: Path) -> None:
+    """flows.size_cdf and workload.query_size_cdf take the same files and points, read by
+    the core's one parser: sizes with units or in bytes, percentages or fractions."""
+    (tmp_path / "rich.cdf").write_text("# size percent\n2KB 60\n100KB, 90\n1MB 100\n")
+    want = [[2000, 0.6], [100_000, 0.9], [1_000_000, 1.0]]
+    points = [["2KB", 60], [100000, "90"], ["1MB", 100]]
+    for value in (str(tmp_path / "rich.cdf"), points):
+        flows = from_dict({**SMALL, "flows": {**SMALL["flows"], "size_cdf": value}})
+        assert flows.normalized()["flows"]["size_cdf"] == want
+        queries = from_dict({"workload": {"kind": "queries", "query_size_cdf": value}})
+        assert queries.normalized()["workload"]["query_size_cdf"] == want
+    with pytest.raises(incastlab.ScenarioError, match=r"^flows.size_cdf: point 1: unknown size"):
+        from_dict({"flows": {"size_cdf": [[1000, 0.5], ["2 parsecs", 1]]}})
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,11 +92,48 @@ def test_the_table_fits_100_columns_and_names_each_remedys_keys(
     assert "skipped" not in out.err
 
 
+def test_the_plot_draws_every_remedy_that_ran(tmp_path: Path) -> None:
+    """The RDMA chart: one bar per remedy in each of its three panels (last flow, paused
+    time, unfinished flows), the baseline among them, written as a PNG of some substance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from incastlab.plot import mitigations
+
+    figures: list[Any] = []
+    save = mitigations.save_figure
+
+    def keep(fig: Any, path: Any) -> Path:
+        figures.append(fig)
+        return save(fig, path)
+
+    png = tmp_path / "rdma.png"
+    argv = ["mitigate", *INCAST, "--only", "hpcc,dcqcn", "--workers", "1", "-q", "--plot", str(png)]
+    mp = pytest.MonkeyPatch()
+    mp.setattr(mitigations, "save_figure", keep)
+    try:
+        assert main(argv) == 0
+    finally:
+        mp.undo()
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000, len(data)
+    (fig,) = figures
+    panels = fig.axes
+    assert len(panels) == 3
+    labels = [t.get_text() for t in panels[0].get_yticklabels()]
+    assert sorted(labels) == ["baseline", "dcqcn", "hpcc"]
+    assert all(len(ax.patches) == 3 for ax in panels)
+    xlabels = " ".join(ax.get_xlabel() for ax in panels)
+    assert "last flow" in xlabels and "paused" in xlabels and "unfinished" in xlabels
+    plt.close(fig)
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
         (["--only", "dctcp"], "--only: 'dctcp' is not a remedy of an RDMA scenario"),
-        (["--plot", "m.png"], "--plot draws TCP's ranking"),
         (["--set", "topology.pfc_xoff=200KB"], "topology.pfc_xoff: must be between"),
         (["--set", "topology.pfc=false"], "roce.lossless"),
     ],

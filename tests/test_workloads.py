@@ -128,7 +128,7 @@ def test_query_sizes_from_an_empirical_cdf_file(tmp_path: Path) -> None:
     [
         ("missing.cdf", "cannot read CDF file"),
         ([[100, 0.5], [50, 1.0]], "workload.query_size_cdf: point 1: sizes must increase"),
-        ([[100, 0.5]], "workload.query_size_cdf: the last probability must be 1"),
+        ([[100, 0.5]], "workload.query_size_cdf: point 0: the last probability must be 1"),
         ([["10 parsecs", 1.0]], "workload.query_size_cdf: point 0"),
     ],
 )

@@ -11,15 +11,18 @@ whatever order they finish in: the output does not depend on the number of worke
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import multiprocessing
 import os
 import queue
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # A pool's machinery (multiprocessing, concurrent.futures: pickle, socket, logging) is
+    # imported when a pool starts: one run, as `incast sim` mostly makes, runs here without it.
+    import concurrent.futures as cf
 
 #: How often a parent waiting on workers looks up (and so notices Ctrl-C), seconds.
 POLL_S = 0.2
@@ -102,6 +105,9 @@ class Pool:
     """A process pool whose workers ignore Ctrl-C, and which stops at once when asked."""
 
     def __init__(self, workers: int) -> None:
+        import concurrent.futures as cf
+        import multiprocessing
+
         # Spawned, not forked: the parent may hold threads (the progress bar) and a fork
         # would copy their locks.
         self._pool = cf.ProcessPoolExecutor(
@@ -132,7 +138,9 @@ class Pool:
             manager.join(timeout=5)
             if not manager.is_alive():
                 # Its pipe may be closed under the exit hook's feet: forget it.
-                wakeups = getattr(cf.process, "_threads_wakeups", None)
+                import concurrent.futures.process
+
+                wakeups = getattr(concurrent.futures.process, "_threads_wakeups", None)
                 if wakeups is not None:
                     wakeups.pop(manager, None)
 
@@ -201,6 +209,8 @@ def run_all(
         except KeyboardInterrupt:
             raise Interrupted(done, len(jobs)) from None
         return [done[i] for i in range(len(jobs))]
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with process_pool(n) as pool:
             futures = {pool.submit(fn, *job): i for i, job in enumerate(jobs)}
@@ -208,7 +218,7 @@ def run_all(
                 i = futures[fut]
                 try:
                     done[i] = fut.result()
-                except cf.process.BrokenProcessPool:
+                except BrokenProcessPool:
                     raise WorkerDied(
                         "a worker process ended without an answer (killed, or out of memory?); "
                         f"{len(done)} of {len(jobs)} runs had finished"

@@ -26,7 +26,8 @@ use boundary::{MonitorError, ScenarioError, SimulationError, TraceError};
 use mesh::{nearest_rank, shuffle_layout, PyKvCluster, PyMesh, PyShuffleCluster};
 use real::{check_congestion, netns_read, run_bench, serve, PyBlockServers, PyMonitor};
 use sim::{
-    block_split, defaults, describe, host_rate_cap_bps, normalize, rto_timer, simulate, validate,
+    block_split, defaults, describe, host_rate_cap_bps, normalize, rto_timer, simulate, size_cdf,
+    validate,
 };
 use trace::analyze_pcap;
 
@@ -47,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(block_split, m)?)?;
     m.add_function(wrap_pyfunction!(rto_timer, m)?)?;
+    m.add_function(wrap_pyfunction!(size_cdf, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema::report_columns, m)?)?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;

@@ -141,3 +141,22 @@ pub(crate) fn host_rate_cap_bps(
         .map_err(|e| scenario_error(py, &e))?;
     Ok(sc.topology.host_rate_cap.map(|c| c.of(link_bps)))
 }
+
+/// The (bytes, probability) points of a CDF of sizes, read by the one parser of
+/// `incast_workload::cdf` (units, percentages, the rules of order and range): `source` is a
+/// file's text (an error names the line) or a list of (size, probability) pairs written as
+/// text (an error names the point). `ValueError` with one line otherwise.
+#[pyfunction]
+pub(crate) fn size_cdf(source: &Bound<'_, PyAny>) -> PyResult<Vec<(u64, f64)>> {
+    use incast_workload::cdf::Cdf;
+    let cdf = if let Ok(text) = source.extract::<String>() {
+        Cdf::parse(&text)
+    } else {
+        let fields: Vec<(String, String)> = source.extract().map_err(|_| {
+            PyValueError::new_err("expected a CDF file's text or (size, probability) pairs")
+        })?;
+        Cdf::from_fields(&fields)
+    };
+    cdf.map(|c| c.points().to_vec())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}

@@ -31,6 +31,7 @@ pub mod roce;
 pub mod routing;
 pub mod simulation;
 pub mod slowdown;
+pub mod swift;
 pub mod tcp;
 pub mod topology;
 pub mod transports;

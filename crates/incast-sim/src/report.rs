@@ -81,7 +81,8 @@ pub struct FabricReport {
     pub ecn_marks: u64,
     /// Flows whose packets were held at paused links (under PFC).
     pub paused_flows: u64,
-    /// Paused flows that do not cross the receiver's port: victims of congestion spreading.
+    /// Paused flows held by a pause that spread back from a congested egress they do not
+    /// cross (each flow judged against its own route): victims of congestion spreading.
     pub victim_flows: u64,
     /// The victims' flow numbers.
     pub victims: Vec<u32>,
@@ -192,9 +193,29 @@ pub struct Report {
     /// RoCE's counters, when the transport is RoCE (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roce: Option<RoceReport>,
+    /// Swift's counters, when the transport is Swift (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swift: Option<SwiftReport>,
     /// Homa's counters, when the transport is Homa (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homa: Option<HomaReport>,
+}
+
+/// What Swift's endpoints did (the workload's connections, both directions).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct SwiftReport {
+    /// Data packets sent, retransmissions included.
+    pub data_packets: u64,
+    /// ACKs the receivers sent (one per data packet).
+    pub acks: u64,
+    /// Fast recoveries (duplicate ACKs) entered.
+    pub fast_recoveries: u64,
+    /// Smallest congestion window any connection reached, packets.
+    pub lowest_cwnd: f64,
+    /// Connections whose window went below one packet (so they paced).
+    pub paced_flows: u64,
+    /// Packets (data or ACK) the network dropped.
+    pub dropped: u64,
 }
 
 /// What NDP's switches and endpoints did.
@@ -241,8 +262,8 @@ pub struct RoceReport {
     pub cnps_sent: u64,
     /// CNPs that reached their senders.
     pub cnps_received: u64,
-    /// Data packets the receivers discarded: duplicates, and under go-back-N those past a
-    /// gap.
+    /// Data packets the receivers discarded: duplicates, under go-back-N those past a gap,
+    /// under selective repeat those past the receive bitmap (`roce.sack_bitmap`).
     pub discarded: u64,
     /// Packets (data or control) the network dropped.
     pub dropped: u64,
@@ -385,6 +406,7 @@ impl Report {
             fabric: None,
             fct_slowdown: None,
             roce: None,
+            swift: None,
             homa: None,
         }
     }

@@ -43,6 +43,8 @@ pub enum Stream {
     FlowIncast,
     /// RoCE's draws: 0 the servers' response jitter, 1 the queue pairs' set-up (ECMP paths).
     Roce(u32),
+    /// Swift's draws: the ECMP path of one connection (both directions).
+    Swift(u32),
     /// Homa's draws: 0 the servers' response jitter, 1 the messages' ECMP paths.
     Homa(u32),
 }
@@ -67,6 +69,7 @@ impl Stream {
             Stream::FlowArrivals(h) => (13, h),
             Stream::FlowIncast => (14, 0),
             Stream::Roce(i) => (15, i),
+            Stream::Swift(c) => (16, c),
             Stream::Homa(i) => (18, i),
         };
         (purpose << 32) + index as u64

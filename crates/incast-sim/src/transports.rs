@@ -14,6 +14,7 @@ pub(crate) fn run(sc: Scenario) -> Result<Box<dyn Running>, SimError> {
         Transport::Tcp => Box::new(Engine::<crate::tcp::Tcp>::new(sc)?),
         Transport::Ndp => Box::new(Engine::<crate::ndp::Ndp>::new(sc)?),
         Transport::Roce => Box::new(Engine::<crate::roce::Roce>::new(sc)?),
+        Transport::Swift => Box::new(Engine::<crate::swift::Swift>::new(sc)?),
         Transport::Homa => Box::new(Engine::<crate::homa::Homa>::new(sc)?),
     })
 }

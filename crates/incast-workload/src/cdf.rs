@@ -1,11 +1,17 @@
 //! Flow-size distributions as files: an empirical CDF of sizes, its mean, its draws, and the
 //! built-in distributions of the papers (`websearch`, `hadoop`).
 //!
-//! A CDF file has one point per line, `bytes cumulative-probability`, separated by spaces,
-//! tabs or a comma; `#` starts a comment. Sizes are whole bytes and increase; probabilities
-//! are in [0, 1], never decrease, and the last is 1. Sizes between two points are uniform
-//! (linear interpolation of the CDF); the first point's probability is a mass at its size.
-//! One parser for the built-in files and for a user's, so both are refused alike.
+//! A CDF file has one point per line, `size cumulative-probability`, separated by spaces,
+//! tabs or a comma; `#` starts a comment. A size carries a unit (`10KB` is 10,000 bytes,
+//! `1.5MiB` is 1,572,864) or is a bare whole number of bytes, as in the CDF files that
+//! circulate with DCTCP, pFabric and HPCC workloads. Probabilities are fractions in [0, 1], or
+//! percentages when the last one is 100. Sizes increase, probabilities never decrease, the last
+//! is 1. Sizes between two points are uniform (linear interpolation of the CDF); the first
+//! point's probability is a mass at its size.
+//!
+//! One parser for the built-in files and for a user's, for `flows.size_cdf` and
+//! `workload.query_size_cdf` alike (the Python layer calls it through `incastlab._core`), so
+//! every CDF is read and refused alike.
 
 use std::fmt;
 
@@ -73,7 +79,7 @@ impl Cdf {
 
     /// The CDF a file's text describes; errors name the line.
     pub fn parse(text: &str) -> Result<Cdf, CdfError> {
-        let mut points = Vec::new();
+        let mut rows = Vec::new();
         let mut lines = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let n = i + 1;
@@ -82,38 +88,40 @@ impl Cdf {
             match cols.as_slice() {
                 [] => continue,
                 [size, p] => {
-                    let size: u64 = size.parse().map_err(|_| {
-                        err(
-                            Some(n),
-                            true,
-                            format!("size must be whole bytes, got {size:?}"),
-                        )
-                    })?;
-                    let p: f64 = p.parse().map_err(|_| {
-                        err(Some(n), true, format!("expected a probability, got {p:?}"))
-                    })?;
-                    points.push((size, p));
+                    rows.push(point(size, p).map_err(|what| err(Some(n), true, what))?);
                     lines.push(n);
                 }
                 _ => {
-                    let shown: String = data.trim().chars().take(60).collect();
-                    return Err(err(
-                        Some(n),
-                        true,
-                        format!("expected two columns 'bytes probability', got {shown:?}"),
-                    ));
+                    let what = format!(
+                        "expected two columns 'size probability', got {}",
+                        shown(data.trim())
+                    );
+                    return Err(err(Some(n), true, what));
                 }
             }
         }
-        Cdf::checked(points).map_err(|e| match e.at {
+        Cdf::checked(percentages(rows)).map_err(|e| match e.at {
             Some(i) => err(lines.get(i).copied(), true, e.what),
             None => err(lines.last().copied(), true, e.what),
         })
     }
 
-    /// The CDF of `points`; errors name the point.
+    /// The CDF of `points` in bytes; errors name the point.
     pub fn from_points(points: &[(u64, f64)]) -> Result<Cdf, CdfError> {
         Cdf::checked(points.to_vec())
+    }
+
+    /// The CDF of points written as text, `(size, probability)` as a file's columns would
+    /// hold them (`("10KB", "0.5")`, `("1000", "50")`); errors name the point.
+    pub fn from_fields<S: AsRef<str>>(fields: &[(S, S)]) -> Result<Cdf, CdfError> {
+        let mut rows = Vec::with_capacity(fields.len().min(MAX_POINTS + 1));
+        for (i, (size, p)) in fields.iter().enumerate() {
+            rows.push(point(size.as_ref(), p.as_ref()).map_err(|w| err(Some(i), false, w))?);
+            if rows.len() > MAX_POINTS {
+                return Err(err(None, false, format!("at most {MAX_POINTS} points")));
+            }
+        }
+        Cdf::checked(percentages(rows))
     }
 
     fn checked(points: Vec<(u64, f64)>) -> Result<Cdf, CdfError> {
@@ -189,6 +197,137 @@ impl Cdf {
     }
 }
 
+/// Most characters of a user's text repeated in a message.
+const SHOWN_CHARS: usize = 60;
+
+/// `text` quoted, cut to [`SHOWN_CHARS`] characters (a 5,000-digit size is named, not echoed).
+fn shown(text: &str) -> String {
+    let cut: String = text.chars().take(SHOWN_CHARS).collect();
+    if cut.len() < text.len() {
+        format!("{cut:?}… ({} characters)", text.chars().count())
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// Size units: SI (`KB` = 1000) and binary (`KiB` = 1024), as everywhere in incastlab.
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+
+/// Bytes in a size: a bare whole number (`1448`) or a number with a unit (`10KB`, `1.5MiB`,
+/// `2e3B`), read exactly (decimal digits, no floating point) and whole.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let units: Vec<&str> = SIZE_UNITS.iter().map(|(u, _)| *u).collect();
+    let expected = || {
+        format!(
+            "expected a size in bytes or with a unit ({}), got {}",
+            units.join(", "),
+            shown(text)
+        )
+    };
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(t.len());
+    let (num, unit) = (t[..split].trim_end(), &t[split..]);
+    let scale = match unit {
+        "" => 1,
+        u => match SIZE_UNITS.iter().find(|(name, _)| *name == u) {
+            Some(&(_, scale)) => scale,
+            None => {
+                return Err(format!(
+                    "unknown size unit {} in {}; allowed: {}",
+                    shown(u),
+                    shown(text),
+                    units.join(", ")
+                ))
+            }
+        },
+    };
+    // The number: digits with at most one point, then an optional exponent.
+    let (mantissa, exp) = match num.find(['e', 'E']) {
+        Some(i) => (
+            &num[..i],
+            num[i + 1..].parse::<i32>().map_err(|_| expected())?,
+        ),
+        None => (num, 0),
+    };
+    let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_ok = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && frac.is_empty() || !digits_ok(whole) || !digits_ok(frac) {
+        return Err(expected());
+    }
+    if unit.is_empty() && (!frac.is_empty() || exp != 0 || mantissa.contains('.')) {
+        return Err(format!(
+            "a size without a unit is whole bytes, got {}",
+            shown(text)
+        ));
+    }
+    let too_large = || format!("{} is too large: at most 2^40 bytes", shown(text));
+    // value = digits × 10^(exp − frac digits) × scale, exactly, in 128 bits.
+    let digits = format!("{whole}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let mut value: u128 = if digits.is_empty() {
+        0
+    } else {
+        if digits.len() > 30 {
+            return Err(too_large());
+        }
+        digits.parse().map_err(|_| expected())?
+    };
+    value *= scale as u128;
+    let shift = exp as i64 - frac.len() as i64;
+    if value != 0 && shift > 0 {
+        for _ in 0..shift {
+            value = value
+                .checked_mul(10)
+                .filter(|v| *v <= MAX_SIZE as u128)
+                .ok_or_else(too_large)?;
+        }
+    } else if value != 0 {
+        let div = 10u128.checked_pow((-shift) as u32).filter(|_| -shift <= 38);
+        match div {
+            Some(d) if value.is_multiple_of(d) => value /= d,
+            _ => return Err(format!("{} is not a whole number of bytes", shown(text))),
+        }
+    }
+    u64::try_from(value)
+        .ok()
+        .filter(|v| *v <= MAX_SIZE)
+        .ok_or_else(too_large)
+}
+
+/// One point from its two columns.
+fn point(size: &str, p: &str) -> Result<(u64, f64), String> {
+    let size = parse_size(size)?;
+    let p: f64 = p
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p: &f64| p.is_finite())
+        .ok_or_else(|| format!("expected a probability, got {}", shown(p)))?;
+    Ok((size, p))
+}
+
+/// Probabilities as fractions: percentages (the last one is 100) divided by 100.
+fn percentages(mut rows: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
+    if rows.last().is_some_and(|&(_, p)| p == 100.0) {
+        for (_, p) in &mut rows {
+            *p /= 100.0;
+        }
+    }
+    rows
+}
+
 /// 64 random bits as a uniform number in [0, 1) (their top 53 bits).
 #[inline]
 pub fn unit(bits: u64) -> f64 {
@@ -236,10 +375,24 @@ mod tests {
             e.to_string(),
             "line 2: the last probability must be 1, got 0.9"
         );
-        let e = Cdf::parse("1KB 0.5\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "line 1: size must be whole bytes, got \"1KB\""
+        let e = Cdf::parse("1 parsec 0.5\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("line 1: expected two columns"),
+            "{e}"
+        );
+        let e = Cdf::parse("1parsec 0.5\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("line 1: unknown size unit \"parsec\""),
+            "{e}"
+        );
+        let e = Cdf::parse("10 nan\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 1: expected a probability, got \"nan\"");
+        let e = Cdf::parse(&format!("{} 1\n", "9".repeat(5000))).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("(5000 characters) is too large: at most 2^40 bytes"),
+            "{e}"
         );
         let e = Cdf::parse("100 0.5 7\n").unwrap_err();
         assert!(
@@ -251,6 +404,64 @@ mod tests {
             "no points"
         );
         let e = Cdf::from_points(&[(10, 0.5), (5, 1.0)]).unwrap_err();
+        assert_eq!(e.to_string(), "point 1: sizes must increase: 5 after 10");
+    }
+
+    #[test]
+    fn sizes_carry_units_or_are_whole_bytes_read_exactly() {
+        assert_eq!(parse_size("1448"), Ok(1448));
+        assert_eq!(parse_size("10KB"), Ok(10_000));
+        assert_eq!(parse_size(" 1.5MiB "), Ok(1_572_864));
+        assert_eq!(parse_size("2e3B"), Ok(2000));
+        assert_eq!(parse_size(".5KB"), Ok(500));
+        assert_eq!(parse_size("1TiB"), Ok(MAX_SIZE));
+        assert!(parse_size("1.5").unwrap_err().contains("whole bytes"));
+        assert!(parse_size("0.5B")
+            .unwrap_err()
+            .contains("not a whole number of bytes"));
+        assert!(parse_size("1.0000001KB")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_size("2TiB").unwrap_err().contains("too large"));
+        assert!(parse_size("1e99KB").unwrap_err().contains("too large"));
+        assert!(parse_size("1e-99KB")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_size("KB").unwrap_err().starts_with("expected a size"));
+        assert!(parse_size("1..2KB")
+            .unwrap_err()
+            .starts_with("expected a size"));
+        assert!(parse_size("-5KB")
+            .unwrap_err()
+            .starts_with("expected a size"));
+        assert!(parse_size("5kb")
+            .unwrap_err()
+            .starts_with("unknown size unit"));
+    }
+
+    #[test]
+    fn units_and_percentages_read_as_the_same_points_as_bytes_and_fractions() {
+        let bytes = Cdf::parse("2000 0.6\n100000 0.9\n1000000 1\n").unwrap();
+        let rich = Cdf::parse("# size  percent\n2KB 60\n100KB, 90\n1MB 100\n").unwrap();
+        assert_eq!(rich, bytes);
+        assert_eq!(
+            rich.points(),
+            [(2000, 0.6), (100_000, 0.9), (1_000_000, 1.0)]
+        );
+        let fields = Cdf::from_fields(&[("2KB", "60"), ("100000", "90"), ("1MB", "100")]);
+        assert_eq!(fields.unwrap(), bytes);
+        // Percentages only when the last is 100: a last 1 keeps fractions (and 60 is refused).
+        let e = Cdf::parse("2KB 60\n1MB 1\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1: probability must be in [0, 1], got 60"
+        );
+        let e = Cdf::from_fields(&[("10 parsecs", "1")]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("point 0: unknown size unit"),
+            "{e}"
+        );
+        let e = Cdf::from_fields(&[("10", "0.5"), ("5", "1")]).unwrap_err();
         assert_eq!(e.to_string(), "point 1: sizes must increase: 5 after 10");
     }
 

@@ -2,91 +2,127 @@
 one place where errors become exit codes.
 
 Each command module is light to import (argparse and these modules only); a command imports
-what it needs (numpy, pyarrow, pandas, matplotlib, rich) when it runs, so ``incast --help``
-answers at once.
+what it needs (numpy, pyarrow, pandas, matplotlib) when it runs, so ``incast --help`` answers
+at once. A run of one command imports that command's module and builds its parser alone (the
+others' flags cost as much to build as a small simulation to run), and rich only once there is
+something to print.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from incastlab import _core
 from incastlab.backends import BackendFailed, BackendUnavailable, UnknownBackend
-from incastlab.cli import (
-    jobs,
-    model,
-    monitor,
-    plot,
-    real,
-    reproduce,
-    scenario,
-    sim,
-    studies,
-    sweep,
-    trace,
-    validate,
-)
 from incastlab.cli.common import Parser, UsageError, print_error
 from incastlab.parallel import WorkerDied
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-#: Subcommands with parsers of their own, read before the main parser.
-NESTED: dict[tuple[str, str], Callable[[Sequence[str], Console, Console], int]] = {
-    ("model", "calibrate"): model.cmd_calibrate,
-    ("model", "rto-random"): model.cmd_rto_random,
+#: Each command: the module of ``incastlab.cli`` and its function that adds the command's
+#: parser, in the order ``incast --help`` lists them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sim": ("sim", "add_sim_parser"),
+    "scenario": ("scenario", "add_scenario_parser"),
+    "model": ("model", "add_model_parser"),
+    "mitigate": ("studies", "add_mitigate_parser"),
+    "emulate": ("real", "add_emulate_parser"),
+    "compare": ("studies", "add_compare_parser"),
+    "validate": ("validate", "add_validate_parser"),
+    "sweep": ("sweep", "add_sweep_parser"),
+    "results": ("sweep", "add_results_parser"),
+    "plot": ("plot", "add_plot_parser"),
+    "report": ("plot", "add_report_parser"),
+    "reproduce": ("reproduce", "add_reproduce_parser"),
+    "jobs": ("jobs", "add_jobs_parser"),
+    "serve": ("real", "add_serve_parser"),
+    "bench": ("real", "add_bench_parser"),
+    "pcap": ("trace", "add_pcap_parser"),
+    "monitor": ("monitor", "add_monitor_parser"),
+}
+
+#: Subcommands with parsers of their own, read before the main parser: their module and
+#: function.
+NESTED: dict[tuple[str, str], tuple[str, str]] = {
+    ("model", "calibrate"): ("model", "cmd_calibrate"),
+    ("model", "rto-random"): ("model", "cmd_rto_random"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _function(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f"incastlab.cli.{module}"), name)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone (all a run of it reads)."""
     p = Parser(
         prog="incast",
         description="incastlab: predict, simulate and measure TCP incast.",
     )
     p.add_argument("--version", action="version", version=f"incastlab {_core.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (
-        sim.add_sim_parser,
-        scenario.add_scenario_parser,
-        model.add_model_parser,
-        studies.add_mitigate_parser,
-        real.add_emulate_parser,
-        studies.add_compare_parser,
-        validate.add_validate_parser,
-        sweep.add_sweep_parser,
-        sweep.add_results_parser,
-        plot.add_plot_parser,
-        plot.add_report_parser,
-        reproduce.add_reproduce_parser,
-        jobs.add_jobs_parser,
-        real.add_serve_parser,
-        real.add_bench_parser,
-        trace.add_pcap_parser,
-        monitor.add_monitor_parser,
-    ):
-        add(sub)
+    for name, (module, add) in COMMANDS.items():
+        if command is None or name == command:
+            _function(module, add)(sub)
     return p
 
 
-def _consoles() -> tuple[Console, Console]:
+class _LazyConsole:
+    """A rich ``Console`` made on first use: importing rich costs about as much as starting
+    Python, and ``incast sim --json`` may never print through one."""
+
+    def __init__(self, make: Callable[[], Console]) -> None:
+        self._make = make
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            self._console = self._make()
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+    # Special methods are looked up on the type, not through __getattr__: rich's Live enters
+    # its console (`with self.console:`) to hold its render lock.
+    def __enter__(self) -> Console:
+        return self.real().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.real().__exit__(*exc)
+
+
+def _out() -> Console:
     from rich.console import Console
 
     out = Console(highlight=False)
-    if not out.is_terminal:
-        out = Console(highlight=False, width=100)
-    return out, Console(stderr=True, highlight=False)
+    return out if out.is_terminal else Console(highlight=False, width=100)
+
+
+def _err() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _consoles() -> tuple[Console, Console]:
+    return cast("Console", _LazyConsole(_out)), cast("Console", _LazyConsole(_err))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    nested = NESTED.get((args[0], args[1])) if len(args) >= 2 else None
+    sub = NESTED.get((args[0], args[1])) if len(args) >= 2 else None
+    nested: Callable[[Sequence[str], Console, Console], int] | None = (
+        _function(*sub) if sub else None
+    )
     if nested is None:
-        parser = build_parser()
+        parser = build_parser(args[0] if args and args[0] in COMMANDS else None)
         try:
             a = parser.parse_args(args)
         except SystemExit as e:  # --help, --version, or a usage error already printed
@@ -139,9 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def __getattr__(name: str) -> Any:
     # `from incastlab.cli import parse_senders` kept working, without importing the scenario
-    # machinery for every `incast --help`.
+    # machinery for every `incast --help`; a command's module is imported when first named.
     if name == "parse_senders":
         from incastlab.series import parse_senders
 
         return parse_senders
+    if name in {module for module, _ in COMMANDS.values()}:
+        return importlib.import_module(f"incastlab.cli.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -269,6 +269,16 @@ def progress_bar(
         yield bar
 
 
+class QuietTracker:
+    """A :class:`~incastlab.series.Tracker` that shows nothing: no bar was asked for."""
+
+    def start(self, what: str) -> ProgressFn | None:
+        return None
+
+    def done(self, runs: int = 1, what: str = "") -> None:
+        return None
+
+
 @dataclass
 class BarTracker:
     """A :class:`~incastlab.series.Tracker` drawing on a progress bar."""
@@ -297,7 +307,11 @@ class BarTracker:
 @contextmanager
 def tracking(
     err: Console, verb: str, total: int, show: bool, *, ticks: bool = False
-) -> Iterator[BarTracker]:
-    """A tracker for ``total`` runs on a transient progress bar."""
+) -> Iterator[BarTracker | QuietTracker]:
+    """A tracker for ``total`` runs on a transient progress bar; without ``show`` one that
+    draws nothing and imports nothing (``--json`` of a single run need not load rich)."""
+    if not show:
+        yield QuietTracker()
+        return
     with progress_bar(err, verb, show) as bar:
         yield BarTracker(bar, bar.add_task("", total=total), ticks)

@@ -98,9 +98,10 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--transport",
-        choices=["tcp", "ndp", "roce", "homa"],
+        choices=["tcp", "ndp", "roce", "swift", "homa"],
         help="transport of the workload: tcp, ndp (trimming switches, receiver pulls), roce "
-        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false) or homa "
+        "(RDMA queue pairs, lossless over PFC unless roce.lossless = false), swift "
+        "(delay-based windows over drop-tail, the swift.* keys) or homa "
         "(receiver grants, switch priority queues)",
     )
     s.add_argument(
@@ -182,6 +183,8 @@ def transport_of(a: argparse.Namespace, o: dict[str, Any]) -> str:
 def cc_keys(cc: str, transport: str) -> dict[str, str]:
     """The key ``--cc`` sets for ``transport``: TCP's congestion control, or RoCE's; a name
     the transport does not run is refused in one line naming the flag."""
+    if transport == "swift":
+        raise UsageError(f"--cc {cc}: Swift runs its own delay-based control (the swift.* keys)")
     if transport == "roce":
         if cc not in ROCE_CCS:
             raise UsageError(f"--cc {cc}: RoCE runs {', '.join(ROCE_CCS)}, not a TCP one")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from incastlab.cli.common import (
     whole,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+from incastlab.cli.json_text import print_json
 from incastlab.units import shown
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
     if a.json:
-        print(json.dumps(labelled(series, lambda p: p.result().to_json()), indent=1))
+        print_json(labelled(series, lambda p: p.result().to_json()))
     elif not a.quiet:
         from incastlab.cli.render import print_model
 
@@ -175,7 +175,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
     except model.ModelError as e:
         raise UsageError(str(e)) from None
     if a.json:
-        print(json.dumps(rows, indent=1))
+        print_json(rows)
     else:
         from incastlab.cli.render import print_rto_random
 
@@ -289,7 +289,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         if not a.json:
             err.print(f"saved the constants in {written.name}")
     if a.json:
-        print(json.dumps(c.to_json(), indent=1))
+        print_json(c.to_json())
         return 0
     from incastlab.cli.render import print_calibration
 

@@ -4,7 +4,6 @@ client, and both run in network namespaces on this machine."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import (
@@ -21,6 +20,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, real_tcp_link, series_from
+from incastlab.cli.json_text import print_json
 from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
@@ -308,7 +308,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         with writing("--out", a.out):
             write_parquet([r], a.out)
     if a.json:
-        print(json.dumps([r.to_json()], indent=1))
+        print_json([r.to_json()])
         return 0
     from incastlab.cli.render import print_bench
 
@@ -382,7 +382,7 @@ def cmd_emulate(a: argparse.Namespace, out: Console, err: Console) -> int:
     with tracking(err, "emulating", total, not a.json and not a.quiet) as tracker:
         run = run_series(series, emulation, tracker)
     if a.json:
-        print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+        print_json(labelled(run.series, lambda r: r.to_json()))
     elif not a.quiet:
         from incastlab.cli.render import print_runs
 

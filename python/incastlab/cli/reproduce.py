@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import UsageError, add_workers_flag, out_dir, plain, tracking
+from incastlab.cli.json_text import print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,8 +101,8 @@ def cmd_reproduce(a: argparse.Namespace, out: Console, err: Console) -> int:
             soft_wrap=True,
         )
         if a.json and reports:
-            print(json.dumps([r.to_json() for r in reports], indent=1))
+            print_json([r.to_json() for r in reports])
         return 130
     if a.json:
-        print(json.dumps([r.to_json() for r in reports], indent=1))
+        print_json([r.to_json() for r in reports])
     return 0

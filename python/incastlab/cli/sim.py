@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import (
@@ -16,6 +15,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
+from incastlab.cli.json_text import print_json
 from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ def add_sim_parser(sub: Any) -> None:
         "--pcap",
         metavar="FILE.pcap",
         help="write the frames of the run (one sender count) as a pcap: Ethernet/IPv4/TCP "
-        "headers with SACK, ECN and timestamps; payload not stored",
+        "headers with SACK, ECN and timestamps (RoCE: UDP 4791 with the InfiniBand BTH and "
+        "AETH, CNPs); payload not stored",
     )
     s.add_argument(
         "--pcap-at",
@@ -93,12 +94,8 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             f"--pcap: captures one run, this asks for {total}; give one sender count "
             "(e.g. --senders 16) and no --vary"
         )
-    uncaptured = {sc.transport for _, pts in series for sc in pts} & {"roce", "homa"}
-    if a.pcap and uncaptured:
-        name = "RoCE" if "roce" in uncaptured else "Homa"
-        raise UsageError(
-            f"--pcap: {name} frames have no pcap encoding yet; capture TCP or NDP runs"
-        )
+    if a.pcap and any(sc.transport == "homa" for _, pts in series for sc in pts):
+        raise UsageError("--pcap: Homa frames have no pcap encoding yet; capture TCP, NDP or RoCE runs")
     sim = backends.get("sim", pcap=a.pcap, pcap_at=a.pcap_at)
     try:
         with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as t:
@@ -106,7 +103,7 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
     except SeriesInterrupted as stop:
         return _interrupted(a, stop, out, err)
     if a.json:
-        print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+        print_json(labelled(run.series, lambda r: r.to_json()))
     elif not a.quiet:
         from incastlab.cli.render import print_runs
 
@@ -130,7 +127,7 @@ def _interrupted(a: argparse.Namespace, stop: SeriesInterrupted, out: Console, e
     run = SeriesRun([stop.run.series[k] for k in keep], [stop.run.walls[k] for k in keep])
     if run.results:
         if a.json:
-            print(json.dumps(labelled(run.series, lambda r: r.to_json()), indent=1))
+            print_json(labelled(run.series, lambda r: r.to_json()))
         elif not a.quiet:
             from incastlab.cli.render import print_runs
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from incastlab import backends
 from incastlab.cli.common import (
@@ -19,6 +20,7 @@ from incastlab.cli.common import (
     writing,
 )
 from incastlab.cli.flags import add_scenario_flags, envelope_warning, one_series, real_tcp_link
+from incastlab.cli.json_text import print_json
 from incastlab.cli.tables import add_wide_flag
 
 if TYPE_CHECKING:
@@ -52,7 +54,8 @@ def add_mitigate_parser(sub: Any) -> None:
         "--plot",
         type=out_file(*FIGURE),
         metavar="FILE.png",
-        help="bar chart of the mitigations, best first: goodput and 99th-percentile block time",
+        help="bar chart of the mitigations, best first: goodput and 99th-percentile block time "
+        "(RDMA: the last flow's completion, paused time and unfinished flows)",
     )
     g.add_argument("-q", "--quiet", action="store_true", help="no table")
     add_wide_flag(g)
@@ -100,54 +103,61 @@ def add_compare_parser(sub: Any) -> None:
     c.set_defaults(handler=cmd_compare)
 
 
-def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
+class _Study(NamedTuple):
+    """What differs between TCP's mitigations and RDMA's remedies: how the names of ``--only``
+    are chosen, the study that runs them, the table that prints the ranking and the chart."""
+
+    choose: Callable[[str | None], list[Any]]
+    run: Callable[..., Any]
+    render: Callable[..., None]
+    plot: Callable[[Any, str | Path], Path]
+
+
+def _tcp_study() -> _Study:
+    from incastlab.cli.render import print_ranking
     from incastlab.studies.mitigate import choose, mitigate
 
-    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
-    if points[0].normalized()["transport"] == "roce":
-        return _mitigate_rdma(a, points, out, err)
-    try:
-        chosen = choose(a.only)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    total = len(chosen) * len(points)
-    with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
-        ranking = mitigate(points, chosen, tracker=tracker, workers=a.workers)
-    if a.json:
-        print(json.dumps(ranking.to_json(), indent=1))
-    elif not a.quiet:
-        from incastlab.cli.render import print_ranking
-
-        print_ranking(out, err, ranking, wide=a.wide)
-    if a.plot:
+    def plot(ranking: Any, path: str | Path) -> Path:
         from incastlab.plot.mitigations import ranking_bars
 
-        with writing("--plot", a.plot):
-            written = ranking_bars(ranking, a.plot)
-        if not a.json:
-            err.print(f"wrote {written}")
-    return 0
+        return ranking_bars(ranking, path)
+
+    return _Study(choose, mitigate, print_ranking, plot)
 
 
-def _mitigate_rdma(a: argparse.Namespace, points: Any, out: Console, err: Console) -> int:
+def _rdma_study() -> _Study:
     """The RDMA remedies of a RoCE scenario, ranked by the last flow's completion."""
+    from incastlab.cli.render_runs import print_rdma_ranking
     from incastlab.studies.mitigate_rdma import choose, mitigate_rdma
 
-    if a.plot:
-        raise UsageError("--plot draws TCP's ranking; an RDMA one prints its table (or --json)")
+    def plot(ranking: Any, path: str | Path) -> Path:
+        from incastlab.plot.mitigations import rdma_ranking_bars
+
+        return rdma_ranking_bars(ranking, path)
+
+    return _Study(choose, mitigate_rdma, print_rdma_ranking, plot)
+
+
+def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
+    ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
+    rdma = points[0].normalized()["transport"] == "roce"
+    study = _rdma_study() if rdma else _tcp_study()
     try:
-        chosen = choose(a.only)
+        chosen = study.choose(a.only)
     except ValueError as e:
         raise UsageError(str(e)) from None
     total = len(chosen) * len(points)
     with tracking(err, "mitigating", total, not a.json and not a.quiet) as tracker:
-        ranking = mitigate_rdma(points, chosen, tracker=tracker, workers=a.workers)
+        ranking = study.run(points, chosen, tracker=tracker, workers=a.workers)
     if a.json:
-        print(json.dumps(ranking.to_json(), indent=1))
+        print_json(ranking.to_json())
     elif not a.quiet:
-        from incastlab.cli.render_runs import print_rdma_ranking
-
-        print_rdma_ranking(out, err, ranking, wide=a.wide)
+        study.render(out, err, ranking, wide=a.wide)
+    if a.plot:
+        with writing("--plot", a.plot):
+            written = study.plot(ranking, a.plot)
+        if not a.json:
+            err.print(f"wrote {written}")
     return 0
 
 
@@ -180,7 +190,7 @@ def cmd_compare(a: argparse.Namespace, out: Console, err: Console) -> int:
     with tracking(err, "comparing", len(points) * runs, not a.json) as tracker:
         c = compare(points, chosen, tracker, repeat=a.repeat, workers=a.workers)
     if a.json:
-        print(json.dumps(c.records(), indent=1))
+        print_json(c.records())
     else:
         from incastlab.cli.render import print_comparison
 

@@ -23,6 +23,7 @@ from incastlab.cli.common import (
     progress_bar,
     writing,
 )
+from incastlab.cli.json_text import print_json
 from incastlab.cli.stored import open_sweep, parse_where, point_label, selected, warn_unreadable
 from incastlab.cli.tables import add_wide_flag
 
@@ -156,7 +157,7 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
             soft_wrap=True,
         )
     if a.json:
-        print(json.dumps(res.summary(store.root), indent=1))
+        print_json(res.summary(store.root))
     elif not a.quiet:
         _print_rows(store, out, err, [], a.wide)
         err.print(

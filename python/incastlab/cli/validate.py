@@ -5,11 +5,11 @@ store's incast) and `incast validate shuffle` (what RTOmin costs a MapReduce shu
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import UsageError, seconds, whole
+from incastlab.cli.json_text import print_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -276,7 +276,7 @@ def cmd_validate(a: argparse.Namespace, out: Console, err: Console) -> int:
         command += f" --profile-set {extra}"
     written = report.write(v, out_dir, command)
     if a.json:
-        print(json.dumps([r.record(v.names) for r in v.rows], indent=1))
+        print_json([r.record(v.names) for r in v.rows])
         return 0
     from incastlab.cli.common import table as new_table
 

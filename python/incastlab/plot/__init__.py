@@ -49,6 +49,10 @@ def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
         inner.append(values(lambda s: s["roce"]["recovery"].replace("_", "-"), roce))
         fabric = values(lambda s: "lossless" if s["roce"]["lossless"] else "lossy", roce)
         parts.append(f"roce ({', '.join([*inner, fabric])})")
+    swift = [s for s in scenarios if s.get("transport") == "swift"]
+    if swift:
+        w0 = values(lambda s: f"{s['swift']['initial_window']:g}", swift)
+        parts.append(f"swift (W0 {w0} pkts, MTU {values(lambda s: s['swift']['mtu'], swift)} B)")
     homa = [s for s in scenarios if s.get("transport") == "homa"]
     if homa:
         levels = values(lambda s: s["homa"]["priorities"], homa)
@@ -131,6 +135,8 @@ def scenario_line(r: Result, omit: str = "") -> str:
     if s.get("transport") in ("roce", "homa"):
         parts["buffer"] += f", MTU {format_size(s[s['transport']]['mtu'])}"
         del parts["rto_min"]
+    if s.get("transport") == "swift":
+        parts["rto_min"] = f"RTOmin {format_time(s['swift']['rto_min'])}"
     if t.get("kind", "star") != "star":
         parts["link"] += f" · {t['kind'].replace('_', ' ')}"
     if t.get("kind") == "file" and t.get("file"):

@@ -57,6 +57,15 @@ PAPERS: dict[str, Paper] = {
         2015,
         "Hafeez et al.",
     ),
+    "kumar2020": Paper(
+        "Gautam Kumar, Nandita Dukkipati, Keon Jang, Hassan M. G. Wassel, Xian Wu, "
+        "Behnam Montazeri, Yaogong Wang, Kevin Springborn, Christopher Alfeld, Michael Ryan, "
+        "David Wetherall, Amin Vahdat",
+        "Swift: Delay is Simple and Effective for Congestion Control in the Datacenter",
+        "ACM SIGCOMM",
+        2020,
+        "Kumar et al. (Swift)",
+    ),
     "fritchie": Paper(
         "Scott Lystig Fritchie",
         "TCP incast: What is it? How can it affect Erlang applications?",

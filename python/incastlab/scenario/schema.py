@@ -113,7 +113,7 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:
             out["default"] = shown_default(key)
-    elif unit == "size_cdf":  # a built-in name, a file of "bytes probability" lines, points
+    elif unit == "size_cdf":  # a built-in name, a file of "size probability" lines, points
         names = key["schema"]["anyOf"][0]
         point = {"type": "array", "minItems": 2, "maxItems": 2}
         out = {"anyOf": [names, {"type": "string"}, {"type": "array", "items": point}]}

@@ -173,7 +173,16 @@ MITIGATIONS: list[Mitigation] = [
     ),
 ]
 
-BY_NAME = {m.name: m for m in MITIGATIONS}
+#: Other transports for the same workload, run only when named (``--only swift``): swapping
+#: the transport is a remedy of another kind than tuning TCP, and not every scenario takes one
+#: (Swift refuses paths longer than its delay target).
+TRANSPORTS: list[Mitigation] = [
+    Mitigation(
+        "swift", "Swift: delay target, windows < 1 pkt paced", lambda s: {"transport": "swift"}
+    ),
+]
+
+BY_NAME = {m.name: m for m in [*MITIGATIONS, *TRANSPORTS]}
 
 
 def choose(names: str | None) -> list[Mitigation]:

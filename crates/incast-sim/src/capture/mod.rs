@@ -14,9 +14,12 @@
 //! with MAC 02:00:00 and h+1; each connection's server side uses port 9000 and its client
 //! side a port of Linux's ephemeral range. Sequence numbers start at 1 (an ISN of 0 and the
 //! SYN, which the simulator does not send). TCP timestamps tick in milliseconds, like
-//! Linux's. The window field is the receive window scaled by 2^7.
+//! Linux's. The window field is the receive window scaled by 2^7. RoCE's queue pair q has
+//! the number 0x100 + q at both ends (numbers below are the special QPs 0 and 1).
 
 pub mod pcap;
+#[cfg(test)]
+mod roce_tests;
 
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -24,7 +27,7 @@ use std::io::{self, BufWriter};
 use crate::topology::{LinkId, Network};
 use crate::units::{SimTime, PS_PER_NS};
 
-pub use pcap::{NdpKind, PcapWriter, TcpFrame};
+pub use pcap::{NdpKind, PcapWriter, RoceFrame, TcpFrame};
 
 /// What the user asks to capture: a comma-separated list of points, e.g.
 /// `receiver`, `senders`, `port-receiver`, `bottleneck`, `host3`, `nic3`, `port3`,
@@ -128,20 +131,30 @@ pub struct Capture {
     writer: PcapWriter<BufWriter<File>>,
     taps: Taps,
     buf: [u8; pcap::MAX_HEADERS],
+    /// Store each frame whole (its payload as zeros), not its headers alone.
+    whole: bool,
     frames: u64,
     /// The first write error; the capture stops there and the run reports it at the end.
     error: Option<io::Error>,
 }
 
 impl Capture {
-    /// Capture `taps` into a new file at `path`.
-    pub fn create(path: &str, taps: Taps) -> io::Result<Capture> {
+    /// Capture `taps` into a new file at `path`: headers only, or with `whole` every frame
+    /// whole (RoCE's, which Wireshark's InfiniBand dissector reads only whole).
+    pub fn create(path: &str, taps: Taps, whole: bool) -> io::Result<Capture> {
         let file = File::create(path)?;
-        let writer = PcapWriter::new(BufWriter::with_capacity(1 << 16, file))?;
+        let out = BufWriter::with_capacity(1 << 16, file);
+        let snaplen = if whole {
+            pcap::WHOLE_SNAPLEN
+        } else {
+            pcap::SNAPLEN
+        };
+        let writer = PcapWriter::with_snaplen(out, snaplen)?;
         Ok(Capture {
             writer,
             taps,
             buf: [0; pcap::MAX_HEADERS],
+            whole,
             frames: 0,
             error: None,
         })
@@ -172,7 +185,12 @@ impl Capture {
         }
         let (n, full) = encode(&mut self.buf);
         self.frames += 1;
-        if let Err(e) = self.writer.record(now / PS_PER_NS, &self.buf[..n], full) {
+        let t = now / PS_PER_NS;
+        let written = match self.whole {
+            true => self.writer.record_whole(t, &self.buf[..n], full),
+            false => self.writer.record(t, &self.buf[..n], full),
+        };
+        if let Err(e) = written {
             self.error = Some(e);
         }
     }
@@ -187,8 +205,15 @@ impl Capture {
     }
 }
 
-/// Open a capture of `points` in `net` at `path`; the error is one line naming the flag.
-pub fn open(path: &str, points: &Points, net: &Network, senders: u32) -> Result<Capture, String> {
+/// Open a capture of `points` in `net` at `path` (of whole frames with `whole`); the error
+/// is one line naming the flag.
+pub fn open(
+    path: &str,
+    points: &Points,
+    net: &Network,
+    senders: u32,
+    whole: bool,
+) -> Result<Capture, String> {
     let taps = points.resolve(net, senders)?;
-    Capture::create(path, taps).map_err(|e| format!("--pcap: cannot write {path}: {e}"))
+    Capture::create(path, taps, whole).map_err(|e| format!("--pcap: cannot write {path}: {e}"))
 }

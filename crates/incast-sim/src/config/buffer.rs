@@ -36,13 +36,22 @@ impl Scenario {
             return None;
         }
         let buffer = t.buffer.bytes?;
-        let frame = self.wire_frame();
         let rate = t.link.max(t.receiver_link);
         // The longest one-way delay of a link (a star's is a quarter of the RTT, as before).
         let headroom = self.pfc_headroom_of(rate, self.link_delay().max(t.fabric_delay));
+        Some(self.pfc_own_thresholds(buffer, headroom))
+    }
+
+    /// PFC's (XOFF, XON) of an ingress with a buffer of its own of `buffer` bytes and
+    /// `headroom`: `topology.pfc_xoff` or what the headroom leaves, `topology.pfc_xon` or two
+    /// full frames below XOFF.
+    pub fn pfc_own_thresholds(&self, buffer: u64, headroom: u64) -> (u64, u64) {
+        let t = &self.topology;
         let xoff = t.pfc_xoff.unwrap_or(buffer.saturating_sub(headroom));
-        let xon = t.pfc_xon.unwrap_or(xoff.saturating_sub(2 * frame));
-        Some((xoff, xon))
+        let xon = t
+            .pfc_xon
+            .unwrap_or(xoff.saturating_sub(2 * self.wire_frame()));
+        (xoff, xon)
     }
 
     /// The XON offset below the dynamic threshold: `topology.pfc_xon_offset` or two full
@@ -104,6 +113,7 @@ impl Scenario {
             ));
         }
         match t.shared_buffer {
+            _ if t.kind == TopologyKind::File => self.validate_pfc_file(),
             Some(total) => self.validate_pfc_shared(total),
             None => self.validate_pfc_own(),
         }
@@ -163,7 +173,6 @@ impl Scenario {
     /// PFC over each switch's shared buffer of `total` bytes: the headrooms leave a pool of
     /// at least a full frame, a static XOFF fits in it, α is sensible.
     fn validate_pfc_shared(&self, total: u64) -> Result<(), ConfigError> {
-        let t = &self.topology;
         let frame = self.full_frame();
         let (ports, headroom) = self.most_headroom_of_a_switch();
         let carved = ports.saturating_mul(headroom);
@@ -175,7 +184,14 @@ impl Scenario {
                 ),
             ));
         }
-        let pool = total - carved;
+        self.validate_pfc_pool(total - carved)
+    }
+
+    /// PFC over a shared pool of `pool` bytes (what the headrooms leave of the switch's
+    /// buffer): a static XOFF fits in it, XON with it, α is sensible.
+    pub(super) fn validate_pfc_pool(&self, pool: u64) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let frame = self.full_frame();
         if let Some(xoff) = t.pfc_xoff {
             if xoff < frame || xoff > pool {
                 return Err(bad(

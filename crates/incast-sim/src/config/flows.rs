@@ -51,7 +51,7 @@ impl Shape for FlowSizes {
             bad(
                 field,
                 format!(
-                    "expected a built-in distribution ({}), a CDF file of 'bytes probability' lines, or [bytes, probability] points; got {shown}",
+                    "expected a built-in distribution ({}), a CDF file of 'size probability' lines, or [size, probability] points; got {shown}",
                     names.join(", ")
                 ),
             )
@@ -96,8 +96,9 @@ section! {
         pub load: f64 [Plain] = 0.3,
         /// Background flow sizes: a built-in distribution (`websearch`: DCTCP's web-search
         /// cluster, Alizadeh et al., SIGCOMM 2010, Fig. 4; `hadoop`: Facebook's Hadoop
-        /// cluster, Roy et al., SIGCOMM 2015, Fig. 6), or a CDF file of 'bytes probability'
-        /// lines (`#` comments; sizes increasing, probabilities not decreasing, the last 1).
+        /// cluster, Roy et al., SIGCOMM 2015, Fig. 6), or a CDF file of 'size probability'
+        /// lines (`#` comments; sizes in bytes or with a unit, increasing; probabilities not
+        /// decreasing, the last 1, or percentages up to 100), as `workload.query_size_cdf`.
         pub size_cdf: FlowSizes [SizeCdf] = FlowSizes::Named("websearch".into()),
         /// Flows (and bursts) start in [0, duration) from the workload's start; the run ends
         /// when every one has completed.

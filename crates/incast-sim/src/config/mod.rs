@@ -16,6 +16,7 @@ mod homa;
 mod roce;
 mod roce_cc;
 pub(crate) mod section;
+mod swift;
 mod tcp;
 mod topology;
 mod validate;
@@ -32,6 +33,7 @@ pub use homa::*;
 pub use roce::*;
 pub use roce_cc::*;
 pub use section::{Key, Unit};
+pub use swift::*;
 pub use tcp::*;
 pub use topology::*;
 pub use workload::*;
@@ -80,16 +82,19 @@ pub enum Transport {
     Ndp,
     /// RoCEv2: RDMA queue pairs over UDP, lossless (PFC) by default; the `roce` section.
     Roce,
+    /// Swift (Kumar et al., SIGCOMM 2020): delay-based windows over drop-tail; the `swift`
+    /// section.
+    Swift,
     /// Homa (Montazeri et al., SIGCOMM 2018): messages, grants, switch priorities; the `homa`
     /// section.
     Homa,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce, Homa;
+    Transport: Tcp, Ndp, Roce, Swift, Homa;
 }
 
-nested!(Ndp, Roce, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Swift, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -102,6 +107,8 @@ section! {
         pub ndp: Ndp [Section] = Ndp::default(),
         /// RoCEv2 parameters (transport = "roce").
         pub roce: Roce [Section] = Roce::default(),
+        /// Swift parameters (transport = "swift").
+        pub swift: Swift [Section] = Swift::default(),
         /// Homa parameters (transport = "homa").
         pub homa: Homa [Section] = Homa::default(),
         /// Hosts, links and switch buffers.
@@ -300,6 +307,7 @@ impl Scenario {
             }
             let keys = match name {
                 "ndp" => Ndp::keys(),
+                "swift" => Swift::keys(),
                 "homa" => Homa::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
@@ -447,6 +455,7 @@ impl Scenario {
         // Saturating: the check that bounds both runs after some that use a frame.
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
+            Transport::Swift => self.swift.mtu.saturating_add(self.swift.header_bytes),
             Transport::Homa => self.homa.mtu.saturating_add(self.homa.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }

@@ -75,6 +75,13 @@ section! {
         pub cc: RoceCc [Plain] = RoceCc::None,
         /// Loss recovery.
         pub recovery: RoceRecovery [Plain] = RoceRecovery::GoBackN,
+        /// Selective repeat's receive bitmap, packets: the receiver keeps out-of-order
+        /// packets up to this many PSNs past the one it expects, and drops (and NAKs) one
+        /// further ahead. IRN sizes it to its BDP cap (Mittal et al., "Revisiting Network
+        /// Support for RDMA", SIGCOMM 2018: about 110 MTU packets in its 40 Gbps default,
+        /// a bitmap of 128 bits); pair it with roce.window (IRN's BDP-FC) so a sender never
+        /// sends past it.
+        pub sack_bitmap: u32 [Plain] = 128,
         /// NAKs for out-of-order packets (go-back-N).
         pub nack: RoceNack [Plain] = RoceNack::Once,
         /// Run over a lossless fabric (PFC): topology.pfc follows it unless given, and a given
@@ -115,6 +122,9 @@ section! {
         pub hpcc: Hpcc [Section] = Hpcc::default(),
     }
 }
+
+/// The largest receive bitmap of selective repeat, packets (2^20: 128 KB per queue pair).
+const MAX_SACK_BITMAP: u32 = 1 << 20;
 
 impl Scenario {
     /// The synchronized read's keys RoCE's blocks do not model, left at their defaults.
@@ -173,6 +183,23 @@ impl Scenario {
             if v == 0 || v > 1000 {
                 return Err(bad(k, format!("must be 1..1000 bytes, got {v}")));
             }
+        }
+        if !(1..=MAX_SACK_BITMAP).contains(&r.sack_bitmap) {
+            return Err(bad(
+                "roce.sack_bitmap",
+                format!(
+                    "must be 1..{MAX_SACK_BITMAP} packets (selective repeat's receive bitmap), got {}",
+                    r.sack_bitmap
+                ),
+            ));
+        }
+        if r.sack_bitmap != Roce::default().sack_bitmap
+            && r.recovery != RoceRecovery::SelectiveRepeat
+        {
+            return Err(bad(
+                "roce.sack_bitmap",
+                "sizes selective repeat's receive bitmap: set roce.recovery = \"selective_repeat\", or leave it unset",
+            ));
         }
         if r.int_hop_bytes > 100 {
             return Err(bad("roce.int_hop_bytes", "must be at most 100 bytes"));

@@ -251,8 +251,9 @@ section! {
         pub ecn_pmax: f64 [Plain] = 0.01,
         /// Report the fabric in detail (the report's `fabric` section): pause frames and paused
         /// time per link, peak buffer use per switch, headroom overruns, egress ECN marks, and
-        /// per flow the time it was held at paused ports, with the victim flows (paused, but
-        /// not crossing the receiver's port). On by itself with PFC over a shared buffer,
+        /// per flow the time it was held at paused ports, with the victim flows (held by a
+        /// pause that spread back from a congested egress the flow does not cross, each flow
+        /// judged against its own route). On by itself with PFC over a shared buffer,
         /// `ecn_kmin` or `int`; off, older runs keep their reports as they were.
         pub fabric_report: bool [Plain] = false,
         /// ECN marking threshold K of every switch egress port (DCTCP): a packet arriving to a

@@ -17,6 +17,7 @@ impl Scenario {
             Transport::Tcp => {}
             Transport::Ndp => self.validate_ndp()?,
             Transport::Roce => self.validate_roce()?,
+            Transport::Swift => self.validate_swift()?,
             Transport::Homa => self.validate_homa()?,
         }
         self.validate_bursts()?;

@@ -231,7 +231,15 @@ impl<T: Transport> Running for Engine<T> {
     }
 
     fn capture(&mut self, path: &str, points: &Points) -> Result<(), String> {
-        let cap = capture::open(path, points, &self.fabric.net, self.sc.topology.senders)?;
+        // RoCE's frames go whole: Wireshark reads InfiniBand only with its payload.
+        let whole = self.sc.transport == crate::config::Transport::Roce;
+        let cap = capture::open(
+            path,
+            points,
+            &self.fabric.net,
+            self.sc.topology.senders,
+            whole,
+        )?;
         self.t.attach_capture(cap, &self.sc);
         Ok(())
     }

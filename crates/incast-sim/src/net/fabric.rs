@@ -276,9 +276,10 @@ impl<P: Wire> Fabric<P> {
         let id = link.head().expect("a frame just started");
         let p = self.pkts.get_mut(id);
         if let Some(track) = egress.track.as_mut() {
-            let bottleneck = l == self.net.bottleneck;
             let paused = link.paused_until(now);
-            track.started(id, p.flow(), l.0, paused, bottleneck);
+            let (q, net) = (*p, &self.net);
+            let crosses = |e: u32| (0..).map_while(|h| q.link_at(net, h)).any(|x| x.0 == e);
+            track.started(id, p.flow(), l.0, paused, crosses);
         }
         if !self.net.is_port(l) {
             return;
@@ -331,6 +332,7 @@ impl<P: Wire> Fabric<P> {
                 return Offered::Dropped;
             }
             Admit::Held { pause: true } => {
+                self.pause_sent(up);
                 // The pause frame crosses the link back to its sender.
                 let delay = self.net.links[up].delay;
                 events.push(now + delay, Event::Pause(up, true));
@@ -394,6 +396,31 @@ impl<P: Wire> Fabric<P> {
         head
     }
 
+    /// The switch `up` enters paused it: what the pause spread back from, when the fabric
+    /// tracks flows' pauses. Once per pause frame, over the switch's queues: off the
+    /// per-packet path.
+    #[inline(never)]
+    fn pause_sent(&mut self, up: LinkId) {
+        let Some(track) = self.egress.as_mut().and_then(|e| e.track.as_mut()) else {
+            return;
+        };
+        let (net, pkts) = (&self.net, &self.pkts);
+        // The bytes come over `up` that wait at egress `e`: a packet there is at the hop of
+        // `e`, so it came over the link before.
+        let held = |e: u32| -> u64 {
+            net.links[e as usize]
+                .waiting()
+                .filter(|&(id, _)| {
+                    let p = pkts.get(id);
+                    p.hop() > 0 && p.link_at(net, p.hop() - 1) == Some(up)
+                })
+                .map(|(_, frame)| u64::from(frame))
+                .sum()
+        };
+        let pfc = net.pfc.as_ref();
+        track.pause_sent(up.0, held, |e| pfc.is_some_and(|p| p.paused[e as usize]));
+    }
+
     /// A frame left the switch through link `l`: its ingress holds less (and the switch's
     /// pool or the ingress's headroom), and may be resumed.
     fn pfc_release(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId, p: &P) {
@@ -431,8 +458,8 @@ impl<P: Wire> Fabric<P> {
         Some(track.flows.get(flow as usize).map_or(0, |f| f.paused))
     }
 
-    /// Every tracked flow's paused time and whether it crosses the receiver's port (empty
-    /// when the fabric does not track them).
+    /// Every tracked flow's paused time and whether it is a victim (empty when the fabric
+    /// does not track them).
     pub fn flow_pauses(&self) -> &[FlowPause] {
         match self.egress.as_ref().and_then(|e| e.track.as_ref()) {
             Some(track) => &track.flows,
@@ -491,7 +518,7 @@ impl<P: Wire> Fabric<P> {
         for (f, fp) in self.flow_pauses().iter().enumerate() {
             if fp.paused > 0 {
                 r.paused_flows += 1;
-                if !fp.crosses_bottleneck {
+                if fp.victim {
                     r.victims.push(f as u32);
                 }
             }
@@ -523,7 +550,7 @@ impl<P: Wire> Fabric<P> {
                 .map(|l| net.links[l].queued_bytes())
                 .sum();
             let held = pfc.held();
-            let over = pfc.ingress.iter().any(|&b| b > pfc.limit)
+            let over = (pfc.ingress.iter().enumerate()).any(|(up, &b)| b > pfc.own_of(up).2)
                 || pfc
                     .in_headroom
                     .iter()
@@ -531,8 +558,7 @@ impl<P: Wire> Fabric<P> {
                     .any(|(used, room)| used > room);
             if held != queued || over {
                 return Err(format!(
-                    "PFC ingresses hold {held} bytes (limit {} each), the ports {queued}",
-                    pfc.limit
+                    "PFC ingresses hold {held} bytes (or one over its limit), the ports {queued}"
                 ));
             }
         }

@@ -349,6 +349,11 @@ impl Link {
         self.queue.front().map(|&(id, _)| id).filter(|_| self.busy)
     }
 
+    /// The packets waiting, with their frame bytes, the one in service first.
+    pub fn waiting(&self) -> impl Iterator<Item = (PktId, u32)> + '_ {
+        self.queue.iter().copied()
+    }
+
     /// Whether the link is paused (PFC).
     pub fn is_paused(&self) -> bool {
         self.paused

@@ -76,6 +76,9 @@ pub struct Pfc {
     pub headroom: Vec<u64>,
     /// Shared pool: bytes each ingress holds in its headroom.
     pub in_headroom: Vec<u64>,
+    /// Own buffer, on a described topology: each ingress's (XOFF, XON, limit), from its own
+    /// link's buffer, rate and delay; empty: every ingress has `xoff`, `xon` and `limit`.
+    pub own: Vec<(u64, u64, u64)>,
     /// Whether the switch has paused each link (and not yet resumed it).
     pub paused: Vec<bool>,
     /// Frames dropped because the headroom (or the own buffer) was full.
@@ -103,6 +106,23 @@ impl Pfc {
             headroom,
             paused: vec![false; links],
             overruns: 0,
+            own: Vec::new(),
+        }
+    }
+
+    /// The same with each ingress's own (XOFF, XON, limit) given by link (a described
+    /// topology's links each have their own buffer, rate and delay).
+    pub fn with_own(mut self, own: Vec<(u64, u64, u64)>) -> Pfc {
+        self.own = own;
+        self
+    }
+
+    /// Ingress `up`'s own (XOFF, XON, limit).
+    #[inline]
+    pub fn own_of(&self, up: usize) -> (u64, u64, u64) {
+        match self.own.get(up) {
+            Some(&t) => t,
+            None => (self.xoff, self.xon, self.limit),
         }
     }
 
@@ -110,13 +130,14 @@ impl Pfc {
     /// per ingress.
     #[inline]
     pub fn admit_own(&mut self, up: usize, frame: u64) -> Admit {
+        let (xoff, _, limit) = self.own_of(up);
         let held = &mut self.ingress[up];
-        if *held + frame > self.limit {
+        if *held + frame > limit {
             self.overruns += 1;
             return Admit::Overrun;
         }
         *held += frame;
-        let pause = *held >= self.xoff && !self.paused[up];
+        let pause = *held >= xoff && !self.paused[up];
         self.paused[up] |= pause;
         Admit::Held { pause }
     }
@@ -125,9 +146,10 @@ impl Pfc {
     /// true if the ingress is to be resumed.
     #[inline]
     pub fn release_own(&mut self, up: usize, frame: u64) -> bool {
+        let (_, xon, _) = self.own_of(up);
         let held = &mut self.ingress[up];
         *held -= frame;
-        let resume = self.paused[up] && *held <= self.xon;
+        let resume = self.paused[up] && *held <= xon;
         self.paused[up] &= !resume;
         resume
     }

@@ -375,3 +375,58 @@ fn red_never_drops_a_lossless_class_it_cannot_mark() {
         "without PFC, RED drops what it cannot mark"
     );
 }
+
+/// A flow schedule on the two-tier fabric over lossless RoCE (three leaves of four hosts, one
+/// spine, every cross-leaf flow on its leaf's one uplink): 200 KB background flows at 30%
+/// load and 6 × 256 KB incast bursts at 30%, for 3 ms, seed 8. Its schedule starts a
+/// background flow from host 1 (leaf 0) to host 5 (leaf 1), then a burst to host 8 (leaf 2)
+/// from hosts 0 and 2 on leaf 0 among others: the burst's receiver port pauses back to leaf
+/// 0's uplink, which holds the background flow there.
+#[test]
+fn in_a_flow_schedule_each_flow_is_judged_against_its_own_path() {
+    use crate::config::{FlowSizes, Transport, WorkloadKind};
+    use incast_workload::flows::Class;
+    let mut sc = two_tier(true, false);
+    sc.topology.senders = 12;
+    sc.seed = 8;
+    sc.transport = Transport::Roce;
+    sc.workload.kind = WorkloadKind::Flows;
+    sc.flows.load = 0.3;
+    sc.flows.size_cdf = FlowSizes::Points(vec![(200_000, 1.0)]);
+    sc.flows.incast_load = 0.3;
+    sc.flows.incast_fan_in = 6;
+    sc.flows.incast_size = 256_000;
+    sc.flows.duration = crate::units::from_ms(3);
+    let schedule = crate::app::flows::schedule(&sc);
+    let net = Network::build(&sc);
+    let ends = |i: usize| (net.host(schedule[i].src), net.host(schedule[i].dst));
+    assert_eq!(ends(0), (1, 5), "{schedule:?}");
+    assert_eq!(schedule[0].class, Class::Background);
+    let burst: Vec<usize> = (0..schedule.len())
+        .filter(|&i| schedule[i].class == Class::Incast(0))
+        .collect();
+    assert_eq!(burst.len(), 6);
+    assert!(burst.iter().all(|&i| ends(i).1 == 8));
+    assert!([0, 2]
+        .iter()
+        .all(|&s| burst.iter().any(|&i| ends(i).0 == s)));
+    let r = run(sc);
+    let f = r.fabric.as_ref().unwrap();
+    let flow = |i: usize| &r.flows[i];
+    // The background flow was held by the burst's congestion, on a path that never goes
+    // near host 8: a victim.
+    assert!(flow(0).paused.unwrap() > from_us(100), "{:?}", flow(0));
+    assert!(f.victims.contains(&flow(0).flow), "{f:?}");
+    // The burst's flows were held too, by their own receiver's port: none is a victim,
+    // though none crosses the main receiver's port (the test the old rule made).
+    for &i in &burst {
+        assert!(flow(i).paused.unwrap() > 0, "{:?}", flow(i));
+        assert!(!f.victims.contains(&flow(i).flow), "burst flow {i}: {f:?}");
+        let (a, b) = ends(i);
+        let route: Vec<LinkId> = (0..net.path_len(a, b))
+            .filter_map(|h| net.hop_via(a, b, 0, h))
+            .collect();
+        assert!(!route.contains(&net.bottleneck));
+    }
+    assert_eq!((r.drops, f.headroom_overruns), (0, 0));
+}

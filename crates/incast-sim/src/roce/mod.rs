@@ -41,7 +41,8 @@ mod sender;
 mod tests;
 mod workload;
 
-use crate::capture::Capture;
+use crate::capture::pcap::{aeth, roce_frame, roce_op, MAX_HEADERS};
+use crate::capture::{Capture, RoceFrame};
 use crate::config::{RoceCc, Scenario};
 use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue, Timer};
@@ -149,6 +150,53 @@ impl Wire for Pkt {
         // `flow`), so PFC's paused time per flow counts a held ACK as well as held data.
         self.qp
     }
+}
+
+/// The capture's headers of packet `p` of queue pair `qp` (numbered 0x100 + its index at
+/// both ends): data as SEND First/Middle/Last/Only by its place in its message, asking for an
+/// ACK at a message's end; an ACK names the last PSN it acknowledges, a NAK the one expected.
+fn encode(buf: &mut [u8; MAX_HEADERS], p: &Pkt, qp: &Qp) -> (usize, u32) {
+    let (src, dst) = match p.kind {
+        Kind::Data => (qp.src, qp.dst),
+        _ => (qp.dst, qp.src),
+    };
+    let (opcode, psn, ack_req, syndrome) = match p.kind {
+        Kind::Data => {
+            let op = match qp.rx.edges(p.psn) {
+                (true, true) => roce_op::SEND_ONLY,
+                (true, false) => roce_op::SEND_FIRST,
+                (false, true) => roce_op::SEND_LAST,
+                (false, false) => roce_op::SEND_MIDDLE,
+            };
+            let last = matches!(op, roce_op::SEND_ONLY | roce_op::SEND_LAST);
+            (op, p.psn, last, None)
+        }
+        Kind::Ack => (
+            roce_op::ACKNOWLEDGE,
+            p.psn.wrapping_sub(1),
+            false,
+            Some(aeth::ACK),
+        ),
+        Kind::Nak => (roce_op::ACKNOWLEDGE, p.psn, false, Some(aeth::NAK_SEQUENCE)),
+        Kind::Cnp => (roce_op::CNP, 0, false, None),
+    };
+    let ecn = match (p.ecn & ECT != 0, p.ecn & CE != 0) {
+        (true, true) => 3,
+        (true, false) => 2,
+        _ => 0,
+    };
+    let f = RoceFrame {
+        src,
+        dst,
+        opcode,
+        dest_qp: (0x100 + p.qp) & 0xFF_FFFF,
+        psn: psn & 0xFF_FFFF,
+        ack_req,
+        aeth: syndrome,
+        ecn,
+        frame: p.frame,
+    };
+    roce_frame(buf, &f)
 }
 
 /// One queue pair: its ends, routes, frame sizes and agents.
@@ -275,8 +323,13 @@ impl Transport for Roce {
                 self.after_sender(cx, agent);
             }
             NIC_WAKE => {
-                if self.nics[agent as usize].wake.fire(cx.now, gen) {
+                let wake = &mut self.nics[agent as usize].wake;
+                if wake.fire(cx.now, gen) {
                     self.pump(cx, agent);
+                } else if let Some((t, gen)) = wake.needs_event() {
+                    // The wake-up moved later since this event was set (a rate cut re-timed
+                    // the queue pair it waited for): wait for the new time, not forever.
+                    cx.push(t, Event::Agent(agent, NIC_WAKE, gen));
                 }
             }
             _ => self.post(cx, agent),
@@ -284,8 +337,14 @@ impl Transport for Roce {
     }
 
     #[inline]
-    fn sent(&mut self, cx: &mut Cx<Pkt>, _l: LinkId, id: PktId) {
+    fn sent(&mut self, cx: &mut Cx<Pkt>, l: LinkId, id: PktId) {
         let p = cx.fabric.pkts.get(id);
+        if let Some(cap) = self.capture.as_deref_mut() {
+            if cap.taps_link(l) {
+                let qp = &self.qps[p.qp as usize];
+                cap.write(cx.now, |buf| encode(buf, p, qp));
+            }
+        }
         // A data packet left its NIC: the NIC takes the next.
         if p.kind == Kind::Data && p.hop == 0 {
             let host = self.qps[p.qp as usize].src;
@@ -298,6 +357,13 @@ impl Transport for Roce {
     fn deliver(&mut self, cx: &mut Cx<Pkt>, id: PktId) {
         let p = *cx.fabric.pkts.get(id);
         cx.fabric.pkts.free(id);
+        if let Some(cap) = self.capture.as_deref_mut() {
+            let qp = &self.qps[p.qp as usize];
+            let to = if p.kind == Kind::Data { qp.dst } else { qp.src };
+            if cap.taps_host(to) {
+                cap.write(cx.now, |buf| encode(buf, &p, qp));
+            }
+        }
         match p.kind {
             Kind::Data => self.on_data(cx, &p),
             Kind::Ack => {
@@ -338,12 +404,7 @@ impl Transport for Roce {
     }
 
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
-        // RoCE frames have no pcap encoding yet: say so rather than write an empty file.
-        self.capture.take().map(|_| {
-            Err(std::io::Error::other(
-                "RoCE runs are not captured (no RoCEv2 frame encoding yet)",
-            ))
-        })
+        self.capture.take().map(|c| c.finish())
     }
 
     fn report(&self, run: &Seen<Pkt>) -> Report {

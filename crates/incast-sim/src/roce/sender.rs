@@ -90,8 +90,12 @@ pub(crate) struct Sender {
     cursor: u32,
     /// Go-back-N: the PSN it last rewound to on a NAK.
     rewound: Option<u32>,
-    /// The rate limiter: the next packet may start then.
+    /// The rate limiter: the next packet may start then, one gap after the last packet
+    /// started, the gap that packet's `last_wire` bytes take at the rate now
+    /// ([`Sender::retime`]).
     next_tx: SimTime,
+    last_start: SimTime,
+    last_wire: u64,
     /// `roce.window` (0: none).
     window: u64,
     /// `roce.window_whole_packets`: a new packet must fit whole in the window.
@@ -137,6 +141,8 @@ impl Sender {
             cursor: 0,
             rewound: None,
             next_tx: 0,
+            last_start: 0,
+            last_wire: 0,
             window,
             whole: false,
             cc,
@@ -253,11 +259,22 @@ impl Sender {
     /// The NIC put a packet of `wire` bytes (frame, preamble and gap) on the wire at `now`:
     /// the rate limiter spaces the next one, the timer runs.
     pub(crate) fn on_sent(&mut self, now: SimTime, wire: u64) {
-        self.next_tx = now + tx_time(wire, self.cc.rate_bps());
+        (self.last_start, self.last_wire) = (now, wire);
         self.cc.on_sent(now, wire);
+        self.retime();
         if self.armed.is_none() {
             self.armed = Some(now);
         }
+    }
+
+    /// Space the next packet from the last one at the rate the control allows now: a rate
+    /// change applies to the gap already running, as a NIC's rate limiter re-times its
+    /// pending packet (HPCC's ns-3 moves the next send time by the difference of the last
+    /// packet's gaps at the new and old rates). Without it a cut would wait for the gap its
+    /// old rate set, and a 60:1 incast's senders, whose gaps are longer than the RTT, would
+    /// answer every ACK a round trip late.
+    fn retime(&mut self) {
+        self.next_tx = self.last_start + tx_time(self.last_wire, self.cc.rate_bps());
     }
 
     /// The timeout for what is in flight now: `roce.rto` for go-back-N; IRN's RTO_low with
@@ -306,6 +323,7 @@ impl Sender {
         let mtu = u64::from(self.mtu);
         let (acked, sent) = (u64::from(self.una) * mtu, u64::from(self.high) * mtu);
         self.cc.on_ack(now, acked, sent, int);
+        self.retime();
     }
 
     /// A NAK: the receiver expects `psn`, and (selective repeat) holds `sack`.
@@ -339,6 +357,7 @@ impl Sender {
     pub(crate) fn on_cnp(&mut self, now: SimTime) {
         self.cnps += 1;
         self.cc.on_cnp(now);
+        self.retime();
     }
 
     /// The earliest of the retransmission timer and the congestion control's timers.
@@ -355,6 +374,7 @@ impl Sender {
     pub(crate) fn on_timer(&mut self, now: SimTime) {
         if self.cc.next_deadline().is_some_and(|t| t <= now) {
             self.cc.on_deadline(now);
+            self.retime();
         }
         if self.rto_at().is_none_or(|t| t > now) {
             return;
@@ -377,7 +397,8 @@ impl Sender {
                 self.cursor = self.una;
             }
         }
-        // Resending rearms the timer when the first packet goes.
+        // Resending rearms the timer when the first packet goes; it goes now.
+        self.last_wire = 0;
         self.next_tx = self.next_tx.min(now);
     }
 
@@ -456,6 +477,40 @@ mod tests {
         s.on_sent(0, 1000);
         assert_eq!(s.ready(999_999), Ready::At(1_000_000));
         assert_eq!(s.ready(1_000_000), Ready::Now);
+    }
+
+    #[test]
+    fn a_rate_change_re_times_the_gap_already_running() {
+        use crate::roce::dcqcn::Dcqcn;
+        let line = 8_000_000_000;
+        let cc = Cc::Dcqcn(Dcqcn::new(&crate::config::Dcqcn::default(), line));
+        // No retransmission timer: the only timer is DCQCN's.
+        let t = Timeouts { rto: 0, ..T };
+        let mut s = Sender::new(1000, RoceRecovery::GoBackN, 0, t, cc);
+        s.post(10_000_000);
+        s.next_packet();
+        s.on_sent(0, 1000);
+        assert_eq!(s.ready(0), Ready::At(1_000_000));
+        // A CNP halves the rate (α starts at 1) before the gap ends: the packet waits the gap
+        // its 1000 bytes take at 4 Gbps, 2 µs from when the last one started, not 1 µs.
+        s.on_cnp(500_000);
+        assert_eq!(s.ready(1_999_999), Ready::At(2_000_000));
+        assert_eq!(s.ready(2_000_000), Ready::Now);
+        // A big packet's gap is still running when the rate timer raises the rate (R_C ← (R_T
+        // + R_C)/2 = 6 Gbps): the gap shortens to what it takes at 6 Gbps.
+        s.next_packet();
+        s.on_sent(2_000_000, 100_000);
+        assert_eq!(
+            s.ready(2_000_000),
+            Ready::At(2_000_000 + tx_time(100_000, line / 2))
+        );
+        let step = s.next_deadline().unwrap();
+        assert_eq!(step, 500_000 + crate::config::Dcqcn::default().rate_timer);
+        s.on_timer(step);
+        assert_eq!(s.cc.rate_bps(), line / 4 * 3);
+        let at = 2_000_000 + tx_time(100_000, line / 4 * 3);
+        assert_eq!(s.ready(at - 1), Ready::At(at));
+        assert_eq!(s.ready(at), Ready::Now);
     }
 
     #[test]

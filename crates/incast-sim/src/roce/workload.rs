@@ -192,7 +192,13 @@ impl Roce {
                     Cc::new(r, rate, base_rtt),
                 )
                 .whole_packets(r.window_whole_packets),
-                rx: Receiver::new(r.recovery, r.nack, r.ack_every, r.cnp_interval),
+                rx: Receiver::new(
+                    r.recovery,
+                    r.nack,
+                    r.ack_every,
+                    r.cnp_interval,
+                    r.sack_bitmap,
+                ),
                 timer: Timer::default(),
                 on_nic: false,
                 msgs: Vec::new(),

@@ -147,9 +147,9 @@ impl Network {
         let (pools, pool_of, headroom) = shared_buffers(sc, &graph, hosts, &roles, &shape, &links);
         Network {
             sink: places.sink,
-            pfc: t.pfc.then(|| pfc_of(sc, links.len(), headroom)),
+            pfc: t.pfc.then(|| pfc_of(sc, &graph, &links, headroom)),
             red: red_of(sc, &roles),
-            egress: egress_of(sc, links.len()),
+            egress: egress_of(sc, &graph, &shape, hosts, &roles),
             pools,
             pool_of,
             names: names_of(&graph, hosts),
@@ -181,7 +181,7 @@ fn host_links(sc: &Scenario, graph: &Described, hosts: u32, receiver: u32, links
         let (rate, delay, limit) = match graph {
             Some((g, r)) => {
                 let l = &g.links[r.host_link[h as usize] as usize];
-                (l.rate, l.delay, l.buffer)
+                (l.rate, l.delay, if t.pfc { port_limit } else { l.buffer })
             }
             None if h == receiver => (
                 t.receiver_link,
@@ -255,9 +255,11 @@ fn fabric_links(sc: &Scenario, graph: &Described, hosts: u32, links: &mut Links)
             let first = links.next();
             for &(i, _, _) in &r.trunks {
                 let l = &g.links[i as usize];
+                // Under PFC an egress is bounded by the ingresses feeding it, as on the
+                // built-in shapes.
+                let limit = if t.pfc { port_limit(sc) } else { l.buffer };
                 for _ in 0..2 {
-                    let link =
-                        Link::new(l.rate, l.delay, l.buffer, phy).with_marking(t.ecn_threshold);
+                    let link = Link::new(l.rate, l.delay, limit, phy).with_marking(t.ecn_threshold);
                     links.push(link, LinkRole::Fabric);
                 }
             }
@@ -290,7 +292,7 @@ fn shape_and_jitter(sc: &Scenario, links: &mut [Link], roles: &[LinkRole]) {
 /// PFC at every switch ingress: a buffer per ingress (`topology.buffer`, XOFF and XON as
 /// given or derived) where the switch has no shared buffer, the pool's thresholds and each
 /// ingress's `headroom` where it has one.
-fn pfc_of(sc: &Scenario, links: usize, headroom: Vec<u64>) -> Pfc {
+fn pfc_of(sc: &Scenario, graph: &Described, links: &[Link], headroom: Vec<u64>) -> Pfc {
     let t = &sc.topology;
     let own = match (sc.pfc_thresholds(), t.buffer.bytes) {
         (Some((xoff, xon)), Some(limit)) => (xoff, xon, limit),
@@ -301,20 +303,48 @@ fn pfc_of(sc: &Scenario, links: usize, headroom: Vec<u64>) -> Pfc {
     let xon = t
         .pfc_xon
         .map_or(Xon::Offset(sc.pfc_xon_offset()), Xon::Static);
-    Pfc::new(links, own, (xoff, xon), headroom)
+    let pfc = Pfc::new(links.len(), own, (xoff, xon), headroom);
+    let Some((g, r)) = graph else {
+        return pfc;
+    };
+    // A described topology's ingress into a switch without a shared buffer has its own
+    // link's buffer, and the headroom of its own rate and delay.
+    let mut per = vec![(u64::MAX, 0, u64::MAX); links.len()];
+    for (up, s, i) in r.ingresses() {
+        let buffer = g.links[i as usize].buffer.bytes;
+        if let (None, Some(buffer)) = (g.switches[s as usize].shared_buffer, buffer) {
+            let link = &links[up as usize];
+            let headroom = sc.pfc_headroom_of(link.rate, link.delay);
+            let (xoff, xon) = sc.pfc_own_thresholds(buffer, headroom);
+            per[up as usize] = (xoff, xon, buffer);
+        }
+    }
+    pfc.with_own(per)
 }
 
 /// The hooks of packets starting to leave an egress, when any is on: INT, egress ECN marking
 /// (a random stream per link), and under PFC with the fabric reported, paused time per flow.
-fn egress_of(sc: &Scenario, links: usize) -> Option<Box<Egress>> {
+fn egress_of(
+    sc: &Scenario,
+    graph: &Described,
+    shape: &Shape,
+    hosts: u32,
+    roles: &[LinkRole],
+) -> Option<Box<Egress>> {
     let t = &sc.topology;
+    let links = roles.len();
     let ecn = t.ecn_kmin.map(|kmin| {
         let rngs = (0..links as u32)
             .map(|l| Rng::stream(sc.seed, Stream::EcnMark(l)))
             .collect();
         EcnMarking::new(kmin, t.ecn_kmax, t.ecn_pmax, rngs)
     });
-    let track = (t.pfc && sc.reports_fabric()).then(PauseTrack::default);
+    let track = (t.pfc && sc.reports_fabric()).then(|| {
+        PauseTrack::new(match graph {
+            Some((_, r)) => described_switch_of(r, hosts, links),
+            None => switch_of(shape, hosts, roles),
+        })
+    });
     (t.int || ecn.is_some() || track.is_some()).then(|| {
         Box::new(Egress {
             int: t.int,
@@ -374,6 +404,22 @@ fn switch_of(shape: &Shape, hosts: u32, roles: &[LinkRole]) -> Vec<u32> {
     of
 }
 
+/// The switch each link of a described topology leaves from ([`NO_POOL`] for the hosts'
+/// NICs): the host's switch for its port, each end of a switch-to-switch link for the
+/// direction leaving it.
+fn described_switch_of(r: &ResolvedGraph, hosts: u32, links: usize) -> Vec<u32> {
+    let mut of = vec![NO_POOL; links];
+    for (h, &s) in r.host_switch.iter().enumerate() {
+        of[2 * h + 1] = s;
+    }
+    let first = 2 * hosts as usize;
+    for (i, &(_, a, b)) in r.trunks.iter().enumerate() {
+        of[first + 2 * i] = a;
+        of[first + 2 * i + 1] = b;
+    }
+    of
+}
+
 /// Shared buffers, one per switch: of `topology.shared_buffer` bytes on a built-in shape, or
 /// each described switch's own; the pool each link draws on ([`NO_POOL`] for none); and under
 /// PFC each ingress's headroom, carved out of its switch's buffer (empty without PFC).
@@ -420,13 +466,28 @@ fn shared_buffers(
     let mut pools = Vec::new();
     let mut pool_of = vec![NO_POOL; roles.len()];
     let first = 2 * hosts;
+    // Under PFC each ingress into a switch with a shared buffer has a headroom of its own
+    // link's rate and delay, carved out of the switch's buffer.
+    let mut carved = vec![0u64; g.switches.len()];
+    let mut headroom = Vec::new();
+    if t.pfc {
+        headroom = vec![0; links.len()];
+        for (up, s, _) in r.ingresses() {
+            if g.switches[s as usize].shared_buffer.is_some() {
+                let link = &links[up as usize];
+                let h = sc.pfc_headroom_of(link.rate, link.delay);
+                headroom[up as usize] = h;
+                carved[s as usize] += h;
+            }
+        }
+    }
     for (s, sw) in g.switches.iter().enumerate() {
         let Some(total) = sw.shared_buffer else {
             continue;
         };
         let id = pools.len() as u32;
         pools.push(SharedBuffer::new(
-            total,
+            total.saturating_sub(carved[s]),
             sw.buffer_alpha.unwrap_or(t.buffer_alpha),
         ));
         // Its egress ports: towards its hosts, and its ends of switch-to-switch links.
@@ -445,7 +506,7 @@ fn shared_buffers(
             }
         }
     }
-    (pools, pool_of, Vec::new())
+    (pools, pool_of, headroom)
 }
 
 /// A described topology's names of hosts and switch-to-switch links, for capture points.

@@ -34,7 +34,7 @@ fn switch(name: &str) -> GraphSwitch {
 /// Hosts `h0..` under `leaves` leaves of `per_leaf`, each leaf joined to every spine (in
 /// order): the built-in leaf-spine with 1 Gbps links, 12.5 us per host link and 5 us per
 /// uplink, 64 KB per host port and 256 KB per uplink port.
-fn leaf_spine(leaves: u32, per_leaf: u32, spines: u32) -> Graph {
+pub(super) fn leaf_spine(leaves: u32, per_leaf: u32, spines: u32) -> Graph {
     let hosts: Vec<String> = (0..leaves * per_leaf).map(|h| format!("h{h}")).collect();
     let mut links: Vec<GraphLink> = hosts
         .iter()
@@ -62,7 +62,7 @@ fn leaf_spine(leaves: u32, per_leaf: u32, spines: u32) -> Graph {
     }
 }
 
-fn described(g: Graph, senders: u32) -> Scenario {
+pub(super) fn described(g: Graph, senders: u32) -> Scenario {
     let mut sc = Scenario::example(senders);
     sc.topology.kind = TopologyKind::File;
     sc.topology.file = Some(g);

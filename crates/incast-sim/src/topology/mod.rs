@@ -16,6 +16,8 @@ mod build;
 #[cfg(test)]
 mod described_tests;
 mod paths;
+#[cfg(test)]
+mod pfc_file_tests;
 
 use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};

@@ -351,6 +351,23 @@ impl Shape for Graph {
     }
 }
 
+impl ResolvedGraph {
+    /// Every link direction that enters a switch, as the network numbers links (host h's NIC
+    /// is link 2h; the i-th switch-to-switch link is link 2·hosts + 2i from its end `a` to
+    /// `b`, and the next one back): (that link, the switch it enters, its index in
+    /// [`Graph::links`]). PFC's ingresses.
+    pub fn ingresses(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        let first = 2 * self.host_switch.len() as u32;
+        let hosts = (self.host_switch.iter().zip(&self.host_link).enumerate())
+            .map(|(h, (&s, &l))| (2 * h as u32, s, l));
+        let trunks = (self.trunks.iter().enumerate()).flat_map(move |(i, &(l, a, b))| {
+            let up = first + 2 * i as u32;
+            [(up, b, l), (up + 1, a, l)]
+        });
+        hosts.chain(trunks)
+    }
+}
+
 impl Graph {
     /// Hosts in the order the scenario places them (logical host `i` is physical host
     /// `order[i]`): the first `n` senders, the receiver, the other senders, then every other
@@ -543,10 +560,13 @@ mod tests {
         let (field, message) = refused(sync.clone(), json!({"file": null}));
         assert_eq!(field, FIELD);
         assert!(message.contains("needs a topology"));
-        assert_eq!(
-            refused(sync.clone(), json!({"pfc": true})).0,
-            "topology.pfc"
-        );
+        // PFC takes each ingress's own link buffer: 64 KB holds the headroom, 8 KB does not.
+        scenario(sync.clone(), json!({"pfc": true})).unwrap();
+        let mut tight = star(4);
+        tight["links"][1]["buffer"] = json!({"bytes": 8_000, "packets": null});
+        let (field, message) = refused(sync.clone(), json!({"file": tight, "pfc": true}));
+        assert_eq!(field, FIELD);
+        assert!(message.starts_with("link 1 (h1–s) into switch s: a buffer of 8000 bytes leaves no room below PFC's headroom"), "{message}");
         let mut small = star(4);
         small["links"][2]["buffer"] = json!({"bytes": 1000, "packets": null});
         let (field, message) = refused(sync.clone(), json!({"file": small}));

@@ -24,19 +24,90 @@ impl Scenario {
         } else {
             self.validate_file_hosts(g, &r)?;
         }
-        if self.transport != Transport::Tcp {
+        if self.transport == Transport::Ndp {
             return Err(bad(
                 "transport",
-                "NDP and RoCE route over a built-in topology's paths; a topology file runs TCP",
-            ));
-        }
-        if t.pfc {
-            return Err(bad(
-                "topology.pfc",
-                "PFC is modelled on the built-in topologies only (star, leaf-spine, fat tree); not with a topology file",
+                "NDP sprays its packets over a built-in topology's paths; a topology file runs TCP or RoCE",
             ));
         }
         g.validate_buffers(self.full_frame())
+    }
+
+    /// PFC on a described topology: each ingress into a switch without a shared buffer has
+    /// its own link's buffer, XOFF what PFC's headroom leaves of it (or `topology.pfc_xoff`);
+    /// a switch with a shared buffer carves each ingress's headroom out of it and keeps a
+    /// pool of at least a full frame.
+    pub(in crate::config) fn validate_pfc_file(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        let Some(g) = t.file.as_ref() else {
+            return Ok(()); // validate_file refuses it first
+        };
+        let r = g.resolve()?;
+        let frame = self.full_frame();
+        let mut carved = vec![0u64; g.switches.len()];
+        for (_, s, i) in r.ingresses() {
+            let l = &g.links[i as usize];
+            let headroom = self.pfc_headroom_of(l.rate, l.delay);
+            let switch = &g.switches[s as usize];
+            if switch.shared_buffer.is_some() {
+                carved[s as usize] = carved[s as usize].saturating_add(headroom);
+                continue;
+            }
+            let at = format!("link {i} ({}–{}) into switch {}", l.a, l.b, switch.name);
+            let Some(buffer) = l.buffer.bytes else {
+                return Err(bad(
+                    "topology.file",
+                    format!("{at}: PFC needs a byte buffer (each ingress's own), or a shared_buffer for the switch"),
+                ));
+            };
+            let (xoff, xon) = self.pfc_own_thresholds(buffer, headroom);
+            if t.pfc_xoff.is_none() && xoff < frame {
+                return Err(bad(
+                    "topology.file",
+                    format!("{at}: a buffer of {buffer} bytes leaves no room below PFC's headroom ({headroom} bytes: two one-way delays at the link rate plus two frames); raise it or set topology.pfc_xoff"),
+                ));
+            }
+            if xoff < frame || xoff > buffer {
+                return Err(bad(
+                    "topology.pfc_xoff",
+                    format!("must be between one full frame ({frame} bytes) and the buffer of {at} ({buffer} bytes), got {xoff}"),
+                ));
+            }
+            if xon > xoff {
+                return Err(bad(
+                    "topology.pfc_xon",
+                    format!("XON ({xon} bytes) must be at or below XOFF ({xoff} bytes)"),
+                ));
+            }
+        }
+        let mut shared = false;
+        for (sw, &carved) in g.switches.iter().zip(&carved) {
+            let Some(total) = sw.shared_buffer else {
+                continue;
+            };
+            shared = true;
+            if carved.saturating_add(frame) > total {
+                return Err(bad(
+                    "topology.pfc_headroom",
+                    format!(
+                        "switch {}: its ingresses' headrooms ({carved} bytes) leave no pool in its shared_buffer ({total} bytes); lower the headroom or raise the buffer",
+                        sw.name
+                    ),
+                ));
+            }
+            self.validate_pfc_pool(total - carved)?;
+        }
+        let own_only = [
+            ("topology.pfc_xon_offset", t.pfc_xon_offset.is_some()),
+            ("topology.pfc_alpha", t.pfc_alpha != 0.125),
+        ];
+        match own_only.iter().find(|(_, set)| *set) {
+            Some((field, _)) if !shared => Err(bad(
+                field,
+                "applies to PFC over a shared buffer, and no switch of the topology file has a shared_buffer; give topology.pfc_xoff and topology.pfc_xon",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `topology.link` and `topology.receiver_link` as the file gives them, or unset.
