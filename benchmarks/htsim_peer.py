@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import htsim_peer_eqds as eqds_peer
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -60,7 +62,7 @@ class Case:
     end_us: int  # htsim's -end
     timed: bool = False  # compare the whole process's time and memory
     q: int = 0  # Swift: switch queues in packets of SWIFT_MTU (htsim's -q)
-    gbps: int = 100  # Swift: every link's rate (htsim's -linkspeed)
+    gbps: int = 100  # every link's rate (htsim's -linkspeed)
     cwnd: int = 15  # Swift: initial window in packets (htsim's -cwnd)
 
 
@@ -79,6 +81,11 @@ CASES = {
     "swift_8192_1000": Case(
         "swift", 8192, 32, 1000, 270_000, 400_000, timed=True, q=16384, gbps=10, cwnd=1
     ),
+    # EQDS (htsim_eqds): see htsim_peer_eqds.py for the parameters.
+    "eqds_128_32": Case("eqds", 128, 8, 32, 1_000_000, 100_000),
+    "eqds_432_256": Case("eqds", 432, 12, 256, 1_000_000, 100_000),
+    "eqds_8192_100": Case("eqds", 8192, 32, 100, 270_000, 2_000_000, gbps=10),
+    "eqds_8192_1000": Case("eqds", 8192, 32, 1000, 270_000, 2_000_000, timed=True, gbps=10),
 }
 
 SWIFT_MTU = 4000  # htsim's Swift: bytes per data packet on the wire, payload and all
@@ -166,6 +173,10 @@ def scenario(name: str, case: Case, hosts: list[int], pad: bool) -> str:
     """The incastlab scenario of a case, as TOML."""
     if case.cc == "swift":
         return swift_scenario(name, case, hosts)
+    if case.cc == "eqds":
+        return eqds_peer.scenario(
+            name, case.hosts, case.k, case.senders, case.size, case.gbps, hosts
+        )
     size = padded(case.size) if pad else case.size
     hpcc = case.cc == "hpcc"
     what = "HPCC" if hpcc else "RoCE without congestion control"
@@ -222,6 +233,7 @@ class Side:
     peak: int | None = None
     tor_host: int | None = None
     xoff: int | None = None
+    trims: int | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0
     rss_mb: float = 0.0
@@ -275,10 +287,16 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
     report = rec["report"]
     queues = {q["name"]: q["max_bytes"] for q in report["queues"]}
     switch = [v for n, v in queues.items() if n != "nics"]
+    eqds = report.get("eqds")
+    tor_host = report["bottleneck"]["max_bytes"]
+    if eqds:  # a trimming port's max_bytes is its header queue's: take EQDS's own peak
+        at_rx = eqds["queue_peak_at"] == report["bottleneck"]["name"]
+        tor_host = eqds["queue_peak_bytes"] if at_rx else None
     return Side(
         fcts_us=[f["fct"] / 1e6 for f in report["flows"]],
-        peak=max(switch),
-        tor_host=report["bottleneck"]["max_bytes"],
+        peak=eqds["queue_peak_bytes"] if eqds else max(switch),
+        trims=eqds["trimmed"] if eqds else None,
+        tor_host=tor_host,
         xoff=rec["pfc_pauses"],
         wall_s=wall,
         cpu_s=cpu,
@@ -287,7 +305,9 @@ def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:
 
 
 def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
-    binary = dc / {"hpcc": "htsim_hpcc", "swift": "htsim_swift"}.get(case.cc, "htsim_roce")
+    binary = dc / {"hpcc": "htsim_hpcc", "swift": "htsim_swift", "eqds": "htsim_eqds"}.get(
+        case.cc, "htsim_roce"
+    )
     cmd = [str(binary), "-o", str(work / "htsim.dat"), "-nodes", str(case.hosts), "-tm", str(cm)]
     if case.cc == "swift":  # flow size in packets, queues in packets of its MTU
         cmd += ["-flowsize", str(-(-case.size // SWIFT_MTU)), "-q", str(case.q)]
@@ -295,6 +315,9 @@ def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
     else:
         cmd += ["-strat", "ecmp_host", "-paths", "256", "-q", "10000", "-linkspeed", "100000"]
     cmd += ["-end", str(case.end_us)]
+    if case.cc == "eqds":
+        args = (str(binary), str(work / "htsim.dat"), case.hosts, str(cm), case.gbps, case.end_us)
+        cmd = eqds_peer.htsim_command(*args)
     print("  htsim:", "HTSIM_PIN_TIME=1", " ".join(cmd), file=sys.stderr)
     env = {**os.environ, "HTSIM_PIN_TIME": "1"}
     out, wall, cpu, rss = run_timed(cmd, env)
@@ -308,6 +331,9 @@ def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
         if m:
             side.peak, side.tor_host = int(m.group(1)), int(m.group(2))
             side.xoff = int(re.search(r" xoff (\d+)", line).group(1))  # type: ignore[union-attr]
+        m = re.search(r"Rtx: (\d+)", line)  # EQDS: its retransmissions, one per trim
+        if m:
+            side.trims = int(m.group(1))
     if len(fcts) != case.senders:
         raise SystemExit(f"htsim finished {len(fcts)} of {case.senders} flows (raise -end?)")
     side.fcts_us = list(fcts.values())
@@ -340,6 +366,7 @@ def table(rows: list[tuple[str, Side, Side]]) -> str:
             ("peak switch queue B", inc.peak, ht.peak, 0.25, 0),
             ("ToR→receiver peak B", inc.tor_host, ht.tor_host, None, 0),
             ("PFC pause frames", inc.xoff, ht.xoff, None, 0),
+            *([("trims", inc.trims, ht.trims, 0.30, 0)] if ht.trims is not None else []),
         ]
         for metric, a, b, tol, d in figures:
             v = verdict(a, b, tol) if tol is not None else "(shown)"

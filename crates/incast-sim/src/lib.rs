@@ -19,6 +19,7 @@ pub mod app;
 pub mod capture;
 pub mod config;
 pub mod engine;
+pub mod eqds;
 pub mod homa;
 pub mod ids;
 pub mod metrics;

@@ -196,6 +196,9 @@ pub struct Report {
     /// Swift's counters, when the transport is Swift (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swift: Option<SwiftReport>,
+    /// EQDS's counters, when the transport is EQDS (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eqds: Option<EqdsReport>,
     /// Homa's counters, when the transport is Homa (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homa: Option<HomaReport>,
@@ -241,6 +244,41 @@ pub struct NdpReport {
     pub retx_timeout: u64,
     /// Sender timeouts.
     pub timeouts: u64,
+}
+
+/// What EQDS's switches and endpoints did.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct EqdsReport {
+    /// Data packets sent, first transmissions and retransmissions.
+    pub data_packets: u64,
+    /// Data packets trimmed to their headers (trimming switches).
+    pub trimmed: u64,
+    /// Headers returned to their senders.
+    pub bounced: u64,
+    /// Headers and control packets dropped by full header queues (trimming switches).
+    pub header_drops: u64,
+    /// Data packets dropped by full drop-tail queues (switches that do not trim).
+    pub drops: u64,
+    /// Control packets dropped by full drop-tail queues (switches that do not trim).
+    pub control_drops: u64,
+    /// NACKs the receiver sent (one per trimmed header that reached it).
+    pub nacks: u64,
+    /// Credits (pulls) the receiver granted.
+    pub credits: u64,
+    /// RTSs the senders sent (after a timeout or a bounce).
+    pub rts: u64,
+    /// Retransmissions answering a NACK.
+    pub retx_nack: u64,
+    /// Retransmissions answering a bounce.
+    pub retx_bounce: u64,
+    /// Retransmissions after a sender timeout.
+    pub retx_timeout: u64,
+    /// Sender timeouts that gave packets up.
+    pub timeouts: u64,
+    /// The most bytes, data and headers, waiting at once in any one switch egress queue.
+    pub queue_peak_bytes: u64,
+    /// That queue's name.
+    pub queue_peak_at: String,
 }
 
 /// What RoCE's queue pairs did.
@@ -407,6 +445,7 @@ impl Report {
             fct_slowdown: None,
             roce: None,
             swift: None,
+            eqds: None,
             homa: None,
         }
     }

@@ -45,6 +45,8 @@ pub enum Stream {
     Roce(u32),
     /// Swift's draws: the ECMP path of one connection (both directions).
     Swift(u32),
+    /// EQDS's draws: 0 the flows' path entropies, 1 the synchronized read's jitter.
+    Eqds(u32),
     /// Homa's draws: 0 the servers' response jitter, 1 the messages' ECMP paths.
     Homa(u32),
 }
@@ -70,6 +72,7 @@ impl Stream {
             Stream::FlowIncast => (14, 0),
             Stream::Roce(i) => (15, i),
             Stream::Swift(c) => (16, c),
+            Stream::Eqds(i) => (17, i),
             Stream::Homa(i) => (18, i),
         };
         (purpose << 32) + index as u64

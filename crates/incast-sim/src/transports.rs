@@ -15,6 +15,7 @@ pub(crate) fn run(sc: Scenario) -> Result<Box<dyn Running>, SimError> {
         Transport::Ndp => Box::new(Engine::<crate::ndp::Ndp>::new(sc)?),
         Transport::Roce => Box::new(Engine::<crate::roce::Roce>::new(sc)?),
         Transport::Swift => Box::new(Engine::<crate::swift::Swift>::new(sc)?),
+        Transport::Eqds => Box::new(Engine::<crate::eqds::Eqds>::new(sc)?),
         Transport::Homa => Box::new(Engine::<crate::homa::Homa>::new(sc)?),
     })
 }

@@ -224,7 +224,8 @@ impl Scenario {
     /// INT act at drop-tail egresses, which NDP's trimming switches do not have.
     pub(super) fn validate_ecn_marking(&self) -> Result<(), ConfigError> {
         let t = &self.topology;
-        if self.transport == Transport::Ndp {
+        let trims = self.transport == Transport::Eqds && self.eqds.trimming;
+        if self.transport == Transport::Ndp || trims {
             for (field, set) in [
                 ("topology.int", t.int),
                 ("topology.ecn_kmin", t.ecn_kmin.is_some()),

@@ -10,6 +10,7 @@
 //! panic.
 
 mod buffer;
+mod eqds;
 mod flows;
 mod graph;
 mod homa;
@@ -27,6 +28,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 pub use buffer::derived_headroom;
+pub use eqds::*;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
 pub use homa::*;
@@ -85,16 +87,18 @@ pub enum Transport {
     /// Swift (Kumar et al., SIGCOMM 2020): delay-based windows over drop-tail; the `swift`
     /// section.
     Swift,
+    /// EQDS (Olteanu et al., NSDI 2022): edge queues, receiver credit; the `eqds` section.
+    Eqds,
     /// Homa (Montazeri et al., SIGCOMM 2018): messages, grants, switch priorities; the `homa`
     /// section.
     Homa,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce, Swift, Homa;
+    Transport: Tcp, Ndp, Roce, Swift, Eqds, Homa;
 }
 
-nested!(Ndp, Roce, Swift, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Swift, Eqds, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -109,6 +113,8 @@ section! {
         pub roce: Roce [Section] = Roce::default(),
         /// Swift parameters (transport = "swift").
         pub swift: Swift [Section] = Swift::default(),
+        /// EQDS parameters (transport = "eqds").
+        pub eqds: Eqds [Section] = Eqds::default(),
         /// Homa parameters (transport = "homa").
         pub homa: Homa [Section] = Homa::default(),
         /// Hosts, links and switch buffers.
@@ -308,6 +314,7 @@ impl Scenario {
             let keys = match name {
                 "ndp" => Ndp::keys(),
                 "swift" => Swift::keys(),
+                "eqds" => Eqds::keys(),
                 "homa" => Homa::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
@@ -456,6 +463,7 @@ impl Scenario {
         match self.transport {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
             Transport::Swift => self.swift.mtu.saturating_add(self.swift.header_bytes),
+            Transport::Eqds => self.eqds.mtu.saturating_add(self.eqds.header_bytes),
             Transport::Homa => self.homa.mtu.saturating_add(self.homa.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }

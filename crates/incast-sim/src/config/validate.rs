@@ -18,6 +18,7 @@ impl Scenario {
             Transport::Ndp => self.validate_ndp()?,
             Transport::Roce => self.validate_roce()?,
             Transport::Swift => self.validate_swift()?,
+            Transport::Eqds => self.validate_eqds()?,
             Transport::Homa => self.validate_homa()?,
         }
         self.validate_bursts()?;

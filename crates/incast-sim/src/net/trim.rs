@@ -59,6 +59,9 @@ pub struct Port {
     max_data: u32,
     /// Most header bytes waiting at once.
     max_hdr_bytes: u64,
+    /// Frame bytes in `data`, and the most data and header bytes waiting at once.
+    data_bytes: u64,
+    max_total_bytes: u64,
     /// Data packets the data queue holds (`usize::MAX` for a NIC).
     data_limit: usize,
     /// Header queue size, bytes (`u64::MAX` for a NIC).
@@ -107,7 +110,9 @@ impl Port {
         if p.is_data() {
             if self.data.len() < self.data_limit {
                 self.data.push_back((id, p.frame()));
+                self.data_bytes += u64::from(p.frame());
                 self.max_data = self.max_data.max(self.data.len() as u32);
+                self.note_total();
                 return Offered::Queued(self.kick(link, now));
             }
             // Trim: the payload is lost, the header goes on with priority.
@@ -121,6 +126,7 @@ impl Port {
         self.hdr.push_back((id, frame));
         self.hdr_bytes += frame as u64;
         self.max_hdr_bytes = self.max_hdr_bytes.max(self.hdr_bytes);
+        self.note_total();
         let end = self.kick(link, now);
         if trimmed {
             Offered::Trimmed(end)
@@ -140,7 +146,9 @@ impl Port {
             !self.data.is_empty() && (self.hdr.is_empty() || self.hdr_run >= self.weight);
         let (id, frame) = if take_data {
             self.hdr_run = 0;
-            self.data.pop_front()?
+            let (id, frame) = self.data.pop_front()?;
+            self.data_bytes -= u64::from(frame);
+            (id, frame)
         } else {
             let (id, frame) = self.hdr.pop_front()?;
             self.hdr_run += 1;
@@ -171,6 +179,16 @@ impl Port {
     /// Packets held anywhere in the port and its link: queued, in service, propagating.
     pub fn packets(&self, link: &Link) -> usize {
         self.data.len() + self.hdr.len() + usize::from(self.serving.is_some()) + link.in_pipe()
+    }
+
+    /// The most bytes, data and headers, that waited at once (the packet in service aside).
+    pub fn peak_bytes(&self) -> u64 {
+        self.max_total_bytes
+    }
+
+    #[inline]
+    fn note_total(&mut self) {
+        self.max_total_bytes = self.max_total_bytes.max(self.data_bytes + self.hdr_bytes);
     }
 
     /// Data packets waiting now.
