@@ -221,8 +221,14 @@ impl Scenario {
                 "a flow schedule draws its background flows itself (flows.load); leave background.flows at 0",
             ));
         }
-        if !matches!(self.transport, Transport::Tcp | Transport::Roce) {
-            return Err(bad("transport", "a flow schedule runs over TCP or RoCE"));
+        if !matches!(
+            self.transport,
+            Transport::Tcp | Transport::Roce | Transport::Homa
+        ) {
+            return Err(bad(
+                "transport",
+                "a flow schedule runs over TCP, RoCE or Homa",
+            ));
         }
         Ok(())
     }
