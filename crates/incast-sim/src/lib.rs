@@ -20,6 +20,7 @@ pub mod capture;
 pub mod config;
 pub mod engine;
 pub mod eqds;
+pub mod homa;
 pub mod ids;
 pub mod metrics;
 pub mod ndp;

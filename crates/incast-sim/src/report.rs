@@ -199,6 +199,9 @@ pub struct Report {
     /// EQDS's counters, when the transport is EQDS (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eqds: Option<EqdsReport>,
+    /// Homa's counters, when the transport is Homa (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub homa: Option<HomaReport>,
 }
 
 /// What Swift's endpoints did (the workload's connections, both directions).
@@ -301,6 +304,35 @@ pub struct RoceReport {
     /// under selective repeat those past the receive bitmap (`roce.sack_bitmap`).
     pub discarded: u64,
     /// Packets (data or control) the network dropped.
+    pub dropped: u64,
+}
+
+/// What Homa's senders, receivers and switches did.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct HomaReport {
+    /// Unscheduled bytes a message sent before its first grant (RTTbytes).
+    pub rtt_bytes: u64,
+    /// Levels for unscheduled packets (the top ones).
+    pub unsched_levels: u32,
+    /// Message sizes at which each unscheduled level ends, from the top.
+    pub unsched_cutoffs: Vec<u64>,
+    /// Messages granted at once by a receiver.
+    pub overcommit: u32,
+    /// Data packets sent, resent ones included.
+    pub data_packets: u64,
+    /// Data packets sent again after a RESEND.
+    pub retransmitted: u64,
+    /// GRANTs the receivers sent.
+    pub grants: u64,
+    /// RESENDs the receivers sent (each a resend timeout).
+    pub resends: u64,
+    /// BUSYs the senders answered.
+    pub busy: u64,
+    /// Messages the incast optimization marked (sent with fewer unscheduled bytes).
+    pub marked: u64,
+    /// Data packets that arrived twice.
+    pub duplicates: u64,
+    /// Packets (data or control) the switches dropped.
     pub dropped: u64,
 }
 
@@ -414,6 +446,7 @@ impl Report {
             roce: None,
             swift: None,
             eqds: None,
+            homa: None,
         }
     }
 }

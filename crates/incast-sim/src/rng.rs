@@ -47,6 +47,8 @@ pub enum Stream {
     Swift(u32),
     /// EQDS's draws: 0 the flows' path entropies, 1 the synchronized read's jitter.
     Eqds(u32),
+    /// Homa's draws: 0 the servers' response jitter, 1 the messages' ECMP paths.
+    Homa(u32),
 }
 
 impl Stream {
@@ -71,6 +73,7 @@ impl Stream {
             Stream::Roce(i) => (15, i),
             Stream::Swift(c) => (16, c),
             Stream::Eqds(i) => (17, i),
+            Stream::Homa(i) => (18, i),
         };
         (purpose << 32) + index as u64
     }

@@ -16,5 +16,6 @@ pub(crate) fn run(sc: Scenario) -> Result<Box<dyn Running>, SimError> {
         Transport::Roce => Box::new(Engine::<crate::roce::Roce>::new(sc)?),
         Transport::Swift => Box::new(Engine::<crate::swift::Swift>::new(sc)?),
         Transport::Eqds => Box::new(Engine::<crate::eqds::Eqds>::new(sc)?),
+        Transport::Homa => Box::new(Engine::<crate::homa::Homa>::new(sc)?),
     })
 }

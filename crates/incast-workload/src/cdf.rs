@@ -21,9 +21,10 @@ pub const MAX_POINTS: usize = 100_000;
 pub const MAX_SIZE: u64 = 1 << 40;
 
 /// The built-in distributions, by name: the web-search cluster of DCTCP (Alizadeh et al.,
-/// "Data Center TCP (DCTCP)", SIGCOMM 2010, Fig. 4) and Facebook's Hadoop cluster (Roy et al.,
-/// "Inside the Social Network's (Datacenter) Network", SIGCOMM 2015, Fig. 6), each a
-/// digitization written for incastlab (see the files' headers).
+/// "Data Center TCP (DCTCP)", SIGCOMM 2010) and Facebook's Hadoop cluster (Roy et al., "Inside
+/// the Social Network's (Datacenter) Network", SIGCOMM 2015), as the HPCC paper ran them (Li
+/// et al., SIGCOMM 2019: "WebSearch", "FB_Hadoop"), each built from the ten deciles that paper
+/// prints on its figures, log-uniform within a decile (see the files' headers).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("websearch", include_str!("../cdf/websearch.cdf")),
     ("hadoop", include_str!("../cdf/hadoop.cdf")),
@@ -343,9 +344,9 @@ mod tests {
         let web = Cdf::builtin("websearch").unwrap();
         let hadoop = Cdf::builtin("hadoop").unwrap();
         // The headers of the files state these means; a changed point changes them.
-        assert!((web.mean() / 1e6 - 1.71).abs() < 0.01, "{}", web.mean());
+        assert!((web.mean() / 1e6 - 1.950).abs() < 0.0005, "{}", web.mean());
         assert!(
-            (hadoop.mean() / 1e3 - 364.4).abs() < 0.1,
+            (hadoop.mean() / 1e3 - 239.5).abs() < 0.05,
             "{}",
             hadoop.mean()
         );
@@ -354,6 +355,50 @@ mod tests {
             Cdf::builtin_names().collect::<Vec<_>>(),
             ["websearch", "hadoop"]
         );
+    }
+
+    /// The points the headers' formula gives: from the first decile's low end `low`, each
+    /// decile [a, b] of `deciles` (the sizes the HPCC paper prints at 10%..100%) in 8 steps,
+    /// size round(a·(b/a)^(j/8)) at probability q + j/80.
+    fn log_uniform_deciles(low: u64, deciles: &[u64; 10]) -> Vec<(u64, f64)> {
+        let mut points = vec![(low, 0.0)];
+        let mut a = low as f64;
+        for (k, &b) in deciles.iter().enumerate() {
+            let b = b as f64;
+            for j in 1..=8 {
+                let size = (a * (b / a).powf(j as f64 / 8.0)).round() as u64;
+                points.push((size, k as f64 / 10.0 + j as f64 / 80.0));
+            }
+            a = b;
+        }
+        points
+    }
+
+    #[test]
+    fn the_builtin_files_are_the_papers_deciles_log_uniform_between() {
+        // Li et al., SIGCOMM 2019: Figures 3 and 10 (WebSearch) and Figure 11 (FB_Hadoop).
+        let web = [
+            6_700, 20_000, 30_000, 50_000, 73_000, 200_000, 1_000_000, 2_000_000, 5_000_000,
+            30_000_000,
+        ];
+        let hadoop = [
+            324, 400, 500, 600, 700, 1_000, 7_000, 46_000, 120_000, 10_000_000,
+        ];
+        for (name, deciles) in [("websearch", web), ("hadoop", hadoop)] {
+            // The first decile's low end: as wide on the log axis as the second decile.
+            let low = deciles[0] * deciles[0] / deciles[1];
+            let want = log_uniform_deciles(low, &deciles);
+            let got = Cdf::builtin(name).unwrap();
+            assert_eq!(got.points().len(), want.len(), "{name}");
+            for (g, w) in got.points().iter().zip(&want) {
+                assert_eq!(g.0, w.0, "{name}: {g:?} against {w:?}");
+                assert!((g.1 - w.1).abs() < 1e-9, "{name}: {g:?} against {w:?}");
+            }
+            for (i, &size) in deciles.iter().enumerate() {
+                let q = got.quantile((i + 1) as f64 / 10.0);
+                assert_eq!(q, size, "{name}: decile {}", i + 1);
+            }
+        }
     }
 
     #[test]

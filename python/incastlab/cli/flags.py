@@ -98,11 +98,12 @@ def add_scenario_flags(s: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--transport",
-        choices=["tcp", "ndp", "roce", "swift", "eqds"],
+        choices=["tcp", "ndp", "roce", "swift", "eqds", "homa"],
         help="transport of the workload: tcp, ndp (trimming switches, receiver pulls), roce "
         "(RDMA queue pairs, lossless over PFC unless roce.lossless = false), swift "
-        "(delay-based windows over drop-tail, the swift.* keys) or eqds (edge queues, receiver "
-        "credit, trimming switches unless eqds.trimming = false)",
+        "(delay-based windows over drop-tail, the swift.* keys), eqds (edge queues, receiver "
+        "credit, trimming switches unless eqds.trimming = false) or homa (receiver grants, "
+        "switch priority queues)",
     )
     s.add_argument(
         "--cc",

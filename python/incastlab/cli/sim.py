@@ -94,6 +94,8 @@ def cmd_sim(a: argparse.Namespace, out: Console, err: Console) -> int:
             f"--pcap: captures one run, this asks for {total}; give one sender count "
             "(e.g. --senders 16) and no --vary"
         )
+    if a.pcap and any(sc.transport == "homa" for _, pts in series for sc in pts):
+        raise UsageError("--pcap: Homa frames have no pcap encoding yet; capture TCP, NDP or RoCE")
     sim = backends.get("sim", pcap=a.pcap, pcap_at=a.pcap_at)
     try:
         with tracking(err, "simulating", total, not a.json and not a.quiet, ticks=True) as t:

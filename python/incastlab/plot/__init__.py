@@ -53,6 +53,11 @@ def transport_label(scenarios: Sequence[dict[str, Any]], omit: str = "") -> str:
     if swift:
         w0 = values(lambda s: f"{s['swift']['initial_window']:g}", swift)
         parts.append(f"swift (W0 {w0} pkts, MTU {values(lambda s: s['swift']['mtu'], swift)} B)")
+    homa = [s for s in scenarios if s.get("transport") == "homa"]
+    if homa:
+        levels = values(lambda s: s["homa"]["priorities"], homa)
+        incast = values(lambda s: s["homa"]["incast_threshold"] or "off", homa)
+        parts.append(f"homa ({levels} levels, incast optimization {incast})")
     return "" if omit == "transport" else " and ".join(parts)
 
 
@@ -127,8 +132,8 @@ def scenario_line(r: Result, omit: str = "") -> str:
         nd = s["ndp"]
         parts["buffer"] = f"IW {nd['initial_window']}, {nd['data_queue']}-packet data queues"
         del parts["rto_min"]
-    if s.get("transport") == "roce":
-        parts["buffer"] += f", MTU {format_size(s['roce']['mtu'])}"
+    if s.get("transport") in ("roce", "homa"):
+        parts["buffer"] += f", MTU {format_size(s[s['transport']]['mtu'])}"
         del parts["rto_min"]
     if s.get("transport") == "swift":
         parts["rto_min"] = f"RTOmin {format_time(s['swift']['rto_min'])}"

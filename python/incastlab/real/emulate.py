@@ -56,6 +56,11 @@ def refuse_rdma(s: dict[str, Any]) -> None:
             "transport: RoCE needs an RDMA NIC and the emulated hosts have none to drive; "
             "run it in the simulator (incast sim --transport roce)"
         )
+    if s["transport"] == "homa":
+        raise EmulationError(
+            "transport: Homa is not a transport of the emulated hosts' kernels; "
+            "run it in the simulator (incast sim --transport homa)"
+        )
 
 
 def check(s: dict[str, Any], pcap_dir: str | None, monitor_ns: int | None) -> None:

@@ -42,7 +42,7 @@ def _columns_of(path: str, key: dict[str, Any]) -> list[tuple[str, str, Callable
         return [(f"{path}_s", FLOAT, lambda v: None if v is None else v / PS_PER_S)]
     if unit == "limit":
         return [(f"{path}.{part}", INT, _limit_part(part)) for part in ("bytes", "packets")]
-    if unit in ("cdf", "size_cdf", "topology_file", "times", "hosts"):
+    if unit in ("cdf", "size_cdf", "topology_file", "times", "hosts", "sizes"):
         return [(path, STR, lambda v: None if v is None else json.dumps(v))]
     if unit == "rate_cap":
         return [

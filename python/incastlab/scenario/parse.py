@@ -76,6 +76,19 @@ def _times(value: Any, normalized: bool) -> list[int]:
     return out
 
 
+def _sizes(value: Any, normalized: bool) -> list[int]:
+    """A list of sizes ("10KB", …) in bytes; a normalized list holds them already."""
+    if not isinstance(value, list | tuple):
+        raise ValueError(f'expected a list of sizes such as ["10KB", "100KB"], got {shown(value)}')
+    out = []
+    for i, v in enumerate(value):
+        try:
+            out.append(v if _is_int(v) else parse_size(v))
+        except (UnitError, ValueError) as e:
+            raise ValueError(f"item {i}: {e}") from None
+    return out
+
+
 def _hosts(value: Any) -> list[int]:
     """A list of host numbers (the core checks that each is on the topology)."""
     if not isinstance(value, list | tuple) or not all(
@@ -103,6 +116,8 @@ def _value(unit: str, value: Any, normalized: bool) -> Any:
         return _times(value, normalized)
     if unit == "hosts":
         return _hosts(value)
+    if unit == "sizes":
+        return _sizes(value, normalized)
     if unit == "limit":
         return value if normalized and isinstance(value, dict) else parse_queue_limit(value)
     if unit == "rate_cap":

@@ -50,6 +50,8 @@ def shown_default(key: dict[str, Any]) -> str:
         return "none" if not d else json.dumps([with_unit("time", t) for t in d])
     if unit == "hosts":
         return "none" if not d else json.dumps(d)
+    if unit == "sizes":
+        return "none" if not d else json.dumps([with_unit("size", b) for b in d])
     if unit == "topology_file":
         return "none" if d is None else "(tables)"
     if unit == "rate_cap":
@@ -104,6 +106,9 @@ def _key(key: dict[str, Any]) -> dict[str, Any]:
     elif unit == "times":
         out = {"type": "array", "items": _with_unit("time", None)}
         out["default"] = [with_unit("time", t) for t in default]
+    elif unit == "sizes":
+        out = {"type": "array", "items": _with_unit("size", None)}
+        out["default"] = [with_unit("size", b) for b in default]
     elif unit == "limit":
         out = {"type": "string", "examples": ["64KB", "42pkt", "unlimited", "off"]}
         if default is not None:

@@ -32,8 +32,14 @@ if TYPE_CHECKING:
 Overrides = dict[str, Any]
 
 #: DCQCN's marking (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-#: SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1% at its 40 Gbps; HPCC's ns-3 scales Kmin and
-#: Kmax with the link's rate, as the DCQCN remedy does when the scenario marks nothing.
+#: SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1% at its 40 Gbps, the DCQCN paper's setting as
+#: secondary accounts give it (not checked against its text; one of them reads Kmin 4 KB), as
+#: `dcqcn-incast` and `pfc-unfairness` use it. It is neither of the two sources we could check:
+#: the HPCC paper's DCQCN setting (Li et al., SIGCOMM 2019, §5.1: Kmin 100 KB, Kmax 400 KB per
+#: 25 Gbps of link rate, "according to our experiences") nor the DCQCN authors' ns-3
+#: configuration (ns3-rdma, mix/config.txt: KMIN 40, KMAX 1000 cells of 1,030 B, PMAX 1).
+#: The remedy scales Kmin and Kmax with the link's rate, as the HPCC paper and HPCC's ns-3 do,
+#: when the scenario marks nothing.
 DCQCN_KMIN, DCQCN_KMAX, DCQCN_PMAX, DCQCN_RATE = 5_000, 200_000, 0.01, 40e9
 
 

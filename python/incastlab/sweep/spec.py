@@ -131,10 +131,14 @@ def _single_list(key: str, value: list[Any]) -> bool:
     section, _, name = key.partition(".")
     unit = sc_mod.keys.SECTIONS.get(section, {}).get(name, {}).get("unit")
     if not value:
-        return unit in ("cdf", "times", "hosts")
+        return unit in ("cdf", "times", "hosts", "sizes")
     if unit == "cdf":  # its points are lists: an axis is a list of lists of points
         return isinstance(value[0], list | tuple) and not isinstance(value[0][0], list | tuple)
-    if unit in ("times", "hosts"):  # its items are single values: an axis is a list of lists
+    if unit in (
+        "times",
+        "hosts",
+        "sizes",
+    ):  # its items are single values: an axis is a list of lists
         return not isinstance(value[0], list | tuple)
     return False
 

@@ -95,10 +95,14 @@ section! {
         /// each to a destination uniform among the other hosts (HPCC §5: 30%, and 50%).
         pub load: f64 [Plain] = 0.3,
         /// Background flow sizes: a built-in distribution (`websearch`: DCTCP's web-search
-        /// cluster, Alizadeh et al., SIGCOMM 2010, Fig. 4; `hadoop`: Facebook's Hadoop
-        /// cluster, Roy et al., SIGCOMM 2015, Fig. 6), or a CDF file of 'size probability'
-        /// lines (`#` comments; sizes in bytes or with a unit, increasing; probabilities not
+        /// cluster, Alizadeh et al., SIGCOMM 2010, mean 1.950 MB; `hadoop`: Facebook's Hadoop
+        /// cluster, Roy et al., SIGCOMM 2015, mean 239.5 KB; each built from the ten deciles
+        /// the HPCC paper prints on its Figures 3/10 and 11, Li et al., SIGCOMM 2019,
+        /// log-uniform between them), or a CDF file of 'size probability' lines (`#`
+        /// comments; sizes in bytes or with a unit, from 1 byte, increasing; probabilities not
         /// decreasing, the last 1, or percentages up to 100), as `workload.query_size_cdf`.
+        /// The HPCC authors' own distribution files (means 1.711 MB and 120.4 KB) run once
+        /// their first line's size 0 is written as 1; docs/simulate.md shows how.
         pub size_cdf: FlowSizes [SizeCdf] = FlowSizes::Named("websearch".into()),
         /// Flows (and bursts) start in [0, duration) from the workload's start; the run ends
         /// when every one has completed.
@@ -217,8 +221,14 @@ impl Scenario {
                 "a flow schedule draws its background flows itself (flows.load); leave background.flows at 0",
             ));
         }
-        if !matches!(self.transport, Transport::Tcp | Transport::Roce) {
-            return Err(bad("transport", "a flow schedule runs over TCP or RoCE"));
+        if !matches!(
+            self.transport,
+            Transport::Tcp | Transport::Roce | Transport::Homa
+        ) {
+            return Err(bad(
+                "transport",
+                "a flow schedule runs over TCP, RoCE or Homa",
+            ));
         }
         Ok(())
     }

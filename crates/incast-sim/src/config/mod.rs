@@ -13,6 +13,7 @@ mod buffer;
 mod eqds;
 mod flows;
 mod graph;
+mod homa;
 mod roce;
 mod roce_cc;
 pub(crate) mod section;
@@ -30,6 +31,7 @@ pub use buffer::derived_headroom;
 pub use eqds::*;
 pub use flows::*;
 pub use graph::{Graph, GraphLink, GraphSwitch, ResolvedGraph};
+pub use homa::*;
 pub use roce::*;
 pub use roce_cc::*;
 pub use section::{Key, Unit};
@@ -87,13 +89,16 @@ pub enum Transport {
     Swift,
     /// EQDS (Olteanu et al., NSDI 2022): edge queues, receiver credit; the `eqds` section.
     Eqds,
+    /// Homa (Montazeri et al., SIGCOMM 2018): messages, grants, switch priorities; the `homa`
+    /// section.
+    Homa,
 }
 
 choices! {
-    Transport: Tcp, Ndp, Roce, Swift, Eqds;
+    Transport: Tcp, Ndp, Roce, Swift, Eqds, Homa;
 }
 
-nested!(Ndp, Roce, Swift, Eqds, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
+nested!(Ndp, Roce, Swift, Eqds, Homa, Dcqcn, Hpcc, Topology, Tcp, Workload, Flows, Background, Run);
 
 section! {
     /// One complete scenario.
@@ -110,6 +115,8 @@ section! {
         pub swift: Swift [Section] = Swift::default(),
         /// EQDS parameters (transport = "eqds").
         pub eqds: Eqds [Section] = Eqds::default(),
+        /// Homa parameters (transport = "homa").
+        pub homa: Homa [Section] = Homa::default(),
         /// Hosts, links and switch buffers.
         pub topology: Topology [Section] = Topology::default(),
         /// TCP parameters shared by every connection.
@@ -308,6 +315,7 @@ impl Scenario {
                 "ndp" => Ndp::keys(),
                 "swift" => Swift::keys(),
                 "eqds" => Eqds::keys(),
+                "homa" => Homa::keys(),
                 "topology" => Topology::keys(),
                 "tcp" => Tcp::keys(),
                 "workload" => Workload::keys(),
@@ -456,6 +464,7 @@ impl Scenario {
             Transport::Roce => self.roce.mtu.saturating_add(self.roce.header_bytes),
             Transport::Swift => self.swift.mtu.saturating_add(self.swift.header_bytes),
             Transport::Eqds => self.eqds.mtu.saturating_add(self.eqds.header_bytes),
+            Transport::Homa => self.homa.mtu.saturating_add(self.homa.header_bytes),
             _ => self.tcp.mss.saturating_add(self.tcp.header_bytes),
         }
     }

@@ -128,7 +128,7 @@ const MAX_SACK_BITMAP: u32 = 1 << 20;
 
 impl Scenario {
     /// The synchronized read's keys RoCE's blocks do not model, left at their defaults.
-    fn validate_roce_workload(&self) -> Result<(), ConfigError> {
+    pub(super) fn validate_roce_workload(&self) -> Result<(), ConfigError> {
         let w = &self.workload;
         let unmodelled = [
             ("workload.think_times", !w.think_times.is_empty()),

@@ -8,43 +8,53 @@ use crate::units::*;
 section! {
     /// DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
     /// 2015): the reaction point's constants. The notification point's CNP pacing N is
-    /// `roce.cnp_interval` (50 µs).
+    /// `roce.cnp_interval` (50 µs). Where each default comes from is said beside it: the
+    /// paper's own text could not be read for these notes, so a value is the paper's where
+    /// the HPCC paper (Li et al., SIGCOMM 2019, §2.3) or the DCQCN authors' ns-3 release
+    /// (ns3-rdma, windows/ns-3-dev/mix/config.txt) confirms it.
     pub struct Dcqcn {
         /// Gain g of the estimator α: a CNP sets α ← (1 − g)·α + g, a period K without one
-        /// α ← (1 − g)·α (Zhu et al. §3, Eqs. 1–2: g = 1/256).
+        /// α ← (1 − g)·α. 1/256: the DCQCN authors' ns-3 configuration (DCTCP_GAIN) and the
+        /// HPCC authors' DCQCN runs (EWMA_GAIN 1/256).
         pub g: f64 [Plain] = 1.0 / 256.0,
         /// α before the first CNP, so the first CNP cuts the rate by α/2: 1 halves it (the
-        /// paper leaves it open; ConnectX starts α at 1023/1024, and HPCC's ns-3 model of
-        /// Mellanox's DCQCN sets α = 1 at the first CNP).
+        /// paper leaves it open; ConnectX starts α at 1023/1024, initial_alpha_value).
         pub alpha_init: f64 [Plain] = 1.0,
-        /// Period K of α's decay without CNPs, restarted by each CNP (Zhu et al. §3: 55 µs,
-        /// longer than the CNP interval N = 50 µs so a steady stream of CNPs never decays α).
+        /// Period K of α's decay without CNPs, restarted by each CNP: 55 µs, the DCQCN authors'
+        /// ns-3 (ALPHA_RESUME_INTERVAL), longer than the CNP interval N = 50 µs so a steady
+        /// stream of CNPs never decays α. The HPCC authors' "dcqcn_paper" runs use 50 µs.
         pub alpha_interval: SimTime [Time] = from_us(55),
-        /// Period T of the rate-increase timer, restarted by each cut (Zhu et al.: 55 µs, with
-        /// B = 10 MB; QCN's 1.5 ms and 150 KB are what the DCQCN authors' ns-3 release,
-        /// ns3-rdma, keeps as its attribute defaults).
+        /// Period T of the rate-increase timer, restarted by each cut: 55 µs, "from DCQCN's
+        /// original paper" (HPCC paper §2.3, Fig. 2, against a NIC vendor's default of
+        /// 300 µs). The DCQCN authors' ns-3 has 1.5 ms as its attribute default and
+        /// configures 60 µs.
         pub rate_timer: SimTime [Time] = from_us(55),
         /// Bytes B of the rate-increase byte counter: one increase step per B bytes sent while
-        /// the rate recovers (Zhu et al.: 10 MB).
+        /// the rate recovers. 10 MB, as secondary accounts of the paper give it (not checked
+        /// against its text); the DCQCN authors' ns-3 has 150 KB as its attribute default
+        /// and configures 300 KB; ConnectX's rpg_byte_reset is 32,767 B.
         pub byte_counter: u64 [Size] = 10_000_000,
         /// Steps F of fast recovery before additive increase, and the steps both counters
-        /// must pass before hyper increase (Zhu et al. §3: F = 5).
+        /// must pass before hyper increase: 5, the DCQCN authors' ns-3
+        /// (FAST_RECOVERY_TIMES; ConnectX's rpg_threshold and the HPCC authors' runs use 1).
         pub fast_recovery_steps: u32 [Plain] = 5,
-        /// Additive-increase step R_AI of the target rate, bits per second (Zhu et al.:
-        /// 40 Mbps, at 40 Gbps; ConnectX firmware ships 5 Mbps, and HPCC's ns-3 scripts use
-        /// 5 Mbps per 25 Gbps of line rate).
+        /// Additive-increase step R_AI of the target rate, bits per second: 40 Mbps at
+        /// 40 Gbps, the DCQCN authors' ns-3 configuration (RATE_AI). ConnectX ships 5 Mbps
+        /// (rpg_ai_rate), and the HPCC authors' scripts use 5 Mbps per 25 Gbps of line rate.
         pub rate_ai: u64 [Rate] = 40_000_000,
         /// Hyper-increase step R_HAI: the i-th hyper step adds i·R_HAI to the target rate,
-        /// bits per second (200 Mbps, as the DCQCN authors' ns-3 release configures it beside
-        /// R_AI = 40 Mbps, ns3-rdma mix/config.txt).
+        /// bits per second: 200 Mbps, the DCQCN authors' ns-3 configuration (RATE_HAI, beside
+        /// R_AI = 40 Mbps). ConnectX ships 50 Mbps (rpg_hai_rate).
         pub rate_hai: u64 [Rate] = 200_000_000,
         /// The rate a queue pair never goes below, bits per second (100 Mbps: the minimum rate
         /// of both the DCQCN authors' and the HPCC authors' ns-3; the paper names none).
         pub min_rate: u64 [Rate] = 100_000_000,
         /// Shortest time between two rate cuts however many CNPs arrive; a CNP within it only
-        /// raises α. 4 µs: ConnectX's rate_reduce_monitor_period, which HPCC's ns-3 models
-        /// (RateDecreaseInterval). The paper cuts at every CNP; as the notification point sends
-        /// at most one per 50 µs per queue pair this rarely binds. 0: every CNP cuts.
+        /// raises α. 4 µs: a NIC vendor's default T_d (HPCC paper §2.3; ConnectX's
+        /// rate_reduce_monitor_period), which HPCC's ns-3 models (RATE_DECREASE_INTERVAL). The
+        /// paper cuts at every CNP (the HPCC paper credits it with T_d = 50 µs, its CNP
+        /// interval); as the notification point sends at most one CNP per 50 µs per queue pair
+        /// neither binds. 0: every CNP cuts.
         pub decrease_interval: SimTime [Time] = from_us(4),
     }
 }
@@ -53,29 +63,32 @@ section! {
     /// HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): the
     /// sender's constants. HPCC reads the switches' INT: it needs topology.int = true.
     pub struct Hpcc {
-        /// Target utilization η of every link (Li et al. §3.3: 95%; HPCC's ns-3 U_TARGET and
-        /// htsim agree).
+        /// Target utilization η of every link: 95% (Li et al. §3.3 "by default" and §5.1;
+        /// HPCC's ns-3 U_TARGET and htsim agree).
         pub eta: f64 [Plain] = 0.95,
-        /// Additive-increase rounds before an update is multiplicative even below η, maxStage
-        /// (Li et al. §3.3: 5). The paper's value, not its ns-3 scripts' (MI_THRESH 0, every
-        /// per-RTT update multiplicative): the additive rounds are what let flows that start
-        /// unequal converge to equal shares.
+        /// Additive-increase rounds before an update is multiplicative even below η, maxStage:
+        /// 5 (Li et al. §3.3 and §5.1, "we tried maxStage from 0 to 5 ... all of which give
+        /// similar results"). The paper's value, not its simulations' (0: the authors' results
+        /// page calls the 5 "a typo for the simulation", and their ns-3 scripts set MI_THRESH
+        /// 0): the additive rounds are what let flows that start unequal converge to equal
+        /// shares.
         pub max_stage: u32 [Plain] = 5,
         /// Additive-increase step W_AI, bytes; `None`: the paper's W_init·(1 − η)/N with N =
         /// `ai_flows` (htsim uses one MTU).
         pub w_ai: Option<u64> [Size] = None,
         /// N of the paper's W_AI = W_init·(1 − η)/N (Li et al. §3.3): how many flows a link is
         /// expected to share, so that their steps together stay within the 1 − η headroom.
-        /// 125 makes W_AI what HPCC's ns-3 scripts add per update (simulation/run.py: 10 Mbps
-        /// per 25 Gbps of line rate, 0.04% of it, = 5%/125): the code behind the paper's
-        /// figures.
-        pub ai_flows: u32 [Plain] = 125,
+        /// 100: the paper's evaluation sets W_AI = 80 bytes, "calculated based on 100
+        /// concurrent flows under 100Gbps" (§5.1, footnote 4; T = 13 µs). HPCC's ns-3 scripts
+        /// add 10 Mbps per 25 Gbps of line rate per update instead (simulation/run.py), N = 125.
+        pub ai_flows: u32 [Plain] = 100,
         /// The rate a queue pair never goes below, bits per second; the window never goes below
-        /// its window (100 Mbps: the minimum rate of HPCC's ns-3, RdmaHw MinRate; the paper's
+        /// its window (100 Mbps: the minimum rate of HPCC's ns-3, MIN_RATE; the paper's
         /// window only has W_AI as its floor).
         pub min_rate: u64 [Rate] = 100_000_000,
         /// The base RTT T of the window W = rate·T; `None`: the topology's longest round trip
-        /// without queueing.
+        /// without queueing (the paper sets T "slightly greater than the maximum RTT", 13 µs
+        /// for its simulations, §5.1).
         pub base_rtt: Option<SimTime> [Time] = None,
     }
 }
@@ -195,7 +208,10 @@ mod tests {
         assert_eq!((d.byte_counter, d.fast_recovery_steps), (10_000_000, 5));
         assert_eq!((d.rate_ai, d.rate_hai), (40_000_000, 200_000_000));
         let h = Hpcc::default();
-        assert_eq!((h.eta, h.max_stage, h.w_ai), (0.95, 5, None));
+        assert_eq!(
+            (h.eta, h.max_stage, h.w_ai, h.ai_flows),
+            (0.95, 5, None, 100)
+        );
         for cc in [RoceCc::None, RoceCc::Dcqcn, RoceCc::Hpcc] {
             roce(cc).validate().unwrap();
         }

@@ -36,6 +36,8 @@ pub enum Unit {
     TopologyFile,
     /// A list of host numbers, written [0, 122, 35].
     Hosts,
+    /// A list of sizes, written ["10KB", "100KB"].
+    Sizes,
     /// A nested section.
     Section,
 }
@@ -56,6 +58,7 @@ impl Unit {
             Unit::RateCap => "rate_cap",
             Unit::TopologyFile => "topology_file",
             Unit::Hosts => "hosts",
+            Unit::Sizes => "sizes",
             Unit::Section => "section",
         }
     }

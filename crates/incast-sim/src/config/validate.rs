@@ -19,6 +19,7 @@ impl Scenario {
             Transport::Roce => self.validate_roce()?,
             Transport::Swift => self.validate_swift()?,
             Transport::Eqds => self.validate_eqds()?,
+            Transport::Homa => self.validate_homa()?,
         }
         self.validate_bursts()?;
         self.validate_buffers()?;

@@ -16,6 +16,7 @@
 use super::egress::{Egress, FlowPause};
 use super::int::IntHop;
 use super::pfc::Admit;
+use super::prio;
 use super::trim::{self, Port, Trimmable};
 use super::{Enqueued, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
@@ -49,6 +50,10 @@ pub trait Wire: Copy + Trimmable {
     fn flow(&self) -> u32 {
         u32::MAX
     }
+    /// Its level at strict-priority ports ([`super::prio`]), 0 the lowest.
+    fn priority(&self) -> u8 {
+        0
+    }
 }
 
 /// What became of a packet offered to a link.
@@ -79,6 +84,8 @@ pub struct Fabric<P> {
     pub ports: Option<Vec<Port>>,
     /// What runs as a packet starts to leave an egress, if anything does.
     egress: Option<Box<Egress>>,
+    /// One strict-priority port in front of each link, when the scenario asks for priorities.
+    pub prio: Option<Vec<prio::Port>>,
 }
 
 impl<P: Wire> Fabric<P> {
@@ -89,7 +96,18 @@ impl<P: Wire> Fabric<P> {
             net,
             pkts: PacketPool::default(),
             ports: None,
+            prio: None,
         }
+    }
+
+    /// Put a strict-priority port in front of every link, of `limit(l)` buffer bytes.
+    pub fn prioritize(&mut self, limit: impl Fn(&Network, LinkId) -> u64) {
+        let net = &self.net;
+        self.prio = Some(
+            net.link_ids()
+                .map(|l| prio::Port::new(limit(net, l)))
+                .collect(),
+        );
     }
 
     /// Put a trimming port in front of every link: `switch` for switch ports, `nic` for the
@@ -126,7 +144,31 @@ impl<P: Wire> Fabric<P> {
                 }
                 offered
             }
+            None if self.prio.is_some() => self.prio_offer(events, now, l, id),
             None => self.drop_tail(events, now, l, id),
+        }
+    }
+
+    /// The strict-priority path: the port's shared buffer, then its level's queue.
+    #[inline]
+    fn prio_offer(
+        &mut self,
+        events: &mut EventQueue,
+        now: SimTime,
+        l: LinkId,
+        id: PktId,
+    ) -> Offered {
+        let ports = self.prio.as_mut().expect("priority ports are on");
+        let p = self.pkts.get(id);
+        let link = &mut self.net.links[l];
+        match ports[l.index()].offer(link, now, id, p.frame(), p.priority()) {
+            prio::Offered::Queued(end) => {
+                if let Some(t) = end {
+                    events.push(t, Event::TxDone(l));
+                }
+                Offered::Queued
+            }
+            prio::Offered::Dropped => Offered::Dropped,
         }
     }
 
@@ -313,6 +355,18 @@ impl<P: Wire> Fabric<P> {
     pub fn tx_done(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId) -> PktId {
         let link = &mut self.net.links[l];
         if let Some(ports) = self.ports.as_mut() {
+            let (arrival, next) = ports[l.index()].finish_tx(link, now);
+            if let Some(t) = arrival {
+                events.push(t, Event::Arrive(l));
+            }
+            if let Some(t) = next {
+                events.push(t, Event::TxDone(l));
+            }
+            return link
+                .newest_in_pipe()
+                .expect("a frame just entered the pipe");
+        }
+        if let Some(ports) = self.prio.as_mut() {
             let (arrival, next) = ports[l.index()].finish_tx(link, now);
             if let Some(t) = arrival {
                 events.push(t, Event::Arrive(l));

@@ -17,6 +17,7 @@ pub mod egress;
 pub mod fabric;
 pub mod int;
 pub mod pfc;
+pub mod prio;
 pub mod red;
 #[cfg(test)]
 mod scenario_tests;

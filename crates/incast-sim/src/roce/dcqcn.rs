@@ -1,11 +1,12 @@
-//! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015,
-//! §3): the reaction point a sender NIC runs per queue pair, and the notification point's CNP
-//! pacing at the receiver NIC.
+//! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015):
+//! the reaction point a sender NIC runs per queue pair, and the notification point's CNP
+//! pacing at the receiver NIC. (Section and equation numbers of the paper are not given here:
+//! its text could not be checked; the constants' sources are in `config::Dcqcn`.)
 //!
 //! The reaction point keeps a current rate R_C, a target rate R_T and the estimate α of how
 //! congested the path is. A CNP cuts R_C by α/2 and remembers the rate it had as R_T; α decays
 //! while no CNP comes. Two counters then raise the rate back, as QCN's reaction point does
-//! (IEEE 802.1Qau, which §3 says DCQCN follows): a timer that expires every T and a byte
+//! (IEEE 802.1Qau, which DCQCN follows): a timer that expires every T and a byte
 //! counter that expires every B bytes sent. Each expiry is one step: the first F steps of
 //! either counter are fast recovery (R_C moves half-way to R_T), then additive increase (R_T
 //! grows by R_AI), and once both counters have passed F, hyper increase (R_T grows by
@@ -115,7 +116,7 @@ impl Dcqcn {
         (self.t_steps, self.b_steps)
     }
 
-    /// A CNP arrived: R_T ← R_C, R_C ← R_C·(1 − α/2), α ← (1 − g)·α + g (§3, Eq. 1), and
+    /// A CNP arrived: R_T ← R_C, R_C ← R_C·(1 − α/2), α ← (1 − g)·α + g, and
     /// both counters start over. A CNP within `decrease_interval` of the last cut only raises
     /// α (the NIC checks for CNPs once per interval, as ConnectX's rate_reduce_monitor_period).
     pub fn on_cnp(&mut self, now: SimTime) {
@@ -218,7 +219,7 @@ impl Dcqcn {
 }
 
 /// The notification point of one queue pair (receiver NIC): a CE-marked packet sends a CNP at
-/// once unless one went less than the interval N ago (§3: at most one CNP per N per flow, 50 µs).
+/// once unless one went less than the interval N ago (at most one CNP per N per flow, 50 µs).
 #[derive(Debug, Clone)]
 pub struct CnpPacer {
     interval: SimTime,
@@ -504,8 +505,9 @@ mod tests {
     }
 
     /// The 32:1 incast of 1 MB at 100 Gbps over PFC on a k = 8 fat tree, run with `cc`; for
-    /// DCQCN the switches mark as its paper sets RED (K_min 5 KB, K_max 200 KB, P_max 1%, on
-    /// the instantaneous queue). Without congestion control the switches do not mark (RED
+    /// DCQCN the switches mark with RED at K_min 5 KB, K_max 200 KB, P_max 1% on the
+    /// instantaneous queue (the paper's 40 Gbps setting as secondary accounts give it: not
+    /// checked against its text, and one of them reads K_min 4 KB). Without congestion control the switches do not mark (RED
     /// would drop the packets that are not ECN-capable, on a lossless fabric).
     fn incast(cc: crate::config::RoceCc) -> crate::report::Report {
         use crate::config::{QueueLimit, Scenario, TopologyKind, Transport, WorkloadKind};

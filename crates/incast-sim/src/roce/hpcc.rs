@@ -1,4 +1,4 @@
-//! HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, §3.3 and its
+//! HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019, §3.2–3.3 and its
 //! Algorithm 1): the sender's window from the in-band telemetry (INT) its ACKs echo.
 //!
 //! Each ACK carries, per switch egress the data packet crossed, the queue length, the bytes
@@ -209,8 +209,13 @@ mod tests {
     const T: SimTime = 10_000_000; // 10 µs: W_init = 125,000 bytes
     const W_INIT: u64 = 125_000;
 
+    /// The defaults with N = 125 (not the paper's 100), so that W_AI is a round 50 bytes the
+    /// tests can write out.
     fn params() -> Params {
-        Params::default()
+        Params {
+            ai_flows: 125,
+            ..Params::default()
+        }
     }
 
     fn sender(p: &Params) -> Hpcc {

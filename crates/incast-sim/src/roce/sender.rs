@@ -34,21 +34,54 @@ pub(crate) struct Timeouts {
     pub(crate) low_packets: u32,
 }
 
-/// A set of PSNs as bits, grown when messages are posted (never per packet).
+/// Selective repeat's record of the packets the receiver SACKed, as a ring over the PSNs
+/// from the oldest unacknowledged one: the receiver holds out-of-order packets only up to
+/// `roce.sack_bitmap` past the PSN it expects (IRN's BDP-sized bitmap), so a SACK further out
+/// cannot come and the sender needs no more bits than that, whatever the queue pair has posted.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Bits(Vec<u64>);
+pub(crate) struct Sacks {
+    bits: Vec<u64>,
+    /// PSNs the ring covers from its base (a multiple of 64).
+    reach: u32,
+}
 
-impl Bits {
-    pub(crate) fn grow(&mut self, n: u32) {
-        self.0.resize((n as usize).div_ceil(64), 0);
+impl Sacks {
+    /// A ring for `reach` packets (rounded up to whole words), all clear.
+    pub(crate) fn new(reach: u32) -> Sacks {
+        let words = reach.div_ceil(64).max(1);
+        Sacks {
+            bits: vec![0; words as usize],
+            reach: words * 64,
+        }
     }
+    /// Whether `psn` was SACKed, with `una` the oldest unacknowledged PSN: a PSN the ring
+    /// does not reach was not.
     #[inline]
-    pub(crate) fn get(&self, i: u32) -> bool {
-        self.0[(i / 64) as usize] >> (i % 64) & 1 == 1
+    pub(crate) fn get(&self, una: u32, psn: u32) -> bool {
+        psn >= una && psn - una < self.reach && {
+            let i = psn % self.reach;
+            self.bits[(i / 64) as usize] >> (i % 64) & 1 == 1
+        }
     }
+    /// Record a SACK of `psn` (ignored outside the ring's reach from `una`).
     #[inline]
-    pub(crate) fn set(&mut self, i: u32) {
-        self.0[(i / 64) as usize] |= 1 << (i % 64);
+    pub(crate) fn set(&mut self, una: u32, psn: u32) {
+        if psn >= una && psn - una < self.reach {
+            let i = psn % self.reach;
+            self.bits[(i / 64) as usize] |= 1 << (i % 64);
+        }
+    }
+    /// The oldest unacknowledged PSN moved from `from` to `to`: clear the slots it passed,
+    /// which the ring reuses for the PSNs `reach` further on.
+    pub(crate) fn advance(&mut self, from: u32, to: u32) {
+        if to - from >= self.reach {
+            self.bits.fill(0);
+            return;
+        }
+        for psn in from..to {
+            let i = psn % self.reach;
+            self.bits[(i / 64) as usize] &= !(1 << (i % 64));
+        }
     }
 }
 
@@ -81,7 +114,7 @@ pub(crate) struct Sender {
     high: u32,
     recovery: RoceRecovery,
     /// Selective repeat: PSNs the receiver holds (SACKed), and the highest SACKed + 1.
-    sacked: Bits,
+    sacked: Sacks,
     sack_high: u32,
     /// Selective repeat: in loss recovery until `una` reaches `recover`; the next hole to
     /// look at from `cursor`.
@@ -134,7 +167,7 @@ impl Sender {
             nxt: 0,
             high: 0,
             recovery,
-            sacked: Bits::default(),
+            sacked: Sacks::default(),
             sack_high: 0,
             in_recovery: false,
             recover: 0,
@@ -165,9 +198,6 @@ impl Sender {
         let last = (bytes - (u64::from(packets) - 1) * mtu).max(1) as u32;
         self.end += packets;
         self.lasts.push((self.end - 1, last));
-        if self.recovery == RoceRecovery::SelectiveRepeat {
-            self.sacked.grow(self.end);
-        }
         self.end
     }
 
@@ -187,6 +217,13 @@ impl Sender {
     /// Whether every posted packet is acknowledged.
     pub(crate) fn done(&self) -> bool {
         self.una == self.end
+    }
+
+    /// Selective repeat's SACK record reaches `packets` past the oldest unacknowledged PSN
+    /// (`roce.sack_bitmap`, the receiver's reach).
+    pub(crate) fn sack_reach(mut self, packets: u32) -> Sender {
+        self.sacked = Sacks::new(packets);
+        self
     }
 
     /// With `whole`, a new packet goes only if it fits whole in the window
@@ -214,7 +251,7 @@ impl Sender {
         if self.in_recovery {
             let mut p = self.cursor.max(self.una);
             while p < self.sack_high.min(self.recover) {
-                if !self.sacked.get(p) {
+                if !self.sacked.get(self.una, p) {
                     return Some(p);
                 }
                 p += 1;
@@ -300,6 +337,7 @@ impl Sender {
         if psn <= self.una {
             return false;
         }
+        self.sacked.advance(self.una, psn);
         self.una = psn;
         self.nxt = self.nxt.max(psn);
         while self
@@ -341,7 +379,7 @@ impl Sender {
             }
             RoceRecovery::SelectiveRepeat => {
                 if sack < self.end {
-                    self.sacked.set(sack);
+                    self.sacked.set(self.una, sack);
                     self.sack_high = self.sack_high.max(sack + 1);
                 }
                 if !self.in_recovery {
@@ -441,9 +479,35 @@ mod tests {
             Cc::None {
                 rate: 8_000_000_000,
             },
-        );
+        )
+        .sack_reach(128);
         s.post(packets * 1000);
         s
+    }
+
+    #[test]
+    fn the_sack_ring_reaches_its_size_past_the_oldest_unacknowledged_psn_and_is_reused() {
+        let mut r = Sacks::new(128);
+        r.set(0, 127); // una + reach - 1: kept
+        r.set(0, 128); // una + reach: beyond what the receiver can hold, ignored
+        assert!(r.get(0, 127) && !r.get(0, 128));
+        // The slot of PSN 0 serves PSN 128 once 0 is acknowledged; a stale bit does not leak.
+        r.set(0, 0);
+        assert!(r.get(0, 0));
+        r.advance(0, 1);
+        assert!(
+            !r.get(1, 128),
+            "PSN 0's cleared slot must not read as PSN 128's SACK"
+        );
+        r.set(1, 128);
+        assert!(r.get(1, 128) && r.get(1, 127) && !r.get(1, 0));
+        // A jump past the whole ring clears it.
+        r.advance(1, 1000);
+        assert!((1000..1128).all(|p| !r.get(1000, p)));
+        // Memory is the reach, not the queue pair's posted packets.
+        let mut s = sender(RoceRecovery::SelectiveRepeat, 1_000_000);
+        s.post(1_000_000_000);
+        assert_eq!(s.sacked.bits.len(), 2);
     }
 
     /// Send every packet the sender lets go at `now` (ignoring the limiter), returning them.

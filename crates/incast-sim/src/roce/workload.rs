@@ -191,7 +191,8 @@ impl Roce {
                     timeouts,
                     Cc::new(r, rate, base_rtt),
                 )
-                .whole_packets(r.window_whole_packets),
+                .whole_packets(r.window_whole_packets)
+                .sack_reach(r.sack_bitmap),
                 rx: Receiver::new(
                     r.recovery,
                     r.nack,

@@ -44,18 +44,20 @@ const HPCC_INCAST: Incast = Incast {
 fn the_background_offers_rho_of_every_host_link_over_a_long_window() {
     let web = Cdf::builtin("websearch").unwrap();
     let flows = schedule(&plan(&web, 0.3, None, Until::Time(10 * S)), streams(1));
-    // ~35,000 flows of a heavy-tailed size (coefficient of variation ~1.8): the offered load's
-    // standard error is ~1%, so 3% is a 3-sigma bound.
+    // ~31,000 flows of a heavy-tailed size (coefficient of variation ~2.4): the offered load's
+    // standard error is sqrt((1 + 2.4^2) / 31,000) ~ 1.5%, so 4.5% is a 3-sigma bound.
     let rho = offered_bps(&flows, false, 10 * S) / (16.0 * GBPS10 as f64);
-    assert!((rho / 0.3 - 1.0).abs() < 0.03, "offered {rho}");
-    // Every host sends, and to another host.
+    assert!((rho / 0.3 - 1.0).abs() < 0.045, "offered {rho}");
+    // Every host sends, and to another host: each count is Poisson around n, within 4 sigma.
     assert!(flows.iter().all(|f| f.src != f.dst && f.dst < 16));
+    let n = 10.0 * 0.3 * GBPS10 as f64 / (web.mean() * 8.0);
+    let near = |c: usize| (c as f64 - n).abs() < 4.0 * n.sqrt();
     for h in 0..16 {
         let sent = flows.iter().filter(|f| f.src == h).count();
         let got = flows.iter().filter(|f| f.dst == h).count();
         assert!(
-            (1900..2500).contains(&sent) && (1900..2500).contains(&got),
-            "{h}: {sent} {got}"
+            near(sent) && near(got),
+            "{h}: {sent} {got}, expected {n:.0}"
         );
     }
     assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));

@@ -6,8 +6,8 @@ by it (``none.toml``, ``dcqcn.toml``, ``hpcc.toml``): ECN marking is configured 
 DCQCN reads it. The columns read, besides the common ones (``pfc_pauses``, ``drops``,
 ``bottleneck_max_bytes``, ``fct_overhead``, ``flow_completion_s``), are the flow schedule's
 FCT slowdown by size: ``fct_slowdown_bucket_bytes`` and ``fct_slowdown_bucket_p95``, its
-background flows sorted by size and cut into buckets of equal count, as the HPCC paper's
-analysis cuts them.
+background flows sorted by size and cut into buckets of equal count, as the HPCC authors'
+analysis cuts them for the paper's Figure 11 (analysis/fct_analysis.py, 5% steps).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def sender_shares(r: Row) -> list[float]:
 
 def pfc_unfairness(runs: Runs, paper: dict[str, Any], out: Path) -> Findings:
     """A sender beside the receiver against three behind one spine port, over PFC with no
-    congestion control and with DCQCN (Zhu et al., SIGCOMM 2015, §2 and §6)."""
+    congestion control and with DCQCN (Zhu et al., SIGCOMM 2015)."""
     f = Findings()
     by = {c: rows[0] for c, rows in runs.items() if rows}
     if "none" not in by or "dcqcn" not in by:
