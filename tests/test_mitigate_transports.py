@@ -80,6 +80,8 @@ def test_classic_tcp_collapses_last(rows: list[dict[str, Any]]) -> None:
     assert by["tcp-rto200us"]["last_completion_s"] < 0.005
     assert by["tcp-rto200us"]["changed"]["tcp.rto_min"] == "200us"
     assert by["swift"]["keys"].startswith("swift: MTU 4000 B")
+    # Homa's RTTbytes derived from the 10 Gbps star's round trip, stated in its row.
+    assert by["homa"]["keys"].startswith("homa: MTU 1448 B, RTTbytes 15744 B")
 
 
 def test_a_transport_that_cannot_run_the_workload_is_refused_in_its_row() -> None:

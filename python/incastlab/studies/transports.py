@@ -10,15 +10,16 @@ DCTCP and DCQCN, INT for HPCC), and says so. What keeps the comparison fair:
 - the same bytes of switch buffer per port: a trimming port's data queue is a packet count, so
   it is sized to the scenario's buffer in that transport's full frames (NDP's 9 KB jumbo frames
   get fewer slots than EQDS's 4 KB ones); the header queue beside it is extra and stated;
-- each transport keeps its own default MTU (TCP 1448 B, RoCE 1 KB, Swift 4 KB, EQDS 4086 B,
-  NDP 9 KB) and initial window: that is how each is deployed, and the row names them. PFC
-  counts a port's buffer per ingress (RoCE's egress queue can hold more than one buffer).
+- each transport keeps its own default MTU (TCP and Homa 1448 B, RoCE 1 KB, Swift 4 KB,
+  EQDS 4086 B, NDP 9 KB) and initial window (Homa: RTTbytes): that is how each is deployed,
+  and the row names them. PFC counts a port's buffer per ingress (RoCE's egress queue can hold
+  more than one buffer).
 
 They rank by the last flow's completion (an incast's job waits for it); a synchronized read
 by the read's end, with its blocks' times and goodput beside. An entry the scenario cannot run
 (NDP on a synchronized read, Swift on a path longer than its delay target) is listed as
-refused with the simulator's one-line reason. A transport added later (Homa) is one
-:class:`Entry` more in :data:`TRANSPORTS`.
+refused with the simulator's one-line reason. Another transport is one :class:`Entry` more in
+:data:`TRANSPORTS`.
 """
 
 from __future__ import annotations
@@ -158,6 +159,13 @@ TRANSPORTS: list[Entry] = [
         "EQDS: edge queues, receiver credit",
         _TRIM,
         _trimming("eqds"),
+    ),
+    Entry(
+        "homa",
+        "homa",
+        "Homa: RTTbytes unscheduled, SRPT grants, receiver's priorities",
+        "drop-tail ports with strict priority levels (homa.priorities)",
+        _plain("homa"),
     ),
 ]
 
@@ -303,6 +311,12 @@ class Row:
             kept += f", IW {tcp['initial_window']}"
         elif t == "roce":
             kept = f"MTU {s[t]['mtu']} B, line rate from the start"
+        elif t == "homa":
+            # RTTbytes 0 is derived from the topology: the run's report states what it was.
+            rtt_bytes = s[t]["rtt_bytes"] or (self.results[0].report.get("homa") or {}).get(
+                "rtt_bytes"
+            )
+            kept = f"MTU {s[t]['mtu']} B, RTTbytes {rtt_bytes} B unscheduled"
         else:
             kept = f"MTU {s[t]['mtu']} B, IW {s[t]['initial_window']:g}"
         return f"{t}: {kept}" + (f"; {'; '.join(own)}" if own else "")
