@@ -40,7 +40,7 @@ def add_mitigate_parser(sub: Any) -> None:
         "lossless), ranked by the last flow's completion. Mitigations the scenario "
         "cannot take are listed as skipped, with the reason. --transports ranks transports "
         "instead (TCP as given, RTOmin 200 µs, DCTCP; NDP; RoCE with none, DCQCN, HPCC; Swift; "
-        "EQDS) on the scenario's fabric and workload, by the last flow's completion.",
+        "EQDS; Homa) on the scenario's fabric and workload, by the last flow's completion.",
         epilog="examples:\n  incast mitigate examples/incast-collapse.toml --senders 16,47\n"
         "  incast mitigate --senders 64 --block 1MB --buffer 32KB --rto-min 10ms "
         "--only rto-tda,rto-maa --plot m.png\n"
