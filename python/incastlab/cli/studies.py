@@ -38,16 +38,32 @@ def add_mitigate_parser(sub: Any) -> None:
         "roce) gets the RDMA remedies instead (congestion control none, DCQCN or HPCC; PFC's "
         "XOFF; a per-ingress or shared buffer and its α; lossy with IRN's selective repeat or "
         "lossless), ranked by the last flow's completion. Mitigations the scenario "
-        "cannot take are listed as skipped, with the reason.",
+        "cannot take are listed as skipped, with the reason. --transports ranks transports "
+        "instead (TCP as given, RTOmin 200 µs, DCTCP; NDP; RoCE with none, DCQCN, HPCC; Swift; "
+        "EQDS; Homa) on the scenario's fabric and workload, by the last flow's completion.",
         epilog="examples:\n  incast mitigate examples/incast-collapse.toml --senders 16,47\n"
         "  incast mitigate --senders 64 --block 1MB --buffer 32KB --rto-min 10ms "
         "--only rto-tda,rto-maa --plot m.png\n"
         "  incast mitigate --transport roce --cc none --senders 16 --flow-size 200KB "
-        "--link 100Gbps --rtt 4us --buffer 300KB",
+        "--link 100Gbps --rtt 4us --buffer 300KB\n"
+        "  incast mitigate --transports --workload incast --flow-size 64KB --senders 16 "
+        "--link 10Gbps --rtt 10us --buffer 64KB --plot t.png\n"
+        "  incast mitigate --transports --only ndp,eqds,swift --senders 64 --sru 256KB "
+        "--link 100Gbps --rtt 10us --buffer 256KB",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_scenario_flags(g)
-    g.add_argument("--only", metavar="A,B", help="run only these mitigations (and the baseline)")
+    g.add_argument(
+        "--transports",
+        action="store_true",
+        help="rank transports on the scenario's fabric and workload instead of mitigations",
+    )
+    g.add_argument(
+        "--only",
+        metavar="A,B",
+        help="run only these mitigations (and the baseline); with --transports, these "
+        "transports (and tcp)",
+    )
     add_workers_flag(g)
     g.add_argument("--json", action="store_true", help="print the ranking as JSON")
     g.add_argument(
@@ -138,10 +154,22 @@ def _rdma_study() -> _Study:
     return _Study(choose, mitigate_rdma, print_rdma_ranking, plot)
 
 
+def _transport_study() -> _Study:
+    """Transports on the scenario's fabric and workload, ranked by the last flow."""
+    from incastlab.studies.transports import choose, rank_transports
+    from incastlab.studies.transports_view import print_transport_ranking, transport_bars
+
+    return _Study(choose, rank_transports, print_transport_ranking, transport_bars)
+
+
 def cmd_mitigate(a: argparse.Namespace, out: Console, err: Console) -> int:
     ((_, points),) = one_series(a, "mitigate", "incast mitigate varies the mitigation")
-    rdma = points[0].normalized()["transport"] == "roce"
-    study = _rdma_study() if rdma else _tcp_study()
+    if a.transports:
+        study = _transport_study()
+    elif points[0].normalized()["transport"] == "roce":
+        study = _rdma_study()
+    else:
+        study = _tcp_study()
     try:
         chosen = study.choose(a.only)
     except ValueError as e:
