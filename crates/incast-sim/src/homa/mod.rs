@@ -37,7 +37,7 @@ use crate::net::fabric::{Fabric, Offered, Wire};
 use crate::net::trim::Trimmable;
 use crate::net::PktId;
 use crate::report::{HomaReport, Report};
-use crate::topology::{LinkId, Network};
+use crate::topology::LinkId;
 use crate::units::SimTime;
 
 use levels::Levels;
@@ -96,18 +96,7 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        net.hop(self.route, hop)
-    }
+    crate::net::fabric::follows_route!(route);
     #[inline]
     fn flow(&self) -> u32 {
         self.msg

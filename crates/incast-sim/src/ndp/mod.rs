@@ -95,18 +95,7 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        net.hop_via(self.src, self.dst, self.path, hop)
-    }
+    crate::net::fabric::follows_route!(ends);
     #[inline]
     fn flow(&self) -> u32 {
         self.flow

@@ -56,6 +56,51 @@ pub trait Wire: Copy + Trimmable {
     }
 }
 
+/// The three methods by which a [`Wire`] packet follows its route, for packets that carry the
+/// hop they are on (`hop: u16`) and either a precomputed route (`follows_route!(route)`: a
+/// `route` field for `Network::hop`) or their ends and path index (`follows_route!(ends)`:
+/// `src`, `dst`, `path` for `Network::hop_via`). One owner for how every transport's packets
+/// walk the network; use it inside `impl Wire for …`.
+macro_rules! follows_route {
+    (route) => {
+        #[inline]
+        fn hop(&self) -> u16 {
+            self.hop
+        }
+        #[inline]
+        fn advance(&mut self) {
+            self.hop += 1;
+        }
+        #[inline]
+        fn link_at(
+            &self,
+            net: &$crate::topology::Network,
+            hop: u16,
+        ) -> Option<$crate::topology::LinkId> {
+            net.hop(self.route, hop)
+        }
+    };
+    (ends) => {
+        #[inline]
+        fn hop(&self) -> u16 {
+            self.hop
+        }
+        #[inline]
+        fn advance(&mut self) {
+            self.hop += 1;
+        }
+        #[inline]
+        fn link_at(
+            &self,
+            net: &$crate::topology::Network,
+            hop: u16,
+        ) -> Option<$crate::topology::LinkId> {
+            net.hop_via(self.src, self.dst, self.path, hop)
+        }
+    };
+}
+pub(crate) use follows_route;
+
 /// What became of a packet offered to a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Offered {

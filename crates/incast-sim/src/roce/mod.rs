@@ -51,7 +51,7 @@ use crate::net::int::{IntHop, MAX_HOPS};
 use crate::net::trim::Trimmable;
 use crate::net::{PktId, CE, ECT};
 use crate::report::{Report, RoceReport};
-use crate::topology::{LinkId, Network};
+use crate::topology::LinkId;
 use crate::units::SimTime;
 
 use receiver::{Receiver, Reply};
@@ -113,18 +113,7 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        net.hop(self.route, hop)
-    }
+    crate::net::fabric::follows_route!(route);
     #[inline]
     fn ect(&self) -> bool {
         self.ecn & ECT != 0

@@ -103,18 +103,7 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        net.hop(self.route, hop)
-    }
+    crate::net::fabric::follows_route!(route);
     #[inline]
     fn flow(&self) -> u32 {
         // Both directions of a connection are its flow.

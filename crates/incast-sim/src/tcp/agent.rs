@@ -115,18 +115,7 @@ impl Trimmable for Packet {
 }
 
 impl Wire for Packet {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        net.hop(self.route, hop)
-    }
+    crate::net::fabric::follows_route!(route);
     #[inline]
     fn ect(&self) -> bool {
         self.ecn & ECT != 0
