@@ -503,7 +503,11 @@ mod tests {
         out.clear();
         s.on_timer(10 + 100 * RTO, gen.wrapping_add(1), &mut out);
         assert_eq!(out[0], Rts(2));
-        assert_eq!(s.counts().timeouts, 1, "the long wait's expiry is a timeout");
+        assert_eq!(
+            s.counts().timeouts,
+            1,
+            "the long wait's expiry is a timeout"
+        );
         assert_eq!(s.counts().retx, [0, 0, 0], "nothing was given up");
     }
 
@@ -525,7 +529,11 @@ mod tests {
         assert_eq!(s.target(), 0, "its packets stated no credit wanted");
         out.clear();
         s.on_ack(25, 0, &mut out);
-        assert_eq!(out, [Rts(2)], "two packets unsent: it asks for their credit");
+        assert_eq!(
+            out,
+            [Rts(2)],
+            "two packets unsent: it asks for their credit"
+        );
         assert_eq!((s.target(), s.counts().rts), (2, 1));
         // Later answers do not ask again.
         out.clear();
