@@ -273,7 +273,7 @@ pub struct EqdsReport {
     pub retx_bounce: u64,
     /// Retransmissions after a sender timeout.
     pub retx_timeout: u64,
-    /// Sender timeouts that gave packets up.
+    /// Sender timer expiries: giving packets up, or asking again for credit never granted.
     pub timeouts: u64,
     /// The most bytes, data and headers, waiting at once in any one switch egress queue.
     pub queue_peak_bytes: u64,

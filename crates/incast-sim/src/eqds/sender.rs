@@ -50,7 +50,7 @@ pub(crate) enum SenderOut {
 pub(crate) struct Counts {
     /// Retransmissions by [`Cause`].
     pub retx: [u32; 3],
-    /// Timer expiries that gave something up.
+    /// Timer expiries: giving up what is unanswered, or asking again for credit.
     pub timeouts: u32,
     /// RTSs sent.
     pub rts: u32,
@@ -178,14 +178,29 @@ impl Sender {
         }
     }
 
-    /// An answer arrived: the unsolicited window ends here.
-    fn stop_speculating(&mut self) {
+    /// An answer arrived: the unsolicited window ends here. If it ends early, the packets it
+    /// no longer sends now need credit. A flow that wanted some credit already states the
+    /// larger need in the first packet it sends on that credit. But a flow that fit in its
+    /// window stated it wanted none: the receiver owes it nothing, so no credit comes and no
+    /// packet follows to say more (on a fat tree a near sender's first answer can overtake
+    /// the end of its window). Such a flow sends an RTS with its need, as htsim's EQDS sends
+    /// one when it holds a backlog and no credit; without it, it waits out the long timer.
+    fn stop_speculating(&mut self, out: &mut Vec<SenderOut>) {
+        if self.spec_left == 0 {
+            return;
+        }
+        let stated = self.target();
         self.spec_left = 0;
+        let wanted = self.wanted();
+        if stated == 0 && wanted > 0 {
+            self.counts.rts += 1;
+            out.push(SenderOut::Rts(wanted));
+        }
     }
 
     /// The receiver ACKed packet `seq`.
     pub(crate) fn on_ack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        self.stop_speculating();
+        self.stop_speculating(out);
         if !self.acked[seq as usize] {
             self.acked[seq as usize] = true;
             self.acked_count += 1;
@@ -196,7 +211,7 @@ impl Sender {
     /// The receiver NACKed packet `seq` (its header arrived, its payload was trimmed): resend
     /// it on credit, at once if credit is waiting.
     pub(crate) fn on_nack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        self.stop_speculating();
+        self.stop_speculating(out);
         self.want_again(seq, Cause::Nack);
         self.answered(now, seq, out);
         self.spend(now, out);
@@ -205,7 +220,7 @@ impl Sender {
     /// A switch returned packet `seq`'s header: the receiver never saw it, so ask for its
     /// credit with an RTS, and resend it on credit.
     pub(crate) fn on_bounce(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        self.stop_speculating();
+        self.stop_speculating(out);
         self.want_again(seq, Cause::Bounce);
         self.answered(now, seq, out);
         self.counts.rts += 1;
@@ -215,7 +230,7 @@ impl Sender {
 
     /// The receiver granted one packet's credit.
     pub(crate) fn on_credit(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
-        self.stop_speculating();
+        self.stop_speculating(out);
         self.counts.credits += 1;
         self.credit += 1;
         self.spend(now, out);
@@ -232,8 +247,9 @@ impl Sender {
         if self.done() || (self.in_flight == 0 && self.wanted() == 0) {
             return;
         }
+        // Every expiry that asks again is a timeout, the long wait for credit included.
+        self.counts.timeouts += 1;
         if self.in_flight > 0 {
-            self.counts.timeouts += 1;
             for seq in 0..self.next_new {
                 if self.awaiting[seq as usize] {
                     self.awaiting[seq as usize] = false;
@@ -487,7 +503,59 @@ mod tests {
         out.clear();
         s.on_timer(10 + 100 * RTO, gen.wrapping_add(1), &mut out);
         assert_eq!(out[0], Rts(2));
-        assert_eq!(s.counts().timeouts, 0, "nothing was given up");
+        assert_eq!(
+            s.counts().timeouts,
+            1,
+            "the long wait's expiry is a timeout"
+        );
+        assert_eq!(s.counts().retx, [0, 0, 0], "nothing was given up");
+    }
+
+    /// The fat tree's stall: a near sender's first answer comes back before its unsolicited
+    /// window is out. Every packet it sent stated no credit wanted, so unless it tells the
+    /// receiver, the receiver owes it nothing and the rest waits out the long timer.
+    #[test]
+    fn a_window_cut_short_asks_at_once_for_the_credit_it_now_needs() {
+        let mut s = Sender::new(500, 5, RTO, 10);
+        let mut out = Vec::new();
+        s.start(0, 5, &mut out);
+        let gen = match out[0] {
+            Deadline(t, g) if t == RTO => g,
+            _ => panic!("{out:?}"),
+        };
+        s.speculate(10, &mut out);
+        s.speculate(20, &mut out);
+        assert_eq!(sends(&out), [0, 1, 2]);
+        assert_eq!(s.target(), 0, "its packets stated no credit wanted");
+        out.clear();
+        s.on_ack(25, 0, &mut out);
+        assert_eq!(
+            out,
+            [Rts(2)],
+            "two packets unsent: it asks for their credit"
+        );
+        assert_eq!((s.target(), s.counts().rts), (2, 1));
+        // Later answers do not ask again.
+        out.clear();
+        s.on_ack(26, 1, &mut out);
+        s.on_ack(27, 2, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        // Nothing in flight: should the RTS be lost, it asks again after the long wait.
+        let deadline = 27 + 100 * RTO;
+        s.on_timer(RTO, gen, &mut out);
+        assert_eq!(out, [Deadline(deadline, gen.wrapping_add(1))]);
+        out.clear();
+        s.on_timer(deadline - 1, gen.wrapping_add(1), &mut out);
+        assert_eq!(out, [Deadline(deadline, gen.wrapping_add(2))]);
+        assert_eq!(s.counts().timeouts, 0);
+        let gen = gen.wrapping_add(2);
+        out.clear();
+        s.on_timer(deadline, gen, &mut out);
+        assert_eq!(out[0], Rts(2));
+        assert_eq!((s.counts().timeouts, s.counts().rts), (1, 2));
+        s.on_credit(deadline + 1, &mut out);
+        s.on_credit(deadline + 2, &mut out);
+        assert_eq!(sends(&out), [3, 4]);
     }
 
     #[test]

@@ -93,6 +93,23 @@ fn an_incast_finishes_near_the_line_rate_bound() {
     }
 }
 
+/// Flows that fit in their unsolicited window (20 of 50 packets) on the fat tree: a near
+/// sender's first answer comes back before its window is out, and the packets it then holds
+/// need credit its packets never asked for. Its RTS asks; it used to wait 100 timeouts.
+#[test]
+fn flows_whose_window_is_cut_short_get_their_credit_without_a_timeout() {
+    let size = 20 * 4086;
+    let sc = incast(8, size);
+    let rto = sc.eqds_rto() as f64;
+    let r = run_checked(sc.clone());
+    let e = r.eqds.clone().unwrap();
+    assert_eq!(r.app_bytes, 8 * size);
+    assert!(e.rts > 0, "some window was cut short: {e:?}");
+    assert_eq!((e.timeouts, e.retx_timeout), (0, 0), "{e:?}");
+    let bound = line_time(&sc, 8, size) + r.base_latency as f64;
+    assert!(last_fct(&r) < bound + rto, "{} vs {bound}", last_fct(&r));
+}
+
 #[test]
 fn dropped_headers_are_recovered_by_timeouts_and_rts() {
     let mut sc = incast(15, 270_000);
