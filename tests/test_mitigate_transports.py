@@ -122,8 +122,10 @@ def test_table_and_plot(tmp_path: Path) -> None:
 def test_dcqcn_row_says_when_no_cnp_could_pace_a_packet() -> None:
     """64 KB at 100 Gbps leaves each sender in 5.45 µs, before the first CNP (≥ 11 µs): the
     DCQCN row equals plain RoCE and says why; at 10 Gbps (52 µs per flow) the cuts pace."""
-    fast = ["--transports", "--only", "roce-dcqcn", "--workload", "incast", "--flow-size",
-            "64KB", "--senders", "16", "--link", "100Gbps", "--rtt", "10us", "--buffer", "1MB"]  # fmt: skip
+    fast = [
+        "--transports", "--only", "roce-dcqcn", "--workload", "incast", "--flow-size", "64KB",
+        "--senders", "16", "--link", "100Gbps", "--rtt", "10us", "--buffer", "1MB",
+    ]  # fmt: skip
     (row,) = [r for r in _json(fast) if r["transport"] == "roce-dcqcn"]
     assert row["cc_note"] and row["cc_note"].startswith("DCQCN idle: all 17 CNPs")
     slow = [a if a != "100Gbps" else "10Gbps" for a in fast]
