@@ -117,3 +117,17 @@ def test_table_and_plot(tmp_path: Path) -> None:
     assert "incast mitigate --transports" in text and "ndp.data_queue = 7" in text
     assert "short p99 n/a" in text
     assert png.stat().st_size > 10_000
+
+
+def test_dcqcn_row_says_when_no_cnp_could_pace_a_packet() -> None:
+    """64 KB at 100 Gbps leaves each sender in 5.45 µs, before the first CNP (≥ 11 µs): the
+    DCQCN row equals plain RoCE and says why; at 10 Gbps (52 µs per flow) the cuts pace."""
+    fast = [
+        "--transports", "--only", "roce-dcqcn", "--workload", "incast", "--flow-size", "64KB",
+        "--senders", "16", "--link", "100Gbps", "--rtt", "10us", "--buffer", "1MB",
+    ]  # fmt: skip
+    (row,) = [r for r in _json(fast) if r["transport"] == "roce-dcqcn"]
+    assert row["cc_note"] and row["cc_note"].startswith("DCQCN idle: all 17 CNPs")
+    slow = [a if a != "100Gbps" else "10Gbps" for a in fast]
+    (row,) = [r for r in _json(slow) if r["transport"] == "roce-dcqcn"]
+    assert row["cc_note"] is None

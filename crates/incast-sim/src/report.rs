@@ -300,6 +300,10 @@ pub struct RoceReport {
     pub cnps_sent: u64,
     /// CNPs that reached their senders.
     pub cnps_received: u64,
+    /// Of those, CNPs that reached a sender with nothing left to send (its data all on the
+    /// wire, none to resend): DCQCN's rate cut paced nothing. Only when a CNP arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnps_idle: Option<u64>,
     /// Data packets the receivers discarded: duplicates, under go-back-N those past a gap,
     /// under selective repeat those past the receive bitmap (`roce.sack_bitmap`).
     pub discarded: u64,

@@ -300,6 +300,24 @@ class Row:
             "short_flow_p99_s": n(short_p99_s),
         }
 
+    def cc_note(self) -> str | None:
+        """Why DCQCN changed nothing, when it could not: no CNP reached a sender, or every CNP
+        reached one whose data had all left (a short flow at line rate leaves within a round
+        trip, before the first CNP), so its rate cut paced no packet."""
+        s = self.results[0].scenario
+        if s["transport"] != "roce" or s["roce"]["cc"] != "dcqcn":
+            return None
+        got = sum(int(_section(r).get("cnps_received") or 0) for r in self.results)
+        idle = sum(int(_section(r).get("cnps_idle") or 0) for r in self.results)
+        if got == 0:
+            return "DCQCN idle: no CNP reached a sender (no packet marked)"
+        if idle == got:
+            return (
+                f"DCQCN idle: all {got} CNPs reached senders whose data had all left, "
+                "so no rate cut paced a packet (same as RoCE without congestion control)"
+            )
+        return None
+
     def keys(self) -> str:
         """The keys this row set, and the transport's MTU and initial window it kept."""
         s = self.results[0].scenario
@@ -354,6 +372,7 @@ class TransportRanking:
                 "changed": o.changed,
                 "keys": o.keys(),
                 **o.numbers(),
+                "cc_note": o.cc_note(),
                 "short_flow_note": None
                 if o.numbers()["short_flow_p99_s"] is not None
                 else short_na(o.results[0]),

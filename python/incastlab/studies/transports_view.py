@@ -98,6 +98,8 @@ def print_transport_ranking(
     for o in ranked:
         out.print(f"[bold]{o.entry.name}[/bold] · {o.entry.what} · {o.entry.fabric}")
         out.print(f"  [dim]{o.keys()}[/dim]")
+        if o.cc_note():
+            out.print(f"  [yellow]{o.cc_note()}[/yellow]")
     out.print(f"[dim]{FAIR}[/dim]")
     if all(v is None for v in short):
         out.print(f"[dim]short p99 n/a: {short_na(base.results[0])}.[/dim]")

@@ -72,6 +72,12 @@ impl Roce {
     /// RoCE's counters, the agents' added to the glue's.
     fn counters(&self) -> RoceReport {
         let mut s = self.stats.clone();
+        let idle = self
+            .qps
+            .iter()
+            .map(|q| u64::from(q.tx.counts().cnps_idle))
+            .sum();
+        s.cnps_idle = (s.cnps_received > 0).then_some(idle);
         for qp in &self.qps {
             let c = qp.tx.counts();
             s.retx_timeout += u64::from(c.retx_timeout);

@@ -93,6 +93,8 @@ pub(crate) struct Counts {
     pub(crate) timeouts: u32,
     pub(crate) naks: u32,
     pub(crate) cnps: u32,
+    /// CNPs that found nothing left to send: their rate cut paced no packet.
+    pub(crate) cnps_idle: u32,
 }
 
 /// One queue pair's sending end.
@@ -147,6 +149,7 @@ pub(crate) struct Sender {
     expiries: u32,
     naks: u32,
     cnps: u32,
+    cnps_idle: u32,
 }
 
 impl Sender {
@@ -187,6 +190,7 @@ impl Sender {
             expiries: 0,
             naks: 0,
             cnps: 0,
+            cnps_idle: 0,
         }
     }
 
@@ -394,6 +398,9 @@ impl Sender {
     /// A CNP (DCQCN's congestion notification).
     pub(crate) fn on_cnp(&mut self, now: SimTime) {
         self.cnps += 1;
+        // A sender whose data all left (an incast's short flow at line rate leaves before a
+        // round trip) has nothing for the cut rate to pace, unless a retransmission follows.
+        self.cnps_idle += u32::from(self.candidate().is_none());
         self.cc.on_cnp(now);
         self.retime();
     }
@@ -449,6 +456,7 @@ impl Sender {
             timeouts: self.expiries,
             naks: self.naks,
             cnps: self.cnps,
+            cnps_idle: self.cnps_idle,
         }
     }
 
@@ -541,6 +549,24 @@ mod tests {
         s.on_sent(0, 1000);
         assert_eq!(s.ready(999_999), Ready::At(1_000_000));
         assert_eq!(s.ready(1_000_000), Ready::Now);
+    }
+
+    #[test]
+    fn a_cnp_after_the_last_packet_left_is_counted_idle() {
+        use crate::roce::dcqcn::Dcqcn;
+        let cc = Cc::Dcqcn(Dcqcn::new(&crate::config::Dcqcn::default(), 8_000_000_000));
+        let mut s = Sender::new(1000, RoceRecovery::GoBackN, 0, T, cc);
+        s.post(2000);
+        s.next_packet();
+        s.on_sent(0, 1000);
+        // One packet still to send: the cut paces it.
+        s.on_cnp(500_000);
+        assert_eq!((s.counts().cnps, s.counts().cnps_idle), (1, 0));
+        s.next_packet();
+        s.on_sent(2_000_000, 1000);
+        // Both on the wire, none to resend: the cut paces nothing.
+        s.on_cnp(2_500_000);
+        assert_eq!((s.counts().cnps, s.counts().cnps_idle), (2, 1));
     }
 
     #[test]
