@@ -235,40 +235,16 @@ impl Receiver {
 
     /// The next flow owed a retransmission's credit, which is then taken.
     fn next_rtx(&mut self) -> Option<u32> {
-        while let Some(flow) = self.rtx.pop_front() {
-            let fl = &mut self.flows[flow as usize];
-            if fl.fct.is_some() || fl.rtx_owed == 0 {
-                fl.in_rtx = false;
-                continue;
-            }
-            fl.rtx_owed -= 1;
-            if fl.rtx_owed > 0 {
-                self.rtx.push_back(flow);
-            } else {
-                fl.in_rtx = false;
-            }
-            return Some(flow);
-        }
-        None
+        take_credit(&mut self.rtx, &mut self.flows, |f| {
+            (&mut f.rtx_owed, &mut f.in_rtx)
+        })
     }
 
     /// The next flow owed new data's credit, which is then taken.
     fn next_new(&mut self) -> Option<u32> {
-        while let Some(flow) = self.rr.pop_front() {
-            let fl = &mut self.flows[flow as usize];
-            if fl.fct.is_some() || fl.owed == 0 {
-                fl.in_rr = false;
-                continue;
-            }
-            fl.owed -= 1;
-            if fl.owed > 0 {
-                self.rr.push_back(flow);
-            } else {
-                fl.in_rr = false;
-            }
-            return Some(flow);
-        }
-        None
+        take_credit(&mut self.rr, &mut self.flows, |f| {
+            (&mut f.owed, &mut f.in_rr)
+        })
     }
 
     /// A packet of `flow` states `target` packets of credit wanted for new data in all (its
@@ -303,6 +279,33 @@ impl Receiver {
             out.push(ReceiverOut::PullTick(at));
         }
     }
+}
+
+/// One packet of credit from the first flow of `queue` still owed some, served round robin:
+/// a flow owed more goes to the back; one finished or paid off leaves the queue. `owed` names
+/// which debt the queue serves (retransmissions' or new data's) and its in-queue flag.
+fn take_credit(
+    queue: &mut VecDeque<u32>,
+    flows: &mut [Inbound],
+    owed: fn(&mut Inbound) -> (&mut u32, &mut bool),
+) -> Option<u32> {
+    while let Some(flow) = queue.pop_front() {
+        let fl = &mut flows[flow as usize];
+        let finished = fl.fct.is_some();
+        let (left, queued) = owed(fl);
+        if finished || *left == 0 {
+            *queued = false;
+            continue;
+        }
+        *left -= 1;
+        if *left > 0 {
+            queue.push_back(flow);
+        } else {
+            *queued = false;
+        }
+        return Some(flow);
+    }
+    None
 }
 
 #[cfg(test)]
