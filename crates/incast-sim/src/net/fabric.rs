@@ -63,24 +63,16 @@ pub trait Wire: Copy + Trimmable {
 /// walk the network; use it inside `impl Wire for …`.
 macro_rules! follows_route {
     (route) => {
-        #[inline]
-        fn hop(&self) -> u16 {
-            self.hop
-        }
-        #[inline]
-        fn advance(&mut self) {
-            self.hop += 1;
-        }
-        #[inline]
-        fn link_at(
-            &self,
-            net: &$crate::topology::Network,
-            hop: u16,
-        ) -> Option<$crate::topology::LinkId> {
-            net.hop(self.route, hop)
-        }
+        $crate::net::fabric::follows_route!(@walk |p: &Self, net: &$crate::topology::Network, hop| {
+            net.hop(p.route, hop)
+        });
     };
     (ends) => {
+        $crate::net::fabric::follows_route!(@walk |p: &Self, net: &$crate::topology::Network, hop| {
+            net.hop_via(p.src, p.dst, p.path, hop)
+        });
+    };
+    (@walk $link:expr) => {
         #[inline]
         fn hop(&self) -> u16 {
             self.hop
@@ -95,7 +87,7 @@ macro_rules! follows_route {
             net: &$crate::topology::Network,
             hop: u16,
         ) -> Option<$crate::topology::LinkId> {
-            net.hop_via(self.src, self.dst, self.path, hop)
+            ($link)(self, net, hop)
         }
     };
 }
