@@ -23,24 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.result import Result
+from incastlab.studies.dcqcn_marking import dcqcn_marking
+from incastlab.studies.mitigate import Overrides
 
 if TYPE_CHECKING:
     from incastlab.backends import Backend
     from incastlab.scenario import Scenario
     from incastlab.series import Tracker
-
-Overrides = dict[str, Any]
-
-#: DCQCN's marking (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-#: SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1% at its 40 Gbps, the DCQCN paper's setting as
-#: secondary accounts give it (not checked against its text; one of them reads Kmin 4 KB), as
-#: `dcqcn-incast` and `pfc-unfairness` use it. It is neither of the two sources we could check:
-#: the HPCC paper's DCQCN setting (Li et al., SIGCOMM 2019, §5.1: Kmin 100 KB, Kmax 400 KB per
-#: 25 Gbps of link rate, "according to our experiences") nor the DCQCN authors' ns-3
-#: configuration (ns3-rdma, mix/config.txt: KMIN 40, KMAX 1000 cells of 1,030 B, PMAX 1).
-#: The remedy scales Kmin and Kmax with the link's rate, as the HPCC paper and HPCC's ns-3 do,
-#: when the scenario marks nothing.
-DCQCN_KMIN, DCQCN_KMAX, DCQCN_PMAX, DCQCN_RATE = 5_000, 200_000, 0.01, 40e9
 
 
 class Skip(Exception):
@@ -67,10 +56,7 @@ def _cc(cc: str) -> Callable[[dict[str, Any]], Overrides]:
         if cc == "hpcc":
             out["topology.int"] = True
         if cc == "dcqcn" and t["ecn_kmin"] is None and not (t["red_min"] and t["red_ecn"]):
-            scale = t["link"] / DCQCN_RATE
-            out["topology.ecn_kmin"] = f"{round(DCQCN_KMIN * scale)}B"
-            out["topology.ecn_kmax"] = f"{round(DCQCN_KMAX * scale)}B"
-            out["topology.ecn_pmax"] = DCQCN_PMAX
+            out.update(dcqcn_marking(t))
         return out
 
     return f

@@ -32,15 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab.backends.model import port_buffer_bytes
 from incastlab.result import Result
+from incastlab.studies.dcqcn_marking import dcqcn_marking
 from incastlab.studies.mitigate import BY_NAME as TCP_MITIGATIONS
-from incastlab.studies.mitigate_rdma import DCQCN_KMAX, DCQCN_KMIN, DCQCN_PMAX, DCQCN_RATE
+from incastlab.studies.mitigate import Overrides
 
 if TYPE_CHECKING:
     from incastlab.backends import Backend
     from incastlab.scenario import Scenario
     from incastlab.series import Tracker
 
-Overrides = dict[str, Any]
 
 #: Flows at most this long are the short flows of a mixed workload (``workload.kind =
 #: "flows"``): DCTCP's query traffic and short messages are below 100 KB (Alizadeh et al.,
@@ -109,10 +109,7 @@ def _roce(cc: str) -> Callable[[dict[str, Any]], Overrides]:
         if cc == "hpcc":
             out["topology.int"] = True
         if cc == "dcqcn" and t["ecn_kmin"] is None:
-            scale = t["link"] / DCQCN_RATE
-            out["topology.ecn_kmin"] = f"{round(DCQCN_KMIN * scale)}B"
-            out["topology.ecn_kmax"] = f"{round(DCQCN_KMAX * scale)}B"
-            out["topology.ecn_pmax"] = DCQCN_PMAX
+            out.update(dcqcn_marking(t))
         return out
 
     return f
