@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from incastlab import _core
 from incastlab.real import bench, capacity
+from incastlab.real.signals import run_watching_signals
 from incastlab.real.testbed import captures, counters, kernel
 from incastlab.real.testbed.build import (
     EmulationError,
@@ -176,10 +176,8 @@ def run(
             raise EmulationError(str(failed)) from None
         cpu0 = counters.cpu_times()
         t0 = time.perf_counter()
-        client = subprocess.run(
-            [*kernel.agent_command(tb.receiver), "bench", json.dumps(config)],
-            capture_output=True,
-            text=True,
+        client = run_watching_signals(
+            [*kernel.agent_command(tb.receiver), "bench", json.dumps(config)]
         )
         wall = time.perf_counter() - t0
         cpu1 = counters.cpu_times()
