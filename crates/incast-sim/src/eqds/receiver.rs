@@ -450,6 +450,48 @@ mod tests {
         assert_eq!(r.finish(), Some(60));
     }
 
+    /// Pulls granted per flow over `ticks` ticks of the pacer from time 50.
+    fn pulls_over(r: &mut Receiver, ticks: u64) -> [usize; 2] {
+        let mut out = Vec::new();
+        for k in 0..ticks {
+            r.on_pull_tick(50 + k * GAP, &mut out);
+        }
+        [0, 1].map(|f| out.iter().filter(|o| **o == pull(f)).count())
+    }
+
+    /// Credit for resending is owed on top of credit for new data, so a flow paid for its
+    /// retransmissions is still owed its new data and is credited for it without sending
+    /// anything new first. (htsim's EQDS counts both against one pull target that only new
+    /// packets advance: a sender whose pulls all went to resends, with no new packet out to
+    /// state more, is owed nothing and waits until the receiver has no one else to credit.)
+    #[test]
+    fn credit_for_resending_does_not_use_up_credit_for_new_data() {
+        let mut r = Receiver::new(&[10, 10], GAP);
+        r.begin(0, 10);
+        r.begin(1, 10);
+        let mut out = Vec::new();
+        // Flow 0: its four unsolicited packets all trimmed; six more wanted.
+        for seq in 0..4 {
+            r.on_header(50, 0, seq, 6, &mut out);
+        }
+        r.on_data(50, 1, 0, 6, &mut out);
+        // Four resends and six new packets for flow 0, six for flow 1; then nothing.
+        assert_eq!(pulls_over(&mut r, 17), [10, 6]);
+    }
+
+    /// The same after a timeout: the receiver never saw flow 0 (its headers were dropped); its
+    /// RTS states everything it still needs, resends and new data, and all of it is credited.
+    #[test]
+    fn an_rts_after_every_header_was_dropped_is_credited_for_all_it_needs() {
+        let mut r = Receiver::new(&[10, 10], GAP);
+        r.begin(0, 10);
+        r.begin(1, 10);
+        let mut out = Vec::new();
+        r.on_data(50, 1, 0, 6, &mut out);
+        r.on_rts(50, 0, 10, 6, &mut out);
+        assert_eq!(pulls_over(&mut r, 17), [10, 6]);
+    }
+
     #[test]
     fn retransmission_credit_goes_before_new_data() {
         let mut r = receiver();
