@@ -57,6 +57,14 @@ PAPERS: dict[str, Paper] = {
         2015,
         "Hafeez et al.",
     ),
+    "olteanu2022": Paper(
+        "Vladimir Olteanu, Haggai Eran, Dragos Dumitrescu, Adrian Popa, Cristi Baciu, "
+        "Mark Silberstein, Georgios Nikolaidis, Mark Handley, Costin Raiciu",
+        "An Edge-Queued Datagram Service for All Datacenter Traffic",
+        "USENIX NSDI",
+        2022,
+        "Olteanu et al. (EQDS)",
+    ),
     "kumar2020": Paper(
         "Gautam Kumar, Nandita Dukkipati, Keon Jang, Hassan M. G. Wassel, Xian Wu, "
         "Behnam Montazeri, Yaogong Wang, Kevin Springborn, Christopher Alfeld, Michael Ryan, "
