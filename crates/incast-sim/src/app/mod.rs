@@ -11,6 +11,9 @@
 //! - `kv`: a replicated key-value store's gets and puts between every pair of hosts;
 //! - `shuffle`: reducers copying map outputs from every map host;
 //! - `flows`: a schedule of flows between the hosts (background at a load, N:1 bursts).
+//!
+//! `messages` is not an [`App`]: it is the plan of the message transports (RoCE, EQDS, Homa),
+//! who sends what to whom when, which each of them turns into its own agents.
 
 use crate::config::{Scenario, WorkloadKind};
 use crate::ids::{ConnId, EndpointId};
@@ -21,6 +24,7 @@ use crate::units::SimTime;
 pub mod effect;
 pub mod flows;
 pub mod kv;
+pub mod messages;
 pub mod shuffle;
 pub mod size_dist;
 pub mod task;

@@ -34,9 +34,11 @@ mod run_report;
 mod sender;
 #[cfg(test)]
 mod tests;
+mod workload;
 
+use crate::app::messages::Plan;
 use crate::capture::{self, Capture, NdpKind};
-use crate::config::{Scenario, WorkloadKind};
+use crate::config::Scenario;
 use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue};
 use crate::net::fabric::{Fabric, Offered, Wire};
@@ -151,25 +153,6 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// How the flows follow one another.
-#[derive(Debug)]
-enum Plan {
-    /// Every flow starts at once.
-    Incast,
-    /// Flow `b·servers + i` is server `i`'s of block `b`; a block starts when the one before
-    /// is complete, each of its flows after a uniform draw in [0, `jitter`].
-    Blocks {
-        servers: u32,
-        blocks: u32,
-        block: u32,
-        started: SimTime,
-        left: u32,
-        times: Vec<SimTime>,
-        jitter: SimTime,
-        rng: Rng,
-    },
-}
-
 /// The flows of an EQDS run into one receiver.
 #[derive(Debug)]
 pub struct Eqds {
@@ -202,11 +185,10 @@ impl Transport for Eqds {
 
     fn new(sc: &Scenario, fabric: &mut Fabric<Pkt>, events: &mut EventQueue) -> Eqds {
         let e = &sc.eqds;
-        let n = sc.topology.senders;
-        let (sizes, plan) = flows_of(sc);
-        let packets: Vec<u32> = sizes
+        let (specs, plan) = workload::flows(sc, &fabric.net);
+        let packets: Vec<u32> = specs
             .iter()
-            .map(|&b| b.div_ceil(e.mtu).max(1) as u32)
+            .map(|s| s.bytes.div_ceil(e.mtu).max(1) as u32)
             .collect();
         let header = e.header_bytes as u32;
         if e.trimming {
@@ -221,13 +203,13 @@ impl Transport for Eqds {
         let spec_gap = tx_time(frame, sc.topology.link);
         let net = &fabric.net;
         let mut rng = Rng::stream(sc.seed, Stream::Eqds(0));
-        let flows = sizes.len() as u32;
+        let flows = specs.len() as u32;
         events.push(0, Event::Start);
         Eqds {
             senders: (0..flows as usize)
-                .map(|f| Sender::new(sizes[f], packets[f], rto, spec_gap))
+                .map(|f| Sender::new(specs[f].bytes, packets[f], rto, spec_gap))
                 .collect(),
-            srcs: (0..flows).map(|f| net.host(f % n)).collect(),
+            srcs: specs.iter().map(|s| s.src).collect(),
             spray: (0..flows)
                 .map(|_| Spray {
                     salt: rng.next_u64(),
@@ -256,15 +238,7 @@ impl Transport for Eqds {
     }
 
     fn start(&mut self, cx: &mut Cx<Pkt>) {
-        self.start = cx.now;
-        match self.plan {
-            Plan::Incast => {
-                for f in 0..self.senders.len() as u32 {
-                    self.begin(cx, f);
-                }
-            }
-            Plan::Blocks { .. } => self.start_block(cx),
-        }
+        self.start_workload(cx);
     }
 
     #[inline]
@@ -338,93 +312,12 @@ impl Transport for Eqds {
     }
 }
 
-/// The flows' byte counts of scenario `sc`, and how they follow one another.
-fn flows_of(sc: &Scenario) -> (Vec<u64>, Plan) {
-    let n = sc.topology.senders;
-    match sc.workload.kind {
-        WorkloadKind::SyncRead => {
-            let blocks = sc.workload.blocks;
-            let sizes = (0..blocks).flat_map(|_| (0..n).map(|i| sc.sru_of(i).max(1)));
-            let plan = Plan::Blocks {
-                servers: n,
-                blocks,
-                block: 0,
-                started: 0,
-                left: n,
-                times: Vec::new(),
-                jitter: sc.workload.jitter,
-                rng: Rng::stream(sc.seed, Stream::Eqds(1)),
-            };
-            (sizes.collect(), plan)
-        }
-        // Validation lets EQDS run the incast and sync_read workloads only.
-        _ => {
-            let size = sc.workload.flow_size.unwrap_or(0).max(1);
-            (vec![size; n as usize], Plan::Incast)
-        }
-    }
-}
-
 impl Eqds {
     /// Flow `f` starts now: its sender sends the unsolicited window.
     fn begin(&mut self, cx: &mut Cx<Pkt>, f: u32) {
         self.receiver.begin(f, cx.now);
         let iw = self.initial_window;
         self.with_sender(cx, f, |s, now, out| s.start(now, iw, out));
-    }
-
-    /// The next block of a synchronized read starts: each flow at once or after its jitter.
-    fn start_block(&mut self, cx: &mut Cx<Pkt>) {
-        let (first, n, jitter) = match &mut self.plan {
-            Plan::Blocks {
-                servers,
-                block,
-                started,
-                left,
-                jitter,
-                ..
-            } => {
-                *started = cx.now;
-                *left = *servers;
-                (*block * *servers, *servers, *jitter)
-            }
-            Plan::Incast => return,
-        };
-        for f in first..first + n {
-            let delay = match &mut self.plan {
-                Plan::Blocks { rng, .. } if jitter > 0 => rng.up_to(jitter),
-                _ => 0,
-            };
-            if delay == 0 {
-                self.begin(cx, f);
-            } else {
-                cx.push(cx.now + delay, Event::Agent(f, BEGIN, 0));
-            }
-        }
-    }
-
-    /// Flow `f` is complete at the receiver: a synchronized read's block may be too.
-    fn flow_done(&mut self, cx: &mut Cx<Pkt>, _f: u32) {
-        let Plan::Blocks {
-            blocks,
-            block,
-            started,
-            left,
-            times,
-            ..
-        } = &mut self.plan
-        else {
-            return;
-        };
-        *left -= 1;
-        if *left > 0 {
-            return;
-        }
-        times.push(cx.now - *started);
-        *block += 1;
-        if *block < *blocks {
-            self.start_block(cx);
-        }
     }
 
     /// Call sender `f`, then do what it asked, in its order.

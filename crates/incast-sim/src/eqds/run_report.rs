@@ -2,7 +2,7 @@
 //! EQDS's counters and the deepest switch queue; and the invariants it checks.
 
 use super::sender::Cause;
-use super::{Eqds, Pkt, Plan};
+use super::{Eqds, Pkt};
 use crate::config::QueueLimit;
 use crate::engine::driver::Seen;
 use crate::report::{EqdsReport, FlowReport, QueueReport, Report, RunSummary};
@@ -95,10 +95,7 @@ impl Eqds {
         let frame = sc.eqds.mtu + sc.eqds.header_bytes;
         let base_latency = net.latency_between(net.host(0), self.rx_host, frame);
         let stats = self.counters(run);
-        let block_times = match &self.plan {
-            Plan::Blocks { times, .. } => times.clone(),
-            Plan::Incast => Vec::new(),
-        };
+        let block_times = self.plan.block_times();
         let mut r = Report {
             timeouts: stats.timeouts,
             retx_fast: stats.retx_nack + stats.retx_bounce,

@@ -40,10 +40,10 @@ use crate::report::{HomaReport, Report};
 use crate::topology::LinkId;
 use crate::units::SimTime;
 
+use crate::app::messages::Plan;
 use levels::Levels;
 use receiver::{Grant, Incoming, Scheduler};
 use sender::Sender;
-use workload::Plan;
 
 /// [`Event::Agent`] kinds: a message's resend timer, a message posted (the agent is the
 /// message).

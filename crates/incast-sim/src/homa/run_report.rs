@@ -2,7 +2,6 @@
 //! synchronized read's per server over its blocks), the queues as the priority ports saw them,
 //! Homa's own counters; and the invariants it checks.
 
-use super::workload::Plan;
 use super::{Homa, Pkt};
 use crate::app::flows;
 use crate::engine::driver::Seen;
@@ -15,10 +14,7 @@ impl Homa {
     /// One flow report per message (its completion counted from its posting), or per server
     /// of a synchronized read (its bytes over every block, no completion time).
     fn flow_reports(&self) -> Vec<FlowReport> {
-        let per_server = match &self.plan {
-            Plan::Blocks { servers, .. } => Some(*servers as usize),
-            Plan::Flows(_) => None,
-        };
+        let per_server = self.plan.servers().map(|s| s as usize);
         let n = per_server.unwrap_or(self.msgs.len());
         (0..n)
             .map(|f| {
@@ -84,10 +80,7 @@ impl Homa {
             .msgs
             .first()
             .map_or(0, |m| net.latency(m.data_route, frame));
-        let block_times = match &self.plan {
-            Plan::Blocks { times, .. } => times.clone(),
-            Plan::Flows(_) => Vec::new(),
-        };
+        let block_times = self.plan.block_times();
         let mut stats = self.stats.clone();
         stats.dropped = drops;
         let busy = bottleneck.stats.busy;

@@ -54,10 +54,9 @@ use crate::report::{Report, RoceReport};
 use crate::topology::LinkId;
 use crate::units::SimTime;
 
+use crate::app::messages::Plan;
 use receiver::{Receiver, Reply};
 use sender::{Ready, Sender};
-pub use workload::FlowSpec;
-use workload::Plan;
 
 /// [`Event::Agent`] kinds: a queue pair's timers (the agent is the queue pair), a NIC's wake
 /// when a rate limiter lets a packet go (the agent is the host), a message posted (the agent
@@ -527,7 +526,7 @@ impl Roce {
             None => {}
         }
         // A read completes at the client, where its data arrives.
-        if matches!(self.plan, Plan::Blocks { .. }) {
+        if self.plan.servers().is_some() {
             for k in a.completed.0..a.completed.1 {
                 let m = self.qps[p.qp as usize].msgs[k as usize];
                 self.complete(cx, m);
@@ -539,7 +538,7 @@ impl Roce {
     /// RoCE measures it too): complete the messages queue pair `q`'s sender has seen
     /// acknowledged whole since the last call.
     fn acked_messages(&mut self, cx: &mut Cx<Pkt>, q: u32) {
-        if !matches!(self.plan, Plan::Flows(_)) {
+        if self.plan.servers().is_some() {
             return;
         }
         let qp = &mut self.qps[q as usize];

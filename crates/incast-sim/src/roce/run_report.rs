@@ -1,7 +1,6 @@
 //! What a RoCE run reports: each message's completion (the common flow report), the queues,
 //! and RoCE's own counters; and the invariants it checks.
 
-use super::workload::Plan;
 use super::{Pkt, Roce};
 use crate::app::flows;
 use crate::config::Scenario;
@@ -16,7 +15,7 @@ impl Roce {
     /// posting), one per server of a synchronized read (its bytes over every block), then one
     /// per background queue pair (the payload it delivered in order, no completion time).
     fn flow_reports(&self) -> Vec<FlowReport> {
-        let per_qp = matches!(self.plan, Plan::Blocks { .. });
+        let per_qp = self.plan.servers().is_some();
         self.qps
             .iter()
             .enumerate()
@@ -106,10 +105,7 @@ impl Roce {
         });
         let stats = self.counters();
         let busy = bottleneck.stats.busy;
-        let block_times = match &self.plan {
-            Plan::Blocks { times, .. } => times.clone(),
-            Plan::Flows(_) => Vec::new(),
-        };
+        let block_times = self.plan.block_times();
         let background = self.background_bytes() - self.background_at_start;
         let mut r = Report {
             background_bps: crate::units::rate_of(background, end.saturating_sub(start)),

@@ -1,77 +1,39 @@
-//! What a RoCE run delivers, as queue pairs and the messages posted to them: built from a
-//! list of (source host, destination host, bytes, start) so any schedule of flows plugs in;
-//! the incast (N servers × `flow_size` to one receiver, one queue pair each), the
-//! synchronized read (every server's queue pair carries its SRU per block; a block starts when
-//! the receiver holds all of the one before) and the flow schedule ([`crate::app::flows`]:
-//! each flow a queue pair of its own, posted at its time) are such lists. The `background`
-//! section's long-lived flows follow them, a queue pair each, started at once, the workload
-//! after their warm-up.
+//! What a RoCE run delivers, as queue pairs and the messages posted to them: the plan's
+//! messages ([`crate::app::messages`]: the incast, the synchronized read's blocks, the flow
+//! schedule), one queue pair each (a synchronized read's one per server, carrying its message
+//! of every block), then the `background` section's long-lived flows, a queue pair each,
+//! started at once, the workload after their warm-up.
 
 use super::cc::Cc;
 use super::receiver::Receiver;
 use super::sender::{Sender, Timeouts};
 use super::{Msg, Qp, Roce, POST};
-use crate::config::{RoceCc, Scenario, WorkloadKind};
+use crate::app::messages::{self, MsgSpec, Plan, Post};
+use crate::config::{RoceCc, Scenario};
 use crate::engine::driver::Cx;
 use crate::engine::{Event, Timer};
 use crate::rng::{Rng, Stream};
 use crate::topology::{LinkId, Network};
-use crate::units::SimTime;
-use incast_workload::flows::Class;
 
 use super::Pkt;
-
-/// One flow of a schedule: a message of `bytes` from host `src` to host `dst`, posted at
-/// `start` on a queue pair of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowSpec {
-    /// Sending host.
-    pub src: u32,
-    /// Receiving host.
-    pub dst: u32,
-    /// Message bytes.
-    pub bytes: u64,
-    /// When it is posted, from the workload's start.
-    pub start: SimTime,
-    /// The incast burst it belongs to, in a flow schedule.
-    pub burst: Option<u32>,
-}
 
 /// Packets of a background queue pair's one message: enough to outlast any incast (16.7 M
 /// frames, 17 GB at the default MTU: 1.4 s at 100 Gbps), few enough that selective repeat's
 /// bitmap of them stays 2 MB.
 const BACKGROUND_PACKETS: u64 = 1 << 24;
 
-/// How the messages follow one another.
-#[derive(Debug)]
-pub(super) enum Plan {
-    /// Queue pair `i` carries message `i` of its spec, posted at the spec's start after the
-    /// workload's.
-    Flows(Vec<SimTime>),
-    /// A synchronized read: `servers` queue pairs, one message each per block (message
-    /// `b·servers + i` is server `i`'s of block `b`), each posted after a uniform draw in
-    /// [0, `jitter`] from its block's start.
-    Blocks {
-        servers: u32,
-        blocks: u32,
-        /// The block under way, when it started, and its messages not yet complete.
-        block: u32,
-        started: SimTime,
-        left: u32,
-        /// Each completed block's duration.
-        times: Vec<SimTime>,
-        jitter: SimTime,
-        rng: Rng,
-    },
-}
-
-/// The queue pairs' specs and the plan of scenario `sc` on `net`: the workload's, then the
-/// background flows' (as many as `background.flows`).
-pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
-    let (mut specs, plan) = workload_specs(sc, net);
+/// The queue pairs' specs and the plan of scenario `sc` on `net`: one queue pair per message
+/// of the plan ([`crate::app::messages`]), a synchronized read's one per server (it carries
+/// that server's message of every block), then the background flows' (as many as
+/// `background.flows`).
+pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan) {
+    let (mut specs, plan) = messages::plan(sc, net, Stream::Roce(0));
+    if let Some(servers) = plan.servers() {
+        specs.truncate(servers as usize);
+    }
     specs.extend((0..sc.background.flows).map(|i| {
         let (src, dst) = net.background_ends(sc, i);
-        FlowSpec {
+        MsgSpec {
             src,
             dst,
             bytes: BACKGROUND_PACKETS * sc.roce.mtu,
@@ -82,71 +44,9 @@ pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
     (specs, plan)
 }
 
-/// The workload's queue pairs and plan.
-fn workload_specs(sc: &Scenario, net: &Network) -> (Vec<FlowSpec>, Plan) {
-    let n = sc.topology.senders;
-    let rx = net.receiver;
-    let spec = |i: u32, bytes: u64| FlowSpec {
-        src: net.host(i),
-        dst: rx,
-        bytes,
-        start: 0,
-        burst: None,
-    };
-    match sc.workload.kind {
-        WorkloadKind::Flows => {
-            let specs: Vec<FlowSpec> = crate::app::flows::schedule(sc)
-                .iter()
-                .map(|f| FlowSpec {
-                    src: net.host(f.src),
-                    dst: net.host(f.dst),
-                    bytes: f.bytes,
-                    start: f.start,
-                    burst: match f.class {
-                        Class::Background => None,
-                        Class::Incast(id) => Some(id),
-                    },
-                })
-                .collect();
-            let starts = specs.iter().map(|s| s.start).collect();
-            (specs, Plan::Flows(starts))
-        }
-        WorkloadKind::SyncRead => {
-            let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, sc.sru_of(i))).collect();
-            let plan = Plan::Blocks {
-                servers: n,
-                blocks: sc.workload.blocks,
-                block: 0,
-                started: 0,
-                left: n,
-                times: Vec::new(),
-                jitter: sc.workload.jitter,
-                rng: Rng::stream(sc.seed, Stream::Roce(0)),
-            };
-            (specs, plan)
-        }
-        // Validation lets RoCE run the incast, sync_read and flows workloads only.
-        _ => {
-            let size = sc.workload.flow_size.unwrap_or(0);
-            let specs: Vec<FlowSpec> = (0..n).map(|i| spec(i, size)).collect();
-            let starts = specs.iter().map(|s| s.start).collect();
-            (specs, Plan::Flows(starts))
-        }
-    }
-}
-
-/// A path among the `n` between two hosts, drawn from `rng` (per-flow ECMP).
-fn draw_path(rng: &mut Rng, n: u32) -> u32 {
-    if n <= 1 {
-        0
-    } else {
-        rng.up_to(u64::from(n) - 1) as u32
-    }
-}
-
 impl Roce {
     /// One queue pair per spec, with its routes, frames and agents; every message laid out.
-    pub(super) fn set_up(&mut self, sc: &Scenario, net: &mut Network, specs: &[FlowSpec]) {
+    pub(super) fn set_up(&mut self, sc: &Scenario, net: &mut Network, specs: &[MsgSpec]) {
         let r = &sc.roce;
         let mut rng = Rng::stream(sc.seed, Stream::Roce(1));
         let timeouts = Timeouts {
@@ -156,9 +56,9 @@ impl Roce {
             low_packets: r.rto_low_packets,
         };
         for s in specs {
-            let path = draw_path(&mut rng, net.paths_between(s.src, s.dst));
+            let path = messages::draw_path(&mut rng, net.paths_between(s.src, s.dst));
             let data_route = net.add_route(s.src, s.dst, path);
-            let path = draw_path(&mut rng, net.paths_between(s.dst, s.src));
+            let path = messages::draw_path(&mut rng, net.paths_between(s.dst, s.src));
             let ack_route = net.add_route(s.dst, s.src, path);
             // HPCC's INT: each switch on the way (every link but the NIC's) adds a record.
             let switches = u64::from(net.path_len(s.src, s.dst).saturating_sub(1));
@@ -206,11 +106,12 @@ impl Roce {
                 reported: 0,
             });
         }
-        let (rounds, apps) = match &self.plan {
-            Plan::Flows(starts) => (1, starts.len()),
-            Plan::Blocks {
-                blocks, servers, ..
-            } => (*blocks, *servers as usize),
+        let (rounds, apps) = match self.plan.servers() {
+            None => (1, self.plan.messages()),
+            Some(servers) => (
+                (self.plan.messages() / servers as usize) as u32,
+                servers as usize,
+            ),
         };
         self.background = apps;
         self.bursts = specs.iter().map(|s| s.burst).collect();
@@ -223,7 +124,7 @@ impl Roce {
     }
 
     /// One message for each of queue pairs `qps`.
-    fn lay_out(&mut self, specs: &[FlowSpec], qps: std::ops::Range<usize>) {
+    fn lay_out(&mut self, specs: &[MsgSpec], qps: std::ops::Range<usize>) {
         for q in qps {
             self.qps[q].msgs.push(self.msgs.len() as u32);
             self.msgs.push(Msg {
@@ -237,53 +138,18 @@ impl Roce {
 
     /// Post the first messages (the others follow from their events or their block).
     pub(super) fn start_workload(&mut self, cx: &mut Cx<Pkt>) {
-        let now = cx.now;
         self.background_at_start = self.background_bytes();
-        // A schedule's messages: posted now, or an event each at its time (one push per
-        // flow, no allocation; the heap holds them until then).
-        for m in 0..self.apps {
-            let t = match &self.plan {
-                Plan::Flows(starts) => starts[m],
-                Plan::Blocks { .. } => break,
-            };
-            match t {
-                0 => self.post(cx, m as u32),
-                t => cx.push(now + t, Event::Agent(m as u32, POST, 0)),
-            }
-        }
-        if let Plan::Blocks { blocks, .. } = &self.plan {
-            if *blocks > 0 {
-                self.start_block(cx, 0);
-            }
-        }
+        let posts = self.plan.first_posts(cx.now);
+        self.carry_out(cx, posts);
     }
 
-    /// Block `b` of a synchronized read starts: each server's message is posted, after its
-    /// jitter.
-    fn start_block(&mut self, cx: &mut Cx<Pkt>, b: u32) {
-        let Plan::Blocks {
-            servers,
-            block,
-            started,
-            left,
-            jitter,
-            rng,
-            ..
-        } = &mut self.plan
-        else {
-            return;
-        };
-        (*block, *started, *left) = (b, cx.now, *servers);
-        let (n, jitter) = (*servers, *jitter);
-        let delays: Vec<SimTime> = (0..n)
-            .map(|_| if jitter > 0 { rng.up_to(jitter) } else { 0 })
-            .collect();
-        for (i, d) in delays.into_iter().enumerate() {
-            let m = b * n + i as u32;
-            if d == 0 {
-                self.post(cx, m);
-            } else {
-                cx.push(cx.now + d, Event::Agent(m, POST, 0));
+    /// The plan's posts, in its order: each message now, or an event at its time (one push
+    /// per message, no allocation; the heap holds them until then).
+    fn carry_out(&mut self, cx: &mut Cx<Pkt>, posts: Vec<Post>) {
+        for (m, delay) in posts {
+            match delay {
+                0 => self.post(cx, m),
+                d => cx.push(cx.now + d, Event::Agent(m, POST, 0)),
             }
         }
     }
@@ -319,24 +185,7 @@ impl Roce {
             return; // a background flow's: the workload does not wait for it
         }
         self.pending -= 1;
-        let Plan::Blocks {
-            blocks,
-            block,
-            started,
-            left,
-            times,
-            ..
-        } = &mut self.plan
-        else {
-            return;
-        };
-        *left -= 1;
-        if *left == 0 {
-            times.push(cx.now - *started);
-            let next = *block + 1;
-            if next < *blocks {
-                self.start_block(cx, next);
-            }
-        }
+        let posts = self.plan.completed(cx.now);
+        self.carry_out(cx, posts);
     }
 }
