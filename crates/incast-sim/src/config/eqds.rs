@@ -1,9 +1,10 @@
-//! The `eqds` section: EQDS (Olteanu, Agbodjan, Antichi, Raiciu et al., "An Edge-Queued
-//! Datagram Service for All Datacenter Traffic", NSDI 2022): senders keep their backlog at the
-//! edge and send an unsolicited first window, then only on the receiver's credit; switches
-//! trim (or, without trimming, drop); and the rules its keys follow. The defaults are the
-//! paper's where it gives one, else those of the authors' simulator, htsim (the public
-//! `Broadcom/csg-htsim`, `main_eqds.cpp`/`eqds.cpp`), cited beside each key.
+//! The `eqds` section: EQDS (Olteanu, Eran, Dumitrescu, Popa, Baciu, Silberstein, Nikolaidis,
+//! Handley, Raiciu, "An Edge-Queued Datagram Service for All Datacenter Traffic", NSDI 2022):
+//! senders keep their backlog at the edge and send an unsolicited first window, then only on
+//! the receiver's credit; switches trim (or, without trimming, drop); and the rules its keys
+//! follow. The defaults are the paper's where it gives one, else those of the authors'
+//! simulator, htsim (the public `Broadcom/csg-htsim`, `main_eqds.cpp`/`eqds.cpp`), cited
+//! beside each key.
 
 use super::section::section;
 use super::{bad, ConfigError, Scenario, WorkloadKind, AN_HOUR};

@@ -1,6 +1,6 @@
-//! EQDS (Olteanu, Agbodjan, Antichi, Raiciu et al., "An Edge-Queued Datagram Service for All
-//! Datacenter Traffic", NSDI 2022): a datagram service under any transport that moves the
-//! queue out of the network to the senders' edges.
+//! EQDS (Olteanu, Eran, Dumitrescu, Popa, Baciu, Silberstein, Nikolaidis, Handley, Raiciu,
+//! "An Edge-Queued Datagram Service for All Datacenter Traffic", NSDI 2022): a datagram service
+//! under any transport that moves the queue out of the network to the senders' edges.
 //!
 //! - A sender holds its flow's backlog in its edge queue. It sends an unsolicited first
 //!   window at line rate (`eqds.initial_window`, about one BDP) until the first answer comes
