@@ -25,7 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incastlab.reproductions.checks import chen, fb2009, hadoop_jobs, kv, ndp, rdma, rto, swift
+from incastlab.reproductions.checks import (
+    chen,
+    fb2009,
+    hadoop_jobs,
+    homa,
+    kv,
+    ndp,
+    rdma,
+    rto,
+    swift,
+)
 from incastlab.reproductions.findings import MARKS, Findings, Grade, Runs
 from incastlab.reproductions.findings import onset_of as onset_of
 from incastlab.reproductions.papers import citation
@@ -113,6 +123,7 @@ CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
     "hpcc_incast": rdma.hpcc_incast,
     "hpcc_fct_slowdown": rdma.hpcc_fct_slowdown,
     "swift_incast": swift.swift_incast,
+    "homa_incast": homa.homa_incast,
 }
 
 #: The checks of experiments with ``runner = "jobs"``: they run the job model themselves (no
