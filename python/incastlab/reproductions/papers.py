@@ -105,6 +105,13 @@ PAPERS: dict[str, Paper] = {
         2015,
         "Zhu et al. (DCQCN)",
     ),
+    "montazeri2018": Paper(
+        "Behnam Montazeri, Yilong Li, Mohammad Alizadeh, John Ousterhout",
+        "Homa: A Receiver-Driven Low-Latency Transport Protocol Using Network Priorities",
+        "ACM SIGCOMM",
+        2018,
+        "Montazeri et al. (Homa)",
+    ),
     "li2019": Paper(
         "Yuliang Li, Rui Miao, Hongqiang Harry Liu, Yan Zhuang, Fei Feng, Lingbo Tang, "
         "Zheng Cao, Ming Zhang, Frank Kelly, Mohammad Alizadeh, Minlan Yu",

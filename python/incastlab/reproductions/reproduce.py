@@ -30,6 +30,7 @@ from incastlab.reproductions.checks import (
     eqds,
     fb2009,
     hadoop_jobs,
+    homa,
     kv,
     ndp,
     rdma,
@@ -124,6 +125,7 @@ CHECKS: dict[str, Callable[[Runs, dict[str, Any], Path], Findings]] = {
     "hpcc_fct_slowdown": rdma.hpcc_fct_slowdown,
     "swift_incast": swift.swift_incast,
     "eqds_incast": eqds.eqds_incast,
+    "homa_incast": homa.homa_incast,
 }
 
 #: The checks of experiments with ``runner = "jobs"``: they run the job model themselves (no
