@@ -47,7 +47,7 @@ NO_EMULATION = _emulation_unavailable()
 #: INCAST_SLOW_DOCS=1 and are parsed otherwise. A text no page, help or example shows any more
 #: fails test_the_list_of_commands_not_run_names_documented_ones, so the list cannot rot.
 NOT_RUN: dict[str, tuple[str, str]] = {
-    "incast reproduce --all": ("slow", "sixteen experiments, about 22 min on two cores"),
+    "incast reproduce --all": ("slow", "twenty experiments, tens of minutes on two cores"),
     "incast reproduce --all --out reproductions": ("slow", "about 22 min on two cores"),
     "incast reproduce riak-utilization": ("slow", "about 5.5 min on two cores"),
     "incast reproduce hadoop-jobs": ("slow", "about 8 min on two cores"),
