@@ -1,11 +1,8 @@
-//! The engine: the event queue (a binary heap ordered by (time, insertion sequence), so
+//! The engine: the event queue (a 4-ary min-heap ordered by (time, insertion sequence), so
 //! simultaneous events run in the order they were scheduled and every run of a scenario is
 //! identical), lazy timers, why a run stops, and the driver loop ([`driver`]) that runs one
 //! transport ([`driver::Transport`]) over the network ([`crate::net::fabric`]). It names no
 //! transport and no workload.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use thiserror::Error;
 
@@ -100,32 +97,21 @@ pub enum Event {
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
+    /// (time << 64) | insertion sequence: unique, so any correct heap pops the same order.
     key: u128,
     event: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse, so the earliest (time, seq) comes out first.
-        other.key.cmp(&self.key)
-    }
-}
+/// Children per node of the heap. A 4-ary heap is half as deep as a binary one and a node's
+/// four 32-byte children share two cache lines. In the 8192-host EQDS 1000:1 run (3 M events,
+/// memory-bound) taking the next event fell from 21% to 17% of the samples; the run's whole
+/// CPU time did not move measurably on a shared machine.
+const ARITY: usize = 4;
 
 /// Pending events in deterministic order.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     seq: u64,
 }
 
@@ -134,16 +120,52 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: SimTime, event: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: ((time as u128) << 64) | self.seq as u128,
             event,
-        });
+        };
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if self.heap[parent].key <= e.key {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = e;
     }
 
     /// The earliest event and its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        self.heap.pop().map(|e| ((e.key >> 64) as SimTime, e.event))
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else {
+            return Some(((last.key >> 64) as SimTime, last.event));
+        };
+        // Move the hole at the root down to where `last` belongs.
+        let n = self.heap.len();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut min = first;
+            for c in first + 1..(first + ARITY).min(n) {
+                if self.heap[c].key < self.heap[min].key {
+                    min = c;
+                }
+            }
+            if self.heap[min].key >= last.key {
+                break;
+            }
+            self.heap[i] = self.heap[min];
+            i = min;
+        }
+        self.heap[i] = last;
+        Some(((top.key >> 64) as SimTime, top.event))
     }
 
     /// Number of pending events.
@@ -231,6 +253,35 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Event::TxDone(LinkId(2)))));
         assert_eq!(q.pop(), Some((5, Event::TxDone(LinkId(1)))));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn pops_in_time_then_insertion_order_under_interleaved_pushes() {
+        // Reference: sort by (time, push order). Pushes and pops interleave so the heap is
+        // exercised at every depth, with many equal times.
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(SimTime, u32, u32)> = Vec::new();
+        let mut x: u64 = 20091130;
+        let mut pushed = 0u32;
+        let mut now: SimTime = 0;
+        for round in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if (x >> 60) < 9 || q.is_empty() {
+                let t = now + (x >> 33) % 50;
+                q.push(t, Event::Agent(pushed, 0, round));
+                reference.push((t, pushed, round));
+                pushed += 1;
+            } else {
+                let (t, ev) = q.pop().unwrap();
+                let best = (0..reference.len()).min_by_key(|&k| reference[k]).unwrap();
+                let (rt, rid, rround) = reference.remove(best);
+                assert_eq!((t, ev), (rt, Event::Agent(rid, 0, rround)));
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 
     #[test]
