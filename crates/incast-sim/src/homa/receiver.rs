@@ -377,8 +377,7 @@ impl Scheduler {
                 out.push((m, msg.granted, level));
             }
         }
-        for i in from..out.len() {
-            let m = out[i].0;
+        for &(m, _, _) in &out[from..] {
             if !msgs[m as usize].needs_grants() {
                 self.leave(msgs, m);
             }
