@@ -277,7 +277,7 @@ impl Homa {
         self.tx[m as usize] = Sender::new(bytes, self.mtu, unsched, level);
         self.rx[m as usize] = Incoming::new(cx.now, bytes, self.mtu, unsched);
         if self.rx[m as usize].needs_grants() {
-            self.hosts[dst as usize].sched.add(m);
+            self.hosts[dst as usize].sched.add(&mut self.rx, m);
         }
         self.arm(cx, m);
         self.hosts[src as usize].out.push(m);
@@ -349,6 +349,7 @@ impl Homa {
             self.stats.duplicates += 1;
         }
         let dst = self.msgs[m as usize].dst;
+        self.hosts[dst as usize].sched.update(&mut self.rx, m);
         if self.rx[m as usize].complete() && self.msgs[m as usize].done.is_none() {
             self.complete(cx, m);
         }

@@ -32,6 +32,9 @@ pub struct Incoming {
     heard: SimTime,
     resends: u32,
     duplicates: u32,
+    /// Where the host's grant scheduler holds it: [`IN_TOP`], a place in its heap, or
+    /// [`NOWHERE`] (needs no grants).
+    slot: u32,
 }
 
 impl Incoming {
@@ -50,6 +53,7 @@ impl Incoming {
             heard: now,
             resends: 0,
             duplicates: 0,
+            slot: NOWHERE,
         }
     }
 
@@ -96,13 +100,33 @@ impl Incoming {
     /// arrived (or the granted end).
     fn missing(&self) -> Option<(u64, u64)> {
         let granted = self.granted.div_ceil(self.mtu).min(u64::from(self.packets)) as usize;
-        let has = |k: usize| self.got[k / 64] & (1 << (k % 64)) != 0;
-        let first = (0..granted).find(|&k| !has(k))?;
-        let end = (first..granted).find(|&k| has(k)).unwrap_or(granted);
+        // Word by word (it runs after every packet of the message): the first clear bit, then
+        // the first set one after it.
+        let first = self.first_bit(0, granted, false)?;
+        let end = self.first_bit(first, granted, true).unwrap_or(granted);
         Some((
             first as u64 * self.mtu,
             (end as u64 * self.mtu).min(self.granted),
         ))
+    }
+
+    /// The first packet in `from..to` whose bit is `set`.
+    fn first_bit(&self, from: usize, to: usize, set: bool) -> Option<usize> {
+        let mut k = from;
+        while k < to {
+            let word = if set {
+                self.got[k / 64]
+            } else {
+                !self.got[k / 64]
+            };
+            let word = word >> (k % 64);
+            if word != 0 {
+                let at = k + word.trailing_zeros() as usize;
+                return (at < to).then_some(at);
+            }
+            k += 64 - k % 64;
+        }
+        None
     }
 
     /// When the resend timer fires: `timeout` after the last word of the message, if granted
@@ -138,7 +162,21 @@ impl Incoming {
 /// A grant: message, bytes granted up to, level.
 pub type Grant = (u32, u64, u8);
 
+/// [`Incoming::slot`] of a message the scheduler does not hold.
+const NOWHERE: u32 = u32::MAX;
+/// [`Incoming::slot`] of a message among the granted ones.
+const IN_TOP: u32 = u32::MAX - 1;
+
 /// A host's grant scheduler.
+///
+/// Kept in SRPT order as bytes arrive rather than sorted at each packet: an 8000:1 incast
+/// holds 8000 messages at one receiver, and a scan of all of them per arriving packet made
+/// the run quadratic. The `overcommit` messages with the fewest bytes to arrive are `top`
+/// (sorted); the others wait in `rest`, a binary min-heap whose every key is above `top`'s
+/// last. A message's key (remaining bytes, then its number) only falls as its bytes arrive,
+/// so an arrival moves it up within `top`, or up the heap and maybe into `top`; a message
+/// that needs no more grants leaves, and the heap's least takes its place. Each step is
+/// O(log n) and reuses the two vectors' room: no allocation per packet.
 #[derive(Debug, Clone)]
 pub struct Scheduler {
     /// Messages granted at once.
@@ -148,54 +186,186 @@ pub struct Scheduler {
     /// Bytes kept granted beyond what arrived.
     rtt_bytes: u64,
     mtu: u64,
-    /// Messages with bytes still to grant.
-    active: Vec<u32>,
-    /// The ones granted this round, shortest first (kept to reuse its room).
+    /// The messages granted now, fewest remaining bytes first.
     top: Vec<u32>,
+    /// The other messages needing grants: a min-heap by SRPT key; each message's place in it
+    /// is its [`Incoming::slot`].
+    rest: Vec<u32>,
+}
+
+/// A message's SRPT key: fewer bytes to arrive first, then the lower message number.
+#[inline]
+fn key(msgs: &[Incoming], m: u32) -> (u64, u32) {
+    (msgs[m as usize].remaining(), m)
 }
 
 impl Scheduler {
     /// A scheduler granting `overcommit` messages at once over `levels` scheduled levels,
     /// `rtt_bytes` beyond what arrived, in packets of `mtu`.
     pub fn new(overcommit: u32, levels: u8, rtt_bytes: u64, mtu: u64) -> Scheduler {
+        let overcommit = overcommit.max(1) as usize;
         Scheduler {
-            overcommit: overcommit.max(1) as usize,
+            overcommit,
             levels: levels.max(1),
             rtt_bytes,
             mtu,
-            active: Vec::new(),
-            top: Vec::new(),
+            top: Vec::with_capacity(overcommit),
+            rest: Vec::new(),
         }
     }
 
     /// Message `m` will need grants.
-    pub fn add(&mut self, m: u32) {
-        self.active.push(m);
+    pub fn add(&mut self, msgs: &mut [Incoming], m: u32) {
+        // Room for every message held, so that moving one from `top` to the heap on a
+        // packet's arrival never grows it.
+        self.rest.reserve(self.top.len() + 1);
+        self.enter(msgs, m);
     }
 
     /// Messages waiting for grants or being granted.
     #[cfg(test)]
     pub fn active(&self) -> usize {
-        self.active.len()
+        self.top.len() + self.rest.len()
     }
 
-    /// Grant after an arrival: the `overcommit` messages of `msgs` with the fewest bytes to
-    /// arrive each get RTTbytes beyond what arrived (whole packets), at their rank's level;
-    /// fully granted ones leave. The grants that move a message on go to `out`.
-    pub fn grant(&mut self, msgs: &mut [Incoming], out: &mut Vec<Grant>) {
-        self.active.retain(|&m| msgs[m as usize].needs_grants());
-        self.top.clear();
-        for &m in &self.active {
-            let key = |m: u32| (msgs[m as usize].remaining(), m);
-            let at = self.top.partition_point(|&t| key(t) < key(m));
-            if at < self.overcommit {
-                if self.top.len() == self.overcommit {
-                    self.top.pop();
-                }
-                self.top.insert(at, m);
+    /// Bytes of message `m` arrived (its key fell) or its grants ended: move it to its place.
+    pub fn update(&mut self, msgs: &mut [Incoming], m: u32) {
+        let slot = msgs[m as usize].slot;
+        if slot == NOWHERE {
+            return;
+        }
+        if !msgs[m as usize].needs_grants() {
+            self.leave(msgs, m);
+        } else if slot == IN_TOP {
+            let at = self.top.iter().position(|&t| t == m).expect("held in top");
+            let to = self.top[..at].partition_point(|&t| key(msgs, t) < key(msgs, m));
+            self.top[to..=at].rotate_right(1);
+        } else {
+            self.sift_up(msgs, slot as usize);
+            let last = *self
+                .top
+                .last()
+                .expect("the heap holds messages only when top is full");
+            if key(msgs, m) < key(msgs, last) {
+                // Below every other heap key, so at the root now.
+                let root = self.pop_rest(msgs);
+                debug_assert_eq!(root, Some(m));
+                self.top.pop();
+                self.push_rest(msgs, last);
+                self.insert_top(msgs, m);
             }
         }
+    }
+
+    /// A message needing grants takes its place.
+    fn enter(&mut self, msgs: &mut [Incoming], m: u32) {
+        if self.top.len() < self.overcommit {
+            self.insert_top(msgs, m);
+            return;
+        }
+        let last = self.top[self.top.len() - 1];
+        if key(msgs, m) < key(msgs, last) {
+            self.top.pop();
+            self.push_rest(msgs, last);
+            self.insert_top(msgs, m);
+        } else {
+            self.push_rest(msgs, m);
+        }
+    }
+
+    /// Message `m` needs no more grants: out, and the heap's least into `top` if it was there.
+    fn leave(&mut self, msgs: &mut [Incoming], m: u32) {
+        let slot = msgs[m as usize].slot;
+        msgs[m as usize].slot = NOWHERE;
+        if slot != IN_TOP {
+            self.remove_rest(msgs, slot as usize);
+            return;
+        }
+        let at = self.top.iter().position(|&t| t == m).expect("held in top");
+        self.top.remove(at);
+        if let Some(next) = self.pop_rest(msgs) {
+            // Above every key left in `top`: it goes last.
+            msgs[next as usize].slot = IN_TOP;
+            self.top.push(next);
+        }
+    }
+
+    fn insert_top(&mut self, msgs: &mut [Incoming], m: u32) {
+        let at = self.top.partition_point(|&t| key(msgs, t) < key(msgs, m));
+        self.top.insert(at, m);
+        msgs[m as usize].slot = IN_TOP;
+    }
+
+    fn place(&mut self, msgs: &mut [Incoming], i: usize, m: u32) {
+        self.rest[i] = m;
+        msgs[m as usize].slot = i as u32;
+    }
+
+    fn push_rest(&mut self, msgs: &mut [Incoming], m: u32) {
+        self.rest.push(m);
+        let i = self.rest.len() - 1;
+        msgs[m as usize].slot = i as u32;
+        self.sift_up(msgs, i);
+    }
+
+    /// Take the heap's least message out (its slot is left for the caller to set).
+    fn pop_rest(&mut self, msgs: &mut [Incoming]) -> Option<u32> {
+        let first = *self.rest.first()?;
+        self.remove_rest(msgs, 0);
+        Some(first)
+    }
+
+    /// Take the message at heap place `i` out.
+    fn remove_rest(&mut self, msgs: &mut [Incoming], i: usize) {
+        let last = self.rest.pop().expect("a place in the heap");
+        if i < self.rest.len() {
+            self.place(msgs, i, last);
+            self.sift_up(msgs, i);
+            self.sift_down(msgs, msgs[last as usize].slot as usize);
+        }
+    }
+
+    fn sift_up(&mut self, msgs: &mut [Incoming], mut i: usize) {
+        let m = self.rest[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let p = self.rest[parent];
+            if key(msgs, p) <= key(msgs, m) {
+                break;
+            }
+            self.place(msgs, i, p);
+            i = parent;
+        }
+        self.place(msgs, i, m);
+    }
+
+    fn sift_down(&mut self, msgs: &mut [Incoming], mut i: usize) {
+        let m = self.rest[i];
+        let n = self.rest.len();
+        loop {
+            let mut child = 2 * i + 1;
+            if child >= n {
+                break;
+            }
+            if child + 1 < n && key(msgs, self.rest[child + 1]) < key(msgs, self.rest[child]) {
+                child += 1;
+            }
+            let c = self.rest[child];
+            if key(msgs, m) <= key(msgs, c) {
+                break;
+            }
+            self.place(msgs, i, c);
+            i = child;
+        }
+        self.place(msgs, i, m);
+    }
+
+    /// Grant after an arrival: the `overcommit` messages with the fewest bytes to arrive each
+    /// get RTTbytes beyond what arrived (whole packets), at their rank's level; the grants
+    /// that move a message on go to `out`. Fully granted ones leave afterwards.
+    pub fn grant(&mut self, msgs: &mut [Incoming], out: &mut Vec<Grant>) {
         let n = self.top.len().min(usize::from(self.levels));
+        let from = out.len();
         for (rank, &m) in self.top.iter().enumerate() {
             let level = (n - 1).saturating_sub(rank) as u8;
             let msg = &mut msgs[m as usize];
@@ -205,6 +375,11 @@ impl Scheduler {
                 msg.granted = msg.granted.max(want);
                 msg.level = level;
                 out.push((m, msg.granted, level));
+            }
+        }
+        for &(m, _, _) in &out[from..] {
+            if !msgs[m as usize].needs_grants() {
+                self.leave(msgs, m);
             }
         }
     }
@@ -269,9 +444,10 @@ mod tests {
         // Four messages, 2 000 unscheduled each; two granted at once over 4 levels.
         let mut m = msgs(&[50_000, 20_000, 30_000, 10_000], 2_000);
         let mut s = Scheduler::new(2, 4, 5_000, 1_000);
-        (0..4).for_each(|i| s.add(i));
-        for msg in &mut m {
-            msg.on_data(1, 0, 1_000);
+        (0..4).for_each(|i| s.add(&mut m, i));
+        for i in 0..4 {
+            m[i as usize].on_data(1, 0, 1_000);
+            s.update(&mut m, i);
         }
         let mut out = Vec::new();
         s.grant(&mut m, &mut out);
@@ -281,6 +457,7 @@ mod tests {
         out.clear();
         for k in 1..5 {
             m[3].on_data(2, k * 1_000, 1_000);
+            s.update(&mut m, 3);
         }
         s.grant(&mut m, &mut out);
         assert_eq!(out, [(3, 10_000, 1)]);
@@ -294,7 +471,7 @@ mod tests {
     fn more_granted_messages_than_levels_share_the_lowest() {
         let mut m = msgs(&[4_000, 5_000, 6_000], 1_000);
         let mut s = Scheduler::new(3, 2, 1_000, 1_000);
-        (0..3).for_each(|i| s.add(i));
+        (0..3).for_each(|i| s.add(&mut m, i));
         let mut out = Vec::new();
         s.grant(&mut m, &mut out);
         // The shortest on the higher level; the other two share level 0, where they already
