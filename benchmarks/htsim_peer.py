@@ -78,6 +78,7 @@ CASES = {
     "swift_432_256": Case("swift", 432, 12, 256, 1_000_000, 100_000, q=4096),
     # 1000:1 at 10 Gbps: with W0 15 htsim's Swift leaves 11 flows unfinished (spurious timeouts
     # of its 1 ms initial RTO); with W0 1 it completes them all.
+    "swift_8192_100": Case("swift", 8192, 32, 100, 270_000, 1_000_000, q=2048, gbps=10),
     "swift_8192_1000": Case(
         "swift", 8192, 32, 1000, 270_000, 400_000, timed=True, q=16384, gbps=10, cwnd=1
     ),
@@ -120,6 +121,12 @@ def sources(cm: Path) -> list[int]:
     return out
 
 
+def swift_packets(size: int) -> int:
+    """Packets an htsim Swift flow of `size` bytes carries: `-flowsize` whole packets, and one
+    more, since SwiftSrc::set_flowsize adds an MSS to the size it is given."""
+    return -(-size // SWIFT_MTU) + 1
+
+
 def swift_scenario(name: str, case: Case, hosts: list[int]) -> str:
     """The incastlab scenario of a Swift case, as TOML: htsim's main_swift set-up."""
     return "\n".join(
@@ -130,7 +137,9 @@ def swift_scenario(name: str, case: Case, hosts: list[int]) -> str:
             "# is host 0, the senders the hosts htsim's gen_incast.py (seed 13) picks.",
             "# htsim's Swift: 4000 B packets (no header), 40 B ACKs, its initial window, drop-tail",
             "# queues of q packets (random drops only in the top 3, never reached here); the",
-            "# swift section's defaults are htsim's constants.",
+            "# swift section's defaults are htsim's constants. Its flows carry one packet more",
+            "# than -flowsize (set_flowsize adds an MSS), and below one packet its pacer sends",
+            "# by the clock alone (swift.timed_pacing).",
             f"#   incast sim benchmarks/htsim_peer/{name}.toml",
             "seed = 1",
             'transport = "swift"',
@@ -154,6 +163,7 @@ def swift_scenario(name: str, case: Case, hosts: list[int]) -> str:
             'header_bytes = "0B"',
             'ack_bytes = "40B"',
             f"initial_window = {case.cwnd:.1f}",
+            "timed_pacing = true",
             "# htsim checks its Swift timers every 10 ms (SwiftRtxTimerScanner): no timeout",
             "# fires sooner, which keeps its drop-free runs free of spurious timeouts. Its own",
             "# initial 1 ms and minimum 100 µs (the swift defaults) would fire while the first",
@@ -163,7 +173,7 @@ def swift_scenario(name: str, case: Case, hosts: list[int]) -> str:
             "",
             "[workload]",
             'kind = "incast"',
-            f'flow_size = "{-(-case.size // SWIFT_MTU) * SWIFT_MTU}B"',
+            f'flow_size = "{swift_packets(case.size) * SWIFT_MTU}B"',
             "",
         ]
     )

@@ -58,6 +58,13 @@ section! {
         /// ACK transmit, as the paper's NIC timestamps measure it): the only endpoint
         /// delay the simulator has. 0 (hosts answer at once, as htsim's).
         pub host_delay: SimTime [Time] = 0,
+        /// Below one packet, pace by the clock alone (true): the next packet leaves
+        /// RTT/cwnd after the previous one, the gap fixed when that one left, whether or not
+        /// it was acknowledged (htsim's SwiftPacer). False (the default, kept so far): the
+        /// window still holds one packet in flight, so the next waits for the previous one's
+        /// ACK, and the gap follows the latest window and RTT. The paper (§3.4) shifts from
+        /// ACK clocking to pacing below one packet, with a timing wheel: true is its reading.
+        pub timed_pacing: bool [Plain] = false,
         /// Smallest congestion window, packets (the paper's 0.001: one packet every 1000
         /// RTTs at most; htsim uses 10 bytes).
         pub min_cwnd: f64 [Plain] = 0.001,

@@ -69,6 +69,10 @@ pub(crate) struct Sender {
     rto_deadline: Option<SimTime>,
     /// When the last packet left (pacing below one packet).
     last_send: Option<SimTime>,
+    /// `swift.timed_pacing`: below one packet the clock alone paces, with the gap taken when
+    /// the last packet left (`sent_gap`), in flight or not.
+    timed: bool,
+    sent_gap: Option<SimTime>,
     stats: Stats,
 }
 
@@ -96,6 +100,8 @@ impl Sender {
             backoff: 0,
             rto_deadline: None,
             last_send: None,
+            timed: p.timed_pacing,
+            sent_gap: None,
             stats: Stats::default(),
         }
     }
@@ -137,15 +143,24 @@ impl Sender {
     }
 
     /// Whether the window lets a new packet go (pacing aside): whole packets within cwnd,
-    /// and below one packet, one packet in flight.
+    /// and below one packet, one packet in flight (none of that when the clock alone paces).
     fn window_open(&self) -> bool {
+        if self.timed && self.cc.cwnd() < 1.0 {
+            return true;
+        }
         let in_flight = (self.nxt - self.una).div_ceil(self.mss) as f64;
         in_flight + 1.0 <= self.cc.cwnd().max(1.0)
     }
 
-    /// When pacing lets the next packet go, if the window is below one packet.
+    /// When pacing lets the next packet go, if the window is below one packet: RTT/cwnd
+    /// after the last departure, from the latest window, or with timed pacing from the gap
+    /// known when that packet left (a window that was still whole then takes the latest).
     fn paced_until(&self) -> Option<SimTime> {
-        let gap = self.cc.pacing_gap(self.rtt())?;
+        let now_gap = self.cc.pacing_gap(self.rtt())?;
+        let gap = match (self.timed, self.sent_gap) {
+            (true, Some(g)) => g,
+            _ => now_gap,
+        };
         self.last_send.map(|t| t.saturating_add(gap))
     }
 
@@ -181,6 +196,7 @@ impl Sender {
             self.high = self.high.max(self.nxt);
         }
         self.last_send = Some(now);
+        self.sent_gap = self.cc.pacing_gap(self.rtt());
         self.stats.packets += 1;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
@@ -258,6 +274,7 @@ impl Sender {
         self.rtx = None;
         self.dupacks = 0;
         self.last_send = None;
+        self.sent_gap = None;
         true
     }
 }
@@ -380,6 +397,48 @@ mod tests {
         // One packet in flight: the window holds the next whatever the pacing says.
         assert!(s.poll(10 * gap).is_none());
         assert_eq!(s.pace_at(10 * gap), None);
+    }
+
+    #[test]
+    fn timed_pacing_sends_by_the_clock_with_the_gap_fixed_at_departure() {
+        let p = Params {
+            initial_window: 0.05,
+            timed_pacing: true,
+            ..Params::default()
+        };
+        let mut s = Sender::new(&p, 6, RTT);
+        s.write(10 * 4000);
+        assert_eq!(drain(&mut s, 0).len(), 1);
+        // RTT / 0.05 from the first departure, though nothing is acknowledged yet.
+        let gap = 20 * RTT;
+        assert_eq!(s.pace_at(1), Some(gap));
+        assert!(s.poll(gap - 1).is_none());
+        assert_eq!(s.poll(gap).map(|g| g.seq), Some(4000));
+        // Two packets in flight. An ACK above target shrinks the window, but the next
+        // departure keeps the gap known when the second packet left.
+        let late = gap + from_us(10);
+        s.on_ack(late, 4000, late, 0);
+        assert!(s.cc.cwnd() < 0.05);
+        assert!(s.cc.pacing_gap(s.rtt()).unwrap() > gap);
+        assert_eq!(s.pace_at(late), Some(2 * gap));
+        assert!(s.poll(2 * gap - 1).is_none());
+        assert_eq!(s.poll(2 * gap).map(|g| g.seq), Some(8000));
+        // The gap after that one is the shrunk window's.
+        let next = s.cc.pacing_gap(s.rtt()).unwrap();
+        assert_eq!(s.pace_at(2 * gap), Some(2 * gap + next));
+        // The default holds the second packet until the first is acknowledged.
+        let mut d = Sender::new(
+            &Params {
+                timed_pacing: false,
+                ..p
+            },
+            6,
+            RTT,
+        );
+        d.write(10 * 4000);
+        assert_eq!(drain(&mut d, 0).len(), 1);
+        assert_eq!(d.pace_at(gap), None);
+        assert!(d.poll(gap).is_none());
     }
 
     #[test]
