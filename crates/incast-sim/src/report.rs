@@ -202,6 +202,9 @@ pub struct Report {
     /// Homa's counters, when the transport is Homa (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homa: Option<HomaReport>,
+    /// The short flows beside the incast, when `workload.short_load` > 0 (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_flows: Option<crate::app::short::ShortFlows>,
 }
 
 /// What Swift's endpoints did (the workload's connections, both directions).
@@ -451,6 +454,7 @@ impl Report {
             swift: None,
             eqds: None,
             homa: None,
+            short_flows: None,
         }
     }
 }
