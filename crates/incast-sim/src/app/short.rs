@@ -103,7 +103,11 @@ pub fn summary(
         .filter_map(|(s, f)| {
             f.map(|f| {
                 let a = net.host(s.server);
-                (s.bytes, f, ideal_fct(net, a, net.receiver, s.bytes, mss, header))
+                (
+                    s.bytes,
+                    f,
+                    ideal_fct(net, a, net.receiver, s.bytes, mss, header),
+                )
             })
         })
         .collect();
@@ -300,5 +304,95 @@ impl App for Beside {
             view.net(),
             self.mss_header,
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Simulation;
+
+    /// A 16:1 incast of 64 KB at 10 Gbps over `transport`, short flows at `load`.
+    fn scenario(transport: &str, load: f64) -> Scenario {
+        let text = format!(
+            r#"{{"transport": "{transport}",
+                "workload": {{"kind": "incast", "flow_size": 64000, "short_load": {load},
+                              "query_size_min": 2000, "query_size_max": 20000}},
+                "topology": {{"senders": 16, "link": 10000000000,
+                              "receiver_link": 10000000000}}}}"#
+        );
+        Scenario::from_json(&text).unwrap()
+    }
+
+    fn run(sc: Scenario) -> Report {
+        Simulation::new(sc).and_then(|s| s.run()).unwrap()
+    }
+
+    #[test]
+    fn arrivals_follow_the_seed_and_the_load() {
+        let sc = scenario("tcp", 0.2);
+        let a = arrivals(&sc);
+        assert_eq!(a.len(), sc.workload.queries as usize);
+        assert_eq!(a, arrivals(&sc));
+        let mut other = sc.clone();
+        other.seed += 1;
+        assert_ne!(a, arrivals(&other));
+        assert!(a.windows(2).all(|w| w[0].at <= w[1].at));
+        assert!(a
+            .iter()
+            .all(|s| s.server < 16 && (2000..=20000).contains(&s.bytes)));
+        // 1000 arrivals of 11 KB on average at 0.2 of 10 Gbps: 44 ms expected, within 10%.
+        let last = a.last().unwrap().at as f64 / 1e12;
+        assert!((last / 44e-3 - 1.0).abs() < 0.1, "{last}");
+        assert!(arrivals(&scenario("tcp", 0.0)).is_empty());
+    }
+
+    #[test]
+    fn each_tcp_family_transport_reports_a_short_flow_tail_never_below_ideal() {
+        for transport in ["tcp", "swift"] {
+            let r = run(scenario(transport, 0.2));
+            let s = r.short_flows.as_ref().expect(transport);
+            assert!(
+                s.completed > 5 && s.completed <= s.started,
+                "{transport}: {s:?}"
+            );
+            assert!(s.min_slowdown.unwrap() >= 1.0, "{transport}: {s:?}");
+            assert!(s.p50 <= s.p99 && s.p99.is_some(), "{transport}");
+            assert_eq!(s.fcts.len(), s.completed as usize);
+            // The short flows are apart: the flows are the incast's 16.
+            assert_eq!(r.flows.len(), 16, "{transport}");
+            assert!(r.flows.iter().all(|f| f.fct.is_some()), "{transport}");
+            assert_eq!(
+                r,
+                run(scenario(transport, 0.2)),
+                "{transport}: deterministic"
+            );
+        }
+    }
+
+    #[test]
+    fn off_leaves_the_report_as_it_was() {
+        let r = run(scenario("tcp", 0.0));
+        assert!(r.short_flows.is_none());
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(!json.contains("short_flows"));
+    }
+
+    #[test]
+    fn short_flows_are_refused_where_they_cannot_run() {
+        let mut sc = scenario("tcp", 0.2);
+        sc.workload.short_load = 1.0;
+        assert_eq!(sc.validate().unwrap_err().field, "workload.short_load");
+        for transport in ["ndp", "homa", "eqds"] {
+            let text = format!(
+                r#"{{"transport": "{transport}", "workload": {{"kind": "incast",
+                    "flow_size": 64000, "short_load": 0.1}}}}"#
+            );
+            let err = Scenario::from_json(&text).unwrap_err();
+            assert_eq!(err.field, "workload.short_load", "{transport}");
+        }
+        let text = r#"{"workload": {"kind": "queries", "short_load": 0.1}}"#;
+        let err = Scenario::from_json(text).unwrap_err();
+        assert_eq!(err.field, "workload.short_load");
     }
 }
