@@ -249,11 +249,12 @@ def short_p99_s(r: Result) -> float | None:
     return fcts[min(len(fcts) - 1, int(0.99 * len(fcts)))] if fcts else None
 
 
-def short_na(r: Result) -> str:
-    """Why a row has no short-flow tail."""
+def short_na(r: Result, asked: bool = False) -> str:
+    """Why a row has no short-flow tail (``asked``: the scenario set ``workload.short_load``,
+    which this row's transport ran without)."""
     if r.report.get("short_flows") is not None:
         return "no short flow completed"
-    if r.scenario["transport"] not in SHORT_LOAD_TRANSPORTS:
+    if asked and r.scenario["transport"] not in SHORT_LOAD_TRANSPORTS:
         return f"{r.scenario['transport']} does not carry workload.short_load"
     if r.scenario["workload"]["kind"] != "flows":
         return (
@@ -405,7 +406,7 @@ class TransportRanking:
                 "cc_note": o.cc_note(),
                 "short_flow_note": None
                 if o.numbers()["short_flow_p99_s"] is not None
-                else short_na(o.results[0]),
+                else short_na(o.results[0], "workload.short_load" in o.changed),
                 "points": [r.row() | {"scenario": r.scenario} for r in o.results],
             }
             for i, o in enumerate(self.ranked, 1)

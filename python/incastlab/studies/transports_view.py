@@ -108,7 +108,7 @@ def print_transport_ranking(
         out.print(f"[dim]short p99 n/a: {short_na(base.results[0])}.[/dim]")
     for o in ranked:
         if rule and o.numbers()["short_flow_p99_s"] is None:
-            out.print(f"[dim]{o.entry.name}: short p99 n/a, {short_na(o.results[0])}.[/dim]")
+            out.print(f"[dim]{o.entry.name}: short p99 n/a, {short_na(o.results[0], True)}.[/dim]")
     for e, why in ranking.refused:
         out.print(f"[bold]{e.name}[/bold] · {e.what} · [yellow]refused:[/yellow] {why}")
 

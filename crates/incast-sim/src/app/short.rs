@@ -9,43 +9,18 @@
 //! connections after the application's, written when they arrive; they never count towards a
 //! block. The message transports take the same arrivals ([`arrivals`]) into their message plan.
 
-use serde::Serialize;
-
 use crate::app::flows::ideal_fct;
 use crate::app::size_dist::SizeDist;
 use crate::app::{App, Effect, Token, View};
 use crate::config::Scenario;
 use crate::ids::{ConnId, EndpointId};
-use crate::report::Report;
+use crate::report::{Report, ShortFlows};
 use crate::rng::{Rng, Stream};
 use crate::topology::Network;
 use crate::units::SimTime;
 
 /// [`Token::kind`] of a short flow's arrival, apart from any application's kinds.
 const ARRIVE: u32 = 0x5348;
-
-/// The short flows of a run, in the report.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ShortFlows {
-    /// Short flows started before the application finished.
-    pub started: u32,
-    /// Of them, those that completed before the run ended.
-    pub completed: u32,
-    /// Median completion time of the completed ones, picoseconds (arrival to the last byte at
-    /// the receiver).
-    pub p50: Option<SimTime>,
-    /// 99th-percentile completion time (nearest rank), picoseconds.
-    pub p99: Option<SimTime>,
-    /// Median slowdown: completion time over the flow's ideal one
-    /// ([`crate::app::flows::ideal_fct`], alone on the idle network).
-    pub slowdown_p50: Option<f64>,
-    /// 99th-percentile slowdown.
-    pub slowdown_p99: Option<f64>,
-    /// The smallest slowdown (never below 1: no flow beats its ideal time).
-    pub min_slowdown: Option<f64>,
-    /// (bytes, completion time in picoseconds) of every completed short flow, in arrival order.
-    pub fcts: Vec<(u64, SimTime)>,
-}
 
 /// One short flow: from server `server` (its index), `bytes`, arriving `at` after the
 /// workload's start.
