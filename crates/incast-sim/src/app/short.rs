@@ -63,25 +63,22 @@ pub fn arrivals(sc: &Scenario) -> Vec<ShortSpec> {
         .collect()
 }
 
-/// The summary of the short flows of a run: `fcts[i]` flow `i`'s completion (`None`:
-/// unfinished or never started), `started` of them started; ideal times from `net`.
+/// The summary of the short flows of a run: each flow's (sending host, bytes, completion if
+/// it completed), `started` of them started; ideal times from `net` with segments and headers
+/// of `mss_header` bytes.
 pub fn summary(
-    specs: &[ShortSpec],
-    fcts: &[Option<SimTime>],
+    flows: impl Iterator<Item = (u32, u64, Option<SimTime>)>,
     started: u32,
     net: &Network,
     (mss, header): (u64, u64),
 ) -> ShortFlows {
-    let done: Vec<(u64, SimTime, SimTime)> = specs
-        .iter()
-        .zip(fcts)
-        .filter_map(|(s, f)| {
+    let done: Vec<(u64, SimTime, SimTime)> = flows
+        .filter_map(|(a, bytes, f)| {
             f.map(|f| {
-                let a = net.host(s.server);
                 (
-                    s.bytes,
+                    bytes,
                     f,
-                    ideal_fct(net, a, net.receiver, s.bytes, mss, header),
+                    ideal_fct(net, a, net.receiver, bytes, mss, header),
                 )
             })
         })
@@ -272,13 +269,10 @@ impl App for Beside {
         // background's), whose last completion is the incast's.
         let short = self.base..self.connections();
         r.flows.retain(|f| !short.contains(&f.flow));
-        r.short_flows = Some(summary(
-            &self.specs,
-            &self.fct,
-            self.started,
-            view.net(),
-            self.mss_header,
-        ));
+        let net = view.net();
+        let flows =
+            (self.specs.iter().zip(&self.fct)).map(|(s, f)| (net.host(s.server), s.bytes, *f));
+        r.short_flows = Some(summary(flows, self.started, net, self.mss_header));
     }
 }
 
@@ -323,8 +317,8 @@ mod tests {
     }
 
     #[test]
-    fn each_tcp_family_transport_reports_a_short_flow_tail_never_below_ideal() {
-        for transport in ["tcp", "swift"] {
+    fn each_transport_that_carries_them_reports_a_short_flow_tail_never_below_ideal() {
+        for transport in ["tcp", "swift", "homa"] {
             let r = run(scenario(transport, 0.2));
             let s = r.short_flows.as_ref().expect(transport);
             assert!(
@@ -358,7 +352,7 @@ mod tests {
         let mut sc = scenario("tcp", 0.2);
         sc.workload.short_load = 1.0;
         assert_eq!(sc.validate().unwrap_err().field, "workload.short_load");
-        for transport in ["ndp", "homa", "eqds"] {
+        for transport in ["ndp", "roce", "eqds"] {
             let text = format!(
                 r#"{{"transport": "{transport}", "workload": {{"kind": "incast",
                     "flow_size": 64000, "short_load": 0.1}}}}"#

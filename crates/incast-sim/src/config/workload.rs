@@ -300,11 +300,13 @@ impl Scenario {
         }
         if !matches!(
             self.transport,
-            crate::config::Transport::Tcp | crate::config::Transport::Swift
+            crate::config::Transport::Tcp
+                | crate::config::Transport::Swift
+                | crate::config::Transport::Homa
         ) {
             return Err(bad(
                 "workload.short_load",
-                "short flows run with tcp (any congestion control) and swift",
+                "short flows run with tcp (any congestion control), swift and homa",
             ));
         }
         w.validate_short_sizes()
