@@ -49,7 +49,7 @@ SHORT_FLOW_BYTES = 100_000
 
 #: The transports that carry ``workload.short_load`` (short flows beside an incast or a
 #: synchronized read); the others run without them and their row says so.
-SHORT_LOAD_TRANSPORTS = frozenset({"tcp", "swift", "homa"})
+SHORT_LOAD_TRANSPORTS = frozenset({"tcp", "swift", "homa", "eqds"})
 
 
 @dataclass(frozen=True)

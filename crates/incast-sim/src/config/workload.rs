@@ -303,10 +303,11 @@ impl Scenario {
             crate::config::Transport::Tcp
                 | crate::config::Transport::Swift
                 | crate::config::Transport::Homa
+                | crate::config::Transport::Eqds
         ) {
             return Err(bad(
                 "workload.short_load",
-                "short flows run with tcp (any congestion control), swift and homa",
+                "short flows run with tcp (any congestion control), swift, homa and eqds",
             ));
         }
         w.validate_short_sizes()
