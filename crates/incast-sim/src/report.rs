@@ -202,6 +202,33 @@ pub struct Report {
     /// Homa's counters, when the transport is Homa (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homa: Option<HomaReport>,
+    /// The short flows beside the incast, when `workload.short_load` > 0 (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_flows: Option<ShortFlows>,
+}
+
+/// The short flows beside an incast of a run (`workload.short_load`; filled in by
+/// [`crate::app::short`]).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ShortFlows {
+    /// Short flows started before the application finished.
+    pub started: u32,
+    /// Of them, those that completed before the run ended.
+    pub completed: u32,
+    /// Median completion time of the completed ones, picoseconds (arrival to the last byte at
+    /// the receiver).
+    pub p50: Option<SimTime>,
+    /// 99th-percentile completion time (nearest rank), picoseconds.
+    pub p99: Option<SimTime>,
+    /// Median slowdown: completion time over the flow's ideal one
+    /// ([`crate::app::flows::ideal_fct`], alone on the idle network).
+    pub slowdown_p50: Option<f64>,
+    /// 99th-percentile slowdown.
+    pub slowdown_p99: Option<f64>,
+    /// The smallest slowdown (never below 1: no flow beats its ideal time).
+    pub min_slowdown: Option<f64>,
+    /// (bytes, completion time in picoseconds) of every completed short flow, in arrival order.
+    pub fcts: Vec<(u64, SimTime)>,
 }
 
 /// What Swift's endpoints did (the workload's connections, both directions).
@@ -451,6 +478,7 @@ impl Report {
             swift: None,
             eqds: None,
             homa: None,
+            short_flows: None,
         }
     }
 }

@@ -49,6 +49,8 @@ pub enum Stream {
     Eqds(u32),
     /// Homa's draws: 0 the servers' response jitter, 1 the messages' ECMP paths.
     Homa(u32),
+    /// The short flows beside an incast (`workload.short_load`): arrivals, servers, sizes.
+    Short,
 }
 
 impl Stream {
@@ -74,6 +76,7 @@ impl Stream {
             Stream::Swift(c) => (16, c),
             Stream::Eqds(i) => (17, i),
             Stream::Homa(i) => (18, i),
+            Stream::Short => (19, 0),
         };
         (purpose << 32) + index as u64
     }

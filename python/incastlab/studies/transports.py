@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 #: "Data Center TCP (DCTCP)", SIGCOMM 2010, §2.2).
 SHORT_FLOW_BYTES = 100_000
 
+#: The transports that carry ``workload.short_load`` (short flows beside an incast or a
+#: synchronized read); the others run without them and their row says so.
+SHORT_LOAD_TRANSPORTS = frozenset({"tcp", "swift", "homa", "eqds"})
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -229,8 +233,12 @@ def peak_bytes(r: Result) -> float | None:
 
 
 def short_p99_s(r: Result) -> float | None:
-    """The 99th percentile completion of the short flows beside the incast: only a mixed
-    workload (``workload.kind = "flows"``: short flows and incast bursts) has them."""
+    """The 99th percentile completion of the short flows beside the incast: the report's
+    ``short_flows`` (``workload.short_load``), or a mixed workload's flows of at most
+    :data:`SHORT_FLOW_BYTES` (``workload.kind = "flows"``: short flows and incast bursts)."""
+    short = r.report.get("short_flows")
+    if short is not None:
+        return short["p99"] / 1e12 if short.get("p99") is not None else None
     if r.scenario["workload"]["kind"] != "flows":
         return None
     fcts = sorted(
@@ -241,10 +249,18 @@ def short_p99_s(r: Result) -> float | None:
     return fcts[min(len(fcts) - 1, int(0.99 * len(fcts)))] if fcts else None
 
 
-def short_na(r: Result) -> str:
-    """Why a row has no short-flow tail."""
+def short_na(r: Result, asked: bool = False) -> str:
+    """Why a row has no short-flow tail (``asked``: the scenario set ``workload.short_load``,
+    which this row's transport ran without)."""
+    if r.report.get("short_flows") is not None:
+        return "no short flow completed"
+    if asked and r.scenario["transport"] not in SHORT_LOAD_TRANSPORTS:
+        return f"{r.scenario['transport']} does not carry workload.short_load"
     if r.scenario["workload"]["kind"] != "flows":
-        return 'no short flows beside the incast in this workload (workload.kind = "flows" has)'
+        return (
+            "no short flows beside the incast in this workload "
+            '(set workload.short_load, or workload.kind = "flows")'
+        )
     return "no flow of at most 100 KB completed"
 
 
@@ -344,6 +360,24 @@ def _shown(v: Any) -> str:
     return f'"{v}"' if isinstance(v, str) else str(v)
 
 
+def short_rule(s: dict[str, Any]) -> str | None:
+    """The short flows' rule of normalized scenario ``s``, once for the table; ``None``
+    without ``workload.short_load``."""
+    w = s["workload"]
+    if not w["short_load"]:
+        return None
+    sizes = (
+        "sizes by workload.query_size_cdf"
+        if w["query_size_cdf"]
+        else f"{w['query_size_min']}-{w['query_size_max']} B uniform"
+    )
+    return (
+        f"short flows: Poisson at {w['short_load']:g} of the receiver's link, {sizes}, "
+        f"each from a random server to the receiver, at most {w['queries']}, arriving until "
+        "the incast ends; p99 of arrival to last byte"
+    )
+
+
 def _us(ps: int) -> str:
     return f"{ps / 1e9:g} ms" if ps >= 10**9 else f"{ps / 1e6:g} µs"
 
@@ -372,7 +406,7 @@ class TransportRanking:
                 "cc_note": o.cc_note(),
                 "short_flow_note": None
                 if o.numbers()["short_flow_p99_s"] is not None
-                else short_na(o.results[0]),
+                else short_na(o.results[0], "workload.short_load" in o.changed),
                 "points": [r.row() | {"scenario": r.scenario} for r in o.results],
             }
             for i, o in enumerate(self.ranked, 1)
@@ -393,6 +427,8 @@ def apply(e: Entry, points: Sequence[Scenario]) -> tuple[Overrides, list[Scenari
     out = []
     for sc in points:
         o = e.overrides(sc.normalized())
+        if e.transport not in SHORT_LOAD_TRANSPORTS and sc.normalized()["workload"]["short_load"]:
+            o = o | {"workload.short_load": 0.0}
         changed = changed or o
         data = sc_mod.apply_overrides(sc.model_dump(), o)
         out.append(sc_mod.from_dict(data, normalized=True))

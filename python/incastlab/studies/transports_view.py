@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from incastlab.studies.transports import Row, TransportRanking, short_na
+from incastlab.studies.transports import Row, TransportRanking, short_na, short_rule
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,8 +101,14 @@ def print_transport_ranking(
         if o.cc_note():
             out.print(f"  [yellow]{o.cc_note()}[/yellow]")
     out.print(f"[dim]{FAIR}[/dim]")
+    rule = short_rule(base.results[0].scenario)
+    if rule:
+        out.print(f"[dim]{rule}.[/dim]")
     if all(v is None for v in short):
         out.print(f"[dim]short p99 n/a: {short_na(base.results[0])}.[/dim]")
+    for o in ranked:
+        if rule and o.numbers()["short_flow_p99_s"] is None:
+            out.print(f"[dim]{o.entry.name}: short p99 n/a, {short_na(o.results[0], True)}.[/dim]")
     for e, why in ranking.refused:
         out.print(f"[bold]{e.name}[/bold] · {e.what} · [yellow]refused:[/yellow] {why}")
 

@@ -120,6 +120,22 @@ pub fn plan(sc: &Scenario, net: &Network, jitter_stream: Stream) -> (Vec<MsgSpec
     }
 }
 
+/// The short flows beside the application (`workload.short_load`, [`crate::app::short`]) as
+/// messages from their servers to the receiver, posted at their arrivals; a transport appends
+/// them after the application's and does not count them towards its completion.
+pub fn short(sc: &Scenario, net: &Network) -> Vec<MsgSpec> {
+    crate::app::short::arrivals(sc)
+        .iter()
+        .map(|s| MsgSpec {
+            src: net.host(s.server),
+            dst: net.receiver,
+            bytes: s.bytes,
+            start: s.at,
+            burst: None,
+        })
+        .collect()
+}
+
 /// Which of the `n` paths between a message's two hosts it takes, drawn from the transport's
 /// `rng` (per-message ECMP: every packet of a message follows its one path).
 pub fn draw_path(rng: &mut Rng, n: u32) -> u32 {

@@ -25,6 +25,7 @@ pub mod effect;
 pub mod flows;
 pub mod kv;
 pub mod messages;
+pub mod short;
 pub mod shuffle;
 pub mod size_dist;
 pub mod task;
@@ -104,8 +105,23 @@ pub trait App: std::fmt::Debug + Send {
     fn report(&self, view: &dyn View, now: SimTime, r: &mut Report);
 }
 
-/// The registry: the scenario's workload, not yet started.
+/// The registry: the scenario's workload, not yet started, with the short flows of
+/// `workload.short_load` beside it when there are any ([`short::Beside`]).
 pub fn of(sc: &Scenario, net: &Network) -> Box<dyn App> {
+    let app = application(sc, net);
+    if sc.workload.short_load <= 0.0 {
+        return app;
+    }
+    // The segment and header of the short flows' ideal completion times: the transport's.
+    let mss_header = match sc.transport {
+        crate::config::Transport::Swift => (sc.swift.mtu, sc.swift.header_bytes),
+        _ => (sc.tcp.mss, sc.tcp.header_bytes),
+    };
+    Box::new(short::Beside::new(sc, app, mss_header))
+}
+
+/// The scenario's application alone.
+fn application(sc: &Scenario, net: &Network) -> Box<dyn App> {
     match sc.workload.kind {
         WorkloadKind::KvGets => Box::new(kv::KvGets::new(sc, net.hosts)),
         WorkloadKind::Shuffle => Box::new(shuffle::Shuffle::new(sc)),

@@ -122,6 +122,14 @@ section! {
         pub queries: u32 [Plain] = 1000,
         /// Offered load as a share of the receiver's link (queries).
         pub query_load: f64 [Plain] = 0.5,
+        /// Short flows beside an incast or a synchronized read, as a share of the receiver's
+        /// link: Poisson arrivals of responses from a random server to the receiver, sizes by
+        /// `query_size_min`/`query_size_max`/`query_size_cdf`, at most `queries` of them,
+        /// arriving until the application finishes; their completion times are reported apart
+        /// (`short_flows`) and never count towards a block. 0: none. The mix of DCTCP's
+        /// measurements (Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010): query
+        /// traffic and short messages beside the incast.
+        pub short_load: f64 [Plain] = 0.0,
         /// Smallest query response, bytes (queries).
         pub query_size_min: u64 [Size] = 10_000,
         /// Largest query response, bytes (queries).
@@ -268,7 +276,41 @@ impl Scenario {
                 format!("must be 1..1000, got {}", w.tasks),
             ));
         }
-        Ok(())
+        self.validate_short()
+    }
+
+    /// Short flows beside the application: a load in [0, 1), only beside an incast or a
+    /// synchronized read, their sizes and count by the queries' rules.
+    fn validate_short(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        if w.short_load == 0.0 {
+            return Ok(());
+        }
+        if !(w.short_load > 0.0 && w.short_load < 1.0) {
+            return Err(bad(
+                "workload.short_load",
+                format!("must be in [0, 1), got {}", w.short_load),
+            ));
+        }
+        if !matches!(w.kind, WorkloadKind::Incast | WorkloadKind::SyncRead) || w.tasks != 1 {
+            return Err(bad(
+                "workload.short_load",
+                "short flows run beside one incast or sync_read task only",
+            ));
+        }
+        if !matches!(
+            self.transport,
+            crate::config::Transport::Tcp
+                | crate::config::Transport::Swift
+                | crate::config::Transport::Homa
+                | crate::config::Transport::Eqds
+        ) {
+            return Err(bad(
+                "workload.short_load",
+                "short flows run with tcp (any congestion control), swift, homa and eqds",
+            ));
+        }
+        w.validate_short_sizes()
     }
 
     /// A synchronized read: an SRU or a block, and what it adds up to.
@@ -640,6 +682,14 @@ impl Workload {
                 "workload.query_load",
                 format!("must be in (0, 1], got {}", self.query_load),
             ));
+        }
+        self.validate_short_sizes()
+    }
+
+    /// The count and sizes of queries or of short flows.
+    fn validate_short_sizes(&self) -> Result<(), ConfigError> {
+        if self.queries == 0 || self.queries > 10_000_000 {
+            return Err(bad("workload.queries", "must be 1..10000000"));
         }
         if self.query_size_min == 0 || self.query_size_min > self.query_size_max {
             return Err(bad(

@@ -163,6 +163,10 @@ pub struct Eqds {
     receiver: Receiver,
     rx_host: u32,
     plan: Plan,
+    /// The application's flows, `0..apps`; the short flows beside it follow.
+    apps: usize,
+    /// Each short flow's arrival after the workload's start.
+    shorts: Vec<SimTime>,
     /// Packet sizes: payload per full packet, header; path entropies per flow.
     mtu: u64,
     header: u64,
@@ -185,7 +189,7 @@ impl Transport for Eqds {
 
     fn new(sc: &Scenario, fabric: &mut Fabric<Pkt>, events: &mut EventQueue) -> Eqds {
         let e = &sc.eqds;
-        let (specs, plan) = workload::flows(sc, &fabric.net);
+        let (specs, plan, apps) = workload::flows(sc, &fabric.net);
         let packets: Vec<u32> = specs
             .iter()
             .map(|s| s.bytes.div_ceil(e.mtu).max(1) as u32)
@@ -217,9 +221,11 @@ impl Transport for Eqds {
                     back: 0,
                 })
                 .collect(),
-            receiver: Receiver::new(&packets, pull_spacing),
+            receiver: Receiver::new(&packets, pull_spacing).apps_only(apps as u32),
             rx_host: net.receiver,
             plan,
+            apps,
+            shorts: specs[apps..].iter().map(|s| s.start).collect(),
             mtu: e.mtu,
             header: e.header_bytes,
             paths: e.paths,

@@ -65,7 +65,9 @@ pub(crate) struct Receiver {
     /// One credited packet's time on the receiver's link: the gap between credits.
     pull_spacing: SimTime,
     last_pull: Option<SimTime>,
-    /// Flows complete, and when the last one completed.
+    /// The application's flows, `0..apps` (the short flows beside it follow), those of them
+    /// complete, and when the last one completed.
+    apps: u32,
     done: u32,
     finish: Option<SimTime>,
     /// NACKs and credits sent, RTSs received.
@@ -98,12 +100,20 @@ impl Receiver {
             pacer_busy: false,
             pull_spacing,
             last_pull: None,
+            apps: packets.len() as u32,
             done: 0,
             finish: None,
             nacks: 0,
             pulls: 0,
             rts: 0,
         }
+    }
+
+    /// Only flows `0..apps` are the application's: the run finishes with them (the short flows
+    /// beside it, `workload.short_load`, follow).
+    pub(crate) fn apps_only(mut self, apps: u32) -> Receiver {
+        self.apps = apps;
+        self
     }
 
     /// `flow` starts at `now`: its completion time counts from here.
@@ -157,10 +167,12 @@ impl Receiver {
             fl.fct = Some(now - fl.start);
             fl.owed = 0;
             fl.rtx_owed = 0;
-            self.done += 1;
             out.push(ReceiverOut::Done(flow));
-            if self.done == self.flows.len() as u32 {
-                self.finish = Some(now);
+            if flow < self.apps {
+                self.done += 1;
+                if self.done == self.apps {
+                    self.finish = Some(now);
+                }
             }
         } else if fl.fct.is_none() {
             self.queue(now, flow, out);

@@ -3,6 +3,7 @@
 
 use super::sender::Cause;
 use super::{Eqds, Pkt};
+use crate::app::short;
 use crate::config::QueueLimit;
 use crate::engine::driver::Seen;
 use crate::report::{EqdsReport, FlowReport, QueueReport, Report, RunSummary};
@@ -48,7 +49,7 @@ impl Eqds {
     /// completion time from its start.
     fn flow_reports(&self) -> Vec<FlowReport> {
         let rx = &self.receiver;
-        self.senders
+        self.senders[..self.apps]
             .iter()
             .enumerate()
             .map(|(i, s)| {
@@ -121,6 +122,20 @@ impl Eqds {
             r.queues = queues;
         }
         r.eqds = Some(stats);
+        if self.apps < self.senders.len() {
+            // The short flows: begun at their arrivals, up to the run's end.
+            let ends = self.srcs[self.apps..].iter().zip(&self.shorts);
+            let started = ends
+                .clone()
+                .filter(|(_, &at)| self.start + at <= now)
+                .count() as u32;
+            let flows = ends.enumerate().map(|(i, (&src, _))| {
+                let f = (self.apps + i) as u32;
+                (src, self.senders[f as usize].bytes(), rx.fct(f))
+            });
+            let mss_header = (sc.eqds.mtu, sc.eqds.header_bytes);
+            r.short_flows = Some(short::summary(flows, started, net, mss_header));
+        }
         r
     }
 

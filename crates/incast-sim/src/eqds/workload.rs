@@ -11,13 +11,16 @@ use crate::rng::Stream;
 use crate::topology::Network;
 
 /// The flows of scenario `sc` on `net` (a flow carries at least one byte: an empty one would
-/// never be answered) and how they follow one another.
-pub(super) fn flows(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan) {
+/// never be answered) and how they follow one another: the application's, then the short
+/// flows beside it (`workload.short_load`), and how many are the application's.
+pub(super) fn flows(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan, usize) {
     let (mut specs, plan) = messages::plan(sc, net, Stream::Eqds(1));
+    let apps = specs.len();
+    specs.extend(messages::short(sc, net));
     for s in &mut specs {
         s.bytes = s.bytes.max(1);
     }
-    (specs, plan)
+    (specs, plan, apps)
 }
 
 impl Eqds {
@@ -26,6 +29,12 @@ impl Eqds {
         self.start = cx.now;
         let posts = self.plan.first_posts(cx.now);
         self.carry_out(cx, posts);
+        // The short flows at their arrivals (those after the application's end never begin:
+        // the run ends with it).
+        for f in self.apps..self.senders.len() {
+            let at = cx.now + self.shorts[f - self.apps];
+            cx.push(at, Event::Agent(f as u32, BEGIN, 0));
+        }
     }
 
     /// The plan's posts, in its order: each flow begins now, or at an event after its jitter.
@@ -39,7 +48,10 @@ impl Eqds {
     }
 
     /// Flow `f` is complete at the receiver: a synchronized read's next block may start.
-    pub(super) fn flow_done(&mut self, cx: &mut Cx<Pkt>, _f: u32) {
+    pub(super) fn flow_done(&mut self, cx: &mut Cx<Pkt>, f: u32) {
+        if f as usize >= self.apps {
+            return; // a short flow's: the application does not wait for it
+        }
         let posts = self.plan.completed(cx.now);
         self.carry_out(cx, posts);
     }

@@ -142,8 +142,13 @@ pub struct Homa {
     timers: Vec<Timer>,
     hosts: Vec<Host>,
     plan: Plan,
-    /// Messages not yet complete.
+    /// The application's messages not yet complete.
     pending: usize,
+    /// The application's messages, `0..apps`; the short flows beside it follow
+    /// (`workload.short_load`).
+    apps: usize,
+    /// Each short flow's arrival after the workload's start.
+    shorts: Vec<SimTime>,
     levels: Levels,
     rtt_bytes: u64,
     mtu: u64,

@@ -3,7 +3,7 @@
 //! Homa's own counters; and the invariants it checks.
 
 use super::{Homa, Pkt};
-use crate::app::flows;
+use crate::app::{flows, short};
 use crate::engine::driver::Seen;
 use crate::report::{FlowReport, QueueReport, Report, RunSummary};
 use crate::slowdown::FctSlowdown;
@@ -15,12 +15,12 @@ impl Homa {
     /// of a synchronized read (its bytes over every block, no completion time).
     fn flow_reports(&self) -> Vec<FlowReport> {
         let per_server = self.plan.servers().map(|s| s as usize);
-        let n = per_server.unwrap_or(self.msgs.len());
+        let n = per_server.unwrap_or(self.apps);
         (0..n)
             .map(|f| {
                 let of = |m: usize| (&self.msgs[m], self.tx[m].counts().1);
                 let ms: Vec<_> = match per_server {
-                    Some(s) => (f..self.msgs.len()).step_by(s).map(of).collect(),
+                    Some(s) => (f..self.apps).step_by(s).map(of).collect(),
                     None => vec![of(f)],
                 };
                 let bytes = ms
@@ -68,9 +68,10 @@ impl Homa {
         let (net, sc, now) = (run.net(), run.sc, run.now);
         let (queues, drops) = self.queues(run);
         let bottleneck = queues[0].clone();
-        let done = self.msgs.iter().filter(|m| m.done.is_some());
+        let apps = &self.msgs[..self.apps];
+        let done = apps.iter().filter(|m| m.done.is_some());
         let app_bytes = done.clone().map(|m| m.bytes).sum();
-        let start = self.msgs.iter().filter_map(|m| m.posted).min().unwrap_or(0);
+        let start = apps.iter().filter_map(|m| m.posted).min().unwrap_or(0);
         let end = match self.pending {
             0 => done.filter_map(|m| m.done).max().unwrap_or(now),
             _ => now,
@@ -128,6 +129,14 @@ impl Homa {
                 sc.flows.slowdown_buckets,
             );
         }
+        if self.apps < self.msgs.len() {
+            let shorts = &self.msgs[self.apps..];
+            let started = shorts.iter().filter(|m| m.posted.is_some()).count() as u32;
+            let flows = shorts
+                .iter()
+                .map(|m| (m.src, m.bytes, m.done.zip(m.posted).map(|(d, p)| d - p)));
+            r.short_flows = Some(short::summary(flows, started, net, (self.mtu, self.header)));
+        }
         r
     }
 
@@ -161,12 +170,12 @@ impl Homa {
                 ));
             }
         }
-        let done = self.msgs.iter().filter(|m| m.done.is_some()).count();
-        if done + self.pending != self.msgs.len() {
+        let apps = &self.msgs[..self.apps];
+        let done = apps.iter().filter(|m| m.done.is_some()).count();
+        if done + self.pending != self.apps {
             return Err(format!(
                 "Homa: {done} messages done, {} pending of {}",
-                self.pending,
-                self.msgs.len()
+                self.pending, self.apps
             ));
         }
         Ok(())

@@ -42,7 +42,9 @@ impl Homa {
     /// Every message with its routes and agents, RTTbytes and the levels.
     pub(super) fn set_up(sc: &Scenario, net: &mut Network) -> Homa {
         let h = &sc.homa;
-        let (specs, plan) = messages::plan(sc, net, Stream::Homa(0));
+        let (mut specs, plan) = messages::plan(sc, net, Stream::Homa(0));
+        let apps = specs.len();
+        specs.extend(messages::short(sc, net));
         let mut rng = Rng::stream(sc.seed, Stream::Homa(1));
         let frame = h.mtu + h.header_bytes;
         let mut rtt_bytes = 0;
@@ -109,7 +111,9 @@ impl Homa {
             msgs,
             hosts,
             plan,
-            pending: n,
+            pending: apps,
+            apps,
+            shorts: specs[apps..].iter().map(|s| s.start).collect(),
             levels,
             rtt_bytes,
             mtu: h.mtu,
@@ -128,6 +132,12 @@ impl Homa {
     pub(super) fn start_workload(&mut self, cx: &mut Cx<Pkt>) {
         let posts = self.plan.first_posts(cx.now);
         self.carry_out(cx, posts);
+        // The short flows beside the application, at their arrivals (those after its end never
+        // post: the run ends with it).
+        for m in self.apps..self.msgs.len() {
+            let at = cx.now + self.shorts[m - self.apps];
+            cx.push(at, Event::Agent(m as u32, POST, 0));
+        }
     }
 
     /// The plan's posts, in its order: each message now, or an event at its time.
@@ -145,6 +155,9 @@ impl Homa {
         let msg = &mut self.msgs[m as usize];
         msg.done = Some(cx.now);
         self.hosts[msg.dst as usize].outstanding -= 1;
+        if m as usize >= self.apps {
+            return; // a short flow's: the application does not wait for it
+        }
         self.pending -= 1;
         let posts = self.plan.completed(cx.now);
         self.carry_out(cx, posts);
