@@ -26,6 +26,8 @@ pub struct Incoming {
     received: u64,
     /// Bytes the sender may have sent: its unscheduled bytes, then the grants.
     granted: u64,
+    /// Its unscheduled bytes (sent unasked).
+    unsched: u64,
     /// Level of the latest grant.
     level: u8,
     /// Last packet, BUSY or RESEND, the start of the resend timer.
@@ -49,6 +51,7 @@ impl Incoming {
             arrived: 0,
             received: 0,
             granted: unsched.min(bytes).max(1),
+            unsched: unsched.min(bytes).max(1),
             level: 0,
             heard: now,
             resends: 0,
@@ -89,6 +92,14 @@ impl Incoming {
     #[inline]
     pub fn needs_grants(&self) -> bool {
         self.granted < self.bytes && !self.complete()
+    }
+
+    /// Bytes granted (beyond the unscheduled ones) and not yet arrived: what the receiver's
+    /// grants have put in flight towards it (bytes counted in order of offset, as they arrive
+    /// on one path).
+    #[inline]
+    pub fn granted_out(&self) -> u64 {
+        self.granted.saturating_sub(self.received.max(self.unsched))
     }
 
     /// Bytes arrived.
@@ -191,6 +202,10 @@ pub struct Scheduler {
     /// The other messages needing grants: a min-heap by SRPT key; each message's place in it
     /// is its [`Incoming::slot`].
     rest: Vec<u32>,
+    /// Bytes granted and not yet arrived, over every message it granted
+    /// ([`Incoming::granted_out`]), and the most it reached.
+    outstanding: u64,
+    peak: u64,
 }
 
 /// A message's SRPT key: fewer bytes to arrive first, then the lower message number.
@@ -211,6 +226,8 @@ impl Scheduler {
             mtu,
             top: Vec::with_capacity(overcommit),
             rest: Vec::new(),
+            outstanding: 0,
+            peak: 0,
         }
     }
 
@@ -220,6 +237,19 @@ impl Scheduler {
         // packet's arrival never grows it.
         self.rest.reserve(self.top.len() + 1);
         self.enter(msgs, m);
+    }
+
+    /// A packet arrived: its message's bytes granted and not arrived went from `before` to
+    /// `after` (fewer, or more when a packet past a lost grant granted itself).
+    #[inline]
+    pub fn arrived(&mut self, before: u64, after: u64) {
+        self.outstanding = self.outstanding + after - before;
+        self.peak = self.peak.max(self.outstanding);
+    }
+
+    /// The most bytes granted and not yet arrived at once.
+    pub fn peak_outstanding(&self) -> u64 {
+        self.peak
     }
 
     /// Messages waiting for grants or being granted.
@@ -372,11 +402,14 @@ impl Scheduler {
             let want = (msg.received + self.rtt_bytes).div_ceil(self.mtu) * self.mtu;
             let want = want.min(msg.bytes);
             if want > msg.granted || level != msg.level {
+                let before = msg.granted_out();
                 msg.granted = msg.granted.max(want);
+                self.outstanding += msg.granted_out() - before;
                 msg.level = level;
                 out.push((m, msg.granted, level));
             }
         }
+        self.peak = self.peak.max(self.outstanding);
         for &(m, _, _) in &out[from..] {
             if !msgs[m as usize].needs_grants() {
                 self.leave(msgs, m);
