@@ -3,7 +3,10 @@
 //!
 //! - Flow control and priorities: a receiver grants the message with the fewest bytes still to arrive first
 //!   (SRPT), keeping RTTbytes granted beyond what has arrived, so a granted message never
-//!   idles its sender; the levels of scheduled packets come from the receiver too.
+//!   idles its sender, and never more than `overcommit` × RTTbytes granted and not yet
+//!   arrived over all its messages, so each arriving packet grants about one more and an
+//!   incast of marked responses holds a bounded queue (§3.5, §3.6); the levels of scheduled
+//!   packets come from the receiver too.
 //! - Overcommitment: it grants `overcommit` messages at once, so a sender busy elsewhere does not waste
 //!   the receiver's link. Of the granted messages the shortest gets the highest scheduled
 //!   level, and when fewer are granted than there are levels they take the lowest ones, so a
@@ -206,6 +209,9 @@ pub struct Scheduler {
     /// ([`Incoming::granted_out`]), and the most it reached.
     outstanding: u64,
     peak: u64,
+    /// The most bytes it keeps granted and not arrived: `overcommit` × RTTbytes (in whole
+    /// packets).
+    limit: u64,
 }
 
 /// A message's SRPT key: fewer bytes to arrive first, then the lower message number.
@@ -228,6 +234,7 @@ impl Scheduler {
             rest: Vec::new(),
             outstanding: 0,
             peak: 0,
+            limit: overcommit as u64 * rtt_bytes.div_ceil(mtu.max(1)) * mtu,
         }
     }
 
@@ -391,16 +398,27 @@ impl Scheduler {
     }
 
     /// Grant after an arrival: the `overcommit` messages with the fewest bytes to arrive each
-    /// get RTTbytes beyond what arrived (whole packets), at their rank's level; the grants
-    /// that move a message on go to `out`. Fully granted ones leave afterwards.
+    /// get up to RTTbytes beyond what arrived (whole packets), at their rank's level, within
+    /// the receiver's budget of `overcommit` × RTTbytes granted and not yet arrived
+    /// (Montazeri et al., SIGCOMM 2018, §3.5: RTTbytes outstanding for each of at most
+    /// `overcommitment` messages). A fully granted message leaves the granted ones, but its
+    /// bytes in flight keep their share of the budget until they arrive, so each arriving
+    /// packet frees about one packet's grant, as the authors' RAMCloud transport grants one
+    /// packet per arriving packet. The grants that move a message on go to `out`.
     pub fn grant(&mut self, msgs: &mut [Incoming], out: &mut Vec<Grant>) {
         let n = self.top.len().min(usize::from(self.levels));
-        let from = out.len();
         for (rank, &m) in self.top.iter().enumerate() {
             let level = (n - 1).saturating_sub(rank) as u8;
             let msg = &mut msgs[m as usize];
             let want = (msg.received + self.rtt_bytes).div_ceil(self.mtu) * self.mtu;
             let want = want.min(msg.bytes);
+            // Within the receiver's budget: bytes still in flight from an earlier grant (a
+            // message that fell out of the granted ones, or one granted whole) count too.
+            let room = self.limit.saturating_sub(self.outstanding);
+            let want = match want.saturating_sub(msg.granted) {
+                more if more <= room => want,
+                _ => msg.granted + room / self.mtu * self.mtu,
+            };
             if want > msg.granted || level != msg.level {
                 let before = msg.granted_out();
                 msg.granted = msg.granted.max(want);
@@ -410,8 +428,12 @@ impl Scheduler {
             }
         }
         self.peak = self.peak.max(self.outstanding);
-        for &(m, _, _) in &out[from..] {
-            if !msgs[m as usize].needs_grants() {
+        let mut i = 0;
+        while i < self.top.len() {
+            let m = self.top[i];
+            if msgs[m as usize].needs_grants() {
+                i += 1;
+            } else {
                 self.leave(msgs, m);
             }
         }
@@ -486,18 +508,100 @@ mod tests {
         s.grant(&mut m, &mut out);
         // The 10 KB one first (the higher of the two lowest levels), then the 20 KB one.
         assert_eq!(out, [(3, 6_000, 1), (1, 6_000, 0)]);
-        // Once it is fully granted it leaves: the 30 KB one is granted next.
+        // Once it is fully granted it leaves, but its 4 KB still in flight keep their share of
+        // the budget (2 × 5 KB): the 30 KB one gets the 1 KB left.
         out.clear();
         for k in 1..5 {
-            m[3].on_data(2, k * 1_000, 1_000);
-            s.update(&mut m, 3);
+            arrive(&mut s, &mut m, 3, k, &mut out);
         }
-        s.grant(&mut m, &mut out);
-        assert_eq!(out, [(3, 10_000, 1)]);
+        let steps: Vec<u64> = out.iter().map(|g| g.1).collect();
+        assert_eq!(steps, [7_000, 8_000, 9_000, 10_000]);
         out.clear();
         s.grant(&mut m, &mut out);
-        assert_eq!(out, [(1, 6_000, 1), (2, 6_000, 0)]);
-        assert_eq!(s.active(), 3);
+        assert_eq!(out, [(1, 6_000, 1), (2, 3_000, 0)]);
+        assert_eq!((s.active(), s.outstanding), (3, 10_000));
+        // Each of its packets that arrives frees one for the 30 KB one.
+        out.clear();
+        for k in 5..7 {
+            arrive(&mut s, &mut m, 3, k, &mut out);
+        }
+        assert_eq!(out, [(2, 4_000, 0), (2, 5_000, 0)]);
+    }
+
+    /// Deliver packet `k` of message `i` to the scheduler as the host does: count the bytes
+    /// granted and not arrived before and after, move it, grant.
+    fn arrive(s: &mut Scheduler, m: &mut [Incoming], i: u32, k: u64, out: &mut Vec<Grant>) {
+        let before = m[i as usize].granted_out();
+        let len = (m[i as usize].bytes - k * 1_000).min(1_000) as u32;
+        m[i as usize].on_data(1, k * 1_000, len);
+        s.arrived(before, m[i as usize].granted_out());
+        s.update(m, i);
+        s.grant(m, out);
+    }
+
+    #[test]
+    fn an_incast_of_marked_messages_keeps_granted_bytes_within_overcommitment_rtt_bytes() {
+        // 200 responses of 10 KB, one packet unscheduled each (the incast optimization),
+        // 2 granted at once, RTTbytes 10 KB: a budget of 20 KB granted and not arrived.
+        let (n, bound) = (200_u32, 20_000);
+        let mut m = msgs(&vec![10_000; n as usize], 1_000);
+        let mut s = Scheduler::new(2, 2, 10_000, 1_000);
+        let mut out = Vec::new();
+        (0..n).for_each(|i| s.add(&mut m, i));
+        // Every unscheduled packet arrives first (the onset): the first two fill the budget,
+        // the rest get nothing.
+        for i in 0..n {
+            arrive(&mut s, &mut m, i, 0, &mut out);
+        }
+        assert_eq!(out, [(0, 10_000, 1), (1, 10_000, 0), (2, 3_000, 1)]);
+        assert_eq!(s.outstanding, bound);
+        // Then whatever is granted, the lowest-numbered message first, a packet at a time:
+        // each arrival grants one packet more until every byte is granted.
+        let mut arrivals = 0;
+        while let Some(i) = (0..n).find(|&i| m[i as usize].granted > m[i as usize].received) {
+            let k = m[i as usize].received / 1_000;
+            out.clear();
+            arrive(&mut s, &mut m, i, k, &mut out);
+            arrivals += 1;
+            if m.iter().any(Incoming::needs_grants) {
+                assert_eq!(s.outstanding, bound, "the budget stays full");
+                let granted: u64 = out.iter().map(|g| g.1).sum();
+                assert!(out.len() <= 2 && granted > 0, "{out:?}");
+            }
+        }
+        assert!(m.iter().all(Incoming::complete));
+        assert_eq!((arrivals, s.active(), s.outstanding), (n * 9, 0, 0));
+        assert_eq!(s.peak_outstanding(), bound);
+    }
+
+    #[test]
+    fn a_lost_granted_packet_holds_its_budget_until_the_resend_brings_it() {
+        let t = 100;
+        let mut m = msgs(&[3_000, 3_000, 3_000], 1_000);
+        let mut s = Scheduler::new(1, 1, 3_000, 1_000);
+        let mut out = Vec::new();
+        (0..3).for_each(|i| s.add(&mut m, i));
+        // Message 0 is granted whole (2 KB in flight), message 1 the 1 KB left.
+        arrive(&mut s, &mut m, 0, 0, &mut out);
+        arrive(&mut s, &mut m, 1, 0, &mut out);
+        assert_eq!(out, [(0, 3_000, 0), (1, 2_000, 0)]);
+        out.clear();
+        // Packet 1 of message 0 is lost, packet 2 arrives at 1: its budget goes to message 1;
+        // the lost one's stays held, so message 2 gets nothing.
+        arrive(&mut s, &mut m, 0, 2, &mut out);
+        arrive(&mut s, &mut m, 2, 0, &mut out);
+        assert_eq!(out, [(1, 3_000, 0)]);
+        assert_eq!(s.outstanding, 3_000);
+        out.clear();
+        // The resend timer: not at deadline − 1, at the deadline, for the hole.
+        assert_eq!(m[0].deadline(t), Some(1 + t));
+        assert_eq!(m[0].on_timer(t, t), None);
+        assert_eq!(m[0].on_timer(1 + t, t), Some((1_000, 2_000, 0)));
+        // The resent packet completes message 0 and frees its share: message 2's grant.
+        arrive(&mut s, &mut m, 0, 1, &mut out);
+        assert!(m[0].complete());
+        assert_eq!(out, [(2, 2_000, 0)]);
+        assert_eq!(s.outstanding, 3_000);
     }
 
     #[test]
