@@ -31,6 +31,8 @@ pub struct Incoming {
     granted: u64,
     /// Its unscheduled bytes (sent unasked).
     unsched: u64,
+    /// The end of the furthest packet arrived.
+    reach: u64,
     /// Level of the latest grant.
     level: u8,
     /// Last packet, BUSY or RESEND, the start of the resend timer.
@@ -55,6 +57,7 @@ impl Incoming {
             received: 0,
             granted: unsched.min(bytes).max(1),
             unsched: unsched.min(bytes).max(1),
+            reach: 0,
             level: 0,
             heard: now,
             resends: 0,
@@ -74,6 +77,7 @@ impl Incoming {
         self.got[k / 64] |= 1 << (k % 64);
         self.arrived += 1;
         self.received += u64::from(len);
+        self.reach = self.reach.max(offset + u64::from(len));
         // A packet carries what its sender may send; one past a lost grant grants itself.
         self.granted = self.granted.max(offset + u64::from(len));
         true
@@ -98,11 +102,12 @@ impl Incoming {
     }
 
     /// Bytes granted (beyond the unscheduled ones) and not yet arrived: what the receiver's
-    /// grants have put in flight towards it (bytes counted in order of offset, as they arrive
-    /// on one path).
+    /// grants have put in flight towards it. Packets of one message arrive in order of offset
+    /// on one path, so a hole below the furthest packet arrived is taken as lost, not in
+    /// flight: its bytes stop counting, and a loss does not hold the budget until the RESEND.
     #[inline]
     pub fn granted_out(&self) -> u64 {
-        self.granted.saturating_sub(self.received.max(self.unsched))
+        self.granted.saturating_sub(self.reach.max(self.unsched))
     }
 
     /// Bytes arrived.
@@ -575,7 +580,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_granted_packet_holds_its_budget_until_the_resend_brings_it() {
+    fn a_lost_last_packet_holds_its_budget_until_the_resend_and_a_hole_does_not() {
         let t = 100;
         let mut m = msgs(&[3_000, 3_000, 3_000], 1_000);
         let mut s = Scheduler::new(1, 1, 3_000, 1_000);
@@ -586,22 +591,28 @@ mod tests {
         arrive(&mut s, &mut m, 1, 0, &mut out);
         assert_eq!(out, [(0, 3_000, 0), (1, 2_000, 0)]);
         out.clear();
-        // Packet 1 of message 0 is lost, packet 2 arrives at 1: its budget goes to message 1;
-        // the lost one's stays held, so message 2 gets nothing.
-        arrive(&mut s, &mut m, 0, 2, &mut out);
+        // Packet 1 of message 0 arrives, its last one is lost: the freed 1 KB goes to
+        // message 1; the lost one's share stays held, so message 2 gets nothing.
+        arrive(&mut s, &mut m, 0, 1, &mut out);
         arrive(&mut s, &mut m, 2, 0, &mut out);
         assert_eq!(out, [(1, 3_000, 0)]);
         assert_eq!(s.outstanding, 3_000);
         out.clear();
-        // The resend timer: not at deadline − 1, at the deadline, for the hole.
+        // The resend timer: not at deadline − 1, at the deadline, for the last packet.
         assert_eq!(m[0].deadline(t), Some(1 + t));
         assert_eq!(m[0].on_timer(t, t), None);
-        assert_eq!(m[0].on_timer(1 + t, t), Some((1_000, 2_000, 0)));
+        assert_eq!(m[0].on_timer(1 + t, t), Some((2_000, 3_000, 0)));
         // The resent packet completes message 0 and frees its share: message 2's grant.
-        arrive(&mut s, &mut m, 0, 1, &mut out);
+        arrive(&mut s, &mut m, 0, 2, &mut out);
         assert!(m[0].complete());
         assert_eq!(out, [(2, 2_000, 0)]);
         assert_eq!(s.outstanding, 3_000);
+        out.clear();
+        // Packet 1 of message 1 is lost and packet 2 arrives: the hole is taken as lost at
+        // once (one path, in order), its share freed without waiting for the RESEND.
+        arrive(&mut s, &mut m, 1, 2, &mut out);
+        assert_eq!(out, [(2, 3_000, 0)]);
+        assert_eq!(s.outstanding, 2_000);
     }
 
     #[test]
