@@ -365,6 +365,9 @@ pub struct HomaReport {
     pub duplicates: u64,
     /// Packets (data or control) the switches dropped.
     pub dropped: u64,
+    /// The most bytes one receiver had granted (beyond the unscheduled ones) and not yet
+    /// received at once: Homa bounds it by overcommitment × RTTbytes (§3.5).
+    pub granted_peak: u64,
 }
 
 pub use crate::metrics::utilization;

@@ -350,10 +350,13 @@ impl Homa {
     /// A data packet reached its receiver: count it, grant, complete the message.
     fn on_data(&mut self, cx: &mut Cx<Pkt>, p: &Pkt) {
         let m = p.msg;
+        let before = self.rx[m as usize].granted_out();
         if !self.rx[m as usize].on_data(cx.now, p.offset, p.len) {
             self.stats.duplicates += 1;
         }
         let dst = self.msgs[m as usize].dst;
+        let after = self.rx[m as usize].granted_out();
+        self.hosts[dst as usize].sched.arrived(before, after);
         self.hosts[dst as usize].sched.update(&mut self.rx, m);
         if self.rx[m as usize].complete() && self.msgs[m as usize].done.is_none() {
             self.complete(cx, m);

@@ -3,7 +3,10 @@
 //!
 //! - Flow control and priorities: a receiver grants the message with the fewest bytes still to arrive first
 //!   (SRPT), keeping RTTbytes granted beyond what has arrived, so a granted message never
-//!   idles its sender; the levels of scheduled packets come from the receiver too.
+//!   idles its sender, and never more than `overcommit` × RTTbytes granted and not yet
+//!   arrived over all its messages, so each arriving packet grants about one more and an
+//!   incast of marked responses holds a bounded queue (§3.5, §3.6); the levels of scheduled
+//!   packets come from the receiver too.
 //! - Overcommitment: it grants `overcommit` messages at once, so a sender busy elsewhere does not waste
 //!   the receiver's link. Of the granted messages the shortest gets the highest scheduled
 //!   level, and when fewer are granted than there are levels they take the lowest ones, so a
@@ -26,6 +29,10 @@ pub struct Incoming {
     received: u64,
     /// Bytes the sender may have sent: its unscheduled bytes, then the grants.
     granted: u64,
+    /// Its unscheduled bytes (sent unasked).
+    unsched: u64,
+    /// The end of the furthest packet arrived.
+    reach: u64,
     /// Level of the latest grant.
     level: u8,
     /// Last packet, BUSY or RESEND, the start of the resend timer.
@@ -49,6 +56,8 @@ impl Incoming {
             arrived: 0,
             received: 0,
             granted: unsched.min(bytes).max(1),
+            unsched: unsched.min(bytes).max(1),
+            reach: 0,
             level: 0,
             heard: now,
             resends: 0,
@@ -68,6 +77,7 @@ impl Incoming {
         self.got[k / 64] |= 1 << (k % 64);
         self.arrived += 1;
         self.received += u64::from(len);
+        self.reach = self.reach.max(offset + u64::from(len));
         // A packet carries what its sender may send; one past a lost grant grants itself.
         self.granted = self.granted.max(offset + u64::from(len));
         true
@@ -89,6 +99,15 @@ impl Incoming {
     #[inline]
     pub fn needs_grants(&self) -> bool {
         self.granted < self.bytes && !self.complete()
+    }
+
+    /// Bytes granted (beyond the unscheduled ones) and not yet arrived: what the receiver's
+    /// grants have put in flight towards it. Packets of one message arrive in order of offset
+    /// on one path, so a hole below the furthest packet arrived is taken as lost, not in
+    /// flight: its bytes stop counting, and a loss does not hold the budget until the RESEND.
+    #[inline]
+    pub fn granted_out(&self) -> u64 {
+        self.granted.saturating_sub(self.reach.max(self.unsched))
     }
 
     /// Bytes arrived.
@@ -191,6 +210,13 @@ pub struct Scheduler {
     /// The other messages needing grants: a min-heap by SRPT key; each message's place in it
     /// is its [`Incoming::slot`].
     rest: Vec<u32>,
+    /// Bytes granted and not yet arrived, over every message it granted
+    /// ([`Incoming::granted_out`]), and the most it reached.
+    outstanding: u64,
+    peak: u64,
+    /// The most bytes it keeps granted and not arrived: `overcommit` × RTTbytes (in whole
+    /// packets).
+    limit: u64,
 }
 
 /// A message's SRPT key: fewer bytes to arrive first, then the lower message number.
@@ -211,6 +237,9 @@ impl Scheduler {
             mtu,
             top: Vec::with_capacity(overcommit),
             rest: Vec::new(),
+            outstanding: 0,
+            peak: 0,
+            limit: overcommit as u64 * rtt_bytes.div_ceil(mtu.max(1)) * mtu,
         }
     }
 
@@ -220,6 +249,19 @@ impl Scheduler {
         // packet's arrival never grows it.
         self.rest.reserve(self.top.len() + 1);
         self.enter(msgs, m);
+    }
+
+    /// A packet arrived: its message's bytes granted and not arrived went from `before` to
+    /// `after` (fewer, or more when a packet past a lost grant granted itself).
+    #[inline]
+    pub fn arrived(&mut self, before: u64, after: u64) {
+        self.outstanding = self.outstanding + after - before;
+        self.peak = self.peak.max(self.outstanding);
+    }
+
+    /// The most bytes granted and not yet arrived at once.
+    pub fn peak_outstanding(&self) -> u64 {
+        self.peak
     }
 
     /// Messages waiting for grants or being granted.
@@ -361,24 +403,42 @@ impl Scheduler {
     }
 
     /// Grant after an arrival: the `overcommit` messages with the fewest bytes to arrive each
-    /// get RTTbytes beyond what arrived (whole packets), at their rank's level; the grants
-    /// that move a message on go to `out`. Fully granted ones leave afterwards.
+    /// get up to RTTbytes beyond what arrived (whole packets), at their rank's level, within
+    /// the receiver's budget of `overcommit` × RTTbytes granted and not yet arrived
+    /// (Montazeri et al., SIGCOMM 2018, §3.5: RTTbytes outstanding for each of at most
+    /// `overcommitment` messages). A fully granted message leaves the granted ones, but its
+    /// bytes in flight keep their share of the budget until they arrive, so each arriving
+    /// packet frees about one packet's grant, as the authors' RAMCloud transport grants one
+    /// packet per arriving packet. The grants that move a message on go to `out`.
     pub fn grant(&mut self, msgs: &mut [Incoming], out: &mut Vec<Grant>) {
         let n = self.top.len().min(usize::from(self.levels));
-        let from = out.len();
         for (rank, &m) in self.top.iter().enumerate() {
             let level = (n - 1).saturating_sub(rank) as u8;
             let msg = &mut msgs[m as usize];
             let want = (msg.received + self.rtt_bytes).div_ceil(self.mtu) * self.mtu;
             let want = want.min(msg.bytes);
+            // Within the receiver's budget: bytes still in flight from an earlier grant (a
+            // message that fell out of the granted ones, or one granted whole) count too.
+            let room = self.limit.saturating_sub(self.outstanding);
+            let want = match want.saturating_sub(msg.granted) {
+                more if more <= room => want,
+                _ => msg.granted + room / self.mtu * self.mtu,
+            };
             if want > msg.granted || level != msg.level {
+                let before = msg.granted_out();
                 msg.granted = msg.granted.max(want);
+                self.outstanding += msg.granted_out() - before;
                 msg.level = level;
                 out.push((m, msg.granted, level));
             }
         }
-        for &(m, _, _) in &out[from..] {
-            if !msgs[m as usize].needs_grants() {
+        self.peak = self.peak.max(self.outstanding);
+        let mut i = 0;
+        while i < self.top.len() {
+            let m = self.top[i];
+            if msgs[m as usize].needs_grants() {
+                i += 1;
+            } else {
                 self.leave(msgs, m);
             }
         }
@@ -453,18 +513,106 @@ mod tests {
         s.grant(&mut m, &mut out);
         // The 10 KB one first (the higher of the two lowest levels), then the 20 KB one.
         assert_eq!(out, [(3, 6_000, 1), (1, 6_000, 0)]);
-        // Once it is fully granted it leaves: the 30 KB one is granted next.
+        // Once it is fully granted it leaves, but its 4 KB still in flight keep their share of
+        // the budget (2 × 5 KB): the 30 KB one gets the 1 KB left.
         out.clear();
         for k in 1..5 {
-            m[3].on_data(2, k * 1_000, 1_000);
-            s.update(&mut m, 3);
+            arrive(&mut s, &mut m, 3, k, &mut out);
         }
-        s.grant(&mut m, &mut out);
-        assert_eq!(out, [(3, 10_000, 1)]);
+        let steps: Vec<u64> = out.iter().map(|g| g.1).collect();
+        assert_eq!(steps, [7_000, 8_000, 9_000, 10_000]);
         out.clear();
         s.grant(&mut m, &mut out);
-        assert_eq!(out, [(1, 6_000, 1), (2, 6_000, 0)]);
-        assert_eq!(s.active(), 3);
+        assert_eq!(out, [(1, 6_000, 1), (2, 3_000, 0)]);
+        assert_eq!((s.active(), s.outstanding), (3, 10_000));
+        // Each of its packets that arrives frees one for the 30 KB one.
+        out.clear();
+        for k in 5..7 {
+            arrive(&mut s, &mut m, 3, k, &mut out);
+        }
+        assert_eq!(out, [(2, 4_000, 0), (2, 5_000, 0)]);
+    }
+
+    /// Deliver packet `k` of message `i` to the scheduler as the host does: count the bytes
+    /// granted and not arrived before and after, move it, grant.
+    fn arrive(s: &mut Scheduler, m: &mut [Incoming], i: u32, k: u64, out: &mut Vec<Grant>) {
+        let before = m[i as usize].granted_out();
+        let len = (m[i as usize].bytes - k * 1_000).min(1_000) as u32;
+        m[i as usize].on_data(1, k * 1_000, len);
+        s.arrived(before, m[i as usize].granted_out());
+        s.update(m, i);
+        s.grant(m, out);
+    }
+
+    #[test]
+    fn an_incast_of_marked_messages_keeps_granted_bytes_within_overcommitment_rtt_bytes() {
+        // 200 responses of 10 KB, one packet unscheduled each (the incast optimization),
+        // 2 granted at once, RTTbytes 10 KB: a budget of 20 KB granted and not arrived.
+        let (n, bound) = (200_u32, 20_000);
+        let mut m = msgs(&vec![10_000; n as usize], 1_000);
+        let mut s = Scheduler::new(2, 2, 10_000, 1_000);
+        let mut out = Vec::new();
+        (0..n).for_each(|i| s.add(&mut m, i));
+        // Every unscheduled packet arrives first (the onset): the first two fill the budget,
+        // the rest get nothing.
+        for i in 0..n {
+            arrive(&mut s, &mut m, i, 0, &mut out);
+        }
+        assert_eq!(out, [(0, 10_000, 1), (1, 10_000, 0), (2, 3_000, 1)]);
+        assert_eq!(s.outstanding, bound);
+        // Then whatever is granted, the lowest-numbered message first, a packet at a time:
+        // each arrival grants one packet more until every byte is granted.
+        let mut arrivals = 0;
+        while let Some(i) = (0..n).find(|&i| m[i as usize].granted > m[i as usize].received) {
+            let k = m[i as usize].received / 1_000;
+            out.clear();
+            arrive(&mut s, &mut m, i, k, &mut out);
+            arrivals += 1;
+            if m.iter().any(Incoming::needs_grants) {
+                assert_eq!(s.outstanding, bound, "the budget stays full");
+                let granted: u64 = out.iter().map(|g| g.1).sum();
+                assert!(out.len() <= 2 && granted > 0, "{out:?}");
+            }
+        }
+        assert!(m.iter().all(Incoming::complete));
+        assert_eq!((arrivals, s.active(), s.outstanding), (n * 9, 0, 0));
+        assert_eq!(s.peak_outstanding(), bound);
+    }
+
+    #[test]
+    fn a_lost_last_packet_holds_its_budget_until_the_resend_and_a_hole_does_not() {
+        let t = 100;
+        let mut m = msgs(&[3_000, 3_000, 3_000], 1_000);
+        let mut s = Scheduler::new(1, 1, 3_000, 1_000);
+        let mut out = Vec::new();
+        (0..3).for_each(|i| s.add(&mut m, i));
+        // Message 0 is granted whole (2 KB in flight), message 1 the 1 KB left.
+        arrive(&mut s, &mut m, 0, 0, &mut out);
+        arrive(&mut s, &mut m, 1, 0, &mut out);
+        assert_eq!(out, [(0, 3_000, 0), (1, 2_000, 0)]);
+        out.clear();
+        // Packet 1 of message 0 arrives, its last one is lost: the freed 1 KB goes to
+        // message 1; the lost one's share stays held, so message 2 gets nothing.
+        arrive(&mut s, &mut m, 0, 1, &mut out);
+        arrive(&mut s, &mut m, 2, 0, &mut out);
+        assert_eq!(out, [(1, 3_000, 0)]);
+        assert_eq!(s.outstanding, 3_000);
+        out.clear();
+        // The resend timer: not at deadline − 1, at the deadline, for the last packet.
+        assert_eq!(m[0].deadline(t), Some(1 + t));
+        assert_eq!(m[0].on_timer(t, t), None);
+        assert_eq!(m[0].on_timer(1 + t, t), Some((2_000, 3_000, 0)));
+        // The resent packet completes message 0 and frees its share: message 2's grant.
+        arrive(&mut s, &mut m, 0, 2, &mut out);
+        assert!(m[0].complete());
+        assert_eq!(out, [(2, 2_000, 0)]);
+        assert_eq!(s.outstanding, 3_000);
+        out.clear();
+        // Packet 1 of message 1 is lost and packet 2 arrives: the hole is taken as lost at
+        // once (one path, in order), its share freed without waiting for the RESEND.
+        arrive(&mut s, &mut m, 1, 2, &mut out);
+        assert_eq!(out, [(2, 3_000, 0)]);
+        assert_eq!(s.outstanding, 2_000);
     }
 
     #[test]

@@ -84,6 +84,8 @@ impl Homa {
         let block_times = self.plan.block_times();
         let mut stats = self.stats.clone();
         stats.dropped = drops;
+        let peak = self.hosts.iter().map(|h| h.sched.peak_outstanding()).max();
+        stats.granted_peak = peak.unwrap_or(0);
         let busy = bottleneck.stats.busy;
         let mut r = Report {
             timeouts: stats.resends,
