@@ -3,7 +3,8 @@
 //! fast retransmit after `dupthresh` duplicate ACKs (and NewReno's retransmission of the next
 //! hole on a partial ACK until the data sent before the loss is acknowledged); a
 //! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout) that goes back to the
-//! first unacknowledged byte.
+//! first unacknowledged byte; below one packet its resend keeps the pacing (a timeout is no
+//! licence for a burst: thousands of flows whose timers fire together would resend at once).
 //!
 //! Every ACK echoes the send time of the packet that caused it, so every ACK is an exact RTT
 //! sample, retransmissions included (no Karn ambiguity), and carries the remote host's delay,
@@ -288,8 +289,6 @@ impl Sender {
         self.recover = None;
         self.rtx = None;
         self.dupacks = 0;
-        self.last_send = None;
-        self.sent_gap = None;
         true
     }
 }
@@ -446,6 +445,29 @@ mod tests {
         // One packet in flight: the window holds the next whatever the pacing says.
         assert!(s.poll(10 * gap).is_none());
         assert_eq!(s.pace_at(10 * gap), None);
+    }
+
+    #[test]
+    fn below_one_packet_a_timeout_resend_waits_for_its_pacing_gap() {
+        // Window 0.005 packets: the timer's resend is a packet like any other, paced
+        // RTT/cwnd after the last departure (time 0), not sent at once.
+        let mut s = sender(10 * 4000);
+        s.cc = Cc::new(
+            &Params {
+                initial_window: 0.005,
+                ..Params::default()
+            },
+            6,
+        );
+        assert_eq!(drain(&mut s, 0).len(), 1);
+        let d = s.rto_at().unwrap();
+        assert!(s.on_rto(d));
+        let gap = s.cc.pacing_gap(s.rtt()).unwrap();
+        assert!(gap > d, "{gap} {d}");
+        assert_eq!(s.pace_at(d), Some(gap));
+        assert!(s.poll(gap - 1).is_none());
+        assert_eq!(s.poll(gap), Some(Seg { seq: 0, len: 4000 }));
+        assert_eq!(s.stats().retx_timeout, 1);
     }
 
     #[test]
