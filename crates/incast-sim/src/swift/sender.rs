@@ -3,7 +3,8 @@
 //! fast retransmit after `dupthresh` duplicate ACKs (and NewReno's retransmission of the next
 //! hole on a partial ACK until the data sent before the loss is acknowledged); a
 //! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout) that goes back to the
-//! first unacknowledged byte.
+//! first unacknowledged byte; below one packet its resend keeps the pacing (a timeout is no
+//! licence for a burst: thousands of flows whose timers fire together would resend at once).
 //!
 //! Every ACK echoes the send time of the packet that caused it, so every ACK is an exact RTT
 //! sample, retransmissions included (no Karn ambiguity), and carries the remote host's delay,
@@ -38,6 +39,11 @@ pub(crate) struct Stats {
     pub retx_fast: u32,
     /// Packets resent after a timeout.
     pub retx_timeout: u32,
+    /// Timeouts whose first ACK of new data came from a packet sent before the timer fired:
+    /// the original was not lost, only late.
+    pub spurious: u32,
+    /// Most timeouts in a row without an ACK of new data.
+    pub max_successive: u32,
 }
 
 /// The sending half.
@@ -67,6 +73,8 @@ pub(crate) struct Sender {
     /// Timeouts since the last ACK of new data (each doubles the timeout).
     backoff: u32,
     rto_deadline: Option<SimTime>,
+    /// When the last timeout fired, until an ACK of new data tells whether it was spurious.
+    rto_fired: Option<SimTime>,
     /// When the last packet left (pacing below one packet).
     last_send: Option<SimTime>,
     /// `swift.timed_pacing`: below one packet the clock alone paces, with the gap taken when
@@ -99,6 +107,7 @@ impl Sender {
             rto_max: p.rto_max,
             backoff: 0,
             rto_deadline: None,
+            rto_fired: None,
             last_send: None,
             timed: p.timed_pacing,
             sent_gap: None,
@@ -233,6 +242,11 @@ impl Sender {
             self.nxt = self.nxt.max(ack);
             self.dupacks = 0;
             self.backoff = 0;
+            if let Some(fired) = self.rto_fired.take() {
+                // The ACK echoes its packet's send time: before the timer fired, the
+                // original arrived and the timeout was spurious.
+                self.stats.spurious += u32::from(now.saturating_sub(rtt) < fired);
+            }
             if let Some(r) = self.recover {
                 if ack >= r {
                     self.recover = None;
@@ -269,12 +283,12 @@ impl Sender {
         self.stats.timeouts += 1;
         self.cc.on_timeout(now, self.rtt());
         self.backoff += 1;
+        self.stats.max_successive = self.stats.max_successive.max(self.backoff);
+        self.rto_fired = Some(now);
         self.nxt = self.una;
         self.recover = None;
         self.rtx = None;
         self.dupacks = 0;
-        self.last_send = None;
-        self.sent_gap = None;
         true
     }
 }
@@ -349,6 +363,40 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_is_spurious_when_the_original_is_acked_after_it_fired() {
+        // The ACK of a packet sent at 0 arrives after the timer fired at d: spurious.
+        let mut s = sender(4 * 4000);
+        drain(&mut s, 0);
+        let d = s.rto_at().unwrap();
+        assert!(s.on_rto(d));
+        drain(&mut s, d);
+        s.on_ack(d + 1, 4000, d + 1, 0);
+        assert_eq!((s.stats().spurious, s.stats().max_successive), (1, 1));
+        // Two timeouts in a row; the first ACK of new data echoes the resend (sent at the
+        // second deadline, not before it): not spurious.
+        let mut s = sender(4 * 4000);
+        drain(&mut s, 0);
+        let d1 = s.rto_at().unwrap();
+        assert!(s.on_rto(d1));
+        drain(&mut s, d1);
+        let d2 = s.rto_at().unwrap();
+        assert!(s.on_rto(d2));
+        drain(&mut s, d2);
+        s.on_ack(d2 + RTT, 4000, RTT, 0);
+        assert_eq!((s.stats().spurious, s.stats().max_successive), (0, 2));
+        // Sent one tick before the timer fired (d − 1): spurious; at its deadline: not.
+        for (rtt, spurious) in [(RTT + 1, 1), (RTT, 0)] {
+            let mut s = sender(4 * 4000);
+            drain(&mut s, 0);
+            let d = s.rto_at().unwrap();
+            assert!(s.on_rto(d));
+            drain(&mut s, d);
+            s.on_ack(d + RTT, 4000, rtt, 0);
+            assert_eq!(s.stats().spurious, spurious, "rtt {rtt}");
+        }
+    }
+
+    #[test]
     fn the_timer_does_nothing_one_tick_early_and_goes_back_at_its_deadline() {
         let mut s = sender(10 * 4000);
         drain(&mut s, 0);
@@ -397,6 +445,29 @@ mod tests {
         // One packet in flight: the window holds the next whatever the pacing says.
         assert!(s.poll(10 * gap).is_none());
         assert_eq!(s.pace_at(10 * gap), None);
+    }
+
+    #[test]
+    fn below_one_packet_a_timeout_resend_waits_for_its_pacing_gap() {
+        // Window 0.005 packets: the timer's resend is a packet like any other, paced
+        // RTT/cwnd after the last departure (time 0), not sent at once.
+        let mut s = sender(10 * 4000);
+        s.cc = Cc::new(
+            &Params {
+                initial_window: 0.005,
+                ..Params::default()
+            },
+            6,
+        );
+        assert_eq!(drain(&mut s, 0).len(), 1);
+        let d = s.rto_at().unwrap();
+        assert!(s.on_rto(d));
+        let gap = s.cc.pacing_gap(s.rtt()).unwrap();
+        assert!(gap > d, "{gap} {d}");
+        assert_eq!(s.pace_at(d), Some(gap));
+        assert!(s.poll(gap - 1).is_none());
+        assert_eq!(s.poll(gap), Some(Seg { seq: 0, len: 4000 }));
+        assert_eq!(s.stats().retx_timeout, 1);
     }
 
     #[test]
