@@ -30,7 +30,7 @@ htsim's RoCE and HPCC draw every flow's ECMP path id after `srand(time(NULL))`, 
 choice depends on the wall clock; HTSIM_PIN_TIME=1 is set for builds patched to read the
 "clock" from it (an unpatched build ignores it).
 
-Tolerances (issue 29): last and mean completion time within 10%, peak switch queue within 25%;
+Tolerances: last and mean completion time within 10%, peak switch queue within 25%;
 1000:1 whole process at least 10x faster and 10x smaller in memory.
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Swift, EQDS and Homa beside NDP at scale (issue 30, item 6): an 8000:1 incast on the
+"""Swift, EQDS and Homa beside NDP at scale: an 8000:1 incast on the
 8192-host 3-tier fat tree (k = 32, 1 µs links), every link at 10 Gbps and then at 100 Gbps,
 each of the 8000 senders sending one block (270,000 B unless ``--size``). Each run is the Rust
 simulator alone as its own process (the release `one` example of incast-sim, on the scenario
