@@ -257,10 +257,13 @@ class Side:
         return statistics.mean(self.fcts_us)
 
 
-def run_timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, float, float, float]:
-    """Run `cmd` measuring its own rusage (os.wait4 on the child, not communicate's reap)."""
+def run_timed(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[str, float, float, float]:
+    """Run `cmd` (in `cwd`) measuring its own rusage (os.wait4 on the child, not
+    communicate's reap)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     assert p.stdout is not None
     chunks = []
     while chunk := p.stdout.read(1 << 16):
@@ -330,7 +333,8 @@ def run_htsim(dc: Path, case: Case, cm: Path, work: Path) -> Side:
         cmd = eqds_peer.htsim_command(*args)
     print("  htsim:", "HTSIM_PIN_TIME=1", " ".join(cmd), file=sys.stderr)
     env = {**os.environ, "HTSIM_PIN_TIME": "1"}
-    out, wall, cpu, rss = run_timed(cmd, env)
+    # htsim writes its id map (idmap.txt) into the working directory: keep it in the work dir.
+    out, wall, cpu, rss = run_timed(cmd, env, cwd=work)
     fcts: dict[str, float] = {}
     side = Side(fcts_us=[], wall_s=wall, cpu_s=cpu, rss_mb=rss)
     for line in out.splitlines():
