@@ -47,10 +47,6 @@ if TYPE_CHECKING:
 #: "Data Center TCP (DCTCP)", SIGCOMM 2010, §2.2).
 SHORT_FLOW_BYTES = 100_000
 
-#: The transports that carry ``workload.short_load`` (short flows beside an incast or a
-#: synchronized read); the others run without them and their row says so.
-SHORT_LOAD_TRANSPORTS = frozenset({"tcp", "swift", "homa", "eqds"})
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -254,7 +250,7 @@ def short_na(r: Result, asked: bool = False) -> str:
     which this row's transport ran without)."""
     if r.report.get("short_flows") is not None:
         return "no short flow completed"
-    if asked and r.scenario["transport"] not in SHORT_LOAD_TRANSPORTS:
+    if asked:  # a transport that carries the short flows reports them (above)
         return f"{r.scenario['transport']} does not carry workload.short_load"
     if r.scenario["workload"]["kind"] != "flows":
         return (
@@ -427,11 +423,17 @@ def apply(e: Entry, points: Sequence[Scenario]) -> tuple[Overrides, list[Scenari
     out = []
     for sc in points:
         o = e.overrides(sc.normalized())
-        if e.transport not in SHORT_LOAD_TRANSPORTS and sc.normalized()["workload"]["short_load"]:
+        try:
+            point = sc_mod.from_dict(sc_mod.apply_overrides(sc.model_dump(), o), normalized=True)
+        except sc_mod.ScenarioError as refused:
+            # Which transports carry the short flows is the scenario's rule (Rust's validation,
+            # workload.short_load); the others run without them and their row says so.
+            if not str(refused).startswith("workload.short_load:"):
+                raise
             o = o | {"workload.short_load": 0.0}
+            point = sc_mod.from_dict(sc_mod.apply_overrides(sc.model_dump(), o), normalized=True)
         changed = changed or o
-        data = sc_mod.apply_overrides(sc.model_dump(), o)
-        out.append(sc_mod.from_dict(data, normalized=True))
+        out.append(point)
     return changed, out
 
 
