@@ -1,0 +1,169 @@
+"""`incast doctor`: a capture in, the scenario it shows, a replica beside it and ranked
+remedies out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import UsageError, add_workers_flag, out_dir, table, whole
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from incastlab.doctor import Diagnosis
+
+DOCTOR_EXAMPLES = """\
+examples:
+  incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap && incast doctor run.pcap
+  incast doctor capture.pcap --receiver 10.0.0.17 --out diagnosis/
+  incast doctor capture.pcapng --profile classic --seeds 5 --json | jq .estimates
+
+What the capture shows directly (senders, response sizes, rounds, link rate, RTT, RTOmin) is
+read from it; the switch buffer, which a capture at the receiver cannot show, is fitted by
+simulation: the buffer at which the replica times out as often per block as the capture.
+"""
+
+
+def add_doctor_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "doctor",
+        help="from a capture to the scenario it shows, a replica and ranked remedies",
+        description="Read a capture taken at the receiver (pcap or pcapng), infer the "
+        "incast scenario it shows (each value with its range, confidence and evidence), fit "
+        "the switch buffer by simulation, run the replica under several seeds beside the "
+        "capture, and when the evidence shows incast rank incast mitigate's remedies on it.",
+        epilog=DOCTOR_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("capture", metavar="FILE", help="a pcap or pcapng file")
+    s.add_argument(
+        "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
+    )
+    s.add_argument(
+        "--profile",
+        choices=["linux", "classic"],
+        default="linux",
+        help="whose TCP the senders run in the replica (default linux: today's servers)",
+    )
+    s.add_argument(
+        "--seeds",
+        type=whole(1, 100),
+        default=3,
+        metavar="K",
+        help="seeds the replica runs under (default 3)",
+    )
+    s.add_argument(
+        "--no-remedies", action="store_true", help="diagnose and replicate only, rank nothing"
+    )
+    add_workers_flag(s)
+    s.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    s.add_argument(
+        "--out",
+        type=out_dir,
+        metavar="DIR",
+        help="write the replica (replica.toml) and the diagnosis (diagnosis.json) to DIR",
+    )
+    s.set_defaults(handler=cmd_doctor)
+
+
+def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab._core import TraceError
+    from incastlab.cli.common import tracking
+    from incastlab.doctor import EvidenceError, diagnose
+    from incastlab.files import InputFileError, regular_file
+
+    try:
+        regular_file(a.capture, "capture")
+    except InputFileError as e:
+        raise UsageError(str(e)) from None
+    with tracking(err, "doctoring", None, not a.json) as tracker:
+        try:
+            d = diagnose(
+                a.capture,
+                receiver=a.receiver,
+                profile=a.profile,
+                seeds=range(1, a.seeds + 1),
+                remedies=not a.no_remedies,
+                workers=a.workers,
+                tracker=tracker,
+            )
+        except (EvidenceError, TraceError) as e:
+            raise UsageError(str(e)) from None
+    if a.json:
+        print(json.dumps(d.to_json()))
+    else:
+        print_diagnosis(out, err, d)
+    if a.out:
+        for p in write_diagnosis(d, a.out):
+            if not a.json:
+                err.print(f"wrote {p}")
+    return 0
+
+
+def write_diagnosis(d: Diagnosis, directory: str) -> list[Path]:
+    """``replica.toml`` (the scenario to edit and rerun) and ``diagnosis.json``."""
+    import tomli_w
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    replica = out / "replica.toml"
+    replica.write_text(tomli_w.dumps(d.scenario))
+    diagnosis = out / "diagnosis.json"
+    diagnosis.write_text(json.dumps(d.to_json(), indent=1))
+    return [replica, diagnosis]
+
+
+def _value(name: str, v: Any) -> str:
+    from incastlab.units import format_rate, format_size, format_time
+
+    if v is None:
+        return "-"
+    if name == "link":
+        return format_rate(v)
+    if name in ("response", "buffer"):
+        return format_size(v)
+    if name in ("rtt", "rto_min"):
+        return format_time(v)
+    return str(v)
+
+
+def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
+    """The inferred scenario, capture beside replica, the verdict and the remedies."""
+    from incastlab.units import format_rate
+
+    out.print(
+        f"[bold]incast doctor[/bold] · {d.evidence.path} · receiver "
+        f"{d.evidence.final.report['receiver']}"
+    )
+    est = table("what the capture shows")
+    for c in ["value", "estimate", "range", "confidence", "from"]:
+        est.add_column(c, justify="left" if c in ("value", "from") else "right")
+    for name, e in d.estimates.items():
+        lo, hi = _value(name, e.lo), _value(name, e.hi)
+        rng = "" if e.lo == e.hi else f"{lo}..{hi if e.hi is not None else '∞'}"
+        est.add_row(name, _value(name, e.value), rng, e.confidence, e.evidence)
+    out.print(est)
+    side = table("capture beside the replica")
+    for c in ["", "goodput", "block p50", "block p99", "timeouts/block", "blocks"]:
+        side.add_column(c, justify="right")
+    for label, f in (("capture", d.capture), (f"replica ({len(d.replica_results)} seeds)",
+                                                 d.replica)):
+        side.add_row(
+            label,
+            format_rate(f.goodput_bps),
+            f"{f.block_p50_s * 1e3:,.2f} ms",
+            f"{f.block_p99_s * 1e3:,.2f} ms",
+            f"{f.timeouts_per_block:.2f}",
+            str(f.blocks),
+        )
+    out.print(side)
+    out.print(("[bold red]incast[/bold red]: " if d.incast else "") + d.why)
+    if d.remedies is not None:
+        from incastlab.cli.render_runs import print_ranking
+
+        print_ranking(out, err, d.remedies)
+    elif d.incast:
+        out.print("remedies not ranked (--no-remedies)")

@@ -1,0 +1,131 @@
+"""``incast doctor``: from a capture to a replica and ranked remedies.
+
+An operator who suspects incast has a capture, not a scenario. The doctor reads the capture
+(:mod:`~incastlab.doctor.evidence`), infers the scenario it shows with a range and a confidence
+for every value (:mod:`~incastlab.doctor.infer`), fits what the capture cannot show (the switch
+buffer) by simulation and runs the replica under several seeds
+(:mod:`~incastlab.doctor.replica`), and, when the evidence shows incast, ranks
+``incast mitigate``'s remedies on the replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from incastlab.doctor.evidence import Evidence, EvidenceError, read_capture
+from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe
+from incastlab.doctor.replica import (
+    Figures,
+    capture_figures,
+    fit_buffer,
+    replica_figures,
+    scenario_dict,
+)
+
+if TYPE_CHECKING:
+    from incastlab.result import Result
+    from incastlab.series import Tracker
+    from incastlab.studies.mitigate import Ranking
+
+__all__ = ["Diagnosis", "EvidenceError", "Estimate", "diagnose"]
+
+#: Goodput below this share of the link, with timeouts, is the collapse the doctor looks for.
+COLLAPSE_SHARE = 0.5
+
+
+@dataclass
+class Diagnosis:
+    """What the doctor found: the estimates, the replica and its figures beside the
+    capture's, whether it is incast and why, and the remedies ranked on the replica."""
+
+    evidence: Evidence
+    estimates: dict[str, Estimate]
+    scenario: dict[str, Any]
+    capture: Figures
+    replica: Figures
+    replica_results: list[Result]
+    incast: bool
+    why: str
+    remedies: Ranking | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        from incastlab import scenario as sc_mod
+
+        return {
+            "capture": self.evidence.path,
+            "receiver": self.evidence.final.report["receiver"],
+            "incast": self.incast,
+            "verdict": self.why,
+            "estimates": {k: e.to_json() for k, e in self.estimates.items()},
+            "scenario": sc_mod.from_dict(self.scenario).normalized(),
+            "scenario_file": self.scenario,
+            "figures": {"capture": self.capture.to_json(), "replica": self.replica.to_json()},
+            "seeds": [r.seed for r in self.replica_results],
+            "remedies": self.remedies.to_json() if self.remedies else [],
+            "version": self.evidence.final.version,
+        }
+
+
+def _sim_runner(workers: int | None) -> Callable[[list[dict[str, Any]]], list[Result]]:
+    from incastlab import backends
+    from incastlab import scenario as sc_mod
+    from incastlab.series import run_many
+
+    sim = backends.get("sim")
+
+    def run(dicts: list[dict[str, Any]]) -> list[Result]:
+        scs = [sc_mod.from_dict(d) for d in dicts]
+        return [r for r, _ in run_many(sim, scs, [""] * len(scs), workers=workers)]
+
+    return run
+
+
+def diagnose(
+    path: str,
+    *,
+    receiver: str | None = None,
+    profile: str = "linux",
+    seeds: Sequence[int] = (1, 2, 3),
+    remedies: bool = True,
+    workers: int | None = None,
+    tracker: Tracker | None = None,
+) -> Diagnosis:
+    """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
+    remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
+    can be inferred from (no TCP, one flow, no receiver)."""
+    ev = read_capture(path, receiver, rto_min_from_probe)
+    est = infer(ev)
+    target = capture_figures(ev.final)
+    run = _sim_runner(workers)
+    est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run)
+    scenario = scenario_dict(est, est["buffer"].value, profile, seeds[0])
+    results = run([scenario_dict(est, est["buffer"].value, profile, s) for s in seeds])
+    replica = replica_figures(results)
+    incast, why = _verdict(ev, target, est)
+    d = Diagnosis(ev, est, scenario, target, replica, results, incast, why)
+    if incast and remedies:
+        from incastlab import scenario as sc_mod
+        from incastlab.studies.mitigate import mitigate
+
+        d.remedies = mitigate([sc_mod.from_dict(scenario)], tracker=tracker, workers=workers)
+    return d
+
+
+def _verdict(ev: Evidence, fig: Figures, est: dict[str, Estimate]) -> tuple[bool, str]:
+    r = ev.final.report
+    link = est["link"].value
+    share = fig.goodput_bps / link if link else 0.0
+    if r["incast"]:
+        return True, str(r["verdict"])
+    if fig.timeouts_per_block > 0 and share < COLLAPSE_SHARE:
+        return True, (
+            f"{fig.timeouts_per_block:.2f} timeouts per block and goodput "
+            f"{share:.0%} of the {link / 1e9:g} Gbps link: responses lose their tails"
+        )
+    return False, (
+        f"no incast: {fig.timeouts_per_block:.2f} timeouts per block, goodput {share:.0%} of "
+        f"the {link / 1e9:g} Gbps link"
+    )
