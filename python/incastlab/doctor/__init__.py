@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.doctor.evidence import Evidence, EvidenceError, read_capture
-from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe
+from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe, tail_cluster
 from incastlab.doctor.replica import (
     Figures,
+    calibrate_rto_min,
     capture_figures,
     fit_buffer,
     replica_figures,
@@ -101,6 +102,9 @@ def diagnose(
     target = capture_figures(ev.final)
     run = _sim_runner(workers)
     est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run)
+    tails = tail_cluster(ev.probe.report["tail_rto_silences_ns"])
+    if tails is not None:
+        est["rto_min"] = calibrate_rto_min(est, tails[0], profile, seeds[0])
     scenario = scenario_dict(est, est["buffer"].value, profile, seeds[0])
     results = run([scenario_dict(est, est["buffer"].value, profile, s) for s in seeds])
     replica = replica_figures(results)

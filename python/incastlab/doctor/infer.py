@@ -11,6 +11,8 @@ switch buffer: the drops happen upstream of the capture. That one is fitted by s
 
 from __future__ import annotations
 
+import bisect
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -57,18 +59,39 @@ class Estimate:
         }
 
 
-def rto_min_from_probe(probe: TraceReport) -> int | None:
-    """RTOmin in picoseconds from the probe reading's timeout silences, snapped to a common
-    value within 10%; None when the capture has no timeout."""
-    r = probe.report
-    if not r["rtos"]:
+def tail_cluster(silences: list[int]) -> tuple[int, int] | None:
+    """(median, count) of the densest run of lost-tail silences within 30% of its shortest:
+    the senders' RTO plus about a round trip. Backed-off timeouts (3, 7 RTOs of silence) form
+    smaller runs further up. Nanoseconds; None without a lost tail."""
+    if not silences:
         return None
-    # The analyzer's estimate is the lower quartile of the silences before timeout
-    # retransmissions (backed-off silences are longer); a sender's RTO is RTOmin plus about
-    # one smoothed RTT, small beside any RTOmin worth diagnosing.
-    est = int(r["rto_estimate_ns"]) * PS_PER_NS
-    near = min(COMMON_RTO_MIN_PS, key=lambda c: abs(c - est))
-    return near if abs(near - est) <= 0.1 * near else est
+    best = (0, 0)  # (count, first index)
+    for i, x in enumerate(silences):
+        n = bisect.bisect_right(silences, x * 1.3) - i
+        if n > best[0]:
+            best = (n, i)
+    n, i = best
+    run = silences[i : i + n]
+    return run[len(run) // 2], n
+
+
+def snap_rto_min(ps: int) -> int:
+    """``ps`` as the common RTOmin within 10% of it, if there is one."""
+    near = min(COMMON_RTO_MIN_PS, key=lambda c: abs(c - ps))
+    return near if abs(near - ps) <= 0.1 * near else ps
+
+
+def rto_min_from_probe(probe: TraceReport) -> int | None:
+    """A first RTOmin in picoseconds from the probe reading: the lost tails' silence cluster
+    less one request-to-answer delay (a tail's resend comes an RTO after the last ACK reached
+    the sender, half a round trip after the last segment arrived, and arrives half a round
+    trip later), snapped to a common value within 10%; None when no tail was lost."""
+    c = tail_cluster(probe.report["tail_rto_silences_ns"])
+    if c is None:
+        return None
+    answers = [b["first_answer_ns"] for b in probe.report["blocks"] if b["first_answer_ns"]]
+    rtt_ns = min(answers) if answers else 0
+    return snap_rto_min(max(c[0] - rtt_ns, c[0] // 2) * PS_PER_NS)
 
 
 def _responses(t: TraceReport) -> tuple[str, list[int], int]:
@@ -127,16 +150,20 @@ def infer(ev: Evidence) -> dict[str, Estimate]:
 
 
 def _link(t: TraceReport) -> Estimate:
-    """The receiver's link from the peak ingress over 1 ms (wire bytes, so a saturated link
-    shows ~98% of its rate): the smallest standard rate at or above that peak."""
+    """The receiver's link from the peak ingress over 1 ms: the standard rate nearest to it
+    on a log scale. A saturated link shows within ~15% of its rate (wire bytes count headers
+    but not the preamble and gap; frames arriving back to back from a deeper queue upstream
+    can crowd one window); a fan-in that never filled the link shows less."""
     rows = {r["window_ns"]: r for r in t.report["rates"]}
     peak = float(rows.get(1_000_000, max(rows.values(), key=lambda r: r["window_ns"]))["peak_bps"])
-    rate = next((r for r in STANDARD_RATES if r >= peak * 0.999), STANDARD_RATES[-1])
-    full = peak >= 0.9 * rate
+    rate = min(STANDARD_RATES, key=lambda r: abs(math.log(max(peak, 1.0) / r)))
+    full = 0.85 * rate <= peak <= 1.15 * rate
+    if not full and peak < rate:
+        rate = next((r for r in STANDARD_RATES if r >= peak), STANDARD_RATES[-1])
     return Estimate(
         "link",
         rate,
-        peak if not full else rate,
+        rate if full else peak,
         rate if full else None,
         "high" if full else "low",
         f"peak ingress over 1 ms {peak / 1e6:,.1f} Mbps"
@@ -167,23 +194,23 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
 
 
 def _rto_min(ev: Evidence) -> Estimate:
-    r = ev.probe.report
-    snapped = rto_min_from_probe(ev.probe)
-    if snapped is None:
+    c = tail_cluster(ev.probe.report["tail_rto_silences_ns"])
+    first = rto_min_from_probe(ev.probe)
+    if c is None or first is None:
         return Estimate(
             "rto_min",
             200_000_000_000,
             None,
             None,
             "assumed",
-            "no timeout in the capture; Linux's default taken",
+            "no lost tail resent in the capture; Linux's default taken",
         )
-    raw = int(r["rto_estimate_ns"]) * PS_PER_NS
+    median, n = c
     return Estimate(
         "rto_min",
-        snapped,
-        min(snapped, raw),
-        max(snapped, raw),
-        "high" if r["rtos"] >= 3 else "medium",
-        f"{r['rtos']} timeouts; lower quartile of their silences {raw / 1e9:,.2f} ms",
+        first,
+        None,
+        None,
+        "high" if n >= 5 else "medium",
+        f"{n} lost tails resent after a median silence of {median / 1e6:,.2f} ms",
     )

@@ -166,3 +166,40 @@ def _buffer_estimate(value: int, lo: int | None, hi: int | None, why: str) -> Es
         conf,
         "fitted by simulation: " + text + (f" ({why})" if why else ""),
     )
+
+
+def calibrate_rto_min(
+    est: dict[str, Estimate], capture_median_ns: int, profile: str, seed: int
+) -> Estimate:
+    """RTOmin corrected by the replica's own capture: the replica is run once with a capture
+    at its receiver, read as the operator's capture was, and RTOmin moved by the difference
+    between the two lost-tail silences. What lies between RTOmin and that silence (the
+    smoothed RTT with its queueing, Linux's RTO formula, half round trips) is then the
+    replica's to get right, not a guess's."""
+    import tempfile
+    from pathlib import Path
+
+    from incastlab.backends.sim import simulate
+    from incastlab.doctor.evidence import INTERVAL_PS, PROBE_RTO_GAP, PROBE_RTO_MIN_PS
+    from incastlab.doctor.infer import snap_rto_min, tail_cluster
+    from incastlab.trace import TraceOptions, analyze
+
+    first = est["rto_min"]
+    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
+        pcap = Path(tmp) / "replica.pcap"
+        simulate(scenario_dict(est, est["buffer"].value, profile, seed), pcap=pcap)
+        t = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, INTERVAL_PS, PROBE_RTO_GAP))
+    c = tail_cluster(t.report["tail_rto_silences_ns"])
+    if c is None:
+        return first
+    shift_ps = (capture_median_ns - c[0]) * 1000
+    value = snap_rto_min(max(first.value // 4, first.value + shift_ps))
+    return Estimate(
+        "rto_min",
+        value,
+        None,
+        None,
+        first.confidence,
+        f"{first.evidence}; the replica's at RTOmin {first.value / 1e9:g} ms "
+        f"{c[0] / 1e6:,.2f} ms",
+    )
