@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.doctor.evidence import Evidence, EvidenceError, read_capture
-from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe, tail_cluster
+from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe
 from incastlab.doctor.replica import (
     Figures,
-    calibrate_rto_min,
     capture_figures,
     fit_buffer,
+    fit_rto_min,
     replica_figures,
     scenario_dict,
 )
@@ -101,10 +101,17 @@ def diagnose(
     est = infer(ev)
     target = capture_figures(ev.final)
     run = _sim_runner(workers)
+    # The buffer and RTOmin are fitted in turn: a first buffer at the first RTOmin (from the
+    # lost tails' silences) gives the replica timeouts to compare; RTOmin is then fitted on
+    # the shape of the pauses before resends, and the buffer again, on goodput.
     est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run)
-    tails = tail_cluster(ev.probe.report["tail_rto_silences_ns"])
-    if tails is not None:
-        est["rto_min"] = calibrate_rto_min(est, tails[0], profile, seeds[0])
+    silences = ev.probe.report["rto_silences_ns"]
+    if silences:
+        est["rto_min"] = fit_rto_min(est, silences, profile, seeds[0])
+        # Timeouts counted again, as ``incast pcap --rto-min`` with the fitted value would.
+        ev = read_capture(path, receiver, lambda _: int(est["rto_min"].value))
+        target = capture_figures(ev.final)
+        est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run, by="goodput")
     scenario = scenario_dict(est, est["buffer"].value, profile, seeds[0])
     results = run([scenario_dict(est, est["buffer"].value, profile, s) for s in seeds])
     replica = replica_figures(results)

@@ -10,6 +10,7 @@ range is the pair of buffers that bracket the capture's count.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -43,7 +44,11 @@ def _time(ps: int) -> str:
 
 
 def scenario_dict(
-    est: dict[str, Estimate], buffer_bytes: int, profile: str, seed: int = 1
+    est: dict[str, Estimate],
+    buffer_bytes: int,
+    profile: str,
+    seed: int = 1,
+    rto_min_ps: int | None = None,
 ) -> dict[str, Any]:
     """The replica as a scenario with unit strings (what ``incast sim FILE`` reads)."""
     workload: dict[str, Any] = {"kind": est["workload"].value}
@@ -60,7 +65,7 @@ def scenario_dict(
             "rtt": _time(rtt_ps),
             "buffer": f"{buffer_bytes}B",
         },
-        "tcp": {"profile": profile, "rto_min": _time(est["rto_min"].value)},
+        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps or est["rto_min"].value)},
         "workload": workload,
     }
 
@@ -123,31 +128,41 @@ Runner = Callable[[list[dict[str, Any]]], list[Result]]
 
 
 def fit_buffer(
-    est: dict[str, Estimate], target: Figures, profile: str, seeds: Sequence[int], run: Runner
+    est: dict[str, Estimate],
+    target: Figures,
+    profile: str,
+    seeds: Sequence[int],
+    run: Runner,
+    by: str = "timeouts",
 ) -> Estimate:
-    """The port buffer at which the replica times out as often per block as the capture."""
+    """The port buffer at which the replica times out as often per block as the capture
+    (``by="timeouts"``), or reaches its goodput (``by="goodput"``, compared as fewer
+    timeouts are: a lack of goodput stands for an excess of timeouts)."""
+
+    def figure(f: Figures) -> float:
+        return f.timeouts_per_block if by == "timeouts" else -f.goodput_bps
 
     def timeouts(buf: int) -> float:
         rs = run([scenario_dict(est, buf, profile, s) for s in seeds])
-        return replica_figures(rs).timeouts_per_block
+        return figure(replica_figures(rs))
 
+    want = figure(target)
     lo, hi = math.log2(BUFFER_LO), math.log2(BUFFER_HI)
-    if timeouts(BUFFER_HI) > target.timeouts_per_block:
+    if timeouts(BUFFER_HI) > want:
         return _buffer_estimate(BUFFER_HI, BUFFER_HI, None, "even the largest buffer tried")
-    at_lo = timeouts(BUFFER_LO)
-    if at_lo <= target.timeouts_per_block and target.timeouts_per_block > 0:
+    if timeouts(BUFFER_LO) <= want and (by == "goodput" or want > 0):
         return _buffer_estimate(BUFFER_LO, None, BUFFER_LO, "even the smallest buffer tried")
     for _ in range(FIT_STEPS):
         mid = (lo + hi) / 2
-        if timeouts(round(2**mid)) > target.timeouts_per_block:
+        if timeouts(round(2**mid)) > want:
             lo = mid
         else:
             hi = mid
     # ``hi`` is the smallest buffer found whose timeouts do not exceed the capture's.
     b_lo, b_hi = round(2**lo), round(2**hi)
-    if target.timeouts_per_block == 0:
+    if by == "timeouts" and want == 0:
         return _buffer_estimate(b_hi, b_hi, None, "no timeout in the capture")
-    return _buffer_estimate(b_hi, b_lo, b_hi, "")
+    return _buffer_estimate(b_hi, b_lo, b_hi, f"matched on {by}")
 
 
 def _buffer_estimate(value: int, lo: int | None, hi: int | None, why: str) -> Estimate:
@@ -156,7 +171,7 @@ def _buffer_estimate(value: int, lo: int | None, hi: int | None, why: str) -> Es
     elif lo is None:
         text = f"at most {value:,} B: the replica times out no less than the capture"
     else:
-        text = f"replica's timeouts per block match the capture's between {lo:,} and {hi:,} B"
+        text = f"the replica matches the capture between {lo:,} and {hi:,} B"
     conf = "medium" if lo is not None and hi is not None else "low"
     return Estimate(
         "buffer",
@@ -168,38 +183,69 @@ def _buffer_estimate(value: int, lo: int | None, hi: int | None, why: str) -> Es
     )
 
 
-def calibrate_rto_min(
-    est: dict[str, Estimate], capture_median_ns: int, profile: str, seed: int
-) -> Estimate:
-    """RTOmin corrected by the replica's own capture: the replica is run once with a capture
-    at its receiver, read as the operator's capture was, and RTOmin moved by the difference
-    between the two lost-tail silences. What lies between RTOmin and that silence (the
-    smoothed RTT with its queueing, Linux's RTO formula, half round trips) is then the
-    replica's to get right, not a guess's."""
+
+#: Silence thresholds the RTO fit compares captures at: 0.5 ms to ~4 s, four per doubling.
+SILENCE_GRID_NS = tuple(int(500_000 * 2 ** (k / 4)) for k in range(53))
+
+
+def silence_shape(silences: Sequence[int]) -> list[float]:
+    """Share of the silences at least each threshold long: the shape of a capture's pauses
+    before resends, whatever their number."""
+    n = len(silences)
+    if not n:
+        return [0.0] * len(SILENCE_GRID_NS)
+    s = sorted(silences)
+    return [(n - bisect.bisect_left(s, g)) / n for g in SILENCE_GRID_NS]
+
+
+def shape_distance(a: Sequence[float], b: Sequence[float]) -> float:
+    """Area between two survival curves on the log-time grid."""
+    return sum(abs(x - y) for x, y in zip(a, b, strict=True))
+
+
+def replica_silences(scenario: dict[str, Any]) -> list[int]:
+    """Run ``scenario`` with a capture at its receiver and read that capture as the
+    operator's probe reading was read: every silence taken for a timeout."""
     import tempfile
     from pathlib import Path
 
     from incastlab.backends.sim import simulate
     from incastlab.doctor.evidence import INTERVAL_PS, PROBE_RTO_GAP, PROBE_RTO_MIN_PS
-    from incastlab.doctor.infer import snap_rto_min, tail_cluster
     from incastlab.trace import TraceOptions, analyze
 
-    first = est["rto_min"]
     with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
         pcap = Path(tmp) / "replica.pcap"
-        simulate(scenario_dict(est, est["buffer"].value, profile, seed), pcap=pcap)
+        simulate(scenario, pcap=pcap)
         t = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, INTERVAL_PS, PROBE_RTO_GAP))
-    c = tail_cluster(t.report["tail_rto_silences_ns"])
-    if c is None:
-        return first
-    shift_ps = (capture_median_ns - c[0]) * 1000
-    value = snap_rto_min(max(first.value // 4, first.value + shift_ps))
+    return list(t.report["rto_silences_ns"])
+
+
+def fit_rto_min(
+    est: dict[str, Estimate], capture_silences: Sequence[int], profile: str, seed: int
+) -> Estimate:
+    """The common RTOmin whose replica pauses before its resends as the capture's senders
+    did: each candidate's replica is captured at its receiver and read the same way as the
+    capture, and the survival curves of the two captures' silences are compared. Read the
+    same way, both sides carry the same ordinary pauses taken for timeouts, and what Linux
+    adds to RTOmin (the smoothed RTT with its queueing, the probe before the timeout) is the
+    replica's to reproduce."""
+    from incastlab.doctor.infer import COMMON_RTO_MIN_PS
+
+    target = silence_shape(capture_silences)
+    scored = []
+    for c in COMMON_RTO_MIN_PS:
+        sil = replica_silences(scenario_dict(est, est["buffer"].value, profile, seed, c))
+        scored.append((shape_distance(target, silence_shape(sil)), c))
+    scored.sort()
+    (best_d, best), (next_d, second) = scored[0], scored[1]
+    near = sorted(c for d, c in scored if d <= best_d * 1.25 + 1e-9)
     return Estimate(
         "rto_min",
-        value,
-        None,
-        None,
-        first.confidence,
-        f"{first.evidence}; the replica's at RTOmin {first.value / 1e9:g} ms "
-        f"{c[0] / 1e6:,.2f} ms",
+        best,
+        near[0],
+        near[-1],
+        "high" if next_d > 1.5 * best_d else "medium",
+        f"replica's pauses before resends closest to the capture's ({len(capture_silences)}) "
+        f"among {len(scored)} RTOmin values: distance {best_d:.2f}, next "
+        f"{second / 1e9:g} ms at {next_d:.2f}",
     )
