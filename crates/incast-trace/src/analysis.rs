@@ -90,10 +90,6 @@ struct RtoEvent {
     /// [`crate::flows::DataVerdict`]).
     silence_ns: u64,
     unseen: u32,
-    /// It resent a lost tail: it starts at the first byte the capture had not seen, after
-    /// packets the capture missed (not a hole below later data, which duplicate ACKs or
-    /// SACKs may have had resent without a timeout, nor new data beyond a hole).
-    tail: bool,
     /// Backed-off timeouts the silence held before this one (found by `finish`).
     backed_off: u32,
 }
@@ -143,15 +139,9 @@ pub struct Report {
     /// The RTO the backed-off timeouts were counted with: the lower quartile of the
     /// silences the capture's timeouts ended, at least RTOmin; nanoseconds.
     pub rto_estimate_ns: u64,
-    /// The silences before timeouts that resent a lost tail (the first byte the capture had
-    /// not seen, after packets it missed by their IP identifications), shortest first,
-    /// nanoseconds. A whole window lost at the switch can only be resent by a timeout, so
-    /// these cluster at the senders' RTO (plus about a round trip) whatever `rto_min` the
-    /// analysis ran with; `incast doctor` reads RTOmin from them.
-    pub tail_rto_silences_ns: Vec<u64>,
-    /// Every silence the analysis took for a timeout, shortest first, nanoseconds (with a
-    /// small `rto_min`, also a flow's ordinary pauses: a distribution to set beside another
-    /// capture's read the same way, as `incast doctor` sets its replica's beside the
+    /// Every silence the analysis took for a timeout, shortest first, nanoseconds. With a
+    /// small `rto_min` they include flows' ordinary pauses: a distribution to set beside
+    /// another capture's read the same way (`incast doctor` sets its replica's beside the
     /// operator's).
     pub rto_silences_ns: Vec<u64>,
     /// Segments resent into the receiver, by cause.
@@ -434,7 +424,6 @@ impl Analyzer {
                 block: self.block.as_ref().map_or(0, |b| b.id),
                 silence_ns: v.silence_ns,
                 unseen: v.unseen,
-                tail: v.at_edge && v.unseen > 0,
                 backed_off: 0,
             });
         }
@@ -529,8 +518,7 @@ impl Analyzer {
             interval_ns: self.opts.interval_ns,
             t0_ns: t0,
             rto_estimate_ns: rto_estimate,
-            tail_rto_silences_ns: self.silences(true),
-            rto_silences_ns: self.silences(false),
+            rto_silences_ns: self.silences(),
             ..Report::default()
         };
         // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
@@ -609,13 +597,8 @@ impl Analyzer {
     /// lower quartile of the silences the capture's timeouts ended, at least RTOmin (the
     /// kernel's is RTOmin plus the smoothed RTT, which the capture cannot see whole). Adds
     /// them to their flows, intervals and blocks; returns the RTO used.
-    fn silences(&self, tails_only: bool) -> Vec<u64> {
-        let mut s: Vec<u64> = self
-            .rto_events
-            .iter()
-            .filter(|e| e.tail || !tails_only)
-            .map(|e| e.silence_ns)
-            .collect();
+    fn silences(&self) -> Vec<u64> {
+        let mut s: Vec<u64> = self.rto_events.iter().map(|e| e.silence_ns).collect();
         s.sort_unstable();
         s
     }
@@ -892,13 +875,14 @@ mod tests {
         // the analysis knows which side requests: its start is its first answer.
         let answers: Vec<u64> = r.blocks.iter().map(|b| b.first_answer_ns).collect();
         assert_eq!(answers, [0, 16 * 1000, 16 * 1000]);
-        // The segments carry no IP identifications: whether a tail was lost is not known.
-        assert!(r.tail_rto_silences_ns.is_empty());
         // Each flow's silence: from its last segment before the loss (12 us apart, up to
         // 1.1 ms before the 200 ms pause ends) to its resend.
         assert_eq!(r.rto_silences_ns.len(), 16);
         assert!(r.rto_silences_ns.windows(2).all(|w| w[0] <= w[1]));
-        assert!(r.rto_silences_ns.iter().all(|&s| (200 * MS..202 * MS).contains(&s)));
+        assert!(r
+            .rto_silences_ns
+            .iter()
+            .all(|&s| (200 * MS..202 * MS).contains(&s)));
         let w = r.worst_block.as_ref().unwrap();
         assert_eq!(w.block, 1);
         assert_eq!(w.t_ns.len(), 16 * 10);
@@ -965,14 +949,6 @@ mod tests {
             "from the last segment seen"
         );
         assert_eq!(r.intervals.rtos.iter().sum::<u32>(), 6);
-        // Each resend is of a lost tail (the identifications show the missed packets): one
-        // silence per resend, the backed-off one holding 3 RTOs.
-        let tails = [210 * MS + 24_000; 4]
-            .into_iter()
-            .chain([630 * MS + 24_000])
-            .collect::<Vec<_>>();
-        assert_eq!(r.tail_rto_silences_ns, tails);
-        assert_eq!(r.rto_silences_ns, tails);
         assert_eq!(r.blocks.iter().map(|b| b.rtos).sum::<u32>(), 6);
     }
 

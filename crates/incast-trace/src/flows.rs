@@ -75,8 +75,6 @@ pub struct DataVerdict {
     pub unseen: u32,
     /// It is the first data after the peer sent data: a response to a request.
     pub response_start: bool,
-    /// It starts at the first byte the capture had not seen: no hole before it.
-    pub at_edge: bool,
 }
 
 /// What one direction of a flow carried: counted while the capture is read and reported per
@@ -364,7 +362,6 @@ impl Direction {
             self.counts.max_gap_ns = self.counts.max_gap_ns.max(g);
         }
         let new_bytes = (end - self.snd_max).max(0) as u64;
-        let at_edge = rel_seq == self.snd_max;
         self.snd_max = self.snd_max.max(end);
         self.counts.unique_bytes += new_bytes;
         self.counts.bytes += len as u64;
@@ -383,7 +380,6 @@ impl Direction {
             silence_ns: if rto_event { timeout.unwrap_or(0) } else { 0 },
             unseen: unseen.unwrap_or(0),
             response_start,
-            at_edge,
         }
     }
 }

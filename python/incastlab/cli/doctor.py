@@ -23,7 +23,8 @@ examples:
 
 What the capture shows directly (senders, response sizes, rounds, link rate, RTT, RTOmin) is
 read from it; the switch buffer, which a capture at the receiver cannot show, is fitted by
-simulation: the buffer at which the replica times out as often per block as the capture.
+simulation: for each common RTOmin the buffer at which the replica's goodput meets the
+capture's, then the RTOmin whose replica completes its blocks in the capture's times.
 """
 
 
@@ -135,8 +136,7 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
     from incastlab.units import format_rate
 
     out.print(
-        f"[bold]incast doctor[/bold] · {d.evidence.path} · receiver "
-        f"{d.evidence.final.report['receiver']}"
+        f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}"
     )
     est = table("what the capture shows")
     for c in ["value", "estimate", "range", "confidence", "from"]:
@@ -147,15 +147,16 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
         est.add_row(name, _value(name, e.value), rng, e.confidence, e.evidence)
     out.print(est)
     side = table("capture beside the replica")
-    for c in ["", "goodput", "block p50", "block p99", "timeouts/block", "blocks"]:
+    unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
+    for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
         side.add_column(c, justify="right")
     for label, f in (("capture", d.capture), (f"replica ({len(d.replica_results)} seeds)",
                                                  d.replica)):
         side.add_row(
             label,
             format_rate(f.goodput_bps),
-            f"{f.block_p50_s * 1e3:,.2f} ms",
-            f"{f.block_p99_s * 1e3:,.2f} ms",
+            f"{f.quantile(0.5) * 1e3:,.2f} ms",
+            f"{f.quantile(0.99) * 1e3:,.2f} ms",
             f"{f.timeouts_per_block:.2f}",
             str(f.blocks),
         )

@@ -3,7 +3,7 @@
 An operator who suspects incast has a capture, not a scenario. The doctor reads the capture
 (:mod:`~incastlab.doctor.evidence`), infers the scenario it shows with a range and a confidence
 for every value (:mod:`~incastlab.doctor.infer`), fits what the capture cannot show (the switch
-buffer) by simulation and runs the replica under several seeds
+buffer and RTOmin) by simulation and runs the replica under several seeds
 (:mod:`~incastlab.doctor.replica`), and, when the evidence shows incast, ranks
 ``incast mitigate``'s remedies on the replica.
 """
@@ -14,13 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from incastlab.doctor.evidence import Evidence, EvidenceError, read_capture
-from incastlab.doctor.infer import Estimate, infer, rto_min_from_probe
+from incastlab.doctor.evidence import EvidenceError, read_capture
+from incastlab.doctor.infer import Estimate, infer
 from incastlab.doctor.replica import (
     Figures,
     capture_figures,
-    fit_buffer,
-    fit_rto_min,
+    fit_rto_and_buffer,
     replica_figures,
     scenario_dict,
 )
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from incastlab.result import Result
     from incastlab.series import Tracker
     from incastlab.studies.mitigate import Ranking
+    from incastlab.trace import TraceReport
 
 __all__ = ["Diagnosis", "EvidenceError", "Estimate", "diagnose"]
 
@@ -41,7 +41,8 @@ class Diagnosis:
     """What the doctor found: the estimates, the replica and its figures beside the
     capture's, whether it is incast and why, and the remedies ranked on the replica."""
 
-    evidence: Evidence
+    path: str
+    trace: TraceReport
     estimates: dict[str, Estimate]
     scenario: dict[str, Any]
     capture: Figures
@@ -56,8 +57,8 @@ class Diagnosis:
         from incastlab import scenario as sc_mod
 
         return {
-            "capture": self.evidence.path,
-            "receiver": self.evidence.final.report["receiver"],
+            "capture": self.path,
+            "receiver": self.trace.report["receiver"],
             "incast": self.incast,
             "verdict": self.why,
             "estimates": {k: e.to_json() for k, e in self.estimates.items()},
@@ -66,7 +67,7 @@ class Diagnosis:
             "figures": {"capture": self.capture.to_json(), "replica": self.replica.to_json()},
             "seeds": [r.seed for r in self.replica_results],
             "remedies": self.remedies.to_json() if self.remedies else [],
-            "version": self.evidence.final.version,
+            "version": self.trace.version,
         }
 
 
@@ -97,26 +98,30 @@ def diagnose(
     """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
     remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
     can be inferred from (no TCP, one flow, no receiver)."""
-    ev = read_capture(path, receiver, rto_min_from_probe)
-    est = infer(ev)
-    target = capture_figures(ev.final)
+    first = read_capture(path, receiver)
+    receiver = first.report["receiver"]
+    est = infer(first)
+    readings: dict[int, TraceReport] = {}
+
+    def read_at(rto_min_ps: int) -> TraceReport:
+        # Timeouts counted as ``incast pcap --rto-min`` counts them with that value.
+        if rto_min_ps not in readings:
+            readings[rto_min_ps] = read_capture(path, receiver, rto_min_ps)
+        return readings[rto_min_ps]
+
     run = _sim_runner(workers)
-    # The buffer and RTOmin are fitted in turn: a first buffer at the first RTOmin (from the
-    # lost tails' silences) gives the replica timeouts to compare; RTOmin is then fitted on
-    # the shape of the pauses before resends, and the buffer again, on goodput.
-    est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run)
-    silences = ev.probe.report["rto_silences_ns"]
-    if silences:
-        est["rto_min"] = fit_rto_min(est, silences, profile, seeds[0])
-        # Timeouts counted again, as ``incast pcap --rto-min`` with the fitted value would.
-        ev = read_capture(path, receiver, lambda _: int(est["rto_min"].value))
-        target = capture_figures(ev.final)
-        est["buffer"] = fit_buffer(est, target, profile, seeds[:2], run, by="goodput")
-    scenario = scenario_dict(est, est["buffer"].value, profile, seeds[0])
-    results = run([scenario_dict(est, est["buffer"].value, profile, s) for s in seeds])
+    est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
+        est, lambda c: capture_figures(read_at(c)), profile, seeds, run
+    )
+    trace = read_at(int(est["rto_min"].value))
+    target = capture_figures(trace)
+    scenario = scenario_dict(est, est["buffer"].value, est["rto_min"].value, profile, seeds[0])
+    results = run(
+        [scenario_dict(est, est["buffer"].value, est["rto_min"].value, profile, s) for s in seeds]
+    )
     replica = replica_figures(results)
-    incast, why = _verdict(ev, target, est)
-    d = Diagnosis(ev, est, scenario, target, replica, results, incast, why)
+    incast, why = _verdict(trace, target, est)
+    d = Diagnosis(path, trace, est, scenario, target, replica, results, incast, why)
     if incast and remedies:
         from incastlab import scenario as sc_mod
         from incastlab.studies.mitigate import mitigate
@@ -125,8 +130,8 @@ def diagnose(
     return d
 
 
-def _verdict(ev: Evidence, fig: Figures, est: dict[str, Estimate]) -> tuple[bool, str]:
-    r = ev.final.report
+def _verdict(t: TraceReport, fig: Figures, est: dict[str, Estimate]) -> tuple[bool, str]:
+    r = t.report
     link = est["link"].value
     share = fig.goodput_bps / link if link else 0.0
     if r["incast"]:

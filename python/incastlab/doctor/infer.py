@@ -3,21 +3,20 @@ is, and which evidence gave it.
 
 What a capture taken at the receiver shows directly: the flows into it (the senders), the bytes
 of each response (per block when the client reads in rounds), the ingress rate (the link, when
-the fan-in fills it), the delay from a request to its first answer (the RTT) and the silences
-before retransmissions no duplicate ACK triggered (the RTO). What it cannot show directly is the
-switch buffer: the drops happen upstream of the capture. That one is fitted by simulation
-(:mod:`incastlab.doctor.replica`).
+the fan-in fills it) and the delay from a request to its first answer (the RTT). What it cannot
+show directly are the switch buffer (the drops happen upstream of the capture) and RTOmin (at
+a receiver, a resend after a timeout looks like one after a flow's ordinary pause behind 15
+others, and today's Linux probes a lost tail before its timer fires): both are fitted by
+simulation (:mod:`incastlab.doctor.replica`).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from incastlab.doctor.evidence import Evidence
 from incastlab.trace import TraceReport
 
 #: Link rates Ethernet ports come in, bits per second.
@@ -59,41 +58,6 @@ class Estimate:
         }
 
 
-def tail_cluster(silences: list[int]) -> tuple[int, int] | None:
-    """(median, count) of the densest run of lost-tail silences within 30% of its shortest:
-    the senders' RTO plus about a round trip. Backed-off timeouts (3, 7 RTOs of silence) form
-    smaller runs further up. Nanoseconds; None without a lost tail."""
-    if not silences:
-        return None
-    best = (0, 0)  # (count, first index)
-    for i, x in enumerate(silences):
-        n = bisect.bisect_right(silences, x * 1.3) - i
-        if n > best[0]:
-            best = (n, i)
-    n, i = best
-    run = silences[i : i + n]
-    return run[len(run) // 2], n
-
-
-def snap_rto_min(ps: int) -> int:
-    """``ps`` as the common RTOmin within 10% of it, if there is one."""
-    near = min(COMMON_RTO_MIN_PS, key=lambda c: abs(c - ps))
-    return near if abs(near - ps) <= 0.1 * near else ps
-
-
-def rto_min_from_probe(probe: TraceReport) -> int | None:
-    """A first RTOmin in picoseconds from the probe reading: the lost tails' silence cluster
-    less one request-to-answer delay (a tail's resend comes an RTO after the last ACK reached
-    the sender, half a round trip after the last segment arrived, and arrives half a round
-    trip later), snapped to a common value within 10%; None when no tail was lost."""
-    c = tail_cluster(probe.report["tail_rto_silences_ns"])
-    if c is None:
-        return None
-    answers = [b["first_answer_ns"] for b in probe.report["blocks"] if b["first_answer_ns"]]
-    rtt_ns = min(answers) if answers else 0
-    return snap_rto_min(max(c[0] - rtt_ns, c[0] // 2) * PS_PER_NS)
-
-
 def _responses(t: TraceReport) -> tuple[str, list[int], int]:
     """(workload kind, bytes per response, rounds): a synchronized read when flows answered in
     two or more rounds (blocks), else a one-shot fan-in of one response per flow."""
@@ -103,9 +67,10 @@ def _responses(t: TraceReport) -> tuple[str, list[int], int]:
     return "incast", [f["unique_bytes"] for f in t.report["flows"]], 1
 
 
-def infer(ev: Evidence) -> dict[str, Estimate]:
-    """Every value the capture shows, by scenario concept."""
-    t = ev.final.report
+def infer(trace: TraceReport) -> dict[str, Estimate]:
+    """Every value the capture shows directly, by scenario concept (RTOmin and the buffer
+    are fitted by simulation: :mod:`incastlab.doctor.replica`)."""
+    t = trace.report
     flows = t["flows"]
     out: dict[str, Estimate] = {}
     senders = len({f["src"] for f in flows})
@@ -120,7 +85,7 @@ def infer(ev: Evidence) -> dict[str, Estimate]:
         f"{len(flows)} flows into {t['receiver']} from {senders} addresses, at most "
         f"{per_block} in one block",
     )
-    kind, sizes, rounds = _responses(ev.final)
+    kind, sizes, rounds = _responses(trace)
     size = int(statistics.median(sizes))
     spread = (min(sizes), max(sizes))
     out["workload"] = Estimate(
@@ -143,9 +108,8 @@ def infer(ev: Evidence) -> dict[str, Estimate]:
         f"{len(sizes)}; range {spread[0]:,}..{spread[1]:,} B",
     )
     out["rounds"] = Estimate("rounds", rounds, rounds, rounds, "exact", "blocks read")
-    out["link"] = _link(ev.final)
-    out["rtt"] = _rtt(ev.final, out["link"].value)
-    out["rto_min"] = _rto_min(ev)
+    out["link"] = _link(trace)
+    out["rtt"] = _rtt(trace, out["link"].value)
     return out
 
 
@@ -190,27 +154,4 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
         "medium",
         f"shortest request-to-first-answer delay {first_ps / 1e6:,.1f} us over "
         f"{len(answers)} blocks, less two frames at the link rate ({2 * ser_ps / 1e6:,.1f} us)",
-    )
-
-
-def _rto_min(ev: Evidence) -> Estimate:
-    c = tail_cluster(ev.probe.report["tail_rto_silences_ns"])
-    first = rto_min_from_probe(ev.probe)
-    if c is None or first is None:
-        return Estimate(
-            "rto_min",
-            200_000_000_000,
-            None,
-            None,
-            "assumed",
-            "no lost tail resent in the capture; Linux's default taken",
-        )
-    median, n = c
-    return Estimate(
-        "rto_min",
-        first,
-        None,
-        None,
-        "high" if n >= 5 else "medium",
-        f"{n} lost tails resent after a median silence of {median / 1e6:,.2f} ms",
     )

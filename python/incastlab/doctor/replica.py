@@ -1,32 +1,36 @@
-"""The replica: the inferred scenario as a file a user can edit and rerun, its buffer fitted by
-simulation, and the figures that set it beside the capture.
+"""The replica: the inferred scenario as a file a user can edit and rerun, with what the
+capture cannot show fitted by simulation, and the figures that set it beside the capture.
 
-The switch buffer is the one value a receiver-side capture cannot show (the drops happen
-before the capture point), but it decides how many responses lose their tails. It is found by
-bisection on a log scale: the buffer at which the replica's timeouts per block equal the
-capture's. More buffer never adds timeouts in these workloads, so the bisection converges; its
-range is the pair of buffers that bracket the capture's count.
+Two values decide how an incast collapses and cannot be read from a capture at the receiver:
+the switch buffer (drops happen upstream of the capture point) and RTOmin (a resend after a
+timeout looks like one after a flow's ordinary pause, and Linux probes a lost tail before its
+timer fires). They are fitted together: for each common RTOmin, the buffer at which the
+replica's goodput equals the capture's (bisection on a log scale: more buffer never costs
+goodput in these workloads); then the RTOmin whose replica completes its blocks (or flows) in
+the capture's distribution of times. A block that times out lasts at least an RTO, so that
+distribution shows RTOmin where no single resend does.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from incastlab.doctor.infer import Estimate
+from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
 from incastlab.result import Result
 from incastlab.trace import TraceReport
 
 #: The buffers the fit searches between, bytes: from a few frames to far more than any
 #: shallow-buffered data-centre switch gives one port.
 BUFFER_LO, BUFFER_HI = 4_000, 16_000_000
-#: Bisection steps on log2(buffer): 12 steps from 4 KB..16 MB narrow it to ~0.3% of a doubling.
-FIT_STEPS = 10
-PS_PER_S = 10**12
+#: Bisection steps on log2(buffer) while RTOmin is searched (12 doublings in 6 steps: within
+#: 14%), and for the final buffer (10 steps: within 1%).
+SEARCH_STEPS, FINAL_STEPS = 6, 10
+#: Completion-time quantiles the RTOmin fit compares.
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
 
 
 def _rate(bps: int) -> str:
@@ -44,11 +48,7 @@ def _time(ps: int) -> str:
 
 
 def scenario_dict(
-    est: dict[str, Estimate],
-    buffer_bytes: int,
-    profile: str,
-    seed: int = 1,
-    rto_min_ps: int | None = None,
+    est: dict[str, Estimate], buffer_bytes: int, rto_min_ps: int, profile: str, seed: int = 1
 ) -> dict[str, Any]:
     """The replica as a scenario with unit strings (what ``incast sim FILE`` reads)."""
     workload: dict[str, Any] = {"kind": est["workload"].value}
@@ -65,187 +65,183 @@ def scenario_dict(
             "rtt": _time(rtt_ps),
             "buffer": f"{buffer_bytes}B",
         },
-        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps or est["rto_min"].value)},
+        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps)},
         "workload": workload,
     }
 
 
 @dataclass(frozen=True)
 class Figures:
-    """What the capture and the replica are compared on."""
+    """What the capture and the replica are compared on. ``times`` are the blocks' durations
+    (a synchronized read) or the flows' completions (a one-shot fan-in), seconds."""
 
     goodput_bps: float
-    block_p50_s: float
-    block_p99_s: float
+    times: tuple[float, ...]
     timeouts_per_block: float
     blocks: int
+
+    def quantile(self, q: float) -> float:
+        s = sorted(self.times)
+        return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "goodput_bps": self.goodput_bps,
-            "block_time_p50_s": self.block_p50_s,
-            "block_time_p99_s": self.block_p99_s,
+            "time_p50_s": self.quantile(0.5),
+            "time_p99_s": self.quantile(0.99),
             "timeouts_per_block": self.timeouts_per_block,
             "blocks": self.blocks,
         }
 
 
-def _quantile(xs: Sequence[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
-
-
 def capture_figures(t: TraceReport) -> Figures:
-    """The capture's goodput over its span, its blocks' durations and timeouts per block."""
+    """The capture's goodput over its span, completion times and timeouts per block."""
     r = t.report
-    times = [b["duration_ns"] / 1e9 for b in r["blocks"] if b["flows"]]
-    blocks = max(1, len(times))
-    return Figures(
-        float(r["goodput_bps"]),
-        _quantile(times, 0.5),
-        _quantile(times, 0.99),
-        r["rtos"] / blocks,
-        blocks,
-    )
+    blocks = [b for b in r["blocks"] if b["flows"]]
+    if len(blocks) >= 2:
+        times = tuple(b["duration_ns"] / 1e9 for b in blocks)
+    else:
+        start = min(f["first_ns"] for f in r["flows"])
+        times = tuple((f["last_ns"] - start) / 1e9 for f in r["flows"])
+    n = max(1, len(blocks))
+    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n)
 
 
 def replica_figures(results: Sequence[Result]) -> Figures:
-    """The replica's, pooled over its seeds: mean goodput, block-time quantiles over every
-    block of every seed, timeouts per block."""
-    times = [t for r in results for t in (r.block_times_s or [r.duration_s])]
-    blocks = max(1, len(times))
+    """The replica's, pooled over its seeds: mean goodput, every block's (or flow's) time,
+    timeouts per block."""
+    times: list[float] = []
+    blocks = 0
+    for r in results:
+        if r.block_times_s:
+            times += r.block_times_s
+            blocks += len(r.block_times_s)
+        else:
+            times += [t for t in r.flow_completion_s if t is not None]
+            blocks += 1
     return Figures(
         statistics.fmean(r.goodput_bps for r in results),
-        _quantile(times, 0.5),
-        _quantile(times, 0.99),
-        sum(r.timeouts for r in results) / blocks,
+        tuple(times),
+        sum(r.timeouts for r in results) / max(1, blocks),
         blocks,
     )
+
+
+def distance(capture: Figures, replica: Figures) -> float:
+    """How far the replica is from the capture: the sum over :data:`QUANTILES` of the
+    completion times' |ln(ratio)|, plus |ln| of the goodput ratio and of the ratio of
+    (1 + timeouts per block), the capture's counted against the replica's RTOmin."""
+    d = abs(math.log(max(replica.goodput_bps, 1.0) / max(capture.goodput_bps, 1.0)))
+    d += abs(math.log((1 + replica.timeouts_per_block) / (1 + capture.timeouts_per_block)))
+    for q in QUANTILES:
+        d += abs(math.log(max(replica.quantile(q), 1e-9) / max(capture.quantile(q), 1e-9)))
+    return d
 
 
 #: Runs scenarios (dicts with unit strings), one Result each, in order.
 Runner = Callable[[list[dict[str, Any]]], list[Result]]
 
 
+@dataclass(frozen=True)
+class Fit:
+    """A buffer found for one RTOmin, and how close its replica came."""
+
+    rto_min_ps: int
+    buffer: int
+    buffer_lo: int | None
+    buffer_hi: int | None
+    distance: float
+    replica: Figures
+
+
 def fit_buffer(
     est: dict[str, Estimate],
     target: Figures,
+    rto_min_ps: int,
     profile: str,
     seeds: Sequence[int],
     run: Runner,
-    by: str = "timeouts",
-) -> Estimate:
-    """The port buffer at which the replica times out as often per block as the capture
-    (``by="timeouts"``), or reaches its goodput (``by="goodput"``, compared as fewer
-    timeouts are: a lack of goodput stands for an excess of timeouts)."""
+    steps: int,
+) -> Fit:
+    """The port buffer at which the replica's goodput reaches the capture's, at RTOmin
+    ``rto_min_ps``; bounded when even the smallest or the largest buffer misses it."""
+    seen: dict[int, Figures] = {}
 
-    def figure(f: Figures) -> float:
-        return f.timeouts_per_block if by == "timeouts" else -f.goodput_bps
+    def figures(buf: int) -> Figures:
+        if buf not in seen:
+            rs = run([scenario_dict(est, buf, rto_min_ps, profile, s) for s in seeds])
+            seen[buf] = replica_figures(rs)
+        return seen[buf]
 
-    def timeouts(buf: int) -> float:
-        rs = run([scenario_dict(est, buf, profile, s) for s in seeds])
-        return figure(replica_figures(rs))
+    def short(buf: int) -> bool:
+        return figures(buf).goodput_bps < target.goodput_bps
 
-    want = figure(target)
     lo, hi = math.log2(BUFFER_LO), math.log2(BUFFER_HI)
-    if timeouts(BUFFER_HI) > want:
-        return _buffer_estimate(BUFFER_HI, BUFFER_HI, None, "even the largest buffer tried")
-    if timeouts(BUFFER_LO) <= want and (by == "goodput" or want > 0):
-        return _buffer_estimate(BUFFER_LO, None, BUFFER_LO, "even the smallest buffer tried")
-    for _ in range(FIT_STEPS):
-        mid = (lo + hi) / 2
-        if timeouts(round(2**mid)) > want:
-            lo = mid
-        else:
-            hi = mid
-    # ``hi`` is the smallest buffer found whose timeouts do not exceed the capture's.
-    b_lo, b_hi = round(2**lo), round(2**hi)
-    if by == "timeouts" and want == 0:
-        return _buffer_estimate(b_hi, b_hi, None, "no timeout in the capture")
-    return _buffer_estimate(b_hi, b_lo, b_hi, f"matched on {by}")
-
-
-def _buffer_estimate(value: int, lo: int | None, hi: int | None, why: str) -> Estimate:
-    if hi is None:
-        text = f"at least {value:,} B: the replica times out no more than the capture"
-    elif lo is None:
-        text = f"at most {value:,} B: the replica times out no less than the capture"
+    if short(BUFFER_HI):
+        buf, b_lo, b_hi = BUFFER_HI, BUFFER_HI, None
+    elif not short(BUFFER_LO):
+        buf, b_lo, b_hi = BUFFER_LO, None, BUFFER_LO
     else:
-        text = f"the replica matches the capture between {lo:,} and {hi:,} B"
-    conf = "medium" if lo is not None and hi is not None else "low"
-    return Estimate(
-        "buffer",
-        value,
-        lo,
-        hi,
-        conf,
-        "fitted by simulation: " + text + (f" ({why})" if why else ""),
-    )
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            if short(round(2**mid)):
+                lo = mid
+            else:
+                hi = mid
+        buf, b_lo, b_hi = round(2**hi), round(2**lo), round(2**hi)
+    f = figures(buf)
+    return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f)
 
 
-
-#: Silence thresholds the RTO fit compares captures at: 0.5 ms to ~4 s, four per doubling.
-SILENCE_GRID_NS = tuple(int(500_000 * 2 ** (k / 4)) for k in range(53))
-
-
-def silence_shape(silences: Sequence[int]) -> list[float]:
-    """Share of the silences at least each threshold long: the shape of a capture's pauses
-    before resends, whatever their number."""
-    n = len(silences)
-    if not n:
-        return [0.0] * len(SILENCE_GRID_NS)
-    s = sorted(silences)
-    return [(n - bisect.bisect_left(s, g)) / n for g in SILENCE_GRID_NS]
-
-
-def shape_distance(a: Sequence[float], b: Sequence[float]) -> float:
-    """Area between two survival curves on the log-time grid."""
-    return sum(abs(x - y) for x, y in zip(a, b, strict=True))
-
-
-def replica_silences(scenario: dict[str, Any]) -> list[int]:
-    """Run ``scenario`` with a capture at its receiver and read that capture as the
-    operator's probe reading was read: every silence taken for a timeout."""
-    import tempfile
-    from pathlib import Path
-
-    from incastlab.backends.sim import simulate
-    from incastlab.doctor.evidence import INTERVAL_PS, PROBE_RTO_GAP, PROBE_RTO_MIN_PS
-    from incastlab.trace import TraceOptions, analyze
-
-    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
-        pcap = Path(tmp) / "replica.pcap"
-        simulate(scenario, pcap=pcap)
-        t = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, INTERVAL_PS, PROBE_RTO_GAP))
-    return list(t.report["rto_silences_ns"])
-
-
-def fit_rto_min(
-    est: dict[str, Estimate], capture_silences: Sequence[int], profile: str, seed: int
-) -> Estimate:
-    """The common RTOmin whose replica pauses before its resends as the capture's senders
-    did: each candidate's replica is captured at its receiver and read the same way as the
-    capture, and the survival curves of the two captures' silences are compared. Read the
-    same way, both sides carry the same ordinary pauses taken for timeouts, and what Linux
-    adds to RTOmin (the smoothed RTT with its queueing, the probe before the timeout) is the
-    replica's to reproduce."""
-    from incastlab.doctor.infer import COMMON_RTO_MIN_PS
-
-    target = silence_shape(capture_silences)
-    scored = []
-    for c in COMMON_RTO_MIN_PS:
-        sil = replica_silences(scenario_dict(est, est["buffer"].value, profile, seed, c))
-        scored.append((shape_distance(target, silence_shape(sil)), c))
-    scored.sort()
-    (best_d, best), (next_d, second) = scored[0], scored[1]
-    near = sorted(c for d, c in scored if d <= best_d * 1.25 + 1e-9)
-    return Estimate(
+def fit_rto_and_buffer(
+    est: dict[str, Estimate],
+    capture_at: Callable[[int], Figures],
+    profile: str,
+    seeds: Sequence[int],
+    run: Runner,
+    on_candidate: Callable[[int], None] | None = None,
+) -> tuple[Estimate, Estimate, list[Fit]]:
+    """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
+    completion times, goodput and timeouts (the capture's read with that RTOmin:
+    ``capture_at(rto_min_ps)``); then that RTOmin's buffer to the final precision."""
+    longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
+    candidates = [c for c in COMMON_RTO_MIN_PS if c / 1e12 <= max(longest, 0.001)]
+    fits = []
+    for c in candidates:
+        fits.append(fit_buffer(est, capture_at(c), c, profile, seeds[:1], run, SEARCH_STEPS))
+        if on_candidate:
+            on_candidate(c)
+    fits.sort(key=lambda f: f.distance)
+    best = fits[0]
+    target = capture_at(best.rto_min_ps)
+    final = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], run, FINAL_STEPS)
+    near = sorted(f.rto_min_ps for f in fits if f.distance <= best.distance * 1.25 + 0.05)
+    runner_up = fits[1] if len(fits) > 1 else None
+    rto = Estimate(
         "rto_min",
-        best,
+        best.rto_min_ps,
         near[0],
         near[-1],
-        "high" if next_d > 1.5 * best_d else "medium",
-        f"replica's pauses before resends closest to the capture's ({len(capture_silences)}) "
-        f"among {len(scored)} RTOmin values: distance {best_d:.2f}, next "
-        f"{second / 1e9:g} ms at {next_d:.2f}",
+        "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium",
+        f"fitted by simulation: completion times, goodput and timeouts closest to the "
+        f"capture's among "
+        f"{len(fits)} RTOmin values (distance {best.distance:.2f}"
+        + (
+            f"; next {runner_up.rto_min_ps / 1e9:g} ms at {runner_up.distance:.2f})"
+            if runner_up
+            else ")"
+        ),
     )
+    return rto, _buffer_estimate(final), fits
+
+
+def _buffer_estimate(f: Fit) -> Estimate:
+    if f.buffer_hi is None:
+        text = f"at least {f.buffer:,} B: even then the replica's goodput is below the capture's"
+    elif f.buffer_lo is None:
+        text = f"at most {f.buffer:,} B: even then the replica's goodput is above the capture's"
+    else:
+        text = f"the replica's goodput meets the capture's between {f.buffer_lo:,} and "
+        text += f"{f.buffer_hi:,} B"
+    conf = "medium" if f.buffer_lo is not None and f.buffer_hi is not None else "low"
+    return Estimate("buffer", f.buffer, f.buffer_lo, f.buffer_hi, conf, "fitted by simulation: " + text)
