@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from incastlab.doctor.evidence import EvidenceError, read_capture
 from incastlab.doctor.infer import Estimate, infer
 from incastlab.doctor.replica import (
+    PROBE_RTO_MIN_PS,
     Figures,
     capture_figures,
     fit_rto_and_buffer,
@@ -110,8 +111,9 @@ def diagnose(
         return readings[rto_min_ps]
 
     run = _sim_runner(workers)
+    silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
     est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
-        est, lambda c: capture_figures(read_at(c)), profile, seeds, run
+        est, lambda c: capture_figures(read_at(c)), silences, profile, seeds, run
     )
     trace = read_at(int(est["rto_min"].value))
     target = capture_figures(trace)

@@ -145,7 +145,7 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
         )
     first_ps = min(answers) * PS_PER_NS
     ser_ps = FULL_FRAME_WIRE_BYTES * 8 * 10**12 // link_bps
-    base = max(first_ps - 2 * ser_ps, first_ps // 2)
+    base = max(first_ps - 2 * ser_ps, first_ps // 4)
     return Estimate(
         "rtt",
         base,

@@ -13,6 +13,7 @@ distribution shows RTOmin where no single resend does.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -31,6 +32,13 @@ BUFFER_LO, BUFFER_HI = 4_000, 16_000_000
 SEARCH_STEPS, FINAL_STEPS = 6, 10
 #: Completion-time quantiles the RTOmin fit compares.
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
+#: The reading both captures get for their pauses before resends: every silence of 0.8 ms
+#: or more before a resend counts (ordinary pauses too, alike on both sides).
+PROBE_RTO_MIN_PS = 1_000_000_000
+#: Silence thresholds the pauses are compared at: 0.8 ms to ~3.3 s, two per doubling.
+SILENCE_GRID_NS = tuple(int(800_000 * 2 ** (k / 2)) for k in range(25))
+#: Weight of the pauses' term beside the completion times'.
+SILENCE_WEIGHT = 0.25
 
 
 def _rate(bps: int) -> str:
@@ -138,6 +146,40 @@ def distance(capture: Figures, replica: Figures) -> float:
     return d
 
 
+def silence_distance(capture: Sequence[int], replica: Sequence[int], blocks: int) -> float:
+    """How differently two captures pause before resends: at each threshold of
+    :data:`SILENCE_GRID_NS`, |ln| of the ratio of (1 + silences at least that long per
+    block). A timeout's pause (RTOmin plus a round trip and its queueing) shows as a step in
+    these counts, where the flows' ordinary pauses have long ended."""
+    cs, rs = sorted(capture), sorted(replica)
+    n = max(1, blocks)
+    d = 0.0
+    for g in SILENCE_GRID_NS:
+        c = (len(cs) - bisect.bisect_left(cs, g)) / n
+        r = (len(rs) - bisect.bisect_left(rs, g)) / n
+        d += abs(math.log((1 + r) / (1 + c)))
+    return SILENCE_WEIGHT * d
+
+
+def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures, list[int]]:
+    """Run ``scenario`` with a capture at its receiver and read that capture as the
+    operator's is read: its figures with timeouts counted against ``rto_min_ps``, and its
+    pauses before resends at :data:`PROBE_RTO_MIN_PS`. Both sides then carry the same
+    misreadings (ordinary pauses taken for timeouts, backed-off timeouts guessed)."""
+    import tempfile
+    from pathlib import Path
+
+    from incastlab.backends.sim import simulate
+    from incastlab.trace import TraceOptions, analyze
+
+    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
+        pcap = Path(tmp) / "replica.pcap"
+        simulate(scenario, pcap=pcap)
+        probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
+        at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
+    return capture_figures(at), list(probe.report["rto_silences_ns"])
+
+
 #: Runs scenarios (dicts with unit strings), one Result each, in order.
 Runner = Callable[[list[dict[str, Any]]], list[Result]]
 
@@ -196,6 +238,7 @@ def fit_buffer(
 def fit_rto_and_buffer(
     est: dict[str, Estimate],
     capture_at: Callable[[int], Figures],
+    capture_silences: Sequence[int],
     profile: str,
     seeds: Sequence[int],
     run: Runner,
@@ -203,12 +246,17 @@ def fit_rto_and_buffer(
 ) -> tuple[Estimate, Estimate, list[Fit]]:
     """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
     completion times, goodput and timeouts (the capture's read with that RTOmin:
-    ``capture_at(rto_min_ps)``); then that RTOmin's buffer to the final precision."""
+    ``capture_at(rto_min_ps)``) and the pauses before resends (``capture_silences``, read
+    at :data:`PROBE_RTO_MIN_PS`); then that RTOmin's buffer to the final precision."""
     longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
     candidates = [c for c in COMMON_RTO_MIN_PS if c / 1e12 <= max(longest, 0.001)]
     fits = []
     for c in candidates:
-        fits.append(fit_buffer(est, capture_at(c), c, profile, seeds[:1], run, SEARCH_STEPS))
+        f = fit_buffer(est, capture_at(c), c, profile, seeds[:1], run, SEARCH_STEPS)
+        seen, sil = replica_readings(scenario_dict(est, f.buffer, c, profile, seeds[0]), c)
+        d = distance(capture_at(c), seen)
+        d += silence_distance(capture_silences, sil, capture_at(c).blocks)
+        fits.append(Fit(c, f.buffer, f.buffer_lo, f.buffer_hi, d, f.replica))
         if on_candidate:
             on_candidate(c)
     fits.sort(key=lambda f: f.distance)
@@ -223,8 +271,8 @@ def fit_rto_and_buffer(
         near[0],
         near[-1],
         "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium",
-        f"fitted by simulation: completion times, goodput and timeouts closest to the "
-        f"capture's among "
+        f"fitted by simulation: completion times, goodput, timeouts and pauses before resends "
+        f"closest to the capture's among "
         f"{len(fits)} RTOmin values (distance {best.distance:.2f}"
         + (
             f"; next {runner_up.rto_min_ps / 1e9:g} ms at {runner_up.distance:.2f})"
