@@ -150,7 +150,7 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
     unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
     for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
         side.add_column(c, justify="right")
-    for label, f in (("capture", d.capture), (f"replica ({len(d.replica_results)} seeds)",
+    for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)",
                                                  d.replica)):
         side.add_row(
             label,

@@ -21,12 +21,11 @@ from incastlab.doctor.replica import (
     Figures,
     capture_figures,
     fit_rto_and_buffer,
-    replica_figures,
+    replica_run,
     scenario_dict,
 )
 
 if TYPE_CHECKING:
-    from incastlab.result import Result
     from incastlab.series import Tracker
     from incastlab.studies.mitigate import Ranking
     from incastlab.trace import TraceReport
@@ -48,7 +47,7 @@ class Diagnosis:
     scenario: dict[str, Any]
     capture: Figures
     replica: Figures
-    replica_results: list[Result]
+    seeds: list[int]
     incast: bool
     why: str
     remedies: Ranking | None = None
@@ -66,24 +65,10 @@ class Diagnosis:
             "scenario": sc_mod.from_dict(self.scenario).normalized(),
             "scenario_file": self.scenario,
             "figures": {"capture": self.capture.to_json(), "replica": self.replica.to_json()},
-            "seeds": [r.seed for r in self.replica_results],
+            "seeds": self.seeds,
             "remedies": self.remedies.to_json() if self.remedies else [],
             "version": self.trace.version,
         }
-
-
-def _sim_runner(workers: int | None) -> Callable[[list[dict[str, Any]]], list[Result]]:
-    from incastlab import backends
-    from incastlab import scenario as sc_mod
-    from incastlab.series import run_many
-
-    sim = backends.get("sim")
-
-    def run(dicts: list[dict[str, Any]]) -> list[Result]:
-        scs = [sc_mod.from_dict(d) for d in dicts]
-        return [r for r, _ in run_many(sim, scs, [""] * len(scs), workers=workers)]
-
-    return run
 
 
 def diagnose(
@@ -110,20 +95,17 @@ def diagnose(
             readings[rto_min_ps] = read_capture(path, receiver, rto_min_ps)
         return readings[rto_min_ps]
 
-    run = _sim_runner(workers)
     silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
     est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
-        est, lambda c: capture_figures(read_at(c)), silences, profile, seeds, run
+        est, lambda c: capture_figures(read_at(c)), silences, profile, seeds
     )
-    trace = read_at(int(est["rto_min"].value))
+    rto = int(est["rto_min"].value)
+    trace = read_at(rto)
     target = capture_figures(trace)
-    scenario = scenario_dict(est, est["buffer"].value, est["rto_min"].value, profile, seeds[0])
-    results = run(
-        [scenario_dict(est, est["buffer"].value, est["rto_min"].value, profile, s) for s in seeds]
-    )
-    replica = replica_figures(results)
+    scenario = scenario_dict(est, est["buffer"].value, rto, profile, seeds[0])
+    replica = replica_run(est, rto, profile, seeds)
     incast, why = _verdict(trace, target, est)
-    d = Diagnosis(path, trace, est, scenario, target, replica, results, incast, why)
+    d = Diagnosis(path, trace, est, scenario, target, replica, list(seeds), incast, why)
     if incast and remedies:
         from incastlab import scenario as sc_mod
         from incastlab.studies.mitigate import mitigate

@@ -115,6 +115,18 @@ def capture_figures(t: TraceReport) -> Figures:
     return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n)
 
 
+def replica_run(
+    est: dict[str, Estimate], rto_min_ps: int, profile: str, seeds: Sequence[int]
+) -> Figures:
+    """The replica at the fitted values under each seed, captured and read as the capture
+    was, pooled."""
+    buf = int(est["buffer"].value)
+    return pooled(
+        [replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
+         for s in seeds]
+    )
+
+
 def replica_figures(results: Sequence[Result]) -> Figures:
     """The replica's, pooled over its seeds: mean goodput, every block's (or flow's) time,
     timeouts per block."""
@@ -180,10 +192,6 @@ def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures
     return capture_figures(at), list(probe.report["rto_silences_ns"])
 
 
-#: Runs scenarios (dicts with unit strings), one Result each, in order.
-Runner = Callable[[list[dict[str, Any]]], list[Result]]
-
-
 @dataclass(frozen=True)
 class Fit:
     """A buffer found for one RTOmin, and how close its replica came."""
@@ -196,32 +204,46 @@ class Fit:
     replica: Figures
 
 
+def pooled(figs: Sequence[Figures]) -> Figures:
+    """Several seeds' figures as one: mean goodput, every time, timeouts per block."""
+    blocks = sum(f.blocks for f in figs)
+    return Figures(
+        statistics.fmean(f.goodput_bps for f in figs),
+        tuple(t for f in figs for t in f.times),
+        sum(f.timeouts_per_block * f.blocks for f in figs) / max(1, blocks),
+        blocks,
+    )
+
+
 def fit_buffer(
     est: dict[str, Estimate],
     target: Figures,
     rto_min_ps: int,
     profile: str,
     seeds: Sequence[int],
-    run: Runner,
     steps: int,
-) -> Fit:
-    """The port buffer at which the replica's goodput reaches the capture's, at RTOmin
-    ``rto_min_ps``; bounded when even the smallest or the largest buffer misses it."""
-    seen: dict[int, Figures] = {}
+) -> tuple[Fit, list[int]]:
+    """The port buffer at which the replica, captured and read as the capture is, times out
+    as often per block (more buffer, fewer timeouts), at RTOmin ``rto_min_ps``; bounded when
+    even the smallest or the largest buffer misses. Also the replica's pauses there."""
+    seen: dict[int, tuple[Figures, list[int]]] = {}
 
-    def figures(buf: int) -> Figures:
+    def reading(buf: int) -> tuple[Figures, list[int]]:
         if buf not in seen:
-            rs = run([scenario_dict(est, buf, rto_min_ps, profile, s) for s in seeds])
-            seen[buf] = replica_figures(rs)
+            rs = [
+                replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)
+                for s in seeds
+            ]
+            seen[buf] = (pooled([f for f, _ in rs]), [x for _, sil in rs for x in sil])
         return seen[buf]
 
     def short(buf: int) -> bool:
-        return figures(buf).goodput_bps < target.goodput_bps
+        return reading(buf)[0].timeouts_per_block > target.timeouts_per_block
 
     lo, hi = math.log2(BUFFER_LO), math.log2(BUFFER_HI)
     if short(BUFFER_HI):
         buf, b_lo, b_hi = BUFFER_HI, BUFFER_HI, None
-    elif not short(BUFFER_LO):
+    elif not short(BUFFER_LO) and target.timeouts_per_block > 0:
         buf, b_lo, b_hi = BUFFER_LO, None, BUFFER_LO
     else:
         for _ in range(steps):
@@ -231,8 +253,10 @@ def fit_buffer(
             else:
                 hi = mid
         buf, b_lo, b_hi = round(2**hi), round(2**lo), round(2**hi)
-    f = figures(buf)
-    return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f)
+        if target.timeouts_per_block == 0:
+            b_hi = None  # any buffer from here on times out as rarely
+    f, sil = reading(buf)
+    return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f), sil
 
 
 def fit_rto_and_buffer(
@@ -241,7 +265,6 @@ def fit_rto_and_buffer(
     capture_silences: Sequence[int],
     profile: str,
     seeds: Sequence[int],
-    run: Runner,
     on_candidate: Callable[[int], None] | None = None,
 ) -> tuple[Estimate, Estimate, list[Fit]]:
     """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
@@ -252,17 +275,15 @@ def fit_rto_and_buffer(
     candidates = [c for c in COMMON_RTO_MIN_PS if c / 1e12 <= max(longest, 0.001)]
     fits = []
     for c in candidates:
-        f = fit_buffer(est, capture_at(c), c, profile, seeds[:1], run, SEARCH_STEPS)
-        seen, sil = replica_readings(scenario_dict(est, f.buffer, c, profile, seeds[0]), c)
-        d = distance(capture_at(c), seen)
-        d += silence_distance(capture_silences, sil, capture_at(c).blocks)
+        f, sil = fit_buffer(est, capture_at(c), c, profile, seeds[:1], SEARCH_STEPS)
+        d = f.distance + silence_distance(capture_silences, sil, capture_at(c).blocks)
         fits.append(Fit(c, f.buffer, f.buffer_lo, f.buffer_hi, d, f.replica))
         if on_candidate:
             on_candidate(c)
     fits.sort(key=lambda f: f.distance)
     best = fits[0]
     target = capture_at(best.rto_min_ps)
-    final = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], run, FINAL_STEPS)
+    final, _ = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], FINAL_STEPS)
     near = sorted(f.rto_min_ps for f in fits if f.distance <= best.distance * 1.25 + 0.05)
     runner_up = fits[1] if len(fits) > 1 else None
     rto = Estimate(
@@ -285,11 +306,11 @@ def fit_rto_and_buffer(
 
 def _buffer_estimate(f: Fit) -> Estimate:
     if f.buffer_hi is None:
-        text = f"at least {f.buffer:,} B: even then the replica's goodput is below the capture's"
+        text = f"at least {f.buffer:,} B: from there the replica times out no more often"
     elif f.buffer_lo is None:
-        text = f"at most {f.buffer:,} B: even then the replica's goodput is above the capture's"
+        text = f"at most {f.buffer:,} B: even there the replica times out no less often"
     else:
-        text = f"the replica's goodput meets the capture's between {f.buffer_lo:,} and "
+        text = f"the replica times out as often per block between {f.buffer_lo:,} and "
         text += f"{f.buffer_hi:,} B"
     conf = "medium" if f.buffer_lo is not None and f.buffer_hi is not None else "low"
     return Estimate("buffer", f.buffer, f.buffer_lo, f.buffer_hi, conf, "fitted by simulation: " + text)
