@@ -2,7 +2,8 @@
 //! within the congestion window ([`Cc`]) and, below one packet, paced one packet per RTT/cwnd;
 //! fast retransmit after `dupthresh` duplicate ACKs (and NewReno's retransmission of the next
 //! hole on a partial ACK until the data sent before the loss is acknowledged); a
-//! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout) that goes back to the
+//! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout, stretched at random by
+//! up to `swift.rto_jitter` of itself, 0 by default) that goes back to the
 //! first unacknowledged byte; below one packet its resend keeps the pacing (a timeout is no
 //! licence for a burst: thousands of flows whose timers fire together would resend at once).
 //!
