@@ -39,6 +39,9 @@ SENDERS = 8000
 RUNS = {
     "ndp": ("ndp", {}),
     "swift": ("swift", {}),
+    # Swift with randomized retransmission timers (exact ones lock the flows that lost their
+    # first windows together into timing out at the same instants: docs/speed.md).
+    "swift-jitter": ("swift", {"swift": {"rto_jitter": 0.5}}),
     "eqds": ("eqds", {}),
     "homa": ("homa", {"homa": {"incast_threshold": 8}}),
     "homa-plain": ("homa", {}),

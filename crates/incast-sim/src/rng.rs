@@ -43,7 +43,8 @@ pub enum Stream {
     FlowIncast,
     /// RoCE's draws: 0 the servers' response jitter, 1 the queue pairs' set-up (ECMP paths).
     Roce(u32),
-    /// Swift's draws: the ECMP path of one connection (both directions).
+    /// Swift's draws: the ECMP path of one connection (both directions), then the seeds of
+    /// its two endpoints' timer randomization (`swift.rto_jitter`).
     Swift(u32),
     /// EQDS's draws: 0 the flows' path entropies, 1 the synchronized read's jitter.
     Eqds(u32),
