@@ -22,6 +22,7 @@
 //! `run_report` reports.
 
 mod levels;
+mod packets;
 mod receiver;
 mod run_report;
 mod sender;

@@ -2,8 +2,10 @@
 //! rest as the receiver grants them, each packet at the level the receiver chose; a RESEND
 //! asks for a range again (Montazeri et al., SIGCOMM 2018, the design section).
 //!
-//! Bytes are counted in whole packets: packet `k` carries bytes `k·mtu ..` of the message, so a
-//! grant or a RESEND that ends inside a packet covers that packet.
+//! Bytes are counted in whole packets ([`Layout`]): a grant or a RESEND that ends inside a
+//! packet covers that packet.
+
+use super::packets::Layout;
 
 /// A data packet the sender sends next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +24,7 @@ pub struct Packet {
 #[derive(Debug, Clone)]
 pub struct Sender {
     bytes: u64,
-    mtu: u64,
+    layout: Layout,
     /// First byte never sent.
     next: u64,
     /// Bytes it may send: its unscheduled bytes, then the grants.
@@ -45,7 +47,7 @@ impl Sender {
         let unsched = unsched.min(bytes).max(1);
         Sender {
             bytes,
-            mtu,
+            layout: Layout::new(bytes, mtu, unsched),
             next: 0,
             granted: unsched,
             unsched,
@@ -83,20 +85,16 @@ impl Sender {
         }
     }
 
-    fn len_at(&self, offset: u64) -> u32 {
-        self.mtu.min(self.bytes.saturating_sub(offset)) as u32
-    }
-
     /// Take the next packet: what a RESEND asked for first, then new bytes.
     pub fn next_packet(&mut self) -> Option<Packet> {
         if let Some((from, to, level)) = self.resend {
             let p = Packet {
                 offset: from,
-                len: self.len_at(from),
+                len: self.layout.len_at(from),
                 level,
                 retx: true,
             };
-            let after = from + self.mtu;
+            let after = self.layout.start(self.layout.index(from) + 1);
             self.resend = (after < to).then_some((after, to, level));
             self.packets += 1;
             self.retx += 1;
@@ -108,11 +106,11 @@ impl Sender {
         let offset = self.next;
         let p = Packet {
             offset,
-            len: self.len_at(offset),
+            len: self.layout.len_at(offset),
             level: self.level_at(offset),
             retx: false,
         };
-        self.next += self.mtu;
+        self.next = self.layout.start(self.layout.index(offset) + 1);
         self.packets += 1;
         Some(p)
     }
@@ -128,7 +126,7 @@ impl Sender {
     pub fn on_resend(&mut self, from: u64, to: u64, level: u8) {
         let to = to.min(self.bytes.max(1));
         self.granted = self.granted.max(to);
-        let from = from - from % self.mtu;
+        let from = self.layout.floor(from);
         let sent_to = to.min(self.next);
         if from < sent_to {
             self.resend = Some((from, sent_to, level));
@@ -191,6 +189,25 @@ mod tests {
         let mut e = Sender::new(0, 1_000, 9_700, 6);
         assert_eq!(drain(&mut e), [(0, 0, 6, false)]);
         assert!(e.done());
+    }
+
+    #[test]
+    fn a_marked_response_sends_only_its_few_hundred_unscheduled_bytes() {
+        // The incast optimization's 300 bytes: one packet of 300, not a full one; the packets
+        // granted after it start at byte 300 and end on the boundaries the receiver grants to.
+        let mut s = Sender::new(2_500, 1_000, 300, 7);
+        assert_eq!(drain(&mut s), [(0, 300, 7, false)]);
+        s.on_grant(1_300, 2);
+        assert_eq!(drain(&mut s), [(300, 1000, 2, false)]);
+        // A RESEND from inside packet 1 resends packet 1 whole.
+        s.on_resend(700, 1_300, 3);
+        assert_eq!(drain(&mut s), [(300, 1000, 3, true)]);
+        s.on_grant(2_500, 2);
+        assert_eq!(
+            drain(&mut s),
+            [(1300, 1000, 2, false), (2300, 200, 2, false)]
+        );
+        assert!(s.done());
     }
 
     #[test]
