@@ -363,6 +363,9 @@ pub struct HomaReport {
     pub marked: u64,
     /// Data packets that arrived twice.
     pub duplicates: u64,
+    /// Data packets that arrived after a later packet of their message: overtaken (a higher
+    /// level, another sprayed path) or resent.
+    pub reordered: u64,
     /// Packets (data or control) the switches dropped.
     pub dropped: u64,
     /// The most bytes one receiver had granted (beyond the unscheduled ones) and not yet

@@ -30,6 +30,8 @@ pub struct Incoming {
     received: u64,
     /// Of them, bytes past the unscheduled ones.
     sched_received: u64,
+    /// The end of the furthest packet arrived.
+    reach: u64,
     /// Bytes the sender may have sent: its unscheduled bytes, then the grants (a packet
     /// boundary of [`Layout`] or the message's end).
     granted: u64,
@@ -63,6 +65,7 @@ impl Incoming {
             arrived: 0,
             received: 0,
             sched_received: 0,
+            reach: 0,
             granted: unsched,
             unsched,
             level: 0,
@@ -87,6 +90,7 @@ impl Incoming {
         if offset >= self.unsched {
             self.sched_received += u64::from(len);
         }
+        self.reach = self.reach.max(offset + u64::from(len));
         // A packet carries what its sender may send (never past a grant, kept for safety).
         self.granted = self.granted.max(offset + u64::from(len));
         true
@@ -121,6 +125,12 @@ impl Incoming {
     #[inline]
     pub fn granted_out(&self) -> u64 {
         self.granted.saturating_sub(self.unsched) - self.sched_received
+    }
+
+    /// The end of the furthest packet arrived: a packet below it arrives out of order.
+    #[inline]
+    pub fn reach(&self) -> u64 {
+        self.reach
     }
 
     /// Bytes arrived.
