@@ -355,7 +355,7 @@ pub struct HomaReport {
     pub retransmitted: u64,
     /// GRANTs the receivers sent.
     pub grants: u64,
-    /// RESENDs the receivers sent (each a resend timeout).
+    /// Resend timeouts of the receivers (each sends a RESEND per missing range).
     pub resends: u64,
     /// BUSYs the senders answered.
     pub busy: u64,

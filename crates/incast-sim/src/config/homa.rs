@@ -62,6 +62,11 @@ section! {
         /// is well above the wait of a granted message's packets behind higher levels (an RTT
         /// per overcommitted message) and far below TCP's 200 ms minimum RTO.
         pub resend_timeout: SimTime [Time] = from_ms(1),
+        /// Missing ranges of a message one resend timeout asks for, a RESEND each (0: every
+        /// one). 1 as the authors' RAMCloud transport, whose RESEND asks for "the entire gap up
+        /// to the first fragment" received: a message with several holes (its packets
+        /// interleaved with others' in a full queue, or sprayed) waits a timeout per hole.
+        pub resend_ranges: u32 [Plain] = 1,
     }
 }
 

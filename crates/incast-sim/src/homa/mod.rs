@@ -183,6 +183,8 @@ pub struct Homa {
     header: u64,
     ctrl: u32,
     timeout: SimTime,
+    /// Missing ranges a resend timeout asks for (0: all).
+    resend_ranges: u32,
     incast_threshold: u32,
     incast_unsched: u64,
     grants: Vec<Grant>,
@@ -457,12 +459,28 @@ impl Homa {
         self.pump(cx, src);
     }
 
-    /// Message `m`'s resend timer fired: ask for what is missing.
+    /// Message `m`'s resend timer fired: ask for the first `homa.resend_ranges` missing ranges
+    /// (0: all), a RESEND each. Holes left by drops are often more than one range (a message's
+    /// packets interleave with others' in a full queue; sprayed ones are lost here and there),
+    /// and each range not asked for costs another timeout.
     fn on_resend_timer(&mut self, cx: &mut Cx<Pkt>, m: u32) {
-        if let Some((from, to, level)) = self.rx[m as usize].on_timer(cx.now, self.timeout) {
-            self.stats.resends += 1;
+        let Some((mut from, mut to, level)) = self.rx[m as usize].on_timer(cx.now, self.timeout)
+        else {
+            return;
+        };
+        self.stats.resends += 1;
+        let mut asked = 0;
+        loop {
             let pkt = self.control(Kind::Resend, m, from, to, level);
             self.send(cx, pkt);
+            asked += 1;
+            if asked == self.resend_ranges {
+                break;
+            }
+            match self.rx[m as usize].missing_from(to) {
+                Some(next) => (from, to) = next,
+                None => break,
+            }
         }
     }
 

@@ -141,10 +141,16 @@ impl Incoming {
     /// The first packet missing below the granted bytes, as a byte range up to the next that
     /// arrived (or the granted end).
     fn missing(&self) -> Option<(u64, u64)> {
+        self.missing_from(0)
+    }
+
+    /// The first packet missing from byte `from` (a packet's start) on below the granted bytes,
+    /// as a byte range up to the next that arrived (or the granted end).
+    pub fn missing_from(&self, from: u64) -> Option<(u64, u64)> {
         let granted = self.layout.covering(self.granted);
         // Word by word (it runs after every packet of the message): the first clear bit, then
         // the first set one after it.
-        let first = self.first_bit(0, granted, false)?;
+        let first = self.first_bit(self.layout.covering(from), granted, false)?;
         let end = self.first_bit(first, granted, true).unwrap_or(granted);
         Some((
             self.layout.start(first),
@@ -177,7 +183,8 @@ impl Incoming {
         self.missing().map(|_| self.heard + timeout)
     }
 
-    /// The resend timer at `now`: the range to ask for again and its level, if due.
+    /// The resend timer at `now`: the first range to ask for again and its level, if due (the
+    /// others follow from [`Incoming::missing_from`] its end).
     pub fn on_timer(&mut self, now: SimTime, timeout: SimTime) -> Option<(u64, u64, u8)> {
         if self.deadline(timeout)? > now {
             return None;
@@ -501,6 +508,14 @@ mod tests {
         assert_eq!(m.on_timer(249, t), None);
         assert_eq!(m.on_timer(250, t), Some((1_000, 2_000, 0)));
         assert_eq!(m.counts().0, 2);
+        // Every hole is a range of its own, found from the end of the one before.
+        let mut h = Incoming::new(0, 6_000, 1_000, 6_000);
+        for k in [0, 2, 3, 5] {
+            h.on_data(1, k * 1_000, 1_000);
+        }
+        assert_eq!(h.on_timer(101, t), Some((1_000, 2_000, 0)));
+        assert_eq!(h.missing_from(2_000), Some((4_000, 5_000)));
+        assert_eq!(h.missing_from(5_000), None);
         // Nothing granted is missing: no timer (the message waits for grants, not packets).
         m.on_data(260, 1_000, 1_000);
         assert_eq!(m.deadline(t), None);

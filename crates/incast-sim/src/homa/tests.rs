@@ -179,5 +179,10 @@ fn sprayed_packets_arrive_out_of_order_and_the_grant_budget_still_holds() {
     // rank rose, or by a spurious resend's copy (the lowest scheduled level can wait out the
     // resend timeout behind the higher ones).
     assert!(r.reordered > 0, "{r:?}");
-    assert!(s.reordered > 2 * r.reordered, "{} vs {}", s.reordered, r.reordered);
+    assert!(
+        s.reordered > 2 * r.reordered,
+        "{} vs {}",
+        s.reordered,
+        r.reordered
+    );
 }

@@ -57,7 +57,10 @@ impl Homa {
             let rtt = net.latency(data_route, frame) + net.latency(ctrl_route, h.control_bytes);
             // Sprayed paths are shortest paths like the route: the same round trip.
             let paths = match h.spray {
-                true => (net.paths_between(s.src, s.dst), net.paths_between(s.dst, s.src)),
+                true => (
+                    net.paths_between(s.src, s.dst),
+                    net.paths_between(s.dst, s.src),
+                ),
                 false => (1, 1),
             };
             rtt_bytes = rtt_bytes.max(bytes_in(net.links[LinkId(2 * s.src)].rate, rtt));
@@ -126,6 +129,7 @@ impl Homa {
             header: h.header_bytes,
             ctrl: h.control_bytes as u32,
             timeout: h.resend_timeout,
+            resend_ranges: h.resend_ranges,
             incast_threshold: h.incast_threshold,
             incast_unsched: h.incast_unsched_bytes,
             grants: Vec::new(),
