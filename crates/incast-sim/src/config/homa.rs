@@ -40,7 +40,8 @@ section! {
         /// workload's sizes so each level carries the same unscheduled bytes, as the paper allocates them.
         pub unsched_cutoffs: Vec<u64> [Sizes] = Vec::new(),
         /// Every packet takes a path of its own through the fabric (per-packet spraying), as
-        /// the paper's simulations assume (§5.2, its simulated 144-host cluster); false: each
+        /// the paper's design and simulations assume (§2: "simple randomized per-packet
+        /// spraying"; §5.2: its simulated switches "implement packet spraying"); false: each
         /// message's packets follow one route each way (ECMP per message). Sprayed packets of
         /// a message may arrive out of order; the receiver counts a missing packet as in
         /// flight until it arrives or its RESEND timer fires.
@@ -63,8 +64,8 @@ section! {
         /// per overcommitted message) and far below TCP's 200 ms minimum RTO.
         pub resend_timeout: SimTime [Time] = from_ms(1),
         /// Missing ranges of a message one resend timeout asks for, a RESEND each (0: every
-        /// one). 1 as the authors' RAMCloud transport, whose RESEND asks for "the entire gap up
-        /// to the first fragment" received: a message with several holes (its packets
+        /// one). 1 as the paper (§3.7: a RESEND "identifies the first range of missing bytes")
+        /// and the authors' RAMCloud transport: a message with several holes (its packets
         /// interleaved with others' in a full queue, or sprayed) waits a timeout per hole.
         pub resend_ranges: u32 [Plain] = 1,
     }
