@@ -513,6 +513,7 @@ mod tests {
         for k in [0, 2, 3, 5] {
             h.on_data(1, k * 1_000, 1_000);
         }
+        assert_eq!(h.on_timer(100, t), None);
         assert_eq!(h.on_timer(101, t), Some((1_000, 2_000, 0)));
         assert_eq!(h.missing_from(2_000), Some((4_000, 5_000)));
         assert_eq!(h.missing_from(5_000), None);
