@@ -355,7 +355,7 @@ pub struct HomaReport {
     pub retransmitted: u64,
     /// GRANTs the receivers sent.
     pub grants: u64,
-    /// RESENDs the receivers sent (each a resend timeout).
+    /// Resend timeouts of the receivers (each sends a RESEND per missing range).
     pub resends: u64,
     /// BUSYs the senders answered.
     pub busy: u64,
@@ -363,6 +363,9 @@ pub struct HomaReport {
     pub marked: u64,
     /// Data packets that arrived twice.
     pub duplicates: u64,
+    /// Data packets that arrived after a later packet of their message: overtaken (a higher
+    /// level, another sprayed path) or resent.
+    pub reordered: u64,
     /// Packets (data or control) the switches dropped.
     pub dropped: u64,
     /// The most bytes one receiver had granted (beyond the unscheduled ones) and not yet

@@ -52,6 +52,8 @@ pub enum Stream {
     Homa(u32),
     /// The short flows beside an incast (`workload.short_load`): arrivals, servers, sizes.
     Short,
+    /// Homa's per-packet paths (`homa.spray`).
+    HomaSpray,
 }
 
 impl Stream {
@@ -78,6 +80,7 @@ impl Stream {
             Stream::Eqds(i) => (17, i),
             Stream::Homa(i) => (18, i),
             Stream::Short => (19, 0),
+            Stream::HomaSpray => (20, 0),
         };
         (purpose << 32) + index as u64
     }
