@@ -298,18 +298,8 @@ impl Scenario {
                 "short flows run beside one incast or sync_read task only",
             ));
         }
-        if !matches!(
-            self.transport,
-            crate::config::Transport::Tcp
-                | crate::config::Transport::Swift
-                | crate::config::Transport::Homa
-                | crate::config::Transport::Eqds
-        ) {
-            return Err(bad(
-                "workload.short_load",
-                "short flows run with tcp (any congestion control), swift, homa and eqds",
-            ));
-        }
+        // Every transport carries them: TCP and Swift as connections, NDP, EQDS and Homa as
+        // flows or messages after the application's, RoCE as queue pairs.
         w.validate_short_sizes()
     }
 
