@@ -364,7 +364,11 @@ mod tests {
                 "{transport}: {:?}",
                 (s.started, s.completed, s.unfinished)
             );
-            assert!(s.min_slowdown.unwrap() >= 1.0, "{transport}: {:?}", s.min_slowdown);
+            assert!(
+                s.min_slowdown.unwrap() >= 1.0,
+                "{transport}: {:?}",
+                s.min_slowdown
+            );
             assert!(s.p50 <= s.p99 && s.p99.is_some(), "{transport}");
             assert_eq!(s.fcts.len(), s.completed as usize);
             // The short flows are apart: the flows are the incast's 16.
@@ -391,8 +395,15 @@ mod tests {
             let s = run(sc).short_flows.unwrap();
             let sd = (s.slowdown_p50.unwrap(), s.slowdown_p99.unwrap());
             assert!(s.started > 100, "{transport}: {}", s.started);
-            assert!(s.unfinished * 20 < s.started, "{transport}: {}", s.unfinished);
-            assert!(sd.0 >= 1.0 && sd.0 < 1.3 && sd.1 < 2.5, "{transport}: {sd:?}");
+            assert!(
+                s.unfinished * 20 < s.started,
+                "{transport}: {}",
+                s.unfinished
+            );
+            assert!(
+                sd.0 >= 1.0 && sd.0 < 1.3 && sd.1 < 2.5,
+                "{transport}: {sd:?}"
+            );
         }
     }
 
@@ -403,7 +414,10 @@ mod tests {
         let sizes = |t: &str| {
             let r = run(scenario(t, 0.2));
             let s = r.short_flows.unwrap();
-            let all: Vec<u64> = arrivals(&scenario(t, 0.2)).iter().map(|a| a.bytes).collect();
+            let all: Vec<u64> = arrivals(&scenario(t, 0.2))
+                .iter()
+                .map(|a| a.bytes)
+                .collect();
             (s.started, all[..s.started as usize].to_vec(), s.fcts)
         };
         let (n_tcp, tcp, _) = sizes("tcp");
@@ -422,9 +436,8 @@ mod tests {
         let host = net.host(0);
         let ms = crate::units::from_ms;
         // 99 done in 1..=99 ms, one still running at 500 ms, one that never arrived.
-        let mut flows: Vec<(u32, u64, Fate)> = (1..100)
-            .map(|i| (host, 2000, Fate::Done(ms(i))))
-            .collect();
+        let mut flows: Vec<(u32, u64, Fate)> =
+            (1..100).map(|i| (host, 2000, Fate::Done(ms(i)))).collect();
         flows.push((host, 2000, Fate::Running(ms(500))));
         flows.push((host, 2000, Fate::Unborn));
         let s = summary(flows.into_iter(), &net, (1448, 52));

@@ -70,7 +70,11 @@ impl Ndp {
             let arrival = (i < self.begun as usize).then_some(start + at);
             // The receiver counts completion from the workload's start.
             let fate = Fate::of(arrival, self.receiver.fct(f).map(|t| start + t), now);
-            (self.srcs[f as usize], self.senders[f as usize].bytes(), fate)
+            (
+                self.srcs[f as usize],
+                self.senders[f as usize].bytes(),
+                fate,
+            )
         });
         let mss_header = (sc.ndp.mtu, sc.ndp.header_bytes);
         Some(short::summary(flows, net, mss_header))
