@@ -126,7 +126,9 @@ section! {
         /// link: Poisson arrivals of responses from a random server to the receiver, sizes by
         /// `query_size_min`/`query_size_max`/`query_size_cdf`, at most `queries` of them,
         /// arriving until the application finishes; their completion times are reported apart
-        /// (`short_flows`) and never count towards a block. 0: none. The mix of DCTCP's
+        /// (`short_flows`; one still running when the run ends, with the application, counts
+        /// at its age then, a lower bound, and `unfinished` says how many) and never count
+        /// towards a block. Every transport carries them. 0: none. The mix of DCTCP's
         /// measurements (Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010): query
         /// traffic and short messages beside the incast.
         pub short_load: f64 [Plain] = 0.0,
@@ -298,18 +300,8 @@ impl Scenario {
                 "short flows run beside one incast or sync_read task only",
             ));
         }
-        if !matches!(
-            self.transport,
-            crate::config::Transport::Tcp
-                | crate::config::Transport::Swift
-                | crate::config::Transport::Homa
-                | crate::config::Transport::Eqds
-        ) {
-            return Err(bad(
-                "workload.short_load",
-                "short flows run with tcp (any congestion control), swift, homa and eqds",
-            ));
-        }
+        // Every transport carries them: TCP and Swift as connections, NDP, EQDS and Homa as
+        // flows or messages after the application's, RoCE as queue pairs.
         w.validate_short_sizes()
     }
 

@@ -42,9 +42,12 @@ struct Inbound {
 #[derive(Debug)]
 pub(crate) struct Receiver {
     flows: Vec<Inbound>,
+    /// Flows `..apps` are the application's: the last of them to complete ends the run
+    /// (the others, short flows beside it, do not count).
+    apps: u32,
     /// When the workload started.
     start: SimTime,
-    /// Flows complete, and when the last one completed.
+    /// The application's flows complete, and when the last one completed.
     done: u32,
     finish: Option<SimTime>,
     /// Flows owed a pull, in arrival order.
@@ -60,17 +63,20 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    /// `flows` flows of `packets` packets each, pulled one per `pull_spacing`.
-    pub(crate) fn new(flows: u32, packets: u32, pull_spacing: SimTime) -> Receiver {
+    /// One flow of `packets[f]` packets for each `f`, the first `apps` the application's,
+    /// pulled one per `pull_spacing`.
+    pub(crate) fn new(packets: &[u32], apps: u32, pull_spacing: SimTime) -> Receiver {
         Receiver {
-            flows: (0..flows)
-                .map(|_| Inbound {
+            flows: packets
+                .iter()
+                .map(|&packets| Inbound {
                     packets,
                     received: 0,
                     got: vec![false; packets as usize],
                     fct: None,
                 })
                 .collect(),
+            apps,
             start: 0,
             done: 0,
             finish: None,
@@ -97,7 +103,7 @@ impl Receiver {
         self.finish
     }
 
-    /// Completion time of `flow`, once complete.
+    /// Completion time of `flow` from the workload's start, once complete.
     pub(crate) fn fct(&self, flow: u32) -> Option<SimTime> {
         self.flows[flow as usize].fct
     }
@@ -140,9 +146,11 @@ impl Receiver {
         if complete {
             if fl.fct.is_none() {
                 fl.fct = Some(now - self.start);
-                self.done += 1;
-                if self.done == self.flows.len() as u32 {
-                    self.finish = Some(now);
+                if flow < self.apps {
+                    self.done += 1;
+                    if self.done == self.apps {
+                        self.finish = Some(now);
+                    }
                 }
             }
         } else {
@@ -215,7 +223,7 @@ mod tests {
 
     /// Two flows of three packets, started at time 10.
     fn receiver() -> Receiver {
-        let mut r = Receiver::new(2, 3, GAP);
+        let mut r = Receiver::new(&[3, 3], 2, GAP);
         r.start(10);
         r
     }
@@ -288,5 +296,19 @@ mod tests {
             r.on_data(60, 1, seq, &mut out);
         }
         assert_eq!(r.finish(), Some(60));
+    }
+
+    #[test]
+    fn flows_beyond_the_applications_never_end_the_run() {
+        // The application's one flow of two packets, and a short flow of one beside it.
+        let mut r = Receiver::new(&[2, 1], 1, GAP);
+        r.start(10);
+        let mut out = Vec::new();
+        r.on_data(20, 1, 0, &mut out);
+        assert_eq!(out, [control(Kind::Ack, 1, 0)], "complete at once: no pull");
+        assert_eq!((r.fct(1), r.finish()), (Some(10), None));
+        r.on_data(30, 0, 0, &mut out);
+        r.on_data(40, 0, 1, &mut out);
+        assert_eq!((r.fct(0), r.finish()), (Some(30), Some(40)));
     }
 }
