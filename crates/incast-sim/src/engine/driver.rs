@@ -156,8 +156,9 @@ impl<T: Transport> Engine<T> {
         };
         match ev {
             Event::TxDone(l) => {
-                let id = cx.fabric.tx_done(cx.events, cx.now, l);
-                self.t.sent(&mut cx, l, id);
+                if let Some(id) = cx.fabric.tx_done(cx.events, cx.now, l) {
+                    self.t.sent(&mut cx, l, id);
+                }
             }
             Event::Arrive(l) => match cx.fabric.arrive(cx.events, l) {
                 (id, Some(next)) => {
@@ -240,6 +241,8 @@ impl<T: Transport> Running for Engine<T> {
             self.sc.topology.senders,
             whole,
         )?;
+        // A frame is written when its serialization ends: every port needs that event.
+        self.fabric.lazy_ports();
         self.t.attach_capture(cap, &self.sc);
         Ok(())
     }
