@@ -214,6 +214,10 @@ impl<T: Transport> Running for Engine<T> {
             self.now = t;
             self.processed += 1;
             n += 1;
+            // The next event's link is fetched from memory while this one runs.
+            if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.events.peek() {
+                self.fabric.warm_link(l);
+            }
             self.dispatch(ev);
         }
         Ok(self.t.finished())
