@@ -30,7 +30,8 @@ section! {
         /// Period T of the rate-increase timer, restarted by each cut: 55 µs, the paper's
         /// Figure 14 ("Timer 55µs") and §5.2 (the timer "cannot be smaller than 50µs", the
         /// CNP interval; its strawman, QCN's, is 1.5 ms). The HPCC paper (§2.3, Fig. 2)
-        /// compares it with a NIC vendor's default of 300 µs.
+        /// compares it with a NIC vendor's default of 300 µs; the DCQCN authors' ns-3
+        /// configures 60 µs.
         pub rate_timer: SimTime [Time] = from_us(55),
         /// Bytes B of the rate-increase byte counter: one increase step per B bytes sent while
         /// the rate recovers. 10 MB, the paper's Figure 14 ("Byte Counter 10MB") and §5.2 (with
