@@ -666,7 +666,8 @@ impl<P: Wire> Fabric<P> {
     }
 }
 
-/// Ask the cache for the first two lines of `r` (a hint; nothing on other architectures).
+/// Ask the cache for every line of the object `r` refers to (a hint; nothing on other
+/// architectures).
 #[inline(always)]
 fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
