@@ -108,21 +108,11 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    #[inline]
-    fn hop(&self) -> u16 {
-        self.hop
-    }
-    #[inline]
-    fn advance(&mut self) {
-        self.hop += 1;
-    }
-    #[inline]
-    fn link_at(&self, net: &Network, hop: u16) -> Option<LinkId> {
-        match self.path {
-            ROUTED => net.hop(self.route, hop),
-            path => net.hop_via(self.src, self.dst, path, hop),
-        }
-    }
+    // A message's packets follow its route, or each its own sprayed path (`homa.spray`).
+    crate::net::fabric::follows_route!(@walk |p: &Self, net: &Network, hop| match p.path {
+        ROUTED => net.hop(p.route, hop),
+        path => net.hop_via(p.src, p.dst, path, hop),
+    });
     #[inline]
     fn flow(&self) -> u32 {
         self.msg

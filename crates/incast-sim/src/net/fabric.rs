@@ -59,8 +59,9 @@ pub trait Wire: Copy + Trimmable {
 /// The three methods by which a [`Wire`] packet follows its route, for packets that carry the
 /// hop they are on (`hop: u16`) and either a precomputed route (`follows_route!(route)`: a
 /// `route` field for `Network::hop`) or their ends and path index (`follows_route!(ends)`:
-/// `src`, `dst`, `path` for `Network::hop_via`). One owner for how every transport's packets
-/// walk the network; use it inside `impl Wire for …`.
+/// `src`, `dst`, `path` for `Network::hop_via`), or a lookup of its own
+/// (`follows_route!(@walk |p, net, hop| …)`). One owner for how every transport's packets walk
+/// the network; use it inside `impl Wire for …`.
 macro_rules! follows_route {
     (route) => {
         $crate::net::fabric::follows_route!(@walk |p: &Self, net: &$crate::topology::Network, hop| {
