@@ -302,7 +302,7 @@ impl Homa {
         };
         let level = self.levels.unscheduled_level(bytes);
         self.tx[m as usize] = Sender::new(bytes, self.mtu, unsched, level);
-        self.rx[m as usize] = Incoming::new(cx.now, bytes, self.mtu, unsched);
+        self.rx[m as usize] = Incoming::new(cx.now, bytes, self.mtu, unsched).unscheduled_at(level);
         if self.rx[m as usize].needs_grants() {
             self.hosts[dst as usize].sched.add(&mut self.rx, m);
         }

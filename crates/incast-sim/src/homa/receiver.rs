@@ -39,6 +39,11 @@ pub struct Incoming {
     unsched: u64,
     /// Level of the latest grant.
     level: u8,
+    /// Whether the receiver granted it anything yet.
+    scheduled: bool,
+    /// The level its unscheduled packets take: a RESEND for a message never granted asks
+    /// for its bytes there (they are unscheduled bytes).
+    unsched_level: u8,
     /// Last packet, BUSY or RESEND, the start of the resend timer.
     heard: SimTime,
     resends: u32,
@@ -69,11 +74,19 @@ impl Incoming {
             granted: unsched,
             unsched,
             level: 0,
+            scheduled: false,
+            unsched_level: 0,
             heard: now,
             resends: 0,
             duplicates: 0,
             slot: NOWHERE,
         }
+    }
+
+    /// Its sender sends its unscheduled packets at `level` (see [`Incoming::on_timer`]).
+    pub fn unscheduled_at(mut self, level: u8) -> Incoming {
+        self.unsched_level = level;
+        self
     }
 
     /// A data packet of `len` bytes at `offset` arrived at `now`: whether it was new.
@@ -184,7 +197,11 @@ impl Incoming {
     }
 
     /// The resend timer at `now`: the first range to ask for again and its level, if due (the
-    /// others follow from [`Incoming::missing_from`] its end).
+    /// others follow from [`Incoming::missing_from`] its end). The level is the latest
+    /// grant's, or, for a message never granted (its unscheduled bytes lost), its unscheduled
+    /// level: unscheduled bytes go at the unscheduled levels (the paper, §3.4), and the
+    /// authors' RAMCloud transport asks for a message it has not scheduled at the unscheduled
+    /// priority of its size.
     pub fn on_timer(&mut self, now: SimTime, timeout: SimTime) -> Option<(u64, u64, u8)> {
         if self.deadline(timeout)? > now {
             return None;
@@ -192,7 +209,12 @@ impl Incoming {
         self.heard = now;
         self.resends += 1;
         let (from, to) = self.missing()?;
-        Some((from, to, self.level))
+        let level = if self.scheduled {
+            self.level
+        } else {
+            self.unsched_level
+        };
+        Some((from, to, level))
     }
 
     /// Its sender answered BUSY at `now` (it will send, only later), or the receiver granted
@@ -458,6 +480,7 @@ impl Scheduler {
                 msg.granted = msg.granted.max(want);
                 self.outstanding += msg.granted_out() - before;
                 msg.level = level;
+                msg.scheduled = true;
                 out.push((m, msg.granted, level));
             }
         }
@@ -524,10 +547,20 @@ mod tests {
     }
 
     #[test]
-    fn lost_unscheduled_packets_of_a_silent_message_are_asked_for() {
-        let mut m = Incoming::new(40, 1_500, 1_000, 10_000);
+    fn lost_unscheduled_packets_of_a_silent_message_are_asked_for_at_their_level() {
+        // Never granted: its unscheduled level (6), not the lowest scheduled one.
+        let mut m = Incoming::new(40, 1_500, 1_000, 10_000).unscheduled_at(6);
         assert_eq!(m.on_timer(139, 100), None);
-        assert_eq!(m.on_timer(140, 100), Some((0, 1_500, 0)));
+        assert_eq!(m.on_timer(140, 100), Some((0, 1_500, 6)));
+        // Once granted, at the latest grant's level.
+        let mut g = vec![Incoming::new(0, 5_000, 1_000, 1_000).unscheduled_at(6)];
+        let mut s = Scheduler::new(1, 2, 2_000, 1_000);
+        let mut out = Vec::new();
+        s.add(&mut g, 0);
+        arrive(&mut s, &mut g, 0, 0, &mut out);
+        assert_eq!(out, [(0, 3_000, 0)]);
+        assert_eq!(g[0].on_timer(100, 100), None);
+        assert_eq!(g[0].on_timer(101, 100), Some((1_000, 3_000, 0)));
     }
 
     fn msgs(sizes: &[u64], unsched: u64) -> Vec<Incoming> {
