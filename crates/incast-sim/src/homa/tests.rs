@@ -192,7 +192,10 @@ fn sprayed_packets_arrive_out_of_order_and_the_grant_budget_still_holds() {
     let (s, r) = (sprayed.homa.unwrap(), routed.homa.unwrap());
     // Nothing is lost and nothing waits out the paper's resend timeout: no RESEND, no
     // duplicate (with a 1 ms timeout, 4 spurious RESENDs each way and 21-24 duplicates).
-    assert_eq!((s.resends, s.duplicates, r.resends, r.duplicates), (0, 0, 0, 0));
+    assert_eq!(
+        (s.resends, s.duplicates, r.resends, r.duplicates),
+        (0, 0, 0, 0)
+    );
     // Routed, packets are overtaken too: by a later one at a higher level after its message's
     // rank rose (measured: 178 sprayed, 95 routed).
     assert!(r.reordered > 0, "{r:?}");
