@@ -80,6 +80,9 @@ fn eqds_completes_8000_to_1_on_the_8192_host_fat_tree() {
 
 #[test]
 fn homa_completes_8000_to_1_on_the_8192_host_fat_tree() {
-    // Measured 2.3x (2.90 ms).
-    completes(Transport::Homa, 10);
+    // Measured 11.2x (14.37 ms; 2.3x with a 1 ms resend timeout): at 100 Gbps RTTbytes is
+    // 160 KB, so the seven messages granted at once overflow the 64 KB ports and the lost
+    // packets (about 9,500) wait the paper's resend timeout of a few milliseconds (5 ms), twice for
+    // the last one. The test holds that it completes and that the tail stays within 20x.
+    completes(Transport::Homa, 20);
 }
