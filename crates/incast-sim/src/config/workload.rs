@@ -73,7 +73,21 @@ pub enum BackgroundDestination {
     Peers,
 }
 
+/// Which flow an NDP receiver's next pull goes to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PullOrder {
+    /// Round-robin over the flows owed a pull, one pull per flow per turn: the paper's
+    /// default (Handley et al., SIGCOMM 2017, §3.2: pulls of different connections "are
+    /// serviced fairly by default").
+    Fair,
+    /// First come first served: pulls in the order the arrivals earned them, so a flow that
+    /// starts behind an incast waits for every pull the incast's first windows earned.
+    Fifo,
+}
+
 choices! {
+    PullOrder: Fair, Fifo;
     WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle, Flows;
     KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
@@ -229,6 +243,9 @@ section! {
         pub return_to_sender: bool [Plain] = true,
         /// A sender that hears nothing for this long resends what is unacknowledged.
         pub rto: SimTime [Time] = from_ms(1),
+        /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
+        /// paper's default, §3.2) or `fifo` (first come first served).
+        pub pull_order: PullOrder [Plain] = PullOrder::Fair,
     }
 }
 
