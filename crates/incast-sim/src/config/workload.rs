@@ -244,7 +244,9 @@ section! {
         /// A sender that hears nothing for this long resends what is unacknowledged.
         pub rto: SimTime [Time] = from_ms(1),
         /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
-        /// paper's default, §3.2) or `fifo` (first come first served).
+        /// paper's default: Handley et al., "Re-architecting datacenter networks and stacks
+        /// for low latency and high performance", SIGCOMM 2017, §3.2) or `fifo` (first come
+        /// first served, incastlab's rule before November 2026).
         pub pull_order: PullOrder [Plain] = PullOrder::Fair,
     }
 }

@@ -430,7 +430,11 @@ mod tests {
             r.on_pull_tick(t, &mut out);
             match out[..] {
                 [] => return flows,
-                [Control { kind: Kind::Pull, flow, .. }, PullTick(next)] => {
+                [Control {
+                    kind: Kind::Pull,
+                    flow,
+                    ..
+                }, PullTick(next)] => {
                     assert_eq!(next, t + GAP);
                     flows.push(flow);
                     t = next;
