@@ -97,7 +97,7 @@ impl Receiver {
             start: 0,
             done: 0,
             finish: None,
-            pulls: PullQueue::new(order, packets.len()),
+            pulls: PullQueue::new(order, packets.len(), apps),
             pacer_busy: false,
             pull_spacing,
             last_pull: None,
@@ -236,14 +236,18 @@ const NONE: u32 = u32::MAX;
 /// The receiver's pull queue: which flow each next pull goes to.
 #[derive(Debug)]
 enum PullQueue {
-    /// Round-robin over the flows owed a pull. `owed[f]` pulls are owed to flow `f`; the
-    /// flows owing any form a ring, `next[f]` the flow after `f`, `tail` the flow served last
-    /// (the next served is `next[tail]`). A flow that comes to owe a pull joins at the tail,
-    /// so it is served after every flow already waiting has had one turn.
-    Fair {
+    /// Round-robin over the flows owed a pull, in two classes served in strict priority: the
+    /// flows from `urgent` on (the short flows beside the application's, with `short_first`;
+    /// none with `fair`) before the others. `owed[f]` pulls are owed to flow `f`; the flows of
+    /// a class owing any form a ring, `next[f]` the flow after `f`, `tail[class]` the flow
+    /// served last (the next served is `next[tail]`). A flow that comes to owe a pull joins at
+    /// its class's tail, so it is served after every flow of its class already waiting has had
+    /// one turn.
+    Rings {
         owed: Vec<u32>,
         next: Vec<u32>,
-        tail: u32,
+        tail: [u32; 2],
+        urgent: u32,
     },
     /// First come first served: one entry per pull owed, in the order they were earned (its
     /// buffer grows to the most pulls ever owed at once, then is reused).
@@ -251,13 +255,16 @@ enum PullQueue {
 }
 
 impl PullQueue {
-    fn new(order: PullOrder, flows: usize) -> PullQueue {
+    fn new(order: PullOrder, flows: usize, apps: u32) -> PullQueue {
+        let rings = |urgent| PullQueue::Rings {
+            owed: vec![0; flows],
+            next: vec![NONE; flows],
+            tail: [NONE; 2],
+            urgent,
+        };
         match order {
-            PullOrder::Fair => PullQueue::Fair {
-                owed: vec![0; flows],
-                next: vec![NONE; flows],
-                tail: NONE,
-            },
+            PullOrder::Fair => rings(u32::MAX),
+            PullOrder::ShortFirst => rings(apps),
             PullOrder::Fifo => PullQueue::Fifo(VecDeque::new()),
         }
     }
@@ -266,12 +273,18 @@ impl PullQueue {
     #[inline]
     fn push(&mut self, flow: u32) {
         match self {
-            PullQueue::Fair { owed, next, tail } => {
+            PullQueue::Rings {
+                owed,
+                next,
+                tail,
+                urgent,
+            } => {
                 let f = flow as usize;
                 owed[f] += 1;
                 if owed[f] > 1 {
                     return;
                 }
+                let tail = &mut tail[usize::from(flow < *urgent)];
                 if *tail == NONE {
                     next[f] = flow;
                 } else {
@@ -284,22 +297,34 @@ impl PullQueue {
         }
     }
 
+    /// The class whose ring is served next (the urgent one while it has a flow waiting).
+    #[inline]
+    fn ring(tail: &[u32; 2]) -> usize {
+        usize::from(tail[0] == NONE)
+    }
+
     /// The flow the next pull goes to, if any is owed.
     #[inline]
     fn front(&self) -> Option<u32> {
         match self {
-            PullQueue::Fair { next, tail, .. } => (*tail != NONE).then(|| next[*tail as usize]),
+            PullQueue::Rings { next, tail, .. } => {
+                let t = tail[Self::ring(tail)];
+                (t != NONE).then(|| next[t as usize])
+            }
             PullQueue::Fifo(q) => q.front().copied(),
         }
     }
 
     /// The front flow's pull is served (or, with `all`, every pull it is owed is dropped): it
-    /// leaves the ring if it is owed no more, else it becomes the tail, served again after
-    /// every other flow waiting.
+    /// leaves its ring if it is owed no more, else it becomes the tail, served again after
+    /// every other flow of its class waiting.
     #[inline]
     fn take_front(&mut self, all: bool) {
         match self {
-            PullQueue::Fair { owed, next, tail } => {
+            PullQueue::Rings {
+                owed, next, tail, ..
+            } => {
+                let tail = &mut tail[Self::ring(tail)];
                 let t = *tail as usize;
                 let f = next[t];
                 let fu = f as usize;
@@ -525,5 +550,21 @@ mod tests {
         // Idle, it pulls an arrival at once.
         r.on_data(2 * GAP, 0, 1, &mut out);
         assert_eq!(out, [control(Kind::Ack, 0, 1), PullTick(2 * GAP)]);
+    }
+
+    #[test]
+    fn short_first_serves_the_short_flows_before_the_applications_each_class_in_turn() {
+        let mut r = incast_then_short(PullOrder::ShortFirst);
+        // The short flow 3's two pulls go at the next ticks, ahead of the incast's nine
+        // waiting, which then take their turns.
+        let mut out = Vec::new();
+        r.on_header(12, 3, 1, &mut out);
+        assert_eq!(drain(&mut r, 10), [3, 3, 0, 1, 2, 0, 1, 2, 0, 1, 2]);
+        // A short flow arriving while the incast's are pulled goes at the next tick.
+        let mut r = incast_then_short(PullOrder::ShortFirst);
+        r.on_pull_tick(10, &mut out);
+        r.on_pull_tick(10 + GAP, &mut out);
+        r.on_data(10 + GAP + 1, 3, 1, &mut out);
+        assert_eq!(drain(&mut r, 10 + 2 * GAP), [3, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
 }
