@@ -12,7 +12,8 @@
 //!   the first window, the receiver's link is exactly filled.
 //!
 //! The receiver's pull queue serves the flows owed a pull round-robin, as the paper's §3.2
-//! does by default (`ndp.pull_order`; first come first served is the alternative).
+//! does by default (`ndp.pull_order`: first come first served, or the short flows beside the
+//! application's in strict priority, the paper's prioritization, are the alternatives).
 //!
 //! Simplifications, on purpose: trimming always trims the arriving packet (the paper sometimes
 //! trims the queue's tail to avoid phase effects); a sender that hears nothing for `ndp.rto`

@@ -8,9 +8,11 @@
 //! connections whose pulls "are serviced fairly by default, or with strict prioritization when
 //! a flow has higher priority", and §3.3 ("Fairness") uses "a fair queuing scheme for packets
 //! in the pull-queue that belong to different connections": by default here, a round-robin
-//! over the flows with pulls owed, one pull per flow per turn. First come first served (one
-//! FIFO of pulls: a flow that arrives behind an incast's first windows waits for every pull
-//! those windows earned) is kept as the alternative.
+//! over the flows with pulls owed, one pull per flow per turn. The alternatives: first come
+//! first served (one FIFO of pulls: a flow that arrives behind an incast's first windows waits
+//! for every pull those windows earned; incastlab's rule before), and the paper's strict
+//! prioritization given to the short flows beside the application's (§5, Figure 10: "the
+//! receiver prioritizes the short flow by sending its pulls before those of the long flows").
 //!
 //! Like the sender, it takes `now` and appends what it sends, and its pacer's next tick, to
 //! `out`. Per arrival it allocates nothing: pulls owed are a counter per flow, and the flows
