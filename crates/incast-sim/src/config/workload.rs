@@ -78,16 +78,16 @@ pub enum BackgroundDestination {
 #[serde(rename_all = "snake_case")]
 pub enum PullOrder {
     /// Round-robin over the flows owed a pull, one pull per flow per turn: the paper's
-    /// default (Handley et al., SIGCOMM 2017, §3.2: pulls of different connections "are
-    /// serviced fairly by default").
+    /// default (Handley et al., SIGCOMM 2017, §3.2: the pulls of different connections are
+    /// served fairly unless a flow is given priority).
     Fair,
     /// First come first served: pulls in the order the arrivals earned them, so a flow that
     /// starts behind an incast waits for every pull the incast's first windows earned.
     Fifo,
-    /// The paper's prioritization (§3.2, "strict prioritization when a flow has higher
-    /// priority"; §5, Figure 10: the receiver sends a short flow's pulls before the long
-    /// flows'): the short flows beside the application's (`workload.short_load`) are pulled
-    /// before the application's flows, each class round-robin.
+    /// The paper's prioritization (§3.2: strict priority for a flow of higher priority; §5,
+    /// Figure 10: the receiver sends a short flow's pulls before the long flows'): the short
+    /// flows beside the application's (`workload.short_load`) are pulled before the
+    /// application's flows, each class round-robin.
     ShortFirst,
 }
 

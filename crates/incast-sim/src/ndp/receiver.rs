@@ -4,15 +4,15 @@
 //!
 //! Which flow the next pull goes to is the pull queue's discipline ([`PullOrder`]). The paper
 //! (Handley et al., "Re-architecting datacenter networks and stacks for low latency and high
-//! performance", SIGCOMM 2017, §3.2) keeps one pull queue shared by all the receiver's
-//! connections whose pulls "are serviced fairly by default, or with strict prioritization when
-//! a flow has higher priority", and §3.3 ("Fairness") uses "a fair queuing scheme for packets
-//! in the pull-queue that belong to different connections": by default here, a round-robin
-//! over the flows with pulls owed, one pull per flow per turn. The alternatives: first come
-//! first served (one FIFO of pulls: a flow that arrives behind an incast's first windows waits
-//! for every pull those windows earned; incastlab's rule before), and the paper's strict
-//! prioritization given to the short flows beside the application's (§5, Figure 10: "the
-//! receiver prioritizes the short flow by sending its pulls before those of the long flows").
+//! performance", SIGCOMM 2017) keeps one pull queue shared by all the receiver's connections
+//! and serves their pulls fairly unless a flow is given strict priority (§3.2); its fairness
+//! argument (in its section on congestion control) rests on fair queuing of the pulls of
+//! different connections. By default here, then, a round-robin over the flows with pulls
+//! owed, one pull per flow per turn. The alternatives: first come first served (one FIFO of
+//! pulls: a flow that arrives behind an incast's first windows waits for every pull those
+//! windows earned; incastlab's rule before), and the paper's strict prioritization given to
+//! the short flows beside the application's (§5, Figure 10, where the receiver sends a short
+//! flow's pulls ahead of six long flows').
 //!
 //! Like the sender, it takes `now` and appends what it sends, and its pacer's next tick, to
 //! `out`. Per arrival it allocates nothing: pulls owed are a counter per flow, and the flows
@@ -198,8 +198,8 @@ impl Receiver {
     }
 
     /// The pacer may send a pull: to the next flow in the pull queue's order still
-    /// unfinished, then wait one packet time. A finished flow's pulls are dropped unsent (the
-    /// paper: "the receiver removes any pull packets for that sender from its pull queue").
+    /// unfinished, then wait one packet time. A finished flow's pulls are dropped unsent, as
+    /// the paper's receiver removes a finished sender's pulls from its queue (§3.2).
     pub(crate) fn on_pull_tick(&mut self, now: SimTime, out: &mut Vec<ReceiverOut>) {
         while let Some(flow) = self.pulls.front() {
             let finished = self.flows[flow as usize].fct.is_some();
