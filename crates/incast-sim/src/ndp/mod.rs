@@ -11,8 +11,11 @@
 //!   sender send one packet: a retransmission if it has one waiting, else new data. So after
 //!   the first window, the receiver's link is exactly filled.
 //!
-//! Simplifications, on purpose: pulls are served first come first served across flows (the
-//! paper round-robins them); trimming always trims the arriving packet (the paper sometimes
+//! The receiver's pull queue serves the flows owed a pull round-robin, as the paper's §3.2
+//! does by default (`ndp.pull_order`: first come first served, or the short flows beside the
+//! application's in strict priority, the paper's prioritization, are the alternatives).
+//!
+//! Simplifications, on purpose: trimming always trims the arriving packet (the paper sometimes
 //! trims the queue's tail to avoid phase effects); a sender that hears nothing for `ndp.rto`
 //! resends what is unacknowledged; control packets never bounce, a full header queue drops
 //! them, which the timeout covers.
@@ -172,7 +175,7 @@ impl Transport for Ndp {
             apps,
             shorts: specs[apps as usize..].iter().map(|s| s.start).collect(),
             begun: 0,
-            receiver: Receiver::new(&packets, apps, pull_spacing),
+            receiver: Receiver::new(&packets, apps, pull_spacing, ndp.pull_order),
             rx_host: net.receiver,
             rng: Rng::stream(sc.seed, Stream::Ndp),
             mtu: ndp.mtu,
