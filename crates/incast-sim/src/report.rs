@@ -215,17 +215,21 @@ pub struct ShortFlows {
     pub started: u32,
     /// Of them, those that completed before the run ended.
     pub completed: u32,
-    /// Median completion time of the completed ones, picoseconds (arrival to the last byte at
-    /// the receiver).
+    /// Of them, those still running when the run ended (it ends with the application).
+    pub unfinished: u32,
+    /// Median completion time of the started ones, picoseconds (arrival to the last byte at
+    /// the receiver); an unfinished flow counts at its age at the run's end, a lower bound,
+    /// so while `unfinished` > 0 the percentiles are lower bounds.
     pub p50: Option<SimTime>,
-    /// 99th-percentile completion time (nearest rank), picoseconds.
+    /// 99th-percentile completion time (nearest rank), picoseconds, as `p50`.
     pub p99: Option<SimTime>,
-    /// Median slowdown: completion time over the flow's ideal one
+    /// Median slowdown: completion time (an unfinished flow's age) over the flow's ideal one
     /// ([`crate::app::flows::ideal_fct`], alone on the idle network).
     pub slowdown_p50: Option<f64>,
     /// 99th-percentile slowdown.
     pub slowdown_p99: Option<f64>,
-    /// The smallest slowdown (never below 1: no flow beats its ideal time).
+    /// The smallest slowdown of the completed ones (never below 1: no flow beats its ideal
+    /// time).
     pub min_slowdown: Option<f64>,
     /// (bytes, completion time in picoseconds) of every completed short flow, in arrival order.
     pub fcts: Vec<(u64, SimTime)>,
@@ -355,7 +359,7 @@ pub struct HomaReport {
     pub retransmitted: u64,
     /// GRANTs the receivers sent.
     pub grants: u64,
-    /// RESENDs the receivers sent (each a resend timeout).
+    /// Resend timeouts of the receivers (each sends a RESEND per missing range).
     pub resends: u64,
     /// BUSYs the senders answered.
     pub busy: u64,
@@ -363,6 +367,9 @@ pub struct HomaReport {
     pub marked: u64,
     /// Data packets that arrived twice.
     pub duplicates: u64,
+    /// Data packets that arrived after a later packet of their message: overtaken (a higher
+    /// level, another sprayed path) or resent.
+    pub reordered: u64,
     /// Packets (data or control) the switches dropped.
     pub dropped: u64,
     /// The most bytes one receiver had granted (beyond the unscheduled ones) and not yet

@@ -43,7 +43,8 @@ pub enum Stream {
     FlowIncast,
     /// RoCE's draws: 0 the servers' response jitter, 1 the queue pairs' set-up (ECMP paths).
     Roce(u32),
-    /// Swift's draws: the ECMP path of one connection (both directions).
+    /// Swift's draws: the ECMP path of one connection (both directions), then the seeds of
+    /// its two endpoints' timer randomization (`swift.rto_jitter`).
     Swift(u32),
     /// EQDS's draws: 0 the flows' path entropies, 1 the synchronized read's jitter.
     Eqds(u32),
@@ -51,6 +52,8 @@ pub enum Stream {
     Homa(u32),
     /// The short flows beside an incast (`workload.short_load`): arrivals, servers, sizes.
     Short,
+    /// Homa's per-packet paths (`homa.spray`).
+    HomaSpray,
 }
 
 impl Stream {
@@ -77,6 +80,7 @@ impl Stream {
             Stream::Eqds(i) => (17, i),
             Stream::Homa(i) => (18, i),
             Stream::Short => (19, 0),
+            Stream::HomaSpray => (20, 0),
         };
         (purpose << 32) + index as u64
     }

@@ -1,9 +1,12 @@
 //! Issue 30's scale case, small enough for a test: every message transport (and NDP, the
 //! reference) completes an 8000:1 incast on the 8192-host fat tree (k = 32) at 100 Gbps.
 //! The blocks are 2,000 B (two packets for NDP and EQDS) so a debug build finishes in
-//! seconds; Homa runs with its incast optimization, so 7,992 of its messages send 300 B
-//! unscheduled and wait for grants: its grant scheduler holds thousands of messages at one
-//! host, the code path the full-size case (benchmarks/scale_transports.py) stresses. Swift's
+//! seconds; Homa runs with its incast optimization (`homa.incast_threshold = 8`; off by default,
+//! as neither the paper nor the authors' code gives a threshold), so 7,992 of its messages send
+//! 300 B unscheduled and wait for grants: its grant scheduler holds thousands of messages at one
+//! host, the code path the full-size case (benchmarks/scale_transports.py) stresses. Without
+//! the optimization Homa's 8000:1 is not in NDP's class: every silent message asks again for its
+//! lost unscheduled bytes after each resend timeout (docs/speed.md has the cost). Swift's
 //! recovery from its first burst's drops makes its run the longest (2 M events; tens of
 //! seconds in a debug build).
 
@@ -77,6 +80,9 @@ fn eqds_completes_8000_to_1_on_the_8192_host_fat_tree() {
 
 #[test]
 fn homa_completes_8000_to_1_on_the_8192_host_fat_tree() {
-    // Measured 2.3x (2.90 ms).
-    completes(Transport::Homa, 10);
+    // Measured 11.2x (14.37 ms; 2.3x with a 1 ms resend timeout): at 100 Gbps RTTbytes is
+    // 160 KB, so the seven messages granted at once overflow the 64 KB ports and the lost
+    // packets (about 9,500) wait the paper's resend timeout of a few milliseconds (5 ms), twice for
+    // the last one. The test holds that it completes and that the tail stays within 20x.
+    completes(Transport::Homa, 20);
 }

@@ -7,7 +7,8 @@
 # (the text does not say so; the ninth, 120K, is §5.3's "90% of the flows are shorter than
 # 120KB"). K and M read as 10^3 and 10^6:
 #     324  400  500  600  700  1K  7K  46K  120K  10M
-# Nothing between these deciles is printed. Roy et al.'s own figure was not read for this file.
+# Nothing between these deciles is printed. Roy et al.'s own flow-size figure could not be read
+# for this file: no copy of their paper's text was reachable from where this was written.
 #
 # Interpolation (our choice): log-uniform within each decile, a straight CDF between two labels
 # on a log-size axis. This parser is uniform between points, so the decile from size a to

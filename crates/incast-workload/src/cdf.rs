@@ -24,7 +24,8 @@ pub const MAX_SIZE: u64 = 1 << 40;
 /// "Data Center TCP (DCTCP)", SIGCOMM 2010) and Facebook's Hadoop cluster (Roy et al., "Inside
 /// the Social Network's (Datacenter) Network", SIGCOMM 2015), as the HPCC paper ran them (Li
 /// et al., SIGCOMM 2019: "WebSearch", "FB_Hadoop"), each built from the ten deciles that paper
-/// prints on its figures, log-uniform within a decile (see the files' headers).
+/// prints on its figures, log-uniform within a decile (see the files' headers; websearch's
+/// compares them with DCTCP's own Figure 4).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("websearch", include_str!("../cdf/websearch.cdf")),
     ("hadoop", include_str!("../cdf/hadoop.cdf")),

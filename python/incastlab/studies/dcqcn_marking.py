@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 #: DCQCN's marking (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments",
-#: SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1% at its 40 Gbps, the DCQCN paper's setting as
-#: secondary accounts give it (not checked against its text; one of them reads Kmin 4 KB), as
-#: `dcqcn-incast` and `pfc-unfairness` use it. It is neither of the two sources we could check:
+#: SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1% at its 40 Gbps, the paper's §5.2 and its
+#: Figure 14 (the parameters of its deployment), as `dcqcn-incast` and `pfc-unfairness` use it.
+#: (Its strawman, §5.2, marks DCTCP-like at Kmin = Kmax = 40 KB, Pmax 1.) It is neither of these:
 #: the HPCC paper's DCQCN setting (Li et al., SIGCOMM 2019, §5.1: Kmin 100 KB, Kmax 400 KB per
 #: 25 Gbps of link rate, "according to our experiences") nor the DCQCN authors' ns-3
 #: configuration (ns3-rdma, mix/config.txt: KMIN 40, KMAX 1000 cells of 1,030 B, PMAX 1).

@@ -230,7 +230,8 @@ def peak_bytes(r: Result) -> float | None:
 
 def short_p99_s(r: Result) -> float | None:
     """The 99th percentile completion of the short flows beside the incast: the report's
-    ``short_flows`` (``workload.short_load``), or a mixed workload's flows of at most
+    ``short_flows`` (``workload.short_load``; a lower bound while any is unfinished, see
+    :func:`short_unfinished`), or a mixed workload's flows of at most
     :data:`SHORT_FLOW_BYTES` (``workload.kind = "flows"``: short flows and incast bursts)."""
     short = r.report.get("short_flows")
     if short is not None:
@@ -243,6 +244,12 @@ def short_p99_s(r: Result) -> float | None:
         if f.get("fct") is not None and 0 < int(f.get("bytes") or 0) <= SHORT_FLOW_BYTES
     )
     return fcts[min(len(fcts) - 1, int(0.99 * len(fcts)))] if fcts else None
+
+
+def short_unfinished(r: Result) -> int:
+    """Short flows beside the incast still running when the run ended (it ends with the
+    incast): the report counts each at its age then, so its percentiles are lower bounds."""
+    return int((r.report.get("short_flows") or {}).get("unfinished") or 0)
 
 
 def short_na(r: Result, asked: bool = False) -> str:
@@ -307,6 +314,7 @@ class Row:
             "pfc_pauses": n(lambda r: float(r.report.get("pfc_pauses") or 0)),
             "peak_buffer_bytes": n(peak_bytes),
             "short_flow_p99_s": n(short_p99_s),
+            "short_flow_unfinished": sum(short_unfinished(r) for r in self.results),
         }
 
     def cc_note(self) -> str | None:
@@ -370,7 +378,8 @@ def short_rule(s: dict[str, Any]) -> str | None:
     return (
         f"short flows: Poisson at {w['short_load']:g} of the receiver's link, {sizes}, "
         f"each from a random server to the receiver, at most {w['queries']}, arriving until "
-        "the incast ends; p99 of arrival to last byte"
+        "the incast ends; p99 of arrival to last byte, a flow still running when the incast "
+        "ends at its age then (≥: a lower bound; short unfin.: how many)"
     )
 
 
@@ -427,7 +436,8 @@ def apply(e: Entry, points: Sequence[Scenario]) -> tuple[Overrides, list[Scenari
             point = sc_mod.from_dict(sc_mod.apply_overrides(sc.model_dump(), o), normalized=True)
         except sc_mod.ScenarioError as refused:
             # Which transports carry the short flows is the scenario's rule (Rust's validation,
-            # workload.short_load); the others run without them and their row says so.
+            # workload.short_load; today every one does); one that refused them would run
+            # without them and its row would say so.
             if not str(refused).startswith("workload.short_load:"):
                 raise
             o = o | {"workload.short_load": 0.0}

@@ -85,8 +85,14 @@ def print_transport_ranking(
         Col(header("peak", "KB"), [count(_kb(n["peak_buffer_bytes"])) for n in nums], 6),
     ]
     short = [n["short_flow_p99_s"] for n in nums]
+    left = [n["short_flow_unfinished"] for n in nums]
     s_unit, s_cell = in_unit(short, "time")
-    cols.append(Col(header("short p99", s_unit), [s_cell(v) if v else "n/a" for v in short], 5))
+    # A short flow still running at the end counts at its age then: the tail is a lower bound.
+    pairs = zip(short, left, strict=True)
+    cells = [("≥" if k else "") + s_cell(v) if v else "n/a" for v, k in pairs]
+    cols.append(Col(header("short p99", s_unit), cells, 5))
+    if any(left):
+        cols.append(Col(header("short", "unfin."), [count(k) for k in left], 6))
     # A refused transport keeps its row, at the bottom, its reason under the table.
     for i, c in enumerate(cols):
         fill = ["-", "", "refused"][i] if i < 3 else ""

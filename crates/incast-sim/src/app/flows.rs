@@ -58,28 +58,50 @@ pub fn schedule(sc: &Scenario) -> Vec<FlowSpec> {
 }
 
 /// The ideal completion time of a flow of `bytes` from physical host `a` to `b`: the flow
-/// alone on the idle network, its last byte at the receiver. Its first frame crosses the
-/// path unloaded ([`Network::latency_between`]: each hop's delay and serialization), and the
-/// rest of its frames follow back to back at the path's slowest link:
+/// alone on the idle network, its frames sent back to back and in order, its last byte at the
+/// receiver. Every hop stores and forwards: a frame starts on a link once it has wholly
+/// arrived (its serialization on the link before, preamble and gap included, and that link's
+/// delay) and once the frame ahead of it has left. The full frames (`mss` of payload and
+/// `header`) leave each link spaced by the slowest link so far; the last frame, shorter, may
+/// catch up with them after a slow link and then waits for the one ahead at every later hop:
 ///
-/// ideal = latency(first frame) + (wire bytes − first frame) · 8 / bottleneck rate,
+/// full frame i leaves link h at F(1, h) + (i − 1) · max(t(l) for the links l up to h),
+/// the last frame leaves link h at max(its arrival at h, F(n − 1, h)) + its own t(h),
 ///
-/// wire bytes = bytes + ⌈bytes / mss⌉ · (header + the bottleneck's preamble and gap), less
-/// the first frame's preamble and gap (its serialization is in the latency). No flow can beat
-/// it, so a slowdown is never below 1. HPCC's standalone FCT (the base RTT plus the wire
-/// bytes at the bottleneck rate) ends at the sender's last ACK; this one ends where the FCT
-/// of this workload does, at the receiver, one ACK's way earlier.
+/// t(h) a frame's serialization on link h, in the simulator's own arithmetic
+/// ([`tx_time`] per frame). This is the schedule itself, so no flow can beat it on the path
+/// (a slowdown is never below 1), whatever the rates of its links: charging every frame after
+/// the first at the slowest link's rate after the first frame's crossing (the formula before)
+/// overcounts a short last frame at the links after the slowest. HPCC's standalone FCT (the
+/// base RTT plus the wire bytes at the bottleneck rate) ends at the sender's last ACK; this
+/// one ends where the FCT of this workload does, at the receiver, one ACK's way earlier.
 pub fn ideal_fct(net: &Network, a: u32, b: u32, bytes: u64, mss: u64, header: u64) -> SimTime {
-    let first = bytes.min(mss) + header;
-    let hops = net.path_len(a, b);
-    let (rate, phy) = (0..hops)
-        .filter_map(|h| net.hop_via(a, b, 0, h))
-        .map(|l| (net.links[l].rate, net.links[l].phy_overhead))
-        .min()
-        .unwrap_or((u64::MAX, 0));
     let segs = bytes.div_ceil(mss).max(1);
-    let rest = bytes + segs * header - first + (segs - 1) * phy;
-    net.latency_between(a, b, first) + tx_time(rest, rate)
+    let last = bytes - (segs - 1) * mss + header;
+    let full = mss + header;
+    // `spacing`: the slowest full-frame serialization up to the current link; `first_at` and
+    // `tail_at`: when the first full frame and the last frame have wholly arrived at it (the
+    // sender's own link first: time 0).
+    let mut spacing: SimTime = 0;
+    let (mut first_at, mut tail_at): (SimTime, SimTime) = (0, 0);
+    for l in (0..net.path_len(a, b)).filter_map(|h| net.hop_via(a, b, 0, h)) {
+        let link = &net.links[l];
+        let t_last = tx_time(last + link.phy_overhead, link.rate);
+        if segs > 1 {
+            let t_full = tx_time(full + link.phy_overhead, link.rate);
+            spacing = spacing.max(t_full);
+            let first_leaves = first_at + t_full;
+            // Full frame n − 1 leaves this link; the last frame goes when both it has arrived
+            // and the link is free of the frame ahead.
+            let ahead_leaves = first_leaves + (segs - 2) * spacing;
+            let tail = tail_at.max(ahead_leaves) + t_last;
+            tail_at = tail + link.delay;
+            first_at = first_leaves + link.delay;
+        } else {
+            tail_at += t_last + link.delay;
+        }
+    }
+    tail_at
 }
 
 /// The flow schedule as a workload of TCP connections.

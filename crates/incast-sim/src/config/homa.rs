@@ -39,6 +39,13 @@ section! {
         /// from the top, larger ones at the lowest unscheduled level. Empty: derived from the
         /// workload's sizes so each level carries the same unscheduled bytes, as the paper allocates them.
         pub unsched_cutoffs: Vec<u64> [Sizes] = Vec::new(),
+        /// Every packet takes a path of its own through the fabric (per-packet spraying), as
+        /// the paper's design and simulations assume (§2: "simple randomized per-packet
+        /// spraying"; §5.2: its simulated switches "implement packet spraying"); false: each
+        /// message's packets follow one route each way (ECMP per message). Sprayed packets of
+        /// a message may arrive out of order; the receiver counts a missing packet as in
+        /// flight until it arrives or its RESEND timer fires.
+        pub spray: bool [Plain] = true,
         /// Messages a receiver grants at once, the degree of overcommitment. 0: the
         /// number of scheduled levels, the paper's choice (§3.5).
         pub overcommit: u32 [Plain] = 0,
@@ -46,15 +53,22 @@ section! {
         /// marks its new ones so their responses send only homa.incast_unsched_bytes
         /// unscheduled. The paper gives no number (§3.6: "a threshold"); 0: off.
         pub incast_threshold: u32 [Plain] = 0,
-        /// Unscheduled bytes of a marked response: "a few hundred bytes" in the paper (§3.6); 300 is incastlab's choice.
+        /// Unscheduled bytes of a marked response: "a few hundred bytes" in the paper (§3.6); 300 is
+        /// incastlab's choice. Fewer than a packet go as one packet of that size.
         pub incast_unsched_bytes: u64 [Size] = 300,
         /// A receiver that has heard nothing of a message missing granted bytes for this long
-        /// sends a RESEND for them; a sender busy with shorter messages answers BUSY.
-        /// The paper: "a few milliseconds" without packets (§3.7; the authors' RAMCloud
-        /// transport resends on the third of its 2 ms timer checks, 4-6 ms); incastlab's 1 ms
-        /// is well above the wait of a granted message's packets behind higher levels (an RTT
-        /// per overcommitted message) and far below TCP's 200 ms minimum RTO.
-        pub resend_timeout: SimTime [Time] = from_ms(1),
+        /// sends a RESEND for them (and again after each such silence); a sender busy with
+        /// shorter messages answers BUSY. 5 ms, the paper's "a few milliseconds" without
+        /// packets (§3.7) as the authors' implementations set it: their Linux module's
+        /// resend_ticks = 5 ticks of its 1 ms timer, then every resend_interval = 5 ticks;
+        /// their RAMCloud transport on the third of its 2 ms timer checks (4-6 ms), then
+        /// every third.
+        pub resend_timeout: SimTime [Time] = from_ms(5),
+        /// Missing ranges of a message one resend timeout asks for, a RESEND each (0: every
+        /// one). 1 as the paper (§3.7: a RESEND "identifies the first range of missing bytes")
+        /// and the authors' RAMCloud transport: a message with several holes (its packets
+        /// interleaved with others' in a full queue, or sprayed) waits a timeout per hole.
+        pub resend_ranges: u32 [Plain] = 1,
     }
 }
 

@@ -78,9 +78,9 @@ section! {
         /// Selective repeat's receive bitmap, packets: the receiver keeps out-of-order
         /// packets up to this many PSNs past the one it expects, and drops (and NAKs) one
         /// further ahead. IRN sizes it to its BDP cap (Mittal et al., "Revisiting Network
-        /// Support for RDMA", SIGCOMM 2018: about 110 MTU packets in its 40 Gbps default,
-        /// a bitmap of 128 bits); pair it with roce.window (IRN's BDP-FC) so a sender never
-        /// sends past it.
+        /// Support for RDMA", SIGCOMM 2018); the 128 bits, for about 110 MTU packets of BDP
+        /// at its 40 Gbps default, are as recalled: IRN's text could not be reached to check
+        /// them. Pair it with roce.window (IRN's BDP-FC) so a sender never sends past it.
         pub sack_bitmap: u32 [Plain] = 128,
         /// NAKs for out-of-order packets (go-back-N).
         pub nack: RoceNack [Plain] = RoceNack::Once,
@@ -92,12 +92,14 @@ section! {
         /// timeout is 4.096 µs·2^n: n = 10 is 4.2 ms); 4 ms here, long enough that PFC's pauses
         /// in a 1000:1 incast do not fire it. "off" (lossless only): no timer, as htsim's RoCE.
         pub rto: SimTime [TimeOrOff] = from_ms(4),
-        /// Selective repeat's timeout while few packets are in flight (IRN's RTO_low, 100 µs):
-        /// a tail loss no NACK will ever reveal.
+        /// Selective repeat's timeout while few packets are in flight (IRN's RTO_low, 100 µs,
+        /// as recalled: not checked against IRN's text): a tail loss no NACK will ever reveal.
         pub rto_low: SimTime [Time] = from_us(100),
-        /// Selective repeat's timeout otherwise (IRN's RTO_high, 320 µs).
+        /// Selective repeat's timeout otherwise (IRN's RTO_high, 320 µs, as recalled: not
+        /// checked against IRN's text).
         pub rto_high: SimTime [Time] = from_us(320),
-        /// In flight below this many packets, selective repeat uses rto_low (IRN's N = 3).
+        /// In flight below this many packets, selective repeat uses rto_low (IRN's N = 3, as
+        /// recalled: not checked against IRN's text).
         pub rto_low_packets: u32 [Plain] = 3,
         /// The receiver ACKs every this many in-order packets (coalescing), and always the
         /// last packet of a message.
@@ -114,7 +116,8 @@ section! {
         /// rate (a NIC starts every queue pair at line rate).
         pub rate_limit: u64 [Rate] = 0,
         /// The notification point's CNP pacing: at most one CNP per queue pair in this
-        /// interval however many CE-marked packets arrive (50 µs in DCQCN, SIGCOMM 2015).
+        /// interval however many CE-marked packets arrive: 50 µs, DCQCN's N (Zhu et al.,
+        /// SIGCOMM 2015, §3.1 and Figure 6; §5.2: fixed by the NIC's hardware).
         pub cnp_interval: SimTime [Time] = from_us(50),
         /// DCQCN's constants (cc = "dcqcn").
         pub dcqcn: Dcqcn [Section] = Dcqcn::default(),

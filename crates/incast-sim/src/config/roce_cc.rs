@@ -8,43 +8,54 @@ use crate::units::*;
 section! {
     /// DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
     /// 2015): the reaction point's constants. The notification point's CNP pacing N is
-    /// `roce.cnp_interval` (50 µs). Where each default comes from is said beside it: the
-    /// paper's own text could not be read for these notes, so a value is the paper's where
-    /// the HPCC paper (Li et al., SIGCOMM 2019, §2.3) or the DCQCN authors' ns-3 release
-    /// (ns3-rdma, windows/ns-3-dev/mix/config.txt) confirms it.
+    /// `roce.cnp_interval` (50 µs). Each default was checked against the paper's text: where
+    /// it prints the value, its section, table or figure is given (its Figure 14 is the table
+    /// of "DCQCN Parameters used in our datacenters"); R_HAI, the minimum rate and the
+    /// decrease interval are not in the paper, and their sources are said beside them.
     pub struct Dcqcn {
         /// Gain g of the estimator α: a CNP sets α ← (1 − g)·α + g, a period K without one
-        /// α ← (1 − g)·α. 1/256: the DCQCN authors' ns-3 configuration (DCTCP_GAIN) and the
-        /// HPCC authors' DCQCN runs (EWMA_GAIN 1/256).
+        /// α ← (1 − g)·α. 1/256: the paper's Figure 14 and §5.2 (smaller g "leads to lower
+        /// queue length and lower variation", Figure 12), against the 1/16 of its strawman.
         pub g: f64 [Plain] = 1.0 / 256.0,
-        /// α before the first CNP, so the first CNP cuts the rate by α/2: 1 halves it (the
-        /// paper leaves it open; ConnectX starts α at 1023/1024, initial_alpha_value).
+        /// α before the first CNP, so the first CNP cuts the rate by α/2: 1, the paper's
+        /// "Initial value of α is 1" (§3.1, footnote 1), so the first CNP halves the rate.
+        /// (ConnectX starts α at 1023/1024, initial_alpha_value.)
         pub alpha_init: f64 [Plain] = 1.0,
-        /// Period K of α's decay without CNPs, restarted by each CNP: 55 µs, the DCQCN authors'
-        /// ns-3 (ALPHA_RESUME_INTERVAL), longer than the CNP interval N = 50 µs so a steady
-        /// stream of CNPs never decays α. The HPCC authors' "dcqcn_paper" runs use 50 µs.
+        /// Period K of α's decay without CNPs, restarted by each CNP: 55 µs, the paper's
+        /// "Our implementation uses K = 55µs" (§3.1, Eq. 2; §5.2's α update interval τ′ =
+        /// 55 µs, larger than the CNP interval N = 50 µs so that α does not decay between
+        /// two CNPs; 110 µs "barely slows down convergence"). The HPCC authors'
+        /// "dcqcn_paper" runs use 50 µs.
         pub alpha_interval: SimTime [Time] = from_us(55),
-        /// Period T of the rate-increase timer, restarted by each cut: 55 µs, "from DCQCN's
-        /// original paper" (HPCC paper §2.3, Fig. 2, against a NIC vendor's default of
-        /// 300 µs). The DCQCN authors' ns-3 has 1.5 ms as its attribute default and
+        /// Period T of the rate-increase timer, restarted by each cut: 55 µs, the paper's
+        /// Figure 14 ("Timer 55µs") and §5.2 (the timer "cannot be smaller than 50µs", the
+        /// CNP interval; its strawman, QCN's, is 1.5 ms). The HPCC paper (§2.3, Fig. 2)
+        /// compares it with a NIC vendor's default of 300 µs; the DCQCN authors' ns-3
         /// configures 60 µs.
         pub rate_timer: SimTime [Time] = from_us(55),
         /// Bytes B of the rate-increase byte counter: one increase step per B bytes sent while
-        /// the rate recovers. 10 MB, as secondary accounts of the paper give it (not checked
-        /// against its text); the DCQCN authors' ns-3 has 150 KB as its attribute default
-        /// and configures 300 KB; ConnectX's rpg_byte_reset is 32,767 B.
+        /// the rate recovers. 10 MB, the paper's Figure 14 ("Byte Counter 10MB") and §5.2 (with
+        /// a fast timer "the byte counter should be set large, e.g., 10MB, to avoid triggering
+        /// the hyper increase phase too fast"; its strawman, QCN's, is 150 KB). The DCQCN
+        /// authors' ns-3 configures 300 KB; ConnectX's rpg_byte_reset is 32,767 B.
         pub byte_counter: u64 [Size] = 10_000_000,
         /// Steps F of fast recovery before additive increase, and the steps both counters
-        /// must pass before hyper increase: 5, the DCQCN authors' ns-3
-        /// (FAST_RECOVERY_TIMES; ConnectX's rpg_threshold and the HPCC authors' runs use 1).
+        /// must pass before hyper increase: 5, the paper's "F = 5 successive iterations"
+        /// (§3.1, Eq. 3; Table 2: "fixed at 5"), so fast recovery while max(T, BC) ≤ F with
+        /// the expiry counted, hyper increase once min(T, BC) > F (Figure 7). Figure 7 tests
+        /// max(T, BC) < F, which would give F − 1 fast-recovery steps; the text's F is
+        /// followed. ConnectX's rpg_threshold and the HPCC authors' runs use 1.
         pub fast_recovery_steps: u32 [Plain] = 5,
-        /// Additive-increase step R_AI of the target rate, bits per second: 40 Mbps at
-        /// 40 Gbps, the DCQCN authors' ns-3 configuration (RATE_AI). ConnectX ships 5 Mbps
-        /// (rpg_ai_rate), and the HPCC authors' scripts use 5 Mbps per 25 Gbps of line rate.
+        /// Additive-increase step R_AI of the target rate, bits per second: 40 Mbps, the
+        /// paper's Table 2 ("Rate increase step (fixed at 40Mbps)"; §3.1, Eq. 4) at 40 Gbps.
+        /// ConnectX ships 5 Mbps (rpg_ai_rate), and the HPCC authors' scripts use 5 Mbps per
+        /// 25 Gbps of line rate.
         pub rate_ai: u64 [Rate] = 40_000_000,
         /// Hyper-increase step R_HAI: the i-th hyper step adds i·R_HAI to the target rate,
-        /// bits per second: 200 Mbps, the DCQCN authors' ns-3 configuration (RATE_HAI, beside
-        /// R_AI = 40 Mbps). ConnectX ships 50 Mbps (rpg_hai_rate).
+        /// bits per second. The paper gives no value (§3.1 refers its hyper increase to QCN;
+        /// its fluid model leaves it out, §5.1): 200 Mbps is the DCQCN authors' ns-3
+        /// configuration (RATE_HAI, beside R_AI = 40 Mbps). ConnectX ships 50 Mbps
+        /// (rpg_hai_rate).
         pub rate_hai: u64 [Rate] = 200_000_000,
         /// The rate a queue pair never goes below, bits per second (100 Mbps: the minimum rate
         /// of both the DCQCN authors' and the HPCC authors' ns-3; the paper names none).
@@ -52,9 +63,9 @@ section! {
         /// Shortest time between two rate cuts however many CNPs arrive; a CNP within it only
         /// raises α. 4 µs: a NIC vendor's default T_d (HPCC paper §2.3; ConnectX's
         /// rate_reduce_monitor_period), which HPCC's ns-3 models (RATE_DECREASE_INTERVAL). The
-        /// paper cuts at every CNP (the HPCC paper credits it with T_d = 50 µs, its CNP
-        /// interval); as the notification point sends at most one CNP per 50 µs per queue pair
-        /// neither binds. 0: every CNP cuts.
+        /// paper cuts at every CNP (its Figure 7; the HPCC paper credits it with T_d = 50 µs,
+        /// its CNP interval); as the notification point sends at most one CNP per 50 µs per
+        /// queue pair neither binds. 0: every CNP cuts.
         pub decrease_interval: SimTime [Time] = from_us(4),
     }
 }

@@ -81,6 +81,16 @@ section! {
         pub rto_min: SimTime [Time] = from_us(100),
         /// Largest retransmission timeout, after backing off (doubling per timeout).
         pub rto_max: SimTime [Time] = from_ms(100),
+        /// Retransmission timer randomization: each timer is armed for its timeout × (1 +
+        /// rto_jitter × u), u uniform in [0, 1) drawn per arming from the endpoint's own
+        /// stream. The paper (§3.6: an RTO from an EWMA of the RTT) and htsim arm exact
+        /// timers: 0, the default. A simulator's timers have no noise, so flows that lose
+        /// their first windows together (no RTT sample: `rto_initial` doubled alike) time
+        /// out at the same picosecond ever after and their resends meet again in the same
+        /// ports (the phase effect; the remedy as in Hafeez et al., "Mitigating Datacenter
+        /// Incast Congestion Using RTO Randomization", IEEE GLOBECOM 2015). 0.5: each timer
+        /// runs 1 to 1.5 timeouts.
+        pub rto_jitter: f64 [Plain] = 0.0,
     }
 }
 
@@ -119,6 +129,15 @@ impl Scenario {
             return Err(bad(
                 "swift.fs_min_cwnd",
                 "must be positive and below swift.fs_max_cwnd",
+            ));
+        }
+        if !(0.0..=1.0).contains(&s.rto_jitter) {
+            return Err(bad(
+                "swift.rto_jitter",
+                format!(
+                    "must be in [0, 1] (a fraction of the timeout), got {}",
+                    s.rto_jitter
+                ),
             ));
         }
         if s.fs_max_cwnd > 1e6 {

@@ -73,7 +73,26 @@ pub enum BackgroundDestination {
     Peers,
 }
 
+/// Which flow an NDP receiver's next pull goes to.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PullOrder {
+    /// Round-robin over the flows owed a pull, one pull per flow per turn: the paper's
+    /// default (Handley et al., SIGCOMM 2017, §3.2: the pulls of different connections are
+    /// served fairly unless a flow is given priority).
+    Fair,
+    /// First come first served: pulls in the order the arrivals earned them, so a flow that
+    /// starts behind an incast waits for every pull the incast's first windows earned.
+    Fifo,
+    /// The paper's prioritization (§3.2: strict priority for a flow of higher priority; §5,
+    /// Figure 10: the receiver sends a short flow's pulls before the long flows'): the short
+    /// flows beside the application's (`workload.short_load`) are pulled before the
+    /// application's flows, each class round-robin.
+    ShortFirst,
+}
+
 choices! {
+    PullOrder: Fair, Fifo, ShortFirst;
     WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle, Flows;
     KvPlacement: Ring, Uniform;
     BackgroundSource: OwnHosts, Senders;
@@ -126,7 +145,9 @@ section! {
         /// link: Poisson arrivals of responses from a random server to the receiver, sizes by
         /// `query_size_min`/`query_size_max`/`query_size_cdf`, at most `queries` of them,
         /// arriving until the application finishes; their completion times are reported apart
-        /// (`short_flows`) and never count towards a block. 0: none. The mix of DCTCP's
+        /// (`short_flows`; one still running when the run ends, with the application, counts
+        /// at its age then, a lower bound, and `unfinished` says how many) and never count
+        /// towards a block. Every transport carries them. 0: none. The mix of DCTCP's
         /// measurements (Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010): query
         /// traffic and short messages beside the incast.
         pub short_load: f64 [Plain] = 0.0,
@@ -227,6 +248,12 @@ section! {
         pub return_to_sender: bool [Plain] = true,
         /// A sender that hears nothing for this long resends what is unacknowledged.
         pub rto: SimTime [Time] = from_ms(1),
+        /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
+        /// paper's default: Handley et al., "Re-architecting datacenter networks and stacks
+        /// for low latency and high performance", SIGCOMM 2017, §3.2), `fifo` (first come
+        /// first served, incastlab's rule before November 2026) or `short_first` (the short
+        /// flows of `workload.short_load` in strict priority, the paper's prioritization).
+        pub pull_order: PullOrder [Plain] = PullOrder::Fair,
     }
 }
 
@@ -298,18 +325,8 @@ impl Scenario {
                 "short flows run beside one incast or sync_read task only",
             ));
         }
-        if !matches!(
-            self.transport,
-            crate::config::Transport::Tcp
-                | crate::config::Transport::Swift
-                | crate::config::Transport::Homa
-                | crate::config::Transport::Eqds
-        ) {
-            return Err(bad(
-                "workload.short_load",
-                "short flows run with tcp (any congestion control), swift, homa and eqds",
-            ));
-        }
+        // Every transport carries them: TCP and Swift as connections, NDP, EQDS and Homa as
+        // flows or messages after the application's, RoCE as queue pairs.
         w.validate_short_sizes()
     }
 

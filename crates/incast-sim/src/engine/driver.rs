@@ -156,8 +156,9 @@ impl<T: Transport> Engine<T> {
         };
         match ev {
             Event::TxDone(l) => {
-                let id = cx.fabric.tx_done(cx.events, cx.now, l);
-                self.t.sent(&mut cx, l, id);
+                if let Some(id) = cx.fabric.tx_done(cx.events, cx.now, l) {
+                    self.t.sent(&mut cx, l, id);
+                }
             }
             Event::Arrive(l) => match cx.fabric.arrive(cx.events, l) {
                 (id, Some(next)) => {
@@ -213,6 +214,10 @@ impl<T: Transport> Running for Engine<T> {
             self.now = t;
             self.processed += 1;
             n += 1;
+            // The next event's link is fetched from memory while this one runs.
+            if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.events.peek() {
+                self.fabric.warm_link(l);
+            }
             self.dispatch(ev);
         }
         Ok(self.t.finished())
@@ -240,6 +245,8 @@ impl<T: Transport> Running for Engine<T> {
             self.sc.topology.senders,
             whole,
         )?;
+        // A frame is written when its serialization ends: every port needs that event.
+        self.fabric.lazy_ports();
         self.t.attach_capture(cap, &self.sc);
         Ok(())
     }

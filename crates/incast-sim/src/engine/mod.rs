@@ -168,6 +168,12 @@ impl EventQueue {
         Some(((top.key >> 64) as SimTime, top.event))
     }
 
+    /// The earliest event, left in place.
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        self.heap.first().map(|e| e.event)
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -125,16 +125,14 @@ impl Eqds {
         if self.apps < self.senders.len() {
             // The short flows: begun at their arrivals, up to the run's end.
             let ends = self.srcs[self.apps..].iter().zip(&self.shorts);
-            let started = ends
-                .clone()
-                .filter(|(_, &at)| self.start + at <= now)
-                .count() as u32;
-            let flows = ends.enumerate().map(|(i, (&src, _))| {
+            let flows = ends.enumerate().map(|(i, (&src, &at))| {
                 let f = (self.apps + i) as u32;
-                (src, self.senders[f as usize].bytes(), rx.fct(f))
+                let arrival = Some(self.start + at).filter(|&a| a <= now);
+                let fate = short::Fate::of(arrival, rx.fct(f).map(|t| self.start + at + t), now);
+                (src, self.senders[f as usize].bytes(), fate)
             });
             let mss_header = (sc.eqds.mtu, sc.eqds.header_bytes);
-            r.short_flows = Some(short::summary(flows, started, net, mss_header));
+            r.short_flows = Some(short::summary(flows, net, mss_header));
         }
         r
     }

@@ -14,7 +14,9 @@
 //! - A host's NIC holds one data packet at a time and takes the next from the outgoing
 //!   message with the fewest bytes left (the paper's sender); GRANT, RESEND and BUSY go at the top level.
 //! - Frames: payload plus `homa.header_bytes`; control frames `homa.control_bytes`.
-//! - Routes are per message (ECMP drawn at set-up from stream 18, Homa's).
+//! - Paths: with `homa.spray` (the paper's simulations, §5.2) every packet takes a path of its
+//!   own, drawn from random stream purpose 20 as it leaves its host; without it a message's
+//!   packets all take one route each way (ECMP, drawn at set-up from stream 18, Homa's).
 //!
 //! The agents are apart and clock-free: `sender` (one outgoing message), `receiver` (one
 //! incoming message, a host's grant scheduler and the resend timer), `levels` (which level a
@@ -22,6 +24,7 @@
 //! `run_report` reports.
 
 mod levels;
+mod packets;
 mod receiver;
 mod run_report;
 mod sender;
@@ -37,7 +40,8 @@ use crate::net::fabric::{Fabric, Offered, Wire};
 use crate::net::trim::Trimmable;
 use crate::net::PktId;
 use crate::report::{HomaReport, Report};
-use crate::topology::LinkId;
+use crate::rng::Rng;
+use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
 
 use crate::app::messages::Plan;
@@ -76,10 +80,18 @@ pub struct Pkt {
     len: u32,
     offset: u64,
     to: u64,
+    /// Its message's route this way, unless sprayed.
     route: u32,
+    /// Its own path from `src` to `dst` when sprayed, else [`ROUTED`].
+    path: u32,
+    src: u32,
+    dst: u32,
     /// Bytes on the wire, without preamble and gap.
     frame: u32,
 }
+
+/// [`Pkt::path`] of a packet that follows its message's route.
+const ROUTED: u32 = u32::MAX;
 
 impl Trimmable for Pkt {
     #[inline]
@@ -96,7 +108,11 @@ impl Trimmable for Pkt {
 }
 
 impl Wire for Pkt {
-    crate::net::fabric::follows_route!(route);
+    // A message's packets follow its route, or each its own sprayed path (`homa.spray`).
+    crate::net::fabric::follows_route!(@walk |p: &Self, net: &Network, hop| match p.path {
+        ROUTED => net.hop(p.route, hop),
+        path => net.hop_via(p.src, p.dst, path, hop),
+    });
     #[inline]
     fn flow(&self) -> u32 {
         self.msg
@@ -115,6 +131,8 @@ struct Msg {
     bytes: u64,
     data_route: u32,
     ctrl_route: u32,
+    /// Paths from its sender to its receiver and back (for spraying).
+    paths: (u32, u32),
     /// Its incast burst, in a flow schedule.
     burst: Option<u32>,
     /// Marked by the incast optimization.
@@ -155,9 +173,13 @@ pub struct Homa {
     header: u64,
     ctrl: u32,
     timeout: SimTime,
+    /// Missing ranges a resend timeout asks for (0: all).
+    resend_ranges: u32,
     incast_threshold: u32,
     incast_unsched: u64,
     grants: Vec<Grant>,
+    /// Per-packet path draws (`homa.spray`), else `None`.
+    spray: Option<Rng>,
     stats: HomaReport,
     /// A capture was asked for (and is refused when the run ends).
     capture_asked: bool,
@@ -280,7 +302,7 @@ impl Homa {
         };
         let level = self.levels.unscheduled_level(bytes);
         self.tx[m as usize] = Sender::new(bytes, self.mtu, unsched, level);
-        self.rx[m as usize] = Incoming::new(cx.now, bytes, self.mtu, unsched);
+        self.rx[m as usize] = Incoming::new(cx.now, bytes, self.mtu, unsched).unscheduled_at(level);
         if self.rx[m as usize].needs_grants() {
             self.hosts[dst as usize].sched.add(&mut self.rx, m);
         }
@@ -311,28 +333,37 @@ impl Homa {
         let p = self.tx[m as usize].next_packet().expect("it was ready");
         self.stats.data_packets += 1;
         self.stats.retransmitted += u64::from(p.retx);
-        let route = self.msgs[m as usize].data_route;
-        self.send(
-            cx,
-            Pkt {
-                kind: Kind::Data,
-                level: p.level,
-                grant_level: 0,
-                hop: 0,
-                msg: m,
-                len: p.len,
-                offset: p.offset,
-                to: 0,
-                route,
-                frame: (u64::from(p.len) + self.header) as u32,
-            },
-        );
+        let path = self.path(self.msgs[m as usize].paths.0);
+        let msg = &self.msgs[m as usize];
+        let pkt = Pkt {
+            kind: Kind::Data,
+            level: p.level,
+            grant_level: 0,
+            hop: 0,
+            msg: m,
+            len: p.len,
+            offset: p.offset,
+            to: 0,
+            route: msg.data_route,
+            path,
+            src: msg.src,
+            dst: msg.dst,
+            frame: (u64::from(p.len) + self.header) as u32,
+        };
+        self.send(cx, pkt);
     }
 
     /// A control packet of `kind` for message `m`, from its receiver (`back`) or its sender.
-    fn control(&self, kind: Kind, m: u32, offset: u64, to: u64, level: u8) -> Pkt {
+    fn control(&mut self, kind: Kind, m: u32, offset: u64, to: u64, level: u8) -> Pkt {
         let msg = &self.msgs[m as usize];
         let back = kind != Kind::Busy;
+        let (src, dst, paths) = if back {
+            (msg.dst, msg.src, msg.paths.1)
+        } else {
+            (msg.src, msg.dst, msg.paths.0)
+        };
+        let route = if back { msg.ctrl_route } else { msg.data_route };
+        let path = self.path(paths);
         Pkt {
             kind,
             level: self.levels.total - 1,
@@ -342,8 +373,22 @@ impl Homa {
             len: 0,
             offset,
             to,
-            route: if back { msg.ctrl_route } else { msg.data_route },
+            route,
+            path,
+            src,
+            dst,
             frame: self.ctrl,
+        }
+    }
+
+    /// A sprayed packet's path among `paths`, or [`ROUTED`] when packets follow their
+    /// message's route.
+    #[inline]
+    fn path(&mut self, paths: u32) -> u32 {
+        match self.spray.as_mut() {
+            Some(rng) if paths > 1 => rng.up_to(u64::from(paths) - 1) as u32,
+            Some(_) => 0,
+            None => ROUTED,
         }
     }
 
@@ -351,8 +396,11 @@ impl Homa {
     fn on_data(&mut self, cx: &mut Cx<Pkt>, p: &Pkt) {
         let m = p.msg;
         let before = self.rx[m as usize].granted_out();
+        let behind = p.offset < self.rx[m as usize].reach();
         if !self.rx[m as usize].on_data(cx.now, p.offset, p.len) {
             self.stats.duplicates += 1;
+        } else if behind {
+            self.stats.reordered += 1;
         }
         let dst = self.msgs[m as usize].dst;
         let after = self.rx[m as usize].granted_out();
@@ -401,12 +449,28 @@ impl Homa {
         self.pump(cx, src);
     }
 
-    /// Message `m`'s resend timer fired: ask for what is missing.
+    /// Message `m`'s resend timer fired: ask for the first `homa.resend_ranges` missing ranges
+    /// (0: all), a RESEND each. Holes left by drops are often more than one range (a message's
+    /// packets interleave with others' in a full queue; sprayed ones are lost here and there),
+    /// and each range not asked for costs another timeout.
     fn on_resend_timer(&mut self, cx: &mut Cx<Pkt>, m: u32) {
-        if let Some((from, to, level)) = self.rx[m as usize].on_timer(cx.now, self.timeout) {
-            self.stats.resends += 1;
+        let Some((mut from, mut to, level)) = self.rx[m as usize].on_timer(cx.now, self.timeout)
+        else {
+            return;
+        };
+        self.stats.resends += 1;
+        let mut asked = 0;
+        loop {
             let pkt = self.control(Kind::Resend, m, from, to, level);
             self.send(cx, pkt);
+            asked += 1;
+            if asked == self.resend_ranges {
+                break;
+            }
+            match self.rx[m as usize].missing_from(to) {
+                Some(next) => (from, to) = next,
+                None => break,
+            }
         }
     }
 
@@ -425,10 +489,8 @@ impl Homa {
     /// Put packet `p` on the first link of its route.
     #[inline]
     fn send(&mut self, cx: &mut Cx<Pkt>, p: Pkt) {
-        let first = cx
-            .fabric
-            .net
-            .hop(p.route, 0)
+        let first = p
+            .link_at(&cx.fabric.net, 0)
             .expect("routes are never empty");
         let id = cx.fabric.pkts.alloc(p);
         let o = cx.offer(first, id);

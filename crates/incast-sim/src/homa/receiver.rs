@@ -14,27 +14,36 @@
 //! - Lost packets: a message missing granted bytes, of which nothing has arrived for the resend
 //!   timeout, is asked for again (RESEND); a BUSY from its sender restarts the wait.
 
+use super::packets::Layout;
 use crate::units::SimTime;
 
 /// One incoming message.
 #[derive(Debug, Clone)]
 pub struct Incoming {
     bytes: u64,
-    mtu: u64,
+    layout: Layout,
     packets: u32,
     /// Which packets arrived (a bit each).
     got: Vec<u64>,
     arrived: u32,
     /// Bytes arrived.
     received: u64,
-    /// Bytes the sender may have sent: its unscheduled bytes, then the grants.
-    granted: u64,
-    /// Its unscheduled bytes (sent unasked).
-    unsched: u64,
+    /// Of them, bytes past the unscheduled ones.
+    sched_received: u64,
     /// The end of the furthest packet arrived.
     reach: u64,
+    /// Bytes the sender may have sent: its unscheduled bytes, then the grants (a packet
+    /// boundary of [`Layout`] or the message's end).
+    granted: u64,
+    /// Its unscheduled bytes (sent unasked), in whole packets.
+    unsched: u64,
     /// Level of the latest grant.
     level: u8,
+    /// Whether the receiver granted it anything yet.
+    scheduled: bool,
+    /// The level its unscheduled packets take: a RESEND for a message never granted asks
+    /// for its bytes there (they are unscheduled bytes).
+    unsched_level: u8,
     /// Last packet, BUSY or RESEND, the start of the resend timer.
     heard: SimTime,
     resends: u32,
@@ -47,18 +56,26 @@ pub struct Incoming {
 impl Incoming {
     /// A message of `bytes` expected from `now`, whose sender sends `unsched` bytes unasked.
     pub fn new(now: SimTime, bytes: u64, mtu: u64, unsched: u64) -> Incoming {
-        let packets = bytes.div_ceil(mtu).max(1) as u32;
+        let unsched = unsched.min(bytes).max(1);
+        let layout = Layout::new(bytes, mtu, unsched);
+        let packets = layout.packets();
+        // The sender sends whole packets: its unscheduled bytes end on a boundary (an empty
+        // message's one packet counts as one byte, so that its loss is asked for).
+        let unsched = layout.ceil(unsched).max(1);
         Incoming {
             bytes,
-            mtu,
+            layout,
             packets,
             got: vec![0; packets.div_ceil(64) as usize],
             arrived: 0,
             received: 0,
-            granted: unsched.min(bytes).max(1),
-            unsched: unsched.min(bytes).max(1),
+            sched_received: 0,
             reach: 0,
+            granted: unsched,
+            unsched,
             level: 0,
+            scheduled: false,
+            unsched_level: 0,
             heard: now,
             resends: 0,
             duplicates: 0,
@@ -66,10 +83,16 @@ impl Incoming {
         }
     }
 
+    /// Its sender sends its unscheduled packets at `level` (see [`Incoming::on_timer`]).
+    pub fn unscheduled_at(mut self, level: u8) -> Incoming {
+        self.unsched_level = level;
+        self
+    }
+
     /// A data packet of `len` bytes at `offset` arrived at `now`: whether it was new.
     pub fn on_data(&mut self, now: SimTime, offset: u64, len: u32) -> bool {
         self.heard = now;
-        let k = (offset / self.mtu) as usize;
+        let k = self.layout.index(offset);
         if k >= self.packets as usize || self.got[k / 64] & (1 << (k % 64)) != 0 {
             self.duplicates += 1;
             return false;
@@ -77,8 +100,11 @@ impl Incoming {
         self.got[k / 64] |= 1 << (k % 64);
         self.arrived += 1;
         self.received += u64::from(len);
+        if offset >= self.unsched {
+            self.sched_received += u64::from(len);
+        }
         self.reach = self.reach.max(offset + u64::from(len));
-        // A packet carries what its sender may send; one past a lost grant grants itself.
+        // A packet carries what its sender may send (never past a grant, kept for safety).
         self.granted = self.granted.max(offset + u64::from(len));
         true
     }
@@ -102,12 +128,22 @@ impl Incoming {
     }
 
     /// Bytes granted (beyond the unscheduled ones) and not yet arrived: what the receiver's
-    /// grants have put in flight towards it. Packets of one message arrive in order of offset
-    /// on one path, so a hole below the furthest packet arrived is taken as lost, not in
-    /// flight: its bytes stop counting, and a loss does not hold the budget until the RESEND.
+    /// grants have put in flight towards it. A hole below a packet that arrived counts as in
+    /// flight until it arrives: a message's packets need not arrive in order (a later one
+    /// sent at a higher level after its rank rose overtakes earlier ones in a priority queue;
+    /// sprayed ones take different paths), so a hole is not known lost until the resend
+    /// timer says so, and its RESEND asks for the same bytes again. A lost packet so holds
+    /// its share of the budget until its resent copy arrives, as in the authors' RAMCloud
+    /// transport, which grants from the bytes received.
     #[inline]
     pub fn granted_out(&self) -> u64 {
-        self.granted.saturating_sub(self.reach.max(self.unsched))
+        self.granted.saturating_sub(self.unsched) - self.sched_received
+    }
+
+    /// The end of the furthest packet arrived: a packet below it arrives out of order.
+    #[inline]
+    pub fn reach(&self) -> u64 {
+        self.reach
     }
 
     /// Bytes arrived.
@@ -118,14 +154,20 @@ impl Incoming {
     /// The first packet missing below the granted bytes, as a byte range up to the next that
     /// arrived (or the granted end).
     fn missing(&self) -> Option<(u64, u64)> {
-        let granted = self.granted.div_ceil(self.mtu).min(u64::from(self.packets)) as usize;
+        self.missing_from(0)
+    }
+
+    /// The first packet missing from byte `from` (a packet's start) on below the granted bytes,
+    /// as a byte range up to the next that arrived (or the granted end).
+    pub fn missing_from(&self, from: u64) -> Option<(u64, u64)> {
+        let granted = self.layout.covering(self.granted);
         // Word by word (it runs after every packet of the message): the first clear bit, then
         // the first set one after it.
-        let first = self.first_bit(0, granted, false)?;
+        let first = self.first_bit(self.layout.covering(from), granted, false)?;
         let end = self.first_bit(first, granted, true).unwrap_or(granted);
         Some((
-            first as u64 * self.mtu,
-            (end as u64 * self.mtu).min(self.granted),
+            self.layout.start(first),
+            self.layout.start(end).min(self.granted),
         ))
     }
 
@@ -154,7 +196,12 @@ impl Incoming {
         self.missing().map(|_| self.heard + timeout)
     }
 
-    /// The resend timer at `now`: the range to ask for again and its level, if due.
+    /// The resend timer at `now`: the first range to ask for again and its level, if due (the
+    /// others follow from [`Incoming::missing_from`] its end). The level is the latest
+    /// grant's, or, for a message never granted (its unscheduled bytes lost), its unscheduled
+    /// level: unscheduled bytes go at the unscheduled levels (the paper, §3.4), and the
+    /// authors' RAMCloud transport asks for a message it has not scheduled at the unscheduled
+    /// priority of its size.
     pub fn on_timer(&mut self, now: SimTime, timeout: SimTime) -> Option<(u64, u64, u8)> {
         if self.deadline(timeout)? > now {
             return None;
@@ -162,7 +209,12 @@ impl Incoming {
         self.heard = now;
         self.resends += 1;
         let (from, to) = self.missing()?;
-        Some((from, to, self.level))
+        let level = if self.scheduled {
+            self.level
+        } else {
+            self.unsched_level
+        };
+        Some((from, to, level))
     }
 
     /// Its sender answered BUSY at `now` (it will send, only later), or the receiver granted
@@ -204,7 +256,6 @@ pub struct Scheduler {
     levels: u8,
     /// Bytes kept granted beyond what arrived.
     rtt_bytes: u64,
-    mtu: u64,
     /// The messages granted now, fewest remaining bytes first.
     top: Vec<u32>,
     /// The other messages needing grants: a min-heap by SRPT key; each message's place in it
@@ -234,7 +285,6 @@ impl Scheduler {
             overcommit,
             levels: levels.max(1),
             rtt_bytes,
-            mtu,
             top: Vec::with_capacity(overcommit),
             rest: Vec::new(),
             outstanding: 0,
@@ -415,20 +465,22 @@ impl Scheduler {
         for (rank, &m) in self.top.iter().enumerate() {
             let level = (n - 1).saturating_sub(rank) as u8;
             let msg = &mut msgs[m as usize];
-            let want = (msg.received + self.rtt_bytes).div_ceil(self.mtu) * self.mtu;
-            let want = want.min(msg.bytes);
+            // Every grant ends on a packet boundary: the sender sends the whole packet a grant
+            // ends in, so a grant inside one would let it send bytes the budget never counted.
+            let want = msg.layout.ceil(msg.received + self.rtt_bytes);
             // Within the receiver's budget: bytes still in flight from an earlier grant (a
             // message that fell out of the granted ones, or one granted whole) count too.
             let room = self.limit.saturating_sub(self.outstanding);
             let want = match want.saturating_sub(msg.granted) {
                 more if more <= room => want,
-                _ => msg.granted + room / self.mtu * self.mtu,
+                _ => msg.layout.floor(msg.granted + room),
             };
             if want > msg.granted || level != msg.level {
                 let before = msg.granted_out();
                 msg.granted = msg.granted.max(want);
                 self.outstanding += msg.granted_out() - before;
                 msg.level = level;
+                msg.scheduled = true;
                 out.push((m, msg.granted, level));
             }
         }
@@ -479,6 +531,15 @@ mod tests {
         assert_eq!(m.on_timer(249, t), None);
         assert_eq!(m.on_timer(250, t), Some((1_000, 2_000, 0)));
         assert_eq!(m.counts().0, 2);
+        // Every hole is a range of its own, found from the end of the one before.
+        let mut h = Incoming::new(0, 6_000, 1_000, 6_000);
+        for k in [0, 2, 3, 5] {
+            h.on_data(1, k * 1_000, 1_000);
+        }
+        assert_eq!(h.on_timer(100, t), None);
+        assert_eq!(h.on_timer(101, t), Some((1_000, 2_000, 0)));
+        assert_eq!(h.missing_from(2_000), Some((4_000, 5_000)));
+        assert_eq!(h.missing_from(5_000), None);
         // Nothing granted is missing: no timer (the message waits for grants, not packets).
         m.on_data(260, 1_000, 1_000);
         assert_eq!(m.deadline(t), None);
@@ -486,10 +547,20 @@ mod tests {
     }
 
     #[test]
-    fn lost_unscheduled_packets_of_a_silent_message_are_asked_for() {
-        let mut m = Incoming::new(40, 1_500, 1_000, 10_000);
+    fn lost_unscheduled_packets_of_a_silent_message_are_asked_for_at_their_level() {
+        // Never granted: its unscheduled level (6), not the lowest scheduled one.
+        let mut m = Incoming::new(40, 1_500, 1_000, 10_000).unscheduled_at(6);
         assert_eq!(m.on_timer(139, 100), None);
-        assert_eq!(m.on_timer(140, 100), Some((0, 1_500, 0)));
+        assert_eq!(m.on_timer(140, 100), Some((0, 1_500, 6)));
+        // Once granted, at the latest grant's level.
+        let mut g = vec![Incoming::new(0, 5_000, 1_000, 1_000).unscheduled_at(6)];
+        let mut s = Scheduler::new(1, 2, 2_000, 1_000);
+        let mut out = Vec::new();
+        s.add(&mut g, 0);
+        arrive(&mut s, &mut g, 0, 0, &mut out);
+        assert_eq!(out, [(0, 3_000, 0)]);
+        assert_eq!(g[0].on_timer(100, 100), None);
+        assert_eq!(g[0].on_timer(101, 100), Some((1_000, 3_000, 0)));
     }
 
     fn msgs(sizes: &[u64], unsched: u64) -> Vec<Incoming> {
@@ -580,7 +651,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_last_packet_holds_its_budget_until_the_resend_and_a_hole_does_not() {
+    fn a_lost_packet_holds_its_budget_until_its_resent_copy_arrives() {
         let t = 100;
         let mut m = msgs(&[3_000, 3_000, 3_000], 1_000);
         let mut s = Scheduler::new(1, 1, 3_000, 1_000);
@@ -608,10 +679,17 @@ mod tests {
         assert_eq!(out, [(2, 2_000, 0)]);
         assert_eq!(s.outstanding, 3_000);
         out.clear();
-        // Packet 1 of message 1 is lost and packet 2 arrives: the hole is taken as lost at
-        // once (one path, in order), its share freed without waiting for the RESEND.
+        // Packet 1 of message 1 is lost and packet 2 arrives: packet 2's share goes to
+        // message 2; the hole's stays held (it may yet arrive, overtaken) until it arrives.
         arrive(&mut s, &mut m, 1, 2, &mut out);
         assert_eq!(out, [(2, 3_000, 0)]);
+        assert_eq!(s.outstanding, 3_000);
+        // Its RESEND: not at deadline − 1, at the deadline; the resent copy frees the share.
+        assert_eq!(m[1].on_timer(t, t), None);
+        assert_eq!(m[1].on_timer(1 + t, t), Some((1_000, 2_000, 0)));
+        out.clear();
+        arrive(&mut s, &mut m, 1, 1, &mut out);
+        assert!(m[1].complete() && out.is_empty());
         assert_eq!(s.outstanding, 2_000);
     }
 
@@ -625,5 +703,76 @@ mod tests {
         // The shortest on the higher level; the other two share level 0, where they already
         // were with nothing more to grant: no GRANT for them.
         assert_eq!(out, [(0, 1_000, 1)]);
+    }
+
+    /// Scheduled bytes granted and not yet arrived, packet by packet (what the receiver's
+    /// grants truly have in flight towards it), for messages in packets of 1 000.
+    fn in_flight(m: &[Incoming]) -> u64 {
+        m.iter()
+            .map(|i| {
+                (0..u64::from(i.packets))
+                    .map(|k| (k, k * 1_000, (i.bytes - k * 1_000).min(1_000)))
+                    .filter(|&(_, at, _)| at >= i.unsched && at < i.granted)
+                    .filter(|&(k, _, _)| i.got[k as usize / 64] & (1 << (k % 64)) == 0)
+                    .map(|(_, _, len)| len)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_packet_overtaking_earlier_ones_frees_only_its_own_share_of_the_budget() {
+        // Two granted at once, RTTbytes 3 000: a budget of 6 000. Message 0 (4 000 B) is
+        // granted whole and leaves the granted ones; 1 and 2 follow.
+        let mut m = msgs(&[4_000, 20_000, 30_000], 1_000);
+        let mut s = Scheduler::new(2, 2, 3_000, 1_000);
+        let mut out = Vec::new();
+        (0..3).for_each(|i| s.add(&mut m, i));
+        arrive(&mut s, &mut m, 0, 0, &mut out);
+        arrive(&mut s, &mut m, 1, 0, &mut out);
+        assert_eq!((s.outstanding, in_flight(&m)), (6_000, 6_000));
+        // Message 0's last packet overtakes its packets 1 and 2 (a later packet at a higher
+        // level, or on another path): they are still in flight, and so is their budget.
+        out.clear();
+        arrive(&mut s, &mut m, 0, 3, &mut out);
+        assert_eq!(
+            s.outstanding,
+            in_flight(&m),
+            "the count follows what is in flight"
+        );
+        assert!(in_flight(&m) <= 6_000, "{} in flight", in_flight(&m));
+        assert_eq!(out, [(2, 2_000, 0)]);
+        // They arrive: each frees one packet's grant.
+        out.clear();
+        arrive(&mut s, &mut m, 0, 1, &mut out);
+        arrive(&mut s, &mut m, 0, 2, &mut out);
+        assert_eq!(out, [(2, 3_000, 0)]);
+        assert_eq!((s.outstanding, in_flight(&m)), (5_000, 5_000));
+        assert_eq!(s.peak_outstanding(), 6_000);
+    }
+
+    #[test]
+    fn a_grant_to_a_marked_message_ends_on_a_packet_its_sender_sends_whole() {
+        // Budget 3 000 (one granted at once): message 0, granted whole on its first packet,
+        // holds 2 000 of it; message 1, marked (300 B unscheduled, still in flight), gets the
+        // 1 000 left.
+        let mut m = vec![
+            Incoming::new(0, 3_000, 1_000, 1_000),
+            Incoming::new(0, 10_000, 1_000, 300),
+        ];
+        let mut s = Scheduler::new(1, 1, 3_000, 1_000);
+        let mut out = Vec::new();
+        (0..2).for_each(|i| s.add(&mut m, i));
+        arrive(&mut s, &mut m, 0, 0, &mut out);
+        s.grant(&mut m, &mut out);
+        assert_eq!(out, [(0, 3_000, 0), (1, 1_300, 0)]);
+        // What the sender sends for it beyond its unscheduled bytes is what the receiver counts.
+        let mut tx = super::super::sender::Sender::new(10_000, 1_000, 300, 7);
+        tx.on_grant(1_300, 0);
+        let sent: u64 = std::iter::from_fn(|| tx.next_packet())
+            .map(|p| u64::from(p.len))
+            .sum();
+        assert_eq!(sent - 300, m[1].granted_out());
+        assert_eq!(s.outstanding, 2_000 + m[1].granted_out());
     }
 }

@@ -133,11 +133,10 @@ impl Homa {
         }
         if self.apps < self.msgs.len() {
             let shorts = &self.msgs[self.apps..];
-            let started = shorts.iter().filter(|m| m.posted.is_some()).count() as u32;
             let flows = shorts
                 .iter()
-                .map(|m| (m.src, m.bytes, m.done.zip(m.posted).map(|(d, p)| d - p)));
-            r.short_flows = Some(short::summary(flows, started, net, (self.mtu, self.header)));
+                .map(|m| (m.src, m.bytes, short::Fate::of(m.posted, m.done, now)));
+            r.short_flows = Some(short::summary(flows, net, (self.mtu, self.header)));
         }
         r
     }

@@ -2,8 +2,10 @@
 //! rest as the receiver grants them, each packet at the level the receiver chose; a RESEND
 //! asks for a range again (Montazeri et al., SIGCOMM 2018, the design section).
 //!
-//! Bytes are counted in whole packets: packet `k` carries bytes `k·mtu ..` of the message, so a
-//! grant or a RESEND that ends inside a packet covers that packet.
+//! Bytes are counted in whole packets ([`Layout`]): a grant or a RESEND that ends inside a
+//! packet covers that packet.
+
+use super::packets::Layout;
 
 /// A data packet the sender sends next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +24,7 @@ pub struct Packet {
 #[derive(Debug, Clone)]
 pub struct Sender {
     bytes: u64,
-    mtu: u64,
+    layout: Layout,
     /// First byte never sent.
     next: u64,
     /// Bytes it may send: its unscheduled bytes, then the grants.
@@ -32,8 +34,13 @@ pub struct Sender {
     unsched_level: u8,
     /// The level of the latest grant, for scheduled packets.
     sched_level: u8,
-    /// A range the receiver asked for again, still to send: [from, to).
-    resend: Option<(u64, u64, u8)>,
+    /// Packets the receiver asked for again and not yet resent, a bit each (allocated at the
+    /// first RESEND: a receiver asks for every missing range at once, so several may wait),
+    /// how many, the first that may be set, and the level of the latest RESEND.
+    again: Vec<u64>,
+    again_count: u32,
+    again_from: usize,
+    again_level: u8,
     packets: u32,
     retx: u32,
 }
@@ -45,13 +52,16 @@ impl Sender {
         let unsched = unsched.min(bytes).max(1);
         Sender {
             bytes,
-            mtu,
+            layout: Layout::new(bytes, mtu, unsched),
             next: 0,
             granted: unsched,
             unsched,
             unsched_level,
             sched_level: 0,
-            resend: None,
+            again: Vec::new(),
+            again_count: 0,
+            again_from: 0,
+            again_level: 0,
             packets: 0,
             retx: 0,
         }
@@ -60,7 +70,7 @@ impl Sender {
     /// Whether it has a packet to send now.
     #[inline]
     pub fn ready(&self) -> bool {
-        self.resend.is_some() || (self.next < self.granted && self.next < self.bytes.max(1))
+        self.again_count > 0 || (self.next < self.granted && self.next < self.bytes.max(1))
     }
 
     /// Bytes never sent: the sender's SRPT key (the paper: a sender transmits the message with the
@@ -83,24 +93,19 @@ impl Sender {
         }
     }
 
-    fn len_at(&self, offset: u64) -> u32 {
-        self.mtu.min(self.bytes.saturating_sub(offset)) as u32
-    }
-
     /// Take the next packet: what a RESEND asked for first, then new bytes.
     pub fn next_packet(&mut self) -> Option<Packet> {
-        if let Some((from, to, level)) = self.resend {
-            let p = Packet {
-                offset: from,
-                len: self.len_at(from),
-                level,
-                retx: true,
-            };
-            let after = from + self.mtu;
-            self.resend = (after < to).then_some((after, to, level));
+        if self.again_count > 0 {
+            let k = self.take_again();
+            let offset = self.layout.start(k);
             self.packets += 1;
             self.retx += 1;
-            return Some(p);
+            return Some(Packet {
+                offset,
+                len: self.layout.len_at(offset),
+                level: self.again_level,
+                retx: true,
+            });
         }
         if !self.ready() {
             return None;
@@ -108,11 +113,11 @@ impl Sender {
         let offset = self.next;
         let p = Packet {
             offset,
-            len: self.len_at(offset),
+            len: self.layout.len_at(offset),
             level: self.level_at(offset),
             retx: false,
         };
-        self.next += self.mtu;
+        self.next = self.layout.start(self.layout.index(offset) + 1);
         self.packets += 1;
         Some(p)
     }
@@ -128,11 +133,41 @@ impl Sender {
     pub fn on_resend(&mut self, from: u64, to: u64, level: u8) {
         let to = to.min(self.bytes.max(1));
         self.granted = self.granted.max(to);
-        let from = from - from % self.mtu;
-        let sent_to = to.min(self.next);
-        if from < sent_to {
-            self.resend = Some((from, sent_to, level));
+        let first = self.layout.index(self.layout.floor(from));
+        let end = self.layout.covering(to.min(self.next));
+        if first >= end {
+            return;
         }
+        if self.again.is_empty() {
+            self.again = vec![0; (self.layout.packets() as usize).div_ceil(64)];
+        }
+        if self.again_count == 0 {
+            self.again_from = first;
+        }
+        for k in first..end {
+            let bit = 1 << (k % 64);
+            if self.again[k / 64] & bit == 0 {
+                self.again[k / 64] |= bit;
+                self.again_count += 1;
+            }
+        }
+        self.again_from = self.again_from.min(first);
+        self.again_level = level;
+    }
+
+    /// The first packet asked for again, no longer waiting.
+    fn take_again(&mut self) -> usize {
+        let mut w = self.again_from / 64;
+        let mut word = self.again[w] & (!0 << (self.again_from % 64));
+        while word == 0 {
+            w += 1;
+            word = self.again[w];
+        }
+        let k = w * 64 + word.trailing_zeros() as usize;
+        self.again[w] &= !(1 << (k % 64));
+        self.again_count -= 1;
+        self.again_from = k + 1;
+        k
     }
 
     /// Packets sent, and of them resent.
@@ -194,6 +229,25 @@ mod tests {
     }
 
     #[test]
+    fn a_marked_response_sends_only_its_few_hundred_unscheduled_bytes() {
+        // The incast optimization's 300 bytes: one packet of 300, not a full one; the packets
+        // granted after it start at byte 300 and end on the boundaries the receiver grants to.
+        let mut s = Sender::new(2_500, 1_000, 300, 7);
+        assert_eq!(drain(&mut s), [(0, 300, 7, false)]);
+        s.on_grant(1_300, 2);
+        assert_eq!(drain(&mut s), [(300, 1000, 2, false)]);
+        // A RESEND from inside packet 1 resends packet 1 whole.
+        s.on_resend(700, 1_300, 3);
+        assert_eq!(drain(&mut s), [(300, 1000, 3, true)]);
+        s.on_grant(2_500, 2);
+        assert_eq!(
+            drain(&mut s),
+            [(1300, 1000, 2, false), (2300, 200, 2, false)]
+        );
+        assert!(s.done());
+    }
+
+    #[test]
     fn a_resend_repeats_what_was_sent_and_grants_what_was_not() {
         let mut s = Sender::new(5_000, 1_000, 3_000, 7);
         drain(&mut s);
@@ -212,6 +266,27 @@ mod tests {
         // A RESEND of nothing sent yet is a grant only.
         s.on_resend(4_000, 5_000, 3);
         assert_eq!(drain(&mut s), [(4000, 1000, 0, false)]);
+        assert!(s.done());
+    }
+
+    #[test]
+    fn resends_of_several_ranges_all_go_lowest_first_each_packet_once() {
+        let mut s = Sender::new(8_000, 1_000, 8_000, 7);
+        drain(&mut s);
+        // The receiver asks for three holes at once (they arrive in any order, and overlap).
+        s.on_resend(5_000, 7_000, 2);
+        s.on_resend(1_000, 2_000, 2);
+        s.on_resend(6_000, 7_000, 3);
+        let again: Vec<u64> = drain(&mut s).iter().map(|p| p.0).collect();
+        assert_eq!(again, [1_000, 5_000, 6_000]);
+        // Asked again while one is still waiting: each goes once.
+        s.on_resend(3_000, 4_000, 3);
+        assert_eq!(s.next_packet().map(|p| p.offset), Some(3_000));
+        s.on_resend(0, 1_000, 3);
+        s.on_resend(7_000, 8_000, 3);
+        let again: Vec<u64> = drain(&mut s).iter().map(|p| p.0).collect();
+        assert_eq!(again, [0, 7_000]);
+        assert_eq!(s.counts(), (14, 6));
         assert!(s.done());
     }
 

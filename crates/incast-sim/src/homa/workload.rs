@@ -55,6 +55,14 @@ impl Homa {
             let path = messages::draw_path(&mut rng, net.paths_between(s.dst, s.src));
             let ctrl_route = net.add_route(s.dst, s.src, path);
             let rtt = net.latency(data_route, frame) + net.latency(ctrl_route, h.control_bytes);
+            // Sprayed paths are shortest paths like the route: the same round trip.
+            let paths = match h.spray {
+                true => (
+                    net.paths_between(s.src, s.dst),
+                    net.paths_between(s.dst, s.src),
+                ),
+                false => (1, 1),
+            };
             rtt_bytes = rtt_bytes.max(bytes_in(net.links[LinkId(2 * s.src)].rate, rtt));
             msgs.push(Msg {
                 src: s.src,
@@ -62,6 +70,7 @@ impl Homa {
                 bytes: s.bytes,
                 data_route,
                 ctrl_route,
+                paths,
                 burst: s.burst,
                 marked: false,
                 posted: None,
@@ -120,9 +129,11 @@ impl Homa {
             header: h.header_bytes,
             ctrl: h.control_bytes as u32,
             timeout: h.resend_timeout,
+            resend_ranges: h.resend_ranges,
             incast_threshold: h.incast_threshold,
             incast_unsched: h.incast_unsched_bytes,
             grants: Vec::new(),
+            spray: h.spray.then(|| Rng::stream(sc.seed, Stream::HomaSpray)),
             stats,
             capture_asked: false,
         }

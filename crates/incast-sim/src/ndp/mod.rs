@@ -11,8 +11,11 @@
 //!   sender send one packet: a retransmission if it has one waiting, else new data. So after
 //!   the first window, the receiver's link is exactly filled.
 //!
-//! Simplifications, on purpose: pulls are served first come first served across flows (the
-//! paper round-robins them); trimming always trims the arriving packet (the paper sometimes
+//! The receiver's pull queue serves the flows owed a pull round-robin, as the paper's §3.2
+//! does by default (`ndp.pull_order`: first come first served, or the short flows beside the
+//! application's in strict priority, the paper's prioritization, are the alternatives).
+//!
+//! Simplifications, on purpose: trimming always trims the arriving packet (the paper sometimes
 //! trims the queue's tail to avoid phase effects); a sender that hears nothing for `ndp.rto`
 //! resends what is unacknowledged; control packets never bounce, a full header queue drops
 //! them, which the timeout covers.
@@ -24,6 +27,7 @@
 
 mod receiver;
 mod sender;
+mod workload;
 
 use crate::capture::{self, Capture, NdpKind};
 use crate::config::Scenario;
@@ -41,9 +45,10 @@ use receiver::{Receiver, ReceiverOut};
 use sender::{Cause, Sender, SenderOut};
 
 /// [`Event::Agent`] kinds: a sender's retransmission timer (the agent is its flow), the
-/// receiver's pull pacer.
+/// receiver's pull pacer, a short flow's arrival (the agent is its flow).
 const RTO: u8 = 0;
 const PULL_TICK: u8 = 1;
+const BEGIN: u8 = 2;
 
 /// What an NDP packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,12 +120,18 @@ fn encode(buf: &mut [u8; capture::pcap::MAX_HEADERS], p: &Pkt) -> (usize, u32) {
     capture::pcap::ndp_frame(buf, p.src, p.dst, kind, p.flow, p.seq, p.frame)
 }
 
-/// The flows of an NDP incast.
+/// The flows of an NDP incast: the application's, then the short flows beside it.
 #[derive(Debug)]
 pub struct Ndp {
     senders: Vec<Sender>,
     /// Host each flow sends from.
     srcs: Vec<u32>,
+    /// Flows `..apps` are the incast's; each later one is a short flow arriving at
+    /// `shorts[f - apps]` after the workload's start (`workload.short_load`), the first
+    /// `begun` of them begun.
+    apps: u32,
+    shorts: Vec<SimTime>,
+    begun: u32,
     receiver: Receiver,
     /// The receiving host.
     rx_host: u32,
@@ -144,23 +155,27 @@ impl Transport for Ndp {
     const UNFINISHED: &'static str = "NDP flows are unfinished";
 
     fn new(sc: &Scenario, fabric: &mut Fabric<Pkt>, events: &mut EventQueue) -> Ndp {
-        let n = sc.topology.senders;
-        let size = sc.workload.flow_size.unwrap_or(0);
         let ndp = &sc.ndp;
-        let packets = size.div_ceil(ndp.mtu).max(1) as u32;
         let header = ndp.header_bytes as u32;
         let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
         fabric.trim(|| Port::switch(dq, hq, w, header), || Port::nic(w));
         let frame = ndp.mtu + ndp.header_bytes + sc.tcp.phy_overhead;
         let pull_spacing = tx_time(frame, sc.topology.receiver_link);
+        let (specs, apps) = workload::flows(sc, &fabric.net);
+        let packets: Vec<u32> = (specs.iter())
+            .map(|s| s.bytes.div_ceil(ndp.mtu).max(1) as u32)
+            .collect();
         let net = &fabric.net;
         events.push(0, Event::Start);
         Ndp {
-            senders: (0..n)
-                .map(|_| Sender::new(size, packets, ndp.rto))
+            senders: (specs.iter().zip(&packets))
+                .map(|(s, &p)| Sender::new(s.bytes, p, ndp.rto))
                 .collect(),
-            srcs: (0..n).map(|f| net.host(f)).collect(),
-            receiver: Receiver::new(n, packets, pull_spacing),
+            srcs: specs.iter().map(|s| s.src).collect(),
+            apps,
+            shorts: specs[apps as usize..].iter().map(|s| s.start).collect(),
+            begun: 0,
+            receiver: Receiver::new(&packets, apps, pull_spacing, ndp.pull_order),
             rx_host: net.receiver,
             rng: Rng::stream(sc.seed, Stream::Ndp),
             mtu: ndp.mtu,
@@ -179,17 +194,14 @@ impl Transport for Ndp {
     }
 
     fn start(&mut self, cx: &mut Cx<Pkt>) {
-        self.receiver.start(cx.now);
-        let iw = self.initial_window;
-        for f in 0..self.senders.len() as u32 {
-            self.with_sender(cx, f, |s, now, out| s.start(now, iw, out));
-        }
+        self.start_workload(cx);
     }
 
     #[inline]
     fn timer(&mut self, cx: &mut Cx<Pkt>, agent: u32, kind: u8, gen: u32) {
         match kind {
             RTO => self.with_sender(cx, agent, |s, now, out| s.on_timer(now, gen, out)),
+            BEGIN => self.begin(cx, agent),
             _ => self.with_receiver(cx, |r, now, out| r.on_pull_tick(now, out)),
         }
     }
@@ -415,9 +427,8 @@ impl Ndp {
             stats.retx_bounce += s.retx(Cause::Bounce) as u64;
             stats.retx_timeout += s.retx(Cause::Timeout) as u64;
         }
-        let flows: Vec<FlowReport> = self
-            .senders
-            .iter()
+        // The incast's flows; the short flows are reported apart (`short_flows`).
+        let flows: Vec<FlowReport> = (self.senders.iter().take(self.apps as usize))
             .enumerate()
             .map(|(i, s)| {
                 let f = i as u32;
@@ -450,7 +461,7 @@ impl Ndp {
         let busy = bottleneck.stats.busy;
         let base_latency =
             net.latency_between(net.host(0), self.rx_host, sc.ndp.mtu + sc.ndp.header_bytes);
-        Report {
+        let mut r = Report {
             timeouts: stats.timeouts,
             retx_fast: stats.retx_nack + stats.retx_bounce,
             retx_timeout: stats.retx_timeout,
@@ -470,7 +481,9 @@ impl Ndp {
                 bottleneck,
                 bottleneck_busy: busy,
             })
-        }
+        };
+        r.short_flows = self.short_report(net, sc, now);
+        r
     }
 
     /// Every packet is somewhere exactly once, and flows' counters agree with their bitmaps.

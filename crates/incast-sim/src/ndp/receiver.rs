@@ -2,12 +2,26 @@
 //! each arrival of an unfinished flow queues a PULL. Its pacer sends pulls at the rate of its
 //! own link, one per full packet time, so after the first window its link is exactly filled.
 //!
-//! Pulls are served first come first served across flows (the paper round-robins them). Like
-//! the sender, it takes `now` and appends what it sends, and its pacer's next tick, to `out`.
+//! Which flow the next pull goes to is the pull queue's discipline ([`PullOrder`]). The paper
+//! (Handley et al., "Re-architecting datacenter networks and stacks for low latency and high
+//! performance", SIGCOMM 2017) keeps one pull queue shared by all the receiver's connections
+//! and serves their pulls fairly unless a flow is given strict priority (§3.2); its fairness
+//! argument (in its section on congestion control) rests on fair queuing of the pulls of
+//! different connections. By default here, then, a round-robin over the flows with pulls
+//! owed, one pull per flow per turn. The alternatives: first come first served (one FIFO of
+//! pulls: a flow that arrives behind an incast's first windows waits for every pull those
+//! windows earned; incastlab's rule before), and the paper's strict prioritization given to
+//! the short flows beside the application's (§5, Figure 10, where the receiver sends a short
+//! flow's pulls ahead of six long flows').
+//!
+//! Like the sender, it takes `now` and appends what it sends, and its pacer's next tick, to
+//! `out`. Per arrival it allocates nothing: pulls owed are a counter per flow, and the flows
+//! owing them a ring threaded through an array.
 
 use std::collections::VecDeque;
 
 use super::Kind;
+use crate::config::PullOrder;
 use crate::units::SimTime;
 
 /// What the receiver asks of the network and the clock.
@@ -42,13 +56,16 @@ struct Inbound {
 #[derive(Debug)]
 pub(crate) struct Receiver {
     flows: Vec<Inbound>,
+    /// Flows `..apps` are the application's: the last of them to complete ends the run
+    /// (the others, short flows beside it, do not count).
+    apps: u32,
     /// When the workload started.
     start: SimTime,
-    /// Flows complete, and when the last one completed.
+    /// The application's flows complete, and when the last one completed.
     done: u32,
     finish: Option<SimTime>,
-    /// Flows owed a pull, in arrival order.
-    pull_queue: VecDeque<u32>,
+    /// Flows owed a pull: a round-robin ring, or in arrival order (`fifo`).
+    pulls: PullQueue,
     /// A pacer tick is pending.
     pacer_busy: bool,
     /// One full packet's time on the receiver's link: the gap between pulls.
@@ -60,21 +77,29 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    /// `flows` flows of `packets` packets each, pulled one per `pull_spacing`.
-    pub(crate) fn new(flows: u32, packets: u32, pull_spacing: SimTime) -> Receiver {
+    /// One flow of `packets[f]` packets for each `f`, the first `apps` the application's,
+    /// pulled one per `pull_spacing`.
+    pub(crate) fn new(
+        packets: &[u32],
+        apps: u32,
+        pull_spacing: SimTime,
+        order: PullOrder,
+    ) -> Receiver {
         Receiver {
-            flows: (0..flows)
-                .map(|_| Inbound {
+            flows: packets
+                .iter()
+                .map(|&packets| Inbound {
                     packets,
                     received: 0,
                     got: vec![false; packets as usize],
                     fct: None,
                 })
                 .collect(),
+            apps,
             start: 0,
             done: 0,
             finish: None,
-            pull_queue: VecDeque::new(),
+            pulls: PullQueue::new(order, packets.len(), apps),
             pacer_busy: false,
             pull_spacing,
             last_pull: None,
@@ -97,7 +122,7 @@ impl Receiver {
         self.finish
     }
 
-    /// Completion time of `flow`, once complete.
+    /// Completion time of `flow` from the workload's start, once complete.
     pub(crate) fn fct(&self, flow: u32) -> Option<SimTime> {
         self.flows[flow as usize].fct
     }
@@ -140,9 +165,11 @@ impl Receiver {
         if complete {
             if fl.fct.is_none() {
                 fl.fct = Some(now - self.start);
-                self.done += 1;
-                if self.done == self.flows.len() as u32 {
-                    self.finish = Some(now);
+                if flow < self.apps {
+                    self.done += 1;
+                    if self.done == self.apps {
+                        self.finish = Some(now);
+                    }
                 }
             }
         } else {
@@ -170,11 +197,14 @@ impl Receiver {
         }
     }
 
-    /// The pacer may send a pull: to the first queued flow still unfinished, then wait one
-    /// packet time.
+    /// The pacer may send a pull: to the next flow in the pull queue's order still
+    /// unfinished, then wait one packet time. A finished flow's pulls are dropped unsent, as
+    /// the paper's receiver removes a finished sender's pulls from its queue (§3.2).
     pub(crate) fn on_pull_tick(&mut self, now: SimTime, out: &mut Vec<ReceiverOut>) {
-        while let Some(flow) = self.pull_queue.pop_front() {
-            if self.flows[flow as usize].fct.is_some() {
+        while let Some(flow) = self.pulls.front() {
+            let finished = self.flows[flow as usize].fct.is_some();
+            self.pulls.take_front(finished);
+            if finished {
                 continue;
             }
             out.push(ReceiverOut::Control {
@@ -190,7 +220,7 @@ impl Receiver {
     }
 
     fn queue_pull(&mut self, now: SimTime, flow: u32, out: &mut Vec<ReceiverOut>) {
-        self.pull_queue.push_back(flow);
+        self.pulls.push(flow);
         if !self.pacer_busy {
             self.pacer_busy = true;
             let at = match self.last_pull {
@@ -198,6 +228,120 @@ impl Receiver {
                 None => now,
             };
             out.push(ReceiverOut::PullTick(at));
+        }
+    }
+}
+
+/// No flow: the end of a ring's thread.
+const NONE: u32 = u32::MAX;
+
+/// The receiver's pull queue: which flow each next pull goes to.
+#[derive(Debug)]
+enum PullQueue {
+    /// Round-robin over the flows owed a pull, in two classes served in strict priority: the
+    /// flows from `urgent` on (the short flows beside the application's, with `short_first`;
+    /// none with `fair`) before the others. `owed[f]` pulls are owed to flow `f`; the flows of
+    /// a class owing any form a ring, `next[f]` the flow after `f`, `tail[class]` the flow
+    /// served last (the next served is `next[tail]`). A flow that comes to owe a pull joins at
+    /// its class's tail, so it is served after every flow of its class already waiting has had
+    /// one turn.
+    Rings {
+        owed: Vec<u32>,
+        next: Vec<u32>,
+        tail: [u32; 2],
+        urgent: u32,
+    },
+    /// First come first served: one entry per pull owed, in the order they were earned (its
+    /// buffer grows to the most pulls ever owed at once, then is reused).
+    Fifo(VecDeque<u32>),
+}
+
+impl PullQueue {
+    fn new(order: PullOrder, flows: usize, apps: u32) -> PullQueue {
+        let rings = |urgent| PullQueue::Rings {
+            owed: vec![0; flows],
+            next: vec![NONE; flows],
+            tail: [NONE; 2],
+            urgent,
+        };
+        match order {
+            PullOrder::Fair => rings(u32::MAX),
+            PullOrder::ShortFirst => rings(apps),
+            PullOrder::Fifo => PullQueue::Fifo(VecDeque::new()),
+        }
+    }
+
+    /// One more pull is owed to `flow`.
+    #[inline]
+    fn push(&mut self, flow: u32) {
+        match self {
+            PullQueue::Rings {
+                owed,
+                next,
+                tail,
+                urgent,
+            } => {
+                let f = flow as usize;
+                owed[f] += 1;
+                if owed[f] > 1 {
+                    return;
+                }
+                let tail = &mut tail[usize::from(flow < *urgent)];
+                if *tail == NONE {
+                    next[f] = flow;
+                } else {
+                    next[f] = next[*tail as usize];
+                    next[*tail as usize] = flow;
+                }
+                *tail = flow;
+            }
+            PullQueue::Fifo(q) => q.push_back(flow),
+        }
+    }
+
+    /// The class whose ring is served next (the urgent one while it has a flow waiting).
+    #[inline]
+    fn ring(tail: &[u32; 2]) -> usize {
+        usize::from(tail[0] == NONE)
+    }
+
+    /// The flow the next pull goes to, if any is owed.
+    #[inline]
+    fn front(&self) -> Option<u32> {
+        match self {
+            PullQueue::Rings { next, tail, .. } => {
+                let t = tail[Self::ring(tail)];
+                (t != NONE).then(|| next[t as usize])
+            }
+            PullQueue::Fifo(q) => q.front().copied(),
+        }
+    }
+
+    /// The front flow's pull is served (or, with `all`, every pull it is owed is dropped): it
+    /// leaves its ring if it is owed no more, else it becomes the tail, served again after
+    /// every other flow of its class waiting.
+    #[inline]
+    fn take_front(&mut self, all: bool) {
+        match self {
+            PullQueue::Rings {
+                owed, next, tail, ..
+            } => {
+                let tail = &mut tail[Self::ring(tail)];
+                let t = *tail as usize;
+                let f = next[t];
+                let fu = f as usize;
+                owed[fu] = if all { 0 } else { owed[fu] - 1 };
+                if owed[fu] > 0 {
+                    *tail = f;
+                } else if f == *tail {
+                    *tail = NONE;
+                } else {
+                    next[t] = next[fu];
+                }
+            }
+            PullQueue::Fifo(q) => {
+                q.pop_front();
+            }
         }
     }
 }
@@ -213,9 +357,9 @@ mod tests {
         Control { kind, flow, seq }
     }
 
-    /// Two flows of three packets, started at time 10.
+    /// Two flows of three packets, started at time 10, pulled round-robin.
     fn receiver() -> Receiver {
-        let mut r = Receiver::new(2, 3, GAP);
+        let mut r = Receiver::new(&[3, 3], 2, GAP, PullOrder::Fair);
         r.start(10);
         r
     }
@@ -242,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn pulls_go_one_packet_time_apart_in_arrival_order() {
+    fn pulls_go_one_packet_time_apart_each_flow_in_its_turn() {
         let mut r = receiver();
         let mut out = Vec::new();
         r.on_data(50, 1, 0, &mut out);
@@ -288,5 +432,141 @@ mod tests {
             r.on_data(60, 1, seq, &mut out);
         }
         assert_eq!(r.finish(), Some(60));
+    }
+
+    #[test]
+    fn flows_beyond_the_applications_never_end_the_run() {
+        // The application's one flow of two packets, and a short flow of one beside it.
+        let mut r = Receiver::new(&[2, 1], 1, GAP, PullOrder::Fair);
+        r.start(10);
+        let mut out = Vec::new();
+        r.on_data(20, 1, 0, &mut out);
+        assert_eq!(out, [control(Kind::Ack, 1, 0)], "complete at once: no pull");
+        assert_eq!((r.fct(1), r.finish()), (Some(10), None));
+        r.on_data(30, 0, 0, &mut out);
+        r.on_data(40, 0, 1, &mut out);
+        assert_eq!((r.fct(0), r.finish()), (Some(30), Some(40)));
+    }
+
+    /// Pulls sent by ticks at `GAP` apart from `t`, until the pacer goes idle: the flows
+    /// they went to, checking each tick asks for the next one packet time later.
+    fn drain(r: &mut Receiver, mut t: SimTime) -> Vec<u32> {
+        let mut flows = Vec::new();
+        loop {
+            let mut out = Vec::new();
+            r.on_pull_tick(t, &mut out);
+            match out[..] {
+                [] => return flows,
+                [Control {
+                    kind: Kind::Pull,
+                    flow,
+                    ..
+                }, PullTick(next)] => {
+                    assert_eq!(next, t + GAP);
+                    flows.push(flow);
+                    t = next;
+                }
+                _ => panic!("unexpected {out:?}"),
+            }
+        }
+    }
+
+    /// An incast's flows 0..3 earn three pulls each (their first windows' arrivals), then a
+    /// short flow 3 arrives and earns one.
+    fn incast_then_short(order: PullOrder) -> Receiver {
+        let mut r = Receiver::new(&[9, 9, 9, 2], 3, GAP, order);
+        r.start(0);
+        let mut out = Vec::new();
+        for seq in 0..3 {
+            for flow in 0..3 {
+                r.on_data(10, flow, seq, &mut out);
+            }
+        }
+        r.on_header(11, 3, 0, &mut out);
+        r
+    }
+
+    #[test]
+    fn fair_pulls_take_turns_across_flows_and_a_new_flow_waits_one_turn_not_the_queue() {
+        let mut r = incast_then_short(PullOrder::Fair);
+        // Flow 0 had the first turn; the short flow joins the ring behind the flows already
+        // owed pulls, so it is pulled after one turn of each, fourth rather than tenth.
+        assert_eq!(drain(&mut r, 10), [0, 1, 2, 3, 0, 1, 2, 0, 1, 2]);
+        let mut r = incast_then_short(PullOrder::Fifo);
+        assert_eq!(drain(&mut r, 10), [0, 1, 2, 0, 1, 2, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_flow_that_runs_out_of_pulls_leaves_the_ring_and_rejoins_at_its_tail() {
+        let mut r = Receiver::new(&[9, 9, 9], 3, GAP, PullOrder::Fair);
+        r.start(0);
+        let mut out = Vec::new();
+        r.on_data(10, 0, 0, &mut out);
+        r.on_data(10, 1, 0, &mut out);
+        r.on_data(10, 1, 1, &mut out);
+        r.on_data(10, 2, 0, &mut out);
+        out.clear();
+        r.on_pull_tick(10, &mut out);
+        assert_eq!(out, [control(Kind::Pull, 0, 0), PullTick(10 + GAP)]);
+        // Flow 0 owes nothing now; its next arrival puts it behind flows 1 and 2.
+        r.on_data(20, 0, 1, &mut out);
+        assert_eq!(drain(&mut r, 10 + GAP), [1, 2, 0, 1]);
+    }
+
+    #[test]
+    fn a_finished_flows_owed_pulls_are_dropped_without_using_a_tick() {
+        for order in [PullOrder::Fair, PullOrder::Fifo] {
+            let mut r = Receiver::new(&[2, 3], 2, GAP, order);
+            r.start(0);
+            let mut out = Vec::new();
+            r.on_data(10, 0, 0, &mut out);
+            r.on_data(10, 1, 0, &mut out);
+            r.on_header(10, 0, 1, &mut out);
+            // Flow 0 completes with two pulls owed: both go unsent, and the tick serves flow 1.
+            r.on_data(15, 0, 1, &mut out);
+            assert_eq!(r.fct(0), Some(15));
+            assert_eq!(drain(&mut r, 20), [1], "{order:?}");
+        }
+    }
+
+    #[test]
+    fn a_pull_earned_at_deadline_minus_1_waits_for_the_pacers_deadline() {
+        let mut r = Receiver::new(&[9, 9], 2, GAP, PullOrder::Fair);
+        r.start(0);
+        let mut out = Vec::new();
+        r.on_data(0, 0, 0, &mut out);
+        out.clear();
+        r.on_pull_tick(0, &mut out);
+        assert_eq!(out, [control(Kind::Pull, 0, 0), PullTick(GAP)]);
+        out.clear();
+        // The pacer's next tick is at GAP: an arrival at GAP − 1 only queues its pull...
+        r.on_data(GAP - 1, 1, 0, &mut out);
+        assert_eq!(out, [control(Kind::Ack, 1, 0)]);
+        out.clear();
+        // ...which goes at the deadline, and the pacer goes idle one packet time later.
+        r.on_pull_tick(GAP, &mut out);
+        assert_eq!(out, [control(Kind::Pull, 1, 0), PullTick(2 * GAP)]);
+        out.clear();
+        r.on_pull_tick(2 * GAP, &mut out);
+        assert!(out.is_empty());
+        // Idle, it pulls an arrival at once.
+        r.on_data(2 * GAP, 0, 1, &mut out);
+        assert_eq!(out, [control(Kind::Ack, 0, 1), PullTick(2 * GAP)]);
+    }
+
+    #[test]
+    fn short_first_serves_the_short_flows_before_the_applications_each_class_in_turn() {
+        let mut r = incast_then_short(PullOrder::ShortFirst);
+        // The short flow 3's two pulls go at the next ticks, ahead of the incast's nine
+        // waiting, which then take their turns.
+        let mut out = Vec::new();
+        r.on_header(12, 3, 1, &mut out);
+        assert_eq!(drain(&mut r, 10), [3, 3, 0, 1, 2, 0, 1, 2, 0, 1, 2]);
+        // A short flow arriving while the incast's are pulled goes at the next tick.
+        let mut r = incast_then_short(PullOrder::ShortFirst);
+        r.on_pull_tick(10, &mut out);
+        r.on_pull_tick(10 + GAP, &mut out);
+        r.on_data(10 + GAP + 1, 3, 1, &mut out);
+        assert_eq!(drain(&mut r, 10 + 2 * GAP), [3, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
 }

@@ -59,8 +59,9 @@ pub trait Wire: Copy + Trimmable {
 /// The three methods by which a [`Wire`] packet follows its route, for packets that carry the
 /// hop they are on (`hop: u16`) and either a precomputed route (`follows_route!(route)`: a
 /// `route` field for `Network::hop`) or their ends and path index (`follows_route!(ends)`:
-/// `src`, `dst`, `path` for `Network::hop_via`). One owner for how every transport's packets
-/// walk the network; use it inside `impl Wire for …`.
+/// `src`, `dst`, `path` for `Network::hop_via`), or a lookup of its own
+/// (`follows_route!(@walk |p, net, hop| …)`). One owner for how every transport's packets walk
+/// the network; use it inside `impl Wire for …`.
 macro_rules! follows_route {
     (route) => {
         $crate::net::fabric::follows_route!(@walk |p: &Self, net: &$crate::topology::Network, hop| {
@@ -158,6 +159,14 @@ impl<P: Wire> Fabric<P> {
         );
     }
 
+    /// Make every eager trimming port lazy (before the first packet): a capture writes each
+    /// frame when its serialization ends, which an eager port has no event for.
+    pub fn lazy_ports(&mut self) {
+        for p in self.ports.iter_mut().flatten() {
+            p.lazy();
+        }
+    }
+
     /// Offer packet `id` to link `l` at `now`; the events it needs go on `events`.
     #[inline]
     pub fn offer(
@@ -171,19 +180,51 @@ impl<P: Wire> Fabric<P> {
             Some(ports) => {
                 let link = &mut self.net.links[l];
                 let p = self.pkts.get_mut(id);
-                let (end, offered) = match ports[l.index()].offer(link, now, id, p) {
+                let port = &mut ports[l.index()];
+                let (end, offered) = match port.offer(link, now, id, p) {
                     trim::Offered::Queued(end) => (end, Offered::Queued),
                     trim::Offered::Trimmed(end) => (end, Offered::Trimmed),
                     trim::Offered::Refused { trimmed } => (None, Offered::Refused { trimmed }),
                 };
+                if let Some(t) = port.take_arrival() {
+                    events.push(t, Event::Arrive(l));
+                }
                 if let Some(t) = end {
                     events.push(t, Event::TxDone(l));
+                }
+                if port.is_eager() && !matches!(offered, Offered::Refused { .. }) {
+                    self.warm_next_hop(id);
                 }
                 offered
             }
             None if self.prio.is_some() => self.prio_offer(events, now, l, id),
             None => self.drop_tail(events, now, l, id),
         }
+    }
+
+    /// Ask the cache for the port and link packet `id` meets after this hop, while it
+    /// propagates: a hop's time goes mostly to fetching those two from memory (8192-host fat
+    /// tree: ~50,000 links, far beyond the core's cache), and the packet reaches them only
+    /// several events later. A hint: it changes no state.
+    #[inline]
+    fn warm_next_hop(&self, id: PktId) {
+        let p = self.pkts.get(id);
+        let Some(n) = p.link_at(&self.net, p.hop() + 1) else {
+            return;
+        };
+        if let Some(ports) = self.ports.as_ref() {
+            prefetch(&ports[n.index()]);
+        }
+        prefetch(&self.net.links[n]);
+    }
+
+    /// Ask the cache for link `l` and its port (the next event's, see [`Fabric::warm_next_hop`]).
+    #[inline]
+    pub fn warm_link(&self, l: LinkId) {
+        if let Some(ports) = self.ports.as_ref() {
+            prefetch(&ports[l.index()]);
+        }
+        prefetch(&self.net.links[l]);
     }
 
     /// The strict-priority path: the port's shared buffer, then its level's queue.
@@ -387,21 +428,35 @@ impl<P: Wire> Fabric<P> {
     }
 
     /// Link `l` finished serializing its frame at `now`: the frame enters the pipe, the next
-    /// one starts, the pool and PFC ingress it held are released. Returns the packet.
+    /// one starts, the pool and PFC ingress it held are released. Returns the packet; none
+    /// from an eager trimming port, whose frames entered the pipe as they started.
     #[inline]
-    pub fn tx_done(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId) -> PktId {
+    pub fn tx_done(&mut self, events: &mut EventQueue, now: SimTime, l: LinkId) -> Option<PktId> {
         let link = &mut self.net.links[l];
         if let Some(ports) = self.ports.as_mut() {
-            let (arrival, next) = ports[l.index()].finish_tx(link, now);
+            let port = &mut ports[l.index()];
+            if port.is_eager() {
+                // Its wake-up: the next packet starts, and enters the pipe at once.
+                let next = port.wake(link, now);
+                if let Some(t) = port.take_arrival() {
+                    events.push(t, Event::Arrive(l));
+                }
+                if let Some(t) = next {
+                    events.push(t, Event::TxDone(l));
+                }
+                return None;
+            }
+            let (arrival, next) = port.finish_tx(link, now);
             if let Some(t) = arrival {
                 events.push(t, Event::Arrive(l));
             }
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
             }
-            return link
-                .newest_in_pipe()
-                .expect("a frame just entered the pipe");
+            return Some(
+                link.newest_in_pipe()
+                    .expect("a frame just entered the pipe"),
+            );
         }
         if let Some(ports) = self.prio.as_mut() {
             let (arrival, next) = ports[l.index()].finish_tx(link, now);
@@ -411,9 +466,10 @@ impl<P: Wire> Fabric<P> {
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
             }
-            return link
-                .newest_in_pipe()
-                .expect("a frame just entered the pipe");
+            return Some(
+                link.newest_in_pipe()
+                    .expect("a frame just entered the pipe"),
+            );
         }
         let head = link.head().expect("a TxDone event has a packet in service");
         let p = *self.pkts.get(head);
@@ -430,7 +486,7 @@ impl<P: Wire> Fabric<P> {
         } else if let Some(pool) = self.net.pool_mut(l) {
             pool.release(p.frame() as u64);
         }
-        head
+        Some(head)
     }
 
     /// The switch `up` enters paused it: what the pause spread back from, when the fabric
@@ -609,4 +665,26 @@ impl<P: Wire> Fabric<P> {
         }
         Ok(())
     }
+}
+
+/// Ask the cache for every line of the object `r` refers to (a hint; nothing on other
+/// architectures).
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (r as *const T).cast::<i8>();
+        // SAFETY: SSE is part of every x86_64 target, and a prefetch never faults nor
+        // writes: it is a hint about an address, here one inside a live reference's object
+        // or the line after it.
+        unsafe {
+            let lines = std::mem::size_of::<T>().div_ceil(64);
+            for k in 0..lines {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * k));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }

@@ -8,6 +8,13 @@
 //! queue; headers and control packets are served first, but one data packet goes after every
 //! `header_weight` headers when data waits (the NDP paper). A packet the header queue cannot
 //! take is refused: the caller returns a trimmed header to its sender or drops it.
+//!
+//! An eager port ([`Port::eager`]) puts a packet into its link's pipe when its serialization
+//! starts, with its arrival at the end of the serialization plus the delay, and wakes only
+//! when another packet waits for the wire: a hop whose queue is empty costs one event (the
+//! arrival) instead of two. Times are the same as a lazy port's; only the order of events
+//! that fall on the same picosecond may differ, and the moment a packet is seen leaving
+//! (its serialization's end) has no event of its own, so a capture needs a lazy port.
 
 use std::collections::VecDeque;
 
@@ -70,6 +77,13 @@ pub struct Port {
     weight: u32,
     /// Header size a trimmed packet keeps.
     header_bytes: u32,
+    /// Eager ([`Port::eager`]): the link is busy until `busy_until`; `wake` says whether an
+    /// event is due then to start the next packet; `arrival` is the arrival to schedule of a
+    /// packet that entered an empty pipe (taken by [`Port::take_arrival`]).
+    eager: bool,
+    busy_until: SimTime,
+    wake: bool,
+    arrival: Option<SimTime>,
 }
 
 impl Port {
@@ -95,6 +109,32 @@ impl Port {
         }
     }
 
+    /// This port, eager: a packet enters the pipe as its serialization starts, and the port
+    /// needs an event only when another packet waits for the wire.
+    pub fn eager(mut self) -> Port {
+        self.eager = true;
+        self
+    }
+
+    /// Back to lazy (before any packet was offered): every serialization's end is an event.
+    pub fn lazy(&mut self) {
+        debug_assert!(self.serving.is_none() && self.busy_until == 0);
+        self.eager = false;
+    }
+
+    /// Whether the port is eager.
+    #[inline]
+    pub fn is_eager(&self) -> bool {
+        self.eager
+    }
+
+    /// An eager port: the arrival time of the packet that entered the link's empty pipe in
+    /// the last call, for the caller to schedule.
+    #[inline]
+    pub fn take_arrival(&mut self) -> Option<SimTime> {
+        self.arrival.take()
+    }
+
     /// Offer packet `id` (its contents `p`) at `now` to the port in front of `link`: queue
     /// data if the data queue has room, else trim it; queue headers and control packets if
     /// the header queue has room.
@@ -106,6 +146,11 @@ impl Port {
         id: PktId,
         p: &mut P,
     ) -> Offered {
+        if self.eager && now >= self.busy_until && self.data.is_empty() && self.hdr.is_empty() {
+            if let Some(o) = self.straight_on(link, now, id, p) {
+                return o;
+            }
+        }
         let mut trimmed = false;
         if p.is_data() {
             if self.data.len() < self.data_limit {
@@ -135,13 +180,86 @@ impl Port {
         }
     }
 
+    /// An eager port with an idle wire and nothing waiting: the packet goes straight into the
+    /// pipe, with the counters as if it had waited for an instant (what `offer` and `next`
+    /// would do, without touching the queues). `None` for a packet the queues would refuse
+    /// or trim (a data queue of 0 packets, a header larger than the header queue).
+    #[inline]
+    fn straight_on<P: Trimmable>(
+        &mut self,
+        link: &mut Link,
+        now: SimTime,
+        id: PktId,
+        p: &P,
+    ) -> Option<Offered> {
+        let frame = p.frame();
+        if p.is_data() {
+            if self.data_limit == 0 {
+                return None;
+            }
+            self.max_data = self.max_data.max(1);
+            self.hdr_run = 0;
+        } else {
+            if u64::from(frame) > self.hdr_limit {
+                return None;
+            }
+            self.max_hdr_bytes = self.max_hdr_bytes.max(u64::from(frame));
+            self.hdr_run += 1;
+        }
+        self.max_total_bytes = self.max_total_bytes.max(u64::from(frame));
+        let end = link.serialize(now, frame);
+        self.busy_until = end;
+        self.arrival = link.into_pipe(end, id, frame);
+        Some(Offered::Queued(None))
+    }
+
     /// Start serializing if the link is idle: headers first, but one data packet after every
-    /// `weight` headers when data waits. Returns when the transmission ends.
+    /// `weight` headers when data waits. Returns when the transmission ends (the time of the
+    /// event the caller schedules); an eager port returns when it must wake instead.
     #[inline]
     fn kick(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
+        if self.eager {
+            return self.kick_eager(link, now);
+        }
         if self.serving.is_some() {
             return None;
         }
+        let (id, frame) = self.next()?;
+        self.serving = Some((id, frame));
+        Some(link.serialize(now, frame))
+    }
+
+    /// The eager kick: if the wire is free, the next packet goes into the pipe now, arriving
+    /// after its serialization and the delay. Returns when the port must wake to start the
+    /// next packet: when one waits and no wake-up is due yet.
+    #[inline]
+    fn kick_eager(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
+        if now >= self.busy_until {
+            let (id, frame) = self.next()?;
+            let end = link.serialize(now, frame);
+            self.busy_until = end;
+            if let Some(at) = link.into_pipe(end, id, frame) {
+                self.arrival = Some(at);
+            }
+        }
+        if self.wake || (self.data.is_empty() && self.hdr.is_empty()) {
+            return None;
+        }
+        self.wake = true;
+        Some(self.busy_until)
+    }
+
+    /// An eager port's wake-up is due: start the next packet.
+    #[inline]
+    pub fn wake(&mut self, link: &mut Link, now: SimTime) -> Option<SimTime> {
+        self.wake = false;
+        self.kick_eager(link, now)
+    }
+
+    /// Take the next packet to serialize: headers first, but one data packet after every
+    /// `weight` headers when data waits.
+    #[inline]
+    fn next(&mut self) -> Option<(PktId, u32)> {
         let take_data =
             !self.data.is_empty() && (self.hdr.is_empty() || self.hdr_run >= self.weight);
         let (id, frame) = if take_data {
@@ -155,8 +273,7 @@ impl Port {
             self.hdr_bytes -= frame as u64;
             (id, frame)
         };
-        self.serving = Some((id, frame));
-        Some(link.serialize(now, frame))
+        Some((id, frame))
     }
 
     /// The frame in service has been serialized at `now` and enters the pipe. Returns its
@@ -388,5 +505,88 @@ mod tests {
         let s = p.stats();
         assert_eq!((s.tx_packets, s.tx_bytes, s.busy), (2, 128, 2 * tx(64)));
         assert_eq!(p.packets(), 0);
+    }
+
+    /// An eager switch port (data queue 2, header queue 3 headers, weight 2).
+    fn eager() -> Fixture {
+        Fixture {
+            port: Port::switch(2, 3 * 64, 2, 64).eager(),
+            link: link(),
+        }
+    }
+
+    #[test]
+    fn an_eager_idle_port_puts_the_packet_in_the_pipe_with_no_event_of_its_own() {
+        let mut p = eager();
+        assert_eq!(p.offer(5, 0, DATA), Offered::Queued(None));
+        let t = 5 + tx(9064);
+        assert_eq!(p.port.take_arrival(), Some(t + DELAY));
+        assert_eq!(p.port.take_arrival(), None);
+        assert_eq!(p.link.in_pipe(), 1);
+        assert_eq!(p.packets(), 1);
+        // The peaks count the packet as a lazy port does: it waited for an instant.
+        assert_eq!(p.stats().max_packets, 1);
+        assert_eq!(p.port.peak_bytes(), 9064);
+    }
+
+    #[test]
+    fn an_eager_port_wakes_at_the_serialization_end_only_when_a_packet_waits() {
+        let mut p = eager();
+        p.offer(0, 0, HDR);
+        let t = tx(64);
+        assert_eq!(p.port.take_arrival(), Some(t + DELAY));
+        // One tick before the wire is free: the header waits and a wake-up is asked for once.
+        assert_eq!(p.offer(t - 1, 1, HDR), Offered::Queued(Some(t)));
+        assert_eq!(p.port.take_arrival(), None);
+        assert_eq!(p.offer(t - 1, 2, HDR), Offered::Queued(None));
+        // The wake-up starts the next one; the pipe was not empty, so no arrival to schedule.
+        assert_eq!(p.port.wake(&mut p.link, t), Some(2 * t));
+        assert_eq!(p.port.take_arrival(), None);
+        assert_eq!(p.port.wake(&mut p.link, 2 * t), None);
+        // Each arrival names the next one: the serializations went back to back.
+        assert_eq!(p.link.arrive(), (0, Some(2 * t + DELAY)));
+        assert_eq!(p.link.arrive(), (1, Some(3 * t + DELAY)));
+        assert_eq!(p.link.arrive(), (2, None));
+    }
+
+    #[test]
+    fn an_eager_port_is_free_again_at_the_serialization_end() {
+        let mut p = eager();
+        p.offer(0, 0, HDR);
+        let t = tx(64);
+        assert_eq!(p.port.take_arrival(), Some(t + DELAY));
+        // At the very picosecond the wire frees, a new packet starts at once.
+        assert_eq!(p.offer(t, 1, HDR), Offered::Queued(None));
+        assert_eq!(p.port.take_arrival(), None, "the pipe holds packet 0");
+        assert_eq!(p.link.arrive(), (0, Some(2 * t + DELAY)));
+        let s = p.stats();
+        assert_eq!((s.tx_packets, s.busy), (2, 2 * tx(64)));
+    }
+
+    #[test]
+    fn an_eager_port_serves_in_the_lazy_ports_order() {
+        // The weight rule of `headers_go_first_but_data_gets_one_turn_in_weight_plus_one`.
+        let mut p = eager();
+        p.offer(0, 0, DATA);
+        let mut wake = None;
+        for (id, pk) in [(1, DATA), (2, DATA), (3, HDR), (4, HDR), (5, HDR)] {
+            wake = wake.or(end_or_none(p.offer(0, id, pk)));
+        }
+        let mut t = wake.expect("a packet waits: the port asked to wake");
+        while let Some(next) = p.port.wake(&mut p.link, t) {
+            t = next;
+        }
+        let mut order = Vec::new();
+        while p.link.in_pipe() > 0 {
+            order.push(p.link.arrive().0);
+        }
+        assert_eq!(order, [0, 3, 4, 1, 5, 2]);
+    }
+
+    fn end_or_none(o: Offered) -> Option<SimTime> {
+        match o {
+            Offered::Queued(t) | Offered::Trimmed(t) => t,
+            Offered::Refused { .. } => None,
+        }
     }
 }

@@ -1,16 +1,17 @@
 //! DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015):
 //! the reaction point a sender NIC runs per queue pair, and the notification point's CNP
-//! pacing at the receiver NIC. (Section and equation numbers of the paper are not given here:
-//! its text could not be checked; the constants' sources are in `config::Dcqcn`.)
+//! pacing at the receiver NIC, as the paper's §3.1 gives them (its Eqs. 1–4 and Figures 6–7;
+//! the constants and where the paper prints them are in `config::Dcqcn`).
 //!
 //! The reaction point keeps a current rate R_C, a target rate R_T and the estimate α of how
-//! congested the path is. A CNP cuts R_C by α/2 and remembers the rate it had as R_T; α decays
-//! while no CNP comes. Two counters then raise the rate back, as QCN's reaction point does
-//! (IEEE 802.1Qau, which DCQCN follows): a timer that expires every T and a byte
-//! counter that expires every B bytes sent. Each expiry is one step: the first F steps of
-//! either counter are fast recovery (R_C moves half-way to R_T), then additive increase (R_T
-//! grows by R_AI), and once both counters have passed F, hyper increase (R_T grows by
-//! i·R_HAI, i the steps past F of the slower counter).
+//! congested the path is. A CNP cuts R_C by α/2 and remembers the rate it had as R_T (Eq. 1);
+//! α decays by (1 − g) per period K without a CNP (Eq. 2). Two counters then raise the rate
+//! back, "in a manner identical to QCN" (IEEE 802.1Qau): a timer that expires every T and a
+//! byte counter that expires every B bytes sent. Each expiry is one step: the first F steps
+//! of either counter are fast recovery (R_C moves half-way to R_T, Eq. 3), then additive
+//! increase (R_T grows by R_AI, Eq. 4), and once both counters have passed F, hyper increase
+//! (R_T grows by i·R_HAI, i the steps past F of the slower counter; the paper leaves its
+//! details to QCN). Flows start at the line rate: DCQCN has no slow start (§3.1).
 //!
 //! Clock-free: every entry point takes `now`. α's decay needs no event of its own: it is
 //! applied, for every whole period K that passed without a CNP, when the next CNP reads α.
@@ -170,8 +171,9 @@ impl Dcqcn {
     }
 
     /// What the next expiry would do if the timer's steps were `t` and the byte counter's
-    /// `b` (after that expiry counted): fast recovery while neither counter has passed F,
-    /// hyper increase once both have, additive increase between.
+    /// `b` (after that expiry counted): fast recovery while neither counter has passed F
+    /// (the F iterations of §3.1; Figure 7's max(T, BC) < F would give F − 1), hyper increase
+    /// once both have (Figure 7's min(T, BC) > F), additive increase between.
     pub fn step_kind(&self, t: u32, b: u32) -> Step {
         if t.max(b) <= self.f {
             Step::FastRecovery
@@ -219,7 +221,11 @@ impl Dcqcn {
 }
 
 /// The notification point of one queue pair (receiver NIC): a CE-marked packet sends a CNP at
-/// once unless one went less than the interval N ago (at most one CNP per N per flow, 50 µs).
+/// once unless one went less than the interval N ago (at most one CNP per N per flow, 50 µs:
+/// the paper's §3.1 and Figure 6). The paper's NIC also answers a marked packet that arrived
+/// inside a window with a CNP at the window's end; here such a packet sends none, and the
+/// next marked packet after the window does (the same under steady marking, one CNP fewer
+/// after a lone mark).
 #[derive(Debug, Clone)]
 pub struct CnpPacer {
     interval: SimTime,
@@ -506,9 +512,9 @@ mod tests {
 
     /// The 32:1 incast of 1 MB at 100 Gbps over PFC on a k = 8 fat tree, run with `cc`; for
     /// DCQCN the switches mark with RED at K_min 5 KB, K_max 200 KB, P_max 1% on the
-    /// instantaneous queue (the paper's 40 Gbps setting as secondary accounts give it: not
-    /// checked against its text, and one of them reads K_min 4 KB). Without congestion control the switches do not mark (RED
-    /// would drop the packets that are not ECN-capable, on a lossless fabric).
+    /// instantaneous queue (the paper's 40 Gbps setting: Zhu et al. §5.2 and Figure 14).
+    /// Without congestion control the switches do not mark (RED would drop the packets that
+    /// are not ECN-capable, on a lossless fabric).
     fn incast(cc: crate::config::RoceCc) -> crate::report::Report {
         use crate::config::{QueueLimit, Scenario, TopologyKind, Transport, WorkloadKind};
         let mut sc = Scenario::example(32);

@@ -25,7 +25,8 @@
 //!
 //! The agents are apart and clock-free: `sender` (the requester's queue pair) and `receiver`
 //! (the responder's); this module is their glue to the engine ([`Transport`]), `workload`
-//! lays the messages out, `run_report` reports.
+//! lays the messages out (the short flows beside the workload too, `workload.short_load`: a
+//! queue pair each, its one message posted at the flow's arrival), `run_report` reports.
 
 pub mod cc;
 pub mod dcqcn;
@@ -240,8 +241,13 @@ pub struct Roce {
     /// pairs' messages (indexes `apps..`) run until the workload ends.
     pending: usize,
     apps: usize,
-    /// Queue pairs `background..` carry background flows.
+    /// Queue pairs `background..short_qp` carry background flows, `short_qp..` the short flows
+    /// beside the workload (`workload.short_load`), one message each: messages `short_msg..`.
     background: usize,
+    short_qp: usize,
+    short_msg: usize,
+    /// Each short flow's arrival after the workload's start.
+    short_at: Vec<SimTime>,
     /// Each queue pair's incast burst, in a flow schedule.
     bursts: Vec<Option<u32>>,
     /// What the background queue pairs had delivered when the workload started.
@@ -260,7 +266,7 @@ impl Transport for Roce {
     const UNFINISHED: &'static str = "RoCE messages are unfinished";
 
     fn new(sc: &Scenario, fabric: &mut Fabric<Pkt>, events: &mut EventQueue) -> Roce {
-        let (specs, plan) = workload::specs(sc, &fabric.net);
+        let (specs, plan, shorts) = workload::specs(sc, &fabric.net);
         let hosts = fabric.net.hosts as usize;
         let mut roce = Roce {
             qps: Vec::with_capacity(specs.len()),
@@ -270,6 +276,9 @@ impl Transport for Roce {
             pending: 0,
             apps: 0,
             background: 0,
+            short_qp: 0,
+            short_msg: 0,
+            short_at: Vec::new(),
             bursts: Vec::new(),
             background_at_start: 0,
             mtu: sc.roce.mtu,
@@ -279,12 +288,12 @@ impl Transport for Roce {
             stats: RoceReport::default(),
             capture: None,
         };
-        roce.set_up(sc, &mut fabric.net, &specs);
+        roce.set_up(sc, &mut fabric.net, &specs, shorts);
         // Background queue pairs start at once, the workload after their warm-up.
-        for m in roce.apps..roce.msgs.len() {
+        for m in roce.apps..roce.short_msg {
             events.push(0, Event::Agent(m as u32, POST, 0));
         }
-        let start = match roce.background < roce.qps.len() {
+        let start = match roce.background < roce.short_qp {
             true => sc.background.warmup,
             false => 0,
         };
@@ -525,8 +534,9 @@ impl Roce {
             }
             None => {}
         }
-        // A read completes at the client, where its data arrives.
-        if self.plan.servers().is_some() {
+        // A read completes at the client, where its data arrives; so does a short flow (its
+        // completion, as every transport's, is its last byte's arrival at the receiver).
+        if self.plan.servers().is_some() || p.qp as usize >= self.short_qp {
             for k in a.completed.0..a.completed.1 {
                 let m = self.qps[p.qp as usize].msgs[k as usize];
                 self.complete(cx, m);
@@ -538,7 +548,7 @@ impl Roce {
     /// RoCE measures it too): complete the messages queue pair `q`'s sender has seen
     /// acknowledged whole since the last call.
     fn acked_messages(&mut self, cx: &mut Cx<Pkt>, q: u32) {
-        if self.plan.servers().is_some() {
+        if self.plan.servers().is_some() || q as usize >= self.short_qp {
             return;
         }
         let qp = &mut self.qps[q as usize];

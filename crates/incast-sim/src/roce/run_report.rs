@@ -2,7 +2,7 @@
 //! and RoCE's own counters; and the invariants it checks.
 
 use super::{Pkt, Roce};
-use crate::app::flows;
+use crate::app::{flows, short};
 use crate::config::Scenario;
 use crate::engine::driver::Seen;
 use crate::report::{FlowReport, Report, RoceReport, RunSummary};
@@ -16,8 +16,8 @@ impl Roce {
     /// per background queue pair (the payload it delivered in order, no completion time).
     fn flow_reports(&self) -> Vec<FlowReport> {
         let per_qp = self.plan.servers().is_some();
-        self.qps
-            .iter()
+        // The short flows' queue pairs are reported apart (`short_flows`).
+        (self.qps[..self.short_qp].iter())
             .enumerate()
             .map(|(q, qp)| {
                 let c = qp.tx.counts();
@@ -140,6 +140,14 @@ impl Roce {
         run.fabric.fill_report(sc, now, &mut r);
         if sc.is_flows() {
             self.fill_schedule(net, sc, &mut r);
+        }
+        if self.short_msg < self.msgs.len() {
+            let flows = self.msgs[self.short_msg..].iter().map(|m| {
+                let fate = short::Fate::of(m.posted, m.done, now);
+                (self.qps[m.qp as usize].src, m.bytes, fate)
+            });
+            let mss_header = (self.mtu, sc.roce.header_bytes);
+            r.short_flows = Some(short::summary(flows, net, mss_header));
         }
         r
     }

@@ -2,7 +2,9 @@
 //! messages ([`crate::app::messages`]: the incast, the synchronized read's blocks, the flow
 //! schedule), one queue pair each (a synchronized read's one per server, carrying its message
 //! of every block), then the `background` section's long-lived flows, a queue pair each,
-//! started at once, the workload after their warm-up.
+//! started at once, the workload after their warm-up; then the short flows beside the
+//! workload (`workload.short_load`), a queue pair each, whose one message is posted at the
+//! flow's arrival.
 
 use super::cc::Cc;
 use super::receiver::Receiver;
@@ -25,8 +27,8 @@ const BACKGROUND_PACKETS: u64 = 1 << 24;
 /// The queue pairs' specs and the plan of scenario `sc` on `net`: one queue pair per message
 /// of the plan ([`crate::app::messages`]), a synchronized read's one per server (it carries
 /// that server's message of every block), then the background flows' (as many as
-/// `background.flows`).
-pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan) {
+/// `background.flows`), then the short flows' (how many: the third).
+pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan, usize) {
     let (mut specs, plan) = messages::plan(sc, net, Stream::Roce(0));
     if let Some(servers) = plan.servers() {
         specs.truncate(servers as usize);
@@ -41,12 +43,28 @@ pub(super) fn specs(sc: &Scenario, net: &Network) -> (Vec<MsgSpec>, Plan) {
             burst: None,
         }
     }));
-    (specs, plan)
+    // A message carries at least one byte: an empty one would never be answered.
+    let shorts: Vec<MsgSpec> = (messages::short(sc, net).into_iter())
+        .map(|s| MsgSpec {
+            bytes: s.bytes.max(1),
+            ..s
+        })
+        .collect();
+    let n = shorts.len();
+    specs.extend(shorts);
+    (specs, plan, n)
 }
 
 impl Roce {
-    /// One queue pair per spec, with its routes, frames and agents; every message laid out.
-    pub(super) fn set_up(&mut self, sc: &Scenario, net: &mut Network, specs: &[MsgSpec]) {
+    /// One queue pair per spec, the last `shorts` the short flows', with its routes, frames
+    /// and agents; every message laid out.
+    pub(super) fn set_up(
+        &mut self,
+        sc: &Scenario,
+        net: &mut Network,
+        specs: &[MsgSpec],
+        shorts: usize,
+    ) {
         let r = &sc.roce;
         let mut rng = Rng::stream(sc.seed, Stream::Roce(1));
         let timeouts = Timeouts {
@@ -120,7 +138,11 @@ impl Roce {
         }
         self.apps = self.msgs.len();
         self.pending = self.apps;
-        self.lay_out(specs, apps..specs.len());
+        self.short_qp = specs.len() - shorts;
+        self.lay_out(specs, apps..self.short_qp);
+        self.short_msg = self.msgs.len();
+        self.lay_out(specs, self.short_qp..specs.len());
+        self.short_at = specs[self.short_qp..].iter().map(|s| s.start).collect();
     }
 
     /// One message for each of queue pairs `qps`.
@@ -141,6 +163,12 @@ impl Roce {
         self.background_at_start = self.background_bytes();
         let posts = self.plan.first_posts(cx.now);
         self.carry_out(cx, posts);
+        // The short flows at their arrivals (those after the workload's end are never posted:
+        // the run ends with it).
+        for m in self.short_msg..self.msgs.len() {
+            let at = self.short_at[m - self.short_msg];
+            cx.push(cx.now + at, Event::Agent(m as u32, POST, 0));
+        }
     }
 
     /// The plan's posts, in its order: each message now, or an event at its time (one push
@@ -157,7 +185,7 @@ impl Roce {
     /// Payload the background queue pairs delivered in order so far (full packets: their
     /// one message never ends within a run).
     pub(super) fn background_bytes(&self) -> u64 {
-        let qps = &self.qps[self.background..];
+        let qps = &self.qps[self.background..self.short_qp];
         qps.iter().map(|q| u64::from(q.rx.epsn()) * self.mtu).sum()
     }
 
@@ -182,7 +210,7 @@ impl Roce {
     pub(super) fn complete(&mut self, cx: &mut Cx<Pkt>, m: u32) {
         self.msgs[m as usize].done = Some(cx.now);
         if m as usize >= self.apps {
-            return; // a background flow's: the workload does not wait for it
+            return; // a background or short flow's: the workload does not wait for it
         }
         self.pending -= 1;
         let posts = self.plan.completed(cx.now);

@@ -322,8 +322,10 @@ impl Swift {
         for c in 0..conns {
             let conn = ConnId(c);
             let (server, client) = app.ends(conn, net);
-            // Per-flow ECMP: one path per connection, both directions alike.
-            let path = Rng::stream(sc.seed, Stream::Swift(c)).next_u64() as u32;
+            // Per-flow ECMP: one path per connection, both directions alike (the stream's
+            // first draw); then each endpoint's timer stream (`swift.rto_jitter`).
+            let mut draws = Rng::stream(sc.seed, Stream::Swift(c));
+            let path = draws.next_u64() as u32;
             let to_server = net.add_route(client, server, path);
             let to_client = net.add_route(server, client, path);
             let frame = s.mtu + s.header_bytes;
@@ -335,8 +337,9 @@ impl Swift {
                 let base_rtt = net.latency(route, frame) + net.latency(back, s.ack_bytes);
                 // Topology scaling counts the links of the forward path, as htsim's Swift.
                 let hops = u32::from(net.path_len(host, peer));
+                let timers = Rng::new(draws.next_u64(), 0);
                 eps.push(Endpoint {
-                    tx: Sender::new(s, hops, base_rtt),
+                    tx: Sender::new(s, hops, base_rtt).with_timer_stream(timers),
                     rx: Receiver::default(),
                 });
                 ep_route.push(route);

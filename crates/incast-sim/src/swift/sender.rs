@@ -2,7 +2,8 @@
 //! within the congestion window ([`Cc`]) and, below one packet, paced one packet per RTT/cwnd;
 //! fast retransmit after `dupthresh` duplicate ACKs (and NewReno's retransmission of the next
 //! hole on a partial ACK until the data sent before the loss is acknowledged); a
-//! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout) that goes back to the
+//! retransmission timer (srtt + 4·rttvar, bounded, doubled per timeout, stretched at random by
+//! up to `swift.rto_jitter` of itself, 0 by default) that goes back to the
 //! first unacknowledged byte; below one packet its resend keeps the pacing (a timeout is no
 //! licence for a burst: thousands of flows whose timers fire together would resend at once).
 //!
@@ -15,6 +16,7 @@
 
 use super::cc::Cc;
 use crate::config::Swift as Params;
+use crate::rng::Rng;
 use crate::units::SimTime;
 
 /// A data packet to send.
@@ -75,6 +77,9 @@ pub(crate) struct Sender {
     rto_deadline: Option<SimTime>,
     /// When the last timeout fired, until an ACK of new data tells whether it was spurious.
     rto_fired: Option<SimTime>,
+    /// `swift.rto_jitter` and the stream its draws come from.
+    rto_jitter: f64,
+    timer_rng: Rng,
     /// When the last packet left (pacing below one packet).
     last_send: Option<SimTime>,
     /// `swift.timed_pacing`: below one packet the clock alone paces, with the gap taken when
@@ -108,11 +113,19 @@ impl Sender {
             backoff: 0,
             rto_deadline: None,
             rto_fired: None,
+            rto_jitter: p.rto_jitter,
+            timer_rng: Rng::new(0, 0),
             last_send: None,
             timed: p.timed_pacing,
             sent_gap: None,
             stats: Stats::default(),
         }
+    }
+
+    /// The stream this sender's timer randomization draws from (`swift.rto_jitter`).
+    pub(crate) fn with_timer_stream(mut self, rng: Rng) -> Sender {
+        self.timer_rng = rng;
+        self
     }
 
     /// The application writes `bytes` more.
@@ -144,6 +157,17 @@ impl Sender {
         };
         base.saturating_mul(1 << self.backoff.min(30))
             .min(self.rto_max)
+    }
+
+    /// The timeout to arm now: [`Sender::rto`], stretched by up to `rto_jitter` of itself.
+    fn armed_rto(&mut self) -> SimTime {
+        let t = self.rto();
+        if self.rto_jitter == 0.0 {
+            return t;
+        }
+        // 53 random bits: u uniform in [0, 1).
+        let u = (self.timer_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        t.saturating_add((t as f64 * self.rto_jitter * u) as SimTime)
     }
 
     /// When the retransmission timer is due, if armed.
@@ -208,7 +232,7 @@ impl Sender {
         self.sent_gap = self.cc.pacing_gap(self.rtt());
         self.stats.packets += 1;
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto());
+            self.rto_deadline = Some(now + self.armed_rto());
         }
         Some(Seg {
             seq,
@@ -255,7 +279,11 @@ impl Sender {
                     self.rtx = Some(ack);
                 }
             }
-            self.rto_deadline = (self.una < self.high).then(|| now + self.rto());
+            self.rto_deadline = if self.una < self.high {
+                Some(now + self.armed_rto())
+            } else {
+                None
+            };
             self.cc.on_ack(now, srtt, fabric, remote, acked);
         } else if ack == self.una && self.high > self.una {
             self.dupacks += 1;
@@ -413,6 +441,41 @@ mod tests {
         assert_eq!(s.stats().retx_timeout, 7);
         // Backed off: twice the initial timeout.
         assert_eq!(s.rto_at(), Some(d + 2 * Params::default().rto_initial));
+    }
+
+    #[test]
+    fn a_randomized_timer_fires_at_its_stretched_deadline_and_not_one_tick_before() {
+        let p = Params {
+            rto_jitter: 0.5,
+            ..Params::default()
+        };
+        let with = |seed: u64| {
+            let mut s = Sender::new(&p, 6, RTT).with_timer_stream(Rng::new(seed, 0));
+            s.write(10 * 4000);
+            drain(&mut s, 0);
+            s
+        };
+        let mut s = with(1);
+        let d = s.rto_at().unwrap();
+        // Armed for rto_initial × (1 + 0.5·u), u in [0, 1).
+        assert!(d >= p.rto_initial && d < p.rto_initial * 3 / 2, "{d}");
+        assert!(!s.on_rto(d - 1));
+        assert_eq!(s.rto_at(), Some(d));
+        assert!(s.on_rto(d));
+        // The backed-off timer is stretched too: 2 × rto_initial × (1 + 0.5·u).
+        drain(&mut s, d);
+        let d2 = s.rto_at().unwrap() - d;
+        assert!(d2 >= 2 * p.rto_initial && d2 < 3 * p.rto_initial, "{d2}");
+        // Two senders alike but for their streams time out apart; exact timers (the
+        // default) arm the very same deadline.
+        assert_ne!(with(1).rto_at(), with(2).rto_at());
+        let exact = |seed: u64| {
+            let mut s = sender(10 * 4000).with_timer_stream(Rng::new(seed, 0));
+            drain(&mut s, 0);
+            s.rto_at()
+        };
+        assert_eq!(exact(1), exact(2));
+        assert_eq!(exact(1), Some(Params::default().rto_initial));
     }
 
     #[test]

@@ -69,6 +69,39 @@ fn the_ideal_fct_is_the_first_frame_across_the_path_then_the_rest_at_the_bottlen
     assert!(ideal_fct(&net, a, net.host(8), 100, mss, hdr) < one);
 }
 
+#[test]
+fn the_ideal_fct_charges_a_short_last_frame_at_each_links_own_rate_after_a_slow_link() {
+    // A star: the sender's 10 Gbps link, then the receiver's 100 Gbps one. A full frame and
+    // a 1-byte one: the short frame leaves the slow link before the full one has left the
+    // fast link, so it waits for it there and crosses the fast link at the fast rate.
+    let mut sc = Scenario::example(2);
+    sc.topology.link = 10_000_000_000;
+    sc.topology.receiver_link = 100_000_000_000;
+    let net = crate::topology::Network::build(&sc);
+    let (a, b) = (net.host(0), net.receiver);
+    let (mss, hdr) = (sc.tcp.mss, sc.tcp.header_bytes);
+    let l1 = &net.links[net.hop_via(a, b, 0, 0).unwrap()];
+    let l2 = &net.links[net.hop_via(a, b, 0, 1).unwrap()];
+    let t = |frame: u64, l: &crate::net::Link| tx_time(frame + l.phy_overhead, l.rate);
+    let (full, short) = (mss + hdr, 1 + hdr);
+    assert!(t(short, l1) < t(full, l2), "the case this test is about");
+    let exact = t(full, l1) + l1.delay + t(full, l2) + t(short, l2) + l2.delay;
+    assert_eq!(ideal_fct(&net, a, b, mss + 1, mss, hdr), exact);
+    // Charging the short frame at the slowest link after the first frame's crossing (the
+    // formula before) gave more than the schedule itself: a slowdown below 1.
+    let before = net.latency_between(a, b, full) + t(short, l1);
+    assert!(before > exact);
+    // With the slow link last, the frames queue there: the old and the exact agree.
+    sc.topology.link = 100_000_000_000;
+    sc.topology.receiver_link = 10_000_000_000;
+    let net = crate::topology::Network::build(&sc);
+    let l2 = &net.links[net.hop_via(a, b, 0, 1).unwrap()];
+    assert_eq!(
+        ideal_fct(&net, a, b, 3 * mss + 1, mss, hdr),
+        net.latency_between(a, b, full) + 2 * t(full, l2) + t(short, l2)
+    );
+}
+
 /// Run `sc` and return its report.
 fn run(sc: Scenario) -> Report {
     Simulation::new(sc).and_then(|s| s.run()).unwrap()
