@@ -20,11 +20,14 @@ examples:
   incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap && incast doctor run.pcap
   incast doctor capture.pcap --receiver 10.0.0.17 --out diagnosis/
   incast doctor capture.pcapng --profile classic --seeds 5 --json | jq .estimates
+  incast doctor run.pcap --rto-min-candidates 1ms,10ms,200ms --seeds 1 --no-remedies
 
-What the capture shows directly (senders, response sizes, rounds, link rate, RTT, RTOmin) is
-read from it; the switch buffer, which a capture at the receiver cannot show, is fitted by
-simulation: for each common RTOmin the buffer at which the replica's goodput meets the
-capture's, then the RTOmin whose replica completes its blocks in the capture's times.
+What the capture shows directly (senders, response sizes, rounds, link rate, RTT) is read
+from it. The switch buffer and RTOmin, which a capture at the receiver cannot show, are fitted
+by simulation: for each candidate RTOmin the buffer at which the replica, captured and read
+as the capture is, times out as often per block; then the RTOmin whose replica completes its
+blocks in the capture's times. Where several RTOmins fit alike (with the linux profile every
+RTOmin below the RTT-driven timeout does) RTOmin is reported as a bound, not a value.
 """
 
 
@@ -57,6 +60,12 @@ def add_doctor_parser(sub: Any) -> None:
         help="seeds the replica runs under (default 3)",
     )
     s.add_argument(
+        "--rto-min-candidates",
+        type=_times,
+        metavar="LIST",
+        help="RTOmins the fit tries, comma-separated (default: 1ms..1s, the common values)",
+    )
+    s.add_argument(
         "--no-remedies", action="store_true", help="diagnose and replicate only, rank nothing"
     )
     add_workers_flag(s)
@@ -68,6 +77,15 @@ def add_doctor_parser(sub: Any) -> None:
         help="write the replica (replica.toml) and the diagnosis (diagnosis.json) to DIR",
     )
     s.set_defaults(handler=cmd_doctor)
+
+
+def _times(text: str) -> list[int]:
+    from incastlab.units import parse_time
+
+    try:
+        return [parse_time(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--rto-min-candidates: {e}") from None
 
 
 def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
@@ -90,6 +108,7 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
                 remedies=not a.no_remedies,
                 workers=a.workers,
                 tracker=tracker,
+                **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
             )
         except (EvidenceError, TraceError) as e:
             raise UsageError(str(e)) from None
@@ -135,23 +154,23 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
     """The inferred scenario, capture beside replica, the verdict and the remedies."""
     from incastlab.units import format_rate
 
-    out.print(
-        f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}"
-    )
+    out.print(f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}")
     est = table("what the capture shows")
     for c in ["value", "estimate", "range", "confidence", "from"]:
         est.add_column(c, justify="left" if c in ("value", "from") else "right")
     for name, e in d.estimates.items():
         lo, hi = _value(name, e.lo), _value(name, e.hi)
         rng = "" if e.lo == e.hi else f"{lo}..{hi if e.hi is not None else '∞'}"
-        est.add_row(name, _value(name, e.value), rng, e.confidence, e.evidence)
+        shown = _value(name, e.value)
+        if e.confidence == "bound":  # the fit's value is not identified: show the bound
+            shown, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
+        est.add_row(name, shown, rng, e.confidence, e.evidence)
     out.print(est)
     side = table("capture beside the replica")
     unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
     for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
         side.add_column(c, justify="right")
-    for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)",
-                                                 d.replica)):
+    for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)", d.replica)):
         side.add_row(
             label,
             format_rate(f.goodput_bps),

@@ -10,12 +10,12 @@ buffer and RTOmin) by simulation and runs the replica under several seeds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.doctor.evidence import EvidenceError, read_capture
-from incastlab.doctor.infer import Estimate, infer
+from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
 from incastlab.doctor.replica import (
     PROBE_RTO_MIN_PS,
     Figures,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from incastlab.studies.mitigate import Ranking
     from incastlab.trace import TraceReport
 
-__all__ = ["Diagnosis", "EvidenceError", "Estimate", "diagnose"]
+__all__ = ["Diagnosis", "Estimate", "EvidenceError", "diagnose"]
 
 #: Goodput below this share of the link, with timeouts, is the collapse the doctor looks for.
 COLLAPSE_SHARE = 0.5
@@ -80,10 +80,12 @@ def diagnose(
     remedies: bool = True,
     workers: int | None = None,
     tracker: Tracker | None = None,
+    rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
 ) -> Diagnosis:
     """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
     remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
-    can be inferred from (no TCP, one flow, no receiver)."""
+    can be inferred from (no TCP, one flow, no receiver). ``rto_candidates`` are the RTOmins
+    (picoseconds) the fit tries: fewer make it faster."""
     first = read_capture(path, receiver)
     receiver = first.report["receiver"]
     est = infer(first)
@@ -97,7 +99,12 @@ def diagnose(
 
     silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
     est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
-        est, lambda c: capture_figures(read_at(c)), silences, profile, seeds
+        est,
+        lambda c: capture_figures(read_at(c)),
+        silences,
+        profile,
+        seeds,
+        rto_candidates=rto_candidates,
     )
     rto = int(est["rto_min"].value)
     trace = read_at(rto)

@@ -24,9 +24,7 @@ def read_capture(
     """Read ``path`` with timeouts counted against ``rto_min_ps``. Raises
     :class:`EvidenceError` for a capture without TCP, with one flow into the receiver, with
     no receiver to infer, or cut short before any data."""
-    t = analyze(
-        path, TraceOptions(receiver, rto_min_ps, min(INTERVAL_PS, rto_min_ps)), progress
-    )
+    t = analyze(path, TraceOptions(receiver, rto_min_ps, min(INTERVAL_PS, rto_min_ps)), progress)
     _refuse_useless(path, t)
     return t
 

@@ -21,8 +21,22 @@ from incastlab.trace import TraceReport
 
 #: Link rates Ethernet ports come in, bits per second.
 STANDARD_RATES = tuple(
-    int(x * 1e6) for x in (10, 100, 1_000, 2_500, 5_000, 10_000, 25_000, 40_000, 50_000,
-                           100_000, 200_000, 400_000, 800_000)
+    int(x * 1e6)
+    for x in (
+        10,
+        100,
+        1_000,
+        2_500,
+        5_000,
+        10_000,
+        25_000,
+        40_000,
+        50_000,
+        100_000,
+        200_000,
+        400_000,
+        800_000,
+    )
 )
 #: RTOmin values operating systems and operators use (Linux 200 ms, data-centre tunings
 #: down to 1 ms), picoseconds; an estimate within 10% of one is taken as that one.

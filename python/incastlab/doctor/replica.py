@@ -39,6 +39,23 @@ PROBE_RTO_MIN_PS = 1_000_000_000
 SILENCE_GRID_NS = tuple(int(800_000 * 2 ** (k / 2)) for k in range(25))
 #: Weight of the pauses' term beside the completion times'.
 SILENCE_WEIGHT = 0.25
+#: The linux profile's timer tick (a jiffy at HZ = 250, the ``tcp.timer_granularity`` it
+#: sets): RTOmin is kept in whole ticks (1 ms is 4 ms) and a timer fires a tick late.
+LINUX_TICK_PS = 4_000_000_000
+
+
+def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
+    """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
+    and a capture cannot tell RTOmins apart: Linux times out after srtt + max(4 x rttvar,
+    RTOmin) (``tcp_set_rto``), in whole ticks and a tick late, so RTOmins under two ticks
+    plus four queueing delays of a full buffer (rttvar's reach in an incast) act alike.
+    The smallest common RTOmin at or above that; 0 for ``classic`` (RTOmin bounds
+    srtt + 4 x rttvar there, on a fine clock)."""
+    if profile != "linux":
+        return 0
+    queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
+    floor = 2 * LINUX_TICK_PS + 4 * queue_ps
+    return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
 
 
 def _rate(bps: int) -> str:
@@ -122,8 +139,10 @@ def replica_run(
     was, pooled."""
     buf = int(est["buffer"].value)
     return pooled(
-        [replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
-         for s in seeds]
+        [
+            replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
+            for s in seeds
+        ]
     )
 
 
@@ -266,13 +285,17 @@ def fit_rto_and_buffer(
     profile: str,
     seeds: Sequence[int],
     on_candidate: Callable[[int], None] | None = None,
+    rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
 ) -> tuple[Estimate, Estimate, list[Fit]]:
     """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
     completion times, goodput and timeouts (the capture's read with that RTOmin:
     ``capture_at(rto_min_ps)``) and the pauses before resends (``capture_silences``, read
-    at :data:`PROBE_RTO_MIN_PS`); then that RTOmin's buffer to the final precision."""
+    at :data:`PROBE_RTO_MIN_PS`); then that RTOmin's buffer to the final precision.
+    ``rto_candidates`` (picoseconds) are the RTOmins tried, those no longer than the
+    capture's longest completion time (a shorter one at least)."""
     longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
-    candidates = [c for c in COMMON_RTO_MIN_PS if c / 1e12 <= max(longest, 0.001)]
+    tried = sorted(rto_candidates)
+    candidates = [c for c in tried if c / 1e12 <= max(longest, 0.001)] or tried[:1]
     fits = []
     for c in candidates:
         f, sil = fit_buffer(est, capture_at(c), c, profile, seeds[:1], SEARCH_STEPS)
@@ -286,13 +309,41 @@ def fit_rto_and_buffer(
     final, _ = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], FINAL_STEPS)
     near = sorted(f.rto_min_ps for f in fits if f.distance <= best.distance * 1.25 + 0.05)
     runner_up = fits[1] if len(fits) > 1 else None
+    # Where the best RTOmin is under the RTT-driven floor, every RTOmin below the floor
+    # times out alike: the capture bounds RTOmin from above only. Likewise when the
+    # smallest RTOmin tried fits as well as the best: nothing below it is excluded.
+    floor = rtt_driven_floor(profile, final.buffer, int(est["link"].value))
+    under = best.rto_min_ps <= floor
+    lo = 0 if under or near[0] == candidates[0] else near[0]
+    hi = max(near[-1], floor) if under else near[-1]
+    bounded = lo != hi
+    close = (
+        f"under {floor / 1e9:g} ms this profile's RTT-driven timeout, srtt + 4 x rttvar in "
+        "4 ms ticks, competes with RTOmin: not identified"
+        if under
+        else f"{len(near)} of {len(fits)} RTOmin values tried fit within the noise of the best"
+    )
     rto = Estimate(
         "rto_min",
         best.rto_min_ps,
-        near[0],
-        near[-1],
-        "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium",
-        f"fitted by simulation: completion times, goodput, timeouts and pauses before resends "
+        lo,
+        hi,
+        "bound"
+        if bounded
+        else (
+            "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium"
+        ),
+        (
+            (
+                f"bounded: at most {hi / 1e9:g} ms"
+                if lo == 0
+                else f"bounded: {lo / 1e9:g}..{hi / 1e9:g} ms"
+            )
+            + f" ({close}); "
+            if bounded
+            else ""
+        )
+        + f"fitted by simulation: completion times, goodput, timeouts and pauses before resends "
         f"closest to the capture's among "
         f"{len(fits)} RTOmin values (distance {best.distance:.2f}"
         + (
@@ -313,4 +364,6 @@ def _buffer_estimate(f: Fit) -> Estimate:
         text = f"the replica times out as often per block between {f.buffer_lo:,} and "
         text += f"{f.buffer_hi:,} B"
     conf = "medium" if f.buffer_lo is not None and f.buffer_hi is not None else "low"
-    return Estimate("buffer", f.buffer, f.buffer_lo, f.buffer_hi, conf, "fitted by simulation: " + text)
+    return Estimate(
+        "buffer", f.buffer, f.buffer_lo, f.buffer_hi, conf, "fitted by simulation: " + text
+    )
