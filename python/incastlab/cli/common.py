@@ -306,10 +306,11 @@ class BarTracker:
 
 @contextmanager
 def tracking(
-    err: Console, verb: str, total: int, show: bool, *, ticks: bool = False
+    err: Console, verb: str, total: int | None, show: bool, *, ticks: bool = False
 ) -> Iterator[BarTracker | QuietTracker]:
-    """A tracker for ``total`` runs on a transient progress bar; without ``show`` one that
-    draws nothing and imports nothing (``--json`` of a single run need not load rich)."""
+    """A tracker for ``total`` runs (None: not known ahead) on a transient progress bar;
+    without ``show`` one that draws nothing and imports nothing (``--json`` of a single run
+    need not load rich)."""
     if not show:
         yield QuietTracker()
         return
