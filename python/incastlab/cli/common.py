@@ -184,6 +184,15 @@ def add_workers_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_capture_args(p: argparse.ArgumentParser) -> None:
+    """The capture to read and its receiver, as every command that reads a capture names
+    them (pcap, doctor)."""
+    p.add_argument("capture", metavar="FILE", help="a pcap or pcapng file")
+    p.add_argument(
+        "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
+    )
+
+
 def add_result_flags(p: argparse.ArgumentParser) -> None:
     """--json, --out and --plot of a command that runs one point per sender count (sim,
     emulate): the same names, types and help everywhere."""

@@ -8,7 +8,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, add_workers_flag, out_dir, table, whole
+from incastlab.cli.common import (
+    UsageError,
+    add_capture_args,
+    add_workers_flag,
+    out_dir,
+    table,
+    whole,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,10 +49,7 @@ def add_doctor_parser(sub: Any) -> None:
         epilog=DOCTOR_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("capture", metavar="FILE", help="a pcap or pcapng file")
-    s.add_argument(
-        "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
-    )
+    add_capture_args(s)
     s.add_argument(
         "--profile",
         choices=["linux", "classic"],
