@@ -14,6 +14,7 @@ use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
 pub(crate) use super::size_dist::SizeDist;
+use super::stalls::Stalls;
 
 /// Something a task wants done ([`crate::app::tasks::Tasks`] turns these into [`crate::app::Effect`]s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +93,11 @@ pub struct Workload {
     paused_since: Option<SimTime>,
     block_start: SimTime,
     timeouts_at_block_start: u64,
+    stalls_at_block_start: u64,
+    /// Waits of half the minimum RTO with no timeout in them ([`Stalls`]), per flow.
+    pub stalls: Stalls,
+    /// Such stalls (all servers) during each block.
+    pub block_stalls: Vec<u32>,
     /// Workload start time.
     pub start: SimTime,
     /// Completion time of the last block or flow.
@@ -129,6 +135,16 @@ struct Queries {
     /// Client offset at the end of the last response asked on each connection.
     end: Vec<u64>,
     done: u32,
+}
+
+/// How long a flow of a block may deliver nothing before the wait counts as a stall: half
+/// the minimum RTO of the transport the workload runs over ([`Stalls`]).
+fn stall_after(sc: &Scenario) -> SimTime {
+    let rto_min = match sc.transport {
+        crate::config::Transport::Swift => sc.swift.rto_min,
+        _ => sc.tcp.rto_min,
+    };
+    rto_min / 2
 }
 
 impl Workload {
@@ -197,6 +213,9 @@ impl Workload {
             paused_since: None,
             block_start: 0,
             timeouts_at_block_start: 0,
+            stalls_at_block_start: 0,
+            stalls: Stalls::new(n, stall_after(sc)),
+            block_stalls: Vec::new(),
             start: 0,
             finish: None,
             block_times: Vec::new(),
@@ -237,6 +256,7 @@ impl Workload {
                 self.remaining = self.n;
                 self.block_start = now;
                 for c in 0..self.n {
+                    self.stalls.arm(c as usize, now);
                     self.frag_end[c as usize] = self.header + self.unit[c as usize];
                     self.respond_after_jitter(ConnId(c), now, act);
                 }
@@ -286,6 +306,7 @@ impl Workload {
         // A pause before the block counts in its time.
         self.block_start = self.paused_since.take().unwrap_or(now);
         self.timeouts_at_block_start = self.timeouts;
+        self.stalls_at_block_start = self.stalls.count;
         self.remaining = self.n;
         self.issued += 1;
         for c in 0..self.n as usize {
@@ -295,7 +316,7 @@ impl Workload {
         self.next_request = 0;
         for k in 0..self.window {
             if self.stagger == 0 || k == 0 {
-                self.ask_next(act);
+                self.ask_next(now, act);
             } else {
                 act.push(Action::RequestAt {
                     conn: ConnId(k),
@@ -315,13 +336,16 @@ impl Workload {
             self.request_block(now, act);
             return;
         }
-        if let Some(q) = self.q.as_mut() {
-            let c = conn.index();
-            let size = q.planned[c].pop_front().unwrap_or(0);
-            q.to_answer[c].push_back(size);
-            q.asked[c] += 1;
-            q.end[c] += self.header + size;
-            q.open[c].push_back((now, size, q.end[c]));
+        match self.q.as_mut() {
+            None => self.stalls.arm(conn.index(), now),
+            Some(q) => {
+                let c = conn.index();
+                let size = q.planned[c].pop_front().unwrap_or(0);
+                q.to_answer[c].push_back(size);
+                q.asked[c] += 1;
+                q.end[c] += self.header + size;
+                q.open[c].push_back((now, size, q.end[c]));
+            }
         }
         act.push(Action::Write {
             ep: conn.receiver(),
@@ -330,8 +354,9 @@ impl Workload {
     }
 
     /// Send the block's request to the next server not yet asked.
-    fn ask_next(&mut self, act: &mut Vec<Action>) {
+    fn ask_next(&mut self, now: SimTime, act: &mut Vec<Action>) {
         if self.next_request < self.n {
+            self.stalls.arm(self.next_request as usize, now);
             act.push(Action::Write {
                 ep: ConnId(self.next_request).receiver(),
                 bytes: self.request,
@@ -393,7 +418,11 @@ impl Workload {
             }
             return;
         }
-        if self.frag_done[c] || received < self.frag_end[c] || self.finish.is_some() {
+        if self.frag_done[c] || self.finish.is_some() {
+            return;
+        }
+        self.stalls.progress(c, now);
+        if received < self.frag_end[c] {
             return;
         }
         self.frag_done[c] = true;
@@ -403,13 +432,15 @@ impl Workload {
         }
         if self.remaining > 0 {
             if self.kind == WorkloadKind::SyncRead {
-                self.ask_next(act); // the fan-out window slides
+                self.ask_next(now, act); // the fan-out window slides
             }
             return;
         }
         self.block_times.push(now - self.block_start);
         self.block_timeouts
             .push((self.timeouts - self.timeouts_at_block_start) as u32);
+        self.block_stalls
+            .push((self.stalls.count - self.stalls_at_block_start) as u32);
         self.block += 1;
         if self.kind == WorkloadKind::SyncRead && self.block < self.blocks {
             let pause = match self.think.len() {
