@@ -94,7 +94,7 @@ pub struct Workload {
     block_start: SimTime,
     timeouts_at_block_start: u64,
     stalls_at_block_start: u64,
-    /// Waits of half the minimum RTO with no timeout in them ([`Stalls`]), per flow.
+    /// Waits of half the minimum RTO with no timeout in them ([`Stalls`]).
     pub stalls: Stalls,
     /// Such stalls (all servers) during each block.
     pub block_stalls: Vec<u32>,
@@ -137,8 +137,8 @@ struct Queries {
     done: u32,
 }
 
-/// How long a flow of a block may deliver nothing before the wait counts as a stall: half
-/// the minimum RTO of the transport the workload runs over ([`Stalls`]).
+/// How long a block may deliver nothing before the wait counts as a stall: half the minimum
+/// RTO of the transport the workload runs over ([`Stalls`]).
 fn stall_after(sc: &Scenario) -> SimTime {
     let rto_min = match sc.transport {
         crate::config::Transport::Swift => sc.swift.rto_min,
@@ -214,7 +214,7 @@ impl Workload {
             block_start: 0,
             timeouts_at_block_start: 0,
             stalls_at_block_start: 0,
-            stalls: Stalls::new(n, stall_after(sc)),
+            stalls: Stalls::new(stall_after(sc)),
             block_stalls: Vec::new(),
             start: 0,
             finish: None,
@@ -255,8 +255,8 @@ impl Workload {
             WorkloadKind::Incast => {
                 self.remaining = self.n;
                 self.block_start = now;
+                self.stalls.arm(now);
                 for c in 0..self.n {
-                    self.stalls.arm(c as usize, now);
                     self.frag_end[c as usize] = self.header + self.unit[c as usize];
                     self.respond_after_jitter(ConnId(c), now, act);
                 }
@@ -307,6 +307,7 @@ impl Workload {
         self.block_start = self.paused_since.take().unwrap_or(now);
         self.timeouts_at_block_start = self.timeouts;
         self.stalls_at_block_start = self.stalls.count;
+        self.stalls.arm(now);
         self.remaining = self.n;
         self.issued += 1;
         for c in 0..self.n as usize {
@@ -316,7 +317,7 @@ impl Workload {
         self.next_request = 0;
         for k in 0..self.window {
             if self.stagger == 0 || k == 0 {
-                self.ask_next(now, act);
+                self.ask_next(act);
             } else {
                 act.push(Action::RequestAt {
                     conn: ConnId(k),
@@ -336,16 +337,13 @@ impl Workload {
             self.request_block(now, act);
             return;
         }
-        match self.q.as_mut() {
-            None => self.stalls.arm(conn.index(), now),
-            Some(q) => {
-                let c = conn.index();
-                let size = q.planned[c].pop_front().unwrap_or(0);
-                q.to_answer[c].push_back(size);
-                q.asked[c] += 1;
-                q.end[c] += self.header + size;
-                q.open[c].push_back((now, size, q.end[c]));
-            }
+        if let Some(q) = self.q.as_mut() {
+            let c = conn.index();
+            let size = q.planned[c].pop_front().unwrap_or(0);
+            q.to_answer[c].push_back(size);
+            q.asked[c] += 1;
+            q.end[c] += self.header + size;
+            q.open[c].push_back((now, size, q.end[c]));
         }
         act.push(Action::Write {
             ep: conn.receiver(),
@@ -354,9 +352,8 @@ impl Workload {
     }
 
     /// Send the block's request to the next server not yet asked.
-    fn ask_next(&mut self, now: SimTime, act: &mut Vec<Action>) {
+    fn ask_next(&mut self, act: &mut Vec<Action>) {
         if self.next_request < self.n {
-            self.stalls.arm(self.next_request as usize, now);
             act.push(Action::Write {
                 ep: ConnId(self.next_request).receiver(),
                 bytes: self.request,
@@ -421,7 +418,7 @@ impl Workload {
         if self.frag_done[c] || self.finish.is_some() {
             return;
         }
-        self.stalls.progress(c, now);
+        self.stalls.progress(now);
         if received < self.frag_end[c] {
             return;
         }
@@ -432,7 +429,7 @@ impl Workload {
         }
         if self.remaining > 0 {
             if self.kind == WorkloadKind::SyncRead {
-                self.ask_next(now, act); // the fan-out window slides
+                self.ask_next(act); // the fan-out window slides
             }
             return;
         }

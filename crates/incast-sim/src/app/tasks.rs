@@ -109,19 +109,19 @@ impl Tasks {
 
     /// Count `k` timeouts of connection `conn`'s server towards its task's current block.
     pub fn add_timeouts(&mut self, conn: ConnId, k: u64) {
-        let (t, c) = self.local(conn);
+        let (t, _) = self.local(conn);
         self.tasks[t].timeouts += k;
         if k > 0 {
-            self.tasks[t].stalls.rto(c.index());
+            self.tasks[t].stalls.rto();
         }
     }
 
     /// `k` timeouts of connection `conn`'s client (a request resent): the flow's wait is a
     /// timeout's, not a probe stall.
     pub fn add_client_timeouts(&mut self, conn: ConnId, k: u64) {
-        let (t, c) = self.local(conn);
+        let (t, _) = self.local(conn);
         if k > 0 {
-            self.tasks[t].stalls.rto(c.index());
+            self.tasks[t].stalls.rto();
         }
     }
 
