@@ -642,6 +642,33 @@ mod tests {
     }
 
     #[test]
+    fn a_block_silent_for_half_the_rto_min_without_a_timeout_counts_one_stall() {
+        let mut sc = Scenario::example(2);
+        sc.workload.sru = Some(1000);
+        sc.workload.blocks = 3;
+        let half = sc.tcp.rto_min / 2;
+        let (mut w, mut act) = started(&sc, 0);
+        // Block 0: flow 0 delivers at 10, flow 1 is silent until 10 + half - 1: no stall.
+        w.on_client_data(ConnId(0), 1000, 10, &mut act);
+        w.on_client_data(ConnId(1), 500, 10 + half - 1, &mut act);
+        w.on_client_data(ConnId(1), 1000, 20 + half, &mut act);
+        // Block 1 (asked at 20 + half): silent for exactly half, then done.
+        let t1 = 20 + half;
+        w.on_client_data(ConnId(0), 2000, t1 + 5, &mut act);
+        w.on_client_data(ConnId(1), 2000, t1 + 5 + half, &mut act);
+        // Block 2: as long a silence, but a timeout fired in it: a timeout's, not a stall.
+        let t2 = t1 + 5 + half;
+        w.on_client_data(ConnId(0), 3000, t2 + 5, &mut act);
+        w.stalls.rto();
+        w.on_client_data(ConnId(1), 3000, t2 + 5 + 2 * half, &mut act);
+        assert_eq!(w.block_stalls, vec![0, 1, 0]);
+        assert_eq!(w.stalls.count, 1);
+        // A fragment already complete delivers nothing more to its block.
+        w.on_client_data(ConnId(0), 3000, t2 + 10 * half, &mut act);
+        assert_eq!(w.stalls.count, 1);
+    }
+
+    #[test]
     fn staggered_requests_go_out_one_stagger_apart() {
         let mut sc = Scenario::example(3);
         sc.workload.request_stagger = 50;
