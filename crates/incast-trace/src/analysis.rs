@@ -77,6 +77,8 @@ struct OpenBlock {
     retx: u64,
     flows: u32,
     samples: Vec<Sample>,
+    /// Silences of half the RTOmin or more no timeout ended (see [`BlockRow::probe_stalls`]).
+    stalls: u32,
 }
 
 /// A timeout of a flow into the receiver, as the capture shows it.
@@ -150,6 +152,10 @@ pub struct Report {
     pub retx_rto: u64,
     /// Tail-loss probes.
     pub retx_tlp: u64,
+    /// Silences of at least half the RTOmin inside blocks, in which no data segment reached
+    /// the receiver, that ended without a timeout (a tail-loss probe capped at the RTO, a
+    /// delayed-ACK or pacing stall): the blocks' [`BlockRow::probe_stalls`] together.
+    pub probe_stalls: u64,
     /// Flows into the receiver.
     pub flows: Vec<FlowRow>,
     /// The receiver's ingress per interval (columns, from `t0_ns`).
@@ -239,6 +245,11 @@ pub struct BlockRow {
     pub rtos: u32,
     /// Resent segments.
     pub retx: u64,
+    /// Silences of at least half the RTOmin (from its request or its last data segment, any
+    /// flow's) that ended in a segment the analysis did not take for a timeout: the block
+    /// waited a timer's time while `rtos` says nothing of it (the simulator's
+    /// `probe_stalls`, counted the same way at its client).
+    pub probe_stalls: u32,
 }
 
 /// Timeouts that fell within one RTOmin of the first.
@@ -281,6 +292,8 @@ pub struct Analyzer {
     opts: Options,
     /// The idle gap that marks a timeout: `rto_gap` of RTOmin.
     rto_gap_ns: u64,
+    /// A block's silence this long (half the RTOmin) that no timeout ends is a probe stall.
+    stall_ns: u64,
     index: FxHashMap<(u32, u32, u16, u16), u32>,
     /// The directions seen lately, by a hash of their addresses and ports: most segments
     /// find theirs here, without the map's hashing and probing.
@@ -313,6 +326,7 @@ impl Analyzer {
             receiver,
             inferred,
             rto_gap_ns: (opts.rto_min_ns as f64 * opts.rto_gap) as u64,
+            stall_ns: opts.rto_min_ns / 2,
             opts,
             index: FxHashMap::default(),
             recent: Box::new([(0, u32::MAX); 1 << RECENT_BITS]),
@@ -457,6 +471,10 @@ impl Analyzer {
             block.flows += 1;
         }
         block.first_data_ns.get_or_insert(t);
+        let since = block.last_data_ns.max(block.start_ns);
+        if !v.rto_event && self.stall_ns > 0 && t.saturating_sub(since) >= self.stall_ns {
+            block.stalls += 1;
+        }
         block.last_data_ns = t;
         block.bytes += v.new_bytes;
         block.rtos += u32::from(v.rto_event);
@@ -491,6 +509,7 @@ impl Analyzer {
             flows: b.flows,
             rtos: b.rtos,
             retx: b.retx,
+            probe_stalls: b.stalls,
         });
         if self.worst.as_ref().is_none_or(|(w, _)| dur > *w) {
             // Keep its points; hand the old worst's buffer back for reuse.
@@ -569,6 +588,7 @@ impl Analyzer {
             rtos: self.bins.iter().map(|b| b.rtos).collect(),
         };
         r.blocks = std::mem::take(&mut self.blocks);
+        r.probe_stalls = r.blocks.iter().map(|b| u64::from(b.probe_stalls)).sum();
         r.worst_block = self.worst.take().map(|(_, b)| {
             // Each flow's sequence from its first byte in the block.
             let mut first: FxHashMap<u32, i64> = FxHashMap::default();
@@ -895,6 +915,39 @@ mod tests {
             "{}",
             r.verdict
         );
+    }
+
+    /// One sender answers host 100's request with 5 segments, falls silent for `silence_ns`
+    /// and sends 5 more (new data: no loss, no timeout; a paced or delayed-ACK stall).
+    fn stalled_answer(silence_ns: u64) -> Report {
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        a.segment(0, 166, &seg(100, 1, 1, 100));
+        let mut t = 0;
+        let mut q = 1;
+        for k in 0..10 {
+            t += if k == 5 { silence_ns } else { 12_000 };
+            a.segment(t, 1514, &seg(1, 100, q, 1448));
+            q += 1448;
+        }
+        a.finish(false)
+    }
+
+    #[test]
+    fn a_block_silent_for_half_the_rto_min_without_a_timeout_is_a_probe_stall() {
+        let half = Options::default().rto_min_ns / 2;
+        let r = stalled_answer(half - 1);
+        assert_eq!(
+            (r.rtos, r.probe_stalls, r.blocks[0].probe_stalls),
+            (0, 0, 0)
+        );
+        let r = stalled_answer(half);
+        assert_eq!(
+            (r.rtos, r.probe_stalls, r.blocks[0].probe_stalls),
+            (0, 1, 1)
+        );
+        // Timeouts are not probe stalls: sixteen senders' 200 ms silence ended by RTOs.
+        let r = run(16);
+        assert_eq!((r.rtos, r.probe_stalls), (16, 0));
     }
 
     #[test]

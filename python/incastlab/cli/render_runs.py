@@ -138,6 +138,15 @@ def results_columns(results: Sequence[Result], walls: Sequence[float]) -> list[C
             for row in rows
         ]
         cols.append(Col(header("RTO", "blocks"), rto, 7))
+    if any(row["probe_stalls"] for row in rows):
+        # Waits of RTOmin/2 or more that no timeout ended (a loss probe capped at the RTO):
+        # shown only when some run has one, so the tables of runs without read as before.
+        if kind == "sync_read":
+            blocks = [f"{row['blocks_with_probe_stalls'] or 0}/{row['blocks']}" for row in rows]
+            cols.append(Col(header("stall", "blocks"), blocks, 7))
+        else:
+            stalls = [count(row["probe_stalls"] or 0) for row in rows]
+            cols.append(Col(header("probe", "stalls"), stalls, 7))
     if any(r.scenario["background"]["flows"] for r in results):
         unit, cell = in_unit([row["background_bps"] for row in rows], "rate")
         cols.append(Col(header("backgr.", unit), [cell(row["background_bps"]) for row in rows], 5))
