@@ -608,6 +608,16 @@ impl Analyzer {
         });
         r.incast = r.episodes.iter().any(|e| e.synchronized);
         r.verdict = verdict(&r, &self.opts);
+        if r.probe_stalls > 0 {
+            // A wait the timeout count cannot show (a loss probe capped at the RTO): said, so
+            // "no timeouts" does not read as "no stalls".
+            let stalled = r.blocks.iter().filter(|b| b.probe_stalls > 0).count();
+            r.verdict += &format!(
+                "; {stalled} of {} blocks waited {} or more without a timeout (probe stalls)",
+                r.blocks.len(),
+                fmt_time(self.opts.rto_min_ns / 2)
+            );
+        }
         r
     }
 
@@ -945,6 +955,8 @@ mod tests {
             (r.rtos, r.probe_stalls, r.blocks[0].probe_stalls),
             (0, 1, 1)
         );
+        let said = "; 1 of 1 blocks waited 100 ms or more without a timeout (probe stalls)";
+        assert!(r.verdict.ends_with(said), "{}", r.verdict);
         // Timeouts are not probe stalls: sixteen senders' 200 ms silence ended by RTOs.
         let r = run(16);
         assert_eq!((r.rtos, r.probe_stalls), (16, 0));
