@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::decode::Segment;
 use crate::flows::{Direction, FlowCounts};
+use crate::verdict::{ends_stall, verdict};
 
 /// What the analysis needs to know.
 #[derive(Debug, Clone)]
@@ -77,7 +78,7 @@ struct OpenBlock {
     retx: u64,
     flows: u32,
     samples: Vec<Sample>,
-    /// Silences of half the RTOmin or more no timeout ended (see [`BlockRow::probe_stalls`]).
+    /// [`BlockRow::probe_stalls`].
     stalls: u32,
 }
 
@@ -152,9 +153,7 @@ pub struct Report {
     pub retx_rto: u64,
     /// Tail-loss probes.
     pub retx_tlp: u64,
-    /// Silences of at least half the RTOmin inside blocks, in which no data segment reached
-    /// the receiver, that ended without a timeout (a tail-loss probe capped at the RTO, a
-    /// delayed-ACK or pacing stall): the blocks' [`BlockRow::probe_stalls`] together.
+    /// The blocks' [`BlockRow::probe_stalls`] together ([`crate::verdict`]).
     pub probe_stalls: u64,
     /// Flows into the receiver.
     pub flows: Vec<FlowRow>,
@@ -245,10 +244,7 @@ pub struct BlockRow {
     pub rtos: u32,
     /// Resent segments.
     pub retx: u64,
-    /// Silences of at least half the RTOmin (from its request or its last data segment, any
-    /// flow's) that ended in a segment the analysis did not take for a timeout: the block
-    /// waited a timer's time while `rtos` says nothing of it (the simulator's
-    /// `probe_stalls`, counted the same way at its client).
+    /// Silences of RTOmin/2 or more no timeout ended ([`crate::verdict::ends_stall`]).
     pub probe_stalls: u32,
 }
 
@@ -292,8 +288,6 @@ pub struct Analyzer {
     opts: Options,
     /// The idle gap that marks a timeout: `rto_gap` of RTOmin.
     rto_gap_ns: u64,
-    /// A block's silence this long (half the RTOmin) that no timeout ends is a probe stall.
-    stall_ns: u64,
     index: FxHashMap<(u32, u32, u16, u16), u32>,
     /// The directions seen lately, by a hash of their addresses and ports: most segments
     /// find theirs here, without the map's hashing and probing.
@@ -326,7 +320,6 @@ impl Analyzer {
             receiver,
             inferred,
             rto_gap_ns: (opts.rto_min_ns as f64 * opts.rto_gap) as u64,
-            stall_ns: opts.rto_min_ns / 2,
             opts,
             index: FxHashMap::default(),
             recent: Box::new([(0, u32::MAX); 1 << RECENT_BITS]),
@@ -472,9 +465,7 @@ impl Analyzer {
         }
         block.first_data_ns.get_or_insert(t);
         let since = block.last_data_ns.max(block.start_ns);
-        if !v.rto_event && self.stall_ns > 0 && t.saturating_sub(since) >= self.stall_ns {
-            block.stalls += 1;
-        }
+        block.stalls += u32::from(ends_stall(since, t, self.opts.rto_min_ns, v.rto_event));
         block.last_data_ns = t;
         block.bytes += v.new_bytes;
         block.rtos += u32::from(v.rto_event);
@@ -608,16 +599,6 @@ impl Analyzer {
         });
         r.incast = r.episodes.iter().any(|e| e.synchronized);
         r.verdict = verdict(&r, &self.opts);
-        if r.probe_stalls > 0 {
-            // A wait the timeout count cannot show (a loss probe capped at the RTO): said, so
-            // "no timeouts" does not read as "no stalls".
-            let stalled = r.blocks.iter().filter(|b| b.probe_stalls > 0).count();
-            r.verdict += &format!(
-                "; {stalled} of {} blocks waited {} or more without a timeout (probe stalls)",
-                r.blocks.len(),
-                fmt_time(self.opts.rto_min_ns / 2)
-            );
-        }
         r
     }
 
@@ -762,66 +743,6 @@ impl Analyzer {
             i = j;
         }
         out
-    }
-}
-
-fn fmt_rate(bps: f64) -> String {
-    if bps >= 1e9 {
-        format!("{:.2} Gbps", bps / 1e9)
-    } else if bps >= 1e6 {
-        format!("{:.1} Mbps", bps / 1e6)
-    } else {
-        format!("{:.1} kbps", bps / 1e3)
-    }
-}
-
-fn fmt_time(ns: u64) -> String {
-    if ns >= 1_000_000 && ns / 1_000_000 * 1_000_000 == ns {
-        format!("{} ms", ns / 1_000_000)
-    } else {
-        format!("{} us", ns / 1000)
-    }
-}
-
-/// The verdict line.
-fn verdict(r: &Report, o: &Options) -> String {
-    let rto = fmt_time(o.rto_min_ns);
-    let peak1 = r
-        .rates
-        .iter()
-        .find(|x| x.window_ns == 1_000_000)
-        .map_or(0.0, |x| x.peak_bps);
-    let share = if peak1 > 0.0 {
-        format!(
-            "goodput {} = {:.0}% of the peak 1 ms ingress {}",
-            fmt_rate(r.goodput_bps),
-            100.0 * r.goodput_bps / peak1,
-            fmt_rate(peak1)
-        )
-    } else {
-        format!("goodput {}", fmt_rate(r.goodput_bps))
-    };
-    let sync: Vec<&Episode> = r.episodes.iter().filter(|e| e.synchronized).collect();
-    if let Some(big) = sync.iter().max_by_key(|e| e.flows) {
-        format!(
-            "incast: {} synchronized-timeout episode{} (up to {} of {} flows timed out within \
-             one RTOmin of {rto} while the receiver's link idled {:.0}% of the RTOmin before); {share}",
-            sync.len(),
-            if sync.len() == 1 { "" } else { "s" },
-            big.flows,
-            r.flows.len(),
-            100.0 * big.idle_before,
-        )
-    } else if r.rtos > 0 {
-        format!(
-            "no incast signature: {} timeout{} but never {} or more flows within one RTOmin \
-             of {rto} over an idle link; {share}",
-            r.rtos,
-            if r.rtos == 1 { "" } else { "s" },
-            o.min_flows
-        )
-    } else {
-        format!("no incast signature: no timeouts (idle gaps >= RTOmin of {rto}); {share}")
     }
 }
 
