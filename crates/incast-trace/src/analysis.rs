@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::decode::Segment;
 use crate::flows::{Direction, FlowCounts};
-use crate::verdict::{ends_stall, verdict};
+use crate::verdict::{ends_stall, fmt_rate, fmt_time, stall_clause};
 
 /// What the analysis needs to know.
 #[derive(Debug, Clone)]
@@ -153,7 +153,7 @@ pub struct Report {
     pub retx_rto: u64,
     /// Tail-loss probes.
     pub retx_tlp: u64,
-    /// The blocks' [`BlockRow::probe_stalls`] together ([`crate::verdict`]).
+    /// The blocks' [`BlockRow::probe_stalls`] together.
     pub probe_stalls: u64,
     /// Flows into the receiver.
     pub flows: Vec<FlowRow>,
@@ -744,6 +744,50 @@ impl Analyzer {
         }
         out
     }
+}
+
+/// The verdict line.
+fn verdict(r: &Report, o: &Options) -> String {
+    let rto = fmt_time(o.rto_min_ns);
+    let peak1 = r
+        .rates
+        .iter()
+        .find(|x| x.window_ns == 1_000_000)
+        .map_or(0.0, |x| x.peak_bps);
+    let share = if peak1 > 0.0 {
+        format!(
+            "goodput {} = {:.0}% of the peak 1 ms ingress {}",
+            fmt_rate(r.goodput_bps),
+            100.0 * r.goodput_bps / peak1,
+            fmt_rate(peak1)
+        )
+    } else {
+        format!("goodput {}", fmt_rate(r.goodput_bps))
+    };
+    let sync: Vec<&Episode> = r.episodes.iter().filter(|e| e.synchronized).collect();
+    let line = if let Some(big) = sync.iter().max_by_key(|e| e.flows) {
+        format!(
+            "incast: {} synchronized-timeout episode{} (up to {} of {} flows timed out within \
+             one RTOmin of {rto} while the receiver's link idled {:.0}% of the RTOmin before); {share}",
+            sync.len(),
+            if sync.len() == 1 { "" } else { "s" },
+            big.flows,
+            r.flows.len(),
+            100.0 * big.idle_before,
+        )
+    } else if r.rtos > 0 {
+        format!(
+            "no incast signature: {} timeout{} but never {} or more flows within one RTOmin \
+             of {rto} over an idle link; {share}",
+            r.rtos,
+            if r.rtos == 1 { "" } else { "s" },
+            o.min_flows
+        )
+    } else {
+        format!("no incast signature: no timeouts (idle gaps >= RTOmin of {rto}); {share}")
+    };
+    let stalled = r.blocks.iter().filter(|b| b.probe_stalls > 0).count();
+    line + &stall_clause(stalled, r.blocks.len(), o.rto_min_ns)
 }
 
 #[cfg(test)]
