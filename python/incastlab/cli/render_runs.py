@@ -141,8 +141,8 @@ def results_columns(
             for row in rows
         ]
         cols.append(Col(header("RTO", "blocks"), rto, 7))
-    stalls = any(row["probe_stalls"] for row in rows)
-    if stalls:
+    stalled = any(row["probe_stalls"] for row in rows)
+    if stalled:
         # Waits of RTOmin/2 or more that no timeout ended (a loss probe capped at the RTO):
         # shown only when some run has one, so the tables of runs without read as before.
         if kind == "sync_read":
@@ -162,7 +162,7 @@ def results_columns(
         Col("events", [count(r.events) for r in results], 1),
         Col(header("wall", "s"), [f"{w:.2f}" for w in walls], 0),
     ]
-    if stalls and not wide:
+    if stalled and not wide:
         # The stalls take the simulator's event count's place: the table still fits 80
         # columns.
         cols = [c for c in cols if c.head != "events"]
