@@ -171,13 +171,19 @@ fn fill_derived(v: &mut Value) {
             };
         }
     }
+    // The profile applies to a scenario that says nothing of TCP too: its default is today's
+    // Linux, whose bundle must fill the keys even when the `tcp` section is absent.
+    if let Some(o) = v.as_object_mut() {
+        o.entry("tcp").or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
     if let Some(t) = v.get_mut("tcp").and_then(Value::as_object_mut) {
         // The profile's bundle fills the keys left unset, before the defaults derived from
         // them (ECN from the congestion control).
         let profile = t
             .get("profile")
             .cloned()
-            .map_or(Ok(Profile::Classic), serde_json::from_value);
+            .filter(|p| !p.is_null())
+            .map_or(Ok(tcp::Tcp::default().profile), serde_json::from_value);
         if let Ok(profile) = profile {
             for (k, value) in profile.defaults() {
                 if unset(t, k) {

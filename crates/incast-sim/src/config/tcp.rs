@@ -169,8 +169,10 @@ section! {
     /// TCP parameters.
     pub struct Tcp {
         /// Whose TCP the hosts run: a bundle of defaults for the keys below that the scenario
-        /// leaves unset ("classic": the incast papers' kernels; "linux": Linux 5.x/6.x).
-        pub profile: Profile [Plain] = Profile::Classic,
+        /// leaves unset ("linux", the default: Linux 5.x/6.x as shipped today; "classic": the
+        /// incast papers' kernels, which every paper reproduction pins). The bundle is applied
+        /// when a scenario is read; `Tcp::default()` holds the bare keys (classic values).
+        pub profile: Profile [Plain] = Profile::Linux,
         /// Maximum segment size (payload bytes per packet).
         pub mss: u64 [Size] = 1448,
         /// Bytes of headers in each frame beyond the payload (Ethernet+FCS, IP, TCP, timestamps).
