@@ -93,14 +93,16 @@ SMALLER: dict[str, dict[str, str]] = {
     "compare": {"--senders": "1,4,16", "--blocks": "2"},
     "bench": {"--blocks": "2", "--warmup": "1"},
     "monitor": {"--duration": "1s"},
+    "doctor": {"--rto-min-candidates": "200ms", "--seeds": "1"},  # the fit: one RTOmin
 }
 #: Flags added where the command does not write them: calibrate's and the validation's small
-#: grids (`validate --skip-real` re-simulates the whole stored grid, minutes on two cores), and
-#: an end to a monitor that would run until Ctrl-C.
+#: grids (`validate --skip-real` re-simulates the whole stored grid, minutes on two cores), an
+#: end to a monitor that would run until Ctrl-C, and the doctor's fit down to one RTOmin.
 ADDED: dict[str, list[str]] = {
     "model calibrate": ["--quick"],
     "validate": ["--quick"],
     "monitor": ["--duration", "1s"],
+    "doctor": ["--rto-min-candidates", "200ms", "--seeds", "1"],  # 14 RTOmins x 3 seeds: minutes
 }
 #: Another machine's names in the documentation, and this one's: the interface a monitor
 #: watches, the servers `bench` reads from (the local `incast serve` of the fixture below).

@@ -69,6 +69,8 @@ struct Bin {
 struct OpenBlock {
     id: u32,
     start_ns: u64,
+    /// Its first data segment.
+    first_data_ns: Option<u64>,
     last_data_ns: u64,
     bytes: u64,
     rtos: u32,
@@ -137,6 +139,11 @@ pub struct Report {
     /// The RTO the backed-off timeouts were counted with: the lower quartile of the
     /// silences the capture's timeouts ended, at least RTOmin; nanoseconds.
     pub rto_estimate_ns: u64,
+    /// Every silence the analysis took for a timeout, shortest first, nanoseconds. With a
+    /// small `rto_min` they include flows' ordinary pauses: a distribution to set beside
+    /// another capture's read the same way (`incast doctor` sets its replica's beside the
+    /// operator's).
+    pub rto_silences_ns: Vec<u64>,
     /// Segments resent into the receiver, by cause.
     pub retx_fast: u64,
     /// Segments resent after timeouts.
@@ -218,6 +225,10 @@ pub struct BlockRow {
     pub start_ns: u64,
     /// Until its last data segment, nanoseconds.
     pub duration_ns: u64,
+    /// From its start to its first data segment: a request's round trip plus the answer's
+    /// first frame (and the server's think time), nanoseconds; 0 when the block's request was
+    /// not seen as one (the first block of a capture).
+    pub first_answer_ns: u64,
     /// Payload bytes new to the receiver.
     pub bytes: u64,
     /// Bits per second over its duration.
@@ -445,6 +456,7 @@ impl Analyzer {
             dir.block = Some(block.id);
             block.flows += 1;
         }
+        block.first_data_ns.get_or_insert(t);
         block.last_data_ns = t;
         block.bytes += v.new_bytes;
         block.rtos += u32::from(v.rto_event);
@@ -469,6 +481,7 @@ impl Analyzer {
             block: b.id,
             start_ns: b.start_ns - self.t0.unwrap_or(0),
             duration_ns: dur,
+            first_answer_ns: b.first_data_ns.map_or(0, |f| f.saturating_sub(b.start_ns)),
             bytes: b.bytes,
             goodput_bps: if dur > 0 {
                 b.bytes as f64 * 8e9 / dur as f64
@@ -505,6 +518,7 @@ impl Analyzer {
             interval_ns: self.opts.interval_ns,
             t0_ns: t0,
             rto_estimate_ns: rto_estimate,
+            rto_silences_ns: self.silences(),
             ..Report::default()
         };
         // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
@@ -583,6 +597,12 @@ impl Analyzer {
     /// lower quartile of the silences the capture's timeouts ended, at least RTOmin (the
     /// kernel's is RTOmin plus the smoothed RTT, which the capture cannot see whole). Adds
     /// them to their flows, intervals and blocks; returns the RTO used.
+    fn silences(&self) -> Vec<u64> {
+        let mut s: Vec<u64> = self.rto_events.iter().map(|e| e.silence_ns).collect();
+        s.sort_unstable();
+        s
+    }
+
     fn count_backoffs(&mut self, t0: u64) -> u64 {
         let mut silences: Vec<u64> = self.rto_events.iter().map(|e| e.silence_ns).collect();
         if silences.is_empty() {
@@ -850,6 +870,19 @@ mod tests {
             r.verdict
         );
         assert_eq!(r.goodput_bytes, 3 * 16 * 10 * 1448);
+        // A later block starts at its first request; 16 requests 1 us apart precede the first
+        // answer. The first block's requests open their connections' first exchange, before
+        // the analysis knows which side requests: its start is its first answer.
+        let answers: Vec<u64> = r.blocks.iter().map(|b| b.first_answer_ns).collect();
+        assert_eq!(answers, [0, 16 * 1000, 16 * 1000]);
+        // Each flow's silence: from its last segment before the loss (12 us apart, up to
+        // 1.1 ms before the 200 ms pause ends) to its resend.
+        assert_eq!(r.rto_silences_ns.len(), 16);
+        assert!(r.rto_silences_ns.windows(2).all(|w| w[0] <= w[1]));
+        assert!(r
+            .rto_silences_ns
+            .iter()
+            .all(|&s| (200 * MS..202 * MS).contains(&s)));
         let w = r.worst_block.as_ref().unwrap();
         assert_eq!(w.block, 1);
         assert_eq!(w.t_ns.len(), 16 * 10);

@@ -78,10 +78,14 @@ fn the_senders_nics_at_a_1ms_rtomin() {
     // At a 1 ms RTOmin many timeouts fire while recovery is still sending (the timer runs
     // from the last advancing ACK, not the last send): no silence shows them. A NIC's
     // capture has no ACKs to follow the timer by (the hosts' captures do, below); the gap
-    // rule finds most of them, never more than there are.
+    // rule finds about two thirds of them, never more than there are. (Before the
+    // simulator's captures carried IPv4 identifications, new bytes after a pause were read as
+    // a timeout's resend of packets the capture missed and lifted the count to 0.81 (3,760 of
+    // 4,668); at a sender's NIC nothing is missed, so those were pauses, and the share read
+    // now is 0.68 (3,172).)
     let share = r.rtos as f64 / rep.timeouts as f64;
     assert!(
-        (0.7..=1.0).contains(&share),
+        (0.6..=1.0).contains(&share),
         "capture {} vs simulator {}",
         r.rtos,
         rep.timeouts

@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("real", "add_serve_parser"),
     "bench": ("real", "add_bench_parser"),
     "pcap": ("trace", "add_pcap_parser"),
+    "doctor": ("doctor", "add_doctor_parser"),
     "monitor": ("monitor", "add_monitor_parser"),
 }
 

@@ -184,6 +184,15 @@ def add_workers_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_capture_args(p: argparse.ArgumentParser) -> None:
+    """The capture to read and its receiver, as every command that reads a capture names
+    them (pcap, doctor)."""
+    p.add_argument("capture", metavar="FILE", help="a pcap or pcapng file")
+    p.add_argument(
+        "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
+    )
+
+
 def add_result_flags(p: argparse.ArgumentParser) -> None:
     """--json, --out and --plot of a command that runs one point per sender count (sim,
     emulate): the same names, types and help everywhere."""
@@ -306,10 +315,11 @@ class BarTracker:
 
 @contextmanager
 def tracking(
-    err: Console, verb: str, total: int, show: bool, *, ticks: bool = False
+    err: Console, verb: str, total: int | None, show: bool, *, ticks: bool = False
 ) -> Iterator[BarTracker | QuietTracker]:
-    """A tracker for ``total`` runs on a transient progress bar; without ``show`` one that
-    draws nothing and imports nothing (``--json`` of a single run need not load rich)."""
+    """A tracker for ``total`` runs (None: not known ahead) on a transient progress bar;
+    without ``show`` one that draws nothing and imports nothing (``--json`` of a single run
+    need not load rich)."""
     if not show:
         yield QuietTracker()
         return

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from incastlab.cli.common import UsageError, table, unit_value
+from incastlab.cli.common import UsageError, add_capture_args, table, unit_value
 from incastlab.units import UnitError, format_rate, format_size, format_time, parse_time
 
 if TYPE_CHECKING:
@@ -39,10 +39,7 @@ def add_pcap_parser(sub: Any) -> None:
         epilog=PCAP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("capture", metavar="FILE", help="a pcap or pcapng file")
-    s.add_argument(
-        "--receiver", metavar="IP", help="the receiver's IPv4 address (default: inferred)"
-    )
+    add_capture_args(s)
     s.add_argument(
         "--rto-min",
         type=unit_value("time"),

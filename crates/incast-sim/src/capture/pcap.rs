@@ -101,6 +101,9 @@ pub struct TcpFrame<'a> {
     pub sack: &'a [(u32, u32)],
     /// Payload bytes (not stored, only counted).
     pub payload: u32,
+    /// The IPv4 identification: Linux numbers a connected socket's packets one by one, so a
+    /// capture shows how many a sender sent that never arrived.
+    pub ip_id: u16,
 }
 
 /// The Internet checksum's one's-complement sum of `data` added to `sum`.
@@ -123,9 +126,16 @@ fn fold(mut sum: u32) -> u16 {
 }
 
 /// Write the Ethernet and IPv4 headers of a packet whose IP payload is `ip_payload` bytes,
-/// `tos` its DSCP and ECN byte; returns the IPv4 pseudo-header's sum for the transport
-/// checksum.
-fn eth_ip(buf: &mut [u8], src: u32, dst: u32, proto: u8, tos: u8, ip_payload: u32) -> u32 {
+/// `tos` its DSCP and ECN byte, `id` its identification; returns the IPv4 pseudo-header's sum
+/// for the transport checksum.
+fn eth_ip(
+    buf: &mut [u8],
+    (src, dst): (u32, u32),
+    proto: u8,
+    tos: u8,
+    id: u16,
+    ip_payload: u32,
+) -> u32 {
     buf[0..6].copy_from_slice(&host_mac(dst));
     buf[6..12].copy_from_slice(&host_mac(src));
     buf[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
@@ -134,7 +144,7 @@ fn eth_ip(buf: &mut [u8], src: u32, dst: u32, proto: u8, tos: u8, ip_payload: u3
     ip[0] = 0x45; // version 4, 5 words
     ip[1] = tos;
     ip[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
-    ip[4..6].copy_from_slice(&[0, 0]); // ID 0 with DF set (RFC 6864)
+    ip[4..6].copy_from_slice(&id.to_be_bytes()); // with DF set, any ID is allowed (RFC 6864)
     ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
     ip[8] = 64; // TTL
     ip[9] = proto;
@@ -159,10 +169,10 @@ pub fn tcp_frame(buf: &mut [u8; MAX_HEADERS], f: &TcpFrame<'_>) -> (usize, u32) 
     let tcp_len = 20 + opts;
     let pseudo = eth_ip(
         buf,
-        f.src_host,
-        f.dst_host,
+        (f.src_host, f.dst_host),
         6,
         f.ecn & 3, // DSCP 0
+        f.ip_id,
         (tcp_len as u32) + f.payload,
     );
     let t = &mut buf[34..34 + tcp_len];
@@ -236,7 +246,7 @@ pub fn ndp_frame(
     let written = 14 + 20 + 8 + NDP_HEADER;
     let full = frame.max(written as u32);
     let udp_len = full - 34;
-    let pseudo = eth_ip(buf, src, dst, 17, 0, udp_len);
+    let pseudo = eth_ip(buf, (src, dst), 17, 0, 0, udp_len);
     let u = &mut buf[34..written];
     u[0..2].copy_from_slice(&NDP_PORT.to_be_bytes());
     u[2..4].copy_from_slice(&NDP_PORT.to_be_bytes());
@@ -338,7 +348,7 @@ pub fn roce_frame(buf: &mut [u8; MAX_HEADERS], f: &RoceFrame) -> (usize, u32) {
     } else {
         ROCE_DSCP
     };
-    eth_ip(buf, f.src, f.dst, 17, dscp << 2 | (f.ecn & 3), udp_len);
+    eth_ip(buf, (f.src, f.dst), 17, dscp << 2 | (f.ecn & 3), 0, udp_len);
     let u = &mut buf[34..written];
     u[0..2].copy_from_slice(&(0xC000 | (f.dest_qp & 0x3FFF) as u16).to_be_bytes());
     u[2..4].copy_from_slice(&ROCE_PORT.to_be_bytes());
@@ -453,6 +463,7 @@ mod tests {
             tsecr: 5,
             sack: &sack,
             payload: 0,
+            ip_id: 0x1234,
         };
         let (n, full) = tcp_frame(&mut buf, &f);
         assert_eq!(n, 14 + 20 + 20 + 12 + 4 + 16);
@@ -465,6 +476,7 @@ mod tests {
         pseudo.extend_from_slice(&buf[34..n]);
         assert_eq!(verify(&pseudo), 0, "TCP checksum over the pseudo-header");
         assert_eq!(buf[15] & 3, 3, "CE in the IP header");
+        assert_eq!(&buf[18..20], &[0x12, 0x34], "the identification");
         assert_eq!(&buf[26..30], &[10, 0, 0, 4]);
     }
 

@@ -261,7 +261,7 @@ impl Transport for Tcp {
             self.app.on_rx(h, cx.now, wire);
         }
         if let Some(cap) = self.capture.as_deref_mut() {
-            cap.on_link(l, cx.now, cx.fabric.pkts.get(id));
+            cap.on_link(l, cx.now, id, cx.fabric.pkts.get(id));
         }
     }
 
@@ -336,7 +336,7 @@ impl Tcp {
         let p = *cx.fabric.pkts.get(id);
         cx.fabric.pkts.free(id);
         if let Some(cap) = self.capture.as_deref_mut() {
-            cap.on_deliver(cx.now, &p);
+            cap.on_deliver(cx.now, id, &p);
         }
         let ep = EndpointId(p.dst);
         let mut out = std::mem::take(&mut self.out);
@@ -431,6 +431,9 @@ impl Tcp {
                 sack: s.sack,
                 tsval,
             });
+            if let Some(cap) = self.capture.as_deref_mut() {
+                cap.tag(id, ep);
+            }
             if self.jitter == 0 {
                 self.enqueue(cx, first, id);
                 continue;

@@ -6,6 +6,7 @@ use std::io;
 use crate::capture::pcap::{self, TcpFrame};
 use crate::capture::Capture;
 use crate::ids::EndpointId;
+use crate::net::PktId;
 use crate::net::{CE, CWR, ECE, ECT};
 use crate::tcp::Packet;
 use crate::topology::LinkId;
@@ -22,6 +23,11 @@ pub struct TcpCapture {
     ts_recent: Vec<u32>,
     /// The window field every segment carries.
     window: u16,
+    /// The last IPv4 identification of each endpoint's packets.
+    ip_next: Vec<u16>,
+    /// The identification of the packet in each slot of the packet pool (a capture's own
+    /// side table: the packet every hop copies stays 88 bytes).
+    ip_of: Vec<u16>,
 }
 
 impl TcpCapture {
@@ -30,32 +36,47 @@ impl TcpCapture {
         TcpCapture {
             cap,
             ts_recent: vec![0; ep_host.len()],
+            ip_next: vec![0; ep_host.len()],
+            ip_of: Vec::new(),
             ep_host,
             window: (receive_window >> pcap::WINDOW_SHIFT).min(0xffff) as u16,
         }
+    }
+
+    /// Endpoint `ep` sent the packet in pool slot `id`: give it the endpoint's next IPv4
+    /// identification, as Linux numbers a connected socket's packets, whether or not it
+    /// arrives (the gaps are what a capture counts losses by).
+    pub fn tag(&mut self, id: PktId, ep: EndpointId) {
+        let next = &mut self.ip_next[ep.index()];
+        *next = next.wrapping_add(1);
+        let slot = id as usize;
+        if slot >= self.ip_of.len() {
+            self.ip_of.resize(slot + 1, 0);
+        }
+        self.ip_of[slot] = *next;
     }
 
     /// A frame finished transmission on link `l` at `now`. Out of line, so that a run
     /// without a capture carries only the test for one in its hot loop.
     #[cold]
     #[inline(never)]
-    pub fn on_link(&mut self, l: LinkId, now: SimTime, p: &Packet) {
+    pub fn on_link(&mut self, l: LinkId, now: SimTime, id: PktId, p: &Packet) {
         if self.cap.taps_link(l) {
-            self.write(now, p);
+            self.write(now, id, p);
         }
     }
 
     /// A frame reached its destination endpoint at `now` (out of line too).
     #[cold]
     #[inline(never)]
-    pub fn on_deliver(&mut self, now: SimTime, p: &Packet) {
+    pub fn on_deliver(&mut self, now: SimTime, id: PktId, p: &Packet) {
         self.ts_recent[p.dst as usize] = p.tsval;
         if self.cap.taps_host(self.ep_host[p.dst as usize]) {
-            self.write(now, p);
+            self.write(now, id, p);
         }
     }
 
-    fn write(&mut self, now: SimTime, p: &Packet) {
+    fn write(&mut self, now: SimTime, id: PktId, p: &Packet) {
         let dst = EndpointId(p.dst);
         let src = dst.peer();
         let conn = src.conn().0;
@@ -98,6 +119,7 @@ impl TcpCapture {
             tsecr: self.ts_recent[src.index()],
             sack: &sack[..p.nsack as usize],
             payload: p.len,
+            ip_id: self.ip_of.get(id as usize).copied().unwrap_or(0),
         };
         self.cap.write(now, |buf| pcap::tcp_frame(buf, &f));
     }

@@ -1,0 +1,193 @@
+"""`incast doctor`: a capture in, the scenario it shows, a replica beside it and ranked
+remedies out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import (
+    UsageError,
+    add_capture_args,
+    add_workers_flag,
+    out_dir,
+    table,
+    whole,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from incastlab.doctor import Diagnosis
+
+DOCTOR_EXAMPLES = """\
+examples:
+  incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap && incast doctor run.pcap
+  incast doctor capture.pcap --receiver 10.0.0.17 --out diagnosis/
+  incast doctor capture.pcapng --profile classic --seeds 5 --json | jq .estimates
+  incast doctor run.pcap --rto-min-candidates 1ms,10ms,200ms --seeds 1 --no-remedies
+
+What the capture shows directly (senders, response sizes, rounds, link rate, RTT) is read
+from it. The switch buffer and RTOmin, which a capture at the receiver cannot show, are fitted
+by simulation: for each candidate RTOmin the buffer at which the replica, captured and read
+as the capture is, times out as often per block; then the RTOmin whose replica completes its
+blocks in the capture's times. Where several RTOmins fit alike (with the linux profile every
+RTOmin below the RTT-driven timeout does) RTOmin is reported as a bound, not a value.
+"""
+
+
+def add_doctor_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "doctor",
+        help="from a capture to the scenario it shows, a replica and ranked remedies",
+        description="Read a capture taken at the receiver (pcap or pcapng), infer the "
+        "incast scenario it shows (each value with its range, confidence and evidence), fit "
+        "the switch buffer by simulation, run the replica under several seeds beside the "
+        "capture, and when the evidence shows incast rank incast mitigate's remedies on it.",
+        epilog=DOCTOR_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_capture_args(s)
+    s.add_argument(
+        "--profile",
+        choices=["linux", "classic"],
+        default="linux",
+        help="whose TCP the senders run in the replica (default linux: today's servers)",
+    )
+    s.add_argument(
+        "--seeds",
+        type=whole(1, 100),
+        default=3,
+        metavar="K",
+        help="seeds the replica runs under (default 3)",
+    )
+    s.add_argument(
+        "--rto-min-candidates",
+        type=_times,
+        metavar="LIST",
+        help="RTOmins the fit tries, comma-separated (default: 1ms..1s, the common values)",
+    )
+    s.add_argument(
+        "--no-remedies", action="store_true", help="diagnose and replicate only, rank nothing"
+    )
+    add_workers_flag(s)
+    s.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    s.add_argument(
+        "--out",
+        type=out_dir,
+        metavar="DIR",
+        help="write the replica (replica.toml) and the diagnosis (diagnosis.json) to DIR",
+    )
+    s.set_defaults(handler=cmd_doctor)
+
+
+def _times(text: str) -> list[int]:
+    from incastlab.units import parse_time
+
+    try:
+        return [parse_time(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--rto-min-candidates: {e}") from None
+
+
+def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
+    from incastlab._core import TraceError
+    from incastlab.cli.common import tracking
+    from incastlab.doctor import EvidenceError, diagnose
+    from incastlab.files import InputFileError, regular_file
+
+    try:
+        regular_file(a.capture, "capture")
+    except InputFileError as e:
+        raise UsageError(str(e)) from None
+    with tracking(err, "doctoring", None, not a.json) as tracker:
+        try:
+            d = diagnose(
+                a.capture,
+                receiver=a.receiver,
+                profile=a.profile,
+                seeds=range(1, a.seeds + 1),
+                remedies=not a.no_remedies,
+                workers=a.workers,
+                tracker=tracker,
+                **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
+            )
+        except (EvidenceError, TraceError) as e:
+            raise UsageError(str(e)) from None
+    if a.json:
+        print(json.dumps(d.to_json()))
+    else:
+        print_diagnosis(out, err, d)
+    if a.out:
+        for p in write_diagnosis(d, a.out):
+            if not a.json:
+                err.print(f"wrote {p}")
+    return 0
+
+
+def write_diagnosis(d: Diagnosis, directory: str) -> list[Path]:
+    """``replica.toml`` (the scenario to edit and rerun) and ``diagnosis.json``."""
+    import tomli_w
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    replica = out / "replica.toml"
+    replica.write_text(tomli_w.dumps(d.scenario))
+    diagnosis = out / "diagnosis.json"
+    diagnosis.write_text(json.dumps(d.to_json(), indent=1))
+    return [replica, diagnosis]
+
+
+def _value(name: str, v: Any) -> str:
+    from incastlab.units import format_rate, format_size, format_time
+
+    if v is None:
+        return "-"
+    if name == "link":
+        return format_rate(v)
+    if name in ("response", "buffer"):
+        return format_size(v)
+    if name in ("rtt", "rto_min"):
+        return format_time(v)
+    return str(v)
+
+
+def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
+    """The inferred scenario, capture beside replica, the verdict and the remedies."""
+    from incastlab.units import format_rate
+
+    out.print(f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}")
+    est = table("what the capture shows")
+    for c in ["value", "estimate", "range", "confidence", "from"]:
+        est.add_column(c, justify="left" if c in ("value", "from") else "right")
+    for name, e in d.estimates.items():
+        lo, hi = _value(name, e.lo), _value(name, e.hi)
+        rng = "" if e.lo == e.hi else f"{lo}..{hi if e.hi is not None else '∞'}"
+        shown = _value(name, e.value)
+        if e.confidence == "bound":  # the fit's value is not identified: show the bound
+            shown, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
+        est.add_row(name, shown, rng, e.confidence, e.evidence)
+    out.print(est)
+    side = table("capture beside the replica")
+    unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
+    for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
+        side.add_column(c, justify="right")
+    for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)", d.replica)):
+        side.add_row(
+            label,
+            format_rate(f.goodput_bps),
+            f"{f.quantile(0.5) * 1e3:,.2f} ms",
+            f"{f.quantile(0.99) * 1e3:,.2f} ms",
+            f"{f.timeouts_per_block:.2f}",
+            str(f.blocks),
+        )
+    out.print(side)
+    out.print(("[bold red]incast[/bold red]: " if d.incast else "") + d.why)
+    if d.remedies is not None:
+        from incastlab.cli.render_runs import print_ranking
+
+        print_ranking(out, err, d.remedies)
+    elif d.incast:
+        out.print("remedies not ranked (--no-remedies)")

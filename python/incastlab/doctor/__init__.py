@@ -1,0 +1,138 @@
+"""``incast doctor``: from a capture to a replica and ranked remedies.
+
+An operator who suspects incast has a capture, not a scenario. The doctor reads the capture
+(:mod:`~incastlab.doctor.evidence`), infers the scenario it shows with a range and a confidence
+for every value (:mod:`~incastlab.doctor.infer`), fits what the capture cannot show (the switch
+buffer and RTOmin) by simulation and runs the replica under several seeds
+(:mod:`~incastlab.doctor.replica`), and, when the evidence shows incast, ranks
+``incast mitigate``'s remedies on the replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from incastlab.doctor.evidence import EvidenceError, read_capture
+from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
+from incastlab.doctor.replica import (
+    PROBE_RTO_MIN_PS,
+    Figures,
+    capture_figures,
+    fit_rto_and_buffer,
+    replica_run,
+    scenario_dict,
+)
+
+if TYPE_CHECKING:
+    from incastlab.series import Tracker
+    from incastlab.studies.mitigate import Ranking
+    from incastlab.trace import TraceReport
+
+__all__ = ["Diagnosis", "Estimate", "EvidenceError", "diagnose"]
+
+#: Goodput below this share of the link, with timeouts, is the collapse the doctor looks for.
+COLLAPSE_SHARE = 0.5
+
+
+@dataclass
+class Diagnosis:
+    """What the doctor found: the estimates, the replica and its figures beside the
+    capture's, whether it is incast and why, and the remedies ranked on the replica."""
+
+    path: str
+    trace: TraceReport
+    estimates: dict[str, Estimate]
+    scenario: dict[str, Any]
+    capture: Figures
+    replica: Figures
+    seeds: list[int]
+    incast: bool
+    why: str
+    remedies: Ranking | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        from incastlab import scenario as sc_mod
+
+        return {
+            "capture": self.path,
+            "receiver": self.trace.report["receiver"],
+            "incast": self.incast,
+            "verdict": self.why,
+            "estimates": {k: e.to_json() for k, e in self.estimates.items()},
+            "scenario": sc_mod.from_dict(self.scenario).normalized(),
+            "scenario_file": self.scenario,
+            "figures": {"capture": self.capture.to_json(), "replica": self.replica.to_json()},
+            "seeds": self.seeds,
+            "remedies": self.remedies.to_json() if self.remedies else [],
+            "version": self.trace.version,
+        }
+
+
+def diagnose(
+    path: str,
+    *,
+    receiver: str | None = None,
+    profile: str = "linux",
+    seeds: Sequence[int] = (1, 2, 3),
+    remedies: bool = True,
+    workers: int | None = None,
+    tracker: Tracker | None = None,
+    rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
+) -> Diagnosis:
+    """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
+    remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
+    can be inferred from (no TCP, one flow, no receiver). ``rto_candidates`` are the RTOmins
+    (picoseconds) the fit tries: fewer make it faster."""
+    first = read_capture(path, receiver)
+    receiver = first.report["receiver"]
+    est = infer(first)
+    readings: dict[int, TraceReport] = {}
+
+    def read_at(rto_min_ps: int) -> TraceReport:
+        # Timeouts counted as ``incast pcap --rto-min`` counts them with that value.
+        if rto_min_ps not in readings:
+            readings[rto_min_ps] = read_capture(path, receiver, rto_min_ps)
+        return readings[rto_min_ps]
+
+    silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
+    est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
+        est,
+        lambda c: capture_figures(read_at(c)),
+        silences,
+        profile,
+        seeds,
+        rto_candidates=rto_candidates,
+    )
+    rto = int(est["rto_min"].value)
+    trace = read_at(rto)
+    target = capture_figures(trace)
+    scenario = scenario_dict(est, est["buffer"].value, rto, profile, seeds[0])
+    replica = replica_run(est, rto, profile, seeds)
+    incast, why = _verdict(trace, target, est)
+    d = Diagnosis(path, trace, est, scenario, target, replica, list(seeds), incast, why)
+    if incast and remedies:
+        from incastlab import scenario as sc_mod
+        from incastlab.studies.mitigate import mitigate
+
+        d.remedies = mitigate([sc_mod.from_dict(scenario)], tracker=tracker, workers=workers)
+    return d
+
+
+def _verdict(t: TraceReport, fig: Figures, est: dict[str, Estimate]) -> tuple[bool, str]:
+    r = t.report
+    link = est["link"].value
+    share = fig.goodput_bps / link if link else 0.0
+    if r["incast"]:
+        return True, str(r["verdict"])
+    if fig.timeouts_per_block > 0 and share < COLLAPSE_SHARE:
+        return True, (
+            f"{fig.timeouts_per_block:.2f} timeouts per block and goodput "
+            f"{share:.0%} of the {link / 1e9:g} Gbps link: responses lose their tails"
+        )
+    return False, (
+        f"no incast: {fig.timeouts_per_block:.2f} timeouts per block, goodput {share:.0%} of "
+        f"the {link / 1e9:g} Gbps link"
+    )

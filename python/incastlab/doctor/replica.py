@@ -1,0 +1,369 @@
+"""The replica: the inferred scenario as a file a user can edit and rerun, with what the
+capture cannot show fitted by simulation, and the figures that set it beside the capture.
+
+Two values decide how an incast collapses and cannot be read from a capture at the receiver:
+the switch buffer (drops happen upstream of the capture point) and RTOmin (a resend after a
+timeout looks like one after a flow's ordinary pause, and Linux probes a lost tail before its
+timer fires). They are fitted together: for each common RTOmin, the buffer at which the
+replica's goodput equals the capture's (bisection on a log scale: more buffer never costs
+goodput in these workloads); then the RTOmin whose replica completes its blocks (or flows) in
+the capture's distribution of times. A block that times out lasts at least an RTO, so that
+distribution shows RTOmin where no single resend does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
+from incastlab.result import Result
+from incastlab.trace import TraceReport
+
+#: The buffers the fit searches between, bytes: from a few frames to far more than any
+#: shallow-buffered data-centre switch gives one port.
+BUFFER_LO, BUFFER_HI = 4_000, 16_000_000
+#: Bisection steps on log2(buffer) while RTOmin is searched (12 doublings in 6 steps: within
+#: 14%), and for the final buffer (10 steps: within 1%).
+SEARCH_STEPS, FINAL_STEPS = 6, 10
+#: Completion-time quantiles the RTOmin fit compares.
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
+#: The reading both captures get for their pauses before resends: every silence of 0.8 ms
+#: or more before a resend counts (ordinary pauses too, alike on both sides).
+PROBE_RTO_MIN_PS = 1_000_000_000
+#: Silence thresholds the pauses are compared at: 0.8 ms to ~3.3 s, two per doubling.
+SILENCE_GRID_NS = tuple(int(800_000 * 2 ** (k / 2)) for k in range(25))
+#: Weight of the pauses' term beside the completion times'.
+SILENCE_WEIGHT = 0.25
+#: The linux profile's timer tick (a jiffy at HZ = 250, the ``tcp.timer_granularity`` it
+#: sets): RTOmin is kept in whole ticks (1 ms is 4 ms) and a timer fires a tick late.
+LINUX_TICK_PS = 4_000_000_000
+
+
+def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
+    """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
+    and a capture cannot tell RTOmins apart: Linux times out after srtt + max(4 x rttvar,
+    RTOmin) (``tcp_set_rto``), in whole ticks and a tick late, so RTOmins under two ticks
+    plus four queueing delays of a full buffer (rttvar's reach in an incast) act alike.
+    The smallest common RTOmin at or above that; 0 for ``classic`` (RTOmin bounds
+    srtt + 4 x rttvar there, on a fine clock)."""
+    if profile != "linux":
+        return 0
+    queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
+    floor = 2 * LINUX_TICK_PS + 4 * queue_ps
+    return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
+
+
+def _rate(bps: int) -> str:
+    for unit, k in (("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3)):
+        if bps % k == 0:
+            return f"{bps // k}{unit}"
+    return f"{bps}bps"
+
+
+def _time(ps: int) -> str:
+    for unit, k in (("ms", 10**9), ("us", 10**6), ("ns", 10**3)):
+        if ps % k == 0:
+            return f"{ps // k}{unit}"
+    return f"{ps}ps"
+
+
+def scenario_dict(
+    est: dict[str, Estimate], buffer_bytes: int, rto_min_ps: int, profile: str, seed: int = 1
+) -> dict[str, Any]:
+    """The replica as a scenario with unit strings (what ``incast sim FILE`` reads)."""
+    workload: dict[str, Any] = {"kind": est["workload"].value}
+    if est["workload"].value == "sync_read":
+        workload |= {"sru": f"{est['response'].value}B", "blocks": est["rounds"].value}
+    else:
+        workload |= {"flow_size": f"{est['response'].value}B"}
+    rtt_ps = max(1_000_000, round(est["rtt"].value, -6))  # whole microseconds
+    return {
+        "seed": seed,
+        "topology": {
+            "senders": est["senders"].value,
+            "link": _rate(est["link"].value),
+            "rtt": _time(rtt_ps),
+            "buffer": f"{buffer_bytes}B",
+        },
+        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps)},
+        "workload": workload,
+    }
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the capture and the replica are compared on. ``times`` are the blocks' durations
+    (a synchronized read) or the flows' completions (a one-shot fan-in), seconds."""
+
+    goodput_bps: float
+    times: tuple[float, ...]
+    timeouts_per_block: float
+    blocks: int
+
+    def quantile(self, q: float) -> float:
+        s = sorted(self.times)
+        return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "goodput_bps": self.goodput_bps,
+            "time_p50_s": self.quantile(0.5),
+            "time_p99_s": self.quantile(0.99),
+            "timeouts_per_block": self.timeouts_per_block,
+            "blocks": self.blocks,
+        }
+
+
+def capture_figures(t: TraceReport) -> Figures:
+    """The capture's goodput over its span, completion times and timeouts per block."""
+    r = t.report
+    blocks = [b for b in r["blocks"] if b["flows"]]
+    if len(blocks) >= 2:
+        times = tuple(b["duration_ns"] / 1e9 for b in blocks)
+    else:
+        start = min(f["first_ns"] for f in r["flows"])
+        times = tuple((f["last_ns"] - start) / 1e9 for f in r["flows"])
+    n = max(1, len(blocks))
+    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n)
+
+
+def replica_run(
+    est: dict[str, Estimate], rto_min_ps: int, profile: str, seeds: Sequence[int]
+) -> Figures:
+    """The replica at the fitted values under each seed, captured and read as the capture
+    was, pooled."""
+    buf = int(est["buffer"].value)
+    return pooled(
+        [
+            replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
+            for s in seeds
+        ]
+    )
+
+
+def replica_figures(results: Sequence[Result]) -> Figures:
+    """The replica's, pooled over its seeds: mean goodput, every block's (or flow's) time,
+    timeouts per block."""
+    times: list[float] = []
+    blocks = 0
+    for r in results:
+        if r.block_times_s:
+            times += r.block_times_s
+            blocks += len(r.block_times_s)
+        else:
+            times += [t for t in r.flow_completion_s if t is not None]
+            blocks += 1
+    return Figures(
+        statistics.fmean(r.goodput_bps for r in results),
+        tuple(times),
+        sum(r.timeouts for r in results) / max(1, blocks),
+        blocks,
+    )
+
+
+def distance(capture: Figures, replica: Figures) -> float:
+    """How far the replica is from the capture: the sum over :data:`QUANTILES` of the
+    completion times' |ln(ratio)|, plus |ln| of the goodput ratio and of the ratio of
+    (1 + timeouts per block), the capture's counted against the replica's RTOmin."""
+    d = abs(math.log(max(replica.goodput_bps, 1.0) / max(capture.goodput_bps, 1.0)))
+    d += abs(math.log((1 + replica.timeouts_per_block) / (1 + capture.timeouts_per_block)))
+    for q in QUANTILES:
+        d += abs(math.log(max(replica.quantile(q), 1e-9) / max(capture.quantile(q), 1e-9)))
+    return d
+
+
+def silence_distance(capture: Sequence[int], replica: Sequence[int], blocks: int) -> float:
+    """How differently two captures pause before resends: at each threshold of
+    :data:`SILENCE_GRID_NS`, |ln| of the ratio of (1 + silences at least that long per
+    block). A timeout's pause (RTOmin plus a round trip and its queueing) shows as a step in
+    these counts, where the flows' ordinary pauses have long ended."""
+    cs, rs = sorted(capture), sorted(replica)
+    n = max(1, blocks)
+    d = 0.0
+    for g in SILENCE_GRID_NS:
+        c = (len(cs) - bisect.bisect_left(cs, g)) / n
+        r = (len(rs) - bisect.bisect_left(rs, g)) / n
+        d += abs(math.log((1 + r) / (1 + c)))
+    return SILENCE_WEIGHT * d
+
+
+def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures, list[int]]:
+    """Run ``scenario`` with a capture at its receiver and read that capture as the
+    operator's is read: its figures with timeouts counted against ``rto_min_ps``, and its
+    pauses before resends at :data:`PROBE_RTO_MIN_PS`. Both sides then carry the same
+    misreadings (ordinary pauses taken for timeouts, backed-off timeouts guessed)."""
+    import tempfile
+    from pathlib import Path
+
+    from incastlab.backends.sim import simulate
+    from incastlab.trace import TraceOptions, analyze
+
+    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
+        pcap = Path(tmp) / "replica.pcap"
+        simulate(scenario, pcap=pcap)
+        probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
+        at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
+    return capture_figures(at), list(probe.report["rto_silences_ns"])
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A buffer found for one RTOmin, and how close its replica came."""
+
+    rto_min_ps: int
+    buffer: int
+    buffer_lo: int | None
+    buffer_hi: int | None
+    distance: float
+    replica: Figures
+
+
+def pooled(figs: Sequence[Figures]) -> Figures:
+    """Several seeds' figures as one: mean goodput, every time, timeouts per block."""
+    blocks = sum(f.blocks for f in figs)
+    return Figures(
+        statistics.fmean(f.goodput_bps for f in figs),
+        tuple(t for f in figs for t in f.times),
+        sum(f.timeouts_per_block * f.blocks for f in figs) / max(1, blocks),
+        blocks,
+    )
+
+
+def fit_buffer(
+    est: dict[str, Estimate],
+    target: Figures,
+    rto_min_ps: int,
+    profile: str,
+    seeds: Sequence[int],
+    steps: int,
+) -> tuple[Fit, list[int]]:
+    """The port buffer at which the replica, captured and read as the capture is, times out
+    as often per block (more buffer, fewer timeouts), at RTOmin ``rto_min_ps``; bounded when
+    even the smallest or the largest buffer misses. Also the replica's pauses there."""
+    seen: dict[int, tuple[Figures, list[int]]] = {}
+
+    def reading(buf: int) -> tuple[Figures, list[int]]:
+        if buf not in seen:
+            rs = [
+                replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)
+                for s in seeds
+            ]
+            seen[buf] = (pooled([f for f, _ in rs]), [x for _, sil in rs for x in sil])
+        return seen[buf]
+
+    def short(buf: int) -> bool:
+        return reading(buf)[0].timeouts_per_block > target.timeouts_per_block
+
+    lo, hi = math.log2(BUFFER_LO), math.log2(BUFFER_HI)
+    if short(BUFFER_HI):
+        buf, b_lo, b_hi = BUFFER_HI, BUFFER_HI, None
+    elif not short(BUFFER_LO) and target.timeouts_per_block > 0:
+        buf, b_lo, b_hi = BUFFER_LO, None, BUFFER_LO
+    else:
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            if short(round(2**mid)):
+                lo = mid
+            else:
+                hi = mid
+        buf, b_lo, b_hi = round(2**hi), round(2**lo), round(2**hi)
+        if target.timeouts_per_block == 0:
+            b_hi = None  # any buffer from here on times out as rarely
+    f, sil = reading(buf)
+    return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f), sil
+
+
+def fit_rto_and_buffer(
+    est: dict[str, Estimate],
+    capture_at: Callable[[int], Figures],
+    capture_silences: Sequence[int],
+    profile: str,
+    seeds: Sequence[int],
+    on_candidate: Callable[[int], None] | None = None,
+    rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
+) -> tuple[Estimate, Estimate, list[Fit]]:
+    """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
+    completion times, goodput and timeouts (the capture's read with that RTOmin:
+    ``capture_at(rto_min_ps)``) and the pauses before resends (``capture_silences``, read
+    at :data:`PROBE_RTO_MIN_PS`); then that RTOmin's buffer to the final precision.
+    ``rto_candidates`` (picoseconds) are the RTOmins tried, those no longer than the
+    capture's longest completion time (a shorter one at least)."""
+    longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
+    tried = sorted(rto_candidates)
+    candidates = [c for c in tried if c / 1e12 <= max(longest, 0.001)] or tried[:1]
+    fits = []
+    for c in candidates:
+        f, sil = fit_buffer(est, capture_at(c), c, profile, seeds[:1], SEARCH_STEPS)
+        d = f.distance + silence_distance(capture_silences, sil, capture_at(c).blocks)
+        fits.append(Fit(c, f.buffer, f.buffer_lo, f.buffer_hi, d, f.replica))
+        if on_candidate:
+            on_candidate(c)
+    fits.sort(key=lambda f: f.distance)
+    best = fits[0]
+    target = capture_at(best.rto_min_ps)
+    final, _ = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], FINAL_STEPS)
+    near = sorted(f.rto_min_ps for f in fits if f.distance <= best.distance * 1.25 + 0.05)
+    runner_up = fits[1] if len(fits) > 1 else None
+    # Where the best RTOmin is under the RTT-driven floor, every RTOmin below the floor
+    # times out alike: the capture bounds RTOmin from above only. Likewise when the
+    # smallest RTOmin tried fits as well as the best: nothing below it is excluded.
+    floor = rtt_driven_floor(profile, final.buffer, int(est["link"].value))
+    under = best.rto_min_ps <= floor
+    lo = 0 if under or near[0] == candidates[0] else near[0]
+    hi = max(near[-1], floor) if under else near[-1]
+    bounded = lo != hi
+    close = (
+        f"under {floor / 1e9:g} ms this profile's RTT-driven timeout, srtt + 4 x rttvar in "
+        "4 ms ticks, competes with RTOmin: not identified"
+        if under
+        else f"{len(near)} of {len(fits)} RTOmin values tried fit within the noise of the best"
+    )
+    rto = Estimate(
+        "rto_min",
+        best.rto_min_ps,
+        lo,
+        hi,
+        "bound"
+        if bounded
+        else (
+            "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium"
+        ),
+        (
+            (
+                f"bounded: at most {hi / 1e9:g} ms"
+                if lo == 0
+                else f"bounded: {lo / 1e9:g}..{hi / 1e9:g} ms"
+            )
+            + f" ({close}); "
+            if bounded
+            else ""
+        )
+        + f"fitted by simulation: completion times, goodput, timeouts and pauses before resends "
+        f"closest to the capture's among "
+        f"{len(fits)} RTOmin values (distance {best.distance:.2f}"
+        + (
+            f"; next {runner_up.rto_min_ps / 1e9:g} ms at {runner_up.distance:.2f})"
+            if runner_up
+            else ")"
+        ),
+    )
+    return rto, _buffer_estimate(final), fits
+
+
+def _buffer_estimate(f: Fit) -> Estimate:
+    if f.buffer_hi is None:
+        text = f"at least {f.buffer:,} B: from there the replica times out no more often"
+    elif f.buffer_lo is None:
+        text = f"at most {f.buffer:,} B: even there the replica times out no less often"
+    else:
+        text = f"the replica times out as often per block between {f.buffer_lo:,} and "
+        text += f"{f.buffer_hi:,} B"
+    conf = "medium" if f.buffer_lo is not None and f.buffer_hi is not None else "low"
+    return Estimate(
+        "buffer", f.buffer, f.buffer_lo, f.buffer_hi, conf, "fitted by simulation: " + text
+    )
