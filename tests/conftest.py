@@ -109,7 +109,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def scenario(**overrides: Any) -> Scenario:
-    """A scenario from keyword overrides, ``topology__senders=4`` meaning topology.senders."""
+    """A scenario from keyword overrides, ``topology__senders=4`` meaning topology.senders.
+
+    The physics tests check the seed papers' closed forms and figures, which describe the 2009
+    stack, so this helper pins ``tcp.profile = "classic"`` unless a test names a profile (users
+    get ``linux`` by default; tests of that default build their scenario without this helper).
+    """
+    overrides.setdefault("tcp__profile", "classic")
     data = apply_overrides({}, {k.replace("__", "."): v for k, v in overrides.items()})
     return from_dict(data)
 

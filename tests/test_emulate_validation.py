@@ -38,7 +38,8 @@ def test_compare_repeat_keeps_every_run_and_the_kernels_spread(
     for r in real:
         emulated = r["report"]["emulated"]
         assert 0 < emulated["rtt_measured_s"] < 0.01
-        assert emulated["kernel"]["servers_congestion_control"] == "reno"  # the default cc
+        # The default profile's (linux) congestion control.
+        assert emulated["kernel"]["servers_congestion_control"] == "cubic"
     # The table: medians, the kernel's min-max, and whether the simulator lies inside.
     assert main(argv) == 0
     table = capsys.readouterr().out

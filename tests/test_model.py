@@ -314,7 +314,7 @@ def test_the_simulator_owns_the_timers_the_model_waits() -> None:
     def path(**keys: object) -> burst.Path:
         return burst_path(from_dict(apply_overrides({}, keys)).normalized())
 
-    classic = path(**{"tcp.rto_min": "1ms"})
+    classic = path(**{"tcp.profile": "classic", "tcp.rto_min": "1ms"})
     assert burst.rto_seconds(classic) == pytest.approx(1e-3 + 100e-6)  # RTOmin + the RTT
     linux = path(**{"tcp.profile": "linux", "tcp.rto_min": "1ms"})
     assert linux.timer_tick == pytest.approx(0.004)

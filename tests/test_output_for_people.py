@@ -33,16 +33,16 @@ def test_four_tcps_print_four_headers_naming_transport_profile_and_cc(
     for flags in (
         ["--profile", "classic"],
         ["--profile", "linux"],
+        ["--profile", "classic", "--cc", "bbr"],
         ["--cc", "bbr"],
-        ["--profile", "linux", "--cc", "bbr"],
     ):
         assert main([*SMALL_SIM, *flags]) == 0
         titles[" ".join(flags)] = _title(capsys.readouterr().out)
     assert len(set(titles.values())) == 4
     assert "tcp (classic profile, reno)" in titles["--profile classic"]
     assert "tcp (linux profile, cubic)" in titles["--profile linux"]
-    assert "tcp (classic profile, bbr)" in titles["--cc bbr"]
-    assert "tcp (linux profile, bbr)" in titles["--profile linux --cc bbr"]
+    assert "tcp (classic profile, bbr)" in titles["--profile classic --cc bbr"]
+    assert "tcp (linux profile, bbr)" in titles["--cc bbr"], "linux is the default profile"
 
 
 def test_the_label_comes_from_the_normalized_scenario_and_says_ndp() -> None:

@@ -39,7 +39,11 @@ def test_the_linux_profile_bundles_todays_defaults_and_given_keys_win() -> None:
         "window",
     )
     assert s["frto_recurring"]
-    classic = from_dict({}).normalized()["tcp"]
+    assert (
+        from_dict({}).normalized()["tcp"]
+        == from_dict({"tcp": {"profile": "linux"}}).normalized()["tcp"]
+    ), "a scenario that names no profile gets today's Linux"
+    classic = from_dict({"tcp": {"profile": "classic"}}).normalized()["tcp"]
     assert classic["profile"] == "classic" and not classic["rack_tlp"]
     assert (classic["cubic_update"], classic["ack_order"], classic["cwnd_limited"]) == (
         "per_ack",

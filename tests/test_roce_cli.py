@@ -31,7 +31,7 @@ def test_cc_maps_to_roce_cc_and_the_fabric_follows(capsys: pytest.CaptureFixture
     (row,) = json.loads(capsys.readouterr().out)
     s = row["scenario"]
     assert (s["transport"], s["roce"]["cc"], s["topology"]["pfc"]) == ("roce", "dcqcn", True)
-    assert s["tcp"]["congestion_control"] == "reno"  # untouched
+    assert s["tcp"]["congestion_control"] == "cubic"  # untouched: the default linux profile's
     assert row["report"]["roce"]["data_packets"] >= 200
 
 

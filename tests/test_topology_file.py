@@ -127,9 +127,10 @@ def test_a_slow_trunk_is_where_the_two_switch_cluster_drops() -> None:
     # 10 Gbps trunk carries and a 1 Gbps one cannot: its ports drop (the hosts' ports, behind
     # it, see less), gets wait out timeouts, and the cluster carries less.
     assert fast["kv_fabric_drops_per_s"] == 0
-    # More frames die on the trunk than on all 20 host ports of the fast-trunk cluster.
-    assert slow["kv_fabric_drops_per_s"] > 20 * fast["kv_drops_per_s_per_host"]
-    assert slow["kv_drops_per_s_per_host"] < fast["kv_drops_per_s_per_host"]
+    # More frames die on the trunk than on all 20 host ports of the fast-trunk cluster (today's
+    # Linux, the default profile, drops none there: ~11,000 a second on the slow trunk).
+    assert slow["kv_fabric_drops_per_s"] > max(1000, 20 * fast["kv_drops_per_s_per_host"])
+    assert slow["kv_drops_per_s_per_host"] <= fast["kv_drops_per_s_per_host"]
     assert slow["kv_timeouts_per_s"] > 2 * fast["kv_timeouts_per_s"]
     assert slow["kv_latency_p99_s"] > 2 * fast["kv_latency_p99_s"]
     assert slow["kv_carried_load"] < 0.8 * fast["kv_carried_load"]

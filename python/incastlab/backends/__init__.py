@@ -101,14 +101,17 @@ def register(name: str, where: str) -> None:
 
 
 def off_defaults(scenario: Scenario, honoured: set[str]) -> list[str]:
-    """Dotted keys of ``scenario`` set away from the core's defaults and not in
-    ``honoured``."""
-    import json
+    """Dotted keys of ``scenario`` set away from its TCP profile's defaults and not in
+    ``honoured``.
 
-    from incastlab import _core
-    from incastlab.scenario import KEYS
+    A profile is one choice (``tcp.profile``) that sets a bundle of keys; the keys it sets are
+    the scenario's defaults, so a backend that honours the profile is not told about each of
+    them, only about keys the user set away from the profile's values."""
+    from incastlab.scenario import KEYS, from_dict
 
-    mine, default = scenario.normalized(), json.loads(_core.defaults())
+    mine = scenario.normalized()
+    profile = mine.get("tcp", {}).get("profile")
+    default = from_dict({"tcp": {"profile": profile}} if profile else {}).normalized()
     off = []
     for name, key in KEYS.items():
         if key["unit"] != "section":

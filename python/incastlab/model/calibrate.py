@@ -3,8 +3,8 @@
 :func:`calibrate` simulates a grid of scenarios (N, SRU, buffer, RTOmin) under several TCP
 settings (:data:`VARIANTS`: initial window 1 and 10, responses restarting from it or keeping
 their window, delayed ACKs, DCTCP with a marking threshold K, and each of the engine's TCP
-profiles besides its default, Linux's with RACK-TLP), splits the points in two halves by a
-hash of their coordinates, fits the burst model's constants
+profiles besides the papers' classic one, Linux's with RACK-TLP), splits the points in two
+halves by a hash of their coordinates, fits the burst model's constants
 (:class:`incastlab.model.burst.Constants`) on the first half and reports the model's error on
 the second, the held-out half, next to Chen's Eq. 1-4 with the papers' constants.
 Simulated points can be cached on disk (one small JSON file per point, keyed by the normalized
@@ -46,13 +46,18 @@ QUICK_GRID: dict[str, list[Any]] = {
 }
 
 
+#: The stack the grid's settings vary: the seed papers' (each variant changes one setting of
+#: it); every other profile of the engine is a variant of its own (:func:`profile_variants`).
+BASE_PROFILE = "classic"
+
+
 def profile_variants() -> dict[str, dict[str, Any]]:
-    """One variant per TCP profile of the engine besides its default (``tcp.profile``): the
+    """One variant per TCP profile of the engine besides :data:`BASE_PROFILE`: the
     profile's bundle of settings is the engine's, named here and never restated."""
     from incastlab.scenario.keys import KEYS
 
     key = KEYS["tcp"]["keys"]["profile"]
-    return {n: {"tcp.profile": n} for n in key["schema"]["enum"] if n != key["default"]}
+    return {n: {"tcp.profile": n} for n in key["schema"]["enum"] if n != BASE_PROFILE}
 
 
 #: TCP settings the grid is simulated under, each a set of scenario keys, then the engine's
@@ -242,6 +247,7 @@ def grid_scenarios(
             grid["senders"], grid["sru"], grid["buffer"], grid["rto_min"]
         ):
             keys = {
+                "tcp.profile": BASE_PROFILE,
                 **VARIANTS[v],
                 "topology.senders": n,
                 "topology.buffer": buf,

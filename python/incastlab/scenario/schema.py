@@ -142,6 +142,16 @@ def json_schema() -> dict[str, Any]:
     return out
 
 
+def _profile_defaults() -> dict[str, Any]:
+    """The [tcp] keys whose value a scenario that names no profile gets from the default
+    profile's bundle rather than from the key's own default, with that value."""
+    from incastlab import _core
+
+    bare = json.loads(_core.defaults())["tcp"]
+    applied = json.loads(_core.normalize("{}"))["tcp"]
+    return {k: v for k, v in applied.items() if k != "profile" and v != bare.get(k)}
+
+
 def reference_markdown() -> str:
     """Every key of every section with its default and doc, as Markdown."""
     lines = [
@@ -163,12 +173,17 @@ def reference_markdown() -> str:
                 add(f"[{name}]", name, v["keys"])
 
     add("(top level)", "", KEYS)
+    profiled = _profile_defaults()
     for title, keys in tables:
         lines += [f"## {title}", "", "| key | default | meaning |", "|---|---|---|"]
         for name, key in keys.items():
             doc = key["doc"].replace("|", "\\|")
             if "enum" in key["schema"]:
                 doc += " One of " + ", ".join(f"`{v}`" for v in key["schema"]["enum"]) + "."
-            lines.append(f"| `{name}` | `{shown_default(key)}` | {doc} |")
+            default = f"`{shown_default(key)}`"
+            if title == "[tcp]" and name in profiled:
+                shown = shown_default({**key, "default": profiled[name]})
+                default += f" (`{shown}` under the default profile)"
+            lines.append(f"| `{name}` | {default} | {doc} |")
         lines.append("")
     return "\n".join(lines)

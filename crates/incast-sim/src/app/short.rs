@@ -323,8 +323,10 @@ mod tests {
             "roce" => r#""buffer": {"bytes": 1000000, "packets": null},"#,
             _ => "",
         };
+        // The classic profile: these tests count flows, and its ACK-every-segment TCP keeps the
+        // incast's end (when short arrivals stop) where they were written against.
         let text = format!(
-            r#"{{"transport": "{transport}",
+            r#"{{"transport": "{transport}", "tcp": {{"profile": "classic"}},
                 "workload": {{"kind": "incast", "flow_size": 64000, "short_load": {load},
                               "query_size_min": 2000, "query_size_max": 20000}},
                 "topology": {{"senders": 16, "link": 10000000000, {buffer}

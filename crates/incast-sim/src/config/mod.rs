@@ -171,13 +171,21 @@ fn fill_derived(v: &mut Value) {
             };
         }
     }
+    // The profile applies to a scenario that says nothing of TCP too: its default is today's
+    // Linux, whose bundle must fill the keys even when the `tcp` section is absent.
+    if let Some(o) = v.as_object_mut() {
+        o.entry("tcp")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
     if let Some(t) = v.get_mut("tcp").and_then(Value::as_object_mut) {
-        // The profile's bundle fills the keys left unset, before the defaults derived from
+        // A scenario that names no profile gets the default, named in its normalized form;
+        // the profile's bundle fills the keys left unset, before the defaults derived from
         // them (ECN from the congestion control).
-        let profile = t
-            .get("profile")
-            .cloned()
-            .map_or(Ok(Profile::Classic), serde_json::from_value);
+        if unset(t, "profile") {
+            let name = serde_json::to_value(tcp::DEFAULT_PROFILE).expect("a profile's name");
+            t.insert("profile".into(), name);
+        }
+        let profile = serde_json::from_value::<Profile>(t["profile"].clone());
         if let Ok(profile) = profile {
             for (k, value) in profile.defaults() {
                 if unset(t, k) {
@@ -300,7 +308,10 @@ impl Scenario {
     /// Every key of every section: unit, doc, default and JSON Schema of its normalized value.
     /// (JSON text, keys in declaration order.)
     pub fn describe() -> String {
-        let defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
+        let mut defaults = serde_json::to_value(Scenario::default()).expect("defaults serialize");
+        // A scenario read without a profile gets this one (the struct's default is the bare
+        // keys' classic profile).
+        defaults["tcp"]["profile"] = serde_json::to_value(tcp::DEFAULT_PROFILE).expect("a name");
         let nested = |name: &str| -> Option<String> {
             if name == "roce" {
                 let d = &defaults[name];

@@ -124,6 +124,11 @@ pub enum Profile {
     Linux,
 }
 
+/// The profile of a scenario that names none: today's Linux, since a user who names no
+/// profile asks about today's servers (the paper reproductions pin `classic`). Applied when a
+/// scenario is read (`fill_derived`), and shown as the key's default by `Scenario::describe`.
+pub const DEFAULT_PROFILE: Profile = Profile::Linux;
+
 impl Profile {
     /// The defaults this profile gives keys of the `tcp` section the scenario leaves unset,
     /// in base units (the classic profile's are the keys' own defaults).
@@ -169,7 +174,10 @@ section! {
     /// TCP parameters.
     pub struct Tcp {
         /// Whose TCP the hosts run: a bundle of defaults for the keys below that the scenario
-        /// leaves unset ("classic": the incast papers' kernels; "linux": Linux 5.x/6.x).
+        /// leaves unset ("linux", the default: Linux 5.x/6.x as shipped today; "classic": the
+        /// incast papers' kernels, which every paper reproduction pins). A scenario read
+        /// without it gets [`DEFAULT_PROFILE`]; `Tcp::default()` is the bare keys, whose
+        /// values are the classic profile's, and says so.
         pub profile: Profile [Plain] = Profile::Classic,
         /// Maximum segment size (payload bytes per packet).
         pub mss: u64 [Size] = 1448,

@@ -291,10 +291,24 @@ mod tests {
 
     #[test]
     fn a_partial_scenario_gets_every_default() {
-        let s = Scenario::from_json(r#"{"topology": {"senders": 4}}"#).unwrap();
-        assert_eq!(s, Scenario::example(4));
-        let s = Scenario::from_json("{}").unwrap();
+        let classic = r#""tcp": {"profile": "classic"}"#;
+        let s = Scenario::from_json(&format!(r#"{{"topology": {{"senders": 4}}, {classic}}}"#));
+        assert_eq!(s.unwrap(), Scenario::example(4));
+        let s = Scenario::from_json(&format!("{{{classic}}}")).unwrap();
         assert_eq!(s, Scenario::default());
+        // Naming no profile is today's Linux: its bundle fills the keys, also without a `tcp`
+        // section; a key the scenario sets wins.
+        for text in ["{}", r#"{"tcp": {}}"#, r#"{"tcp": {"profile": null}}"#] {
+            let s = Scenario::from_json(text).unwrap();
+            assert_eq!(s.tcp.profile, Profile::Linux, "{text}");
+            assert_eq!(s.tcp.congestion_control, CongestionControl::Cubic, "{text}");
+            assert!(s.tcp.rack_tlp, "{text}");
+        }
+        let s = Scenario::from_json(r#"{"tcp": {"congestion_control": "bbr"}}"#).unwrap();
+        assert_eq!(
+            (s.tcp.profile, s.tcp.congestion_control),
+            (Profile::Linux, CongestionControl::Bbr)
+        );
     }
 
     #[test]
@@ -307,9 +321,10 @@ mod tests {
         assert_eq!(s.topology.receiver_link, 10_000_000_000);
         assert!(s.tcp.ecn);
         assert_eq!(s.background.ecn, None);
-        let s =
-            Scenario::from_json(r#"{"topology": {"receiver_link": null}, "tcp": {"ecn": null}}"#)
-                .unwrap();
+        let s = Scenario::from_json(
+            r#"{"topology": {"receiver_link": null}, "tcp": {"ecn": null, "profile": "classic"}}"#,
+        )
+        .unwrap();
         assert_eq!(s, Scenario::default());
         let s = Scenario::from_json(r#"{"workload": {"block": 1000000}}"#).unwrap();
         assert_eq!((s.workload.sru, s.workload.block), (None, Some(1_000_000)));
