@@ -159,6 +159,17 @@ pub struct Report {
     pub ecn_reductions: u64,
     /// Tail loss probes the workload's senders sent (RACK-TLP; Linux's TCPLossProbes).
     pub loss_probes: u64,
+    /// Stalls without a timeout: waits of at least half the minimum RTO in which a flow of
+    /// an unfinished block (or an unfinished incast flow) delivered nothing and no
+    /// retransmission timeout fired on its connection, such as a tail loss probe capped at
+    /// the RTO ([`crate::app::stalls`]); TCP and Swift synchronized reads and incasts.
+    /// Serialized only when nonzero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub probe_stalls: u64,
+    /// Those stalls (all servers) during each block, as `block_timeouts`; serialized only
+    /// when some block had one.
+    #[serde(skip_serializing_if = "all_zero")]
+    pub block_probe_stalls: Vec<u32>,
     /// Packets dropped anywhere.
     pub drops: u64,
     /// Switch ports, then all host NICs together.
@@ -379,6 +390,17 @@ pub struct HomaReport {
 
 pub use crate::metrics::utilization;
 
+/// A count left out of the serialized report when zero (a field added after the stored
+/// reports, which stay byte for byte what they were).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A list of counts left out when every one is zero (or there are none).
+fn all_zero(v: &[u32]) -> bool {
+    v.iter().all(|&n| n == 0)
+}
+
 impl FlowReport {
     /// What its FCT slowdown is computed from ([`crate::slowdown::FctSlowdown::of`]).
     pub fn sample(&self) -> crate::slowdown::Sample {
@@ -471,6 +493,8 @@ impl Report {
             retx_timeout: 0,
             ecn_reductions: 0,
             loss_probes: 0,
+            probe_stalls: 0,
+            block_probe_stalls: Vec::new(),
             drops: 0,
             queues: vec![r.bottleneck.clone()],
             bottleneck: r.bottleneck,

@@ -203,6 +203,17 @@ const RUN: &[Column] = &[
     field("blocks_with_timeouts", Int, Count, "block_timeouts")
         .of("positive")
         .doc("Blocks during which some server timed out."),
+    field("probe_stalls", Int, Count, "probe_stalls")
+        .optional()
+        .doc(
+            "Waits of RTOmin/2 or more in which a block (or an incast) delivered nothing and no \
+             retransmission timeout fired: a loss probe capped at the RTO, a delayed-ACK, \
+             pacing or PFC stall (TCP, Swift); null when none.",
+        ),
+    field("blocks_with_probe_stalls", Int, Count, "block_probe_stalls")
+        .of("positive")
+        .optional()
+        .doc("Blocks with such a stall; null when none."),
     field("fct_max_s", Float, S, "flows[].fct")
         .of("max")
         .doc("The last flow's completion time (incast)."),
@@ -263,6 +274,9 @@ const RUN: &[Column] = &[
     field("block_times_s", Floats, S, "block_times").doc("Each block's duration."),
     field("block_timeouts", Ints, Count, "block_timeouts")
         .doc("Timeouts of all servers during each block."),
+    field("block_probe_stalls", Ints, Count, "block_probe_stalls")
+        .optional()
+        .doc("Stalls without a timeout during each block (null when none)."),
     field("flow_completion_s", Floats, S, "flows[].fct")
         .doc("Each flow's completion time (null: not completed)."),
     field("flow_timeouts", Ints, Count, "flows[].timeouts").doc("Each flow's timeouts."),
@@ -655,8 +669,8 @@ mod tests {
         serde_json::from_str(&crate::report_json(&report)).unwrap()
     }
 
-    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle, flows, NDP and RoCE
-    /// run.
+    /// A TCP sync_read, queries, incast, kv (one switch and leaf-spine), shuffle, flows, NDP,
+    /// a probe stall and RoCE run.
     fn reports() -> Vec<(&'static str, Value)> {
         let ms = 1_000_000_000u64;
         let kv = |topology: &str| {
@@ -717,6 +731,13 @@ mod tests {
                     r#"{"topology": {"senders": 8, "pfc": true, "shared_buffer": 500000},
                     "workload": {"blocks": 2}}"#,
                 ),
+            ),
+            (
+                "a probe stall (Linux BBR, 2 senders, 32 KB port)",
+                run(r#"{"topology": {"senders": 2, "link": 100000000,
+                    "buffer": {"bytes": 32000}},
+                    "tcp": {"profile": "linux", "congestion_control": "bbr"},
+                    "workload": {"sru": 64000, "blocks": 3}}"#),
             ),
             (
                 "roce",

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::decode::Segment;
 use crate::flows::{Direction, FlowCounts};
+use crate::verdict::{ends_stall, fmt_rate, fmt_time, stall_clause};
 
 /// What the analysis needs to know.
 #[derive(Debug, Clone)]
@@ -77,6 +78,8 @@ struct OpenBlock {
     retx: u64,
     flows: u32,
     samples: Vec<Sample>,
+    /// [`BlockRow::probe_stalls`].
+    stalls: u32,
 }
 
 /// A timeout of a flow into the receiver, as the capture shows it.
@@ -150,6 +153,8 @@ pub struct Report {
     pub retx_rto: u64,
     /// Tail-loss probes.
     pub retx_tlp: u64,
+    /// The blocks' [`BlockRow::probe_stalls`] together.
+    pub probe_stalls: u64,
     /// Flows into the receiver.
     pub flows: Vec<FlowRow>,
     /// The receiver's ingress per interval (columns, from `t0_ns`).
@@ -239,6 +244,8 @@ pub struct BlockRow {
     pub rtos: u32,
     /// Resent segments.
     pub retx: u64,
+    /// Silences of RTOmin/2 or more no timeout ended ([`crate::verdict::ends_stall`]).
+    pub probe_stalls: u32,
 }
 
 /// Timeouts that fell within one RTOmin of the first.
@@ -457,6 +464,8 @@ impl Analyzer {
             block.flows += 1;
         }
         block.first_data_ns.get_or_insert(t);
+        let since = block.last_data_ns.max(block.start_ns);
+        block.stalls += u32::from(ends_stall(since, t, self.opts.rto_min_ns, v.rto_event));
         block.last_data_ns = t;
         block.bytes += v.new_bytes;
         block.rtos += u32::from(v.rto_event);
@@ -491,6 +500,7 @@ impl Analyzer {
             flows: b.flows,
             rtos: b.rtos,
             retx: b.retx,
+            probe_stalls: b.stalls,
         });
         if self.worst.as_ref().is_none_or(|(w, _)| dur > *w) {
             // Keep its points; hand the old worst's buffer back for reuse.
@@ -569,6 +579,7 @@ impl Analyzer {
             rtos: self.bins.iter().map(|b| b.rtos).collect(),
         };
         r.blocks = std::mem::take(&mut self.blocks);
+        r.probe_stalls = r.blocks.iter().map(|b| u64::from(b.probe_stalls)).sum();
         r.worst_block = self.worst.take().map(|(_, b)| {
             // Each flow's sequence from its first byte in the block.
             let mut first: FxHashMap<u32, i64> = FxHashMap::default();
@@ -735,24 +746,6 @@ impl Analyzer {
     }
 }
 
-fn fmt_rate(bps: f64) -> String {
-    if bps >= 1e9 {
-        format!("{:.2} Gbps", bps / 1e9)
-    } else if bps >= 1e6 {
-        format!("{:.1} Mbps", bps / 1e6)
-    } else {
-        format!("{:.1} kbps", bps / 1e3)
-    }
-}
-
-fn fmt_time(ns: u64) -> String {
-    if ns >= 1_000_000 && ns / 1_000_000 * 1_000_000 == ns {
-        format!("{} ms", ns / 1_000_000)
-    } else {
-        format!("{} us", ns / 1000)
-    }
-}
-
 /// The verdict line.
 fn verdict(r: &Report, o: &Options) -> String {
     let rto = fmt_time(o.rto_min_ns);
@@ -772,7 +765,7 @@ fn verdict(r: &Report, o: &Options) -> String {
         format!("goodput {}", fmt_rate(r.goodput_bps))
     };
     let sync: Vec<&Episode> = r.episodes.iter().filter(|e| e.synchronized).collect();
-    if let Some(big) = sync.iter().max_by_key(|e| e.flows) {
+    let line = if let Some(big) = sync.iter().max_by_key(|e| e.flows) {
         format!(
             "incast: {} synchronized-timeout episode{} (up to {} of {} flows timed out within \
              one RTOmin of {rto} while the receiver's link idled {:.0}% of the RTOmin before); {share}",
@@ -792,7 +785,9 @@ fn verdict(r: &Report, o: &Options) -> String {
         )
     } else {
         format!("no incast signature: no timeouts (idle gaps >= RTOmin of {rto}); {share}")
-    }
+    };
+    let stalled = r.blocks.iter().filter(|b| b.probe_stalls > 0).count();
+    line + &stall_clause(stalled, r.blocks.len(), o.rto_min_ns)
 }
 
 #[cfg(test)]
@@ -895,6 +890,41 @@ mod tests {
             "{}",
             r.verdict
         );
+    }
+
+    /// One sender answers host 100's request with 5 segments, falls silent for `silence_ns`
+    /// and sends 5 more (new data: no loss, no timeout; a paced or delayed-ACK stall).
+    fn stalled_answer(silence_ns: u64) -> Report {
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        a.segment(0, 166, &seg(100, 1, 1, 100));
+        let mut t = 0;
+        let mut q = 1;
+        for k in 0..10 {
+            t += if k == 5 { silence_ns } else { 12_000 };
+            a.segment(t, 1514, &seg(1, 100, q, 1448));
+            q += 1448;
+        }
+        a.finish(false)
+    }
+
+    #[test]
+    fn a_block_silent_for_half_the_rto_min_without_a_timeout_is_a_probe_stall() {
+        let half = Options::default().rto_min_ns / 2;
+        let r = stalled_answer(half - 1);
+        assert_eq!(
+            (r.rtos, r.probe_stalls, r.blocks[0].probe_stalls),
+            (0, 0, 0)
+        );
+        let r = stalled_answer(half);
+        assert_eq!(
+            (r.rtos, r.probe_stalls, r.blocks[0].probe_stalls),
+            (0, 1, 1)
+        );
+        let said = "; 1 of 1 blocks waited 100 ms or more without a timeout (probe stalls)";
+        assert!(r.verdict.ends_with(said), "{}", r.verdict);
+        // Timeouts are not probe stalls: sixteen senders' 200 ms silence ended by RTOs.
+        let r = run(16);
+        assert_eq!((r.rtos, r.probe_stalls), (16, 0));
     }
 
     #[test]

@@ -96,9 +96,12 @@ def _rate_num(x: float) -> str:
     return f"{x:.1f}" if abs(x) < 100 else f"{x:,.0f}"
 
 
-def results_columns(results: Sequence[Result], walls: Sequence[float]) -> list[Col]:
-    """One row per sender count: goodput, the workload's times, timeouts, drops, wall time;
-    units in the headers."""
+def results_columns(
+    results: Sequence[Result], walls: Sequence[float], *, wide: bool = False
+) -> list[Col]:
+    """One row per sender count: goodput, the workload's times, timeouts, probe stalls (when
+    some run has one: then without the event count, unless ``wide``), drops, wall time; units
+    in the headers."""
     kind = results[0].report["workload"]
     if kind == "kv_gets":
         return kv_columns(results, walls)
@@ -138,6 +141,16 @@ def results_columns(results: Sequence[Result], walls: Sequence[float]) -> list[C
             for row in rows
         ]
         cols.append(Col(header("RTO", "blocks"), rto, 7))
+    stalled = any(row["probe_stalls"] for row in rows)
+    if stalled:
+        # Waits of RTOmin/2 or more that no timeout ended (a loss probe capped at the RTO):
+        # shown only when some run has one, so the tables of runs without read as before.
+        if kind == "sync_read":
+            blocks = [f"{row['blocks_with_probe_stalls'] or 0}/{row['blocks']}" for row in rows]
+            cols.append(Col(header("stall", "blocks"), blocks, 7))
+        else:
+            stalls = [count(row["probe_stalls"] or 0) for row in rows]
+            cols.append(Col(header("probe", "stalls"), stalls, 7))
     if any(r.scenario["background"]["flows"] for r in results):
         unit, cell = in_unit([row["background_bps"] for row in rows], "rate")
         cols.append(Col(header("backgr.", unit), [cell(row["background_bps"]) for row in rows], 5))
@@ -149,6 +162,10 @@ def results_columns(results: Sequence[Result], walls: Sequence[float]) -> list[C
         Col("events", [count(r.events) for r in results], 1),
         Col(header("wall", "s"), [f"{w:.2f}" for w in walls], 0),
     ]
+    if stalled and not wide:
+        # The stalls take the simulator's event count's place: the table still fits 80
+        # columns.
+        cols = [c for c in cols if c.head != "events"]
     return cols
 
 
@@ -160,7 +177,7 @@ def print_runs(
 
     for (_label, rs), walls in zip(run.series, run.walls, strict=True):
         title = f"[bold]incast {command}[/bold] · {scenario_line(rs[0])}{suffix}"
-        print_table(out, title, results_columns(rs, walls), wide=wide)
+        print_table(out, title, results_columns(rs, walls, wide=wide), wide=wide)
 
 
 def print_ranking(out: Console, err: Console, ranking: Ranking, *, wide: bool = False) -> None:

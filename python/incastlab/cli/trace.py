@@ -181,9 +181,13 @@ def print_trace(out: Console, t: TraceReport, max_flows: int = 20) -> None:
     if blocks:
         durs = sorted(b["duration_ns"] for b in blocks)
         with_rto = sum(1 for b in blocks if b["rtos"])
+        # Waits of RTOmin/2 or more no timeout ended (a loss probe capped at the RTO): said
+        # only when some block had one.
+        stalled = sum(1 for b in blocks if b.get("probe_stalls"))
         out.print(
             f"blocks: {len(blocks)} · median {_ns(durs[len(durs) // 2])} · "
             f"longest {_ns(durs[-1])} · {with_rto} with timeouts"
+            + (f" · {stalled} with probe stalls (no timeout)" if stalled else "")
         )
     out.print(
         f"retransmissions: {r['retx_fast']:,} fast, {r['retx_rto']:,} after timeouts, "

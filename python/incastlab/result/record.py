@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from incastlab.result import Result
 
 #: Bumped whenever a column is added, removed, renamed or changes type (5: the shuffle's; 6: the
-#: fabric's, PFC pauses and victims).
-SCHEMA_VERSION = 6
+#: fabric's, PFC pauses and victims; 7: stalls without a timeout, ``probe_stalls``).
+SCHEMA_VERSION = 7
 
 # Column kinds; :mod:`incastlab.result.schema` maps each to an Arrow type.
 INT, FLOAT, STR, BOOL, JSON = "int", "float", "str", "bool", "json"

@@ -28,6 +28,7 @@ pub mod messages;
 pub mod short;
 pub mod shuffle;
 pub mod size_dist;
+pub mod stalls;
 pub mod task;
 pub mod tasks;
 
@@ -87,6 +88,9 @@ pub trait App: std::fmt::Debug + Send {
     fn on_rx(&mut self, _host: u32, _now: SimTime, _wire: u64) {}
     /// `k` timeouts fired at the server end of its connection `conn`.
     fn add_timeouts(&mut self, _conn: ConnId, _k: u64) {}
+    /// `k` timeouts fired at the client end of its connection `conn` (a request resent):
+    /// not the servers' `timeouts`, but a wait it ends is no probe stall ([`stalls`]).
+    fn add_client_timeouts(&mut self, _conn: ConnId, _k: u64) {}
     /// Where the time series' clock starts.
     fn series_origin(&self) -> SimTime {
         0

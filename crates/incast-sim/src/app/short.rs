@@ -270,6 +270,12 @@ impl App for Beside {
         }
     }
 
+    fn add_client_timeouts(&mut self, conn: ConnId, k: u64) {
+        if self.short(conn).is_none() {
+            self.inner.add_client_timeouts(conn, k);
+        }
+    }
+
     fn series_origin(&self) -> SimTime {
         self.inner.series_origin()
     }

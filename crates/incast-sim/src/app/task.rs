@@ -14,6 +14,7 @@ use crate::rng::{Rng, Stream};
 use crate::units::SimTime;
 
 pub(crate) use super::size_dist::SizeDist;
+use super::stalls::Stalls;
 
 /// Something a task wants done ([`crate::app::tasks::Tasks`] turns these into [`crate::app::Effect`]s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +93,11 @@ pub struct Workload {
     paused_since: Option<SimTime>,
     block_start: SimTime,
     timeouts_at_block_start: u64,
+    stalls_at_block_start: u64,
+    /// Waits of half the minimum RTO with no timeout in them ([`Stalls`]).
+    pub stalls: Stalls,
+    /// Such stalls (all servers) during each block.
+    pub block_stalls: Vec<u32>,
     /// Workload start time.
     pub start: SimTime,
     /// Completion time of the last block or flow.
@@ -129,6 +135,16 @@ struct Queries {
     /// Client offset at the end of the last response asked on each connection.
     end: Vec<u64>,
     done: u32,
+}
+
+/// How long a block may deliver nothing before the wait counts as a stall: half the minimum
+/// RTO of the transport the workload runs over ([`Stalls`]).
+fn stall_after(sc: &Scenario) -> SimTime {
+    let rto_min = match sc.transport {
+        crate::config::Transport::Swift => sc.swift.rto_min,
+        _ => sc.tcp.rto_min,
+    };
+    rto_min / 2
 }
 
 impl Workload {
@@ -197,6 +213,9 @@ impl Workload {
             paused_since: None,
             block_start: 0,
             timeouts_at_block_start: 0,
+            stalls_at_block_start: 0,
+            stalls: Stalls::new(stall_after(sc)),
+            block_stalls: Vec::new(),
             start: 0,
             finish: None,
             block_times: Vec::new(),
@@ -236,6 +255,7 @@ impl Workload {
             WorkloadKind::Incast => {
                 self.remaining = self.n;
                 self.block_start = now;
+                self.stalls.arm(now);
                 for c in 0..self.n {
                     self.frag_end[c as usize] = self.header + self.unit[c as usize];
                     self.respond_after_jitter(ConnId(c), now, act);
@@ -286,6 +306,8 @@ impl Workload {
         // A pause before the block counts in its time.
         self.block_start = self.paused_since.take().unwrap_or(now);
         self.timeouts_at_block_start = self.timeouts;
+        self.stalls_at_block_start = self.stalls.count;
+        self.stalls.arm(now);
         self.remaining = self.n;
         self.issued += 1;
         for c in 0..self.n as usize {
@@ -393,7 +415,11 @@ impl Workload {
             }
             return;
         }
-        if self.frag_done[c] || received < self.frag_end[c] || self.finish.is_some() {
+        if self.frag_done[c] || self.finish.is_some() {
+            return;
+        }
+        self.stalls.progress(now);
+        if received < self.frag_end[c] {
             return;
         }
         self.frag_done[c] = true;
@@ -410,6 +436,8 @@ impl Workload {
         self.block_times.push(now - self.block_start);
         self.block_timeouts
             .push((self.timeouts - self.timeouts_at_block_start) as u32);
+        self.block_stalls
+            .push((self.stalls.count - self.stalls_at_block_start) as u32);
         self.block += 1;
         if self.kind == WorkloadKind::SyncRead && self.block < self.blocks {
             let pause = match self.think.len() {
@@ -611,6 +639,33 @@ mod tests {
         w.on_client_data(ConnId(0), 4000, 950, &mut act);
         assert_eq!(w.block_times, vec![100, 400, 100, 350]);
         assert_eq!(w.finish, Some(950), "no pause after the last block");
+    }
+
+    #[test]
+    fn a_block_silent_for_half_the_rto_min_without_a_timeout_counts_one_stall() {
+        let mut sc = Scenario::example(2);
+        sc.workload.sru = Some(1000);
+        sc.workload.blocks = 3;
+        let half = sc.tcp.rto_min / 2;
+        let (mut w, mut act) = started(&sc, 0);
+        // Block 0: flow 0 delivers at 10, flow 1 is silent until 10 + half - 1: no stall.
+        w.on_client_data(ConnId(0), 1000, 10, &mut act);
+        w.on_client_data(ConnId(1), 500, 10 + half - 1, &mut act);
+        w.on_client_data(ConnId(1), 1000, 20 + half, &mut act);
+        // Block 1 (asked at 20 + half): silent for exactly half, then done.
+        let t1 = 20 + half;
+        w.on_client_data(ConnId(0), 2000, t1 + 5, &mut act);
+        w.on_client_data(ConnId(1), 2000, t1 + 5 + half, &mut act);
+        // Block 2: as long a silence, but a timeout fired in it: a timeout's, not a stall.
+        let t2 = t1 + 5 + half;
+        w.on_client_data(ConnId(0), 3000, t2 + 5, &mut act);
+        w.stalls.rto();
+        w.on_client_data(ConnId(1), 3000, t2 + 5 + 2 * half, &mut act);
+        assert_eq!(w.block_stalls, vec![0, 1, 0]);
+        assert_eq!(w.stalls.count, 1);
+        // A fragment already complete delivers nothing more to its block.
+        w.on_client_data(ConnId(0), 3000, t2 + 10 * half, &mut act);
+        assert_eq!(w.stalls.count, 1);
     }
 
     #[test]

@@ -111,6 +111,32 @@ impl Tasks {
     pub fn add_timeouts(&mut self, conn: ConnId, k: u64) {
         let (t, _) = self.local(conn);
         self.tasks[t].timeouts += k;
+        if k > 0 {
+            self.tasks[t].stalls.rto();
+        }
+    }
+
+    /// `k` timeouts of connection `conn`'s client (a request resent): the flow's wait is a
+    /// timeout's, not a probe stall.
+    pub fn add_client_timeouts(&mut self, conn: ConnId, k: u64) {
+        let (t, _) = self.local(conn);
+        if k > 0 {
+            self.tasks[t].stalls.rto();
+        }
+    }
+
+    /// Stalls without a timeout ([`crate::app::stalls`]) during each block, in the order of
+    /// [`Tasks::block_times`] (an incast's one block: its flows').
+    pub fn block_stalls(&self) -> Vec<u32> {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.block_stalls.clone())
+            .collect()
+    }
+
+    /// Stalls without a timeout of every task's flows so far (finished blocks or not).
+    pub fn stalls(&self) -> u64 {
+        self.tasks.iter().map(|t| t.stalls.count).sum()
     }
 
     /// Start every task at `now`.
@@ -246,6 +272,10 @@ impl App for Tasks {
         Tasks::add_timeouts(self, conn, k);
     }
 
+    fn add_client_timeouts(&mut self, conn: ConnId, k: u64) {
+        Tasks::add_client_timeouts(self, conn, k);
+    }
+
     fn series_origin(&self) -> SimTime {
         self.start_time()
     }
@@ -273,6 +303,8 @@ impl App for Tasks {
         r.block_times = self.block_times();
         r.query_fcts = self.query_fcts().to_vec();
         r.block_timeouts = self.block_timeouts();
+        r.probe_stalls = self.stalls();
+        r.block_probe_stalls = self.block_stalls();
     }
 }
 

@@ -219,8 +219,12 @@ impl Transport for Swift {
             HOST_ACK => return self.release_ack(cx, ep),
             RTO => {
                 if self.timers[i].rto.fire(now, gen) && self.eps[i].tx.on_rto(now) {
-                    if ep.is_sender() && ep.conn().0 < self.app_conns {
-                        self.app.add_timeouts(ep.conn(), 1);
+                    if ep.conn().0 < self.app_conns {
+                        if ep.is_sender() {
+                            self.app.add_timeouts(ep.conn(), 1);
+                        } else {
+                            self.app.add_client_timeouts(ep.conn(), 1);
+                        }
                     }
                     self.transmit(cx, ep);
                 }

@@ -206,8 +206,12 @@ impl Transport for Tcp {
                     let before = self.eps[i].stats().timeouts;
                     self.eps[i].on_rto(now, &mut out);
                     let fired = self.eps[i].stats().timeouts - before;
-                    if ep.is_sender() && ep.conn().0 < self.app_conns {
-                        self.app.add_timeouts(ep.conn(), fired as u64);
+                    if ep.conn().0 < self.app_conns {
+                        if ep.is_sender() {
+                            self.app.add_timeouts(ep.conn(), fired as u64);
+                        } else if fired > 0 {
+                            self.app.add_client_timeouts(ep.conn(), fired as u64);
+                        }
                     }
                 }
                 DELACK => self.eps[i].on_delack(&mut out),
