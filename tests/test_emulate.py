@@ -514,3 +514,20 @@ def test_a_killed_store_takes_its_connections_and_namespaces_with_it(tmp_path: P
         assert time.monotonic() < deadline, "the guard outlived its work"
         time.sleep(0.1)
     assert netns.ours() == []
+
+
+def test_the_run_counts_the_stalls_of_its_own_blocks_from_the_capture() -> None:
+    """The bottleneck's capture holds the warm-up blocks first; the report counts the
+    measured blocks' stalls without a timeout and says nothing without a capture."""
+    from incastlab.real.sync_read import probe_stalls
+
+    def seen(per_block: list[int]) -> dict[str, Any]:
+        return {"captures": {"bottleneck": {"analysis": {"block_probe_stalls": per_block}}}}
+
+    assert probe_stalls(seen([1, 0, 2, 0, 1]), 3) == {
+        "probe_stalls": 3,
+        "block_probe_stalls": [2, 0, 1],
+    }
+    assert probe_stalls(seen([4, 0, 0]), 2) == {}, "only the warm-up block stalled"
+    assert probe_stalls(seen([1]), 2) == {}, "a capture short of the run's blocks"
+    assert probe_stalls({}, 2) == {}

@@ -218,6 +218,7 @@ def run(
     # The client's own report (exact times, its time-limit flag), plus the kernel's evidence.
     out = dict(measured)
     out.update(observed)
+    out.update(probe_stalls(observed, w["blocks"]))
     out.update(
         {
             "timeouts": delta("TcpExt.TCPTimeouts"),
@@ -237,6 +238,22 @@ def run(
         }
     )
     return out
+
+
+def probe_stalls(observed: dict[str, Any], blocks: int) -> dict[str, Any]:
+    """The measured blocks' stalls without a timeout (a block silent for RTOmin/2 or more
+    with no RTO: a loss probe the kernel caps at the RTO, a delayed ACK), as `incast pcap`
+    reads them on the bottleneck's capture; the kernel's counters cannot tell them apart
+    from timeouts per block, so without ``--pcap`` they are not reported. The capture holds
+    the warm-up blocks first: the run's are its last ``blocks``."""
+    analysis = observed.get("captures", {}).get("bottleneck", {}).get("analysis", {})
+    per_block = analysis.get("block_probe_stalls")
+    if not per_block or len(per_block) < blocks:
+        return {}
+    mine = per_block[-blocks:]
+    if not any(mine):
+        return {}
+    return {"probe_stalls": sum(mine), "block_probe_stalls": mine}
 
 
 def emulated(s: dict[str, Any], facts: dict[str, Any], rtt: dict[str, Any]) -> dict[str, Any]:

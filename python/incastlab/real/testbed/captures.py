@@ -105,8 +105,14 @@ def analyze_capture(path: str, receiver: str, rto_min_ps: int) -> dict[str, Any]
     except _core.TraceError as e:
         return {"error": str(e)}
     keys = ["frames", "rtos", "rtos_backed_off", "retx_fast", "retx_rto", "retx_tlp"]
-    keys += ["goodput_bps", "incast"]
-    return {**{k: r[k] for k in keys}, "verdict": r["verdict"], "rates": r["rates"]}
+    keys += ["goodput_bps", "incast", "probe_stalls"]
+    return {
+        **{k: r[k] for k in keys},
+        # Per block as the capture shows them (warm-up blocks first), for the run's own count.
+        "block_probe_stalls": [b["probe_stalls"] for b in r["blocks"]],
+        "verdict": r["verdict"],
+        "rates": r["rates"],
+    }
 
 
 def start_monitor(tb: Testbed, interval_ns: int) -> _core.Monitor:
