@@ -141,9 +141,7 @@ def diagnose(
     return d
 
 
-def _bounded_by(
-    candidates: Sequence[int], rec: RecordingDiagnosis
-) -> tuple[Sequence[int], str]:
+def _bounded_by(candidates: Sequence[int], rec: RecordingDiagnosis) -> tuple[Sequence[int], str]:
     """The RTOmin candidates the recording's waits allow, and a note saying so."""
     e = rec.estimates.get("rto_min")
     if e is None:

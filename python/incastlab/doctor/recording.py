@@ -226,20 +226,29 @@ def diagnose_recording(path: str) -> RecordingDiagnosis:
     }
     share = avg / link.value if link.value else 0.0
     if waits and share < COLLAPSE_SHARE:
-        incast, why = True, (
-            f"{len(waits)} line-rate bursts each followed by an idle "
-            f"~{statistics.median(g.length_ns for g in waits) / 1e6:,.1f} ms (a timeout's "
-            f"wait), the link averaging {share:.0%} of its rate"
+        incast, why = (
+            True,
+            (
+                f"{len(waits)} line-rate bursts each followed by an idle "
+                f"~{statistics.median(g.length_ns for g in waits) / 1e6:,.1f} ms (a timeout's "
+                f"wait), the link averaging {share:.0%} of its rate"
+            ),
         )
     elif waits:
-        incast, why = False, (
-            f"no incast: {len(waits)} idle gaps after line-rate bursts recur, but the link "
-            f"averages {share:.0%} of its rate"
+        incast, why = (
+            False,
+            (
+                f"no incast: {len(waits)} idle gaps after line-rate bursts recur, but the link "
+                f"averages {share:.0%} of its rate"
+            ),
         )
     else:
-        incast, why = False, (
-            f"no incast signature: {len(gaps)} idle gaps, none recurring after line-rate "
-            f"bursts; the link averages {share:.0%} of its rate"
+        incast, why = (
+            False,
+            (
+                f"no incast signature: {len(gaps)} idle gaps, none recurring after line-rate "
+                f"bursts; the link averages {share:.0%} of its rate"
+            ),
         )
     notes = [
         "a recording shows no flows: senders and response sizes need a capture "
