@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{encode_request, parse_response, Request, Status, HEADER_LEN};
+use crate::access::Token;
+use crate::protocol::{
+    encode_request, encode_request_with_token, parse_response, Request, Status, HEADER_LEN,
+};
 use crate::server::configure;
 
 /// What to read from whom.
@@ -45,6 +48,9 @@ pub struct BenchConfig {
     pub congestion: Option<String>,
     /// Seconds to wait for each connection.
     pub connect_timeout_s: f64,
+    /// The servers' shared token (a token file's text), sent with every request.
+    #[serde(default, skip_serializing)]
+    pub token: Option<String>,
 }
 
 /// What a run measured; times in microseconds from the first measured block's start.
@@ -121,6 +127,10 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
     if cfg.blocks == 0 {
         return Err("blocks: must be at least 1".into());
     }
+    let token = match &cfg.token {
+        Some(t) => Some(Token::parse(t).map_err(|e| format!("token: {e}"))?),
+        None => None,
+    };
     let n = cfg.servers.len();
     let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Instant, String>)>();
     let mut cmds = Vec::with_capacity(n);
@@ -142,12 +152,17 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
         let done = done_tx.clone();
         let sru = size_of(i);
         let addr = *addr;
+        let token = token.clone();
         threads.push(thread::spawn(move || {
             let mut s = s;
             let mut buf = vec![0u8; 256 * 1024];
             while let Ok(Cmd::Read(id)) = rx.recv() {
-                let r = s
-                    .write_all(&encode_request(&Request { id, bytes: sru }))
+                let req = Request { id, bytes: sru };
+                let sent = match &token {
+                    Some(t) => s.write_all(&encode_request_with_token(&req, t.wire())),
+                    None => s.write_all(&encode_request(&req)),
+                };
+                let r = sent
                     .and_then(|_| read_response(&mut s, id, sru, &mut buf))
                     .map(|_| Instant::now())
                     .map_err(|e| format!("{addr}: {e}"));
