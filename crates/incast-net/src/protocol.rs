@@ -267,7 +267,8 @@ mod tests {
     }
 
     /// The request corpus kept in the repository (`fuzz/corpus/request`, shared with the
-    /// cargo-fuzz target): `ok--WHY.bin` is accepted, `bad--VARIANT--WHY.bin` refused with
+    /// stable fuzz test `tests/fuzz_request.rs` and the cargo-fuzz target): `ok--WHY.bin` is
+    /// accepted (a header, or a header and a token), `bad--VARIANT--WHY.bin` refused with
     /// that [`ProtocolError`] variant, each at a 64 MiB limit.
     #[test]
     fn the_corpus_gives_what_each_file_says() {
@@ -280,10 +281,15 @@ mod tests {
             let mut raw = [0u8; HEADER_LEN];
             let k = data.len().min(HEADER_LEN);
             raw[..k].copy_from_slice(&data[..k]);
-            let got = parse_request(&raw, 64 << 20);
+            let got = parse_request_header(&raw, 64 << 20);
             let parts: Vec<&str> = name.split("--").collect();
             match (parts.as_slice(), &got) {
-                (["ok", ..], Ok(r)) => assert_eq!(encode_request(r), raw, "{name}"),
+                (["ok", ..], Ok((r, false))) => assert_eq!(encode_request(r), raw, "{name}"),
+                (["ok", ..], Ok((r, true))) => {
+                    let mut token = [0u8; TOKEN_LEN];
+                    token.copy_from_slice(&data[HEADER_LEN..]);
+                    assert_eq!(encode_request_with_token(r, &token)[..], data[..], "{name}");
+                }
                 (["bad", variant, ..], Err(e)) => {
                     assert!(format!("{e:?}").starts_with(variant), "{name}: {e:?}")
                 }
@@ -291,7 +297,7 @@ mod tests {
             }
             n += 1;
         }
-        assert!(n >= 12, "the corpus holds {n} files");
+        assert!(n >= 14, "the corpus holds {n} files");
     }
 
     proptest! {
