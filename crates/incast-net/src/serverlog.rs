@@ -119,7 +119,7 @@ impl Log {
 
     /// Close the windows older than a second: one summary line for each that suppressed any.
     pub fn summarize(&mut self, now: Instant) {
-        for k in 0..REASONS {
+        for (k, reason) in REASON_LIST.iter().enumerate() {
             let w = self.windows[k];
             let Some(start) = w.start else { continue };
             if now.duration_since(start) < Duration::from_secs(1) {
@@ -131,7 +131,7 @@ impl Log {
                 suppressed: 0,
             };
             if w.suppressed > 0 {
-                let what = REASON_LIST[k].what();
+                let what = reason.what();
                 self.send(format!(
                     "{} more {what} in the last {:.1}s (not logged one by one)",
                     w.suppressed,
@@ -174,7 +174,9 @@ mod tests {
     use super::*;
     use std::sync::{Condvar, Mutex};
 
-    fn collecting() -> (Arc<Mutex<Vec<String>>>, Arc<dyn Fn(&str) + Send + Sync>) {
+    type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
+    fn collecting() -> (Arc<Mutex<Vec<String>>>, Sink) {
         let got = Arc::new(Mutex::new(Vec::new()));
         let g = got.clone();
         (
@@ -227,7 +229,7 @@ mod tests {
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
         let g = gate.clone();
         let (got, inner) = collecting();
-        let sink: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |l: &str| {
+        let sink: Sink = Arc::new(move |l: &str| {
             let (m, c) = &*g;
             let mut open = m.lock().unwrap();
             while !*open {
