@@ -70,6 +70,11 @@ pub struct ServerConfig {
     pub allow: Vec<Cidr>,
     /// The shared token every request must carry; `None`: no token asked for.
     pub token: Option<SharedToken>,
+    /// SO_SNDBUF of a connection admitted while the table is half full or more (at most
+    /// `send_buffer` when that is set): the kernel's autotuned buffer grows to megabytes, which
+    /// a never-reading client makes the server fill, so a reconnecting flood of them would
+    /// cost the loop's CPU in proportion; a fixed buffer bounds that cost per connection.
+    pub crowded_send_buffer: usize,
 }
 
 impl Default for ServerConfig {
@@ -86,6 +91,7 @@ impl Default for ServerConfig {
             congestion: None,
             allow: Vec::new(),
             token: None,
+            crowded_send_buffer: 256 << 10,
         }
     }
 }
@@ -499,10 +505,15 @@ impl Server {
                 self.close(v, End::Log(Reason::Evicted, why), poll, t);
             }
         }
+        let crowded = t.counts.open[j] >= self.cfg.max_conns.div_ceil(2);
+        let send_buffer = match (crowded, self.cfg.send_buffer) {
+            (true, b) => Some(b.unwrap_or(usize::MAX).min(self.cfg.crowded_send_buffer)),
+            (false, b) => b,
+        };
         if let Err(e) = configure(
             &stream,
             self.cfg.nodelay,
-            self.cfg.send_buffer,
+            send_buffer,
             None,
             self.cfg.congestion.as_deref(),
         ) {

@@ -54,6 +54,7 @@ pub(crate) fn serve(
             ),
             None => None,
         },
+        ..ServerConfig::default()
     };
     let server = Server::bind(sock, cfg)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot listen on {addr}: {e}")))?;
@@ -129,6 +130,7 @@ impl PyBlockServers {
             congestion,
             allow: Vec::new(),
             token: None,
+            ..ServerConfig::default()
         };
         let logs = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
         let sink = logs.clone();
