@@ -100,6 +100,12 @@ class Flood:
     def _run(self, src: str, never_reading: bool) -> None:
         import select
 
+        # The flood's own threads run at the lowest priority: on loopback the bench is
+        # CPU-bound, and what is measured is the server's fairness, not how much CPU this
+        # generator takes from the bench on a small machine (the server's cost of the flood
+        # is still counted: it runs at normal priority).
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+
         # A never-reading socket always has data waiting, so it is watched for the peer's
         # close only (POLLRDHUP), not for readability: the flood must not spin the CPU.
         watch = select.POLLRDHUP | select.POLLERR | select.POLLHUP
@@ -147,9 +153,10 @@ def flooded_server() -> Iterator[int]:
 
 def test_a_lasting_flood_from_16_addresses_does_not_lock_out_a_bench(flooded_server: int) -> None:
     port = flooded_server
-    # Alternate unloaded and flooded runs: the machine's own load then weighs on both.
+    # Alternate unloaded and flooded runs (the median of 7 pairs): the machine's own load
+    # then weighs on both.
     ratios = []
-    for _ in range(5):
+    for _ in range(7):
         alone = goodput(port, 200)
         with Flood(port, per_address=16) as flood:
             time.sleep(0.8)  # the table fills (256 flood connections for 128 places)
@@ -157,7 +164,7 @@ def test_a_lasting_flood_from_16_addresses_does_not_lock_out_a_bench(flooded_ser
             assert flood.connects > 128
         ratios.append(loaded / alone)
     ratios.sort()
-    assert ratios[2] >= 0.8, ratios
+    assert ratios[3] >= 0.8, ratios
 
 
 def _full_pipe() -> tuple[int, int]:

@@ -74,6 +74,8 @@ pub struct ServerConfig {
     /// `send_buffer` when that is set): the kernel's autotuned buffer grows to megabytes, which
     /// a never-reading client makes the server fill, so a reconnecting flood of them would
     /// cost the loop's CPU in proportion; a fixed buffer bounds that cost per connection.
+    /// Once such a connection has read a whole answer its buffer is raised to `send_buffer`,
+    /// or to [`PROVEN_SEND_BUFFER`]: a client that reads is not slowed for arriving in a flood.
     pub crowded_send_buffer: usize,
 }
 
@@ -211,6 +213,9 @@ struct Conn {
     deadline: Instant,
     /// When it last read or wrote a byte (or was accepted): its age for eviction.
     progress: Instant,
+    /// Admitted to a crowded table with a small send buffer, not yet raised (see
+    /// [`ServerConfig::crowded_send_buffer`]).
+    crowded: bool,
 }
 
 /// What the loop holds: connections, free slots, counts and the log.
@@ -228,6 +233,10 @@ enum End {
     /// Log this (for this reason, rate-limited) and close.
     Log(Reason, String),
 }
+
+/// SO_SNDBUF of a crowded connection once it has read a whole answer (when `send_buffer` is
+/// not set): what Linux's autotuning reaches on a fast path (tcp_wmem's default maximum).
+pub const PROVEN_SEND_BUFFER: usize = 4 << 20;
 
 /// Zeros to send from, so a response never allocates.
 pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
@@ -552,6 +561,7 @@ impl Server {
             },
             deadline: now + self.cfg.first_request_timeout,
             progress: now,
+            crowded,
         });
     }
 
@@ -707,6 +717,12 @@ impl Server {
                                 (0, payload_left - n as u64)
                             };
                             if h == 0 && p == 0 {
+                                if c.crowded {
+                                    // It reads: give it the buffer a client that reads gets.
+                                    c.crowded = false;
+                                    let b = self.cfg.send_buffer.unwrap_or(PROVEN_SEND_BUFFER);
+                                    let _ = SockRef::from(&c.stream).set_send_buffer_size(b);
+                                }
                                 c.phase = Phase::Reading {
                                     got: 0,
                                     need: HEADER_LEN,
