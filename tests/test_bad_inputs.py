@@ -596,6 +596,109 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
 #: Flag errors that must say what is wrong, not only name the flag: (name, argv, exit code,
 #: words that must all be in the one line).
 WORDED: list[tuple[str, list[str], int, tuple[str, ...]]] = [
+    # serve's and bench's access flags: address blocks and token files
+    (
+        "serve --allow bogus",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "bogus"],
+        2,
+        ("--allow", "not an address block"),
+    ),
+    (
+        "serve --allow /33",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "10.0.0.0/33"],
+        2,
+        ("--allow", "0..32"),
+    ),
+    (
+        "serve --allow v6 /129",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "fd00::/129"],
+        2,
+        ("--allow", "0..128"),
+    ),
+    (
+        "serve --allow host bits",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "10.0.0.1/8"],
+        2,
+        ("--allow", "did you mean 10.0.0.0/8"),
+    ),
+    (
+        "serve --allow empty",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", ","],
+        2,
+        ("--allow", "no address block"),
+    ),
+    (
+        "serve --allow one bad of two",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "10.0.0.0/8,10.0.0.0/x"],
+        2,
+        ("--allow", "prefix length"),
+    ),
+    (
+        "serve --allow long",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "9" * 100_000],
+        2,
+        ("--allow", "not an address block"),
+    ),
+    (
+        "serve --allow many",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", ",".join(["10.0.0.0/8"] * 5000)],
+        2,
+        ("--allow", "at most 4096"),
+    ),
+    (
+        "serve --token-file missing",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "no-such-token.txt"],
+        2,
+        ("--token-file", "cannot read"),
+    ),
+    (
+        "serve --token-file dir",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_dir}"],
+        2,
+        ("--token-file", "cannot read"),
+    ),
+    (
+        "serve --token-file short",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_short}"],
+        2,
+        ("--token-file", "16..64"),
+    ),
+    (
+        "serve --token-file empty",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_empty}"],
+        2,
+        ("--token-file", "16..64"),
+    ),
+    (
+        "serve --token-file space",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_space}"],
+        2,
+        ("--token-file", "printable"),
+    ),
+    (
+        "serve --token-file binary",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_binary}"],
+        2,
+        ("--token-file", "not plain ASCII"),
+    ),
+    (
+        "serve --token-file big",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{token_big}"],
+        2,
+        ("--token-file", "larger than a token"),
+    ),
+    (
+        "bench --token-file short",
+        ["bench", "--servers", "127.0.0.1:1", "--token-file", "{token_short}"],
+        2,
+        ("--token-file", "16..64"),
+    ),
+    (
+        "bench --token-file missing",
+        ["bench", "--servers", "127.0.0.1:1", "--token-file", "no-such-token.txt"],
+        2,
+        ("--token-file", "cannot read"),
+    ),
     # an unknown flag: named, with the closest known one (underscores read as dashes)
     ("sim --rto_min", ["sim", "--rto_min", "1ms"], 2, ("--rto_min", "did you mean --rto-min?")),
     ("sim --bufer", ["sim", "--bufer", "64KB"], 2, ("--bufer", "did you mean --buffer?")),
@@ -704,6 +807,12 @@ def _fixtures(d: Path) -> dict[str, str]:
     put("inf.toml", "[tcp]\ndctcp_g = inf\n")
     put("samples.toml", '[run]\nsample_interval = "1ps"\nmax_samples = 100000000000\n')
     put("cdf_bad.txt", "10KB 0.5 extra\n")
+    put("token_short.txt", "short\n")
+    put("token_space.txt", "0123456789 abcdef0123\n")
+    put("token_binary.txt", b"\xff\xfe" + b"\x00" * 30)
+    put("token_big.txt", "t" * 100_000)
+    put("token_empty.txt", "")
+    f["token_dir"] = str(d)
     link = '{{ a = "{}", b = "{}", rate = "1Gbps", delay = "25us", buffer = "64KB" }}'
     two = 'hosts = ["h1", "h2"]\n'
 

@@ -115,6 +115,7 @@ STAND_INS = {
     "capture.pcapng": "the same frames as pcapng",
     "FB-2009_samples_24_times_1hr_0.tsv": "the generated swim-small.tsv (the day is not shipped)",
     "servers.txt": "the address of an `incast serve` on loopback",
+    "token.txt": "a shared token for `serve --token-file` and `bench --token-file`",
 }
 
 #: Files a documented command makes that others read: the command that makes each.
@@ -241,6 +242,8 @@ def _stand_in(name: str, d: Path, server: str) -> None:
         shutil.copy(ROOT / "python" / "incastlab" / "jobs" / "swim-small.tsv", path)
     elif name == "servers.txt":
         path.write_text(f"{server}\n{server}\n")
+    elif name == "token.txt":
+        path.write_text("documented-token-0123456789\n")
 
 
 def _prepare(c: Command, argv: list[str], d: Path, server: str) -> None:

@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{encode_request, parse_response, Request, Status, HEADER_LEN};
+use crate::access::Token;
+use crate::protocol::{
+    encode_request, encode_request_with_token, parse_response, Request, Status, HEADER_LEN,
+};
 use crate::server::configure;
 
 /// What to read from whom.
@@ -45,6 +48,9 @@ pub struct BenchConfig {
     pub congestion: Option<String>,
     /// Seconds to wait for each connection.
     pub connect_timeout_s: f64,
+    /// The servers' shared token (a token file's text), sent with every request.
+    #[serde(default, skip_serializing)]
+    pub token: Option<String>,
 }
 
 /// What a run measured; times in microseconds from the first measured block's start.
@@ -70,6 +76,29 @@ enum Cmd {
 }
 
 /// Read `bytes` payload bytes after checking the response header for request `id`.
+/// Connect to one server and set the client's socket options.
+fn open(cfg: &BenchConfig, addr: &SocketAddr, timeout: Duration) -> Result<TcpStream, String> {
+    let s = TcpStream::connect_timeout(addr, timeout)
+        .map_err(|e| format!("servers: cannot connect to {addr}: {e}"))?;
+    configure(
+        &s,
+        cfg.nodelay,
+        None,
+        cfg.recv_buffer,
+        cfg.congestion.as_deref(),
+    )
+    .map_err(|e| format!("{addr}: {e}"))?;
+    Ok(s)
+}
+
+/// Write one request, with the token after its header when there is one.
+fn send_request(s: &mut TcpStream, req: &Request, token: Option<&Token>) -> io::Result<()> {
+    match token {
+        Some(t) => s.write_all(&encode_request_with_token(req, t.wire())),
+        None => s.write_all(&encode_request(req)),
+    }
+}
+
 fn read_response(s: &mut TcpStream, id: u64, want: u64, buf: &mut [u8]) -> io::Result<()> {
     let mut h = [0u8; HEADER_LEN];
     s.read_exact(&mut h)?;
@@ -121,33 +150,29 @@ pub fn bench(cfg: &BenchConfig) -> Result<BenchResult, String> {
     if cfg.blocks == 0 {
         return Err("blocks: must be at least 1".into());
     }
+    let token = cfg
+        .token
+        .as_deref()
+        .map(|t| Token::parse(t).map_err(|e| format!("token: {e}")))
+        .transpose()?;
     let n = cfg.servers.len();
     let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Instant, String>)>();
     let mut cmds = Vec::with_capacity(n);
     let mut threads = Vec::with_capacity(n);
     let timeout = Duration::from_secs_f64(cfg.connect_timeout_s.max(0.001));
     for (i, addr) in cfg.servers.iter().enumerate() {
-        let s = TcpStream::connect_timeout(addr, timeout)
-            .map_err(|e| format!("servers: cannot connect to {addr}: {e}"))?;
-        configure(
-            &s,
-            cfg.nodelay,
-            None,
-            cfg.recv_buffer,
-            cfg.congestion.as_deref(),
-        )
-        .map_err(|e| format!("{addr}: {e}"))?;
+        let s = open(cfg, addr, timeout)?;
         let (tx, rx) = mpsc::channel::<Cmd>();
         cmds.push(tx);
         let done = done_tx.clone();
         let sru = size_of(i);
         let addr = *addr;
+        let token = token.clone();
         threads.push(thread::spawn(move || {
             let mut s = s;
             let mut buf = vec![0u8; 256 * 1024];
             while let Ok(Cmd::Read(id)) = rx.recv() {
-                let r = s
-                    .write_all(&encode_request(&Request { id, bytes: sru }))
+                let r = send_request(&mut s, &Request { id, bytes: sru }, token.as_ref())
                     .and_then(|_| read_response(&mut s, id, sru, &mut buf))
                     .map(|_| Instant::now())
                     .map_err(|e| format!("{addr}: {e}"));

@@ -1,10 +1,15 @@
 //! The block protocol: fixed 24-byte, versioned, little-endian messages.
 //!
 //! ```text
-//! request:  "INCB" | version u8 | kind u8 (1 = read) | flags u16 (0) | id u64 | bytes u64
+//! request:  "INCB" | version u8 | kind u8 (1 = read) | flags u16     | id u64 | bytes u64
+//!           then, when flags has FLAG_TOKEN (0x0002), the shared token: 64 bytes, zero-padded
 //! response: "INCB" | version u8 | status u8          | flags u16 (0) | id u64 | bytes u64
 //!           then `bytes` synthetic bytes when the status is OK
 //! ```
+//!
+//! The token flag was a reserved bit of version 1, so the version did not change: a client
+//! without a token sends what it always sent and a server without a token serves it; a
+//! server built before tokens refuses a request carrying one as "reserved flags set".
 //!
 //! A server parses every request with [`parse_request`], which never panics and names what
 //! is wrong; a client checks every response header with [`parse_response`].
@@ -19,6 +24,12 @@ pub const VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 24;
 /// The only request kind: read `bytes` synthetic bytes.
 pub const KIND_READ: u8 = 1;
+/// Request flag: the shared token (`TOKEN_LEN` bytes) follows the header.
+pub const FLAG_TOKEN: u16 = 0x0002;
+/// Bytes of the token that follows a header with [`FLAG_TOKEN`].
+pub const TOKEN_LEN: usize = 64;
+/// Longest request on the wire: a header and a token.
+pub const MAX_REQUEST_LEN: usize = HEADER_LEN + TOKEN_LEN;
 
 /// A read request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +54,8 @@ pub enum Status {
     TooLarge = 3,
     /// The server is at its connection limit; the connection closes.
     Busy = 4,
+    /// The server wants a token and the request carried none or another one; it closes.
+    Unauthorized = 5,
 }
 
 /// Why a request was refused.
@@ -65,6 +78,10 @@ pub enum ProtocolError {
         /// The limit.
         max: u64,
     },
+    /// The server wants a token and the request carried none.
+    NoToken,
+    /// The request carried a token other than the server's.
+    WrongToken,
 }
 
 impl ProtocolError {
@@ -73,6 +90,7 @@ impl ProtocolError {
         match self {
             ProtocolError::WrongVersion(_) => Status::WrongVersion,
             ProtocolError::TooLarge { .. } => Status::TooLarge,
+            ProtocolError::NoToken | ProtocolError::WrongToken => Status::Unauthorized,
             _ => Status::Malformed,
         }
     }
@@ -91,6 +109,8 @@ impl fmt::Display for ProtocolError {
             ProtocolError::TooLarge { asked, max } => {
                 write!(f, "{asked} bytes asked for, at most {max} allowed")
             }
+            ProtocolError::NoToken => write!(f, "no token (this server has --token-file)"),
+            ProtocolError::WrongToken => write!(f, "a wrong token"),
         }
     }
 }
@@ -123,8 +143,30 @@ fn u64_at(b: &[u8; HEADER_LEN], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
-/// Parse a request, allowing at most `max_bytes` in one request.
+/// The wire form of a request carrying a token: header with [`FLAG_TOKEN`], then the token.
+pub fn encode_request_with_token(r: &Request, token: &[u8; TOKEN_LEN]) -> [u8; MAX_REQUEST_LEN] {
+    let mut b = [0u8; MAX_REQUEST_LEN];
+    b[..HEADER_LEN].copy_from_slice(&header(KIND_READ, r.id, r.bytes));
+    b[6..8].copy_from_slice(&FLAG_TOKEN.to_le_bytes());
+    b[HEADER_LEN..].copy_from_slice(token);
+    b
+}
+
+/// Parse a request, allowing at most `max_bytes` in one request; no flag may be set (the
+/// form every client without a token sends).
 pub fn parse_request(b: &[u8; HEADER_LEN], max_bytes: u64) -> Result<Request, ProtocolError> {
+    match parse_request_header(b, max_bytes)? {
+        (_, true) => Err(ProtocolError::BadFlags(FLAG_TOKEN)),
+        (r, false) => Ok(r),
+    }
+}
+
+/// Parse a request header as a server does: the request, and whether a token of
+/// [`TOKEN_LEN`] bytes follows it (the only flag allowed).
+pub fn parse_request_header(
+    b: &[u8; HEADER_LEN],
+    max_bytes: u64,
+) -> Result<(Request, bool), ProtocolError> {
     let magic = [b[0], b[1], b[2], b[3]];
     if magic != MAGIC {
         return Err(ProtocolError::BadMagic(magic));
@@ -136,7 +178,7 @@ pub fn parse_request(b: &[u8; HEADER_LEN], max_bytes: u64) -> Result<Request, Pr
         return Err(ProtocolError::BadKind(b[5]));
     }
     let flags = u16::from_le_bytes([b[6], b[7]]);
-    if flags != 0 {
+    if flags & !FLAG_TOKEN != 0 {
         return Err(ProtocolError::BadFlags(flags));
     }
     let bytes = u64_at(b, 16);
@@ -149,10 +191,11 @@ pub fn parse_request(b: &[u8; HEADER_LEN], max_bytes: u64) -> Result<Request, Pr
             max: max_bytes,
         });
     }
-    Ok(Request {
+    let r = Request {
         id: u64_at(b, 8),
         bytes,
-    })
+    };
+    Ok((r, flags & FLAG_TOKEN != 0))
 }
 
 /// Parse a response header: (status, id, bytes), or what is wrong with it.
@@ -169,6 +212,7 @@ pub fn parse_response(b: &[u8; HEADER_LEN]) -> Result<(Status, u64, u64), String
         2 => Status::WrongVersion,
         3 => Status::TooLarge,
         4 => Status::Busy,
+        5 => Status::Unauthorized,
         s => return Err(format!("unknown response status {s}")),
     };
     Ok((status, u64_at(b, 8), u64_at(b, 16)))
@@ -223,7 +267,8 @@ mod tests {
     }
 
     /// The request corpus kept in the repository (`fuzz/corpus/request`, shared with the
-    /// cargo-fuzz target): `ok--WHY.bin` is accepted, `bad--VARIANT--WHY.bin` refused with
+    /// stable fuzz test `tests/fuzz_request.rs` and the cargo-fuzz target): `ok--WHY.bin` is
+    /// accepted (a header, or a header and a token), `bad--VARIANT--WHY.bin` refused with
     /// that [`ProtocolError`] variant, each at a 64 MiB limit.
     #[test]
     fn the_corpus_gives_what_each_file_says() {
@@ -236,10 +281,15 @@ mod tests {
             let mut raw = [0u8; HEADER_LEN];
             let k = data.len().min(HEADER_LEN);
             raw[..k].copy_from_slice(&data[..k]);
-            let got = parse_request(&raw, 64 << 20);
+            let got = parse_request_header(&raw, 64 << 20);
             let parts: Vec<&str> = name.split("--").collect();
             match (parts.as_slice(), &got) {
-                (["ok", ..], Ok(r)) => assert_eq!(encode_request(r), raw, "{name}"),
+                (["ok", ..], Ok((r, false))) => assert_eq!(encode_request(r), raw, "{name}"),
+                (["ok", ..], Ok((r, true))) => {
+                    let mut token = [0u8; TOKEN_LEN];
+                    token.copy_from_slice(&data[HEADER_LEN..]);
+                    assert_eq!(encode_request_with_token(r, &token)[..], data[..], "{name}");
+                }
                 (["bad", variant, ..], Err(e)) => {
                     assert!(format!("{e:?}").starts_with(variant), "{name}: {e:?}")
                 }
@@ -247,7 +297,7 @@ mod tests {
             }
             n += 1;
         }
-        assert!(n >= 12, "the corpus holds {n} files");
+        assert!(n >= 14, "the corpus holds {n} files");
     }
 
     proptest! {

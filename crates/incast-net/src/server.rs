@@ -9,8 +9,16 @@
 //! a client that stops reading holds a socket buffer, not a thread. Every connection has a
 //! deadline: its first request must arrive soon after it connects, a later one within the idle
 //! timeout, and an answer must make progress within the write timeout; a connection past its
-//! deadline is closed. A stalled or idle client therefore cannot lock others out for long, and
-//! a host opening many connections is turned away at its own cap before the global one.
+//! deadline is closed. A host opening many connections is turned away at its own cap.
+//!
+//! Admission is fair under a flood: when the table is full (`max_conns`), a new connection
+//! takes the place of the least useful one held, the one with the highest score
+//! *time since it last made progress × connections its peer holds* (progress: a byte of a
+//! request read or of an answer written; a new connection counts from its accept). Idle and
+//! never-reading connections age; a client that asks and reads keeps its score near zero, so
+//! a flood from many addresses evicts itself, not the clients it crowds. Peers outside the
+//! allow-list are closed at accept; with a token configured, a request without it is refused.
+//! Log lines never block the loop ([`crate::serverlog`]).
 //!
 //! One server may listen on several addresses, each in a network namespace of its own
 //! ([`Server::bind_each`]): an emulation's every sender host is then a listening socket of
@@ -29,15 +37,20 @@ use mio::net::{TcpListener as MioListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use socket2::{Domain, SockRef, Socket, Type};
 
-use crate::protocol::{encode_response, parse_request, Status, HEADER_LEN};
+use crate::access::{allowed, Cidr, Token as SharedToken};
+use crate::protocol::{
+    encode_response, parse_request_header, ProtocolError, Request, Status, HEADER_LEN,
+    MAX_REQUEST_LEN,
+};
+use crate::serverlog::{Log, Reason};
 
 /// Server limits and socket options.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// Most bytes one request may ask for.
     pub max_request: u64,
-    /// Most connections served at once (per listening address); more are answered `Busy`
-    /// and closed.
+    /// Most connections served at once (per listening address); a new one past it evicts the
+    /// least useful connection held (see the module's documentation).
     pub max_conns: usize,
     /// Most connections served at once from one peer address (per listening address).
     pub max_conns_per_peer: usize,
@@ -53,6 +66,17 @@ pub struct ServerConfig {
     pub send_buffer: Option<usize>,
     /// TCP_CONGESTION, e.g. "cubic", "reno", "dctcp".
     pub congestion: Option<String>,
+    /// Peer address blocks allowed to connect; empty: every address.
+    pub allow: Vec<Cidr>,
+    /// The shared token every request must carry; `None`: no token asked for.
+    pub token: Option<SharedToken>,
+    /// SO_SNDBUF of a connection admitted while the table is half full or more (at most
+    /// `send_buffer` when that is set): the kernel's autotuned buffer grows to megabytes, which
+    /// a never-reading client makes the server fill, so a reconnecting flood of them would
+    /// cost the loop's CPU in proportion; a fixed buffer bounds that cost per connection.
+    /// Once such a connection has read a whole answer its buffer is raised to `send_buffer`,
+    /// or to [`PROVEN_SEND_BUFFER`]: a client that reads is not slowed for arriving in a flood.
+    pub crowded_send_buffer: usize,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +91,9 @@ impl Default for ServerConfig {
             nodelay: true,
             send_buffer: None,
             congestion: None,
+            allow: Vec::new(),
+            token: None,
+            crowded_send_buffer: 256 << 10,
         }
     }
 }
@@ -83,8 +110,16 @@ pub struct ServerStats {
     pub bytes: AtomicU64,
     /// Requests refused (malformed, wrong version, too large).
     pub refused: AtomicU64,
-    /// Connections turned away at the connection limit (global or per peer).
+    /// Connections turned away at the per-peer limit.
     pub busy: AtomicU64,
+    /// Connections closed to make room for a new one at the global limit.
+    pub evicted: AtomicU64,
+    /// Connections from peers outside the allow-list, closed at accept.
+    pub not_allowed: AtomicU64,
+    /// Requests refused for a missing or wrong token.
+    pub unauthorized: AtomicU64,
+    /// Log lines dropped because the log sink was not keeping up.
+    pub log_dropped: Arc<AtomicU64>,
     /// Connections closed for idleness (before their first request or between requests).
     pub idle_closed: AtomicU64,
     /// Connections closed because an answer made no progress within the write timeout.
@@ -152,8 +187,12 @@ pub fn check_congestion(cc: &str) -> io::Result<()> {
 
 /// Where a connection is in its exchange.
 enum Phase {
-    /// Reading a request header: `got` bytes so far.
-    Reading { got: usize, first: bool },
+    /// Reading a request: `got` bytes so far of `need` (a header, then a token if flagged).
+    Reading {
+        got: usize,
+        need: usize,
+        first: bool,
+    },
     /// Writing an answer: header bytes then payload bytes left.
     Writing {
         header_left: usize,
@@ -168,19 +207,36 @@ struct Conn {
     peer: SocketAddr,
     /// Which listening address accepted it.
     listener: usize,
-    buf: [u8; HEADER_LEN],
+    buf: [u8; MAX_REQUEST_LEN],
     phase: Phase,
     /// When the connection is closed unless it makes progress.
     deadline: Instant,
+    /// When it last read or wrote a byte (or was accepted): its age for eviction.
+    progress: Instant,
+    /// Admitted to a crowded table with a small send buffer, not yet raised (see
+    /// [`ServerConfig::crowded_send_buffer`]).
+    crowded: bool,
+}
+
+/// What the loop holds: connections, free slots, counts and the log.
+struct Table {
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    counts: Counts,
+    log: Log,
 }
 
 /// Why a connection ends.
 enum End {
     /// The peer closed, or the exchange finished as it should.
     Quiet,
-    /// Log this and close.
-    Log(String),
+    /// Log this (for this reason, rate-limited) and close.
+    Log(Reason, String),
 }
+
+/// SO_SNDBUF of a crowded connection once it has read a whole answer (when `send_buffer` is
+/// not set): what Linux's autotuning reaches on a fast path (tcp_wmem's default maximum).
+pub const PROVEN_SEND_BUFFER: usize = 4 << 20;
 
 /// Zeros to send from, so a response never allocates.
 pub(crate) static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
@@ -253,7 +309,10 @@ impl Server {
             cfg,
             stop: Arc::new(AtomicBool::new(false)),
             stats: Arc::new(ServerStats::default()),
-            log: Arc::new(|m: &str| eprintln!("incast serve: {m}")),
+            // Not eprintln!, which panics when stderr is gone: a lost line is only lost.
+            log: Arc::new(|m: &str| {
+                let _ = writeln!(io::stderr(), "incast serve: {m}");
+            }),
         })
     }
 
@@ -273,7 +332,8 @@ impl Server {
         self
     }
 
-    /// Accept and serve until `stop` is set (once: the listener is consumed).
+    /// Accept and serve until `stop` is set (once: the listener is consumed). Returns within
+    /// one tick (50 ms) of `stop`, whatever the log sink does.
     pub fn run(&self) -> io::Result<()> {
         let std_listeners = self
             .listeners
@@ -290,11 +350,14 @@ impl Server {
             listeners.push(l);
         }
         let mut events = Events::with_capacity(1024);
-        let mut conns: Vec<Option<Conn>> = Vec::new();
-        let mut free: Vec<usize> = Vec::new();
-        let mut counts = Counts {
-            open: vec![0; listeners.len()],
-            per_peer: HashMap::new(),
+        let mut t = Table {
+            conns: Vec::new(),
+            free: Vec::new(),
+            counts: Counts {
+                open: vec![0; listeners.len()],
+                per_peer: HashMap::new(),
+            },
+            log: Log::start(self.log.clone(), self.stats.log_dropped.clone()),
         };
         // Deadlines are checked at this interval (and the stop flag with them).
         let tick = Duration::from_millis(50);
@@ -308,214 +371,345 @@ impl Server {
             for ev in events.iter() {
                 let j = usize::MAX - ev.token().0;
                 if j < listeners.len() {
-                    self.accept_all(j, &listeners[j], &poll, &mut conns, &mut free, &mut counts);
+                    self.accept_all(j, &listeners[j], &poll, &mut t);
                     continue;
                 }
                 let i = ev.token().0;
-                let end = match conns.get_mut(i).and_then(|c| c.as_mut()) {
-                    Some(c) => self.drive(c),
+                let end = match t.conns.get_mut(i).and_then(|c| c.as_mut()) {
+                    Some(c) => self.drive(c, &mut t.log),
                     None => continue,
                 };
                 if let Some(end) = end {
-                    self.close(i, end, &poll, &mut conns, &mut free, &mut counts);
+                    self.close(i, end, &poll, &mut t);
                 }
             }
             let now = Instant::now();
             if now >= next_sweep {
                 next_sweep = now + tick;
-                for i in 0..conns.len() {
-                    let Some(c) = conns[i].as_ref() else { continue };
-                    if now < c.deadline {
-                        continue;
-                    }
-                    let why = match c.phase {
-                        Phase::Reading { first: true, .. } => {
-                            self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
-                            format!(
-                                "no request within {:?} of connecting; closing",
-                                self.cfg.first_request_timeout
-                            )
-                        }
-                        Phase::Reading { .. } => {
-                            self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
-                            format!("idle for {:?}; closing", self.cfg.idle_timeout)
-                        }
-                        _ => {
-                            self.stats.write_timeouts.fetch_add(1, Ordering::Relaxed);
-                            format!(
-                                "not reading its answer: no progress for {:?}; closing",
-                                self.cfg.write_timeout
-                            )
-                        }
-                    };
-                    self.close(i, End::Log(why), &poll, &mut conns, &mut free, &mut counts);
-                }
+                t.log.summarize(now);
+                self.close_overdue(now, &poll, &mut t);
             }
         }
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn accept_all(
-        &self,
-        j: usize,
-        listener: &MioListener,
-        poll: &Poll,
-        conns: &mut Vec<Option<Conn>>,
-        free: &mut Vec<usize>,
-        counts: &mut Counts,
-    ) {
+    /// Close every connection past its deadline.
+    fn close_overdue(&self, now: Instant, poll: &Poll, t: &mut Table) {
+        for i in 0..t.conns.len() {
+            let Some(c) = t.conns[i].as_ref() else {
+                continue;
+            };
+            if now < c.deadline {
+                continue;
+            }
+            let end = match c.phase {
+                Phase::Reading { first: true, .. } => {
+                    self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                    let d = self.cfg.first_request_timeout;
+                    End::Log(
+                        Reason::Idle,
+                        format!("no request within {d:?} of connecting; closing"),
+                    )
+                }
+                Phase::Reading { .. } => {
+                    self.stats.idle_closed.fetch_add(1, Ordering::Relaxed);
+                    let d = self.cfg.idle_timeout;
+                    End::Log(Reason::Idle, format!("idle for {d:?}; closing"))
+                }
+                _ => {
+                    self.stats.write_timeouts.fetch_add(1, Ordering::Relaxed);
+                    let d = self.cfg.write_timeout;
+                    End::Log(
+                        Reason::WriteTimeout,
+                        format!("not reading its answer: no progress for {d:?}; closing"),
+                    )
+                }
+            };
+            self.close(i, end, poll, t);
+        }
+    }
+
+    /// The connection of listener `j` to evict for a newcomer: the highest
+    /// (time since progress) × (connections its peer holds), oldest progress on a tie.
+    fn victim(&self, j: usize, now: Instant, t: &Table) -> Option<usize> {
+        let mut best: Option<(u128, Instant, usize)> = None;
+        for (i, c) in t.conns.iter().enumerate() {
+            let Some(c) = c else { continue };
+            if c.listener != j {
+                continue;
+            }
+            let held = t
+                .counts
+                .per_peer
+                .get(&(j, c.peer.ip()))
+                .copied()
+                .unwrap_or(1);
+            let score = now.duration_since(c.progress).as_micros() * held as u128;
+            let better = match best {
+                None => true,
+                Some((s, p, _)) => score > s || (score == s && c.progress < p),
+            };
+            if better {
+                best = Some((score, c.progress, i));
+            }
+        }
+        best.map(|(_, _, i)| i)
+    }
+
+    /// Accept every pending connection of listener `j`.
+    fn accept_all(&self, j: usize, listener: &MioListener, poll: &Poll, t: &mut Table) {
         loop {
-            let (mut stream, peer) = match listener.accept() {
+            let (stream, peer) = match listener.accept() {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // Out of file descriptors, say: the next readiness event retries.
-                    (self.log)(&format!("accept failed: {e}"));
+                    t.log.line(Reason::Other, Instant::now(), || {
+                        format!("accept failed: {e}")
+                    });
                     return;
                 }
             };
-            let open = counts.open[j];
-            let mine = counts.per_peer.get(&(j, peer.ip())).copied().unwrap_or(0);
-            if open >= self.cfg.max_conns || mine >= self.cfg.max_conns_per_peer {
-                self.stats.busy.fetch_add(1, Ordering::Relaxed);
-                let which = if open >= self.cfg.max_conns {
-                    format!("{} connections already (--max-conns)", self.cfg.max_conns)
-                } else {
-                    format!(
-                        "{} connections from {} already (--max-conns-per-peer)",
-                        self.cfg.max_conns_per_peer,
-                        peer.ip()
-                    )
-                };
-                (self.log)(&format!("{peer}: turned away, {which}"));
-                // Best effort: a fresh socket's buffer takes 24 bytes without blocking.
-                let _ = stream.write(&encode_response(Status::Busy, 0, 0));
-                continue;
-            }
-            if let Err(e) = configure(
-                &stream,
-                self.cfg.nodelay,
-                self.cfg.send_buffer,
-                None,
-                self.cfg.congestion.as_deref(),
-            ) {
-                (self.log)(&format!("{peer}: {e}; closing"));
-                continue;
-            }
-            let i = free.pop().unwrap_or_else(|| {
-                conns.push(None);
-                conns.len() - 1
-            });
-            if let Err(e) = poll.registry().register(
-                &mut stream,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            ) {
-                (self.log)(&format!(
-                    "{peer}: cannot watch the connection: {e}; closing"
-                ));
-                free.push(i);
-                continue;
-            }
-            *counts.per_peer.entry((j, peer.ip())).or_insert(0) += 1;
-            counts.open[j] += 1;
-            self.stats.connections.fetch_add(1, Ordering::Relaxed);
-            self.stats.open.fetch_add(1, Ordering::Relaxed);
-            conns[i] = Some(Conn {
-                stream,
-                peer,
-                listener: j,
-                buf: [0; HEADER_LEN],
-                phase: Phase::Reading {
-                    got: 0,
-                    first: true,
-                },
-                deadline: Instant::now() + self.cfg.first_request_timeout,
-            });
+            self.admit(j, stream, peer, poll, t);
         }
     }
 
-    fn close(
-        &self,
-        i: usize,
-        end: End,
-        poll: &Poll,
-        conns: &mut [Option<Conn>],
-        free: &mut Vec<usize>,
-        counts: &mut Counts,
-    ) {
-        let Some(mut c) = conns[i].take() else { return };
-        let _ = poll.registry().deregister(&mut c.stream);
-        if let End::Log(why) = end {
-            (self.log)(&format!("{}: {why}", c.peer));
+    /// Admit one accepted connection: allow-list, per-peer cap, eviction at the global cap.
+    fn admit(&self, j: usize, mut stream: TcpStream, peer: SocketAddr, poll: &Poll, t: &mut Table) {
+        let now = Instant::now();
+        if !allowed(&self.cfg.allow, peer.ip()) {
+            self.stats.not_allowed.fetch_add(1, Ordering::Relaxed);
+            t.log.line(Reason::NotAllowed, now, || {
+                format!("{peer}: not in --allow; closed")
+            });
+            return;
         }
-        let key = (c.listener, c.peer.ip());
-        if let Some(n) = counts.per_peer.get_mut(&key) {
-            *n -= 1;
-            if *n == 0 {
-                counts.per_peer.remove(&key);
+        let mine = t.counts.per_peer.get(&(j, peer.ip())).copied().unwrap_or(0);
+        if mine >= self.cfg.max_conns_per_peer {
+            self.stats.busy.fetch_add(1, Ordering::Relaxed);
+            let cap = self.cfg.max_conns_per_peer;
+            t.log.line(Reason::Busy, now, || {
+                format!(
+                    "{peer}: turned away, {cap} connections from {} already (--max-conns-per-peer)",
+                    peer.ip()
+                )
+            });
+            // Best effort: a fresh socket's buffer takes 24 bytes without blocking.
+            let _ = stream.write(&encode_response(Status::Busy, 0, 0));
+            return;
+        }
+        if t.counts.open[j] >= self.cfg.max_conns {
+            if let Some(v) = self.victim(j, now, t) {
+                self.stats.evicted.fetch_add(1, Ordering::Relaxed);
+                let age = t.conns[v]
+                    .as_ref()
+                    .map(|c| now.duration_since(c.progress))
+                    .unwrap_or_default();
+                let cap = self.cfg.max_conns;
+                let why = format!(
+                    "evicted for {peer} at {cap} connections (--max-conns): \
+                     no progress for {age:.1?}"
+                );
+                self.close(v, End::Log(Reason::Evicted, why), poll, t);
             }
         }
-        counts.open[c.listener] -= 1;
+        let crowded = t.counts.open[j] >= self.cfg.max_conns.div_ceil(2);
+        let send_buffer = match (crowded, self.cfg.send_buffer) {
+            (true, b) => Some(b.unwrap_or(usize::MAX).min(self.cfg.crowded_send_buffer)),
+            (false, b) => b,
+        };
+        if let Err(e) = configure(
+            &stream,
+            self.cfg.nodelay,
+            send_buffer,
+            None,
+            self.cfg.congestion.as_deref(),
+        ) {
+            t.log
+                .line(Reason::Other, now, || format!("{peer}: {e}; closing"));
+            return;
+        }
+        let i = t.free.pop().unwrap_or_else(|| {
+            t.conns.push(None);
+            t.conns.len() - 1
+        });
+        if let Err(e) = poll.registry().register(
+            &mut stream,
+            Token(i),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            t.log.line(Reason::Other, now, || {
+                format!("{peer}: cannot watch the connection: {e}; closing")
+            });
+            t.free.push(i);
+            return;
+        }
+        *t.counts.per_peer.entry((j, peer.ip())).or_insert(0) += 1;
+        t.counts.open[j] += 1;
+        self.stats.connections.fetch_add(1, Ordering::Relaxed);
+        self.stats.open.fetch_add(1, Ordering::Relaxed);
+        t.conns[i] = Some(Conn {
+            stream,
+            peer,
+            listener: j,
+            buf: [0; MAX_REQUEST_LEN],
+            phase: Phase::Reading {
+                got: 0,
+                need: HEADER_LEN,
+                first: true,
+            },
+            deadline: now + self.cfg.first_request_timeout,
+            progress: now,
+            crowded,
+        });
+    }
+
+    fn close(&self, i: usize, end: End, poll: &Poll, t: &mut Table) {
+        let Some(mut c) = t.conns[i].take() else {
+            return;
+        };
+        let _ = poll.registry().deregister(&mut c.stream);
+        if let End::Log(reason, why) = end {
+            let peer = c.peer;
+            t.log
+                .line(reason, Instant::now(), || format!("{peer}: {why}"));
+        }
+        let key = (c.listener, c.peer.ip());
+        if let Some(n) = t.counts.per_peer.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                t.counts.per_peer.remove(&key);
+            }
+        }
+        t.counts.open[c.listener] -= 1;
         self.stats.open.fetch_sub(1, Ordering::Relaxed);
-        free.push(i);
+        t.free.push(i);
+    }
+
+    /// A whole request has arrived (`need` bytes): check it and the token, and start the
+    /// answer or the refusal.
+    fn answer(&self, c: &mut Conn, log: &mut Log) {
+        let mut head = [0u8; HEADER_LEN];
+        head.copy_from_slice(&c.buf[..HEADER_LEN]);
+        let checked = parse_request_header(&head, self.cfg.max_request).and_then(|(r, tok)| {
+            self.check_token(tok.then(|| &c.buf[HEADER_LEN..]))
+                .map(|()| r)
+        });
+        let now = Instant::now();
+        c.deadline = now + self.cfg.write_timeout;
+        match checked {
+            Ok(Request { id, bytes }) => {
+                self.stats.requests.fetch_add(1, Ordering::Relaxed);
+                c.buf[..HEADER_LEN].copy_from_slice(&encode_response(Status::Ok, id, bytes));
+                c.phase = Phase::Writing {
+                    header_left: HEADER_LEN,
+                    payload_left: bytes,
+                };
+            }
+            Err(e) => {
+                let reason = if e.status() == Status::Unauthorized {
+                    self.stats.unauthorized.fetch_add(1, Ordering::Relaxed);
+                    Reason::Unauthorized
+                } else {
+                    self.stats.refused.fetch_add(1, Ordering::Relaxed);
+                    Reason::Refused
+                };
+                let peer = c.peer;
+                log.line(reason, now, || {
+                    format!("{peer}: refused a request: {e}; closing")
+                });
+                c.buf[..HEADER_LEN].copy_from_slice(&encode_response(e.status(), 0, 0));
+                c.phase = Phase::Refusing {
+                    header_left: HEADER_LEN,
+                };
+            }
+        }
+    }
+
+    /// The token rule: with a token configured every request carries it; without one, a
+    /// token sent is read (to keep the framing) and ignored.
+    fn check_token(&self, sent: Option<&[u8]>) -> Result<(), ProtocolError> {
+        match (&self.cfg.token, sent) {
+            (None, _) => Ok(()),
+            (Some(_), None) => Err(ProtocolError::NoToken),
+            (Some(t), Some(s)) if t.matches(s) => Ok(()),
+            (Some(_), Some(_)) => Err(ProtocolError::WrongToken),
+        }
+    }
+
+    /// Read what a request still needs: `Ok(true)` to go on driving, `Ok(false)` when the
+    /// socket has nothing more now, `Err` when the connection is to be closed.
+    fn read_request(&self, c: &mut Conn, log: &mut Log) -> Result<bool, End> {
+        let Phase::Reading { got, need, first } = c.phase else {
+            return Ok(true);
+        };
+        // Only up to the end of this request: the next one is read after the answer.
+        match c.stream.read(&mut c.buf[got..need]) {
+            Ok(0) if got == 0 => Err(End::Quiet), // the client closed
+            Ok(0) => Err(End::Log(
+                Reason::Other,
+                "closed in the middle of a request".into(),
+            )),
+            Ok(n) => {
+                c.progress = Instant::now();
+                let got = got + n;
+                let need = if got == HEADER_LEN && need == HEADER_LEN {
+                    self.need_after_header(c)
+                } else {
+                    need
+                };
+                if got < need {
+                    c.phase = Phase::Reading { got, need, first };
+                } else {
+                    self.answer(c, log);
+                }
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+            Err(e) => Err(End::Log(Reason::Other, e.to_string())),
+        }
+    }
+
+    /// Bytes of the whole request once its header is in: the header, or header and token
+    /// when it is flagged and parses (a bad header is refused without reading further).
+    fn need_after_header(&self, c: &Conn) -> usize {
+        let mut head = [0u8; HEADER_LEN];
+        head.copy_from_slice(&c.buf[..HEADER_LEN]);
+        match parse_request_header(&head, self.cfg.max_request) {
+            Ok((_, true)) => MAX_REQUEST_LEN,
+            _ => HEADER_LEN,
+        }
     }
 
     /// Move a connection on as far as its socket allows; `Some` when it is to be closed.
-    fn drive(&self, c: &mut Conn) -> Option<End> {
+    fn drive(&self, c: &mut Conn, log: &mut Log) -> Option<End> {
         loop {
             match c.phase {
-                Phase::Reading { got, first } => match c.stream.read(&mut c.buf[got..]) {
-                    Ok(0) if got == 0 => return Some(End::Quiet), // the client closed
-                    Ok(0) => {
-                        return Some(End::Log("closed in the middle of a request".into()));
-                    }
-                    Ok(n) if got + n < HEADER_LEN => {
-                        c.phase = Phase::Reading {
-                            got: got + n,
-                            first,
-                        };
-                    }
-                    Ok(_) => match parse_request(&c.buf, self.cfg.max_request) {
-                        Ok(req) => {
-                            self.stats.requests.fetch_add(1, Ordering::Relaxed);
-                            c.buf = encode_response(Status::Ok, req.id, req.bytes);
-                            c.phase = Phase::Writing {
-                                header_left: HEADER_LEN,
-                                payload_left: req.bytes,
-                            };
-                            c.deadline = Instant::now() + self.cfg.write_timeout;
-                        }
-                        Err(e) => {
-                            self.stats.refused.fetch_add(1, Ordering::Relaxed);
-                            (self.log)(&format!("{}: refused a request: {e}; closing", c.peer));
-                            c.buf = encode_response(e.status(), 0, 0);
-                            c.phase = Phase::Refusing {
-                                header_left: HEADER_LEN,
-                            };
-                            c.deadline = Instant::now() + self.cfg.write_timeout;
-                        }
-                    },
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Some(End::Log(e.to_string())),
+                Phase::Reading { .. } => match self.read_request(c, log) {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(end) => return Some(end),
                 },
                 Phase::Writing {
                     header_left,
                     payload_left,
                 } => {
                     let wrote = if header_left > 0 {
-                        c.stream.write(&c.buf[HEADER_LEN - header_left..])
+                        c.stream.write(&c.buf[HEADER_LEN - header_left..HEADER_LEN])
                     } else {
                         let n = payload_left.min(ZEROS.len() as u64) as usize;
                         c.stream.write(&ZEROS[..n])
                     };
                     match wrote {
-                        Ok(0) => return Some(End::Log("the connection closed".into())),
+                        Ok(0) => {
+                            return Some(End::Log(Reason::Other, "the connection closed".into()))
+                        }
                         Ok(n) => {
-                            c.deadline = Instant::now() + self.cfg.write_timeout;
+                            let now = Instant::now();
+                            c.progress = now;
+                            c.deadline = now + self.cfg.write_timeout;
                             let (h, p) = if header_left > 0 {
                                 (header_left - n, payload_left)
                             } else {
@@ -523,11 +717,18 @@ impl Server {
                                 (0, payload_left - n as u64)
                             };
                             if h == 0 && p == 0 {
+                                if c.crowded {
+                                    // It reads: give it the buffer a client that reads gets.
+                                    c.crowded = false;
+                                    let b = self.cfg.send_buffer.unwrap_or(PROVEN_SEND_BUFFER);
+                                    let _ = SockRef::from(&c.stream).set_send_buffer_size(b);
+                                }
                                 c.phase = Phase::Reading {
                                     got: 0,
+                                    need: HEADER_LEN,
                                     first: false,
                                 };
-                                c.deadline = Instant::now() + self.cfg.idle_timeout;
+                                c.deadline = now + self.cfg.idle_timeout;
                             } else {
                                 c.phase = Phase::Writing {
                                     header_left: h,
@@ -537,11 +738,11 @@ impl Server {
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => return Some(End::Log(e.to_string())),
+                        Err(e) => return Some(End::Log(Reason::Other, e.to_string())),
                     }
                 }
                 Phase::Refusing { header_left } => {
-                    match c.stream.write(&c.buf[HEADER_LEN - header_left..]) {
+                    match c.stream.write(&c.buf[HEADER_LEN - header_left..HEADER_LEN]) {
                         Ok(n) if n >= header_left => return Some(End::Quiet),
                         Ok(0) => return Some(End::Quiet),
                         Ok(n) => {

@@ -24,7 +24,9 @@ use pyo3::prelude::*;
 
 use boundary::{MonitorError, ScenarioError, SimulationError, TraceError};
 use mesh::{nearest_rank, shuffle_layout, PyKvCluster, PyMesh, PyShuffleCluster};
-use real::{check_congestion, netns_read, run_bench, serve, PyBlockServers, PyMonitor};
+use real::{
+    check_congestion, check_token, netns_read, run_bench, serve, PyBlockServers, PyMonitor,
+};
 use sim::{
     block_split, defaults, describe, host_rate_cap_bps, normalize, rto_timer, simulate, size_cdf,
     validate,
@@ -38,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shuffle_layout, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(check_congestion, m)?)?;
+    m.add_function(wrap_pyfunction!(check_token, m)?)?;
     m.add_function(wrap_pyfunction!(netns_read, m)?)?;
     m.add_function(wrap_pyfunction!(host_rate_cap_bps, m)?)?;
     m.add_function(wrap_pyfunction!(nearest_rank, m)?)?;

@@ -9,7 +9,7 @@ use crate::boundary::{duration, panic_message, socket_addr, MonitorError, Simula
 /// Serve blocks of synthetic bytes on `addr` until Ctrl-C (or SIGTERM turned into
 /// KeyboardInterrupt by the caller). `on_ready(address)` is called once listening.
 #[pyfunction]
-#[pyo3(signature = (addr, max_request, max_conns, idle_timeout_s, nodelay=true, send_buffer=None, congestion=None, on_ready=None, max_conns_per_peer=128, first_request_timeout_s=5.0, write_timeout_s=30.0))]
+#[pyo3(signature = (addr, max_request, max_conns, idle_timeout_s, nodelay=true, send_buffer=None, congestion=None, on_ready=None, max_conns_per_peer=128, first_request_timeout_s=5.0, write_timeout_s=30.0, allow=None, token=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
     py: Python<'_>,
@@ -24,7 +24,10 @@ pub(crate) fn serve(
     max_conns_per_peer: usize,
     first_request_timeout_s: f64,
     write_timeout_s: f64,
+    allow: Option<String>,
+    token: Option<String>,
 ) -> PyResult<()> {
+    use incast_net::access::{Cidr, Token};
     use incast_net::server::{Server, ServerConfig};
     use std::sync::atomic::Ordering;
     let sock = socket_addr("--listen", "127.0.0.1:9000", addr)?;
@@ -38,6 +41,20 @@ pub(crate) fn serve(
         nodelay,
         send_buffer,
         congestion,
+        allow: match allow {
+            Some(a) => {
+                Cidr::parse_list(&a).map_err(|e| PyValueError::new_err(format!("--allow: {e}")))?
+            }
+            None => Vec::new(),
+        },
+        token: match token {
+            Some(t) => Some(
+                Token::parse(&t)
+                    .map_err(|e| PyValueError::new_err(format!("--token-file: {e}")))?,
+            ),
+            None => None,
+        },
+        ..ServerConfig::default()
     };
     let server = Server::bind(sock, cfg)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot listen on {addr}: {e}")))?;
@@ -111,6 +128,9 @@ impl PyBlockServers {
             nodelay,
             send_buffer,
             congestion,
+            allow: Vec::new(),
+            token: None,
+            ..ServerConfig::default()
         };
         let logs = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
         let sink = logs.clone();
@@ -211,6 +231,15 @@ pub(crate) fn netns_read(
 ) -> PyResult<Vec<Vec<String>>> {
     py.detach(|| incast_net::netns::read_proc_net(&names, &files))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Check a shared token's text (a token file's contents) as the server and client will:
+/// ValueError saying what is wrong (never the token itself).
+#[pyfunction]
+pub(crate) fn check_token(text: &str) -> PyResult<()> {
+    incast_net::access::Token::parse(text)
+        .map(|_| ())
+        .map_err(PyValueError::new_err)
 }
 
 /// Check that TCP congestion control `name` can be set on a socket here; ValueError naming

@@ -58,6 +58,11 @@ pub enum TraceError {
     Interrupted,
 }
 
+/// Most intervals a capture may span: the analysis keeps one small bin per interval, so a
+/// frame stamped hours or years after the first (a damaged timestamp) is an error, not an
+/// allocation of gigabytes. 2^22 intervals: 70 minutes at the default 1 ms, about 100 MB.
+pub const MAX_INTERVALS: u64 = 1 << 22;
+
 /// Analyze the capture at `path`. `progress(bytes read)` is called now and then; it returns
 /// false to stop (then the result is [`TraceError::Interrupted`]).
 pub fn analyze(
@@ -71,17 +76,41 @@ pub fn analyze(
     };
     let mut a = Analyzer::new(opts.clone(), receiver, inferred);
     let go_on = std::cell::Cell::new(true);
+    let mut first: Option<u64> = None;
+    let mut last = 0u64;
+    let mut frames = 0u64;
+    let mut too_long: Option<TraceError> = None;
+    let most_ns = MAX_INTERVALS.saturating_mul(opts.interval_ns.max(1));
     let summary = reader::for_each_frame(
         path,
         |f| {
+            // A frame stamped before the one read before it (a clock step, merged captures)
+            // counts at that one's time: the analysis takes times in file order, never back.
+            let t0 = *first.get_or_insert(f.t_ns);
+            let t = f.t_ns.max(last);
+            last = t;
+            if t - t0 > most_ns {
+                too_long = Some(TraceError::Corrupt {
+                    frames,
+                    what: format!(
+                        "a frame {:.0} s after the first, more than {MAX_INTERVALS} intervals                          (use a coarser --interval)",
+                        (t - t0) as f64 / 1e9
+                    ),
+                });
+                return false;
+            }
+            frames += 1;
             match decode::tcp_segment(f) {
-                Some(s) => a.segment(f.t_ns, f.orig_len, &s),
-                None => a.other_frame(f.t_ns),
+                Some(s) => a.segment(t, f.orig_len, &s),
+                None => a.other_frame(t),
             }
             go_on.get()
         },
         |bytes| go_on.set(progress(bytes)),
     )?;
+    if let Some(e) = too_long {
+        return Err(e);
+    }
     if !go_on.get() {
         return Err(TraceError::Interrupted);
     }

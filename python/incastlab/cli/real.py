@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 SERVE_EXAMPLES = """examples:
   incast serve --listen 10.0.0.2:9000
   incast serve --listen 0.0.0.0:9000 --max-request 16MB --max-conns 64 --cc cubic
+  incast serve --listen 0.0.0.0:9000 --allow 10.0.0.0/8 --token-file token.txt
 """
 
 BENCH_EXAMPLES = """examples:
   incast bench --servers 10.0.0.2:9000,10.0.0.3:9000 --sru 256KB --blocks 50
   incast bench --servers-file servers.txt --sru 64KB --blocks 100 --warmup 5 --link 1Gbps
   incast bench --servers-file servers.txt --sru 64KB --fanout-window 4 --json
+  incast bench --servers 10.0.0.2:9000 --sru 64KB --token-file token.txt
 """
 
 
@@ -74,6 +76,16 @@ def add_serve_parser(sub: Any) -> None:
     s.add_argument("--cc", metavar="NAME", help="TCP congestion control (TCP_CONGESTION)")
     s.add_argument("--sndbuf", help="socket send buffer (SO_SNDBUF), e.g. 4MiB")
     s.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
+    s.add_argument(
+        "--allow",
+        metavar="CIDR[,CIDR...]",
+        help="accept connections only from these address blocks (default: every address)",
+    )
+    s.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="serve only requests carrying the shared token in FILE (16-64 printable characters)",
+    )
     s.set_defaults(handler=cmd_serve)
 
 
@@ -103,6 +115,9 @@ def add_bench_parser(sub: Any) -> None:
     b.add_argument("--stagger", default="0us", help="delay between a block's requests")
     b.add_argument("--cc", metavar="NAME", help="TCP congestion control of the client sockets")
     b.add_argument("--rcvbuf", help="socket receive buffer (SO_RCVBUF), e.g. 4MiB")
+    b.add_argument(
+        "--token-file", metavar="FILE", help="send the servers' shared token in FILE (serve's)"
+    )
     b.add_argument("--no-nodelay", action="store_true", help="keep Nagle's algorithm on")
     b.add_argument("--link", default="1Gbps", help="the client's link rate, for '%% link'")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -203,6 +218,7 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
         timeouts[flag] = t
     sndbuf = socket_buffer("--sndbuf", a.sndbuf)
     congestion(a.cc)
+    token = read_token(a.token_file)
     sigterm_as_interrupt()
 
     def ready(addr: str) -> None:
@@ -222,6 +238,8 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
             max_conns_per_peer=a.max_conns_per_peer,
             first_request_timeout_s=timeouts["--first-request-timeout"],
             write_timeout_s=timeouts["--write-timeout"],
+            allow=a.allow,
+            token=token,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -229,9 +247,56 @@ def cmd_serve(a: argparse.Namespace, out: Console, err: Console) -> int:
         print_error(err, "incast serve:", e)
         return 1
     except KeyboardInterrupt:
-        # Ctrl-C and SIGTERM are how a server is meant to stop.
-        err.print("incast serve: stopped")
+        # Ctrl-C and SIGTERM are how a server is meant to stop: say so without blocking, as
+        # stderr may be a pipe nobody drains (the server's own log lines never block either).
+        say_without_blocking(2, b"incast serve: stopped\n")
     return 0
+
+
+def say_without_blocking(fd: int, line: bytes) -> None:
+    """Write ``line`` to ``fd`` if it can be taken now; drop it if the pipe is full."""
+    import os
+
+    try:
+        was = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            os.write(fd, line)
+        finally:
+            os.set_blocking(fd, was)
+    except OSError:
+        pass
+
+
+#: Largest token file read: a token is at most 64 characters (and a newline).
+TOKEN_FILE_MOST = 4096
+
+
+def read_token(path: str | None) -> str | None:
+    """The shared token in ``--token-file``, checked as the server and client check it; a
+    usage error names the file and what is wrong (never the token)."""
+    from incastlab import _core
+
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(TOKEN_FILE_MOST + 1)
+    except OSError as e:
+        raise UsageError(f"--token-file: cannot read {path}: {e.strerror or e}") from None
+    if len(raw) > TOKEN_FILE_MOST:
+        raise UsageError(f"--token-file: {path} is larger than a token (at most 64 characters)")
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"--token-file: {path} is not plain ASCII (a token is 16-64 printable characters)"
+        ) from None
+    try:
+        _core.check_token(text)
+    except ValueError as e:
+        raise UsageError(f"--token-file: {path}: {e}") from None
+    return text
 
 
 #: Longest time a server or client flag may give (a day), and the largest socket buffer asked
@@ -296,6 +361,7 @@ def cmd_bench(a: argparse.Namespace, out: Console, err: Console) -> int:
         nodelay=not a.no_nodelay,
         recv_buffer=socket_buffer("--rcvbuf", a.rcvbuf),
         congestion=a.cc,
+        token=read_token(a.token_file),
     )
     try:
         r = realnet.run(servers, link_bps=link, block=block, request_stagger=a.stagger, **options)

@@ -58,6 +58,7 @@ def config(
     recv_buffer: int | None = None,
     congestion: str | None = None,
     connect_timeout_s: float = 5.0,
+    token: str | None = None,
 ) -> dict[str, Any]:
     """The Rust client's configuration (what ``_core.bench`` reads as JSON)."""
     return {
@@ -73,6 +74,7 @@ def config(
         "recv_buffer": recv_buffer,
         "congestion": congestion,
         "connect_timeout_s": connect_timeout_s,
+        "token": token,
     }
 
 
