@@ -53,6 +53,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -177,10 +178,9 @@ def timed(cmd: list[str], stdin_text: str | None, cwd: Path) -> tuple[str, float
 def htsim_fcts_ms(text: str) -> list[float]:
     """Each flow's first "Flow ndp_S_D flow_id I finished at T" (µs since the common start)."""
     fcts: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("Flow ") and " finished at " in line:
-            name = line.split()[1]
-            fcts.setdefault(name, float(line.split(" finished at ")[1].split()[0]) / 1e3)
+    # htsim's progress dots share lines with these, so match anywhere in the line.
+    for m in re.finditer(r"Flow (\S+) flow_id \d+ finished at ([0-9.e+]+)", text):
+        fcts.setdefault(m.group(1), float(m.group(2)) / 1e3)
     return list(fcts.values())
 
 
