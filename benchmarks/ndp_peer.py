@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""NDP beside Broadcom's htsim (github.com/Broadcom/csg-htsim): the NDP paper's incast
+(Handley et al., SIGCOMM 2017, Figure 20; htsim's EXAMPLES/incast_scaling) at 1000 and 8000
+senders, per-flow completion percentiles side by side.
+
+Each of N senders sends 270,000 B (30 packets of 9000 B) to host 0 of htsim's 8192-host
+3-tier fat tree (k = 32), every link 10 Gbps and 1 µs; the senders are the hosts htsim's own
+generator picks (`connection_matrices/gen_incast.py`, seed 13), and incastlab places its
+senders on the same hosts (`topology.placement = "listed"`). Both sides run the paper's
+settings as htsim's main_ndp takes them: an initial window of 10 packets (`-cwnd 10`), switch
+ports that trim data beyond 8 packets' bytes (`-q 8`) and hold headers up to twice that
+(144,000 B), per-packet spraying (`-strat perm`: a permutation of the paths, packet after
+packet; incastlab: a random path per packet), 9000 B of payload plus 64 B of headers per data
+packet, 64 B control packets, no preamble or gap (`tcp.phy_overhead = 0`), no timeout sooner
+than main_ndp's 50 ms minimum (`ndp.rto = 50ms`).
+
+    cargo build --release -p incast-sim --example one
+    python3 benchmarks/ndp_peer.py HTSIM/sim/datacenter/htsim_ndp target/release/examples/one
+    python3 benchmarks/ndp_peer.py HTSIM_NDP ONE --senders 1000 --repeat 3
+    python3 benchmarks/ndp_peer.py HTSIM_NDP ONE --reuse   # htsim's saved output, incastlab rerun
+
+The first argument is htsim's NDP binary, in its sim/datacenter build directory (beside the
+generator); the second, incast-sim's release `one` example (the simulator alone, one process,
+on the scenario `incastlab.scenario` normalizes). htsim's stdout and its cost are kept in
+`--work`; `--reuse` reads them back instead of running htsim again (8000 senders: a minute or
+more of CPU and about 5 GB).
+
+Two things about htsim's NDP decide whether it completes at all (docs/htsim.md, "NDP"). Its
+trimming ports never return headers to their senders (main_ndp never calls
+CompositeQueue::setRTS, and `perm`'s per-source copies of the routes carry no reverse route),
+so headers beyond 144,000 B are dropped; and its sender's retransmission timeout is compiled
+out unless `RESEND_ON_TIMEOUT` is defined (ndp.cpp, `rtx_timer_hook`). A stock build therefore
+loses those packets for good: at 1000 senders no flow completes. Build ndp.cpp with
+`-DRESEND_ON_TIMEOUT` (htsim's own switch) and its timer resends them. incastlab keeps the
+paper's return to sender (its headers bounce instead of being dropped).
+
+Prints, per sender count, the completion percentiles (min, p10, median, p90, max; nearest
+rank over the finished flows, in ms from the common start) of both, their ratio and whether it
+is within 5%; then each side's whole-process CPU time (user + system) and peak resident memory
+from the kernel (wait4), as medians over `--repeat` alternating runs. A measurement, not a
+test: the costs depend on the machine and its load.
+
+htsim times a flow when its sender gets the ACK of the last byte, incastlab when the receiver
+has every packet (one ACK's latency earlier, µs against ms). htsim's pull pacer spaces pulls
+(9000 + 64) B / 0.99 apart at the link rate (`NdpPullPacer`, `pull_rate_modifier` 0.99),
+incastlab's one frame apart, so htsim's receiver link runs at 99% and its completions are up
+to 1% later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from incastlab.scenario import from_dict
+
+HERE = Path(__file__).resolve().parent
+HOSTS, K, SIZE, GBPS, IW, QUEUE = 8192, 32, 270_000, 10, 10, 8
+TOLERANCE = 0.05
+POINTS = (("min", 0.0), ("p10", 0.10), ("median", 0.50), ("p90", 0.90), ("max", 1.0))
+
+
+def matrix(dc: Path, work: Path, senders: int) -> Path:
+    """htsim's incast matrix (destination host 0), made by htsim's own generator, seed 13."""
+    out = work / f"incast_{HOSTS}_{senders}_{SIZE}.cm"
+    if not out.exists():
+        gen = dc / "connection_matrices" / "gen_incast.py"
+        if not gen.exists():
+            raise SystemExit(f"{gen} not found: give htsim_ndp inside its sim/datacenter")
+        args = [str(out), str(HOSTS), str(senders), str(SIZE), "0", "13"]
+        subprocess.run([sys.executable, str(gen), *args], check=True, capture_output=True)
+    return out
+
+
+def sources(cm: Path) -> list[int]:
+    """The source hosts of an incast matrix ("SRC->DST id …" lines, destination host 0)."""
+    out = []
+    for line in cm.read_text().splitlines():
+        head = line.split()[0] if line.split() else ""
+        if "->" in head:
+            src, dst = head.split("->")
+            if int(dst) != 0:
+                raise SystemExit(f"{cm}: expected every flow to go to host 0: {line}")
+            out.append(int(src))
+    return out
+
+
+def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
+    """incastlab's side of the case, normalized (JSON for the `one` example); `ndp` keys
+    override the ndp section's."""
+    d: dict[str, Any] = {
+        "transport": "ndp",
+        "seed": 1,
+        "topology": {
+            "kind": "fat_tree",
+            "fat_tree_k": K,
+            "senders": len(hosts),
+            "placement": "listed",
+            "listed_hosts": [0, *hosts],
+            "link": f"{GBPS}Gbps",
+            "receiver_link": f"{GBPS}Gbps",
+            "link_delay": "1us",
+        },
+        "tcp": {"phy_overhead": "0B"},
+        "ndp": {
+            "mtu": "9000B",
+            "header_bytes": "64B",
+            "initial_window": IW,
+            "data_queue": QUEUE,
+            # htsim's CompositeQueue holds headers up to twice its data queue's bytes.
+            "header_queue": f"{2 * QUEUE * 9000}B",
+            # main_ndp's NdpSrc::setMinRTO(50000): no timeout sooner than 37.5 ms (its 50 ms
+            # × 0.75 to 1.25); incastlab's 1 ms default fires while 8000 senders' first
+            # windows' NACKs queue at the receiver's NIC (a storm of resends).
+            "rto": "50ms",
+            **(ndp or {}),
+        },
+        "workload": {"kind": "incast", "flow_size": f"{SIZE}B"},
+    }
+    return from_dict(d).to_json()
+
+
+def htsim_command(binary: Path, cm: Path, senders: int) -> list[str]:
+    """htsim's NDP run: the paper's incast settings, spelled out."""
+    # htsim runs to -end whatever finishes (its timer scan ticks every 9 µs over every
+    # sender), which its CPU time counts: 15% over the line-rate bound and 20 ms, room for
+    # its 99% pull rate and the 1000:1 incast's last completion (1.8% over the bound).
+    end_us = int(senders * SIZE * 8 / (GBPS * 1e3) * 1.15) + 20_000
+    return [
+        str(binary),
+        "-o",
+        "htsim_ndp.dat",
+        "-nodes",
+        str(HOSTS),
+        "-tm",
+        str(cm),
+        "-cwnd",
+        str(IW),
+        "-q",
+        str(QUEUE),
+        "-strat",
+        "perm",
+        "-linkspeed",
+        str(GBPS * 1000),
+        "-end",
+        str(end_us),
+    ]
+
+
+def timed(cmd: list[str], stdin_text: str | None, cwd: Path) -> tuple[str, float, float, float]:
+    """Run `cmd`: its stdout, wall s, CPU s (user + system) and peak RSS MB, from its own
+    rusage (wait4 on the child)."""
+    with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
+        if stdin_text is not None:
+            stdin.write(stdin_text)
+            stdin.seek(0)
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=subprocess.DEVNULL, cwd=cwd)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code:
+            raise SystemExit(f"{' '.join(cmd[:3])} … failed with status {code}")
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return text, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def htsim_fcts_ms(text: str) -> list[float]:
+    """Each flow's first "Flow ndp_S_D flow_id I finished at T" (µs since the common start)."""
+    fcts: dict[str, float] = {}
+    # htsim's progress dots share lines with these, so match anywhere in the line.
+    for m in re.finditer(r"Flow (\S+) flow_id \d+ finished at ([0-9.e+]+)", text):
+        fcts.setdefault(m.group(1), float(m.group(2)) / 1e3)
+    return list(fcts.values())
+
+
+def peerstats(text: str) -> str:
+    """Where trimmed headers went, from a build with a local measurement patch that prints a
+    PEERSTATS line (none upstream: then nothing)."""
+    for line in text.splitlines():
+        if line.startswith("PEERSTATS"):
+            w = line.split()
+            return " ".join(f"{k} {w[w.index(k) + 1]}" for k in ("bounces", "hdr_drops"))
+    return ""
+
+
+def run_htsim(binary: Path, cm: Path, senders: int, work: Path, reuse: bool) -> dict[str, Any]:
+    saved = work / f"htsim_ndp_{senders}.json"
+    if reuse and saved.exists():
+        return dict(json.loads(saved.read_text()))
+    cmd = htsim_command(binary, cm, senders)
+    print("  htsim:", " ".join(cmd), file=sys.stderr)
+    text, wall, cpu, rss = timed(cmd, None, work)
+    (work / saved.with_suffix(".out").name).write_text(text)
+    r = {"fcts": htsim_fcts_ms(text), "wall": wall, "cpu": cpu, "rss": rss}
+    r["stats"] = peerstats(text)
+    saved.write_text(json.dumps({**r, "command": cmd}))
+    return r
+
+
+def run_incastlab(one: Path, text: str, senders: int, work: Path) -> dict[str, Any]:
+    out, wall, cpu, rss = timed([str(one), str(senders)], text, work)
+    report = json.loads(out)
+    fcts = [f["fct"] / 1e9 for f in report["flows"] if f.get("fct") is not None]
+    return {"fcts": fcts, "wall": wall, "cpu": cpu, "rss": rss, "events": report["events"]}
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least q of the flows at or below it."""
+    s = sorted(xs)
+    return s[max(0, math.ceil(q * len(s)) - 1)]
+
+
+def table(senders: int, inc: list[dict[str, Any]], ht: list[dict[str, Any]]) -> list[str]:
+    h, c = ht[0]["fcts"], inc[0]["fcts"]
+    lines = [
+        f"{senders} senders × {SIZE:,} B, IW {IW}, q {QUEUE}, {GBPS} Gbps, k = {K} fat tree",
+        f"flows finished: htsim {len(h)} of {senders}, incastlab {len(c)} of {senders}"
+        + (f"; htsim {ht[0]['stats']}" if ht[0].get("stats") else ""),
+    ]
+    if not h or not c:
+        return lines
+    if len(h) < senders or len(c) < senders:
+        lines.append("(percentiles over the finished flows only)")
+    lines.append(f"{'':<8} {'htsim ms':>10} {'incastlab ms':>13} {'ratio':>7}  within 5%")
+    misses = 0
+    for name, q in POINTS:
+        a, b = percentile(h, q), percentile(c, q)
+        ok = abs(b / a - 1) <= TOLERANCE
+        misses += not ok
+        lines.append(f"{name:<8} {a:>10.3f} {b:>13.3f} {b / a:>7.3f}  {'yes' if ok else 'NO'}")
+    lines.append(f"{'mean':<8} {statistics.mean(h):>10.3f} {statistics.mean(c):>13.3f}")
+    med = statistics.median
+    for label, key in (("CPU s", "cpu"), ("peak RSS MB", "rss"), ("wall s", "wall")):
+        a, b = med(r[key] for r in ht), med(r[key] for r in inc)
+        lines.append(
+            f"{label:<12} htsim {a:>9.2f}  incastlab {b:>8.2f}  htsim / incastlab "
+            f"{a / b:>6.1f}×  (medians of {len(ht)} / {len(inc)} runs)"
+        )
+    lines.append(f"percentiles within 5%: {len(POINTS) - misses} of {len(POINTS)}")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("htsim", type=Path, help="htsim's NDP binary (htsim_ndp in sim/datacenter)")
+    ap.add_argument("one", type=Path, help="incast-sim's release `one` example")
+    ap.add_argument("--senders", default="1000,8000")
+    ap.add_argument("--repeat", type=int, default=1, help="alternating runs of each side")
+    ap.add_argument("--work", type=Path, default=Path("ndp_peer_work"))
+    ap.add_argument("--reuse", action="store_true", help="htsim's saved output, not a new run")
+    a = ap.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    work, binary, one = a.work.resolve(), a.htsim.resolve(), a.one.resolve()
+    for n in (int(s) for s in a.senders.split(",")):
+        cm = matrix(binary.parent, work, n)
+        text = scenario(sources(cm))
+        inc: list[dict[str, Any]] = []
+        ht: list[dict[str, Any]] = []
+        for _ in range(a.repeat):
+            inc.append(run_incastlab(one, text, n, work))
+            if not (a.reuse and ht):  # a saved htsim run is one run
+                ht.append(run_htsim(binary, cm, n, work, a.reuse))
+        print("\n".join(table(n, inc, ht)))
+        print(f"incastlab events {inc[0]['events']:,}\n")
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"load average at the end (1, 5, 15 min): {load} on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
