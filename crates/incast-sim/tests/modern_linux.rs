@@ -103,7 +103,11 @@ fn the_linux_profile_fills_defaults_the_scenario_leaves_unset() {
     assert_eq!(s.tcp.congestion_control, CongestionControl::Cubic);
     assert_eq!(s.tcp.timer_granularity, Some(from_ms(4)));
     assert_eq!(s.tcp.delayed_ack, 0, "a key the scenario sets wins");
-    let classic = Scenario::from_json("{}").unwrap();
+    // A scenario that names no profile gets today's Linux; the papers' stack is named.
+    let default = Scenario::from_json("{}").unwrap();
+    assert!(default.tcp.rack_tlp);
+    assert_eq!(default.tcp.congestion_control, CongestionControl::Cubic);
+    let classic = Scenario::from_json(r#"{"tcp": {"profile": "classic"}}"#).unwrap();
     assert!(!classic.tcp.rack_tlp);
     assert_eq!(classic.tcp.congestion_control, CongestionControl::Reno);
 }
