@@ -51,8 +51,8 @@ class Case:
         f += ["--rto-min", self.rto_min, "--cc", self.cc, "--rtt", "100us", "--seed", "7"]
         f += ["--profile", "linux"]
         if self.kind == "sync_read":
-            return f + ["--sru", self.size, "--blocks", str(self.blocks)]
-        return f + ["--workload", "incast", "--flow-size", self.size]
+            return [*f, "--sru", self.size, "--blocks", str(self.blocks)]
+        return [*f, "--workload", "incast", "--flow-size", self.size]
 
 
 CASES: dict[str, Case] = {
@@ -126,19 +126,15 @@ def row(name: str, case: Case, a: argparse.Namespace, tmp: Path) -> tuple[str, d
         "buffer": _within(e["buffer"].value, parse_size(case.buffer), 2.0),
         "goodput": _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25),
     }
-    extra = [
-        f"{e[k].value}" if k in e else "-" for k in ("congestion_control", "initial_window")
-    ]
+    extra = [f"{e[k].value}" if k in e else "-" for k in ("congestion_control", "initial_window")]
     cells = [
         name,
         f"{case.senders} / {e['senders'].value} {_mark(ok['senders'])}",
-        f"{parse_size(case.size) / 1e3:g} / {e['response'].value / 1e3:g} "
-        f"{_mark(ok['response'])}",
+        f"{parse_size(case.size) / 1e3:g} / {e['response'].value / 1e3:g} {_mark(ok['response'])}",
         f"{parse_rate(case.link) / 1e6:g} / {e['link'].value / 1e6:g} {_mark(ok['link'])}",
         f"{truth_rto / 1e9:g} / {rto_txt} {_mark(rto_ok)}",
         f"100 / {e['rtt'].value / 1e6:.0f} {_mark(ok['rtt'])}",
-        f"{parse_size(case.buffer) / 1e3:g} / {e['buffer'].value / 1e3:.1f} "
-        f"{_mark(ok['buffer'])}",
+        f"{parse_size(case.buffer) / 1e3:g} / {e['buffer'].value / 1e3:.1f} {_mark(ok['buffer'])}",
         f"{d.capture.goodput_bps / 1e6:.1f} / {d.replica.goodput_bps / 1e6:.1f} "
         f"{_mark(ok['goodput'])}",
         f"{case.cc} / {extra[0]}",
