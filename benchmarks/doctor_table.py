@@ -85,8 +85,13 @@ def capture(name: str, case: Case, tmp: Path, emulate: bool) -> Path:
         subprocess.run([*cli, "sim", *case.flags(), "--pcap", str(pcap), "-q"], check=True)
         return pcap
     out = tmp / name
+    flags = case.flags()
+    if case.kind == "incast":
+        # Emulation serves blocks, not one-shot flows: one block, no warm-up, is the fan-in.
+        flags = flags[: flags.index("--workload")]
+        flags += ["--sru", case.size, "--blocks", "1", "--warmup", "0"]
     subprocess.run(
-        [*cli, "emulate", *case.flags(), "--pcap", str(out), "-q"],
+        [*cli, "emulate", *flags, "--pcap", str(out), "-q"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -98,11 +103,10 @@ def _within(got: float, want: float, ratio: float) -> bool:
 
 
 def _mark(ok: bool | None) -> str:
-    return {True: "✓", False: "✗", None: "b"}[ok]
+    return {True: "✓", False: "✗", None: "b"}[ok]  # b: a bound that holds the truth
 
 
-def row(name: str, case: Case, a: argparse.Namespace, tmp: Path) -> tuple[str, dict[str, bool]]:
-    pcap = capture(name, case, tmp, a.emulate)
+def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, dict[str, bool]]:
     t0 = time.monotonic()
     cands = [parse_time(c) for c in a.candidates.split(",")]
     d = diagnose(str(pcap), seeds=range(1, a.seeds + 1), remedies=False, rto_candidates=cands)
@@ -122,7 +126,9 @@ def row(name: str, case: Case, a: argparse.Namespace, tmp: Path) -> tuple[str, d
         "response": _within(e["response"].value, parse_size(case.size), 1.1),
         "link": _within(e["link"].value, parse_rate(case.link), 1.1),
         "rto_min": rto_ok,
-        "rtt": _within(e["rtt"].value, parse_time("100us"), 2.0),
+        # Emulation adds no delay (no netem on this machine): its RTT is the veths' and
+        # CPUs', not the scenario's, and is not judged.
+        "rtt": None if a.emulate else _within(e["rtt"].value, parse_time("100us"), 2.0),
         "buffer": _within(e["buffer"].value, parse_size(case.buffer), 2.0),
         "goodput": _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25),
     }
@@ -133,7 +139,8 @@ def row(name: str, case: Case, a: argparse.Namespace, tmp: Path) -> tuple[str, d
         f"{parse_size(case.size) / 1e3:g} / {e['response'].value / 1e3:g} {_mark(ok['response'])}",
         f"{parse_rate(case.link) / 1e6:g} / {e['link'].value / 1e6:g} {_mark(ok['link'])}",
         f"{truth_rto / 1e9:g} / {rto_txt} {_mark(rto_ok)}",
-        f"100 / {e['rtt'].value / 1e6:.0f} {_mark(ok['rtt'])}",
+        f"{'veth' if a.emulate else 100} / {e['rtt'].value / 1e6:.0f} "
+        + ("" if a.emulate else _mark(ok["rtt"])),
         f"{parse_size(case.buffer) / 1e3:g} / {e['buffer'].value / 1e3:.1f} {_mark(ok['buffer'])}",
         f"{d.capture.goodput_bps / 1e6:.1f} / {d.replica.goodput_bps / 1e6:.1f} "
         f"{_mark(ok['goodput'])}",
@@ -142,7 +149,8 @@ def row(name: str, case: Case, a: argparse.Namespace, tmp: Path) -> tuple[str, d
         "incast" if d.incast else "no incast",
         f"{secs:.0f}",
     ]
-    return "| " + " | ".join(cells) + " |", {k: v is not False for k, v in ok.items()}
+    judged = {k: v is not False for k, v in ok.items() if not (k == "rtt" and a.emulate)}
+    return "| " + " | ".join(cells) + " |", judged
 
 
 def main(argv: list[str]) -> int:
@@ -162,11 +170,20 @@ def main(argv: list[str]) -> int:
     print("|" + "---|" * 12)
     passes = dict.fromkeys(CHECKS, 0)
     with tempfile.TemporaryDirectory(prefix="doctor-table-") as tmp:
+        pcaps = {}
+        if a.emulate:
+            # Every capture first, at the priority the caller gave (real time: the kernel's
+            # timers and the shaper must not wait behind the fits), then the fits, niced.
+            pcaps = {n: capture(n, CASES[n], Path(tmp), True) for n in names}
+            os.nice(10)
         for name in names:
-            line, ok = row(name, CASES[name], a, Path(tmp))
+            pcap = pcaps.get(name) or capture(name, CASES[name], Path(tmp), False)
+            line, ok = row(name, CASES[name], a, pcap)
             print(line, flush=True)
             for k, v in ok.items():
                 passes[k] += v
+    if a.emulate:
+        del passes["rtt"]
     print(
         f"\npasses of {len(names)} ({'incast emulate' if a.emulate else 'incast sim'}, "
         f"load {os.getloadavg()[0]:.1f}): "
