@@ -122,6 +122,7 @@ MADE_BY = {
     "sweeps/rto-vs-senders": "incast sweep examples/sweep-rto.toml",
     "run.pcap": "incast sim --senders 16 --sru 256KB --blocks 20 --pcap run.pcap",
     "day.tsv": "incast jobs swim --jobs 500 --seed 7 --out day.tsv",
+    "eth0.parquet": "incast monitor --iface eth0 --duration 60s --record eth0.parquet",
 }
 
 #: Flags whose value is a file or directory the command writes (checked to exist after).

@@ -268,11 +268,48 @@ def write_parquet(run: MonitorRun, path: str | Path) -> Path:
             {k: v for k, v in summary(run).items() if k != "notes"}
         ).encode(),
         b"incastlab.tcp": json.dumps(run.tcp).encode(),
+        b"incastlab.qdisc": json.dumps(run.qdisc).encode(),
     }
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table(cols).replace_schema_metadata(meta), p)
     return p
+
+
+class RecordingError(ValueError):
+    """A file that is not a recording of ``incast monitor``; the message says why."""
+
+
+def read_parquet(path: str | Path) -> MonitorRun:
+    """A recording written by :func:`write_parquet` (``incast monitor --record``), back as
+    the run it was. Raises :class:`RecordingError` for any other file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as e:
+        raise RecordingError(f"{path}: not a Parquet file ({e})") from None
+    meta = table.schema.metadata or {}
+    if meta.get(b"incastlab.kind") != b"monitor":
+        raise RecordingError(f"{path}: not a recording of incast monitor (no monitor metadata)")
+    try:
+        summ = json.loads(meta[b"incastlab.monitor"])
+        run = MonitorRun(
+            summ["iface"],
+            summ["netns"],
+            int(summ["interval_ns"]),
+            summ["direction"],
+            summ["line_bps"],
+            version=meta.get(b"incastlab.version", b"").decode(),
+        )
+        for c in SAMPLE_COLUMNS:
+            run.samples[c] = [int(x) for x in table.column(c).to_pylist()]
+        run.tcp = json.loads(meta.get(b"incastlab.tcp", b"[]"))
+        run.qdisc = [tuple(q) for q in json.loads(meta.get(b"incastlab.qdisc", b"[]"))]
+    except (KeyError, ValueError, TypeError) as e:
+        raise RecordingError(f"{path}: a monitor recording missing {e}") from None
+    return run
 
 
 def plot(run: MonitorRun, path: str | Path) -> Path:

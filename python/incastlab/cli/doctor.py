@@ -13,6 +13,7 @@ from incastlab.cli.common import (
     add_capture_args,
     add_workers_flag,
     out_dir,
+    out_file,
     table,
     whole,
 )
@@ -28,6 +29,14 @@ examples:
   incast doctor capture.pcap --receiver 10.0.0.17 --out diagnosis/
   incast doctor capture.pcapng --profile classic --seeds 5 --json | jq .estimates
   incast doctor run.pcap --rto-min-candidates 1ms,10ms,200ms --seeds 1 --no-remedies
+  incast doctor run.pcap --html report.html          # one page to forward
+  incast monitor --iface eth0 --duration 60s --record eth0.parquet && incast doctor eth0.parquet
+  incast doctor capture.pcap --monitor eth0.parquet  # both of one event
+
+FILE is a capture (pcap, pcapng) or a recording of `incast monitor --record` (Parquet). A
+recording alone shows no flows: the doctor reads the link, the idle waits that follow
+line-rate bursts (they bound RTOmin), the host's drops and retransmissions, and says whether
+it looks like incast; with a capture of the same event (--monitor) its bound narrows the fit.
 
 What the capture shows directly (senders, response sizes, rounds, link rate, RTT) is read
 from it. The switch buffer and RTOmin, which a capture at the receiver cannot show, are fitted
@@ -50,6 +59,11 @@ def add_doctor_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_capture_args(s)
+    s.add_argument(
+        "--monitor",
+        metavar="RECORDING",
+        help="a recording of incast monitor (--record) of the same event: bounds RTOmin",
+    )
     s.add_argument(
         "--profile",
         choices=["linux", "classic"],
@@ -80,6 +94,12 @@ def add_doctor_parser(sub: Any) -> None:
         metavar="DIR",
         help="write the replica (replica.toml) and the diagnosis (diagnosis.json) to DIR",
     )
+    s.add_argument(
+        "--html",
+        type=out_file(".html"),
+        metavar="FILE.html",
+        help="write the diagnosis as one self-contained page a person can forward",
+    )
     s.set_defaults(handler=cmd_doctor)
 
 
@@ -100,8 +120,12 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     try:
         regular_file(a.capture, "capture")
+        if a.monitor:
+            regular_file(a.monitor, "--monitor")
     except InputFileError as e:
         raise UsageError(str(e)) from None
+    if _is_parquet(a.capture):
+        return _doctor_recording(a, out)
     with tracking(err, "doctoring", None, not a.json) as tracker:
         try:
             d = diagnose(
@@ -113,6 +137,7 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
                 workers=a.workers,
                 tracker=tracker,
                 **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
+                recording=a.monitor,
             )
         except (EvidenceError, TraceError) as e:
             raise UsageError(str(e)) from None
@@ -120,10 +145,55 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
         print(json.dumps(d.to_json()))
     else:
         print_diagnosis(out, err, d)
-    if a.out:
-        for p in write_diagnosis(d, a.out):
-            if not a.json:
-                err.print(f"wrote {p}")
+    written = write_diagnosis(d, a.out) if a.out else []
+    if a.html:
+        import tomli_w
+
+        from incastlab.plot.doctor_report import write_doctor_html
+
+        written.append(write_doctor_html(d, a.html, tomli_w.dumps(d.scenario)))
+    for p in written:
+        if not a.json:
+            err.print(f"wrote {p}")
+    return 0
+
+
+def _is_parquet(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"PAR1"
+
+
+def _doctor_recording(a: argparse.Namespace, out: Console) -> int:
+    """A recording alone: what it shows, and the verdict; no replica (no flows to copy)."""
+    from incastlab.doctor import EvidenceError
+    from incastlab.doctor.recording import diagnose_recording
+
+    if a.monitor or a.html or a.out:
+        flag = "--monitor" if a.monitor else "--html" if a.html else "--out"
+        raise UsageError(
+            f"{flag}: FILE is a recording; {flag} needs a capture (incast doctor CAPTURE "
+            "--monitor RECORDING)"
+        )
+    try:
+        rec = diagnose_recording(a.capture)
+    except EvidenceError as e:
+        raise UsageError(str(e)) from None
+    if a.json:
+        print(json.dumps(rec.to_json()))
+        return 0
+    out.print(f"[bold]incast doctor[/bold] · {rec.path} · recording of {rec.run.iface}")
+    _print_estimates(out, "what the recording shows", rec.estimates)
+    f = rec.figures
+    out.print(
+        f"average {_value('link', f['avg_bps'])}, peak {_value('link', f['peak_bps'])} over "
+        f"{f['duration_s']:,.1f} s; {f['idle_gaps']} idle gaps, {f['recurring_waits']} "
+        f"timeout-like; this host: {f.get('timeouts', 0)} timeouts, "
+        f"{f.get('retrans_segs', 0)} retransmitted segments, {f.get('loss_probes', 0)} loss "
+        f"probes, {f['nic_drops'] + f['qdisc_drops']} drops (NIC and qdisc)"
+    )
+    out.print(("[bold red]incast[/bold red]: " if rec.incast else "") + rec.why)
+    for note in rec.notes:
+        out.print(f"[dim]note: {note}[/dim]")
     return 0
 
 
@@ -156,20 +226,41 @@ def _value(name: str, v: Any) -> str:
 
 def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
     """The inferred scenario, capture beside replica, the verdict and the remedies."""
-    from incastlab.units import format_rate
-
     out.print(f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}")
-    est = table("what the capture shows")
+    _print_estimates(out, "what the capture shows", d.estimates)
+    _print_side(out, d)
+    if d.recording is not None:
+        out.print(f"recording {d.recording.path}: {d.recording.why}")
+    for note in d.notes:
+        out.print(f"[dim]note: {note}[/dim]")
+    out.print(("[bold red]incast[/bold red]: " if d.incast else "") + d.why)
+    if d.remedies is not None:
+        from incastlab.cli.render_runs import print_ranking
+
+        print_ranking(out, err, d.remedies)
+    elif d.incast:
+        out.print("remedies not ranked (--no-remedies)")
+
+
+def _print_estimates(out: Console, title: str, estimates: dict[str, Any]) -> None:
+    est = table(title)
     for c in ["value", "estimate", "range", "confidence", "from"]:
         est.add_column(c, justify="left" if c in ("value", "from") else "right")
-    for name, e in d.estimates.items():
+    for name, e in estimates.items():
         lo, hi = _value(name, e.lo), _value(name, e.hi)
         rng = "" if e.lo == e.hi else f"{lo}..{hi if e.hi is not None else '∞'}"
+        if e.lo == 0 and e.hi:
+            rng = f"≤ {hi}"
         shown = _value(name, e.value)
         if e.confidence == "bound":  # the fit's value is not identified: show the bound
             shown, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
         est.add_row(name, shown, rng, e.confidence, e.evidence)
     out.print(est)
+
+
+def _print_side(out: Console, d: Diagnosis) -> None:
+    from incastlab.units import format_rate
+
     side = table("capture beside the replica")
     unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
     for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
@@ -184,10 +275,3 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
             str(f.blocks),
         )
     out.print(side)
-    out.print(("[bold red]incast[/bold red]: " if d.incast else "") + d.why)
-    if d.remedies is not None:
-        from incastlab.cli.render_runs import print_ranking
-
-        print_ranking(out, err, d.remedies)
-    elif d.incast:
-        out.print("remedies not ranked (--no-remedies)")

@@ -17,7 +17,8 @@ examples:
   incast monitor --iface eth0 --interval 1ms --duration 30s
   incast monitor --iface veth-rx --netns incast-rx --interval 100us --line-rate 100Mbps
   incast monitor --iface eth0 --duration 10s --json > eth0.jsonl
-  incast monitor --iface eth0 --duration 60s --out eth0.parquet --plot eth0.png
+  incast monitor --iface eth0 --duration 60s --record eth0.parquet --plot eth0.png
+  incast doctor eth0.parquet                 # bounds RTOmin from the idle gaps, says if incast
 
 One row per second: the average rate, the peak over one interval, peak/average, the share
 of intervals at line rate (>= 90% of --line-rate, or the interface's speed), TCP timeouts,
@@ -48,7 +49,14 @@ def add_monitor_parser(sub: Any) -> None:
     )
     s.add_argument("--line-rate", help="the link's rate, e.g. 1Gbps (default: the NIC's speed)")
     s.add_argument("--json", action="store_true", help="JSON lines: one per second, then a summary")
-    s.add_argument("--out", metavar="FILE.parquet", help="write every interval as Parquet")
+    s.add_argument(
+        "--record",
+        "--out",
+        dest="out",
+        metavar="FILE.parquet",
+        help="record every interval, the TCP and qdisc counters as Parquet (incast doctor "
+        "reads it)",
+    )
     s.add_argument(
         "--plot", metavar="FILE.png", help="draw the rate at the interval and per second"
     )

@@ -26,6 +26,7 @@ from incastlab.doctor.replica import (
 )
 
 if TYPE_CHECKING:
+    from incastlab.doctor.recording import RecordingDiagnosis
     from incastlab.series import Tracker
     from incastlab.studies.mitigate import Ranking
     from incastlab.trace import TraceReport
@@ -52,6 +53,8 @@ class Diagnosis:
     why: str
     remedies: Ranking | None = None
     notes: list[str] = field(default_factory=list)
+    #: The host's recording of the same event (``incast monitor --record``), when given.
+    recording: RecordingDiagnosis | None = None
 
     def to_json(self) -> dict[str, Any]:
         from incastlab import scenario as sc_mod
@@ -67,6 +70,8 @@ class Diagnosis:
             "figures": {"capture": self.capture.to_json(), "replica": self.replica.to_json()},
             "seeds": self.seeds,
             "remedies": self.remedies.to_json() if self.remedies else [],
+            "recording": self.recording.to_json() if self.recording else None,
+            "notes": self.notes,
             "version": self.trace.version,
         }
 
@@ -81,14 +86,28 @@ def diagnose(
     workers: int | None = None,
     tracker: Tracker | None = None,
     rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
+    recording: str | None = None,
 ) -> Diagnosis:
     """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
     remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
     can be inferred from (no TCP, one flow, no receiver). ``rto_candidates`` are the RTOmins
-    (picoseconds) the fit tries: fewer make it faster."""
+    (picoseconds) the fit tries: fewer make it faster. ``recording``, a recording of
+    ``incast monitor`` of the same event, bounds RTOmin (the fit tries only candidates its
+    waits allow) and adds the host's drops and retransmissions."""
+    rec = None
+    notes: list[str] = []
+    if recording is not None:
+        from incastlab.doctor.recording import diagnose_recording
+
+        rec = diagnose_recording(recording)
+        rto_candidates, note = _bounded_by(rto_candidates, rec)
+        notes.append(note)
     first = read_capture(path, receiver)
     receiver = first.report["receiver"]
     est = infer(first)
+    if rec is not None and rec.estimates["link"].confidence == "high":
+        # The interface's own speed beats a rate guessed from the capture's peak.
+        est["link"] = rec.estimates["link"]
     readings: dict[int, TraceReport] = {}
 
     def read_at(rto_min_ps: int) -> TraceReport:
@@ -113,6 +132,7 @@ def diagnose(
     replica = replica_run(est, rto, profile, seeds)
     incast, why = _verdict(trace, target, est)
     d = Diagnosis(path, trace, est, scenario, target, replica, list(seeds), incast, why)
+    d.recording, d.notes = rec, notes
     if incast and remedies:
         from incastlab import scenario as sc_mod
         from incastlab.studies.mitigate import mitigate
@@ -121,12 +141,31 @@ def diagnose(
     return d
 
 
+def _bounded_by(candidates: Sequence[int], rec: RecordingDiagnosis) -> tuple[Sequence[int], str]:
+    """The RTOmin candidates the recording's waits allow, and a note saying so."""
+    e = rec.estimates.get("rto_min")
+    if e is None:
+        return candidates, "the recording shows no recurring timeout waits: RTOmin unbounded"
+    hi = e.hi if e.hi is not None else float("inf")
+    lo = 0.9 * float(e.lo or 0)
+    kept = [c for c in candidates if lo <= c <= hi]
+    if not kept:
+        return candidates, (
+            f"the recording bounds RTOmin to at most {hi / 1e9:,.1f} ms, which no candidate "
+            "meets: all tried"
+        )
+    return kept, (
+        f"the recording bounds RTOmin to at most {hi / 1e9:,.1f} ms: "
+        f"{len(kept)} of {len(candidates)} candidates tried"
+    )
+
+
 def _verdict(t: TraceReport, fig: Figures, est: dict[str, Estimate]) -> tuple[bool, str]:
     r = t.report
     link = est["link"].value
     share = fig.goodput_bps / link if link else 0.0
     if r["incast"]:
-        return True, str(r["verdict"])
+        return True, str(r["verdict"]).removeprefix("incast: ")
     if fig.timeouts_per_block > 0 and share < COLLAPSE_SHARE:
         return True, (
             f"{fig.timeouts_per_block:.2f} timeouts per block and goodput "

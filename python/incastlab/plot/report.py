@@ -18,7 +18,7 @@ from incastlab.plot.facets import axis_label
 from incastlab.sweep.store import SweepStore
 from incastlab.units import format_rate, format_time
 
-_CSS = """
+CSS = """
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 1000px; margin: 2em auto;
        color: #1f2328; padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: .2em; } .sub { color: #59636e; margin-top: 0; }
@@ -30,7 +30,7 @@ img { max-width: 100%; margin: .5em 0; } .fail { color: #d1242f; }
 """
 
 
-def _img(path: Path) -> str:
+def img_tag(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode()
     return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
 
@@ -75,7 +75,7 @@ def write_report(
         if x is not None:
             model = meta.get("backend") == "sim" and rows[0]["workload"] == "sync_read"
             figures.append(
-                _img(
+                img_tag(
                     sweep_plot.line(
                         rows,
                         t / "goodput.png",
@@ -95,7 +95,7 @@ def write_report(
             filters = [*filters, f"senders = {most} (the most)"]
         if any(r.get("report", {}).get("block_times") for r in last):
             figures.append(
-                _img(
+                img_tag(
                     sweep_plot.block_cdf(
                         last, t / "blocks.png", hue=hue, filters=filters, pool=pool
                     )
@@ -103,7 +103,7 @@ def write_report(
             )
         if any(sum(r.get("report", {}).get("timeout_runs", [])) for r in last):
             figures.append(
-                _img(
+                img_tag(
                     sweep_plot.timeout_histogram(
                         last, t / "timeouts.png", hue=hue, filters=filters, pool=pool
                     )
@@ -137,7 +137,7 @@ def write_report(
     version = rows[0].get("version", "")
     doc = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{html.escape(meta.get("name", "sweep"))}</title>
-<style>{_CSS}</style></head><body>
+<style>{CSS}</style></head><body>
 <h1>{html.escape(meta.get("name", "sweep"))}</h1>
 <p class=sub>{len(rows)} of {meta.get("points")} points · backend {meta.get("backend")} ·
 {html.escape(transport_label([r["scenario"] for r in rows if r.get("scenario")]))} ·

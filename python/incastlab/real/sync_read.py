@@ -184,7 +184,8 @@ def run(
         observed: dict[str, Any] = {}
         if mon is not None and monitor_ns is not None:
             rx_link = float(s["topology"]["receiver_link"])
-            observed["monitor"] = captures.stop_monitor(mon, monitor_ns, rx_link)
+            record = Path(pcap_dir) / f"{label}-monitor.parquet" if pcap_dir else None
+            observed["monitor"] = captures.stop_monitor(mon, monitor_ns, rx_link, record)
         if caps is not None:
             observed["captures"] = captures.stop_captures(caps)
         sampler.stop()

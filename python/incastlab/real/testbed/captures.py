@@ -123,10 +123,17 @@ def start_monitor(tb: Testbed, interval_ns: int) -> _core.Monitor:
         raise ObserveError(f"--monitor: {e}") from None
 
 
-def stop_monitor(mon: _core.Monitor, interval_ns: int, line_bps: float) -> dict[str, Any]:
-    """The monitor's summary and per-second rows of the run."""
-    from incastlab.monitor import MonitorRun, summary, windows
+def stop_monitor(
+    mon: _core.Monitor, interval_ns: int, line_bps: float, record: Path | None = None
+) -> dict[str, Any]:
+    """The monitor's summary and per-second rows of the run; with ``record``, the recording
+    too (what ``incast monitor --record`` writes, for ``incast doctor``)."""
+    from incastlab.monitor import MonitorRun, summary, windows, write_parquet
 
     run = MonitorRun("eth0 (receiver)", None, interval_ns, "rx", line_bps)
+    run.version = _core.__version__
     run.add(json.loads(mon.stop()))
-    return {**summary(run), "seconds": windows(run)}
+    out = {**summary(run), "seconds": windows(run)}
+    if record is not None:
+        out["recording"] = str(write_parquet(run, record))
+    return out
