@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from incastlab.doctor import diagnose
+from incastlab.doctor import Estimate, diagnose
 from incastlab.units import parse_rate, parse_size, parse_time
 
 
@@ -102,6 +102,20 @@ def _within(got: float, want: float, ratio: float) -> bool:
     return want / ratio <= got <= want * ratio
 
 
+def _buffer_ok(b: Estimate, truth: int) -> bool | None:
+    """Within 2x, or a one-sided bound (``at least``: no loss to fit; ``at most``: even the
+    smallest buffer is faster) that holds the truth."""
+    if _within(b.value, truth, 2.0):
+        return True
+    if (b.hi is None and b.value <= truth) or (b.lo is None and truth <= b.value):
+        return None
+    return False
+
+
+def _side(b: Estimate) -> str:
+    return "≥" if b.hi is None else "≤" if b.lo is None else ""
+
+
 def _mark(ok: bool | None) -> str:
     return {True: "✓", False: "✗", None: "b"}[ok]  # b: a bound that holds the truth
 
@@ -129,7 +143,7 @@ def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, 
         # Emulation adds no delay (no netem on this machine): its RTT is the veths' and
         # CPUs', not the scenario's, and is not judged.
         "rtt": None if a.emulate else _within(e["rtt"].value, parse_time("100us"), 2.0),
-        "buffer": _within(e["buffer"].value, parse_size(case.buffer), 2.0),
+        "buffer": _buffer_ok(e["buffer"], parse_size(case.buffer)),
         "goodput": _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25),
     }
     extra = [f"{e[k].value}" if k in e else "-" for k in ("congestion_control", "initial_window")]
@@ -141,7 +155,8 @@ def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, 
         f"{truth_rto / 1e9:g} / {rto_txt} {_mark(rto_ok)}",
         f"{'veth' if a.emulate else 100} / {e['rtt'].value / 1e6:.0f} "
         + ("" if a.emulate else _mark(ok["rtt"])),
-        f"{parse_size(case.buffer) / 1e3:g} / {e['buffer'].value / 1e3:.1f} {_mark(ok['buffer'])}",
+        f"{parse_size(case.buffer) / 1e3:g} / {_side(e['buffer'])}"
+        f"{e['buffer'].value / 1e3:.1f} {_mark(ok['buffer'])}",
         f"{d.capture.goodput_bps / 1e6:.1f} / {d.replica.goodput_bps / 1e6:.1f} "
         f"{_mark(ok['goodput'])}",
         f"{case.cc} / {extra[0]}",

@@ -403,7 +403,7 @@ def assumed_congestion_control(profile: str) -> Estimate:
     link rate (BBR's pacing and CUBIC's bursts arrive alike), BBR's first flights are not
     paced (its startup pacing rate, 2.89 x IW / srtt, exceeds the link), and a fit by
     simulation (each family over a grid of buffers, the closer replica chosen) picked
-    wrongly in 4 of 8 rows of benchmarks/doctor_table.py: the families' completion times
+    wrongly in 4 of 7 rows of benchmarks/doctor_table.py: the families' completion times
     differ by less than the seeds' noise over a few blocks."""
     cc = "cubic" if profile == "linux" else "reno"
     return Estimate(
