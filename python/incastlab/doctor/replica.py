@@ -5,10 +5,10 @@ Two values decide how an incast collapses and cannot be read from a capture at t
 the switch buffer (drops happen upstream of the capture point) and RTOmin (a resend after a
 timeout looks like one after a flow's ordinary pause, and Linux probes a lost tail before its
 timer fires). They are fitted together: for each common RTOmin, the buffer at which the
-replica's goodput equals the capture's (bisection on a log scale: more buffer never costs
-goodput in these workloads); then the RTOmin whose replica completes its blocks (or flows) in
-the capture's distribution of times. A block that times out lasts at least an RTO, so that
-distribution shows RTOmin where no single resend does.
+replica resends as many segments per block as the capture (bisection on a log scale: more
+buffer, fewer drops); then the RTOmin whose replica completes its blocks (or flows) in the
+capture's distribution of times, and CUBIC or BBR likewise. A block that times out lasts at
+least an RTO, so that distribution shows RTOmin where no single resend does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
-from incastlab.result import Result
 from incastlab.trace import TraceReport
 
 #: The buffers the fit searches between, bytes: from a few frames to far more than any
@@ -90,7 +89,12 @@ def scenario_dict(
             "rtt": _time(rtt_ps),
             "buffer": f"{buffer_bytes}B",
         },
-        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps)},
+        "tcp": {"profile": profile, "rto_min": _time(rto_min_ps)}
+        | (
+            {"congestion_control": est["congestion_control"].value}
+            if "congestion_control" in est
+            else {}
+        ),
         "workload": workload,
     }
 
@@ -104,6 +108,9 @@ class Figures:
     times: tuple[float, ...]
     timeouts_per_block: float
     blocks: int
+    #: Segments resent per block: every packet lost upstream of the capture is resent and
+    #: seen once more, however the pause before it is read (a timeout or not).
+    retx_per_block: float = 0.0
 
     def quantile(self, q: float) -> float:
         s = sorted(self.times)
@@ -116,6 +123,7 @@ class Figures:
             "time_p99_s": self.quantile(0.99),
             "timeouts_per_block": self.timeouts_per_block,
             "blocks": self.blocks,
+            "retx_per_block": self.retx_per_block,
         }
 
 
@@ -129,7 +137,8 @@ def capture_figures(t: TraceReport) -> Figures:
         start = min(f["first_ns"] for f in r["flows"])
         times = tuple((f["last_ns"] - start) / 1e9 for f in r["flows"])
     n = max(1, len(blocks))
-    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n)
+    retx = r["retx_fast"] + r["retx_rto"] + r["retx_tlp"]
+    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n, retx / n)
 
 
 def replica_run(
@@ -143,26 +152,6 @@ def replica_run(
             replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
             for s in seeds
         ]
-    )
-
-
-def replica_figures(results: Sequence[Result]) -> Figures:
-    """The replica's, pooled over its seeds: mean goodput, every block's (or flow's) time,
-    timeouts per block."""
-    times: list[float] = []
-    blocks = 0
-    for r in results:
-        if r.block_times_s:
-            times += r.block_times_s
-            blocks += len(r.block_times_s)
-        else:
-            times += [t for t in r.flow_completion_s if t is not None]
-            blocks += 1
-    return Figures(
-        statistics.fmean(r.goodput_bps for r in results),
-        tuple(times),
-        sum(r.timeouts for r in results) / max(1, blocks),
-        blocks,
     )
 
 
@@ -196,16 +185,22 @@ def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures
     """Run ``scenario`` with a capture at its receiver and read that capture as the
     operator's is read: its figures with timeouts counted against ``rto_min_ps``, and its
     pauses before resends at :data:`PROBE_RTO_MIN_PS`. Both sides then carry the same
-    misreadings (ordinary pauses taken for timeouts, backed-off timeouts guessed)."""
+    misreadings (ordinary pauses taken for timeouts, backed-off timeouts guessed). A
+    replica that does not finish within the simulator's time budget (32 senders behind a
+    4 KB port at RTOmin 200 ms) reads as the worst there is: no goodput, endless losses."""
     import tempfile
     from pathlib import Path
 
+    from incastlab import SimulationError
     from incastlab.backends.sim import simulate
     from incastlab.trace import TraceOptions, analyze
 
     with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
         pcap = Path(tmp) / "replica.pcap"
-        simulate(scenario, pcap=pcap)
+        try:
+            simulate(scenario, pcap=pcap)
+        except SimulationError:
+            return Figures(0.0, (math.inf,), math.inf, 1, math.inf), []
         probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
         at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
     return capture_figures(at), list(probe.report["rto_silences_ns"])
@@ -231,6 +226,7 @@ def pooled(figs: Sequence[Figures]) -> Figures:
         tuple(t for f in figs for t in f.times),
         sum(f.timeouts_per_block * f.blocks for f in figs) / max(1, blocks),
         blocks,
+        sum(f.retx_per_block * f.blocks for f in figs) / max(1, blocks),
     )
 
 
@@ -242,9 +238,17 @@ def fit_buffer(
     seeds: Sequence[int],
     steps: int,
 ) -> tuple[Fit, list[int]]:
-    """The port buffer at which the replica, captured and read as the capture is, times out
-    as often per block (more buffer, fewer timeouts), at RTOmin ``rto_min_ps``; bounded when
-    even the smallest or the largest buffer misses. Also the replica's pauses there."""
+    """The port buffer at which the replica, captured and read as the capture is, resends
+    as many segments per block (more buffer, fewer drops), at RTOmin ``rto_min_ps``; bounded
+    when even the smallest or the largest buffer misses, and a floor when the capture
+    resends nothing. Also the replica's pauses there.
+
+    Resends, not timeouts per block or goodput: every packet dropped upstream of the capture
+    comes once more, whatever the pause before it, where a capture's timeouts depend on how
+    its pauses are read (at a 10 ms RTOmin the flows' ordinary pauses count too: a fit on
+    them found a quarter of the buffer and half the goodput, 16 x 64 KB at 100 Mbps behind
+    32 KB), and goodput near the link hardly moves with the buffer (the same capture fitted
+    on goodput read 274 KB)."""
     seen: dict[int, tuple[Figures, list[int]]] = {}
 
     def reading(buf: int) -> tuple[Figures, list[int]]:
@@ -256,13 +260,24 @@ def fit_buffer(
             seen[buf] = (pooled([f for f, _ in rs]), [x for _, sil in rs for x in sil])
         return seen[buf]
 
+    # Timeouts per block tell buffers apart only where RTOmin, not the RTT-driven timeout,
+    # sets them (and where a buffer so small that flows time out more than they resend
+    # makes resends fall again); below that floor the capture's reading of them counts the
+    # flows' ordinary pauses and the resends alone decide.
+    floor = rtt_driven_floor(profile, BUFFER_LO, int(est["link"].value))
+    use_timeouts = rto_min_ps > floor
+
     def short(buf: int) -> bool:
-        return reading(buf)[0].timeouts_per_block > target.timeouts_per_block
+        f = reading(buf)[0]
+        score = math.log((1 + f.retx_per_block) / (1 + target.retx_per_block))
+        if use_timeouts:
+            score += math.log((1 + f.timeouts_per_block) / (1 + target.timeouts_per_block))
+        return score > 0
 
     lo, hi = math.log2(BUFFER_LO), math.log2(BUFFER_HI)
     if short(BUFFER_HI):
         buf, b_lo, b_hi = BUFFER_HI, BUFFER_HI, None
-    elif not short(BUFFER_LO) and target.timeouts_per_block > 0:
+    elif not short(BUFFER_LO):
         buf, b_lo, b_hi = BUFFER_LO, None, BUFFER_LO
     else:
         for _ in range(steps):
@@ -272,10 +287,19 @@ def fit_buffer(
             else:
                 hi = mid
         buf, b_lo, b_hi = round(2**hi), round(2**lo), round(2**hi)
-        if target.timeouts_per_block == 0:
-            b_hi = None  # any buffer from here on times out as rarely
+        if target.retx_per_block == 0:
+            b_hi = None  # no loss: any buffer from here on loses as little
     f, sil = reading(buf)
     return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f), sil
+
+
+def _one_per_tick(candidates: Sequence[int], profile: str) -> list[int]:
+    """Linux keeps RTOmin in whole jiffies: 1, 2 and 4 ms are all one 4 ms tick, so the
+    smallest of each tick stands for the rest (the estimate then says "at most")."""
+    if profile != "linux":
+        return list(candidates)
+    ticks = [-(-c // LINUX_TICK_PS) for c in candidates]
+    return [c for i, c in enumerate(candidates) if ticks[i] not in ticks[:i]]
 
 
 def fit_rto_and_buffer(
@@ -287,81 +311,166 @@ def fit_rto_and_buffer(
     on_candidate: Callable[[int], None] | None = None,
     rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
 ) -> tuple[Estimate, Estimate, list[Fit]]:
-    """RTOmin among the common values, each with its goodput-matching buffer, chosen by the
+    """RTOmin among the common values, each with its loss-matching buffer, chosen by the
     completion times, goodput and timeouts (the capture's read with that RTOmin:
     ``capture_at(rto_min_ps)``) and the pauses before resends (``capture_silences``, read
     at :data:`PROBE_RTO_MIN_PS`); then that RTOmin's buffer to the final precision.
     ``rto_candidates`` (picoseconds) are the RTOmins tried, those no longer than the
-    capture's longest completion time (a shorter one at least)."""
+    capture's longest completion time (a shorter one at least), one per timer tick. With two
+    or more seeds each candidate's replica runs under a second seed too: half the two
+    distances' gap is the noise within which candidates cannot be told apart."""
     longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
-    tried = sorted(rto_candidates)
+    tried = _one_per_tick(sorted(rto_candidates), profile)
     candidates = [c for c in tried if c / 1e12 <= max(longest, 0.001)] or tried[:1]
-    fits = []
+    fits, noise = [], {}
     for c in candidates:
-        f, sil = fit_buffer(est, capture_at(c), c, profile, seeds[:1], SEARCH_STEPS)
-        d = f.distance + silence_distance(capture_silences, sil, capture_at(c).blocks)
-        fits.append(Fit(c, f.buffer, f.buffer_lo, f.buffer_hi, d, f.replica))
+        f, noise[c] = _candidate(est, capture_at(c), capture_silences, c, profile, seeds)
+        fits.append(f)
         if on_candidate:
             on_candidate(c)
     fits.sort(key=lambda f: f.distance)
     best = fits[0]
     target = capture_at(best.rto_min_ps)
+    est["congestion_control"] = assumed_congestion_control(profile)
+    grid = _grid(est, target, best.rto_min_ps, profile, seeds)
     final, _ = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], FINAL_STEPS)
-    near = sorted(f.rto_min_ps for f in fits if f.distance <= best.distance * 1.25 + 0.05)
-    runner_up = fits[1] if len(fits) > 1 else None
-    # Where the best RTOmin is under the RTT-driven floor, every RTOmin below the floor
-    # times out alike: the capture bounds RTOmin from above only. Likewise when the
-    # smallest RTOmin tried fits as well as the best: nothing below it is excluded.
-    floor = rtt_driven_floor(profile, final.buffer, int(est["link"].value))
-    under = best.rto_min_ps <= floor
-    lo = 0 if under or near[0] == candidates[0] else near[0]
-    hi = max(near[-1], floor) if under else near[-1]
-    bounded = lo != hi
-    close = (
-        f"under {floor / 1e9:g} ms this profile's RTT-driven timeout, srtt + 4 x rttvar in "
-        "4 ms ticks, competes with RTOmin: not identified"
-        if under
-        else f"{len(near)} of {len(fits)} RTOmin values tried fit within the noise of the best"
+    buffer = _buffer_estimate(final)
+    if grid[0][0] < GRID_BETTER * final.distance:
+        # The bisection's criterion (resends, timeouts) is not monotone in the buffer for
+        # every workload (BBR resends more behind a deeper port; a port so shallow that
+        # flows mostly wait resends less): a point of the grid that replicates the capture
+        # clearly better wins.
+        d, buf = grid[0]
+        buffer = Estimate(
+            "buffer",
+            buf,
+            buf // 2,
+            buf * 2,
+            "low",
+            f"fitted by simulation: the closest of a x4 grid of buffers (distance {d:.2f} "
+            f"against {final.distance:.2f} where the replica resends as often, "
+            f"{final.buffer:,} B)",
+        )
+    floor = rtt_driven_floor(profile, int(buffer.value), int(est["link"].value))
+    return rto_estimate(fits, noise, floor, candidates[0]), buffer, fits
+
+
+def _candidate(
+    est: dict[str, Estimate],
+    target: Figures,
+    silences: Sequence[int],
+    rto_min_ps: int,
+    profile: str,
+    seeds: Sequence[int],
+) -> tuple[Fit, float]:
+    """One candidate's buffer (first seed) and its distance to the capture, the mean over
+    two seeds when there are two, with half their gap: the seed noise."""
+    f, sil = fit_buffer(est, target, rto_min_ps, profile, seeds[:1], SEARCH_STEPS)
+    d, noise = f.distance + silence_distance(silences, sil, target.blocks), 0.0
+    if len(seeds) > 1:
+        sc = scenario_dict(est, f.buffer, rto_min_ps, profile, seeds[1])
+        f2, sil2 = replica_readings(sc, rto_min_ps)
+        d2 = distance(target, f2) + silence_distance(silences, sil2, target.blocks)
+        noise, d = abs(d2 - d) / 2, (d + d2) / 2
+    return Fit(rto_min_ps, f.buffer, f.buffer_lo, f.buffer_hi, d, f.replica), noise
+
+
+#: Buffers, bytes, x4 apart, the replica is also tried at: the closest is within 2x of the
+#: buffer that replicates the capture best.
+GRID = (4_000, 16_000, 64_000, 256_000, 1_024_000, 4_096_000)
+#: A grid point whose distance is under this share of the bisection's replaces it.
+GRID_BETTER = 0.8
+
+
+def _grid(
+    est: dict[str, Estimate], target: Figures, rto_min_ps: int, profile: str, seeds: Sequence[int]
+) -> list[tuple[float, int]]:
+    """(distance, buffer) at every buffer of :data:`GRID`, pooled over two seeds, closest
+    first."""
+    out = []
+    for buf in GRID:
+        figs = [
+            replica_readings(scenario_dict(est, buf, rto_min_ps, profile, s), rto_min_ps)[0]
+            for s in seeds[:2]
+        ]
+        out.append((distance(target, pooled(figs)), buf))
+    return sorted(out)
+
+
+def assumed_congestion_control(profile: str) -> Estimate:
+    """The congestion control the replica runs: the profile's default, assumed. A capture at
+    the receiver does not show it: the bottleneck's queue re-spaces every packet at the
+    link rate (BBR's pacing and CUBIC's bursts arrive alike), BBR's first flights are not
+    paced (its startup pacing rate, 2.89 x IW / srtt, exceeds the link), and a fit by
+    simulation (each family over a grid of buffers, the closer replica chosen) picked
+    wrongly in 4 of 7 rows of benchmarks/doctor_table.py: the families' completion times
+    differ by less than the seeds' noise over a few blocks."""
+    cc = "cubic" if profile == "linux" else "reno"
+    return Estimate(
+        "congestion_control",
+        cc,
+        None,
+        None,
+        "assumed",
+        f"the {profile} profile's default: a capture at the receiver does not show the "
+        "congestion control (the bottleneck re-spaces packets; a fit by simulation could "
+        "not tell CUBIC from BBR); set tcp.congestion_control in the replica if known",
     )
-    rto = Estimate(
+
+
+def rto_estimate(
+    fits: Sequence[Fit], noise: dict[int, float], floor_ps: int, lowest_ps: int
+) -> Estimate:
+    """RTOmin from the candidates' ``fits`` (sorted, best first): the range of those whose
+    replicas come within seed ``noise`` of the best (a fixed margin with one seed). Where
+    the best is at or under the RTT-driven ``floor_ps`` (:func:`rtt_driven_floor`), every
+    RTOmin below the floor times out alike, and where the lowest candidate tried
+    (``lowest_ps``) fits as well as the best nothing below it is excluded: then RTOmin is
+    bounded from above only."""
+    best = fits[0]
+    tol = max(2 * noise.get(best.rto_min_ps, 0.0), 0.25 * best.distance, 0.05)
+    near = sorted(
+        f.rto_min_ps
+        for f in fits
+        if f.distance <= best.distance + tol + 2 * noise.get(f.rto_min_ps, 0.0)
+    )
+    under = best.rto_min_ps <= floor_ps
+    lo = 0 if under or near[0] == lowest_ps else near[0]
+    hi = max(near[-1], floor_ps) if under else near[-1]
+    bounded = lo != hi
+    runner = fits[1] if len(fits) > 1 else None
+    if under:
+        why = (
+            f"under {floor_ps / 1e9:g} ms this profile's RTT-driven timeout, srtt + 4 x "
+            "rttvar in 4 ms ticks, competes with RTOmin: not identified"
+        )
+    else:
+        why = f"{len(near)} of {len(fits)} RTOmin values tried fit within seed noise of the best"
+    head = ""
+    if bounded:
+        head = "at most " if lo == 0 else f"{lo / 1e9:g}.."
+        head = f"bounded: {head}{hi / 1e9:g} ms ({why}); "
+    conf = "bound" if bounded else ("high" if runner is None or len(near) == 1 else "medium")
+    return Estimate(
         "rto_min",
         best.rto_min_ps,
         lo,
         hi,
-        "bound"
-        if bounded
-        else (
-            "high" if runner_up is None or runner_up.distance > 1.5 * best.distance else "medium"
-        ),
-        (
-            (
-                f"bounded: at most {hi / 1e9:g} ms"
-                if lo == 0
-                else f"bounded: {lo / 1e9:g}..{hi / 1e9:g} ms"
-            )
-            + f" ({close}); "
-            if bounded
-            else ""
-        )
-        + f"fitted by simulation: completion times, goodput, timeouts and pauses before resends "
-        f"closest to the capture's among "
-        f"{len(fits)} RTOmin values (distance {best.distance:.2f}"
-        + (
-            f"; next {runner_up.rto_min_ps / 1e9:g} ms at {runner_up.distance:.2f})"
-            if runner_up
-            else ")"
-        ),
+        conf,
+        head + "fitted by simulation: completion times, goodput, timeouts and pauses before "
+        f"resends closest to the capture's among {len(fits)} RTOmin values (distance "
+        f"{best.distance:.2f}, seed noise {noise.get(best.rto_min_ps, 0.0):.2f}"
+        + (f"; next {runner.rto_min_ps / 1e9:g} ms at {runner.distance:.2f})" if runner else ")"),
     )
-    return rto, _buffer_estimate(final), fits
 
 
 def _buffer_estimate(f: Fit) -> Estimate:
     if f.buffer_hi is None:
-        text = f"at least {f.buffer:,} B: from there the replica times out no more often"
+        text = f"at least {f.buffer:,} B: from there the replica is as fast as the capture"
     elif f.buffer_lo is None:
-        text = f"at most {f.buffer:,} B: even there the replica times out no less often"
+        text = f"at most {f.buffer:,} B: even there the replica is faster than the capture"
     else:
-        text = f"the replica times out as often per block between {f.buffer_lo:,} and "
+        text = f"the replica reaches the capture's goodput between {f.buffer_lo:,} and "
         text += f"{f.buffer_hi:,} B"
     conf = "medium" if f.buffer_lo is not None and f.buffer_hi is not None else "low"
     return Estimate(
