@@ -132,3 +132,30 @@ def test_the_page_to_forward_holds_the_verdict_the_figure_and_the_replica(
         assert section in text
     assert text.count("data:image/png;base64,") == 1
     assert "senders = 8" in text
+
+
+def test_a_congestion_control_the_user_knows_goes_into_the_replica(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture at the receiver does not show the senders' congestion control: the user
+    names it (--cc) and the replica runs it; the side table counts stalls per block."""
+    from incastlab.backends.sim import simulate
+
+    cap = tmp_path / "bbr.pcap"
+    scenario = {
+        "seed": 3,
+        "topology": {"senders": 4, "link": "1Gbps", "buffer": "32KB", "rtt": "100us"},
+        "tcp": {"congestion_control": "bbr", "rto_min": "200ms"},
+        "workload": {"kind": "sync_read", "sru": "64KB", "blocks": 3},
+    }
+    simulate(scenario, pcap=cap)
+    argv = ["doctor", str(cap), "--seeds", "1", "--rto-min-candidates", "200ms"]
+    assert main([*argv, "--no-remedies", "--cc", "bbr", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scenario"]["tcp"]["congestion_control"] == "bbr"
+    assert out["estimates"]["congestion_control"]["confidence"] == "given"
+    assert "probe_stalls_per_block" in out["figures"]["replica"]
+    assert main([*argv, "--no-remedies"]) == 0
+    assert "stalls/block" in capsys.readouterr().out
+    assert main([*argv, "--cc", "vegas"]) == 2
+    assert "invalid choice: 'vegas'" in capsys.readouterr().err

@@ -71,6 +71,12 @@ def add_doctor_parser(sub: Any) -> None:
         help="whose TCP the senders run in the replica (default linux: today's servers)",
     )
     s.add_argument(
+        "--cc",
+        choices=["reno", "cubic", "dctcp", "bbr"],
+        help="the senders' congestion control, when known (a capture at the receiver does "
+        "not show it; default: the profile's, cubic for linux)",
+    )
+    s.add_argument(
         "--seeds",
         type=whole(1, 100),
         default=3,
@@ -138,6 +144,7 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
                 tracker=tracker,
                 **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
                 recording=a.monitor,
+                cc=a.cc,
             )
         except (EvidenceError, TraceError) as e:
             raise UsageError(str(e)) from None
@@ -263,7 +270,8 @@ def _print_side(out: Console, d: Diagnosis) -> None:
 
     side = table("capture beside the replica")
     unit = "block" if d.estimates["workload"].value == "sync_read" else "flow"
-    for c in ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "blocks"]:
+    heads = ["", "goodput", f"{unit} p50", f"{unit} p99", "timeouts/block", "stalls/block"]
+    for c in [*heads, "blocks"]:
         side.add_column(c, justify="right")
     for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)", d.replica)):
         side.add_row(
@@ -272,6 +280,7 @@ def _print_side(out: Console, d: Diagnosis) -> None:
             f"{f.quantile(0.5) * 1e3:,.2f} ms",
             f"{f.quantile(0.99) * 1e3:,.2f} ms",
             f"{f.timeouts_per_block:.2f}",
+            f"{f.stalls_per_block:.2f}",
             str(f.blocks),
         )
     out.print(side)

@@ -87,13 +87,16 @@ def diagnose(
     tracker: Tracker | None = None,
     rto_candidates: Sequence[int] = COMMON_RTO_MIN_PS,
     recording: str | None = None,
+    cc: str | None = None,
 ) -> Diagnosis:
     """Read the capture at ``path``, infer its scenario, fit and run the replica, and rank
     remedies when it shows incast. Raises :class:`EvidenceError` for a capture no scenario
     can be inferred from (no TCP, one flow, no receiver). ``rto_candidates`` are the RTOmins
     (picoseconds) the fit tries: fewer make it faster. ``recording``, a recording of
     ``incast monitor`` of the same event, bounds RTOmin (the fit tries only candidates its
-    waits allow) and adds the host's drops and retransmissions."""
+    waits allow) and adds the host's drops and retransmissions. ``cc`` names the senders'
+    congestion control when the user knows it (a capture at the receiver does not show
+    it: :func:`~incastlab.doctor.replica.assumed_congestion_control`)."""
     rec = None
     notes: list[str] = []
     if recording is not None:
@@ -105,6 +108,10 @@ def diagnose(
     first = read_capture(path, receiver)
     receiver = first.report["receiver"]
     est = infer(first)
+    if cc is not None:
+        est["congestion_control"] = Estimate(
+            "congestion_control", cc, None, None, "given", "named by the user (--cc)"
+        )
     if rec is not None and rec.estimates["link"].confidence == "high":
         # The interface's own speed beats a rate guessed from the capture's peak.
         est["link"] = rec.estimates["link"]

@@ -111,6 +111,9 @@ class Figures:
     #: Segments resent per block: every packet lost upstream of the capture is resent and
     #: seen once more, however the pause before it is read (a timeout or not).
     retx_per_block: float = 0.0
+    #: Stalls without a timeout per block (``incast pcap``'s probe stalls: a block silent
+    #: for RTOmin/2 or more that no timeout ended).
+    stalls_per_block: float = 0.0
 
     def quantile(self, q: float) -> float:
         s = sorted(self.times)
@@ -124,6 +127,7 @@ class Figures:
             "timeouts_per_block": self.timeouts_per_block,
             "blocks": self.blocks,
             "retx_per_block": self.retx_per_block,
+            "probe_stalls_per_block": self.stalls_per_block,
         }
 
 
@@ -138,7 +142,8 @@ def capture_figures(t: TraceReport) -> Figures:
         times = tuple((f["last_ns"] - start) / 1e9 for f in r["flows"])
     n = max(1, len(blocks))
     retx = r["retx_fast"] + r["retx_rto"] + r["retx_tlp"]
-    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n, retx / n)
+    stalls = r.get("probe_stalls", 0) / n
+    return Figures(float(r["goodput_bps"]), times, r["rtos"] / n, n, retx / n, stalls)
 
 
 def replica_run(
@@ -227,6 +232,7 @@ def pooled(figs: Sequence[Figures]) -> Figures:
         sum(f.timeouts_per_block * f.blocks for f in figs) / max(1, blocks),
         blocks,
         sum(f.retx_per_block * f.blocks for f in figs) / max(1, blocks),
+        sum(f.stalls_per_block * f.blocks for f in figs) / max(1, blocks),
     )
 
 
@@ -331,7 +337,8 @@ def fit_rto_and_buffer(
     fits.sort(key=lambda f: f.distance)
     best = fits[0]
     target = capture_at(best.rto_min_ps)
-    est["congestion_control"] = assumed_congestion_control(profile)
+    if "congestion_control" not in est:  # else the user named it (doctor --cc)
+        est["congestion_control"] = assumed_congestion_control(profile)
     grid = _grid(est, target, best.rto_min_ps, profile, seeds)
     final, _ = fit_buffer(est, target, best.rto_min_ps, profile, seeds[:2], FINAL_STEPS)
     buffer = _buffer_estimate(final)

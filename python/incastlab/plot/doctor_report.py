@@ -55,11 +55,12 @@ def _side_by_side(d: Diagnosis) -> str:
         rows.append(
             f"<tr><td>{html.escape(label)}</td><td>{format_rate(f.goodput_bps)}</td>"
             f"<td>{f.quantile(0.5) * 1e3:,.2f} ms</td><td>{f.quantile(0.99) * 1e3:,.2f} ms</td>"
-            f"<td>{f.timeouts_per_block:.2f}</td><td>{f.blocks}</td></tr>"
+            f"<td>{f.timeouts_per_block:.2f}</td><td>{f.stalls_per_block:.2f}</td>"
+            f"<td>{f.blocks}</td></tr>"
         )
     head = (
         "<tr><th></th><th>goodput</th><th>p50</th><th>p99</th><th>timeouts/block</th>"
-        "<th>blocks</th></tr>"
+        "<th>stalls/block</th><th>blocks</th></tr>"
     )
     return f"<table>{head}{''.join(rows)}</table>"
 
