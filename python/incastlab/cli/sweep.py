@@ -153,6 +153,10 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         store.create(spec.store_meta(len(points)))
     except SweepDirError as e:
         raise UsageError(f"--out: {e}") from None
+    except OSError as e:  # a read-only or full results disk, before any point ran
+        from incastlab.sweep.run import SweepStopped, disk_error
+
+        return _stopped(a, store, points, err, SweepStopped(disk_error(e, store), 0))
     with progress_bar(err, "sweep", not a.json and not a.quiet, failures=True) as bar:
         task = bar.add_task(spec.name, total=len(points), failed=0)
         bar.update(task, completed=len(store.done() & {p.key for p in points}))
@@ -200,7 +204,11 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
                     soft_wrap=True,
                 )
         if res.failed:
-            err.print(f"{len(res.failed)} of {len(points)} points failed → {store.root}")
+            err.print(
+                f"{len(res.failed)} of {len(points)} points failed → {plain(store.root)}",
+                soft_wrap=True,
+                highlight=False,
+            )
     return failed_status(len(res.failed))
 
 

@@ -68,7 +68,7 @@ def _infrastructure(e: BaseException) -> str | None:
     return None
 
 
-def _disk_error(e: OSError, store: SweepStore) -> str:
+def disk_error(e: OSError, store: SweepStore) -> str:
     """One line for a write the results directory refused."""
     return f"cannot write to {store.root}: {e.strerror or e}"
 
@@ -199,7 +199,10 @@ def run_points(
     :class:`~incastlab.parallel.Interrupted` at once, its ``done`` the keys stored by this
     run (every point finished before it is in the store)."""
     t0 = time.perf_counter()
-    store.remove_stale_temporaries()
+    try:
+        store.remove_stale_temporaries()
+    except OSError as e:
+        raise SweepStopped(disk_error(e, store), 0) from None
     done = store.done()
     todo: dict[str, Point] = {}
     for p in points:
@@ -289,7 +292,7 @@ def _write(
     try:
         write(key, data)
     except OSError as e:
-        raise SweepStopped(_disk_error(e, store), len(out.stored)) from None
+        raise SweepStopped(disk_error(e, store), len(out.stored)) from None
 
 
 def _stored_record(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:
