@@ -153,7 +153,7 @@ def test_a_spec_reads_senders_as_sim_does(senders: Any) -> None:
 def test_a_spec_refuses_bad_senders_as_sim_does() -> None:
     from incastlab.scenario import ScenarioError
 
-    with pytest.raises(ScenarioError, match="^topology.senders: '-2' in '1,-2' is negative"):
+    with pytest.raises(ScenarioError, match=r"^topology\.senders: '-2' in '1,-2' is negative"):
         parse_spec({"topology": {"senders": "1,-2"}})
 
 
@@ -184,9 +184,7 @@ def _mounted(
             subprocess.run(["umount", "-l", str(where)], capture_output=True, timeout=10)
 
 
-def _refuse_after(
-    monkeypatch: pytest.MonkeyPatch, writes: int, code: int
-) -> Callable[[], None]:
+def _refuse_after(monkeypatch: pytest.MonkeyPatch, writes: int, code: int) -> Callable[[], None]:
     """Make the store's Parquet writes fail with ``code`` after ``writes`` succeeded, as a
     full or read-only disk would; returns the undo."""
     real = store_mod.pq.write_table
@@ -218,9 +216,7 @@ def test_a_full_disk_stops_the_sweep_and_a_rerun_completes_it(
         assert not list(store.root.rglob("*.tmp"))  # nothing half-written left
         assert len(store.done()) == stop.value.stored and not store.unreadable
         if real:
-            subprocess.run(
-                ["mount", "-o", "remount,size=8m", str(tmp_path / "disk")], check=True
-            )
+            subprocess.run(["mount", "-o", "remount,size=8m", str(tmp_path / "disk")], check=True)
         undo()
         again = run_points(points, store, workers=1)
         assert (again.ran, again.skipped) == (len(points) - stop.value.stored, stop.value.stored)

@@ -93,15 +93,20 @@ def verify(path: str, as_json: bool, out: Console, err: Console) -> int:
                     "files": len(files),
                     "verified": len(good),
                     "unverified": [str(f) for f in old],
-                    "damaged": [{"file": str(f), "error": e} for f, e in bad],
+                    "damaged": [{"file": str(f), "error": why} for f, why in bad],
                 },
                 indent=1,
             )
         )
-    for _, e in bad:
-        err.print(f"[red]damaged[/red] {plain(e)}", soft_wrap=True, highlight=False)
+    for _, why in bad:
+        err.print(f"[red]damaged[/red] {plain(why)}", soft_wrap=True, highlight=False)
+    if p.is_file():  # one file: its one line says it all
+        if not bad:
+            state = "verified" if good else "unverified (written before checksums)"
+            err.print(f"{plain(str(p))}: {state}", soft_wrap=True, highlight=False)
+        return 1 if bad else 0
     unverified = f", {len(old)} unverified (written before checksums)" if old else ""
-    rerun = "; rerun the sweep to compute them again" if bad and not p.is_file() else ""
+    rerun = "; rerun the sweep to compute them again" if bad else ""
     err.print(
         f"{len(files)} file{'s' if len(files) != 1 else ''}: {len(good)} verified{unverified}, "
         f"{len(bad)} damaged{rerun}",

@@ -52,6 +52,7 @@ class DamagedResultFile(ValueError):
     """A results file or sweep point that does not read back, or whose rows do not match
     the checksum written with them; the message names the file."""
 
+
 #: Per column kind, the (pandas_type, numpy_type) of pandas metadata: the dtype plain pandas
 #: gives the column (nullable for integers and booleans).
 _PANDAS: dict[str, tuple[str, str]] = {
