@@ -162,12 +162,12 @@ def test_a_spec_refuses_bad_senders_as_sim_does() -> None:
 
 @contextlib.contextmanager
 def _mounted(
-    where: Path, *options: str, kind: str = "tmpfs", source: str = "tmpfs"
+    where: Path, *options: str, kind: str = "tmpfs", source: str = "tmpfs", want: bool = True
 ) -> Iterator[bool]:
-    """A mount at ``where`` as root where mounting is allowed (yields ``True``, unmounted
-    after), else nothing (``False``: the caller simulates the failure instead)."""
+    """A mount at ``where`` as root where mounting is allowed and ``want`` (yields ``True``,
+    unmounted after), else nothing (``False``: the caller simulates the failure instead)."""
     where.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
+    if not want or os.geteuid() != 0:
         yield False
         return
     cmd = ["mount", "-t", kind, "-o", ",".join(options), source, str(where)]
@@ -201,12 +201,15 @@ def _refuse_after(monkeypatch: pytest.MonkeyPatch, writes: int, code: int) -> Ca
     return monkeypatch.undo
 
 
+@pytest.mark.parametrize("disk", ["tmpfs", "simulated"])
 def test_a_full_disk_stops_the_sweep_and_a_rerun_completes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, disk: str
 ) -> None:
     # A real 600 KB tmpfs holds three points (as root, where mounting is allowed); otherwise
     # the store's writes are made to fail with ENOSPC after three.
-    with _mounted(tmp_path / "disk", "size=600k", "mode=0777") as real:
+    with _mounted(tmp_path / "disk", "size=600k", "mode=0777", want=disk == "tmpfs") as real:
+        if disk == "tmpfs" and not real:
+            pytest.skip("a tmpfs needs root and a mount this machine allows")
         store, points = _sweep(tmp_path / "disk" / "s", SMALL)
         undo = (lambda: None) if real else _refuse_after(monkeypatch, 2, errno.ENOSPC)
         with pytest.raises(SweepStopped, match="No space left on device") as stop:
@@ -223,8 +226,12 @@ def test_a_full_disk_stops_the_sweep_and_a_rerun_completes_it(
         _stored_once(store, points)
 
 
+@pytest.mark.parametrize("disk", ["mount", "simulated"])
 def test_a_read_only_results_dir_stops_the_sweep_in_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    disk: str,
 ) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('[topology]\nsenders = "1..4"\n[workload]\nsru = "16KB"\nblocks = 2\n')
@@ -232,9 +239,11 @@ def test_a_read_only_results_dir_stops_the_sweep_in_one_line(
     assert main(["sweep", str(spec), "--out", str(out), "-q"]) == 0
     for p in sorted((out / "points").glob("*.parquet"))[:2]:
         p.unlink()
-    # Read-only: a read-only bind mount as root (where allowed), chmod as a user (root
-    # ignores modes), else the store's writes refused with EROFS.
-    with _mounted(out, kind="bind", source=str(out)) as bound:
+    # Read-only: a read-only bind mount ("mount", as root where allowed); simulated, chmod as
+    # a user (root ignores modes), as root the store's writes refused with EROFS.
+    with _mounted(out, kind="bind", source=str(out), want=disk == "mount") as bound:
+        if disk == "mount" and not bound:
+            pytest.skip("a read-only bind mount needs root and a mount this machine allows")
         undo: Callable[[], None] = lambda: None  # noqa: E731
         if bound:
             subprocess.run(["mount", "-o", "remount,ro,bind", str(out)], check=True)
