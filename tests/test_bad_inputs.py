@@ -344,6 +344,15 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
     # sweep directories
     ("results not a sweep", ["results", "{dir}"], 2, ("sweep.json",)),
     ("results missing", ["results", "{dir}/nope"], 2, ("sweep.json",)),
+    ("results --verify not a sweep", ["results", "{dir}", "--verify"], 2, ("sweep.json",)),
+    ("results --verify missing", ["results", "{dir}/nope", "--verify"], 2, ("sweep.json",)),
+    (
+        "results --verify with --where",
+        ["results", "{dir}", "--verify", "--where", "senders=1"],
+        2,
+        ("--verify",),
+    ),
+    ("results --verify not parquet", ["results", "{afile}", "--verify"], 1, ("damaged",)),
     ("results corrupt sweep.json", ["results", "{sweep_corrupt_meta}"], 2, ("sweep.json",)),
     ("results deep sweep.json", ["results", "{sweep_deep_meta}"], 2, ("sweep.json",)),
     ("results sweep.json a fifo", ["results", "{sweep_fifo_meta}"], 2, ("sweep.json",)),

@@ -62,6 +62,59 @@ def warn_unreadable(store: SweepStore, err: Console) -> None:
         )
 
 
+def verify(path: str, as_json: bool, out: Console, err: Console) -> int:
+    """``incast results --verify``: every point of a sweep directory (or one results file)
+    read in full and checked against its checksum; the damaged named one a line each. Exit
+    1 if any is damaged. Files written before checksums are counted as unverified."""
+    from pathlib import Path
+
+    from incastlab.result import schema
+
+    p = Path(path)
+    if p.is_file():
+        files = [p]
+        good: list[Path] = []
+        old: list[Path] = []
+        bad: list[tuple[Path, str]] = []
+        try:
+            (good if schema.verify(p) else old).append(p)
+        except schema.DamagedResultFile as e:
+            bad.append((p, str(e)))
+    else:
+        store, _ = open_sweep(path)
+        good, old, bad = store.verify()
+        files = [*good, *old, *(b for b, _ in bad)]
+    if as_json:
+        import json
+
+        print(
+            json.dumps(
+                {
+                    "files": len(files),
+                    "verified": len(good),
+                    "unverified": [str(f) for f in old],
+                    "damaged": [{"file": str(f), "error": why} for f, why in bad],
+                },
+                indent=1,
+            )
+        )
+    for _, why in bad:
+        err.print(f"[red]damaged[/red] {plain(why)}", soft_wrap=True, highlight=False)
+    if p.is_file():  # one file: its one line says it all
+        if not bad:
+            state = "verified" if good else "unverified (written before checksums)"
+            err.print(f"{plain(str(p))}: {state}", soft_wrap=True, highlight=False)
+        return 1 if bad else 0
+    unverified = f", {len(old)} unverified (written before checksums)" if old else ""
+    rerun = "; rerun the sweep to compute them again" if bad else ""
+    err.print(
+        f"{len(files)} file{'s' if len(files) != 1 else ''}: {len(good)} verified{unverified}, "
+        f"{len(bad)} damaged{rerun}",
+        highlight=False,
+    )
+    return 1 if bad else 0
+
+
 def where_column(key: str, text: str, columns: list[str]) -> str:
     """The column ``--where KEY=TEXT`` names: a column in full (any scenario column) or by its
     end (``senders``, ``buffer.bytes``, ``rto_min_s``) among the sweep's ``columns``. A

@@ -106,6 +106,12 @@ def add_results_parser(sub: Any) -> None:
         help="write the rows as CSV to FILE.csv, or to standard output with -",
     )
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.add_argument(
+        "--verify",
+        action="store_true",
+        help="check every point's data against its checksum and name the damaged ones "
+        "(exit 1 if any); DIR may also be a results file of `incast sim --out`",
+    )
     add_wide_flag(r)
     r.set_defaults(handler=cmd_results)
 
@@ -115,9 +121,21 @@ def _csv_target(value: str) -> str:
     return value if value == "-" else out_file(".csv")(value)
 
 
+#: Exit status of a sweep the machines stopped (a full or read-only disk, a lost Dask
+#: scheduler): sysexits' EX_TEMPFAIL, "try again later", as a rerun completes it.
+STOPPED = 75
+#: Highest exit status counting failed points (a status of 63 means 63 or more).
+MAX_FAILED_STATUS = 63
+
+
+def failed_status(failed: int) -> int:
+    """A sweep's exit status: 0 when every point ran, else how many failed (up to 63)."""
+    return min(failed, MAX_FAILED_STATUS)
+
+
 def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
     from incastlab.parallel import Interrupted
-    from incastlab.sweep.run import DaskMissing, run_points
+    from incastlab.sweep.run import DaskMissing, SweepStopped, run_points
     from incastlab.sweep.spec import load_spec
     from incastlab.sweep.store import SweepDirError, SweepStore
 
@@ -135,6 +153,10 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         store.create(spec.store_meta(len(points)))
     except SweepDirError as e:
         raise UsageError(f"--out: {e}") from None
+    except OSError as e:  # a read-only or full results disk, before any point ran
+        from incastlab.sweep.run import SweepStopped, disk_error
+
+        return _stopped(a, store, points, err, SweepStopped(disk_error(e, store), 0))
     with progress_bar(err, "sweep", not a.json and not a.quiet, failures=True) as bar:
         task = bar.add_task(spec.name, total=len(points), failed=0)
         bar.update(task, completed=len(store.done() & {p.key for p in points}))
@@ -151,20 +173,70 @@ def cmd_sweep(a: argparse.Namespace, out: Console, err: Console) -> int:
         except Interrupted:
             bar.stop()
             return _interrupted(a, store, points, out, err)
+        except SweepStopped as e:
+            bar.stop()
+            return _stopped(a, store, points, err, e)
     for path in res.repaired:
         err.print(
-            f"[yellow]warning:[/yellow] {plain(path)} did not read back; computed that point again",
+            f"[yellow]warning:[/yellow] {plain(path)} was damaged (did not read back or did "
+            "not match its checksum); computed that point again",
             soft_wrap=True,
         )
     if a.json:
         print_json(res.summary(store.root))
     elif not a.quiet:
         _print_rows(store, out, err, [], a.wide)
+        again = f" ({len(res.repaired)} of them damaged before)" if res.repaired else ""
         err.print(
-            f"{res.ran} run, {res.skipped} already stored, {len(res.failed)} failed "
+            f"{res.ran} run{again}, {res.skipped} already stored, {len(res.failed)} failed "
             f"({res.wall_s:.1f}s) → {store.root}"
         )
-    return 1 if res.failed else 0
+    else:
+        # Quiet is no table and no progress, never silence about what failed.
+        from incastlab.sweep.order import params_key
+
+        keys = set(res.failed)
+        for f in sorted(store.failures(), key=params_key):
+            if f.get("key") in keys:
+                err.print(
+                    f"[red]failed[/red] {plain(point_label(f['params']))}: "
+                    f"{plain(str(f['error']))}",
+                    soft_wrap=True,
+                )
+        if res.failed:
+            err.print(
+                f"{len(res.failed)} of {len(points)} points failed → {plain(store.root)}",
+                soft_wrap=True,
+                highlight=False,
+            )
+    return failed_status(len(res.failed))
+
+
+def _stopped(
+    a: argparse.Namespace, store: SweepStore, points: list[Any], err: Console, e: Exception
+) -> int:
+    """The machines stopped the sweep: one line saying what, what is kept, how to finish."""
+    from incastlab.sweep.run import SweepStopped
+
+    stored = e.stored if isinstance(e, SweepStopped) else 0
+    err.print(
+        f"[red]incast: sweep stopped:[/red] {plain(str(e))}; this run stored {stored} "
+        f"point{'s' if stored != 1 else ''} in {plain(store.root)}, every one whole; rerun "
+        f"`{plain(shlex.join(_again(a, store)))}` to complete it",
+        soft_wrap=True,
+        highlight=False,
+    )
+    return STOPPED
+
+
+def _again(a: argparse.Namespace, store: SweepStore) -> list[str]:
+    """The command that resumes this sweep."""
+    again = ["incast", "sweep", a.spec, "--out", str(store.root)]
+    if a.backend:
+        again += ["--backend", a.backend]
+    if a.dask:
+        again += ["--dask", a.dask]
+    return again
 
 
 def _interrupted(
@@ -174,9 +246,7 @@ def _interrupted(
     stored = len(store.done() & {p.key for p in points})
     if not a.json and not a.quiet and stored:
         _print_rows(store, out, err, [], a.wide)
-    again = ["incast", "sweep", a.spec, "--out", str(store.root)]
-    if a.backend:
-        again += ["--backend", a.backend]
+    again = _again(a, store)
     err.print(
         f"[yellow]interrupted:[/yellow] {stored} of {len(points)} points are stored in "
         f"{plain(store.root)}; `{plain(shlex.join(again))}` runs the other "
@@ -291,6 +361,12 @@ def cmd_results(a: argparse.Namespace, out: Console, err: Console) -> int:
 
     if a.csv == "-" and a.json:
         raise UsageError("--csv -: standard output already carries --json; give a file")
+    if a.verify:
+        if a.csv or a.where or a.per_seed:
+            raise UsageError("--verify: checks the stored files; give it without --csv, --where")
+        from incastlab.cli.stored import verify
+
+        return verify(a.dir, a.json, out, err)
     store, meta = open_sweep(a.dir)
     where = parse_where(a.where)
     selection, where = selected(store, where)

@@ -7,6 +7,12 @@ says ``incastlab.schema_version``, ``incastlab.version`` and ``incastlab.kind`` 
 for a file of runs, ``point`` for a sweep point). Nested detail (``scenario``, ``report``,
 ``params``) is JSON text in the file and nested data again in :func:`read_records`.
 
+Every file written now also says ``incastlab.sha256``: the SHA-256 of
+its rows in a canonical form (:func:`digest`), checked on every read, so a file whose data
+pages were damaged while its footer stayed whole is refused (:class:`DamagedResultFile`,
+naming the file) rather than read as a point. A file without it (written before) reads as
+*unverified*, not as damaged.
+
 The file also carries pandas metadata naming pandas' nullable dtypes for the integer and
 boolean columns, so plain ``pandas.read_parquet`` reads them as ``Int64`` and ``boolean``
 (a missing value is ``<NA>``), not as floats or objects when some or all are null.
@@ -15,6 +21,7 @@ boolean columns, so plain ``pandas.read_parquet`` reads them as ``Int64`` and ``
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,6 +44,14 @@ _TYPES: dict[str, pa.DataType] = {
     rec.FLOATS2: pa.list_(pa.list_(pa.float64())),
 }
 SCHEMA_VERSION_KEY = b"incastlab.schema_version"
+#: The file metadata key of the rows' checksum (:func:`digest`).
+CHECKSUM_KEY = b"incastlab.sha256"
+
+
+class DamagedResultFile(ValueError):
+    """A results file or sweep point that does not read back, or whose rows do not match
+    the checksum written with them; the message names the file."""
+
 
 #: Per column kind, the (pandas_type, numpy_type) of pandas metadata: the dtype plain pandas
 #: gives the column (nullable for integers and booleans).
@@ -105,8 +120,47 @@ def to_table(records: Sequence[dict[str, Any]], kind: str = "results") -> pa.Tab
         b"incastlab.version": ",".join(versions).encode(),
         b"incastlab.kind": kind.encode(),
         b"pandas": pandas_metadata(),
+        CHECKSUM_KEY: digest(table).encode(),
     }
     return table.replace_schema_metadata(meta)
+
+
+def digest(table: pa.Table) -> str:
+    """SHA-256 of a table's rows as canonical JSON (sorted keys, no spaces): what the rows
+    hold, whatever Parquet's encoding of them, so the same rows read back give the same
+    digest and a flipped bit in any value does not."""
+    blob = json.dumps(table.to_pylist(), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _read_checked(path: str | Path) -> tuple[pa.Table, bool]:
+    """The file's table and whether a checksum vouched for it (``False``: written before
+    checksums, unverified); :class:`DamagedResultFile` if it does not read back whole."""
+    # One file at a time: ParquetFile skips the dataset machinery of pq.read_table, which
+    # costs more than the read itself for a one-row sweep point.
+    try:
+        with pq.ParquetFile(path) as f:
+            table = f.read()
+    except (OSError, ValueError, pa.ArrowException) as e:
+        if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
+            raise
+        # pyarrow's message may run to many lines: its first is the cause.
+        cause = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise DamagedResultFile(f"{path}: does not read back as Parquet ({cause})") from None
+    stored = (table.schema.metadata or {}).get(CHECKSUM_KEY)
+    if stored is None:
+        return table, False
+    if digest(table) != stored.decode(errors="replace"):
+        raise DamagedResultFile(
+            f"{path}: damaged: its rows do not match the checksum written with them"
+        )
+    return table, True
+
+
+def verify(path: str | Path) -> bool:
+    """Whether ``path`` reads back and matches its checksum (``True``), or reads back with
+    no checksum to check (``False``: unverified); :class:`DamagedResultFile` otherwise."""
+    return _read_checked(path)[1]
 
 
 def write(records: Sequence[dict[str, Any]], path: str | Path, kind: str = "results") -> Path:
@@ -120,11 +174,9 @@ def write(records: Sequence[dict[str, Any]], path: str | Path, kind: str = "resu
 def read_table(path: str | Path) -> pa.Table:
     """A results file or sweep point as a table of :func:`schema`; a file written before the
     schema existed (JSON-string scenario and report, inferred columns) is rebuilt from its
-    stored scenario and report."""
-    # One file at a time: ParquetFile skips the dataset machinery of pq.read_table, which
-    # costs more than the read itself for a one-row sweep point.
-    with pq.ParquetFile(path) as f:
-        table = f.read()
+    stored scenario and report. :class:`DamagedResultFile` if it does not read back or
+    does not match its checksum."""
+    table = _read_checked(path)[0]
     meta = table.schema.metadata or {}
     if SCHEMA_VERSION_KEY in meta:
         return table

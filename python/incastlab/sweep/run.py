@@ -34,6 +34,45 @@ class PointError(Exception):
     """A point failed in a worker (the message names the original exception)."""
 
 
+class SweepStopped(RuntimeError):
+    """The machines under the sweep failed it, not a point: the results disk refused a write
+    (full, read-only), the Dask scheduler went away, a worker process of the pool died. The
+    message is one line saying what, how many points this run stored (``stored``) and that a
+    rerun completes the sweep: every point stored is whole, none is stored twice."""
+
+    def __init__(self, what: str, stored: int) -> None:
+        super().__init__(what)
+        self.stored = stored
+
+
+def _infrastructure(e: BaseException) -> str | None:
+    """What ``e`` from a point's future says about the machines, or ``None`` for an error
+    of the point itself (recorded, the sweep goes on).
+
+    Every error of a point's own code arrives as :class:`PointError`. Dask's ``KilledWorker``
+    (the point took down every worker it was tried on) is the point's too. A cancelled future
+    (the scheduler restarted or its connection was lost, so it forgot the work), a lost
+    connection, or a broken process pool are the machines': no point is blamed for them."""
+    import asyncio
+    from concurrent.futures import CancelledError as FutureCancelled
+    from concurrent.futures.process import BrokenProcessPool
+
+    if isinstance(e, PointError) or type(e).__name__ == "KilledWorker":
+        return None
+    if isinstance(e, BrokenProcessPool):
+        return "a worker process ended without an answer (killed, or out of memory?)"
+    if isinstance(e, asyncio.CancelledError | FutureCancelled):
+        return f"the Dask scheduler dropped the work (restarted, or its connection lost: {e})"
+    if isinstance(e, OSError | TimeoutError) or type(e).__name__ == "CommClosedError":
+        return f"lost the Dask scheduler ({type(e).__name__}: {e})"
+    return None
+
+
+def disk_error(e: OSError, store: SweepStore) -> str:
+    """One line for a write the results directory refused."""
+    return f"cannot write to {store.root}: {e.strerror or e}"
+
+
 def run_point(backend: str, scenario_json: str) -> dict[str, Any]:
     """Run one point in a worker: its :class:`Result` and its wall time."""
     try:
@@ -160,7 +199,10 @@ def run_points(
     :class:`~incastlab.parallel.Interrupted` at once, its ``done`` the keys stored by this
     run (every point finished before it is in the store)."""
     t0 = time.perf_counter()
-    store.remove_stale_temporaries()
+    try:
+        store.remove_stale_temporaries()
+    except OSError as e:
+        raise SweepStopped(disk_error(e, store), 0) from None
     done = store.done()
     todo: dict[str, Point] = {}
     for p in points:
@@ -179,6 +221,9 @@ def run_points(
     except KeyboardInterrupt:
         out.wall_s = time.perf_counter() - t0
         raise Interrupted({k: k for k in out.stored}, out.total) from None
+    except SweepStopped:
+        out.wall_s = time.perf_counter() - t0
+        raise
     out.wall_s = time.perf_counter() - t0
     return out
 
@@ -200,8 +245,17 @@ def _run(
             point = todo[key]
             try:
                 res = fut.result()
-            except Exception as e:  # a failing point is recorded, the others go on
-                store.write_failure(
+            except BaseException as e:  # a failing point is recorded, the others go on
+                if isinstance(e, KeyboardInterrupt | SystemExit | GeneratorExit):
+                    raise
+                lost = _infrastructure(e)
+                if lost is not None:
+                    # Leaving the executor cancels what is still queued on the cluster.
+                    raise SweepStopped(lost, len(out.stored)) from None
+                _write(
+                    store,
+                    store.write_failure,
+                    out,
                     key,
                     {
                         "key": key,
@@ -218,11 +272,27 @@ def _run(
                 if progress:
                     progress(point, False)
                 continue
-            store.write_point(key, _stored_record(key, point, res))
+            _write(store, store.write_point, out, key, _stored_record(key, point, res))
             out.ran += 1
             out.stored.append(key)
             if progress:
                 progress(point, True)
+
+
+def _write(
+    store: SweepStore,
+    write: Callable[[str, dict[str, Any]], None],
+    out: Outcome,
+    key: str,
+    data: Any,
+) -> None:
+    """``write(key, data)`` into the store; a refused write (a full or read-only disk, a
+    quota, an I/O error) stops the sweep with one line, since every point after it would be
+    refused alike (the store's atomic writes leave nothing half-written behind)."""
+    try:
+        write(key, data)
+    except OSError as e:
+        raise SweepStopped(disk_error(e, store), len(out.stored)) from None
 
 
 def _stored_record(key: str, point: Point, res: dict[str, Any]) -> dict[str, Any]:

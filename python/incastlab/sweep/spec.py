@@ -33,6 +33,7 @@ from typing import Any
 from incastlab import _core, backends
 from incastlab import scenario as sc_mod
 from incastlab.scenario import Scenario, ScenarioError
+from incastlab.series import parse_senders
 from incastlab.units import UnitError, is_int_ranges, parse_int_ranges
 
 #: Most points one sweep may hold.
@@ -40,6 +41,8 @@ MAX_POINTS = 100_000
 #: Keys whose value may be a table ({bytes = ..., packets = ...}, a topology file's tables
 #: inline) rather than a section.
 _LIMITS = {"buffer", "nic_buffer", "ecn_threshold", "file"}
+#: The key whose text value is a sender list, as ``--senders`` reads it.
+SENDERS = "topology.senders"
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,11 @@ def _single_list(key: str, value: list[Any]) -> bool:
 
 def _axis_values(key: str, value: Any) -> list[Any] | None:
     """The values of an axis, or ``None`` if ``value`` is a single value."""
+    if key == SENDERS and isinstance(value, str):
+        # Every form `incast sim --senders` takes ("16", "1,2", "1..4,8", "4..64:4"), read by
+        # the one parser both use.
+        counts = parse_senders(value, key)
+        return counts if len(counts) > 1 else None
     if isinstance(value, str):
         return _range_values(value, key)
     if isinstance(value, list):
@@ -154,6 +162,12 @@ def _axis_values(key: str, value: Any) -> list[Any] | None:
             raise ScenarioError(f"{key}: an empty list gives no points")
         return list(value)
     return None
+
+
+def _axis_one_sender(text: str) -> int:
+    """A sender list of one count (``"16"``, ``"8..8"``) as that count."""
+    (count,) = parse_senders(text, SENDERS)
+    return count
 
 
 def _leaves(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -187,7 +201,9 @@ def parse_spec(data: Mapping[str, Any], *, name: str = "sweep") -> Spec:
     axes: dict[str, list[Any]] = {}
     for key, value in _leaves(raw):
         vals = _axis_values(key, value)
-        if vals is None:
+        if vals is None and key == SENDERS and isinstance(value, str):
+            single[key] = _axis_one_sender(value)
+        elif vals is None:
             single[key] = value
         else:
             axes[key] = vals

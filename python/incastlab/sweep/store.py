@@ -12,9 +12,12 @@ the same spec skips every point already stored and runs the rest; a point that f
 tried again. Files appear atomically (written aside, then renamed), so a sweep killed at any
 moment leaves only whole points behind.
 
-A point file damaged since (truncated, emptied, overwritten) is not a point: it does not
-count as done, so the next run computes it again and replaces it, and readers skip it and
-name it (:attr:`SweepStore.unreadable`).
+A point file damaged since (truncated, emptied, overwritten, or a flipped bit anywhere in
+its data while its footer stays whole) is not a point: each file carries a checksum of its
+rows (:mod:`incastlab.result.schema`) that every read checks, so a damaged one does not count
+as done, the next run computes it again and replaces it (and says so), and readers skip it
+and name it (:attr:`SweepStore.unreadable`). Points written before checksums read as
+*unverified* (:meth:`SweepStore.verify`), not damaged.
 """
 
 from __future__ import annotations
@@ -38,8 +41,13 @@ if TYPE_CHECKING:
 
 def _atomic_write(path: Path, write: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        # A full or read-only disk, or Ctrl-C mid-write: no half-written file stays behind.
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 #: A temporary file older than this is a dead writer's even if its pid is alive again (pids
@@ -113,26 +121,40 @@ class SweepStore:
         return meta
 
     @staticmethod
-    def _readable(path: Path) -> bool:
-        """Whether a point file reads back: a Parquet footer that parses, holding one row."""
-        try:
-            return bool(pq.read_metadata(path).num_rows == 1)
-        except Exception:  # pyarrow raises several kinds for damaged files
-            return False
+    def check_point(path: Path) -> bool:
+        """Whether a point file is whole and vouched for by its checksum (``True``) or whole
+        but written before checksums (``False``, unverified); :class:`DamagedResultFile`
+        naming the file if it does not read back, holds other than one row, or does not
+        match its checksum."""
+        verified = schema.verify(path)
+        rows = pq.read_metadata(path).num_rows
+        if rows != 1:
+            raise schema.DamagedResultFile(f"{path}: a sweep point holds one row, not {rows}")
+        return verified
+
+    def verify(self) -> tuple[list[Path], list[Path], list[tuple[Path, str]]]:
+        """Every point file checked in full: ``(verified, unverified, damaged)``, the last
+        with what is wrong with each."""
+        good: list[Path] = []
+        old: list[Path] = []
+        bad: list[tuple[Path, str]] = []
+        for p in sorted(self.points_dir.glob("*.parquet")):
+            try:
+                (good if self.check_point(p) else old).append(p)
+            except schema.DamagedResultFile as e:
+                bad.append((p, str(e)))
+        return good, old, bad
 
     def done(self) -> set[str]:
-        """Keys of the points stored whole; damaged ones are listed in :attr:`unreadable`
-        and are not done (the next run computes them again)."""
+        """Keys of the points stored whole (read and checked against their checksums);
+        damaged ones are listed in :attr:`unreadable` and are not done (the next run
+        computes them again)."""
         self.unreadable = []
         if not self.points_dir.exists():
             return set()
-        keys = set()
-        for p in sorted(self.points_dir.glob("*.parquet")):
-            if self._readable(p):
-                keys.add(p.stem)
-            else:
-                self.unreadable.append(p)
-        return keys
+        good, old, bad = self.verify()
+        self.unreadable = [p for p, _ in bad]
+        return {p.stem for p in (*good, *old)}
 
     def write_point(self, key: str, record: dict[str, Any]) -> None:
         """Store one finished point, a record with its ``key`` and ``params`` (and forget an
