@@ -33,7 +33,7 @@ from typing import Any
 from incastlab.scenario import from_dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_transports import scenario as ndp_scenario  # noqa: E402
+from scale_transports import scenario as ndp_scenario
 
 # Issue 33's targets for the largest cluster against the smallest.
 MAX_RSS_MB = 2048.0
