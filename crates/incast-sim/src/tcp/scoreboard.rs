@@ -538,6 +538,28 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_board_lends_its_buffer_and_a_busy_one_keeps_it() {
+        let mut pool = SegPool::default();
+        let mut busy = board(3);
+        busy.park(&mut pool);
+        assert!(
+            busy.capacity() >= 3,
+            "segments outstanding: the buffer stays"
+        );
+        assert!(pool.0.is_empty());
+        let mut idle = board(3);
+        idle.clean_with(3000, 0, &mut |_| {});
+        assert!(idle.is_empty());
+        idle.park(&mut pool);
+        assert_eq!((idle.capacity(), pool.0.len()), (0, 1));
+        let mut next = Scoreboard::default();
+        next.unpark(&mut pool);
+        assert!(next.capacity() >= 3 && pool.0.is_empty());
+        next.push(0, 1000, 0, TxState::default());
+        assert_eq!(next.packets_out(), 1);
+    }
+
+    #[test]
     fn a_hole_below_dupthresh_sacked_segments_is_lost_and_not_before() {
         let mut b = board(5);
         b.mark_sacked(1000, 3000, 5000);
