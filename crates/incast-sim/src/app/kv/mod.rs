@@ -77,6 +77,9 @@ struct Request {
     measured: bool,
 }
 
+/// A reply a client expects: (get, client offset at which it is complete, value bytes).
+type OpenReply = (u32, u64, u64);
+
 /// Bytes received per [`PEAK_WINDOW`] at one host: the current window and the fullest.
 #[derive(Debug, Clone, Copy, Default)]
 struct PeakMeter {
@@ -143,7 +146,7 @@ pub struct KvGets {
     /// Per connection: client offset at the end of the last reply asked for.
     end: Vec<u64>,
     /// Buffers of the empty `to_read`, `to_respond` and `open` queues.
-    spare: (Spare<Request>, Spare<(u64, bool)>, Spare<(u32, u64, u64)>),
+    spare: (Spare<Request>, Spare<(u64, bool)>, Spare<OpenReply>),
     /// Per connection: bytes the server has written.
     pub written: Vec<u64>,
     /// Per host: when its server is next free (jittered replies leave in order).
