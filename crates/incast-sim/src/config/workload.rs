@@ -518,10 +518,10 @@ impl Scenario {
                 format!("kv_gets needs at least 2 hosts (each is a client and a replica), got {h}"),
             ));
         }
-        if h > 1000 {
+        if h > 4096 {
             return Err(bad(
                 "topology.senders",
-                format!("kv_gets runs a connection per pair of hosts: at most 1000 hosts, got {h}"),
+                format!("kv_gets runs a connection per pair of hosts: at most 4096 hosts, got {h}"),
             ));
         }
         if w.kv_replicas == 0 || w.kv_replicas > h {

@@ -3,8 +3,6 @@
 //! the endpoints emit into packets on their routes and delivered segments back into endpoint
 //! calls; the network (queues, marking, PFC) is the fabric's.
 
-use std::collections::VecDeque;
-
 use super::capture::{tsval, TcpCapture};
 use crate::app::{App, Effect, Token, View};
 use crate::capture::Capture;
@@ -16,9 +14,10 @@ use crate::net::fabric::{Fabric, Offered, Wire};
 use crate::net::trim::Trimmable;
 use crate::net::{PktId, CE, ECT};
 use crate::report::{Report, Series};
-use crate::rng::Rng;
+use crate::tcp::scoreboard::SegPool;
+use crate::tcp::slots::Endpoints;
 use crate::tcp::Packet;
-use crate::tcp::{Endpoint, Segment};
+use crate::tcp::Segment;
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::SimTime;
 
@@ -31,18 +30,15 @@ pub(super) const HOST_TX: u8 = 3;
 /// Every TCP connection of a run and the application over them.
 #[derive(Debug)]
 pub struct Tcp {
-    /// Every connection's two endpoints, indexed by [`EndpointId`].
-    pub(super) eps: Vec<Endpoint>,
-    /// The engine's lazy timers of each endpoint, following the deadlines it reports.
-    pub(super) timers: Vec<EndpointTimers>,
+    /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers and
+    /// host queues, each made on its first use.
+    pub(super) eps: Endpoints,
     /// Route each endpoint sends on.
     pub(super) ep_route: Vec<u32>,
     /// Host each endpoint is on.
     pub(super) ep_host: Vec<u32>,
-    /// Packets each endpoint has sent that wait out their host jitter, with release times.
-    pub(super) host_q: Vec<VecDeque<(SimTime, PktId)>>,
-    /// Per-endpoint random streams for host jitter.
-    pub(super) host_rng: Vec<Rng>,
+    /// Scoreboard buffers idle endpoints lent (see [`SegPool`]).
+    pub(super) seg_pool: SegPool,
     /// The workload.
     pub(super) app: Box<dyn App>,
     /// Its connections (`0..app_conns`; background flows follow).
@@ -134,7 +130,7 @@ impl Wire for Packet {
 /// What the application may read of the endpoints and the network (borrowing the fields
 /// apart from the application itself).
 pub(super) struct TcpView<'a> {
-    pub(super) eps: &'a [Endpoint],
+    pub(super) eps: &'a Endpoints,
     pub(super) ep_host: &'a [u32],
     pub(super) net: &'a Network,
     pub(super) drops_by_kind: [u64; 3],
@@ -142,10 +138,10 @@ pub(super) struct TcpView<'a> {
 
 impl View for TcpView<'_> {
     fn received(&self, ep: EndpointId) -> u64 {
-        self.eps[ep.index()].received()
+        self.eps.get(ep.index()).received()
     }
     fn acked(&self, ep: EndpointId) -> u64 {
-        self.eps[ep.index()].acked()
+        self.eps.get(ep.index()).acked()
     }
     fn endpoints(&self) -> u32 {
         self.eps.len() as u32
@@ -154,7 +150,7 @@ impl View for TcpView<'_> {
         self.ep_host[ep.index()]
     }
     fn loss_counters(&self, ep: EndpointId) -> (u64, u64) {
-        let s = self.eps[ep.index()].stats();
+        let s = self.eps.get(ep.index()).stats();
         (s.timeouts as u64, (s.retx_fast + s.retx_timeout) as u64)
     }
     fn drops_by_kind(&self) -> [u64; 3] {
@@ -192,8 +188,9 @@ impl Transport for Tcp {
         if kind == HOST_TX {
             return self.host_tx(cx, ep);
         }
-        let (now, i) = (cx.now, ep.index());
-        let timers = &mut self.timers[i];
+        let now = cx.now;
+        let slot = self.eps.slot(ep);
+        let timers = &mut slot.timers;
         let due = match kind {
             RTO => timers.rto.fire(now, gen),
             DELACK => timers.delack.fire(now, gen),
@@ -203,9 +200,9 @@ impl Transport for Tcp {
             let mut out = std::mem::take(&mut self.out);
             match kind {
                 RTO => {
-                    let before = self.eps[i].stats().timeouts;
-                    self.eps[i].on_rto(now, &mut out);
-                    let fired = self.eps[i].stats().timeouts - before;
+                    let before = slot.ep.stats().timeouts;
+                    slot.ep.on_rto(now, &mut out);
+                    let fired = slot.ep.stats().timeouts - before;
                     if ep.conn().0 < self.app_conns {
                         if ep.is_sender() {
                             self.app.add_timeouts(ep.conn(), fired as u64);
@@ -214,8 +211,8 @@ impl Transport for Tcp {
                         }
                     }
                 }
-                DELACK => self.eps[i].on_delack(&mut out),
-                _ => self.eps[i].on_pace(now, &mut out),
+                DELACK => slot.ep.on_delack(&mut out),
+                _ => slot.ep.on_pace(now, &mut out),
             }
             self.out = out;
             self.transmit(cx, ep);
@@ -245,7 +242,7 @@ impl Transport for Tcp {
             .queue_bytes
             .push(net.links[net.bottleneck].queued_bytes());
         for (c, w) in series.cwnd.iter_mut().enumerate() {
-            w.push(self.eps[ConnId(c as u32).sender().index()].cwnd());
+            w.push(self.eps.get(ConnId(c as u32).sender().index()).cwnd());
         }
         // A time series holds at most MAX_SERIES_VALUES numbers whatever max_samples says:
         // sampling every picosecond must not be a way to fill the machine's memory.
@@ -295,7 +292,7 @@ impl Transport for Tcp {
     }
 
     fn check_invariants(&self, run: &Seen<Packet>) -> Result<(), String> {
-        for (i, e) in self.eps.iter().enumerate() {
+        for (i, e) in self.eps.made() {
             e.check_invariants()
                 .map_err(|m| format!("endpoint {i}: {m}"))?;
         }
@@ -327,7 +324,7 @@ impl Tcp {
 
     /// The packet at the head of endpoint `ep`'s host queue reaches its NIC.
     fn host_tx(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
-        let q = &mut self.host_q[ep.index()];
+        let q = &mut self.eps.slot(ep).host_q;
         let (_, id) = q.pop_front().expect("a host release has a packet");
         if let Some(&(t, _)) = q.front() {
             cx.push(t, Event::Agent(ep.0, HOST_TX, 0));
@@ -344,7 +341,7 @@ impl Tcp {
         }
         let ep = EndpointId(p.dst);
         let mut out = std::mem::take(&mut self.out);
-        let delivered = self.eps[ep.index()].on_segment(
+        let delivered = self.eps.slot(ep).ep.on_segment(
             cx.now,
             &crate::tcp::Incoming {
                 seq: p.seq,
@@ -358,17 +355,18 @@ impl Tcp {
         self.out = out;
         self.transmit(cx, ep);
         if ep.conn().0 < self.app_conns && (delivered > 0 || self.app_every_segment) {
-            let received = self.eps[ep.index()].received();
+            let received = self.eps.get(ep.index()).received();
             let mut act = std::mem::take(&mut self.act);
             self.app
                 .on_segment(ep, delivered, received, cx.now, &mut act);
             self.apply(cx, act);
         }
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep.index()].flush_ack(&mut out);
+        self.eps.slot(ep).ep.flush_ack(&mut out);
         self.out = out;
         self.transmit(cx, ep);
         self.sync_timers(cx, ep);
+        self.eps.slot(ep).ep.park(&mut self.seg_pool);
     }
 
     fn apply(&mut self, cx: &mut Cx<Packet>, mut act: Vec<Effect>) {
@@ -408,7 +406,9 @@ impl Tcp {
 
     pub(super) fn write(&mut self, cx: &mut Cx<Packet>, ep: EndpointId, bytes: u64) {
         let mut out = std::mem::take(&mut self.out);
-        self.eps[ep.index()].write(cx.now, bytes, &mut out);
+        let slot = self.eps.slot(ep);
+        slot.ep
+            .write_from(&mut self.seg_pool, cx.now, bytes, &mut out);
         self.out = out;
         self.transmit(cx, ep);
         self.sync_timers(cx, ep);
@@ -442,8 +442,9 @@ impl Tcp {
                 self.enqueue(cx, first, id);
                 continue;
             }
-            let q = &mut self.host_q[ep.index()];
-            let mut at = cx.now + self.host_rng[ep.index()].up_to(self.jitter);
+            let slot = self.eps.slot(ep);
+            let q = &mut slot.host_q;
+            let mut at = cx.now + slot.host_rng.up_to(self.jitter);
             if let Some(&(last, _)) = q.back() {
                 at = at.max(last); // a connection's packets leave in order
             }
@@ -459,7 +460,7 @@ impl Tcp {
     pub(super) fn background_bytes(&self) -> u64 {
         self.connections()
             .filter(|&c| !self.app_owns(c))
-            .map(|c| self.eps[c.receiver().index()].received())
+            .map(|c| self.eps.get(c.receiver().index()).received())
             .sum()
     }
 
@@ -470,8 +471,9 @@ impl Tcp {
 
     /// Schedule what endpoint `ep`'s deadlines need now.
     fn sync_timers(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
-        let due = self.eps[ep.index()].poll_at();
-        let timers = &mut self.timers[ep.index()];
+        let slot = self.eps.slot(ep);
+        let due = slot.ep.poll_at();
+        let timers = &mut slot.timers;
         follow(&mut timers.rto, due.rto);
         follow(&mut timers.delack, due.delayed_ack);
         follow(&mut timers.pace, due.pace);

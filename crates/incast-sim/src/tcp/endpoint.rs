@@ -11,6 +11,7 @@ use crate::tcp::params::TcpParams;
 use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::SegPool;
 use crate::tcp::segment::{Incoming, Segment};
 use crate::tcp::sender::{Sender, SenderStats};
 use crate::units::SimTime;
@@ -106,6 +107,29 @@ impl Endpoint {
             delayed_ack: self.rx.delack_at(),
             pace: self.tx.pace_at,
         }
+    }
+
+    /// Idle (nothing outstanding, nothing unsent): lend the scoreboard's buffer to `pool`.
+    /// Only [`Endpoint::write`] gives an idle endpoint something to send, and it takes one back.
+    #[inline]
+    pub(super) fn park(&mut self, pool: &mut SegPool) {
+        if self.tx.snd_nxt == self.tx.write_end {
+            self.tx.board.park(pool);
+        }
+    }
+
+    /// [`Endpoint::write`], with a scoreboard buffer from `pool` if this endpoint lent its own.
+    pub(super) fn write_from(
+        &mut self,
+        pool: &mut SegPool,
+        now: SimTime,
+        bytes: u64,
+        out: &mut Vec<Segment>,
+    ) {
+        if bytes > 0 {
+            self.tx.board.unpark(pool);
+        }
+        self.write(now, bytes, out);
     }
 
     /// The application writes `bytes` more.

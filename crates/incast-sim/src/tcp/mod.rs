@@ -20,7 +20,8 @@
 //! - `receiver.rs`: in-order delivery, SACK blocks, delayed ACKs, the ECN echo.
 //! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
 //! - `agent.rs`, `setup.rs`, `run_report.rs`, `packet.rs`, `capture.rs`: TCP as the engine runs
-//!   it (the transport's glue: connections, timers, the segment on the wire, report, pcap).
+//!   it (the transport's glue: connections, timers, the segment on the wire, report, pcap);
+//!   `slots.rs`: the endpoints, each made on its first use.
 
 mod agent;
 mod capture;
@@ -38,6 +39,7 @@ mod scoreboard;
 mod segment;
 mod sender;
 mod setup;
+mod slots;
 #[cfg(test)]
 mod testing;
 

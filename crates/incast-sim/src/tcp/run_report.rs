@@ -77,7 +77,7 @@ impl Tcp {
             ..Totals::default()
         };
         for conn in self.connections() {
-            let s = self.eps[conn.sender().index()].stats();
+            let s = self.eps.get(conn.sender().index()).stats();
             let background = !self.app_owns(conn);
             if !background {
                 t.timeouts += s.timeouts as u64;
@@ -93,7 +93,7 @@ impl Tcp {
             flows.push(FlowReport {
                 flow: conn.0,
                 background,
-                bytes: self.eps[conn.receiver().index()].received(),
+                bytes: self.eps.get(conn.receiver().index()).received(),
                 fct: if background { None } else { self.app.fct(conn) },
                 timeouts: s.timeouts,
                 fast_recoveries: s.recoveries,

@@ -1,19 +1,18 @@
 //! Setting a TCP run up: the application's connections and the background flows, each with
 //! its two endpoints on their hosts, routes and random streams.
 
-use std::collections::VecDeque;
-
-use super::agent::{EndpointTimers, Tcp};
+use super::agent::Tcp;
+use super::scoreboard::SegPool;
+use super::slots::Endpoints;
 use crate::app::App;
-use crate::config::{CongestionControl, RtoRandomization, Scenario};
+use crate::config::Scenario;
 use crate::engine::driver::Cx;
 use crate::engine::{Event, EventQueue};
-use crate::ids::{ConnId, EndpointId};
+use crate::ids::ConnId;
 use crate::net::fabric::Fabric;
 use crate::report::Series;
 use crate::rng::{Rng, Stream};
 use crate::tcp::Packet;
-use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, TcpParams};
 use crate::topology::Network;
 
 /// Bytes a background flow offers: more than any run can send.
@@ -66,8 +65,7 @@ impl Tcp {
     fn connect(sc: &Scenario, net: &mut Network, app: Box<dyn App>) -> Tcp {
         let fg = app.connections();
         let conns = fg + sc.background.flows;
-        let params = TcpParams::from(&sc.tcp);
-        let mut eps = Vec::with_capacity(2 * conns as usize);
+        let mut eps = Endpoints::new(sc, fg);
         let mut ep_route = Vec::with_capacity(2 * conns as usize);
         let mut ep_host = Vec::with_capacity(2 * conns as usize);
         for c in 0..conns {
@@ -77,8 +75,6 @@ impl Tcp {
             } else {
                 net.background_ends(sc, c - fg)
             };
-            // ECN is used only if both ends negotiated it (RFC 3168 6.1.1).
-            let ecn = sc.tcp.ecn && (c < fg || sc.background.ecn.unwrap_or(sc.tcp.ecn));
             // Per-flow ECMP: each connection hashes onto one path (both directions alike).
             let path = Rng::stream(sc.seed, Stream::EcmpPath(conn)).next_u64() as u32;
             let to_server = net.add_route(client, server, path);
@@ -86,26 +82,13 @@ impl Tcp {
             let handshake = net.latency(to_server, sc.tcp.header_bytes)
                 + net.latency(to_client, sc.tcp.header_bytes);
             // The client sends towards the server, the server back.
-            for (ep, route, host) in [
-                (conn.receiver(), to_server, client),
-                (conn.sender(), to_client, server),
-            ] {
-                debug_assert_eq!(ep.index(), eps.len());
-                let p = TcpParams {
-                    ecn,
-                    ..params.clone()
-                };
-                eps.push(endpoint(sc, p, ep, fg, handshake));
-                ep_route.push(route);
-                ep_host.push(host);
-            }
+            debug_assert_eq!(conn.receiver().index(), eps.len());
+            eps.connect(handshake);
+            ep_route.extend([to_server, to_client]);
+            ep_host.extend([client, server]);
         }
         Tcp {
-            host_q: vec![VecDeque::new(); eps.len()],
-            timers: vec![EndpointTimers::default(); eps.len()],
-            host_rng: (0..eps.len() as u32)
-                .map(|e| Rng::stream(sc.seed, Stream::HostJitter(EndpointId(e))))
-                .collect(),
+            seg_pool: SegPool::default(),
             eps,
             ep_route,
             ep_host,
@@ -129,24 +112,4 @@ impl Tcp {
             capture: None,
         }
     }
-}
-
-/// Endpoint `ep` of a run with `fg` application connections.
-fn endpoint(
-    sc: &Scenario,
-    p: TcpParams,
-    ep: EndpointId,
-    fg: u32,
-    handshake: crate::units::SimTime,
-) -> Endpoint {
-    let rtt = RttEstimator::for_tcp(&sc.tcp);
-    let mut e = Endpoint::new(p, rtt, Some(handshake));
-    if sc.tcp.rto_randomization != RtoRandomization::None {
-        let rng = Rng::stream(sc.seed, Stream::RtoPolicy(ep));
-        e = e.with_rto_policy(RtoPolicy::new(&sc.tcp, fg, rng));
-    }
-    if sc.tcp.congestion_control == CongestionControl::Bbr {
-        e = e.with_cc_rng(Rng::stream(sc.seed, Stream::Bbr(ep)));
-    }
-    e
 }

@@ -31,6 +31,9 @@ use crate::units::{SimTime, PS_PER_MS, PS_PER_S};
 mod plan;
 pub mod report;
 mod run;
+mod spare;
+
+use spare::Spare;
 
 use plan::{choose_replicas, draw_put, exponential_gap, value_sizes};
 pub use plan::{plan, PlannedGet};
@@ -73,6 +76,9 @@ struct Request {
     /// Its operation counts in the figures.
     measured: bool,
 }
+
+/// A reply a client expects: (get, client offset at which it is complete, value bytes).
+type OpenReply = (u32, u64, u64);
 
 /// Bytes received per [`PEAK_WINDOW`] at one host: the current window and the fullest.
 #[derive(Debug, Clone, Copy, Default)]
@@ -139,6 +145,8 @@ pub struct KvGets {
     open: Vec<VecDeque<(u32, u64, u64)>>,
     /// Per connection: client offset at the end of the last reply asked for.
     end: Vec<u64>,
+    /// Buffers of the empty `to_read`, `to_respond` and `open` queues.
+    spare: (Spare<Request>, Spare<(u64, bool)>, Spare<OpenReply>),
     /// Per connection: bytes the server has written.
     pub written: Vec<u64>,
     /// Per host: when its server is next free (jittered replies leave in order).
@@ -211,6 +219,7 @@ impl KvGets {
             to_respond: vec![VecDeque::new(); conns],
             open: vec![VecDeque::new(); conns],
             end: vec![0; conns],
+            spare: Default::default(),
             written: vec![0; conns],
             free_at: vec![0; h as usize],
             serve_q: vec![VecDeque::new(); h as usize],
@@ -352,14 +361,16 @@ impl KvGets {
             let c = self.conn(h, b);
             get.left += 1;
             self.asked_end[c.index()] += request;
-            self.to_read[c.index()].push_back(Request {
+            let r = Request {
                 end: self.asked_end[c.index()],
                 size,
                 put,
                 measured,
-            });
+            };
+            self.spare.0.push(&mut self.to_read[c.index()], r);
             self.end[c.index()] += reply;
-            self.open[c.index()].push_back((g, self.end[c.index()], if put { 0 } else { size }));
+            let reply = (g, self.end[c.index()], if put { 0 } else { size });
+            self.spare.2.push(&mut self.open[c.index()], reply);
             if measured {
                 // The value crosses into the coordinator (a get) or the replica (a put).
                 let into = if put { b } else { h };
@@ -401,6 +412,7 @@ impl KvGets {
                 break;
             }
             self.to_read[i].pop_front();
+            self.spare.0.lend(&mut self.to_read[i]);
             let (b, _) = self.ends(c);
             if r.put && r.measured {
                 self.received[b as usize] += r.size;
@@ -411,7 +423,7 @@ impl KvGets {
                 let b = b as usize;
                 let at = (now + self.service[b].up_to(self.jitter)).max(self.free_at[b]);
                 self.free_at[b] = at;
-                self.to_respond[i].push_back((r.size, r.put));
+                self.spare.1.push(&mut self.to_respond[i], (r.size, r.put));
                 act.push(Effect::Wake {
                     at,
                     token: Token {
@@ -428,6 +440,7 @@ impl KvGets {
         let (size, put) = self.to_respond[c.index()]
             .pop_front()
             .expect("a reply for every respond event");
+        self.spare.1.lend(&mut self.to_respond[c.index()]);
         self.reply(c, size, put, act);
     }
 
@@ -495,6 +508,7 @@ impl KvGets {
                 break;
             }
             self.open[c.index()].pop_front();
+            self.spare.2.lend(&mut self.open[c.index()]);
             let get = &mut self.gets[g as usize];
             if get.measured {
                 self.received[a as usize] += size;

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""The simulator's scale in one run: events per CPU second and peak resident memory of the
+key-value cluster of ``examples/riak-one-switch.toml`` at 20, 160 and 1,024 hosts (R = 3,
+100 KB values, 50% utilization, the shared buffer scaled with the hosts: 125 KB a host; 0.5 s
+of warm-up then 1 s measured unless ``--warmup``/``--measured``) and the NDP incast of
+``scale_transports.py`` (the 8192-host fat tree, 10 Gbps) at 1000 and 8000 senders, with the
+ratios between them, so that a regression shows as a ratio rather than as a number that moves
+with the machine.
+
+    cargo build --release -p incast-sim --example one
+    python3 benchmarks/scale.py target/release/examples/one
+    python3 benchmarks/scale.py ONE --hosts 20,160 --no-ndp --measured 0.2s
+
+Each run is the release ``one`` example as its own process (its CPU time and peak RSS from
+``wait4``, the scenario normalized by incastlab). The per-connection flow list of a cluster's
+report (a million entries at 1,024 hosts) is skipped while reading it back. Issue 33 asks the
+1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of the 20-host cluster's events per CPU
+second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
+time also moves with the other processes' cache pressure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from incastlab.scenario import from_dict
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_transports import scenario as ndp_scenario
+
+# Issue 33's targets for the largest cluster against the smallest.
+MAX_RSS_MB = 2048.0
+MIN_SPEED_RATIO = 2 / 3
+
+
+def kv_scenario(hosts: int, warmup: str, measured_s: float) -> str:
+    warm_s = float(warmup.rstrip("s"))
+    d = {
+        "seed": 1,
+        "topology": {
+            "senders": hosts,
+            "link": "1Gbps",
+            "buffer": "unlimited",
+            "shared_buffer": f"{125 * hosts}KB",
+        },
+        "tcp": {"congestion_control": "cubic", "initial_window": 3, "rto_min": "200ms"},
+        "workload": {
+            "kind": "kv_gets",
+            "kv_utilization": 0.5,
+            "kv_replicas": 3,
+            "value_size": "100KB",
+            "kv_warmup": warmup,
+            "kv_duration": f"{warm_s + measured_s:g}s",
+        },
+    }
+    return from_dict(d).to_json()
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """The report without its top-level flow list (one entry per connection)."""
+    kept: list[str] = []
+    skipping = False
+    with path.open() as f:
+        for line in f:
+            if line.startswith('  "flows": ['):
+                skipping = not line.rstrip().endswith("],")
+                kept.append('  "flows": [],\n')
+                continue
+            if skipping:
+                skipping = not line.startswith("  ]")
+                continue
+            kept.append(line)
+    return json.loads("".join(kept))
+
+
+def run(one: Path, senders: int, text: str) -> dict[str, Any]:
+    """One child process: its report, CPU seconds and peak RSS (MB)."""
+    with tempfile.TemporaryFile("w+") as stdin, tempfile.NamedTemporaryFile("w+b") as out:
+        stdin.write(text)
+        stdin.seek(0)
+        p = subprocess.Popen([str(one), str(senders)], stdin=stdin, stdout=out)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise SystemExit(f"{one} {senders} failed with status {p.returncode}")
+        report = read_report(Path(out.name))
+    return {
+        "report": report,
+        "cpu": ru.ru_utime + ru.ru_stime,
+        "rss_mb": ru.ru_maxrss / 1024,
+    }
+
+
+def line(label: str, r: dict[str, Any], base: dict[str, Any] | None) -> str:
+    events = r["report"]["events"]
+    speed = events / r["cpu"]
+    s = (
+        f"{label:<14} {events / 1e6:>9.1f} M {r['cpu']:>8.2f} s {speed / 1e6:>7.2f} M/s "
+        f"{r['rss_mb']:>9.0f} MB"
+    )
+    if base is not None:
+        bspeed = base["report"]["events"] / base["cpu"]
+        s += f"   speed ×{speed / bspeed:.2f}  RSS ×{r['rss_mb'] / base['rss_mb']:.1f}"
+    return s
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("one", type=Path, help="the release `one` example of incast-sim")
+    p.add_argument("--hosts", default="20,160,1024", help="cluster sizes, comma-separated")
+    p.add_argument("--warmup", default="0.5s", help="cluster warm-up left out of the figures")
+    p.add_argument("--measured", default="1s", help="cluster time measured after the warm-up")
+    p.add_argument("--ndp", default="1000,8000", help="NDP incast senders, comma-separated")
+    p.add_argument("--no-ndp", action="store_true", help="the cluster alone")
+    a = p.parse_args()
+    measured_s = float(a.measured.rstrip("s"))
+    print(f"{'run':<14} {'events':>11} {'CPU':>10} {'events/CPU s':>11} {'peak RSS':>12}")
+    kv: list[tuple[int, dict[str, Any]]] = []
+    for h in [int(x) for x in a.hosts.split(",")]:
+        r = run(a.one, h, kv_scenario(h, a.warmup, measured_s))
+        kv.append((h, r))
+        print(line(f"kv {h} hosts", r, kv[0][1] if len(kv) > 1 else None), flush=True)
+    for h, r in kv:
+        k = r["report"]["kv"]
+        print(
+            f"  kv {h:>5} hosts: {k['gets']:,} gets, utilization {100 * k['utilization']:.1f}%, "
+            f"{k['drops_per_s_per_host']:.1f} drops/s per host, get p50 "
+            f"{k['latency_p50'] / 1e9:.2f} ms, p99 {k['latency_p99'] / 1e9:.2f} ms"
+        )
+    if len(kv) > 1:
+        (h0, r0), (h1, r1) = kv[0], kv[-1]
+        ratio = (r1["report"]["events"] / r1["cpu"]) / (r0["report"]["events"] / r0["cpu"])
+        ok_speed = "yes" if ratio >= MIN_SPEED_RATIO else "NO"
+        ok_rss = "yes" if r1["rss_mb"] <= MAX_RSS_MB else "NO"
+        print(
+            f"  {h1} hosts at ≥ 2/3 of {h0} hosts' events per CPU second: {ok_speed} "
+            f"(×{ratio:.2f}); peak RSS ≤ 2 GB: {ok_rss} ({r1['rss_mb']:.0f} MB)"
+        )
+    if a.no_ndp:
+        return
+    ndp: list[dict[str, Any]] = []
+    for n in [int(x) for x in a.ndp.split(",")]:
+        r = run(a.one, n, ndp_scenario("ndp", {}, "10Gbps", "270000B"))
+        ndp.append(r)
+        print(line(f"ndp {n}:1", r, ndp[0] if len(ndp) > 1 else None), flush=True)
+
+
+if __name__ == "__main__":
+    main()
