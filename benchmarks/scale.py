@@ -13,7 +13,7 @@ with the machine.
 
 Each run is the release ``one`` example as its own process (its CPU time and peak RSS from
 ``wait4``, the scenario normalized by incastlab). The per-connection flow list of a cluster's
-report (a million entries at 1,024 hosts) is skipped while reading it back. Issue 33 asks the
+report (a million entries at 1,024 hosts) is skipped while reading it back. The targets ask the
 1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of the 20-host cluster's events per CPU
 second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
 time also moves with the other processes' cache pressure.
@@ -35,7 +35,7 @@ from incastlab.scenario import from_dict
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_transports import scenario as ndp_scenario
 
-# Issue 33's targets for the largest cluster against the smallest.
+# The targets for the largest cluster against the smallest.
 MAX_RSS_MB = 2048.0
 MIN_SPEED_RATIO = 2 / 3
 
