@@ -118,6 +118,9 @@ def test_a_healthy_fan_in_is_no_incast_and_gets_no_remedies(tmp_path: Path) -> N
     assert not d.incast
     assert d.why.startswith("no incast"), d.why
     assert d.remedies is None
+    # Nothing resent, no timer fired: RTOmin is said not to be shown, not bounded wrongly.
+    assert d.estimates["rto_min"].confidence == "not shown"
+    assert d.estimates["rto_min"].lo is None and d.estimates["rto_min"].hi is None
 
 
 def test_the_cli_writes_a_replica_that_runs_and_json_with_the_normalized_scenario(

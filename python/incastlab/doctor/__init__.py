@@ -135,6 +135,18 @@ def diagnose(
     rto = int(est["rto_min"].value)
     trace = read_at(rto)
     target = capture_figures(trace)
+    if target.retx_per_block == 0 and target.timeouts_per_block == 0:
+        # Nothing was lost, so nothing waited for a timer: the fit's RTOmin is only the one
+        # the replica runs, not a finding.
+        est["rto_min"] = Estimate(
+            "rto_min",
+            rto,
+            None,
+            None,
+            "not shown",
+            "no segment was resent in the capture, so no timer fired: RTOmin is not shown "
+            f"(the replica runs {rto / 1e9:g} ms)",
+        )
     scenario = scenario_dict(est, est["buffer"].value, rto, profile, seeds[0])
     replica = replica_run(est, rto, profile, seeds)
     incast, why = _verdict(trace, target, est)
