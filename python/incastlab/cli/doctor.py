@@ -173,6 +173,7 @@ def _is_parquet(path: str) -> bool:
 def _doctor_recording(a: argparse.Namespace, out: Console) -> int:
     """A recording alone: what it shows, and the verdict; no replica (no flows to copy)."""
     from incastlab.doctor import EvidenceError
+    from incastlab.doctor.infer import shown
     from incastlab.doctor.recording import diagnose_recording
 
     if a.monitor or a.html or a.out:
@@ -192,7 +193,7 @@ def _doctor_recording(a: argparse.Namespace, out: Console) -> int:
     _print_estimates(out, "what the recording shows", rec.estimates)
     f = rec.figures
     out.print(
-        f"average {_value('link', f['avg_bps'])}, peak {_value('link', f['peak_bps'])} over "
+        f"average {shown('link', f['avg_bps'])}, peak {shown('link', f['peak_bps'])} over "
         f"{f['duration_s']:,.1f} s; {f['idle_gaps']} idle gaps, {f['recurring_waits']} "
         f"timeout-like; this host: {f.get('timeouts', 0)} timeouts, "
         f"{f.get('retrans_segs', 0)} retransmitted segments, {f.get('loss_probes', 0)} loss "
@@ -217,20 +218,6 @@ def write_diagnosis(d: Diagnosis, directory: str) -> list[Path]:
     return [replica, diagnosis]
 
 
-def _value(name: str, v: Any) -> str:
-    from incastlab.units import format_rate, format_size, format_time
-
-    if v is None:
-        return "-"
-    if name == "link":
-        return format_rate(v)
-    if name in ("response", "buffer"):
-        return format_size(v)
-    if name in ("rtt", "rto_min"):
-        return format_time(v)
-    return str(v)
-
-
 def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
     """The inferred scenario, capture beside replica, the verdict and the remedies."""
     out.print(f"[bold]incast doctor[/bold] · {d.path} · receiver {d.trace.report['receiver']}")
@@ -250,18 +237,20 @@ def print_diagnosis(out: Console, err: Console, d: Diagnosis) -> None:
 
 
 def _print_estimates(out: Console, title: str, estimates: dict[str, Any]) -> None:
+    from incastlab.doctor.infer import shown
+
     est = table(title)
     for c in ["value", "estimate", "range", "confidence", "from"]:
         est.add_column(c, justify="left" if c in ("value", "from") else "right")
     for name, e in estimates.items():
-        lo, hi = _value(name, e.lo), _value(name, e.hi)
+        lo, hi = shown(name, e.lo), shown(name, e.hi)
         rng = "" if e.lo == e.hi else f"{lo}..{hi if e.hi is not None else '∞'}"
         if e.lo == 0 and e.hi:
             rng = f"≤ {hi}"
-        shown = _value(name, e.value)
+        text = shown(name, e.value)
         if e.confidence == "bound":  # the fit's value is not identified: show the bound
-            shown, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
-        est.add_row(name, shown, rng, e.confidence, e.evidence)
+            text, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
+        est.add_row(name, text, rng, e.confidence, e.evidence)
     out.print(est)
 
 

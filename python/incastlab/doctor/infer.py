@@ -127,6 +127,29 @@ def infer(trace: TraceReport) -> dict[str, Estimate]:
     return out
 
 
+def nearest_rate(peak_bps: float) -> tuple[int, bool]:
+    """The standard Ethernet rate nearest ``peak_bps`` on a log scale, and whether the peak
+    is that rate's (within 15%: a saturated link's peak counts headers but not the preamble
+    and gap, and back-to-back frames from a deeper queue upstream can crowd one window)."""
+    rate = min(STANDARD_RATES, key=lambda r: abs(math.log(max(peak_bps, 1.0) / r)))
+    return rate, 0.85 * rate <= peak_bps <= 1.15 * rate
+
+
+def shown(name: str, value: Any) -> str:
+    """An estimate's value as people read it, in the unit of the concept it names."""
+    from incastlab.units import format_rate, format_size, format_time
+
+    if value is None:
+        return "-"
+    if name == "link":
+        return format_rate(value)
+    if name in ("response", "buffer"):
+        return format_size(value)
+    if name in ("rtt", "rto_min"):
+        return format_time(value)
+    return str(value)
+
+
 def _link(t: TraceReport) -> Estimate:
     """The receiver's link from the peak ingress over 1 ms: the standard rate nearest to it
     on a log scale. A saturated link shows within ~15% of its rate (wire bytes count headers
@@ -134,8 +157,7 @@ def _link(t: TraceReport) -> Estimate:
     can crowd one window); a fan-in that never filled the link shows less."""
     rows = {r["window_ns"]: r for r in t.report["rates"]}
     peak = float(rows.get(1_000_000, max(rows.values(), key=lambda r: r["window_ns"]))["peak_bps"])
-    rate = min(STANDARD_RATES, key=lambda r: abs(math.log(max(peak, 1.0) / r)))
-    full = 0.85 * rate <= peak <= 1.15 * rate
+    rate, full = nearest_rate(peak)
     if not full and peak < rate:
         rate = next((r for r in STANDARD_RATES if r >= peak), STANDARD_RATES[-1])
     return Estimate(

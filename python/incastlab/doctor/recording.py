@@ -13,7 +13,6 @@ least the gap and at most the gap plus the burst before it; RTOmin is at most th
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from incastlab.doctor.evidence import EvidenceError
-from incastlab.doctor.infer import COMMON_RTO_MIN_PS, STANDARD_RATES, Estimate
+from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, nearest_rate
 from incastlab.monitor import (
     LINE_SHARE,
     TCP_COUNTERS,
@@ -100,8 +99,7 @@ def link_of(run: MonitorRun) -> Estimate:
         rate = int(run.line_bps)
         return Estimate("link", rate, rate, rate, "high", "the interface's speed (sysfs)")
     peak = float(run.rates().max())
-    rate = min(STANDARD_RATES, key=lambda r: abs(math.log(max(peak, 1.0) / r)))
-    full = 0.85 * rate <= peak <= 1.15 * rate
+    rate, full = nearest_rate(peak)
     return Estimate(
         "link",
         rate,

@@ -9,35 +9,24 @@ from __future__ import annotations
 import html
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from incastlab.doctor.infer import shown
 from incastlab.plot.report import CSS, img_tag
-from incastlab.units import format_rate, format_size, format_time
+from incastlab.units import format_rate
 
 if TYPE_CHECKING:
     from incastlab.doctor import Diagnosis, Estimate
     from incastlab.doctor.recording import RecordingDiagnosis
 
 
-def _value(name: str, v: Any) -> str:
-    if v is None:
-        return "-"
-    if name == "link":
-        return format_rate(v)
-    if name in ("response", "buffer"):
-        return format_size(v)
-    if name in ("rtt", "rto_min"):
-        return format_time(v)
-    return str(v)
-
-
 def _estimates(estimates: dict[str, Estimate]) -> str:
     rows = []
     for name, e in estimates.items():
-        lo, hi = _value(name, e.lo), _value(name, e.hi) if e.hi is not None else "∞"
+        lo, hi = shown(name, e.lo), shown(name, e.hi) if e.hi is not None else "∞"
         span = "" if e.lo == e.hi else f"≤ {hi}" if e.lo == 0 else f"{lo}..{hi}"
         rows.append(
-            f"<tr><td>{html.escape(name)}</td><td>{html.escape(_value(name, e.value))}</td>"
+            f"<tr><td>{html.escape(name)}</td><td>{html.escape(shown(name, e.value))}</td>"
             f'<td style="white-space:nowrap">{html.escape(span)}</td>'
             f"<td>{html.escape(e.confidence)}</td>"
             f'<td style="text-align:left">{html.escape(e.evidence)}</td></tr>'
