@@ -66,17 +66,6 @@ pub struct Tcp {
     pub(super) capture: Option<Box<TcpCapture>>,
 }
 
-/// The events of one endpoint's timers.
-#[derive(Debug, Clone, Default)]
-pub(super) struct EndpointTimers {
-    /// The retransmission timer.
-    rto: Timer,
-    /// The delayed-ACK timer.
-    delack: Timer,
-    /// The pacing timer.
-    pace: Timer,
-}
-
 /// Make `timer` follow an agent's `deadline`.
 #[inline]
 fn follow(timer: &mut Timer, deadline: Option<SimTime>) {

@@ -9,13 +9,24 @@
 
 use std::collections::VecDeque;
 
-use super::agent::EndpointTimers;
 use crate::config::{CongestionControl, RtoRandomization, Scenario, Tcp as TcpConfig};
+use crate::engine::Timer;
 use crate::ids::EndpointId;
 use crate::net::PktId;
 use crate::rng::{Rng, Stream};
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, TcpParams};
 use crate::units::SimTime;
+
+/// The events of one endpoint's timers (the agent arms and clears them).
+#[derive(Debug, Clone, Default)]
+pub(super) struct EndpointTimers {
+    /// The retransmission timer.
+    pub(super) rto: Timer,
+    /// The delayed-ACK timer.
+    pub(super) delack: Timer,
+    /// The pacing timer.
+    pub(super) pace: Timer,
+}
 
 /// One endpoint made, with its timers and its host's send queue.
 #[derive(Debug)]
