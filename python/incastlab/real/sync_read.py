@@ -192,6 +192,9 @@ def run(
         if client.returncode != 0:
             # The servers' logs usually say why (e.g. a congestion control the kernel lacks).
             logs = tb.servers.logs()
+            if not logs:  # the log's writer thread may be a moment behind the client
+                time.sleep(0.2)
+                logs = tb.servers.logs()
             hint = f"; a server said: {logs[0]}" if logs else ""
             raise EmulationError(f"the client failed: {client.stderr.strip()}{hint}")
         after = counters.netstats(tb.sender_ns)
