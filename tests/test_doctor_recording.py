@@ -88,6 +88,10 @@ def test_the_command_reads_a_recording_and_refuses_what_it_cannot_use(
     # A recording has no flows: no replica, so nothing for --html or --out to hold.
     assert main(["doctor", str(rec), "--html", str(tmp_path / "r.html")]) == 2
     assert "needs a capture" in capsys.readouterr().err
+    # Nor for the replica's settings: each is refused, not silently ignored.
+    for flags in (["--cc", "bbr"], ["--seeds", "2"], ["--profile", "linux"], ["--no-remedies"]):
+        assert main(["doctor", str(rec), *flags]) == 2
+        assert capsys.readouterr().err.count(flags[0]) == 2
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -67,7 +67,6 @@ def add_doctor_parser(sub: Any) -> None:
     s.add_argument(
         "--profile",
         choices=["linux", "classic"],
-        default="linux",
         help="whose TCP the senders run in the replica (default linux: today's servers)",
     )
     s.add_argument(
@@ -79,9 +78,8 @@ def add_doctor_parser(sub: Any) -> None:
     s.add_argument(
         "--seeds",
         type=whole(1, 100),
-        default=3,
         metavar="K",
-        help="seeds the replica runs under (default 3)",
+        help=f"seeds the replica runs under (default {SEEDS})",
     )
     s.add_argument(
         "--rto-min-candidates",
@@ -107,6 +105,24 @@ def add_doctor_parser(sub: Any) -> None:
         help="write the diagnosis as one self-contained page a person can forward",
     )
     s.set_defaults(handler=cmd_doctor)
+
+
+#: Seeds the replica runs under when --seeds names none.
+SEEDS = 3
+#: The flags that act on a capture's replica, as (attribute, flag): a recording alone has
+#: no replica, so each is refused there rather than silently ignored.
+CAPTURE_ONLY = (
+    ("monitor", "--monitor"),
+    ("html", "--html"),
+    ("out", "--out"),
+    ("profile", "--profile"),
+    ("cc", "--cc"),
+    ("seeds", "--seeds"),
+    ("rto_min_candidates", "--rto-min-candidates"),
+    ("no_remedies", "--no-remedies"),
+    ("workers", "--workers"),
+    ("receiver", "--receiver"),
+)
 
 
 def _times(text: str) -> list[int]:
@@ -137,12 +153,12 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
             d = diagnose(
                 a.capture,
                 receiver=a.receiver,
-                profile=a.profile,
-                seeds=range(1, a.seeds + 1),
+                seeds=range(1, (a.seeds or SEEDS) + 1),
                 remedies=not a.no_remedies,
                 workers=a.workers,
                 tracker=tracker,
                 **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
+                **({"profile": a.profile} if a.profile else {}),
                 recording=a.monitor,
                 cc=a.cc,
             )
@@ -176,12 +192,12 @@ def _doctor_recording(a: argparse.Namespace, out: Console) -> int:
     from incastlab.doctor.infer import shown
     from incastlab.doctor.recording import diagnose_recording
 
-    if a.monitor or a.html or a.out:
-        flag = "--monitor" if a.monitor else "--html" if a.html else "--out"
-        raise UsageError(
-            f"{flag}: FILE is a recording; {flag} needs a capture (incast doctor CAPTURE "
-            "--monitor RECORDING)"
-        )
+    for attr, flag in CAPTURE_ONLY:
+        if getattr(a, attr):
+            raise UsageError(
+                f"{flag}: FILE is a recording, which has no flows to replicate; {flag} needs a "
+                "capture (incast doctor CAPTURE --monitor RECORDING)"
+            )
     try:
         rec = diagnose_recording(a.capture)
     except EvidenceError as e:

@@ -27,6 +27,7 @@ from incastlab.monitor import (
     MonitorRun,
     RecordingError,
     read_parquet,
+    summary,
 )
 
 #: An interval is idle below this share of the link (a lone resend or ACKs, not a flight).
@@ -192,12 +193,13 @@ def rto_min_of(gaps: list[Gap], waits: list[Gap]) -> Estimate | None:
     )
 
 
-def counters(run: MonitorRun) -> dict[str, int]:
-    """The kernel's TCP counters over the recording, and the host's own drops (NIC and
-    qdiscs)."""
-    tcp = {k: run.tcp[-1][k] - run.tcp[0][k] for k in TCP_COUNTERS} if run.tcp else {}
-    qdisc = run.qdisc[-1][1] - run.qdisc[0][1] if run.qdisc else 0
-    return {**tcp, "nic_drops": int(sum(run.samples["drops"])), "qdisc_drops": int(qdisc)}
+def counters(run: MonitorRun, whole: dict[str, Any]) -> dict[str, int]:
+    """The kernel's TCP counters over the recording and the host's own drops (NIC and
+    qdiscs); the counters' deltas from the run's summary (``incastlab.monitor.summary``,
+    their one owner)."""
+    tcp = {k: int(whole[f"tcp_{k}"]) for k in TCP_COUNTERS if f"tcp_{k}" in whole}
+    nic = int(sum(run.samples["drops"]))
+    return {**tcp, "nic_drops": nic, "qdisc_drops": int(whole["qdisc_drops"] or 0)}
 
 
 def diagnose_recording(path: str) -> RecordingDiagnosis:
@@ -206,18 +208,17 @@ def diagnose_recording(path: str) -> RecordingDiagnosis:
     link = link_of(run)
     gaps = idle_gaps(run, float(link.value))
     waits = recurring(gaps)
-    b = np.asarray(run.samples[f"{run.direction}_bytes"], dtype=float)
-    dt = np.asarray(run.samples["dt_ns"], dtype=float)
-    avg = float(b.sum() * 8e9 / dt.sum()) if dt.sum() else 0.0
-    c = counters(run)
+    whole = summary(run)
+    avg = float(whole["avg_bps"])
+    c = counters(run, whole)
     est = {"link": link}
     rto = rto_min_of(gaps, waits)
     if rto is not None:
         est["rto_min"] = rto
     figures = {
         "avg_bps": avg,
-        "peak_bps": float(run.rates().max()),
-        "duration_s": float(dt.sum() / 1e9),
+        "peak_bps": float(whole["peak_bps"]),
+        "duration_s": float(sum(run.samples["dt_ns"]) / 1e9),
         "idle_gaps": len(gaps),
         "recurring_waits": len(waits),
         **c,
