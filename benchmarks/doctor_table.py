@@ -16,7 +16,7 @@ operator has, and it is the vantage point the doctor is built for; the bottlenec
 
 Usage::
 
-    python benchmarks/doctor_table.py [--emulate] [--seeds 2] [--candidates 1ms,...] [NAME ...]
+    python benchmarks/doctor_table.py [--emulate] [--cc-known] [--seeds 2] [--candidates 1ms,...] [NAME ...]
 """
 
 from __future__ import annotations
@@ -123,7 +123,13 @@ def _mark(ok: bool | None) -> str:
 def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, dict[str, bool]]:
     t0 = time.monotonic()
     cands = [parse_time(c) for c in a.candidates.split(",")]
-    d = diagnose(str(pcap), seeds=range(1, a.seeds + 1), remedies=False, rto_candidates=cands)
+    d = diagnose(
+        str(pcap),
+        seeds=range(1, a.seeds + 1),
+        remedies=False,
+        rto_candidates=cands,
+        cc=case.cc if a.cc_known else None,
+    )
     secs = time.monotonic() - t0
     e = d.estimates
     truth_rto = parse_time(case.rto_min)
@@ -174,6 +180,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--emulate", action="store_true", help="captures from incast emulate")
     p.add_argument("--seeds", type=int, default=2, help="replica seeds per diagnosis")
     p.add_argument("--candidates", default=CANDIDATES, help="RTOmins the fit tries")
+    p.add_argument(
+        "--cc-known",
+        action="store_true",
+        help="tell the doctor each scenario's congestion control (doctor --cc), as an "
+        "operator who knows the senders' would",
+    )
     a = p.parse_args(argv)
     names = a.names or [
         n for n, c in CASES.items() if not a.emulate or parse_rate(c.link) <= 100_000_000

@@ -207,6 +207,17 @@ def test_rto_min_is_the_range_of_candidates_within_seed_noise() -> None:
     # Under the RTT-driven floor only an upper bound is known.
     low = rto_estimate([_fit(10, 1.0), _fit(200, 5.0)], {}, 20 * MS, 10 * MS)
     assert (low.lo, low.hi, low.confidence) == (0, 20 * MS, "bound"), low
+    # A candidate under the floor within noise of the best: every RTOmin below fits alike.
+    fits = [_fit(50, 1.0), _fit(20, 1.1), _fit(200, 5.0)]
+    spread = rto_estimate(fits, {}, 40 * MS, 1 * MS, 10 * MS)
+    assert (spread.lo, spread.hi, spread.confidence) == (0, 50 * MS, "bound"), spread
+    # The best within twice the RTT-driven timeout (32 ms): not told from it ...
+    near = rto_estimate([_fit(50, 1.0), _fit(20, 3.0)], {}, 40 * MS, 20 * MS, 32 * MS)
+    assert (near.lo, near.hi, near.confidence) == (0, 50 * MS, "bound"), near
+    assert "not identified" in near.evidence
+    # ... but well above it (a 50 ms RTOmin over an 18 ms timeout), identified.
+    above = rto_estimate([_fit(50, 1.0), _fit(20, 3.0)], {}, 20 * MS, 20 * MS, 18 * MS)
+    assert (above.lo, above.hi, above.confidence) == (50 * MS, 50 * MS, "high"), above
 
 
 def test_a_capture_counts_every_resend_per_block(tmp_path: Path) -> None:

@@ -43,18 +43,31 @@ SILENCE_WEIGHT = 0.25
 LINUX_TICK_PS = 4_000_000_000
 
 
-def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
-    """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
-    and a capture cannot tell RTOmins apart: Linux times out after srtt + max(4 x rttvar,
-    RTOmin) (``tcp_set_rto``), in whole ticks and a tick late, so RTOmins under two ticks
-    plus four queueing delays of a full buffer (rttvar's reach in an incast) act alike.
-    The smallest common RTOmin at or above that; 0 for ``classic`` (RTOmin bounds
-    srtt + 4 x rttvar there, on a fine clock)."""
+def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
+    """The timeout Linux sets with no RTOmin at all in an incast behind a full ``buffer_bytes``
+    port, picoseconds: srtt + 4 x rttvar (``tcp_set_rto``) in whole ticks and a tick late,
+    i.e. two ticks plus four queueing delays of the full buffer (rttvar's reach in an
+    incast). 0 for ``classic`` (RTOmin bounds srtt + 4 x rttvar there, on a fine clock)."""
     if profile != "linux":
         return 0
     queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
-    floor = 2 * LINUX_TICK_PS + 4 * queue_ps
+    return 2 * LINUX_TICK_PS + 4 * queue_ps
+
+
+def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
+    """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
+    and a capture cannot tell RTOmins apart (:func:`rtt_driven_timeout`): the smallest common
+    RTOmin at or above that; 0 for ``classic``."""
+    floor = rtt_driven_timeout(profile, buffer_bytes, link_bps)
+    if floor == 0:
+        return 0
     return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
+
+
+#: An RTOmin within this factor of the RTT-driven timeout is not told from it: the timeout
+#: is estimated from the fitted buffer (rttvar's reach is a rule of thumb), and on real
+#: Linux a 1 ms RTOmin at 100 Mbps fitted best at 50 ms against an estimate of 32 ms.
+NEAR_TIMEOUT = 2
 
 
 def _rate(bps: int) -> str:
@@ -358,8 +371,10 @@ def fit_rto_and_buffer(
             f"against {final.distance:.2f} where the replica resends as often, "
             f"{final.buffer:,} B)",
         )
-    floor = rtt_driven_floor(profile, int(buffer.value), int(est["link"].value))
-    return rto_estimate(fits, noise, floor, candidates[0]), buffer, fits
+    link = int(est["link"].value)
+    floor = rtt_driven_floor(profile, int(buffer.value), link)
+    timeout = rtt_driven_timeout(profile, int(buffer.value), link)
+    return rto_estimate(fits, noise, floor, candidates[0], timeout), buffer, fits
 
 
 def _candidate(
@@ -426,13 +441,19 @@ def assumed_congestion_control(profile: str) -> Estimate:
 
 
 def rto_estimate(
-    fits: Sequence[Fit], noise: dict[int, float], floor_ps: int, lowest_ps: int
+    fits: Sequence[Fit],
+    noise: dict[int, float],
+    floor_ps: int,
+    lowest_ps: int,
+    timeout_ps: int = 0,
 ) -> Estimate:
     """RTOmin from the candidates' ``fits`` (sorted, best first): the range of those whose
     replicas come within seed ``noise`` of the best (a fixed margin with one seed). Where
-    the best is at or under the RTT-driven ``floor_ps`` (:func:`rtt_driven_floor`), every
-    RTOmin below the floor times out alike, and where the lowest candidate tried
-    (``lowest_ps``) fits as well as the best nothing below it is excluded: then RTOmin is
+    the best is at or under the RTT-driven ``floor_ps`` (:func:`rtt_driven_floor`) or
+    within :data:`NEAR_TIMEOUT` of the RTT-driven timeout ``timeout_ps``
+    (:func:`rtt_driven_timeout`), where a candidate under the floor fits within noise
+    (every RTOmin below the floor times out alike), and where the lowest candidate tried
+    (``lowest_ps``) fits as well as the best, nothing below is excluded: then RTOmin is
     bounded from above only."""
     best = fits[0]
     tol = max(2 * noise.get(best.rto_min_ps, 0.0), 0.25 * best.distance, 0.05)
@@ -441,15 +462,16 @@ def rto_estimate(
         for f in fits
         if f.distance <= best.distance + tol + 2 * noise.get(f.rto_min_ps, 0.0)
     )
-    under = best.rto_min_ps <= floor_ps
-    lo = 0 if under or near[0] == lowest_ps else near[0]
+    under = best.rto_min_ps <= max(floor_ps, NEAR_TIMEOUT * timeout_ps)
+    lo = 0 if under or near[0] == lowest_ps or near[0] <= floor_ps else near[0]
     hi = max(near[-1], floor_ps) if under else near[-1]
     bounded = lo != hi
     runner = fits[1] if len(fits) > 1 else None
     if under:
         why = (
-            f"under {floor_ps / 1e9:g} ms this profile's RTT-driven timeout, srtt + 4 x "
-            "rttvar in 4 ms ticks, competes with RTOmin: not identified"
+            f"under {max(floor_ps, NEAR_TIMEOUT * timeout_ps) / 1e9:g} ms this profile's "
+            "RTT-driven timeout, srtt + 4 x rttvar in 4 ms ticks, competes with RTOmin: not "
+            "identified"
         )
     else:
         why = f"{len(near)} of {len(fits)} RTOmin values tried fit within seed noise of the best"
