@@ -16,7 +16,8 @@ operator has, and it is the vantage point the doctor is built for; the bottlenec
 
 Usage::
 
-    python benchmarks/doctor_table.py [--emulate] [--cc-known] [--seeds 2] [--candidates 1ms,...] [NAME ...]
+    python benchmarks/doctor_table.py [--emulate] [--cc-known] [--seeds 2]
+        [--candidates 1ms,...] [NAME ...]
 """
 
 from __future__ import annotations

@@ -210,6 +210,7 @@ def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures
     from pathlib import Path
 
     from incastlab import SimulationError
+    from incastlab._core import TraceError
     from incastlab.backends.sim import simulate
     from incastlab.trace import TraceOptions, analyze
 
@@ -217,10 +218,12 @@ def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures
         pcap = Path(tmp) / "replica.pcap"
         try:
             simulate(scenario, pcap=pcap)
-        except SimulationError:
+            probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
+            at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
+        except (SimulationError, TraceError):
+            # A replica so collapsed its capture spans minutes (backed-off timeouts: more
+            # intervals than the reader bins) is as far from any capture as one that never ends.
             return Figures(0.0, (math.inf,), math.inf, 1, math.inf), []
-        probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
-        at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
     return capture_figures(at), list(probe.report["rto_silences_ns"])
 
 
