@@ -179,12 +179,12 @@ def test_captures_without_an_incast_to_infer_are_refused_in_one_line(
 
 
 def test_linux_tries_one_rto_min_per_timer_tick() -> None:
-    from incastlab.doctor.replica import _one_per_tick
+    from incastlab.doctor.timer import one_per_tick
 
     ms = [1 * MS, 2 * MS, 4 * MS, 5 * MS, 10 * MS, 12 * MS, 200 * MS]
     # 1, 2 and 4 ms are one 4 ms jiffy; 10 and 12 ms are both three.
-    assert _one_per_tick(ms, "linux") == [1 * MS, 5 * MS, 10 * MS, 200 * MS]
-    assert _one_per_tick(ms, "classic") == ms
+    assert one_per_tick(ms, "linux") == [1 * MS, 5 * MS, 10 * MS, 200 * MS]
+    assert one_per_tick(ms, "classic") == ms
 
 
 def _fit(rto_ms: int, d: float) -> Any:
@@ -194,7 +194,7 @@ def _fit(rto_ms: int, d: float) -> Any:
 
 
 def test_rto_min_is_the_range_of_candidates_within_seed_noise() -> None:
-    from incastlab.doctor.replica import rto_estimate
+    from incastlab.doctor.timer import rto_estimate
 
     fits = [_fit(200, 1.0), _fit(100, 1.3), _fit(10, 3.0)]
     # 100 ms is 0.3 from the best: outside a quiet fit's margin (0.25 of the best) ...

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.doctor.evidence import EvidenceError, read_capture
+from incastlab.doctor.family import bbr_if_closer, resends_beyond_reach
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
 from incastlab.doctor.replica import (
     PROBE_RTO_MIN_PS,
@@ -124,14 +125,21 @@ def diagnose(
         return readings[rto_min_ps]
 
     silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
-    est["rto_min"], est["buffer"], _ = fit_rto_and_buffer(
-        est,
-        lambda c: capture_figures(read_at(c)),
-        silences,
-        profile,
-        seeds,
-        rto_candidates=rto_candidates,
-    )
+
+    def fit(e: dict[str, Estimate]) -> float:
+        e["rto_min"], e["buffer"], fits = fit_rto_and_buffer(
+            e,
+            lambda c: capture_figures(read_at(c)),
+            silences,
+            profile,
+            seeds,
+            rto_candidates=rto_candidates,
+        )
+        return fits[0].distance
+
+    distance = fit(est)
+    if cc is None and resends_beyond_reach(est, capture_figures(read_at(PROBE_RTO_MIN_PS))):
+        est = bbr_if_closer(est, distance, fit)
     rto = int(est["rto_min"].value)
     trace = read_at(rto)
     target = capture_figures(trace)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
+from incastlab.doctor.timer import one_per_tick, rto_estimate, rtt_driven_floor, rtt_driven_timeout
 from incastlab.trace import TraceReport
 
 #: The buffers the fit searches between, bytes: from a few frames to far more than any
@@ -38,36 +39,6 @@ PROBE_RTO_MIN_PS = 1_000_000_000
 SILENCE_GRID_NS = tuple(int(800_000 * 2 ** (k / 2)) for k in range(25))
 #: Weight of the pauses' term beside the completion times'.
 SILENCE_WEIGHT = 0.25
-#: The linux profile's timer tick (a jiffy at HZ = 250, the ``tcp.timer_granularity`` it
-#: sets): RTOmin is kept in whole ticks (1 ms is 4 ms) and a timer fires a tick late.
-LINUX_TICK_PS = 4_000_000_000
-
-
-def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
-    """The timeout Linux sets with no RTOmin at all in an incast behind a full ``buffer_bytes``
-    port, picoseconds: srtt + 4 x rttvar (``tcp_set_rto``) in whole ticks and a tick late,
-    i.e. two ticks plus four queueing delays of the full buffer (rttvar's reach in an
-    incast). 0 for ``classic`` (RTOmin bounds srtt + 4 x rttvar there, on a fine clock)."""
-    if profile != "linux":
-        return 0
-    queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
-    return 2 * LINUX_TICK_PS + 4 * queue_ps
-
-
-def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
-    """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
-    and a capture cannot tell RTOmins apart (:func:`rtt_driven_timeout`): the smallest common
-    RTOmin at or above that; 0 for ``classic``."""
-    floor = rtt_driven_timeout(profile, buffer_bytes, link_bps)
-    if floor == 0:
-        return 0
-    return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
-
-
-#: An RTOmin within this factor of the RTT-driven timeout is not told from it: the timeout
-#: is estimated from the fitted buffer (rttvar's reach is a rule of thumb), and on real
-#: Linux a 1 ms RTOmin at 100 Mbps fitted best at 50 ms against an estimate of 32 ms.
-NEAR_TIMEOUT = 2
 
 
 def _rate(bps: int) -> str:
@@ -315,15 +286,6 @@ def fit_buffer(
     return Fit(rto_min_ps, buf, b_lo, b_hi, distance(target, f), f), sil
 
 
-def _one_per_tick(candidates: Sequence[int], profile: str) -> list[int]:
-    """Linux keeps RTOmin in whole jiffies: 1, 2 and 4 ms are all one 4 ms tick, so the
-    smallest of each tick stands for the rest (the estimate then says "at most")."""
-    if profile != "linux":
-        return list(candidates)
-    ticks = [-(-c // LINUX_TICK_PS) for c in candidates]
-    return [c for i, c in enumerate(candidates) if ticks[i] not in ticks[:i]]
-
-
 def fit_rto_and_buffer(
     est: dict[str, Estimate],
     capture_at: Callable[[int], Figures],
@@ -342,7 +304,7 @@ def fit_rto_and_buffer(
     or more seeds each candidate's replica runs under a second seed too: half the two
     distances' gap is the noise within which candidates cannot be told apart."""
     longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
-    tried = _one_per_tick(sorted(rto_candidates), profile)
+    tried = one_per_tick(sorted(rto_candidates), profile)
     candidates = [c for c in tried if c / 1e12 <= max(longest, 0.001)] or tried[:1]
     fits, noise = [], {}
     for c in candidates:
@@ -440,59 +402,6 @@ def assumed_congestion_control(profile: str) -> Estimate:
         f"the {profile} profile's default: a capture at the receiver does not show the "
         "congestion control (the bottleneck re-spaces packets; a fit by simulation could "
         "not tell CUBIC from BBR); set tcp.congestion_control in the replica if known",
-    )
-
-
-def rto_estimate(
-    fits: Sequence[Fit],
-    noise: dict[int, float],
-    floor_ps: int,
-    lowest_ps: int,
-    timeout_ps: int = 0,
-) -> Estimate:
-    """RTOmin from the candidates' ``fits`` (sorted, best first): the range of those whose
-    replicas come within seed ``noise`` of the best (a fixed margin with one seed). Where
-    the best is at or under the RTT-driven ``floor_ps`` (:func:`rtt_driven_floor`) or
-    within :data:`NEAR_TIMEOUT` of the RTT-driven timeout ``timeout_ps``
-    (:func:`rtt_driven_timeout`), where a candidate under the floor fits within noise
-    (every RTOmin below the floor times out alike), and where the lowest candidate tried
-    (``lowest_ps``) fits as well as the best, nothing below is excluded: then RTOmin is
-    bounded from above only."""
-    best = fits[0]
-    tol = max(2 * noise.get(best.rto_min_ps, 0.0), 0.25 * best.distance, 0.05)
-    near = sorted(
-        f.rto_min_ps
-        for f in fits
-        if f.distance <= best.distance + tol + 2 * noise.get(f.rto_min_ps, 0.0)
-    )
-    under = best.rto_min_ps <= max(floor_ps, NEAR_TIMEOUT * timeout_ps)
-    lo = 0 if under or near[0] == lowest_ps or near[0] <= floor_ps else near[0]
-    hi = max(near[-1], floor_ps) if under else near[-1]
-    bounded = lo != hi
-    runner = fits[1] if len(fits) > 1 else None
-    if under:
-        why = (
-            f"under {max(floor_ps, NEAR_TIMEOUT * timeout_ps) / 1e9:g} ms this profile's "
-            "RTT-driven timeout, srtt + 4 x rttvar in 4 ms ticks, competes with RTOmin: not "
-            "identified"
-        )
-    else:
-        why = f"{len(near)} of {len(fits)} RTOmin values tried fit within seed noise of the best"
-    head = ""
-    if bounded:
-        head = "at most " if lo == 0 else f"{lo / 1e9:g}.."
-        head = f"bounded: {head}{hi / 1e9:g} ms ({why}); "
-    conf = "bound" if bounded else ("high" if runner is None or len(near) == 1 else "medium")
-    return Estimate(
-        "rto_min",
-        best.rto_min_ps,
-        lo,
-        hi,
-        conf,
-        head + "fitted by simulation: completion times, goodput, timeouts and pauses before "
-        f"resends closest to the capture's among {len(fits)} RTOmin values (distance "
-        f"{best.distance:.2f}, seed noise {noise.get(best.rto_min_ps, 0.0):.2f}"
-        + (f"; next {runner.rto_min_ps / 1e9:g} ms at {runner.distance:.2f})" if runner else ")"),
     )
 
 
