@@ -248,3 +248,41 @@ def test_a_10ms_rto_min_capture_gets_its_buffer_and_goodput_back(tmp_path: Path)
     cc = d.estimates["congestion_control"]
     assert (cc.value, cc.confidence) == ("cubic", "assumed"), cc
     assert d.scenario["tcp"]["congestion_control"] == cc.value
+
+
+def test_a_one_shot_fan_in_gets_its_buffer_past_the_collapsed_floor(tmp_path: Path) -> None:
+    """A one-shot fan-in behind a 4 KB port resends less than behind its true 32 KB (its flows
+    sit out backed-off timers): the fit once stopped there ("at most 4 KB", the replica at
+    57% of the capture's goodput); it now searches on from where the replica resends too
+    much."""
+    scenario = _known(16, "64KB", "100Mbps", "32KB", "200ms")
+    scenario["workload"] = {"kind": "incast", "flow_size": "64KB"}
+    d = diagnose(
+        str(_capture(tmp_path, "oneshot", scenario)),
+        seeds=(1, 2),
+        remedies=False,
+        rto_candidates=CANDIDATES,
+    )
+    assert d.estimates["workload"].value == "incast"
+    assert _within(d.estimates["buffer"].value, parse_size("32KB"), 2.0), d.estimates["buffer"]
+    assert d.estimates["rto_min"].value == 200 * MS, d.estimates["rto_min"]
+    assert _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25), (d.capture, d.replica)
+
+
+def test_bbr_is_named_where_cubic_resends_too_little_at_any_buffer(tmp_path: Path) -> None:
+    """8 BBR senders: no CUBIC replica resends as much behind any port, and a BBR replica
+    comes clearly closer; the doctor says so (confidence low) and the replica runs BBR."""
+    scenario = _known(8, "64KB", "100Mbps", "32KB", "200ms", blocks=6)
+    scenario["tcp"]["congestion_control"] = "bbr"
+    d = diagnose(
+        str(_capture(tmp_path, "bbr", scenario)),
+        seeds=(1, 2),
+        remedies=False,
+        rto_candidates=CANDIDATES,
+    )
+    cc = d.estimates["congestion_control"]
+    assert (cc.value, cc.confidence) == ("bbr", "low"), cc
+    assert "fewer segments per block" in cc.evidence
+    assert d.scenario["tcp"]["congestion_control"] == "bbr"
+    assert d.estimates["rto_min"].value == 200 * MS, d.estimates["rto_min"]
+    assert _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25), (d.capture, d.replica)
