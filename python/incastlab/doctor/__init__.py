@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from incastlab.doctor.evidence import EvidenceError, read_capture
-from incastlab.doctor.family import bbr_if_closer, resends_beyond_reach
+from incastlab.doctor.family import assumed_family_misses, bbr_if_closer
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
 from incastlab.doctor.replica import (
     PROBE_RTO_MIN_PS,
     Figures,
+    Fit,
     capture_figures,
     fit_rto_and_buffer,
     replica_run,
@@ -130,6 +131,8 @@ def diagnose(
 
     silences = read_at(PROBE_RTO_MIN_PS).report["rto_silences_ns"]
 
+    best: list[Fit] = []
+
     def fit(e: dict[str, Estimate]) -> float:
         e["rto_min"], e["buffer"], fits = fit_rto_and_buffer(
             e,
@@ -139,11 +142,14 @@ def diagnose(
             seeds,
             rto_candidates=rto_candidates,
         )
+        best[:] = fits[:1]
         return fits[0].distance
 
     distance = fit(est)
-    if cc is None and resends_beyond_reach(est, capture_figures(read_at(PROBE_RTO_MIN_PS))):
-        est = bbr_if_closer(est, distance, fit)
+    at_best = capture_figures(read_at(best[0].rto_min_ps))
+    doubt = assumed_family_misses(est, at_best, best[0].replica)
+    if cc is None and doubt is not None:
+        est = bbr_if_closer(est, distance, doubt, fit)
     rto = int(est["rto_min"].value)
     trace = read_at(rto)
     target = capture_figures(trace)
