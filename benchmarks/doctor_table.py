@@ -162,7 +162,8 @@ def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, 
         f"{case.senders} / {e['senders'].value} {_mark(ok['senders'])}",
         f"{parse_size(case.size) / 1e3:g} / {e['response'].value / 1e3:g} {_mark(ok['response'])}",
         f"{parse_rate(case.link) / 1e6:g} / {e['link'].value / 1e6:g} {_mark(ok['link'])}",
-        f"{truth_rto / 1e9:g} / {rto_txt}" + ("" if rto_txt == "not shown" else f" {_mark(rto_ok)}"),
+        f"{truth_rto / 1e9:g} / {rto_txt}"
+        + ("" if rto_txt == "not shown" else f" {_mark(rto_ok)}"),
         f"{'veth' if a.emulate else 100} / {e['rtt'].value / 1e6:.0f} "
         + ("" if a.emulate else _mark(ok["rtt"])),
         f"{parse_size(case.buffer) / 1e3:g} / {_side(e['buffer'])}"
