@@ -168,6 +168,8 @@ def _argv(c: Command, servers: str) -> list[str]:
     if c.command in ("serve", "bench"):
         argv = [servers if ":9000" in a else a for a in argv]
     added = ADDED.get(c.command, [])
+    if c.command == "doctor" and not any(a.endswith((".pcap", ".pcapng")) for a in argv):
+        added = []  # a recording alone: no fit to shrink (the fit's flags are refused there)
     return argv if added[:1] and added[0] in argv else argv + added
 
 
