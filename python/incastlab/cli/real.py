@@ -284,15 +284,13 @@ def read_token(path: str | None) -> str | None:
         return None
     try:
         # Non-blocking: opening a named pipe nobody writes would otherwise hang here.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 raise UsageError(f"--token-file: {path} is not a regular file")
             raw = f.read(TOKEN_FILE_MOST + 1)
-    except OSError as e:
-        raise UsageError(f"--token-file: cannot read {path}: {e.strerror or e}") from None
-    except ValueError:  # a NUL in the path
-        raise UsageError(f"--token-file: cannot read {path}: not a file name") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        why = getattr(e, "strerror", None) or e
+        raise UsageError(f"--token-file: cannot read {path}: {why}") from None
     if len(raw) > TOKEN_FILE_MOST:
         raise UsageError(f"--token-file: {path} is larger than a token (at most 64 characters)")
     try:
