@@ -107,7 +107,7 @@ def outcomes(client: Any, jobs: dict[str, Job]) -> Iterator[Finished]:
 def _round(client: Any, left: dict[str, Job], scheduler_id: str) -> Iterator[Finished]:
     """Submit ``left`` and hand back what finishes, removing it from ``left``; raises
     :class:`_Dropped` when the scheduler lost the work (what is left is to be submitted
-    again), cancelling what it still held."""
+    again). Whatever ends it early cancels what the cluster still holds of it."""
     futures = {client.submit(fn, *args, pure=False): key for key, (fn, args) in left.items()}
     finished: queue.SimpleQueue[Any] = queue.SimpleQueue()
     for f in futures:
@@ -149,7 +149,9 @@ def _round(client: Any, left: dict[str, Job], scheduler_id: str) -> Iterator[Fin
                 continue
             del left[key]
             yield key, res, None
-    except (_Dropped, SchedulerLost):
+    except BaseException:
+        # Dropped work, a stop, Ctrl-C, or the sweep leaving the loop (a refused write): a
+        # shared cluster does not go on with what nobody will collect.
         _forget(client, list(futures))
         raise
 

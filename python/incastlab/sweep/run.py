@@ -8,7 +8,6 @@ rerun skips it. A point that raises is recorded with its error and the others go
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
@@ -53,9 +52,10 @@ def _infrastructure(e: BaseException) -> str | None:
     of the point itself (recorded, the sweep goes on).
 
     Every error of a point's own code arrives as :class:`PointError`. Dask's ``KilledWorker``
-    (the point took down every worker it was tried on) is the point's too. A cancelled future
-    (the scheduler restarted or its connection was lost, so it forgot the work), a lost
-    connection, or a broken process pool are the machines': no point is blamed for them."""
+    (the point took down every worker it was tried on) is the point's too. A broken process
+    pool, or a cancelled future or lost connection (which :mod:`incastlab.sweep.cluster`
+    answers by submitting again; one that still arrives here) are the machines': no point is
+    blamed for them."""
     import asyncio
     from concurrent.futures import CancelledError as FutureCancelled
     from concurrent.futures.process import BrokenProcessPool
@@ -194,15 +194,10 @@ def _pooled(pool: Any, jobs: dict[str, Job]) -> Iterator[Finished]:
 
 
 def _dask_session(client: Any) -> Iterator[Outcomes]:
-    """:data:`Outcomes` on a Dask client; what it submitted is cancelled on an exception
-    (Ctrl-C), so a shared cluster does not go on with an abandoned sweep."""
+    """:data:`Outcomes` on a Dask client (which cancels what it submitted when the sweep
+    stops early, so a shared cluster does not go on with an abandoned sweep)."""
     with cluster_mod.quiet_client():
-        try:
-            yield lambda jobs: cluster_mod.outcomes(client, jobs)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                client.cancel(list(client.futures))
-            raise
+        yield lambda jobs: cluster_mod.outcomes(client, jobs)
 
 
 def run_points(
