@@ -3,6 +3,7 @@ other addresses while `incast bench` reads, beside the same bench unloaded.
 
     python benchmarks/server_load.py [--idle 5000] [--slow 100] [--stalled 100]
     python benchmarks/server_load.py --flood 60 [--per-address 70] [--control] [--nice-flood]
+    python benchmarks/server_load.py --paired 122
 
 Prints connections held by kind, the bench's goodput loaded and unloaded (and their ratio),
 the server's peak resident memory and how long SIGTERM took to stop it.
@@ -20,6 +21,10 @@ never-reading writers blocked. ``--control`` sends the flood to a second server 
 same load on the machine, none on the client's server): what the machine costs the client, as
 against what the server does; ``--nice-flood`` runs the generator's threads at nice 19, as
 hosts elsewhere would not take this machine's CPU.
+
+With ``--paired SECONDS``: the flood moves between the client's server and a decoy server every
+6 s while the client reads; each flooded window is compared with the decoy windows beside it,
+so that the machine's slower swings cancel within each pair.
 """
 
 from __future__ import annotations
@@ -87,9 +92,12 @@ FLOOD_ADDRESSES = [f"127.0.40.{i}" for i in range(1, 17)]
 NICE_FLOOD = [False]
 
 
-def flood_address(src: str, port: int, n: int, done: threading.Event, made: list[int]) -> None:
-    """Hold ``n`` connections from ``src`` (half idle, a third never reading, the rest reading
-    1 KB every 10 ms), reconnecting each 50 ms after the server closes it."""
+def flood_address(
+    src: str, target: list[int], n: int, done: threading.Event, made: list[int]
+) -> None:
+    """Hold ``n`` connections from ``src`` to port ``target[0]`` (half idle, a third never
+    reading, the rest reading 1 KB every 10 ms), reconnecting each 50 ms after the server
+    closes it; when ``target[0]`` changes, every connection moves there."""
     import os
     import select
 
@@ -102,8 +110,17 @@ def flood_address(src: str, port: int, n: int, done: threading.Event, made: list
     closed_at = [0.0] * n
     slot: dict[int, int] = {}
     poller = select.poll()
+    port = target[0]
     while not done.is_set():
         now = time.monotonic()
+        if target[0] != port:
+            port = target[0]
+            for i, s in enumerate(socks):
+                if s is not None:
+                    poller.unregister(s)
+                    slot.pop(s.fileno(), None)
+                    s.close()
+                    socks[i] = None
         for i in range(n):
             if socks[i] is None and now - closed_at[i] >= 0.05:
                 try:
@@ -238,7 +255,7 @@ def flood(seconds: float, per_address: int, writers: int, control: bool) -> None
     done = threading.Event()
     made = [0]
     threads = [
-        threading.Thread(target=flood_address, args=(a, flood_port, per_address, done, made))
+        threading.Thread(target=flood_address, args=(a, [flood_port], per_address, done, made))
         for a in FLOOD_ADDRESSES
     ]
     for t in threads:
@@ -312,6 +329,61 @@ def flood(seconds: float, per_address: int, writers: int, control: bool) -> None
     os.close(w)
 
 
+def paired(seconds: int, per_address: int, window: int = 6) -> None:
+    """The flood moved between the legitimate client's server and a decoy server on the same
+    machine every ``window`` seconds while the client reads: each flooded window against the
+    mean of the decoy windows beside it, so that the machine's own swings (other work) cancel
+    in each pair and what remains is what the server does under the flood."""
+    import statistics
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    srv, port = serve(subprocess.DEVNULL)
+    decoy, decoy_port = serve(subprocess.DEVNULL)
+    target = [decoy_port]
+    done = threading.Event()
+    made = [0]
+    threads = [
+        threading.Thread(target=flood_address, args=(a, target, per_address, done, made))
+        for a in FLOOD_ADDRESSES
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+
+    def switch() -> None:  # window 0 on the decoy, 1 on the client's server, ...
+        k = 0
+        while not done.wait(window):
+            k += 1
+            target[0] = port if k % 2 else decoy_port
+
+    switcher = threading.Thread(target=switch)
+    switcher.start()
+    bins = per_second(port, seconds)  # bins[i]: second i + 1 of the client's run
+    done.set()
+    switcher.join()
+    for t in threads:
+        t.join()
+    srv.terminate()
+    decoy.terminate()
+    # Each window's inner seconds (its first and last left out: the move and the alignment of
+    # the client's clock with the switcher's, within a few hundred ms).
+    windows = [
+        statistics.mean(bins[i - 1] for i in range(w * window + 1, (w + 1) * window - 1))
+        for w in range(1, (len(bins) + 1) // window)
+    ]
+    first = 1  # windows[0] is window 1, flooded; odd windows flooded
+    ratios = [
+        windows[j] / statistics.mean([windows[j - 1], windows[j + 1]])
+        for j in range(first + 1, len(windows) - 1, 2)
+    ]
+    print(
+        f"paired: {len(ratios)} flooded {window} s windows against the decoy windows beside "
+        f"them ({made[0]} flood connections made): ratio median {statistics.median(ratios):.2f}, "
+        f"lowest {min(ratios):.2f}: " + " ".join(f"{r:.2f}" for r in ratios)
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--idle", type=int, default=5000)
@@ -323,7 +395,11 @@ def main() -> None:
     ap.add_argument("--writers", type=int, default=1000, help="blocked writers at SIGTERM")
     ap.add_argument("--control", action="store_true", help="flood another server instead")
     ap.add_argument("--nice-flood", action="store_true", help="the flood's threads at nice 19")
+    ap.add_argument("--paired", type=int, metavar="SECONDS", help="flood moved to a decoy and back")
     a = ap.parse_args()
+    if a.paired:
+        paired(a.paired, a.per_address)
+        return
     if a.flood:
         NICE_FLOOD[0] = a.nice_flood
         flood(a.flood, a.per_address, a.writers, a.control)
