@@ -353,6 +353,20 @@ CASES: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         ("--verify",),
     ),
     ("results --verify not parquet", ["results", "{afile}", "--verify"], 1, ("damaged",)),
+    ("results --verify fifo", ["results", "{fifo}", "--verify"], 2, ("sweep.json",)),
+    ("results --verify /dev/null", ["results", "/dev/null", "--verify"], 2, ("sweep.json",)),
+    (
+        "results --verify other parquet",
+        ["results", "{other_parquet}", "--verify"],
+        2,
+        ("not an incastlab results file",),
+    ),
+    (
+        "results --verify a file in a dir",
+        ["results", "{parquet_dir}", "--verify"],
+        2,
+        ("sweep.json",),
+    ),
     ("results corrupt sweep.json", ["results", "{sweep_corrupt_meta}"], 2, ("sweep.json",)),
     ("results deep sweep.json", ["results", "{sweep_deep_meta}"], 2, ("sweep.json",)),
     ("results sweep.json a fifo", ["results", "{sweep_fifo_meta}"], 2, ("sweep.json",)),
@@ -697,6 +711,54 @@ WORDED: list[tuple[str, list[str], int, tuple[str, ...]]] = [
         ("--token-file", "larger than a token"),
     ),
     (
+        "serve --token-file fifo",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "{fifo}"],
+        2,
+        ("--token-file", "not a regular file"),
+    ),
+    (
+        "serve --token-file /dev/zero",
+        ["serve", "--listen", "127.0.0.1:0", "--token-file", "/dev/zero"],
+        2,
+        ("--token-file", "not a regular file"),
+    ),
+    (
+        "bench --token-file fifo",
+        ["bench", "--servers", "127.0.0.1:1", "--token-file", "{fifo}"],
+        2,
+        ("--token-file", "not a regular file"),
+    ),
+    (
+        "bench --token-file empty",
+        ["bench", "--servers", "127.0.0.1:1", "--token-file", "{token_empty}"],
+        2,
+        ("--token-file", "16..64"),
+    ),
+    (
+        "bench --token-file big",
+        ["bench", "--servers", "127.0.0.1:1", "--token-file", "{token_big}"],
+        2,
+        ("--token-file", "larger than a token"),
+    ),
+    (
+        "serve --allow octet 300",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "300.0.0.0/8"],
+        2,
+        ("--allow", "not an address block"),
+    ),
+    (
+        "serve --allow v6 zone",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "fe80::1%eth0/64"],
+        2,
+        ("--allow", "not an address block"),
+    ),
+    (
+        "serve --allow negative prefix",
+        ["serve", "--listen", "127.0.0.1:0", "--allow", "10.0.0.0/-1"],
+        2,
+        ("--allow", "0..32"),
+    ),
+    (
         "bench --token-file short",
         ["bench", "--servers", "127.0.0.1:1", "--token-file", "{token_short}"],
         2,
@@ -821,6 +883,14 @@ def _fixtures(d: Path) -> dict[str, str]:
     put("token_binary.txt", b"\xff\xfe" + b"\x00" * 30)
     put("token_big.txt", "t" * 100_000)
     put("token_empty.txt", "")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1, 2]}), d / "other_parquet.parquet")
+    f["other_parquet"] = str(d / "other_parquet.parquet")
+    (d / "parquet_dir").mkdir()
+    pq.write_table(pa.table({"a": [1]}), d / "parquet_dir" / "x.parquet")
+    f["parquet_dir"] = str(d / "parquet_dir")
     f["token_dir"] = str(d)
     link = '{{ a = "{}", b = "{}", rate = "1Gbps", delay = "25us", buffer = "64KB" }}'
     two = 'hosts = ["h1", "h2"]\n'

@@ -189,12 +189,29 @@ def _full_pipe() -> tuple[int, int]:
     return r, w
 
 
+def _open(s: socket.socket) -> bool:
+    """Not closed by the server: a peek finds data or would block."""
+    try:
+        return bool(s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
 def test_sigterm_stops_a_server_with_a_full_stderr_pipe_and_blocked_writers() -> None:
+    import resource
+
+    # 1,000 never-reading writers (the issue's figure): a descriptor each, here and there.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2400:
+        pytest.skip(f"1,000 blocked writers need ~2,400 file descriptors (hard limit {hard})")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2400), hard))
     r, w = _full_pipe()
     try:
-        proc, port = start_server("--max-conns-per-peer", "100", stderr=w)
+        proc, port = start_server("--max-conns-per-peer", "100", "--max-conns", "2048", stderr=w)
         stalled = []
-        for i in range(200):
+        for i in range(1000):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.bind((FLOOD_ADDRESSES[i % 16], 0))
@@ -212,6 +229,8 @@ def test_sigterm_stops_a_server_with_a_full_stderr_pipe_and_blocked_writers() ->
                 )
                 == 5
             )
+        # Every writer still held, its answer blocked on a full send buffer.
+        assert sum(_open(s) for s in stalled) == len(stalled)
         took = stop(proc)
         assert took < 1.0, f"SIGTERM took {took:.2f}s"
         assert proc.returncode == 0
@@ -220,6 +239,7 @@ def test_sigterm_stops_a_server_with_a_full_stderr_pipe_and_blocked_writers() ->
     finally:
         os.close(r)
         os.close(w)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_allow_list_and_token_over_the_cli(tmp_path: Path) -> None:

@@ -1,15 +1,19 @@
 """Sweeps under damage and failure: checksummed points (a corrupt one named and recomputed),
-failures that are never quiet, and sweeps that survive a full or read-only disk, a killed Dask
-worker: each stops or goes on with one clear line, and a rerun
-completes it with nothing lost and nothing stored twice."""
+failures that are never quiet, and sweeps that survive a full or read-only disk, a killed pool
+or Dask worker, a restarted Dask scheduler: each stops or goes on with one clear line, and a
+rerun completes it with nothing lost and nothing stored twice."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import multiprocessing
 import os
 import signal
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ import incastlab
 from incastlab.cli import main
 from incastlab.result import schema
 from incastlab.series import parse_senders
+from incastlab.sweep import cluster
 from incastlab.sweep import store as store_mod
 from incastlab.sweep.run import SweepStopped, run_points
 from incastlab.sweep.spec import parse_spec
@@ -29,6 +34,8 @@ from incastlab.sweep.store import SweepStore
 SMALL = {"topology": {"senders": "1..4"}, "workload": {"sru": "16KB", "blocks": 2}}
 #: Points of ~70 ms each, so that a sweep is still running when a machine is taken away.
 SLOW = {"topology": {"senders": "17..32"}, "workload": {"sru": "64KB", "blocks": 20}}
+#: Points of ~0.1 s each: a pool of two still holds most of them when the first is stored.
+SLOWER = {"topology": {"senders": "17..32"}, "workload": {"sru": "64KB", "blocks": 150}}
 
 
 def _sweep(tmp: Path, data: dict[str, Any], **kw: Any) -> tuple[SweepStore, list[Any]]:
@@ -266,6 +273,32 @@ def test_a_read_only_results_dir_stops_the_sweep_in_one_line(
     _stored_once(store, parse_spec({**SMALL}).points())
 
 
+# --- a worker of the process pool killed ---------------------------------------------------
+
+
+def test_a_killed_pool_worker_stops_the_sweep_in_one_line_and_a_rerun_completes_it(
+    tmp_path: Path,
+) -> None:
+    store, points = _sweep(tmp_path / "s", SLOWER)
+    killed: list[int] = []
+
+    def progress(point: Any, ok: bool) -> None:
+        if not killed:  # the first point is in: take a pool worker away by its pid
+            pids = [p.pid for p in multiprocessing.active_children() if p.pid]
+            assert pids
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    with pytest.raises(SweepStopped) as stop:
+        run_points(points, store, workers=2, progress=progress)
+    assert str(stop.value) == "a worker process ended without an answer (killed, or out of memory?)"
+    assert 1 <= stop.value.stored < len(points)
+    assert len(store.done()) == stop.value.stored and not store.unreadable
+    again = run_points(points, store, workers=2)
+    assert (again.ran, again.skipped) == (len(points) - stop.value.stored, stop.value.stored)
+    _stored_once(store, points)
+
+
 # --- Dask: a worker killed, the scheduler restarted ----------------------------------------
 
 distributed = pytest.importorskip("distributed")
@@ -297,3 +330,134 @@ def test_a_killed_dask_worker_loses_and_repeats_nothing(tmp_path: Path) -> None:
         again = run_points(points, store, dask=cluster.scheduler_address)
         assert again.skipped + again.ran == len(points) and not again.failed
     _stored_once(store, points)
+
+
+class _DaskProcesses:
+    """A ``dask scheduler`` and ``dask worker`` as processes of their own, on a fixed port so
+    that the scheduler can be killed and started again where its clients look for it (as a
+    supervisor restarting it would)."""
+
+    def __init__(self, tmp: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.log = (tmp / "dask.log").open("ab")
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.scheduler = self._start("dask_scheduler", "--host", "127.0.0.1", "--port")
+
+    def _start(self, cli: str, *args: str) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", f"distributed.cli.{cli}", *args]
+        cmd += [str(self.port)] if cli == "dask_scheduler" else [self.address]
+        cmd += ["--no-dashboard"]
+        p = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def workers(self, n: int) -> None:
+        """Start ``n`` workers and wait until the scheduler has them."""
+        self._start("dask_worker", "--nworkers", str(n), "--nthreads", "1")
+        with distributed.Client(self.address, timeout=30) as c:
+            c.wait_for_workers(n, timeout=60)
+
+    def restart_scheduler(self) -> None:
+        """Kill the scheduler (its workers end with it, as Dask's do) and start another on the
+        same port."""
+        self.scheduler.kill()
+        self.scheduler.wait()
+        self.scheduler = self._start("dask_scheduler", "--host", "127.0.0.1", "--port")
+
+    def close(self) -> None:
+        for p in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def dask_processes(tmp_path: Path) -> Iterator[_DaskProcesses]:
+    d = _DaskProcesses(tmp_path)
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+def test_a_restarted_dask_scheduler_gets_the_points_it_dropped_again(
+    tmp_path: Path, dask_processes: _DaskProcesses, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster, "HEARTBEAT_S", 0.5)
+    store, points = _sweep(tmp_path / "s", SLOWER)
+    dask_processes.workers(2)
+    restarted: list[float] = []
+    submitted: list[int] = []  # how many points each round submitted
+    real_round = cluster._round
+
+    def counted(client: Any, left: dict[str, Any], scheduler_id: str) -> Any:
+        submitted.append(len(left))
+        return real_round(client, left, scheduler_id)
+
+    monkeypatch.setattr(cluster, "_round", counted)
+
+    def progress(point: Any, ok: bool) -> None:
+        if not restarted:  # the first point is in: restart the scheduler under the sweep
+            restarted.append(time.monotonic())
+            dask_processes.restart_scheduler()
+            dask_processes.workers(2)  # as their supervisor would start them again
+
+    first = run_points(points, store, dask=dask_processes.address, progress=progress)
+    assert restarted
+    # Submitted again: exactly what was not handed back before the restart, not one more.
+    assert len(submitted) == 2 and submitted[0] == len(points)
+    assert 1 <= len(points) - submitted[1] < len(points)
+    assert (first.ran, first.skipped, first.failed) == (len(points), 0, [])
+    assert len(first.stored) == len(set(first.stored)) == len(points)
+    _stored_once(store, points)
+    again = run_points(points, store, dask=dask_processes.address)
+    assert (again.ran, again.skipped) == (0, len(points))
+
+
+def test_a_scheduler_back_without_workers_stops_the_sweep_in_one_line(
+    tmp_path: Path,
+    dask_processes: _DaskProcesses,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(cluster, "HEARTBEAT_S", 0.5)
+    monkeypatch.setattr(cluster, "PATIENCE_S", 3.0)
+    spec = tmp_path / "s.toml"
+    spec.write_text('[topology]\nsenders = "17..32"\n[workload]\nsru = "64KB"\nblocks = 150\n')
+    out = tmp_path / "out"
+    dask_processes.workers(2)
+    real = run_points
+
+    def progress_restarting(*a: Any, **kw: Any) -> Any:
+        inner = kw.pop("progress")
+        restarted: list[bool] = []
+
+        def progress(point: Any, ok: bool) -> None:
+            inner(point, ok)
+            if not restarted:
+                restarted.append(True)
+                dask_processes.restart_scheduler()  # and no worker comes back
+
+        return real(*a, progress=progress, **kw)
+
+    monkeypatch.setattr("incastlab.sweep.run.run_points", progress_restarting)
+    argv = ["sweep", str(spec), "--out", str(out), "-q", "--dask", dask_processes.address]
+    status = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 75
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        f"incast: sweep stopped: the Dask scheduler at {dask_processes.address} has had no "
+        "worker for 3 s; this run stored "
+    )
+    assert "rerun `incast sweep" in err[0]
+    monkeypatch.undo()
+    dask_processes.workers(2)
+    assert (
+        main(["sweep", str(spec), "--out", str(out), "-q", "--dask", dask_processes.address]) == 0
+    )
+    _stored_once(SweepStore(out), parse_spec({**SLOWER}).points())

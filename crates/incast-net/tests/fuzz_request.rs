@@ -17,6 +17,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use incast_fuzz::Rng;
 use incast_net::access::{Cidr, Token};
 use incast_net::protocol::{
     encode_request, encode_request_with_token, parse_request, parse_request_header, parse_response,
@@ -57,29 +58,10 @@ const MOST_BYTES_PER_INPUT: usize = 8 << 10;
 /// Inputs in a CI run; `INCAST_FUZZ_ITERS` sets another count.
 const CI_ITERATIONS: u64 = 300_000;
 
-/// xorshift64*: small, seeded, and the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn corpus() -> Vec<Vec<u8>> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/request");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("the corpus is stored")
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files.iter().map(|p| std::fs::read(p).unwrap()).collect()
+    incast_fuzz::corpus(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/request"),
+    )
 }
 
 const INTERESTING: [u64; 9] = [
@@ -103,7 +85,7 @@ fn mutate(d: &mut Vec<u8>, rng: &mut Rng, corpus: &[Vec<u8>]) {
         }
         1 if !d.is_empty() => {
             let i = rng.below(d.len());
-            d[i] = rng.next() as u8;
+            d[i] = rng.bits() as u8;
         }
         2 if d.len() >= 8 => {
             let at = rng.below(d.len() - 7);
@@ -121,7 +103,7 @@ fn mutate(d: &mut Vec<u8>, rng: &mut Rng, corpus: &[Vec<u8>]) {
         4 => d.truncate(rng.below(d.len() + 1)),
         5 => {
             let n = rng.below(MAX_REQUEST_LEN);
-            d.extend((0..n).map(|_| rng.next() as u8));
+            d.extend((0..n).map(|_| rng.bits() as u8));
         }
         6 if d.len() >= 8 => {
             // The flags: the token bit, a reserved one, or none.
@@ -183,18 +165,12 @@ fn check(d: &[u8], max: u64, token: &Token) {
 
 #[test]
 fn the_request_parser_survives_mutated_corpus_inputs() {
-    let iterations = std::env::var("INCAST_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(CI_ITERATIONS);
-    let seed = std::env::var("INCAST_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_091_130u64);
+    let iterations = incast_fuzz::iterations(CI_ITERATIONS);
+    let seed = incast_fuzz::seed();
     let corpus = corpus();
     assert!(corpus.len() >= 12);
     let token = Token::parse("fuzz-token-0123456789abcdef").unwrap();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut accepted = 0u64;
     for it in 0..iterations {
         let mut d = corpus[rng.below(corpus.len())].clone();
@@ -203,8 +179,8 @@ fn the_request_parser_survives_mutated_corpus_inputs() {
         }
         let max = match rng.below(3) {
             0 => 64 << 20,
-            1 => 1 + rng.next() % (1 << 30),
-            _ => rng.next().max(1),
+            1 => 1 + rng.bits() % (1 << 30),
+            _ => rng.bits().max(1),
         };
         let before = allocated();
         let outcome = std::panic::catch_unwind(|| check(&d, max, &token));

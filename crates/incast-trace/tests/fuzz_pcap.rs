@@ -12,6 +12,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use incast_fuzz::Rng;
 use incast_trace::{analyze, Options};
 
 /// Live and peak bytes of the whole test binary (its one test runs alone).
@@ -53,20 +54,6 @@ static GLOBAL: Counting = Counting;
 const MOST_LIVE_BYTES: usize = 256 << 20;
 const CI_ITERATIONS: u64 = 1_000;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 const INTERESTING: [u32; 8] = [0, 1, 0xff, 0xffff, 65_535, 65_536, 1 << 24, u32::MAX];
 
 fn mutate(d: &mut Vec<u8>, rng: &mut Rng) {
@@ -77,7 +64,7 @@ fn mutate(d: &mut Vec<u8>, rng: &mut Rng) {
         }
         1 if !d.is_empty() => {
             let i = rng.below(d.len());
-            d[i] = rng.next() as u8;
+            d[i] = rng.bits() as u8;
         }
         2 if d.len() >= 4 => {
             // A length, a time or a link type: the fields a reader trusts.
@@ -97,32 +84,21 @@ fn mutate(d: &mut Vec<u8>, rng: &mut Rng) {
         _ => {
             let n = rng.below(64);
             let at = rng.below(d.len() + 1);
-            d.splice(at..at, (0..n).map(|_| rng.next() as u8));
+            d.splice(at..at, (0..n).map(|_| rng.bits() as u8));
         }
     }
 }
 
 #[test]
 fn the_capture_reader_survives_mutated_captures() {
-    let iterations = std::env::var("INCAST_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(CI_ITERATIONS);
-    let seed = std::env::var("INCAST_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_091_130u64);
+    let iterations = incast_fuzz::iterations(CI_ITERATIONS);
+    let seed = incast_fuzz::seed();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/pcap");
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    let corpus: Vec<Vec<u8>> = names.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let corpus = incast_fuzz::corpus(&dir);
     assert!(corpus.len() >= 5);
     let path = std::env::temp_dir().join(format!("incast-fuzz-pcap-{}.pcap", std::process::id()));
     let path_s = path.to_str().unwrap().to_string();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let (mut reports, mut errors) = (0u64, 0u64);
     // The corpus as stored first (its `regression-*` files once panicked the analysis), then
     // mutated inputs.

@@ -275,15 +275,22 @@ TOKEN_FILE_MOST = 4096
 def read_token(path: str | None) -> str | None:
     """The shared token in ``--token-file``, checked as the server and client check it; a
     usage error names the file and what is wrong (never the token)."""
+    import os
+    import stat
+
     from incastlab import _core
 
     if path is None:
         return None
     try:
-        with open(path, "rb") as f:
+        # Non-blocking: opening a named pipe nobody writes would otherwise hang here.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise UsageError(f"--token-file: {path} is not a regular file")
             raw = f.read(TOKEN_FILE_MOST + 1)
-    except OSError as e:
-        raise UsageError(f"--token-file: cannot read {path}: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        why = getattr(e, "strerror", None) or e
+        raise UsageError(f"--token-file: cannot read {path}: {why}") from None
     if len(raw) > TOKEN_FILE_MOST:
         raise UsageError(f"--token-file: {path} is larger than a token (at most 64 characters)")
     try:

@@ -62,6 +62,17 @@ def warn_unreadable(store: SweepStore, err: Console) -> None:
         )
 
 
+def _results_file(path: Any) -> bool:
+    """Whether a Parquet file that reads back is incastlab's: its metadata, or (written before
+    the metadata existed) a scenario column."""
+    import pyarrow.parquet as pq
+
+    from incastlab.result import schema
+
+    found = pq.read_schema(path)
+    return schema.SCHEMA_VERSION_KEY in (found.metadata or {}) or "scenario" in found.names
+
+
 def verify(path: str, as_json: bool, out: Console, err: Console) -> int:
     """``incast results --verify``: every point of a sweep directory (or one results file)
     read in full and checked against its checksum; the damaged named one a line each. Exit
@@ -77,9 +88,16 @@ def verify(path: str, as_json: bool, out: Console, err: Console) -> int:
         old: list[Path] = []
         bad: list[tuple[Path, str]] = []
         try:
-            (good if schema.verify(p) else old).append(p)
+            checked = schema.verify(p)
         except schema.DamagedResultFile as e:
             bad.append((p, str(e)))
+        else:
+            if not checked and not _results_file(p):
+                raise UsageError(
+                    f"{path}: not an incastlab results file (a Parquet file without "
+                    "incastlab's metadata or a scenario column)"
+                )
+            (good if checked else old).append(p)
     else:
         store, _ = open_sweep(path)
         good, old, bad = store.verify()

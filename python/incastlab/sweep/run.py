@@ -22,6 +22,8 @@ from incastlab import _core, backends
 from incastlab.parallel import Interrupted, as_finished, cores, process_pool
 from incastlab.parallel import die_with_parent as die_with_parent
 from incastlab.result import Result
+from incastlab.sweep import cluster as cluster_mod
+from incastlab.sweep.cluster import Finished, Job
 from incastlab.sweep.spec import Point
 from incastlab.sweep.store import SweepStore
 
@@ -50,9 +52,10 @@ def _infrastructure(e: BaseException) -> str | None:
     of the point itself (recorded, the sweep goes on).
 
     Every error of a point's own code arrives as :class:`PointError`. Dask's ``KilledWorker``
-    (the point took down every worker it was tried on) is the point's too. A cancelled future
-    (the scheduler restarted or its connection was lost, so it forgot the work), a lost
-    connection, or a broken process pool are the machines': no point is blamed for them."""
+    (the point took down every worker it was tried on) is the point's too. A broken process
+    pool, or a cancelled future or lost connection (which :mod:`incastlab.sweep.cluster`
+    answers by submitting again; one that still arrives here) are the machines': no point is
+    blamed for them."""
     import asyncio
     from concurrent.futures import CancelledError as FutureCancelled
     from concurrent.futures.process import BrokenProcessPool
@@ -121,22 +124,23 @@ class Outcome:
 
 
 Progress = Callable[[Point, bool], None]
+#: Every job run: each key once with its result or the exception it raised, as they finish.
+Outcomes = Callable[[dict[str, Job]], Iterator[Finished]]
 
 
 @contextmanager
-def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[Any], Any]]]:
-    """``(submit, as_completed)`` for the process pool or a Dask client; on Ctrl-C (or any
-    exception) the work not yet done is cancelled before the exception goes on. One worker
-    runs each point here, when its result is asked for."""
+def _executor(workers: int, dask: str | None) -> Iterator[Outcomes]:
+    """The process pool, this process or a Dask client, as :data:`Outcomes`; on Ctrl-C (or
+    any exception) the work not yet done is cancelled before the exception goes on."""
     if dask is None and workers == 1:
-        yield _Here, iter
+        yield _here
         return
     if dask is None:
         with process_pool(workers) as pool:
-            yield pool.submit, as_finished
+            yield lambda jobs: _pooled(pool, jobs)
         return
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
     except ImportError:
         raise DaskMissing(
             "--dask needs Dask's distributed scheduler: pip install 'incastlab[cluster]'"
@@ -152,39 +156,48 @@ def _executor(workers: int, dask: str | None) -> Iterator[tuple[Any, Callable[[A
             ) as cluster,
             Client(cluster) as client,
         ):
-            yield from _dask_session(client, as_completed)
+            yield from _dask_session(client)
     else:
-        with Client(dask) as client:
-            yield from _dask_session(client, as_completed)
+        try:
+            client = Client(dask, timeout=cluster_mod.PATIENCE_S)
+        except (OSError, TimeoutError) as e:
+            raise SweepStopped(f"cannot reach the Dask scheduler at {dask}: {e}", 0) from None
+        with client:
+            yield from _dask_session(client)
 
 
-class _Here:
-    """A point run in this process when its result is asked for: real TCP's points (whose
-    clean-up must see Ctrl-C), and any sweep given one worker."""
+def _here(jobs: dict[str, Job]) -> Iterator[Finished]:
+    """Each job run in this process, in turn: real TCP's points (whose clean-up must see
+    Ctrl-C), and any sweep given one worker."""
+    for key, (fn, args) in jobs.items():
+        try:
+            res = fn(*args)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as e:
+            yield key, None, e
+            continue
+        yield key, res, None
 
-    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._call = (fn, args)
 
-    def result(self) -> Any:
-        fn, args = self._call
-        return fn(*args)
+def _pooled(pool: Any, jobs: dict[str, Job]) -> Iterator[Finished]:
+    futures = {pool.submit(fn, *args): key for key, (fn, args) in jobs.items()}
+    for fut in as_finished(list(futures)):
+        try:
+            res = fut.result()
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as e:
+            yield futures[fut], None, e
+            continue
+        yield futures[fut], res, None
 
 
-def _dask_session(client: Any, as_completed: Any) -> Iterator[tuple[Any, Any]]:
-    """``(submit, as_completed)`` on a Dask client; what it submitted is cancelled on an
-    exception (Ctrl-C), so a shared cluster does not go on with an abandoned sweep."""
-    submitted: list[Any] = []
-
-    def submit(f: Any, *a: Any) -> Any:
-        fut = client.submit(f, *a, pure=False)
-        submitted.append(fut)
-        return fut
-
-    try:
-        yield submit, as_completed
-    except BaseException:
-        client.cancel(submitted)
-        raise
+def _dask_session(client: Any) -> Iterator[Outcomes]:
+    """:data:`Outcomes` on a Dask client (which cancels what it submitted when the sweep
+    stops early, so a shared cluster does not go on with an abandoned sweep)."""
+    with cluster_mod.quiet_client():
+        yield lambda jobs: cluster_mod.outcomes(client, jobs)
 
 
 def run_points(
@@ -236,47 +249,38 @@ def _run(
     dask: str | None,
     progress: Progress | None,
 ) -> None:
-    with _executor(workers, dask) as (submit, as_completed):
-        futures = {
-            submit(run_point, p.backend, p.scenario.to_json()): key for key, p in todo.items()
-        }
-        for fut in as_completed(list(futures)):
-            key = futures[fut]
-            point = todo[key]
-            try:
-                res = fut.result()
-            except BaseException as e:  # a failing point is recorded, the others go on
-                if isinstance(e, KeyboardInterrupt | SystemExit | GeneratorExit):
-                    raise
-                lost = _infrastructure(e)
-                if lost is not None:
+    jobs: dict[str, Job] = {
+        key: (run_point, (p.backend, p.scenario.to_json())) for key, p in todo.items()
+    }
+    with _executor(workers, dask) as outcomes:
+        try:
+            for key, res, err in outcomes(jobs):
+                point = todo[key]
+                if err is None:
+                    _write(store, store.write_point, out, key, _stored_record(key, point, res))
+                    out.ran += 1
+                    out.stored.append(key)
+                elif (lost := _infrastructure(err)) is not None:
                     # Leaving the executor cancels what is still queued on the cluster.
                     raise SweepStopped(lost, len(out.stored)) from None
-                _write(
-                    store,
-                    store.write_failure,
-                    out,
-                    key,
-                    {
-                        "key": key,
-                        "params": point.params,
-                        "error": str(e)
-                        if isinstance(e, PointError)
-                        else f"{type(e).__name__}: {e}",
-                        "traceback": "".join(traceback.format_exception(e))[-4000:],
-                        "scenario": point.scenario.normalized(),
-                        "version": _core.__version__,
-                    },
-                )
-                out.failed.append(key)
+                else:  # a failing point is recorded, the others go on
+                    _write(store, store.write_failure, out, key, _failure(key, point, err))
+                    out.failed.append(key)
                 if progress:
-                    progress(point, False)
-                continue
-            _write(store, store.write_point, out, key, _stored_record(key, point, res))
-            out.ran += 1
-            out.stored.append(key)
-            if progress:
-                progress(point, True)
+                    progress(point, err is None)
+        except cluster_mod.SchedulerLost as e:
+            raise SweepStopped(str(e), len(out.stored)) from None
+
+
+def _failure(key: str, point: Point, e: BaseException) -> dict[str, Any]:
+    return {
+        "key": key,
+        "params": point.params,
+        "error": str(e) if isinstance(e, PointError) else f"{type(e).__name__}: {e}",
+        "traceback": "".join(traceback.format_exception(e))[-4000:],
+        "scenario": point.scenario.normalized(),
+        "version": _core.__version__,
+    }
 
 
 def _write(
