@@ -139,7 +139,8 @@ impl View for TcpView<'_> {
         self.ep_host[ep.index()]
     }
     fn loss_counters(&self, ep: EndpointId) -> (u64, u64) {
-        let s = self.eps.get(ep.index()).stats();
+        let e = self.eps.get(ep.index());
+        let s = e.stats();
         (s.timeouts as u64, (s.retx_fast + s.retx_timeout) as u64)
     }
     fn drops_by_kind(&self) -> [u64; 3] {
@@ -207,6 +208,7 @@ impl Transport for Tcp {
             self.transmit(cx, ep);
         }
         self.sync_timers(cx, ep);
+        self.eps.rest(ep, &mut self.seg_pool);
     }
 
     fn app(&mut self, cx: &mut Cx<Packet>, token: Token) {
@@ -355,7 +357,7 @@ impl Tcp {
         self.out = out;
         self.transmit(cx, ep);
         self.sync_timers(cx, ep);
-        self.eps.slot(ep).ep.park(&mut self.seg_pool);
+        self.eps.rest(ep, &mut self.seg_pool);
     }
 
     fn apply(&mut self, cx: &mut Cx<Packet>, mut act: Vec<Effect>) {
@@ -434,6 +436,7 @@ impl Tcp {
             let slot = self.eps.slot(ep);
             let q = &mut slot.host_q;
             let mut at = cx.now + slot.host_rng.up_to(self.jitter);
+            slot.host_draws = slot.host_draws.wrapping_add(1);
             if let Some(&(last, _)) = q.back() {
                 at = at.max(last); // a connection's packets leave in order
             }

@@ -27,6 +27,7 @@ mod agent;
 mod capture;
 mod cc;
 mod endpoint;
+mod idle;
 mod packet;
 mod params;
 mod rack;
