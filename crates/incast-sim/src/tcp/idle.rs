@@ -343,15 +343,16 @@ mod tests {
         let (back, fits, len) = round_trip(&base, &t);
         assert!(fits);
         assert_eq!(back, t);
-        // 6 bytes for the first, 1 for each of the others; the list of 2 takes 1 + 2 + 2.
-        assert_eq!(len, 7 + 1 + 1 + 1 + 1 + 1 + 5);
+        // 6 bytes for the first sequence number (2^41 zigzagged), 1 for each of the others and
+        // for the time, the counter and the flag; the list of 2 takes 1 + 2 + 2.
+        assert_eq!(len, 6 + 1 + 1 + 1 + 1 + 1 + 5);
         assert_eq!(round_trip(&base, &base), (base, true, 0));
     }
 
     #[test]
     fn too_many_bytes_do_not_fit() {
         let t = Toy {
-            rounds: vec![u64::MAX; 6],
+            rounds: vec![u64::MAX; DATA / 10 + 1],
             ..Toy::default()
         };
         assert!(!round_trip(&Toy::default(), &t).1);

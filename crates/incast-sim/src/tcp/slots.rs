@@ -34,7 +34,7 @@ pub(super) struct EndpointTimers {
 }
 
 /// One endpoint made, with its timers and its host's send queue.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Slot {
     /// The endpoint.
     pub(super) ep: Endpoint,
@@ -125,7 +125,9 @@ pub(super) struct Endpoints {
     /// Compact forms; `free` lists the unused.
     compact: Vec<Compact>,
     free: Vec<u32>,
-    /// Boxes of endpoints that went compact, for the next endpoint made whole.
+    /// Boxes of endpoints that went compact, for the next endpoint made whole (boxes: they
+    /// move to and from `made` without being copied or allocated again).
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<Slot>>,
     /// Per connection: its handshake's RTT sample.
     handshake: Vec<SimTime>,
@@ -308,5 +310,108 @@ impl Maker {
             e = e.with_cc_rng(Rng::stream(self.seed, Stream::Bbr(ep)));
         }
         e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ConnId;
+    use crate::tcp::Incoming;
+    use crate::units::{from_ms, from_us};
+
+    const EP: EndpointId = ConnId(0).sender();
+
+    fn endpoints() -> (Endpoints, SegPool) {
+        let sc = Scenario::example(4);
+        let mut e = Endpoints::new(&sc, 1);
+        e.connect(from_us(100));
+        (e, SegPool::default())
+    }
+
+    /// The endpoint sends `bytes` at `at`; the peer acknowledges them all 100 µs later.
+    fn transfer(e: &mut Endpoints, pool: &mut SegPool, at: SimTime, bytes: u64) {
+        let mut out = Vec::new();
+        let s = e.slot(EP);
+        s.ep.write_from(pool, at, bytes, &mut out);
+        assert!(!out.is_empty());
+        let ack = s.ep.tx.write_end;
+        let seg = Incoming {
+            seq: 0,
+            len: 0,
+            ack,
+            sack: &[],
+            ecn: 0,
+        };
+        s.ep.on_segment(at + from_us(100), &seg, &mut out);
+        assert_eq!(s.ep.acked(), ack);
+    }
+
+    #[test]
+    fn an_idle_endpoint_is_held_compact_and_made_whole_as_it_was() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, from_ms(1), 5_000);
+        transfer(&mut e, &mut pool, from_ms(3), 8_000);
+        let s = e.slot(EP);
+        // A cancelled retransmission timer whose event is still pending, as the agent leaves it.
+        s.timers.rto.set(from_ms(300));
+        assert!(s.timers.rto.needs_event().is_some());
+        s.timers.rto.clear();
+        let before = s.clone();
+        assert!(before.ep.stats().segments > 0 && !before.ep.tx.stats.rounds.is_empty());
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none(), "held compact");
+        assert_eq!(*e.get(EP.index()), before.ep);
+        assert_eq!(*e.slot(EP), before);
+        // And again from a spare box whose buffers are reused.
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none());
+        assert_eq!(*e.slot(EP), before);
+    }
+
+    #[test]
+    fn an_endpoint_with_data_in_flight_or_a_timer_armed_stays_whole() {
+        let (mut e, mut pool) = endpoints();
+        let mut out = Vec::new();
+        e.slot(EP).ep.write_from(&mut pool, 0, 3_000, &mut out);
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some(), "data in flight");
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        e.slot(EP).timers.delack.set(from_ms(5));
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some(), "a timer armed");
+        e.slot(EP).timers.delack.clear();
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none());
+    }
+
+    #[test]
+    fn host_jitter_draws_are_replayed_or_kept() {
+        for draws in [1, REPLAY_DRAWS, REPLAY_DRAWS + 1, 5_000] {
+            let (mut e, mut pool) = endpoints();
+            transfer(&mut e, &mut pool, 0, 3_000);
+            let s = e.slot(EP);
+            for _ in 0..draws {
+                s.host_rng.up_to(1_000);
+            }
+            s.host_draws = draws;
+            let before = s.clone();
+            e.rest(EP, &mut pool);
+            assert!(e.made[EP.index()].is_none(), "{draws} draws");
+            assert_eq!(*e.slot(EP), before, "{draws} draws");
+        }
+    }
+
+    #[test]
+    fn an_endpoint_whose_compact_form_would_not_fit_stays_whole() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        let s = e.slot(EP);
+        s.ep.tx.stats.rounds = vec![u64::MAX / 3; 30];
+        let before = s.clone();
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some());
+        assert_eq!(*e.slot(EP), before);
     }
 }
