@@ -132,6 +132,8 @@ pub(super) struct Endpoints {
     /// Per connection: its handshake's RTT sample.
     handshake: Vec<SimTime>,
     maker: Maker,
+    /// An endpoint as set up, read for those never made (its reads are every such endpoint's).
+    pristine: Endpoint,
 }
 
 impl Endpoints {
@@ -148,7 +150,9 @@ impl Endpoints {
             seed: sc.seed,
             fg,
         };
+        let pristine = maker.make(EndpointId(0), 0);
         Endpoints {
+            pristine,
             made: Vec::new(),
             idle: Vec::new(),
             compact: Vec::new(),
@@ -179,6 +183,7 @@ impl Endpoints {
     pub(super) fn get(&self, i: usize) -> Cow<'_, Endpoint> {
         match self.made[i].as_ref() {
             Some(s) => Cow::Borrowed(&s.ep),
+            None if self.idle[i] == NEVER => Cow::Borrowed(&self.pristine),
             None => Cow::Owned(self.decoded(EndpointId(i as u32)).ep),
         }
     }
