@@ -33,8 +33,8 @@ pub struct Tcp {
     /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers and
     /// host queues, each made on its first use.
     pub(super) eps: Endpoints,
-    /// Route each endpoint sends on.
-    pub(super) ep_route: Vec<u32>,
+    /// Route each endpoint sends on, and the route's first link.
+    pub(super) ep_route: Vec<(u32, LinkId)>,
     /// Host each endpoint is on.
     pub(super) ep_host: Vec<u32>,
     /// Scoreboard buffers idle endpoints lent (see [`SegPool`]).
@@ -320,8 +320,8 @@ impl Tcp {
         if let Some(&(t, _)) = q.front() {
             cx.push(t, Event::Agent(ep.0, HOST_TX, 0));
         }
-        let first = cx.fabric.net.hop(self.ep_route[ep.index()], 0);
-        self.enqueue(cx, first.expect("routes are never empty"), id);
+        let (_, first) = self.ep_route[ep.index()];
+        self.enqueue(cx, first, id);
     }
 
     fn deliver_segment(&mut self, cx: &mut Cx<Packet>, id: PktId) {
@@ -407,8 +407,7 @@ impl Tcp {
 
     /// Put the segments endpoint `ep` emitted on its route.
     fn transmit(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
-        let route = self.ep_route[ep.index()];
-        let first = cx.fabric.net.hop(route, 0).expect("routes are never empty");
+        let (route, first) = self.ep_route[ep.index()];
         let tsval = self.capture.as_ref().map_or(0, |_| tsval(cx.now));
         let mut out = std::mem::take(&mut self.out);
         for s in out.drain(..) {
