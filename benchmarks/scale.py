@@ -16,7 +16,8 @@ Each run is the release ``one`` example as its own process (its CPU time and pea
 report (a million entries at 1,024 hosts) is skipped while reading it back. The targets ask the
 1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of the 20-host cluster's events per CPU
 second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
-time also moves with the other processes' cache pressure.
+time also moves with the other processes' cache pressure, so each line ends with the load
+average when its run ended.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def run(one: Path, senders: int, text: str) -> dict[str, Any]:
-    """One child process: its report, CPU seconds and peak RSS (MB)."""
+    """One child process: its report, CPU seconds, peak RSS (MB) and the machine's load
+    average over the minute before it ended (other processes' cache pressure moves CPU
+    time)."""
     with tempfile.TemporaryFile("w+") as stdin, tempfile.NamedTemporaryFile("w+b") as out:
         stdin.write(text)
         stdin.seek(0)
@@ -95,6 +98,7 @@ def run(one: Path, senders: int, text: str) -> dict[str, Any]:
         "report": report,
         "cpu": ru.ru_utime + ru.ru_stime,
         "rss_mb": ru.ru_maxrss / 1024,
+        "load": os.getloadavg()[0],
     }
 
 
@@ -103,7 +107,7 @@ def line(label: str, r: dict[str, Any], base: dict[str, Any] | None) -> str:
     speed = events / r["cpu"]
     s = (
         f"{label:<14} {events / 1e6:>9.1f} M {r['cpu']:>8.2f} s {speed / 1e6:>7.2f} M/s "
-        f"{r['rss_mb']:>9.0f} MB"
+        f"{r['rss_mb']:>9.0f} MB  load {r['load']:>4.1f}"
     )
     if base is not None:
         bspeed = base["report"]["events"] / base["cpu"]

@@ -87,7 +87,7 @@ impl Stream {
 }
 
 /// A xoshiro256** generator.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rng {
     s: [u64; 4],
 }
@@ -117,6 +117,11 @@ impl Rng {
     /// The generator of `stream` in the run seeded with `seed`.
     pub fn stream(seed: u64, stream: Stream) -> Self {
         Rng::new(seed, stream.id())
+    }
+
+    /// The generator's state (an idle TCP endpoint's compact form keeps it).
+    pub(crate) fn state_mut(&mut self) -> &mut [u64; 4] {
+        &mut self.s
     }
 
     /// The next 64 random bits.

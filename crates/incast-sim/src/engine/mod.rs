@@ -280,7 +280,7 @@ impl EventQueue {
 /// A timer cancelled lazily: moving a deadline later schedules nothing; the stale event finds
 /// the new deadline when it fires and reschedules itself. Moving it earlier schedules a new
 /// event and bumps the generation, so the older event becomes a no-op.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timer {
     /// When the timer is due, if armed.
     pub deadline: Option<SimTime>,
@@ -299,6 +299,12 @@ impl Timer {
     #[inline]
     pub fn clear(&mut self) {
         self.deadline = None;
+    }
+
+    /// The pending event's time, if one is scheduled, and the generation: what a disarmed
+    /// timer keeps (a TCP endpoint's compact form holds them).
+    pub(crate) fn pending_mut(&mut self) -> (&mut Option<SimTime>, &mut u32) {
+        (&mut self.scheduled, &mut self.gen)
     }
 
     /// Whether armed.

@@ -33,8 +33,8 @@ pub struct Tcp {
     /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers and
     /// host queues, each made on its first use.
     pub(super) eps: Endpoints,
-    /// Route each endpoint sends on.
-    pub(super) ep_route: Vec<u32>,
+    /// Route each endpoint sends on, and the route's first link.
+    pub(super) ep_route: Vec<(u32, LinkId)>,
     /// Host each endpoint is on.
     pub(super) ep_host: Vec<u32>,
     /// Scoreboard buffers idle endpoints lent (see [`SegPool`]).
@@ -139,7 +139,8 @@ impl View for TcpView<'_> {
         self.ep_host[ep.index()]
     }
     fn loss_counters(&self, ep: EndpointId) -> (u64, u64) {
-        let s = self.eps.get(ep.index()).stats();
+        let e = self.eps.get(ep.index());
+        let s = e.stats();
         (s.timeouts as u64, (s.retx_fast + s.retx_timeout) as u64)
     }
     fn drops_by_kind(&self) -> [u64; 3] {
@@ -207,6 +208,7 @@ impl Transport for Tcp {
             self.transmit(cx, ep);
         }
         self.sync_timers(cx, ep);
+        self.eps.rest(ep, &mut self.seg_pool);
     }
 
     fn app(&mut self, cx: &mut Cx<Packet>, token: Token) {
@@ -318,8 +320,8 @@ impl Tcp {
         if let Some(&(t, _)) = q.front() {
             cx.push(t, Event::Agent(ep.0, HOST_TX, 0));
         }
-        let first = cx.fabric.net.hop(self.ep_route[ep.index()], 0);
-        self.enqueue(cx, first.expect("routes are never empty"), id);
+        let (_, first) = self.ep_route[ep.index()];
+        self.enqueue(cx, first, id);
     }
 
     fn deliver_segment(&mut self, cx: &mut Cx<Packet>, id: PktId) {
@@ -355,7 +357,7 @@ impl Tcp {
         self.out = out;
         self.transmit(cx, ep);
         self.sync_timers(cx, ep);
-        self.eps.slot(ep).ep.park(&mut self.seg_pool);
+        self.eps.rest(ep, &mut self.seg_pool);
     }
 
     fn apply(&mut self, cx: &mut Cx<Packet>, mut act: Vec<Effect>) {
@@ -405,8 +407,7 @@ impl Tcp {
 
     /// Put the segments endpoint `ep` emitted on its route.
     fn transmit(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
-        let route = self.ep_route[ep.index()];
-        let first = cx.fabric.net.hop(route, 0).expect("routes are never empty");
+        let (route, first) = self.ep_route[ep.index()];
         let tsval = self.capture.as_ref().map_or(0, |_| tsval(cx.now));
         let mut out = std::mem::take(&mut self.out);
         for s in out.drain(..) {
@@ -434,6 +435,7 @@ impl Tcp {
             let slot = self.eps.slot(ep);
             let q = &mut slot.host_q;
             let mut at = cx.now + slot.host_rng.up_to(self.jitter);
+            slot.host_draws = slot.host_draws.wrapping_add(1);
             if let Some(&(last, _)) = q.back() {
                 at = at.max(last); // a connection's packets leave in order
             }

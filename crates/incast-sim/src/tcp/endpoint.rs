@@ -7,6 +7,7 @@
 
 use crate::config::CongestionControl;
 use crate::net::ECE;
+use crate::tcp::idle::Fields;
 use crate::tcp::params::TcpParams;
 use crate::tcp::receiver::{EcnEcho, Outbox, Receiver};
 use crate::tcp::rto_policy::RtoPolicy;
@@ -29,7 +30,7 @@ pub struct Deadlines {
 }
 
 /// One end of a connection: a send half and a receive half.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     /// The send half.
     pub(super) tx: Sender,
@@ -72,6 +73,20 @@ impl Endpoint {
     pub fn with_rto_policy(mut self, policy: RtoPolicy) -> Endpoint {
         self.tx.set_rto_policy(policy);
         self
+    }
+
+    /// Visit the fields an idle endpoint may hold differently from one as set up (see
+    /// `idle.rs`).
+    pub(super) fn idle_fields(&mut self, f: &mut impl Fields) {
+        self.tx.idle_fields(f);
+        self.rx.idle_fields(f);
+    }
+
+    /// Nothing in flight or unsent, no ACK owed, no out-of-order data, no timer due: what
+    /// the compact form may hold (see `idle.rs`).
+    pub(super) fn is_idle(&self) -> bool {
+        let d = self.poll_at();
+        self.tx.snd_una == self.tx.write_end && d == Deadlines::default() && self.rx.is_quiet()
     }
 
     /// Bytes delivered in order to the application so far.

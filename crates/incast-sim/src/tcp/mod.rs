@@ -21,12 +21,14 @@
 //! - `rtt.rs` and `rto_policy.rs`: the RTO and its randomization.
 //! - `agent.rs`, `setup.rs`, `run_report.rs`, `packet.rs`, `capture.rs`: TCP as the engine runs
 //!   it (the transport's glue: connections, timers, the segment on the wire, report, pcap);
-//!   `slots.rs`: the endpoints, each made on its first use.
+//!   `slots.rs`: the endpoints, each made on its first use and held in its compact form
+//!   (`idle.rs`) while it is idle.
 
 mod agent;
 mod capture;
 mod cc;
 mod endpoint;
+mod idle;
 mod packet;
 mod params;
 mod rack;

@@ -6,7 +6,7 @@ use crate::config::{
 use crate::units::SimTime;
 
 /// The TCP parameters an endpoint uses, copied from the scenario.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TcpParams {
     /// Maximum segment size, bytes.
     pub mss: u64,

@@ -5,10 +5,11 @@
 //! are repaired without a retransmission timeout. The tail loss probe (TLP) is the sender's
 //! (`sender.rs`); this module keeps RACK's state and its rules.
 
+use crate::tcp::idle::{Fields, Kind};
 use crate::units::SimTime;
 
 /// RACK's state: the most recently sent segment known delivered, and its RTT.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Rack {
     /// Transmission time of the most recently sent delivered segment (`rack.mstamp`).
     pub(super) xmit: SimTime,
@@ -32,6 +33,16 @@ pub(super) fn sent_after(t1: SimTime, t2: SimTime, seq1: u64, seq2: u64) -> bool
 }
 
 impl Rack {
+    /// Visit RACK's state (see `idle.rs`).
+    pub(super) fn idle_fields(&mut self, f: &mut impl Fields) {
+        f.num(Kind::Time, &mut self.xmit);
+        f.num(Kind::Seq, &mut self.end_seq);
+        f.num(Kind::Seq, &mut self.highest_sacked);
+        f.num(Kind::Rtt, &mut self.rtt);
+        f.flag(&mut self.advanced);
+        f.flag(&mut self.reord_seen);
+    }
+
     /// A segment `[.., end)` sent at `xmit` was newly delivered (acknowledged or SACKed) at
     /// `now` (Linux's `tcp_rack_advance`). A retransmitted segment whose RTT is below the
     /// minimum RTT may have been delivered by its original: it says nothing.

@@ -7,7 +7,7 @@ use crate::tcp::scoreboard::{Seg, TxState};
 use crate::units::SimTime;
 
 /// One ACK's rate sample (Linux's `struct rate_sample`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct RateSample {
     /// `delivered` when the sample's segment was sent.
     pub(crate) prior_delivered: u64,
@@ -28,7 +28,7 @@ pub(crate) struct RateSample {
 }
 
 /// The connection's delivery counters.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Rate {
     /// Segments delivered (acknowledged or SACKed) so far (`tp->delivered`).
     pub(crate) delivered: u64,

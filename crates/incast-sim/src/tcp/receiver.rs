@@ -7,6 +7,7 @@
 //! which fills in the acknowledgment; the receive half says when a pure ACK is owed.
 
 use crate::net::{CE, CWR, ECE, MAX_SACK_BLOCKS};
+use crate::tcp::idle::{Fields, Kind};
 use crate::tcp::segment::Segment;
 use crate::units::SimTime;
 
@@ -20,7 +21,7 @@ pub(super) enum EcnEcho {
 }
 
 /// The receive half.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Receiver {
     /// SACK is on: ACKs carry SACK blocks.
     sack: bool,
@@ -96,6 +97,38 @@ const COMP_SACK_DELAY_MAX: SimTime = crate::units::PS_PER_MS;
 const COMP_SACK_SLACK: SimTime = 100 * crate::units::PS_PER_US;
 
 impl Receiver {
+    /// Nothing owed to the peer and nothing out of order.
+    pub(super) fn is_quiet(&self) -> bool {
+        self.pending_acks == 0 && !self.ack_now && self.ooo.is_empty() && self.comp_at.is_none()
+    }
+
+    /// Visit the fields an idle receive half may hold differently from one as set up (see
+    /// `idle.rs`): with nothing owed, no out-of-order data and no timer armed.
+    pub(super) fn idle_fields(&mut self, f: &mut impl Fields) {
+        f.num(Kind::Seq, &mut self.rcv_nxt);
+        f.num(Kind::Seq, &mut self.last_ooo);
+        f.num(Kind::Seq, &mut self.comp_rcv_nxt);
+        f.opt(Kind::Time, &mut self.last_rcv);
+        f.opt(Kind::Time, &mut self.delack_at);
+        f.opt(Kind::Time, &mut self.comp_at);
+        f.num(Kind::Rtt, &mut self.srtt);
+        f.num(Kind::Rtt, &mut self.delack_max);
+        f.num(Kind::Plain, &mut self.ato);
+        for n in [
+            &mut self.pending_acks,
+            &mut self.quick,
+            &mut self.rcv_mss,
+            &mut self.compressed,
+        ] {
+            f.u32(n);
+        }
+        f.u8(&mut self.pushed);
+        f.u8(&mut self.dup_acks);
+        for b in [&mut self.ack_now, &mut self.ce_state, &mut self.pingpong] {
+            f.flag(b);
+        }
+    }
+
     /// A receive half expecting byte 0.
     pub(super) fn new(sack: bool, delayed_ack: SimTime, echo: EcnEcho) -> Receiver {
         Receiver {

@@ -7,7 +7,7 @@ use crate::rng::Rng;
 use crate::units::SimTime;
 
 /// A connection's RTO policy and its random stream.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RtoPolicy {
     kind: RtoRandomization,
     delta: SimTime,

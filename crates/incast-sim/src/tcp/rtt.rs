@@ -5,13 +5,14 @@
 //! `max(RTOmin, SRTT + max(G, K·RTTVAR))`, capped at RTOmax, doubled per backoff.
 
 use crate::config::{RtoFormula, Tcp};
+use crate::tcp::idle::{Fields, Kind};
 use crate::units::SimTime;
 
 /// K, RFC 6298 (2.3).
 const K: u64 = 4;
 
 /// SRTT, RTTVAR and the RTO of one connection.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RttEstimator {
     /// Smoothed RTT; `None` before the first sample.
     srtt: Option<SimTime>,
@@ -69,6 +70,21 @@ impl RttEstimator {
             e.sample_at(r, i + 1, i + 2);
         }
         e
+    }
+
+    /// Visit what the estimator learned (see `idle.rs`).
+    pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
+        f.opt(Kind::Rtt, &mut self.srtt);
+        for r in [
+            &mut self.rttvar,
+            &mut self.rto,
+            &mut self.mdev4,
+            &mut self.mdev_max,
+            &mut self.rttvar4,
+        ] {
+            f.num(Kind::Rtt, r);
+        }
+        f.num(Kind::Seq, &mut self.rtt_seq);
     }
 
     /// An estimator with no sample yet: RTO is `initial` (RFC 6298 (2.1)).

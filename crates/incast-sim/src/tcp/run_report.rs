@@ -77,7 +77,8 @@ impl Tcp {
             ..Totals::default()
         };
         for conn in self.connections() {
-            let s = self.eps.get(conn.sender().index()).stats();
+            let sender = self.eps.get(conn.sender().index());
+            let s = sender.stats();
             let background = !self.app_owns(conn);
             if !background {
                 t.timeouts += s.timeouts as u64;

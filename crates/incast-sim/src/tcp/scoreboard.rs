@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use crate::tcp::idle::{Fields, Kind};
 use crate::tcp::rack::{sent_after, Rack};
 use crate::units::SimTime;
 
@@ -18,7 +19,7 @@ const RATE_TAKEN: u8 = 16;
 
 /// The connection's delivery state when a segment was sent, for rate samples (Linux's
 /// `tcp_rate_skb_sent`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(super) struct TxState {
     /// Segments delivered when it was sent (`tp->delivered`).
     pub(super) delivered: u64,
@@ -31,7 +32,7 @@ pub(super) struct TxState {
 }
 
 /// A sent segment awaiting its cumulative ACK.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Seg {
     /// First byte.
     pub(super) seq: u64,
@@ -89,7 +90,7 @@ pub(super) struct Cleaned {
 }
 
 /// Segments sent and not yet cumulatively acknowledged, with their loss-recovery flags.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Scoreboard {
     /// The segments, in sequence order.
     segs: VecDeque<Seg>,
@@ -116,6 +117,12 @@ pub(super) struct Scoreboard {
 pub(super) struct SegPool(Vec<VecDeque<Seg>>);
 
 impl Scoreboard {
+    /// Visit what an empty scoreboard keeps (see `idle.rs`).
+    pub(super) fn idle_fields(&mut self, f: &mut impl Fields) {
+        f.num(Kind::Seq, &mut self.retx_hint);
+        f.num(Kind::Plain, &mut self.lost_total);
+    }
+
     /// Nothing outstanding: lend the segment buffer to `pool`.
     #[inline]
     pub(super) fn park(&mut self, pool: &mut SegPool) {

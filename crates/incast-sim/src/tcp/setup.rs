@@ -84,7 +84,10 @@ impl Tcp {
             // The client sends towards the server, the server back.
             debug_assert_eq!(conn.receiver().index(), eps.len());
             eps.connect(handshake);
-            ep_route.extend([to_server, to_client]);
+            // Each with its first link, read with it as a segment is sent (one cache line, not
+            // the route table's two).
+            let first = |r: u32| net.hop(r, 0).expect("routes are never empty");
+            ep_route.extend([(to_server, first(to_server)), (to_client, first(to_client))]);
             ep_host.extend([client, server]);
         }
         Tcp {

@@ -5,8 +5,11 @@
 //! the numbers it is made from (the connection's handshake RTT and ECN), and made only when a
 //! write, a segment or a timer first reaches it. Reads of one not yet made (bytes received and
 //! acknowledged, counters, cwnd) answer from one endpoint as set up: zero, zero, none, the
-//! initial window, as the real one would.
+//! initial window, as the real one would. An endpoint that goes idle again is held in its
+//! compact form (`idle.rs`, 64 bytes) until a write, a segment or a timer reaches it, so the
+//! memory of the endpoints follows the connections in flight.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::config::{CongestionControl, RtoRandomization, Scenario, Tcp as TcpConfig};
@@ -14,11 +17,13 @@ use crate::engine::Timer;
 use crate::ids::EndpointId;
 use crate::net::PktId;
 use crate::rng::{Rng, Stream};
+use crate::tcp::idle::{timer_fields, Collect, Compact, Decode, Encode, Fields, Kind};
+use crate::tcp::scoreboard::SegPool;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, TcpParams};
 use crate::units::SimTime;
 
 /// The events of one endpoint's timers (the agent arms and clears them).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct EndpointTimers {
     /// The retransmission timer.
     pub(super) rto: Timer,
@@ -29,7 +34,7 @@ pub(super) struct EndpointTimers {
 }
 
 /// One endpoint made, with its timers and its host's send queue.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Slot {
     /// The endpoint.
     pub(super) ep: Endpoint,
@@ -39,6 +44,60 @@ pub(super) struct Slot {
     pub(super) host_q: VecDeque<(SimTime, PktId)>,
     /// Its random stream for host jitter.
     pub(super) host_rng: Rng,
+    /// Numbers drawn from `host_rng` (one per packet sent with jitter).
+    pub(super) host_draws: u32,
+}
+
+/// Up to this many host-jitter draws, a compact endpoint keeps their count and its stream is
+/// drawn again when it is made whole (at most this many steps of the generator); beyond, it
+/// keeps the stream's state (32 bytes that do not compress).
+const REPLAY_DRAWS: u32 = 256;
+
+/// [`Endpoints::idle`] of an endpoint as set up.
+const NEVER: u32 = u32::MAX;
+
+impl Slot {
+    /// Visit what an idle endpoint may hold differently from one as set up (see `idle.rs`):
+    /// the endpoint's fields, its timers' pending events and its host's random stream.
+    fn idle_fields(&mut self, f: &mut impl Fields) {
+        self.ep.idle_fields(f);
+        let t = &mut self.timers;
+        for timer in [&mut t.rto, &mut t.delack, &mut t.pace] {
+            let (scheduled, gen) = timer.pending_mut();
+            timer_fields(f, scheduled, gen);
+        }
+        f.u32(&mut self.host_draws);
+        // Last, the fields whose number varies: the slow-start rounds, the stream's state.
+        f.list(Kind::Plain, &mut self.ep.tx.stats.rounds);
+        if self.host_draws > REPLAY_DRAWS {
+            for w in self.host_rng.state_mut() {
+                f.num(Kind::Plain, w);
+            }
+        }
+    }
+
+    /// Endpoint as set up, `self`, made the one compact form `c` holds.
+    fn decode(&mut self, c: &Compact) {
+        if !c.differs() {
+            return;
+        }
+        self.idle_fields(&mut Decode::new(c));
+        if self.host_draws <= REPLAY_DRAWS {
+            for _ in 0..self.host_draws {
+                self.host_rng.next_u64();
+            }
+        }
+    }
+
+    /// Nothing in flight, unsent, owed or queued at the host, and no timer armed.
+    fn is_idle(&self) -> bool {
+        let t = &self.timers;
+        self.host_q.is_empty()
+            && !t.rto.is_armed()
+            && !t.delack.is_armed()
+            && !t.pace.is_armed()
+            && self.ep.is_idle()
+    }
 }
 
 /// What every endpoint is made from.
@@ -58,11 +117,22 @@ struct Maker {
 /// Every endpoint of a run, indexed by [`EndpointId`].
 #[derive(Debug)]
 pub(super) struct Endpoints {
+    /// Per endpoint: the whole endpoint, if it is held whole.
     made: Vec<Option<Box<Slot>>>,
+    /// Per endpoint not held whole: where its compact form is in `compact` (`NEVER`: the
+    /// endpoint is as set up).
+    idle: Vec<u32>,
+    /// Compact forms; `free` lists the unused.
+    compact: Vec<Compact>,
+    free: Vec<u32>,
+    /// Boxes of endpoints that went compact, for the next endpoint made whole (boxes: they
+    /// move to and from `made` without being copied or allocated again).
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Slot>>,
     /// Per connection: its handshake's RTT sample.
     handshake: Vec<SimTime>,
     maker: Maker,
-    /// An endpoint as set up, read for those not yet made.
+    /// An endpoint as set up, read for those never made (its reads are every such endpoint's).
     pristine: Endpoint,
 }
 
@@ -82,10 +152,14 @@ impl Endpoints {
         };
         let pristine = maker.make(EndpointId(0), 0);
         Endpoints {
+            pristine,
             made: Vec::new(),
+            idle: Vec::new(),
+            compact: Vec::new(),
+            free: Vec::new(),
+            spare: Vec::new(),
             handshake: Vec::new(),
             maker,
-            pristine,
         }
     }
 
@@ -94,6 +168,8 @@ impl Endpoints {
         self.handshake.push(handshake);
         self.made.push(None);
         self.made.push(None);
+        self.idle.push(NEVER);
+        self.idle.push(NEVER);
     }
 
     /// Number of endpoints.
@@ -102,24 +178,116 @@ impl Endpoints {
         self.made.len()
     }
 
-    /// Endpoint `i` to read.
+    /// Endpoint `i` to read: the whole one, or one decoded from its compact form.
     #[inline]
-    pub(super) fn get(&self, i: usize) -> &Endpoint {
-        self.made[i].as_ref().map_or(&self.pristine, |s| &s.ep)
+    pub(super) fn get(&self, i: usize) -> Cow<'_, Endpoint> {
+        match self.made[i].as_ref() {
+            Some(s) => Cow::Borrowed(&s.ep),
+            None if self.idle[i] == NEVER => Cow::Borrowed(&self.pristine),
+            None => Cow::Owned(self.decoded(EndpointId(i as u32)).ep),
+        }
     }
 
-    /// Endpoint `ep` with its timers and host queue, made now if it was not.
+    /// Endpoint `ep` as set up.
+    fn fresh(&self, ep: EndpointId) -> Slot {
+        Slot {
+            ep: self.maker.make(ep, self.handshake[ep.conn().index()]),
+            timers: EndpointTimers::default(),
+            host_q: VecDeque::new(),
+            host_rng: Rng::stream(self.maker.seed, Stream::HostJitter(ep)),
+            host_draws: 0,
+        }
+    }
+
+    /// Endpoint `ep` from its compact form.
+    fn decoded(&self, ep: EndpointId) -> Slot {
+        let mut s = self.fresh(ep);
+        if let Some(c) = self.compact.get(self.idle[ep.index()] as usize) {
+            s.decode(c);
+        }
+        s
+    }
+
+    /// Endpoint `ep` with its timers and host queue, made whole now if it was not.
     #[inline]
     pub(super) fn slot(&mut self, ep: EndpointId) -> &mut Slot {
-        let (maker, handshake) = (&self.maker, &self.handshake);
-        self.made[ep.index()].get_or_insert_with(|| {
-            Box::new(Slot {
-                ep: maker.make(ep, handshake[ep.conn().index()]),
-                timers: EndpointTimers::default(),
-                host_q: VecDeque::new(),
-                host_rng: Rng::stream(maker.seed, Stream::HostJitter(ep)),
-            })
-        })
+        let i = ep.index();
+        if self.made[i].is_none() {
+            self.make_whole(ep);
+        }
+        self.made[i].as_mut().expect("just made whole")
+    }
+
+    /// Make endpoint `ep` whole from its compact form, in a spare box if there is one (its
+    /// buffers kept: nothing is allocated once the boxes and buffers have grown).
+    #[cold]
+    fn make_whole(&mut self, ep: EndpointId) {
+        let s = self.decoded(ep);
+        let at = std::mem::replace(&mut self.idle[ep.index()], NEVER);
+        if at != NEVER {
+            self.free.push(at);
+        }
+        let b = match self.spare.pop() {
+            Some(mut b) => {
+                let mut host_q = std::mem::take(&mut b.host_q);
+                let mut rounds = std::mem::take(&mut b.ep.tx.stats.rounds);
+                host_q.clear();
+                rounds.clear();
+                *b = s;
+                b.host_q = host_q;
+                rounds.extend_from_slice(&b.ep.tx.stats.rounds);
+                b.ep.tx.stats.rounds = rounds;
+                b
+            }
+            None => Box::new(s),
+        };
+        self.made[ep.index()] = Some(b);
+    }
+
+    /// Endpoint `ep` may have gone idle: if it has and its compact form reads back as it is,
+    /// hold it compact (its scoreboard's buffer lent to `pool`).
+    pub(super) fn rest(&mut self, ep: EndpointId, pool: &mut SegPool) {
+        let i = ep.index();
+        let Some(s) = self.made[i].as_deref_mut() else {
+            return;
+        };
+        s.ep.park(pool);
+        if !s.is_idle() {
+            return;
+        }
+        let Some(mut b) = self.made[i].take() else {
+            return;
+        };
+        match self.compact(ep, &mut b) {
+            Some(c) => {
+                self.idle[i] = match self.free.pop() {
+                    Some(at) => {
+                        self.compact[at as usize] = c;
+                        at
+                    }
+                    None => {
+                        self.compact.push(c);
+                        (self.compact.len() - 1) as u32
+                    }
+                };
+                self.spare.push(b);
+            }
+            None => self.made[i] = Some(b),
+        }
+    }
+
+    /// The compact form of idle endpoint `ep`, `s`, if it reads back as `s` exactly.
+    fn compact(&self, ep: EndpointId, s: &mut Slot) -> Option<Compact> {
+        let mut base = self.fresh(ep);
+        let mut col = Collect::default();
+        base.idle_fields(&mut col);
+        let mut enc = Encode::new(&col);
+        s.idle_fields(&mut enc);
+        if !enc.fits() {
+            return None;
+        }
+        base.decode(&enc.out);
+        (base == *s).then_some(enc.out)
     }
 
     /// The endpoints made so far, with their indices.
@@ -147,5 +315,108 @@ impl Maker {
             e = e.with_cc_rng(Rng::stream(self.seed, Stream::Bbr(ep)));
         }
         e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ConnId;
+    use crate::tcp::Incoming;
+    use crate::units::{from_ms, from_us};
+
+    const EP: EndpointId = ConnId(0).sender();
+
+    fn endpoints() -> (Endpoints, SegPool) {
+        let sc = Scenario::example(4);
+        let mut e = Endpoints::new(&sc, 1);
+        e.connect(from_us(100));
+        (e, SegPool::default())
+    }
+
+    /// The endpoint sends `bytes` at `at`; the peer acknowledges them all 100 µs later.
+    fn transfer(e: &mut Endpoints, pool: &mut SegPool, at: SimTime, bytes: u64) {
+        let mut out = Vec::new();
+        let s = e.slot(EP);
+        s.ep.write_from(pool, at, bytes, &mut out);
+        assert!(!out.is_empty());
+        let ack = s.ep.tx.write_end;
+        let seg = Incoming {
+            seq: 0,
+            len: 0,
+            ack,
+            sack: &[],
+            ecn: 0,
+        };
+        s.ep.on_segment(at + from_us(100), &seg, &mut out);
+        assert_eq!(s.ep.acked(), ack);
+    }
+
+    #[test]
+    fn an_idle_endpoint_is_held_compact_and_made_whole_as_it_was() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, from_ms(1), 5_000);
+        transfer(&mut e, &mut pool, from_ms(3), 8_000);
+        let s = e.slot(EP);
+        // A cancelled retransmission timer whose event is still pending, as the agent leaves it.
+        s.timers.rto.set(from_ms(300));
+        assert!(s.timers.rto.needs_event().is_some());
+        s.timers.rto.clear();
+        let before = s.clone();
+        assert!(before.ep.stats().segments > 0 && !before.ep.tx.stats.rounds.is_empty());
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none(), "held compact");
+        assert_eq!(*e.get(EP.index()), before.ep);
+        assert_eq!(*e.slot(EP), before);
+        // And again from a spare box whose buffers are reused.
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none());
+        assert_eq!(*e.slot(EP), before);
+    }
+
+    #[test]
+    fn an_endpoint_with_data_in_flight_or_a_timer_armed_stays_whole() {
+        let (mut e, mut pool) = endpoints();
+        let mut out = Vec::new();
+        e.slot(EP).ep.write_from(&mut pool, 0, 3_000, &mut out);
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some(), "data in flight");
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        e.slot(EP).timers.delack.set(from_ms(5));
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some(), "a timer armed");
+        e.slot(EP).timers.delack.clear();
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_none());
+    }
+
+    #[test]
+    fn host_jitter_draws_are_replayed_or_kept() {
+        for draws in [1, REPLAY_DRAWS, REPLAY_DRAWS + 1, 5_000] {
+            let (mut e, mut pool) = endpoints();
+            transfer(&mut e, &mut pool, 0, 3_000);
+            let s = e.slot(EP);
+            for _ in 0..draws {
+                s.host_rng.up_to(1_000);
+            }
+            s.host_draws = draws;
+            let before = s.clone();
+            e.rest(EP, &mut pool);
+            assert!(e.made[EP.index()].is_none(), "{draws} draws");
+            assert_eq!(*e.slot(EP), before, "{draws} draws");
+        }
+    }
+
+    #[test]
+    fn an_endpoint_whose_compact_form_would_not_fit_stays_whole() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        let s = e.slot(EP);
+        s.ep.tx.stats.rounds = vec![u64::MAX / 3; 30];
+        let before = s.clone();
+        e.rest(EP, &mut pool);
+        assert!(e.made[EP.index()].is_some());
+        assert_eq!(*e.slot(EP), before);
     }
 }

@@ -70,7 +70,7 @@ enum Mode {
 }
 
 /// Kathleen Nichols' windowed running maximum of three samples (Linux's `win_minmax.c`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct MaxFilter {
     s: [(u64, u64); 3],
 }
@@ -114,7 +114,7 @@ impl MaxFilter {
 }
 
 /// One connection's BBR.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bbr {
     mode: Mode,
     bw: MaxFilter,

@@ -11,7 +11,7 @@ const C: f64 = 0.4;
 pub(crate) const BETA: f64 = 0.7;
 
 /// CUBIC's state for one connection.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Cubic {
     /// The window before the last reduction, W_max (segments).
     w_max: f64,

@@ -14,6 +14,7 @@
 //! - delay samples taken within a second of an epoch's start are ignored.
 
 use super::{AckState, Controller};
+use crate::tcp::idle::{Fields, Kind};
 use crate::units::{SimTime, PS_PER_S};
 
 /// β·1024 (`beta`): the window keeps 717/1024 after a loss.
@@ -33,7 +34,7 @@ const FRIENDLY_SCALE: u32 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
 const UNKNOWN_MAX_CNT: u32 = 20;
 
 /// One connection's CUBIC state, as Linux's `struct bictcp`. Times are jiffies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LinuxCubic {
     /// A jiffy (the timer tick).
     tick: SimTime,
@@ -62,6 +63,24 @@ pub(crate) struct LinuxCubic {
 }
 
 impl LinuxCubic {
+    /// Visit CUBIC's state (see `idle.rs`).
+    pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
+        for n in [
+            &mut self.cnt,
+            &mut self.last_max_cwnd,
+            &mut self.last_cwnd,
+            &mut self.origin,
+            &mut self.ack_cnt,
+            &mut self.tcp_cwnd,
+        ] {
+            f.u32(n);
+        }
+        for n in [&mut self.last_time, &mut self.k, &mut self.delay_min_us] {
+            f.num(Kind::Plain, n);
+        }
+        f.opt(Kind::Plain, &mut self.epoch_start);
+    }
+
     /// CUBIC on a clock whose jiffy is `tick`.
     pub(crate) fn new(tick: SimTime) -> LinuxCubic {
         let tick = tick.max(1);

@@ -3,9 +3,10 @@
 //! are answered as Reno does.
 
 use super::Controller;
+use crate::tcp::idle::{Fields, Kind};
 
 /// DCTCP's state for one connection.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Dctcp {
     /// The gain g of α's moving average.
     g: f64,
@@ -20,6 +21,16 @@ pub(crate) struct Dctcp {
 }
 
 impl Dctcp {
+    /// Visit DCTCP's state (see `idle.rs`); α as its bits.
+    pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
+        let mut alpha = self.alpha.to_bits();
+        f.num(Kind::Plain, &mut alpha);
+        self.alpha = f64::from_bits(alpha);
+        f.num(Kind::Plain, &mut self.acked);
+        f.num(Kind::Plain, &mut self.marked);
+        f.num(Kind::Seq, &mut self.window_end);
+    }
+
     /// A connection's DCTCP with gain `g`.
     pub(crate) fn new(g: f64) -> Dctcp {
         Dctcp {

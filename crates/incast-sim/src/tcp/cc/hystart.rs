@@ -6,6 +6,7 @@
 //! HyStart++.
 
 use crate::tcp::cc::GSO_MAX_SIZE;
+use crate::tcp::idle::{Fields, Kind};
 use crate::units::{SimTime, PS_PER_MS, PS_PER_S, PS_PER_US};
 
 /// cwnd below which HyStart does not look (`hystart_low_window`).
@@ -16,7 +17,7 @@ const ACK_DELTA: SimTime = 2 * PS_PER_MS;
 const MIN_SAMPLES: u32 = 8;
 
 /// One connection's HyStart state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct HyStart {
     round_start: SimTime,
     last_ack: SimTime,
@@ -29,6 +30,17 @@ pub(crate) struct HyStart {
 }
 
 impl HyStart {
+    /// Visit HyStart's state (see `idle.rs`).
+    pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
+        f.num(Kind::Time, &mut self.round_start);
+        f.num(Kind::Time, &mut self.last_ack);
+        f.num(Kind::Seq, &mut self.end_seq);
+        f.num(Kind::Rtt, &mut self.curr_rtt);
+        f.num(Kind::Rtt, &mut self.delay_min);
+        f.u32(&mut self.sample_cnt);
+        f.flag(&mut self.found);
+    }
+
     /// A new round starts at `now`: it ends when `snd_nxt` is acknowledged.
     pub(crate) fn reset_round(&mut self, now: SimTime, snd_nxt: u64) {
         self.round_start = now;

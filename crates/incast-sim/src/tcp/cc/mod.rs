@@ -22,6 +22,7 @@ pub(crate) use reno::Reno;
 
 use crate::config::{CongestionControl, CubicUpdate};
 use crate::rng::Rng;
+use crate::tcp::idle::Fields;
 use crate::tcp::params::TcpParams;
 use crate::tcp::rate::RateSample;
 use crate::tcp::rtt::RttEstimator;
@@ -163,7 +164,7 @@ pub(crate) trait Controller {
 }
 
 /// One connection's congestion control, dispatched without a `Box<dyn>`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum AnyController {
     /// Reno / NewReno.
     Reno(Reno),
@@ -178,6 +179,16 @@ pub(crate) enum AnyController {
 }
 
 impl AnyController {
+    /// Visit the controller's state (see `idle.rs`). Reno has none; CUBIC's RFC form (its
+    /// floats) and BBR are not visited: an idle endpoint with either stays whole.
+    pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
+        match self {
+            AnyController::LinuxCubic(c) => c.idle_fields(f),
+            AnyController::Dctcp(c) => c.idle_fields(f),
+            AnyController::Reno(_) | AnyController::Cubic(_) | AnyController::Bbr(_) => {}
+        }
+    }
+
     /// The controller `p` names (with DCTCP's gain g and how CUBIC is computed), for a
     /// connection whose RTT estimator is `rtt` (its clock's tick, the handshake's RTT).
     pub(crate) fn new(p: &TcpParams, rtt: &RttEstimator) -> AnyController {

@@ -4,7 +4,7 @@
 use super::Controller;
 
 /// Reno keeps no state of its own: cwnd and ssthresh live in the sender.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Reno;
 
 impl Controller for Reno {}

@@ -33,6 +33,7 @@ use crate::config::CongestionControl;
 use crate::rng::Rng;
 use crate::tcp::cc::hystart::HyStart;
 use crate::tcp::cc::{AckState, AnyController, CaState, Controller, MAX_CWND};
+use crate::tcp::idle::{Fields, Kind};
 use crate::tcp::params::TcpParams;
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
@@ -91,7 +92,7 @@ pub struct SenderStats {
 }
 
 /// The send half of an endpoint.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Sender {
     /// The connection's parameters.
     p: TcpParams,
@@ -263,6 +264,88 @@ impl Sender {
             path_min_rtt: handshake_rtt,
             stats: SenderStats::default(),
         }
+    }
+
+    /// Visit the fields an idle send half may hold differently from one as set up (see
+    /// `idle.rs`); the scoreboard is empty then and the delivery-rate sampler is BBR's. The
+    /// bytes of each slow-start round (a list) are visited last of all, by the slot.
+    pub(in crate::tcp) fn idle_fields(&mut self, f: &mut impl Fields) {
+        for s in [&mut self.snd_una, &mut self.snd_nxt, &mut self.write_end] {
+            f.num(Kind::Seq, s);
+        }
+        for n in [
+            &mut self.dupacks,
+            &mut self.cwnd,
+            &mut self.cwnd_cnt,
+            &mut self.ssthresh,
+            &mut self.undo_cwnd,
+            &mut self.undo_ssthresh,
+            &mut self.prior_cwnd,
+            &mut self.prr_delivered,
+            &mut self.prr_out,
+            &mut self.max_packets_out,
+            &mut self.backoff,
+            &mut self.timeout_run,
+            &mut self.burst_left,
+        ] {
+            f.u32(n);
+        }
+        for s in [
+            &mut self.high_seq,
+            &mut self.high_rxt,
+            &mut self.max_packets_seq,
+            &mut self.round_end,
+            &mut self.round_start,
+            &mut self.first_end,
+            &mut self.cwr_end,
+        ] {
+            f.num(Kind::Seq, s);
+        }
+        f.opt(Kind::Seq, &mut self.tlp_high_seq);
+        for b in [
+            &mut self.orig_delivered,
+            &mut self.cwnd_limited,
+            &mut self.window_limited,
+            &mut self.rounds_open,
+            &mut self.send_cwr,
+            &mut self.tlp_retrans,
+            &mut self.force_retx,
+            &mut self.frto,
+            &mut self.frto_head_sent,
+        ] {
+            f.flag(b);
+        }
+        f.num(Kind::Time, &mut self.last_send);
+        f.num(Kind::Time, &mut self.next_send);
+        f.num(Kind::Rtt, &mut self.min_rtt);
+        f.num(Kind::Plain, &mut self.pacing_rate);
+        f.num(Kind::Plain, &mut self.burst_bytes);
+        self.rtt.idle_fields(f);
+        self.rack.idle_fields(f);
+        self.board.idle_fields(f);
+        if let Some(h) = self.hystart.as_mut() {
+            h.idle_fields(f);
+        }
+        self.cc.idle_fields(f);
+        let s = &mut self.stats;
+        for n in [
+            &mut s.timeouts,
+            &mut s.recoveries,
+            &mut s.retx_fast,
+            &mut s.retx_timeout,
+            &mut s.max_timeout_run,
+            &mut s.ecn_reductions,
+            &mut s.spurious_timeouts,
+            &mut s.loss_probes,
+            &mut s.loss_probe_recoveries,
+            &mut s.rack_lost,
+        ] {
+            f.u32(n);
+        }
+        for n in s.timeout_runs.iter_mut().take(2) {
+            f.u32(n);
+        }
+        f.num(Kind::Plain, &mut s.segments);
     }
 
     /// Draw timeouts with `policy` (RTO randomization).
