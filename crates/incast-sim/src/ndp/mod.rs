@@ -25,6 +25,7 @@
 //! ([`crate::net::trim`]). This module is NDP's glue to the engine ([`Transport`]): it turns
 //! what the agents return into packets and events, and what reaches a host into agent calls.
 
+mod bits;
 mod receiver;
 mod sender;
 mod workload;
