@@ -25,6 +25,7 @@
 //! ([`crate::net::trim`]). This module is NDP's glue to the engine ([`Transport`]): it turns
 //! what the agents return into packets and events, and what reaches a host into agent calls.
 
+mod bits;
 mod receiver;
 mod sender;
 mod workload;
@@ -158,7 +159,14 @@ impl Transport for Ndp {
         let ndp = &sc.ndp;
         let header = ndp.header_bytes as u32;
         let (dq, hq, w) = (ndp.data_queue, ndp.header_queue, ndp.header_weight);
-        fabric.trim(|| Port::switch(dq, hq, w, header), || Port::nic(w));
+        // Eager ports: a hop whose queue is empty costs one event (the arrival), not two.
+        // The 8192-host 8000-sender incast: 11.9 M -> 6.8 M events, half the CPU time. Only
+        // the order of events on the same picosecond differs from lazy ports (which a packet
+        // capture still gets, `Fabric::lazy_ports`).
+        fabric.trim(
+            || Port::switch(dq, hq, w, header).eager(),
+            || Port::nic(w).eager(),
+        );
         let frame = ndp.mtu + ndp.header_bytes + sc.tcp.phy_overhead;
         let pull_spacing = tx_time(frame, sc.topology.receiver_link);
         let (specs, apps) = workload::flows(sc, &fabric.net);

@@ -20,6 +20,7 @@
 
 use std::collections::VecDeque;
 
+use super::bits::Bits;
 use super::Kind;
 use crate::config::PullOrder;
 use crate::units::SimTime;
@@ -47,7 +48,7 @@ struct Inbound {
     packets: u32,
     /// Packets received (each once), and whether each was.
     received: u32,
-    got: Vec<bool>,
+    got: Bits,
     /// Completion time from the workload's start.
     fct: Option<SimTime>,
 }
@@ -91,7 +92,7 @@ impl Receiver {
                 .map(|&packets| Inbound {
                     packets,
                     received: 0,
-                    got: vec![false; packets as usize],
+                    got: Bits::new(packets),
                     fct: None,
                 })
                 .collect(),
@@ -134,7 +135,7 @@ impl Receiver {
 
     /// Distinct packets of `flow` received, counted from the bitmap.
     pub(crate) fn received_bitmap(&self, flow: u32) -> u32 {
-        self.flows[flow as usize].got.iter().filter(|&&g| g).count() as u32
+        self.flows[flow as usize].got.count()
     }
 
     /// NACKs sent.
@@ -152,8 +153,8 @@ impl Receiver {
         out: &mut Vec<ReceiverOut>,
     ) {
         let fl = &mut self.flows[flow as usize];
-        if !fl.got[seq as usize] {
-            fl.got[seq as usize] = true;
+        if !fl.got.get(seq) {
+            fl.got.set(seq, true);
             fl.received += 1;
         }
         let complete = fl.received == fl.packets;

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::bits::Bits;
 use crate::engine::Timer;
 use crate::units::SimTime;
 
@@ -40,13 +41,13 @@ pub(crate) struct Sender {
     /// Next packet never sent.
     next_new: u32,
     /// Packets the receiver ACKed, and how many.
-    acked: Vec<bool>,
+    acked: Bits,
     acked_count: u32,
     /// Packets to send again, in order, and whether each is in there.
     rtx: VecDeque<(u32, Cause)>,
-    queued: Vec<bool>,
+    queued: Bits,
     /// Packets sent and not yet answered (ACK, NACK or bounce): only these can time out.
-    awaiting: Vec<bool>,
+    awaiting: Bits,
     in_flight: u32,
     /// When the last pull arrived, and the gap before it: how long a flow with nothing in
     /// flight can expect to wait for its next pull.
@@ -73,11 +74,11 @@ impl Sender {
             packets,
             bytes,
             next_new: 0,
-            acked: vec![false; packets as usize],
+            acked: Bits::new(packets),
             acked_count: 0,
             rtx: VecDeque::new(),
-            queued: vec![false; packets as usize],
-            awaiting: vec![false; packets as usize],
+            queued: Bits::new(packets),
+            awaiting: Bits::new(packets),
             in_flight: 0,
             last_pull: None,
             pull_gap: 0,
@@ -117,7 +118,7 @@ impl Sender {
 
     /// Packets ACKed, counted from the bitmap and as kept.
     pub(crate) fn acked(&self) -> (u32, u32) {
-        let bitmap = self.acked.iter().filter(|&&a| a).count() as u32;
+        let bitmap = self.acked.count();
         (bitmap, self.acked_count)
     }
 
@@ -130,8 +131,8 @@ impl Sender {
 
     /// The receiver ACKed packet `seq`.
     pub(crate) fn on_ack(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        if !self.acked[seq as usize] {
-            self.acked[seq as usize] = true;
+        if !self.acked.get(seq) {
+            self.acked.set(seq, true);
             self.acked_count += 1;
         }
         self.answers += 1;
@@ -181,8 +182,8 @@ impl Sender {
         }
         self.timeouts += 1;
         for seq in 0..self.next_new {
-            if self.awaiting[seq as usize] {
-                self.awaiting[seq as usize] = false;
+            if self.awaiting.get(seq) {
+                self.awaiting.set(seq, false);
                 self.in_flight -= 1;
                 self.want_again(seq, Cause::Timeout);
             }
@@ -201,8 +202,8 @@ impl Sender {
     }
 
     fn send_data(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        if !self.awaiting[seq as usize] {
-            self.awaiting[seq as usize] = true;
+        if !self.awaiting.get(seq) {
+            self.awaiting.set(seq, true);
             self.in_flight += 1;
         }
         self.arm(now, out);
@@ -212,8 +213,8 @@ impl Sender {
     /// Send a retransmission if one waits, else new data.
     fn send_one(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
         while let Some((seq, cause)) = self.rtx.pop_front() {
-            self.queued[seq as usize] = false;
-            if self.acked[seq as usize] {
+            self.queued.set(seq, false);
+            if self.acked.get(seq) {
                 continue;
             }
             self.retx[cause as usize] += 1;
@@ -225,8 +226,8 @@ impl Sender {
 
     /// The fate of packet `seq` is known: it no longer needs the timer.
     fn answered(&mut self, now: SimTime, seq: u32, out: &mut Vec<SenderOut>) {
-        if self.awaiting[seq as usize] {
-            self.awaiting[seq as usize] = false;
+        if self.awaiting.get(seq) {
+            self.awaiting.set(seq, false);
             self.in_flight -= 1;
             // Restart the timer for what is still unanswered (a flow waiting only for
             // pulls, however long the receiver's queue of pulls, never times out).
@@ -235,8 +236,8 @@ impl Sender {
     }
 
     fn want_again(&mut self, seq: u32, cause: Cause) {
-        if !self.acked[seq as usize] && !self.queued[seq as usize] {
-            self.queued[seq as usize] = true;
+        if !self.acked.get(seq) && !self.queued.get(seq) {
+            self.queued.set(seq, true);
             self.rtx.push_back((seq, cause));
         }
     }
