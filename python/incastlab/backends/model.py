@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
-from incastlab.model import burst
+from incastlab.model import burst, domain
 from incastlab.model.burst import BurstPrediction, Constants
 from incastlab.model.report import model_report
 from incastlab.result import Result
@@ -103,6 +103,10 @@ class ModelPoint:
     #: The burst model's account (``None`` for Chen's Eq. 1-4 with the papers' constants).
     burst: BurstPrediction | None = None
     constants: Constants | None = None
+    #: The 10-90% range the model expects the simulator's goodput in (burst model only).
+    interval: tuple[float, float] | None = None
+    #: The keys that take the point out of the model's validated domain, ``"key: why"``.
+    outside: list[str] = field(default_factory=list)
 
     @property
     def dominant(self) -> str:
@@ -126,6 +130,8 @@ class ModelPoint:
             "timeouts_per_block": p.timeouts_per_block,
             "dominant": self.dominant,
             "ignored": self.ignored,
+            "interval_bps": list(self.interval) if self.interval else None,
+            "outside_domain": self.outside,
             "scenario": self.scenario,
         }
 
@@ -183,6 +189,8 @@ def predict_scenario(
             scenario=s,
             burst=b,
             constants=c,
+            interval=domain.interval(b, c),
+            outside=domain.outside(s, path),
         )
     # A striped block: the engine's split; the model's senders are alike, so each returns the
     # largest share (the block ends when the slowest, largest one does).

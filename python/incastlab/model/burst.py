@@ -55,6 +55,10 @@ class Constants:
     #: Growth per backoff of the senders one retransmission round serves: backed-off timers
     #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
     spread: float = 1.5
+    #: The 10th and 90th percentiles of simulator/model goodput on the calibration design,
+    #: per predicted regime ("all": any regime): the interval the model states
+    #: (:func:`incastlab.model.domain.interval`).
+    interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
     #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
     version: str | None = None
     #: What the fit achieved (held-out errors), for the record.
