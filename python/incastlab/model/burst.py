@@ -141,6 +141,13 @@ def _segments(p: Path) -> int:
     return max(1, math.ceil(p.sru / p.mss))
 
 
+def _short_tail(p: Path) -> float:
+    """The share of a full frame the response's last segment leaves unused (0 when the
+    response is whole segments)."""
+    last = p.sru - (_segments(p) - 1) * p.mss
+    return 1.0 - (last + p.frame - p.mss) / p.frame
+
+
 def _buffer_packets(p: Path) -> float:
     return p.buffer / p.frame
 
@@ -264,8 +271,12 @@ def _burst(
     for k in range(256):
         b = min(w, rem)
         rem -= b
-        if senders * b > _round_capacity(p, senders, b, first and k == 0):
-            m, probes = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
+        # The round that ends the response carries its last, short segment: the port holds
+        # bytes, so a response of 8 KB (five full segments and 760 bytes) takes 5.5 frames of
+        # it, not six (the difference decides whether 16 such responses fit 128 KB).
+        f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
+        if senders * f > _round_capacity(p, senders, f, first and k == 0):
+            m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem <= 1e-9)
             return k, m, rem + b / 2, w, probes
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0
