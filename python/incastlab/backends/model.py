@@ -12,6 +12,7 @@ from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
 from incastlab.model import burst, domain
 from incastlab.model.burst import BurstPrediction, Constants
+from incastlab.model.onset import onset as burst_onset
 from incastlab.model.report import model_report
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
@@ -172,6 +173,7 @@ def predict_scenario(
         c = constants or burst.fitted()
         path = burst_path(s)
         b = burst.predict(path, c)
+        flags = domain.outside(s, path, b)
         pred = model.Prediction(
             senders=n,
             regime=b.regime,
@@ -182,15 +184,15 @@ def predict_scenario(
         return ModelPoint(
             senders=n,
             sru=path.sru,
-            onset=burst.onset(path, c) if with_onset else None,
+            onset=burst_onset(path, c) if with_onset else None,
             prediction=pred,
             link_bps=t["receiver_link"],
             ignored=ignored_fields(sc),
             scenario=s,
             burst=b,
             constants=c,
-            interval=domain.interval(b, c),
-            outside=domain.outside(s, path),
+            interval=domain.interval(b, c, bool(flags)),
+            outside=flags,
         )
     # A striped block: the engine's split; the model's senders are alike, so each returns the
     # largest share (the block ends when the slowest, largest one does).
@@ -292,6 +294,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
         rto=timer["rto"] * PS,
+        rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,

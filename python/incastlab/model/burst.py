@@ -35,7 +35,6 @@ throughout: a "timeouts per block" of 0.3 is a 30% chance of one.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
@@ -55,9 +54,7 @@ class Constants:
     #: Growth per backoff of the senders one retransmission round serves: backed-off timers
     #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
     spread: float = 1.5
-    #: The 10th and 90th percentiles of simulator/model goodput on the calibration design,
-    #: per predicted regime ("all": any regime): the interval the model states
-    #: (:func:`incastlab.model.domain.interval`).
+    #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
     interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
     #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
     version: str | None = None
@@ -93,6 +90,7 @@ class Path:
     marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
+    rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
 
 
 @dataclass(frozen=True)
@@ -142,8 +140,7 @@ def _segments(p: Path) -> int:
 
 
 def _short_tail(p: Path) -> float:
-    """The share of a full frame the response's last segment leaves unused (0 when the
-    response is whole segments)."""
+    """The share of a full frame the response's short last segment leaves unused."""
     last = p.sru - (_segments(p) - 1) * p.mss
     return 1.0 - (last + p.frame - p.mss) / p.frame
 
@@ -271,9 +268,8 @@ def _burst(
     for k in range(256):
         b = min(w, rem)
         rem -= b
-        # The round that ends the response carries its last, short segment: the port holds
-        # bytes, so a response of 8 KB (five full segments and 760 bytes) takes 5.5 frames of
-        # it, not six (the difference decides whether 16 such responses fit 128 KB).
+        # The last round carries the short last segment: the port holds bytes (16 x 8 KB
+        # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
         if senders * f > _round_capacity(p, senders, f, first and k == 0):
             m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem <= 1e-9)
@@ -296,11 +292,11 @@ def _chain(
     q = _buffer_packets(p) + 1
     # Timers that fire on a coarse tick (jiffies) stay in step however long they back off.
     spread = 1.0 if p.timer_tick > 0 else c.spread
-    while waiting > 1e-3 and level < 24:
+    while waiting > 1e-3 and level < MAX_LEVELS:
         exists = 1 - math.exp(-waiting)
-        waits += 2**level * exists
+        waits += _backoff(p, level) * exists
         timeouts += waiting
-        cap = q * spread**level
+        cap = q * spread ** min(level, 40)
         served = _served(waiting, cap, level)
         waiting -= served
         if depth < 3 and segments > 1:
@@ -309,7 +305,7 @@ def _chain(
                 w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
                 # The fresh chain runs while the backed-off senders wait: the later one ends
                 # the block.
-                ahead = _remaining(waiting, level, q, spread)
+                ahead = _remaining(p, waiting, level, q, spread)
                 waits += max(0.0, w2 * (1 - math.exp(-again)) - ahead)
                 timeouts += t2
         level += 1
@@ -327,12 +323,24 @@ def _served(waiting: float, cap: float, level: int) -> float:
     return cap * (1 - math.exp(-waiting / cap))
 
 
-def _remaining(waiting: float, level: float, q: float, spread: float) -> float:
+def _backoff(p: Path, level: int) -> float:
+    """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``
+    (120 s by default, Linux's TCP_RTO_MAX), where a collapse of hundreds of senders spends
+    most of its time."""
+    return min(2.0**level, max(1.0, p.rto_max / p.rto))
+
+
+#: Backoff levels a chain of waits follows at most (with the cap, hundreds of senders behind
+#: a port that serves a few per wait need hundreds of waits).
+MAX_LEVELS = 400
+
+
+def _remaining(p: Path, waiting: float, level: float, q: float, spread: float) -> float:
     """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
     total, lv = 0.0, int(level) + 1
-    while waiting > 1e-3 and lv < 24:
-        total += 2**lv * (1 - math.exp(-waiting))
-        cap = q * spread**lv
+    while waiting > 1e-3 and lv < MAX_LEVELS:
+        total += _backoff(p, lv) * (1 - math.exp(-waiting))
+        cap = q * spread ** min(lv, 40)
         waiting -= _served(waiting, cap, lv)
         lv += 1
     return total
@@ -463,28 +471,6 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         first=blocks[0],
         steady=blocks[-1],
     )
-
-
-def onset(p: Path, c: Constants, limit: int = 1024) -> int | None:
-    """The smallest sender count the model puts in collapse (goodput below half the ideal)
-    with ``p``'s other settings, every count to 64 and then in steps of a quarter up to
-    ``limit``; ``None`` if none does."""
-    return _onset(dataclasses.replace(p, senders=1), c, limit)
-
-
-def _onset_candidates(limit: int) -> list[int]:
-    ns = list(range(2, min(limit, 64) + 1))
-    while ns[-1] < limit:
-        ns.append(min(limit, ns[-1] + ns[-1] // 4))
-    return ns
-
-
-@functools.lru_cache(maxsize=256)
-def _onset(p: Path, c: Constants, limit: int) -> int | None:
-    for n in _onset_candidates(limit):
-        if predict(dataclasses.replace(p, senders=n), c).regime == "collapse":
-            return n
-    return None
 
 
 #: The fitted constants ship with the package (``incast model calibrate --save`` writes them).

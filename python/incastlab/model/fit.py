@@ -36,6 +36,8 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
     from incastlab.backends.model import burst_path
 
     paths = [burst_path(r.scenario) for r in rows]
+    # The constants are fitted on the points inside the ranges; the regime the model flags
+    # from its own prediction (domain.TIMER_BOUND) depends on them, so it is left in here.
     inside = [
         (r, p) for r, p in zip(rows, paths, strict=True) if not domain.outside(r.scenario, p)
     ]
@@ -52,11 +54,14 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
                     best, c, improved = s, trial, True
         if not improved:
             break
+    # The interval: simulator/model per predicted regime over the points the model does
+    # not flag, and over the flagged ones on their own (wider).
     by_regime: dict[str, list[float]] = {}
     for r, p in inside:
         b = burst.predict(p, c)
         ratio = r.sim_bps / b.goodput_bps
-        by_regime.setdefault(b.regime, []).append(ratio)
+        group = "flagged" if domain.outside(r.scenario, p, b) else b.regime
+        by_regime.setdefault(group, []).append(ratio)
         by_regime.setdefault("all", []).append(ratio)
     interval = {k: [round(x, 4) for x in domain.quantiles(v)] for k, v in by_regime.items()}
     return dataclasses.replace(
