@@ -218,7 +218,9 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "senders, SRU, buffer, link, RTT, RTOmin, IW, profile, congestion control, window "
         "restart) and report the error on another, fresh one, with the interval and the flags",
     )
-    p.add_argument("--worst", type=whole(0, 10_000), default=15, help="with --random: worst points shown")
+    p.add_argument(
+        "--worst", type=whole(0, 10_000), default=15, help="with --random: worst points shown"
+    )
     p.add_argument(
         "--variants", help="comma-separated TCP settings (default all; see --list-variants)"
     )

@@ -30,12 +30,16 @@ def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
         designs = (("calibration", design.CALIBRATION_SEED), ("held out", design.HELD_OUT_SEED))
         for name, seed in designs:
             task = bar.add_task(f"{name} design", total=None)
+
+            def done(i: int, n: int, t: Any = task) -> None:
+                bar.update(t, completed=i, total=n)
+
             measured[name] = design.measure(
                 design.design(a.random, seed),
                 seeds=a.seeds,
                 cache=cache,
                 workers=a.workers,
-                on_point=lambda i, n, t=task: bar.update(t, completed=i, total=n),
+                on_point=done,
             )
     cal, _ = measured["calibration"]
     held, unfinished = measured["held out"]
@@ -44,8 +48,12 @@ def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
     c = _with_held_out(c, held)
     if a.save:
         written = burst.save(c)
+        design.score(cal, c)
+        kept = design.save_subset(cal)
         if not a.json:
-            err.print(f"saved the constants in {written.name}")
+            err.print(
+                f"saved the constants in {written.name}, a subset of the design in {kept.name}"
+            )
     if a.json:
         print_json(
             {

@@ -208,6 +208,7 @@ def score(rows: list[Measured], constants: Any = None) -> None:
         )
         r.model_bps = mp.prediction.goodput_bps
         r.regime = mp.prediction.regime
+        assert mp.interval is not None  # the burst model states one
         r.low_bps, r.high_bps = mp.interval
         r.flagged = list(mp.outside)
 
@@ -279,3 +280,47 @@ def by_axis(rows: list[Measured]) -> dict[str, dict[str, dict[str, Any]]]:
             order = sorted(groups, key=lambda s: float(s.split("..")[0]))
         out[key] = {g: summary(groups[g]) for g in order if g in groups}
     return out
+
+
+#: A few points of the calibration design, stored with the constants (``incast model
+#: calibrate --random N --save``): the simulator's answer and the model's at fit time, so the
+#: test suite holds both to them without simulating the design (tests/test_model_design.py).
+SUBSET_FILE = Path(__file__).with_name("subset.json")
+SUBSET_POINTS = 12
+
+
+def subset(rows: list[Measured], k: int = SUBSET_POINTS) -> list[dict[str, Any]]:
+    """``k`` of the cheapest points to simulate (fewest bytes), taken in turn from each
+    regime the model predicts, with what the simulator and the model answered."""
+    from incastlab.units import parse_size
+
+    def cost(r: Measured) -> float:
+        return float(r.point["topology.senders"] * parse_size(r.point["workload.sru"]))
+
+    by_regime: dict[str, list[Measured]] = {}
+    for r in sorted(rows, key=cost):
+        by_regime.setdefault(r.regime, []).append(r)
+    picked: list[Measured] = []
+    while len(picked) < min(k, len(rows)):
+        for group in by_regime.values():
+            if group and len(picked) < k:
+                picked.append(group.pop(0))
+    return [
+        {
+            "point": r.point,
+            "sim_bps_by_seed": r.by_seed,
+            "sim_bps": r.sim_bps,
+            "model_bps": r.model_bps,
+            "interval_bps": [r.low_bps, r.high_bps],
+            "outside_domain": r.flagged,
+        }
+        for r in picked
+    ]
+
+
+def save_subset(rows: list[Measured]) -> Path:
+    """Write :func:`subset` of scored calibration points next to the constants."""
+    import json
+
+    SUBSET_FILE.write_text(json.dumps(subset(rows), indent=1) + "\n")
+    return SUBSET_FILE

@@ -38,9 +38,7 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
     paths = [burst_path(r.scenario) for r in rows]
     # The constants are fitted on the points inside the ranges; the regime the model flags
     # from its own prediction (domain.TIMER_BOUND) depends on them, so it is left in here.
-    inside = [
-        (r, p) for r, p in zip(rows, paths, strict=True) if not domain.outside(r.scenario, p)
-    ]
+    inside = [(r, p) for r, p in zip(rows, paths, strict=True) if not domain.outside(r.scenario, p)]
     rs, ps = [r for r, _ in inside], [p for _, p in inside]
     c = start or burst.Constants()
     best = _objective(rs, ps, c)
