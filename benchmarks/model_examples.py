@@ -1,4 +1,4 @@
-"""The five scenarios of issue 32 that the model had wrong by 2-8x: model, interval, flags
+"""Five scenarios the grid-calibrated model had wrong by 2-8x: model, interval, flags
 and the simulator (harmonic mean of 3 seeds, the mean block time) side by side.
 
     python benchmarks/model_examples.py
