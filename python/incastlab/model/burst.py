@@ -278,7 +278,8 @@ def _burst(
         # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
         if senders * f > _round_capacity(p, senders, f, first and k == 0):
-            m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem <= 1e-9)
+            # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
+            m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem < p.dupthresh)
             return k, m, rem + b / 2, w, probes
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0
