@@ -113,7 +113,7 @@ def test_the_domain_names_the_key_that_takes_a_point_out() -> None:
 
 
 def test_linux_timer_bound_points_are_flagged_by_rack_tlp() -> None:
-    """Under RACK-TLP a block a few probe waits make 3-300x its ideal time is flagged; the
+    """Under RACK-TLP a block a few probe waits make 5-300x its ideal time is flagged; the
     same point under the classic profile (no probes) is not."""
     from incastlab.backends.model import burst_path
 
@@ -218,3 +218,27 @@ def test_a_loss_with_fewer_than_dupthresh_segments_after_it_is_a_lost_tail() -> 
     assert 0 < lost < 2
     assert m1 == pytest.approx(lost)
     assert 0 < m2 < 0.5 * m1
+
+
+def test_linux_delays_the_ack_of_a_lone_segment_after_the_first_block() -> None:
+    """Linux's receiver in a synchronized read answers every block with a request, so it is
+    in ping-pong mode: the lone first segment of a block restarting from IW 1 waits for the
+    delayed-ACK timer, 40 ms at most RTOmin less a tick (armed on a tick). The connection's
+    first block is in quick-ACK mode. (The simulator, 2 x 9.5 KB at RTOmin 24 ms: 21 ms
+    blocks where 0.2 ms would do.)"""
+    from incastlab.backends.model import burst_path
+
+    keys = {"topology.senders": 2, "workload.sru": "9513B", "topology.buffer": "1MB",
+            "tcp.initial_window": 1, "tcp.cwnd_restart": "block",
+            "tcp.rto_min": "24ms"}  # fmt: skip
+    p = burst_path(_scenario(**keys, **{"tcp.profile": "linux"}))
+    assert p.delack_max == pytest.approx(0.024 - 0.004)
+    b = burst.predict(p, burst.fitted())
+    assert b.first.delack_s == 0
+    assert b.steady.delack_s == pytest.approx(0.020 + 0.002)
+    # RTOmin 200 ms: the 40 ms timer itself.
+    slow = burst_path(_scenario(**{**keys, "tcp.profile": "linux", "tcp.rto_min": "200ms"}))
+    assert burst.predict(slow, burst.fitted()).steady.delack_s == pytest.approx(0.042)
+    # Classic: no delayed ACKs at all.
+    classic = burst_path(_scenario(**keys, **{"tcp.profile": "classic"}))
+    assert burst.predict(classic, burst.fitted()).steady.delack_s == 0

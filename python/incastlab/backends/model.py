@@ -4,6 +4,7 @@ count in the same shape, naming the scenario fields it does not use."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -309,6 +310,11 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rack_tlp=tcp["rack_tlp"],
         delayed_ack=tcp["delayed_ack"] * PS,
         quickack=tcp["quickack"],
+        # The simulator's receiver (Linux's, with quick ACKs): never longer than RTOmin less
+        # one tick, so a held ACK leaves before the peer's RTO fires.
+        delack_max=(max(timer["rto_min"], 2 * timer["tick"]) - timer["tick"]) * PS
+        if tcp["quickack"]
+        else math.inf,
         marking=marking,
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
     )

@@ -35,34 +35,13 @@ throughout: a "timeouts per block" of 0.3 is a 30% chance of one.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
-import pathlib
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Constants:
-    """The model's fitted constants, each a physical quantity (see :mod:`incastlab.model.fit`
-    for how they are fitted and the values saved with the package)."""
-
-    #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
-    #: dropped by the still-full queue, duplicate ACKs lost with it).
-    tail_timeout: float = 0.15
-    #: Growth per backoff of the senders one retransmission round serves: backed-off timers
-    #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
-    spread: float = 1.5
-    #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
-    interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
-    #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
-    version: str | None = None
-    #: What the fit achieved (held-out errors), for the record.
-    fit: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
+from incastlab.model.fitted import Constants as Constants
+from incastlab.model.fitted import fitted as fitted
+from incastlab.model.fitted import save as save
 
 
 @dataclass(frozen=True)
@@ -87,6 +66,7 @@ class Path:
     rack_tlp: bool = False
     delayed_ack: float = 0.0  # seconds; 0 = off
     quickack: bool = False
+    delack_max: float = math.inf  # Linux's cap on the delayed-ACK timer (RTOmin less a tick)
     marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
@@ -373,14 +353,17 @@ def _share_cap(p: Path) -> float:
 
 
 def _block(
-    p: Path, c: Constants, window: float, ssthresh: float, rto: float
+    p: Path, c: Constants, window: float, ssthresh: float, rto: float, first_block: bool = False
 ) -> tuple[Block, float, float]:
     """One block from ``window``: its account, and the window and ssthresh it leaves."""
     n, seg = p.senders, _segments(p)
     transfer = transfer_time(p, n, seg, window)
     delack = 0.0
-    if p.delayed_ack > 0 and window < 2 and not p.quickack:
-        delack = p.delayed_ack  # a lone first segment waits for the delayed-ACK timer
+    if p.delayed_ack > 0 and window < 2 and not (p.quickack and first_block):
+        # A lone first segment waits for the delayed-ACK timer. Linux's receiver ACKs at once
+        # only at the connection's start: answering each block with a request puts it in
+        # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
+        delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
@@ -437,8 +420,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     rto = rto_seconds(p)
     blocks: list[Block] = []
     window, ssthresh = float(p.initial_window), math.inf
-    for _ in range(max(1, p.blocks)):
-        b, window, ssthresh = _block(p, c, window, ssthresh, rto)
+    for i in range(max(1, p.blocks)):
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto, i == 0)
         blocks.append(b)
         if p.restart == "block":
             window = float(p.initial_window)
@@ -478,23 +461,3 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         first=blocks[0],
         steady=blocks[-1],
     )
-
-
-#: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
-CONSTANTS_FILE = pathlib.Path(__file__).with_name("constants.json")
-
-
-@functools.cache
-def fitted() -> Constants:
-    """The constants saved with the package, or the defaults if none are."""
-    if not CONSTANTS_FILE.exists():
-        return Constants()
-    data = json.loads(CONSTANTS_FILE.read_text())
-    return Constants(**data)
-
-
-def save(c: Constants) -> pathlib.Path:
-    """Write ``c`` as the package's fitted constants."""
-    CONSTANTS_FILE.write_text(json.dumps(c.to_json(), indent=1, sort_keys=True) + "\n")
-    fitted.cache_clear()
-    return CONSTANTS_FILE

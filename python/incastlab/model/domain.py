@@ -39,8 +39,8 @@ SLACK = 1.05
 #: and RTOs that fire on Linux's 4 ms timer tick, and whether one fires or not moves the
 #: simulator's goodput several times either way. Beyond the upper bound the waits are many
 #: (backoffs up to tcp.rto_max) and their count averages out. Chosen on the calibration
-#: design: 9% of it, where the model was within 1.5x on 12% of the points.
-TIMER_BOUND = (3.0, 300.0)
+#: design: at most 10% of it flagged (9%), the most of the rest within 1.5x.
+TIMER_BOUND = (5.0, 300.0)
 
 
 def outside(
