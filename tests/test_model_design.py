@@ -242,3 +242,19 @@ def test_linux_delays_the_ack_of_a_lone_segment_after_the_first_block() -> None:
     # Classic: no delayed ACKs at all.
     classic = burst_path(_scenario(**keys, **{"tcp.profile": "classic"}))
     assert burst.predict(classic, burst.fitted()).steady.delack_s == 0
+
+
+def test_a_regime_with_too_few_calibration_points_takes_the_overall_interval() -> None:
+    """Twelve calibration points: every regime has fewer than MIN_GROUP, so none gets its own
+    interval (one point would make a zero-width one) and all take the overall one."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.fit import MIN_GROUP, fit_design
+
+    rows, _ = design.measure([s["point"] for s in json.loads(design.SUBSET_FILE.read_text())])
+    assert MIN_GROUP <= len(rows) < 2 * MIN_GROUP
+    c = fit_design(rows)
+    assert list(c.interval) == ["all"]
+    lo, hi = c.interval["all"]
+    assert lo < hi
+    b = burst.predict(burst_path(rows[0].scenario), c)
+    assert domain.interval(b, c) == pytest.approx((b.goodput_bps * lo, b.goodput_bps * hi))

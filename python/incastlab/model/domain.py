@@ -72,7 +72,7 @@ def interval(
     """The 10-90% range of the simulator's goodput the model expects, bits per second: per
     predicted regime, or the (wider) one measured on flagged points."""
     group = "flagged" if flagged else p.regime
-    lo, hi = c.interval.get(group, c.interval.get("all", (0.5, 2.0)))
+    lo, hi = c.interval.get(group) or c.interval.get("all") or (0.5, 2.0)
     return p.goodput_bps * lo, p.goodput_bps * hi
 
 

@@ -20,6 +20,9 @@ from incastlab import _core
 from incastlab.model import burst, domain
 from incastlab.model.calibrate import SEARCH
 
+#: Points a regime needs on the calibration design for an interval of its own.
+MIN_GROUP = 10
+
 
 def _objective(rows: list[Any], paths: list[burst.Path], c: burst.Constants) -> tuple[float, float]:
     logs = [
@@ -61,7 +64,12 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
         group = "flagged" if domain.outside(r.scenario, p, b) else b.regime
         by_regime.setdefault(group, []).append(ratio)
         by_regime.setdefault("all", []).append(ratio)
-    interval = {k: [round(x, 4) for x in domain.quantiles(v)] for k, v in by_regime.items()}
+    # A group too small for its 10th and 90th percentiles falls back on all points' interval.
+    interval = {
+        k: [round(x, 4) for x in domain.quantiles(v)]
+        for k, v in by_regime.items()
+        if len(v) >= MIN_GROUP
+    }
     return dataclasses.replace(
         c,
         interval=interval,
