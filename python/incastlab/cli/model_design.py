@@ -88,6 +88,9 @@ def _point_json(r: Measured) -> dict[str, Any]:
         "model_bps": r.model_bps,
         "interval_bps": [r.low_bps, r.high_bps],
         "regime": r.regime,
+        "dominant": r.dominant,
+        "timeouts_per_block": r.model_timeouts,
+        "sim_timeouts_per_block": r.sim_timeouts,
         "outside_domain": r.flagged,
     }
 
@@ -133,13 +136,17 @@ def print_random(
                 f"{gs['inside_interval']:.2f}",
             )
         out.print(t)
-    out.print(f"[bold]worst {worst} points[/bold] (model/sim; why: the regime the model predicts)")
+    out.print(
+        f"[bold]worst {worst} points[/bold] (model/sim; why: the regime and the term the model "
+        "puts first, RTOs per block of each)"
+    )
     for r in sorted(held, key=lambda r: -abs(math.log(r.ratio)))[:worst]:
         flag = f" [yellow]flagged: {'; '.join(r.flagged)}[/yellow]" if r.flagged else ""
         out.print(
             f"{r.ratio:7.2f}x model {r.model_bps / 1e6:.4g} Mbps, simulator "
-            f"{r.sim_bps / 1e6:.4g} (seeds {', '.join(f'{x / 1e6:.3g}' for x in r.by_seed)}), "
-            f"{r.regime}: {design.label(r.point)}{flag}",
+            f"{r.sim_bps / 1e6:.4g} (seeds {', '.join(f'{x / 1e6:.3g}' for x in r.by_seed)}); "
+            f"{r.regime}, {r.dominant}; RTOs/block model {r.model_timeouts:.3g}, simulator "
+            f"{r.sim_timeouts:.3g}: {design.label(r.point)}{flag}",
             soft_wrap=True,
         )
     for u in unfinished:

@@ -149,6 +149,11 @@ class Measured:
     high_bps: float = 0.0
     regime: str = ""
     flagged: list[str] = field(default_factory=list)
+    #: RTOs per block, the simulator's (mean over seeds) and the model's: the first "why".
+    sim_timeouts: float = 0.0
+    model_timeouts: float = 0.0
+    #: The term that dominates the model's block time ("RTO waits", "transfer", ...).
+    dominant: str = ""
 
     @property
     def ratio(self) -> float:
@@ -193,7 +198,9 @@ def measure(
         if "unfinished" in sim:
             unfinished.append(label(p))
             continue
-        out.append(Measured(p, sc.normalized(), sim["goodput_bps"], sim["goodput_by_seed"]))
+        m = Measured(p, sc.normalized(), sim["goodput_bps"], sim["goodput_by_seed"])
+        m.sim_timeouts = sim["timeouts_per_block"]
+        out.append(m)
     return out, unfinished
 
 
@@ -211,6 +218,8 @@ def score(rows: list[Measured], constants: Any = None) -> None:
         assert mp.interval is not None  # the burst model states one
         r.low_bps, r.high_bps = mp.interval
         r.flagged = list(mp.outside)
+        r.model_timeouts = mp.prediction.timeouts_per_block
+        r.dominant = mp.dominant
 
 
 def _quantile(xs: list[float], q: float) -> float:
