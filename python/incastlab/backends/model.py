@@ -43,6 +43,7 @@ CHEN_USED = {
 #: Normalized-scenario fields the (burst) model reads: Chen's and these.
 USED = CHEN_USED | {
     "tcp.timer_granularity",
+    "tcp.rto_max",
     "tcp.clock_granularity",
     "tcp.phy_overhead",
     "tcp.cwnd_restart",

@@ -46,7 +46,9 @@ def add_model_parser(sub: Any) -> None:
         "port buffer, which senders lose a whole window or their tail (an RTO) and the serial "
         "RTO waits with backoff that follow; constants fitted against the simulator and saved "
         "with the package (`incast model calibrate`). Prints per point the regime, the "
-        "predicted timeouts per block and the term that dominates the block time. "
+        "range the simulator is expected in (10-90%), the predicted timeouts per block and "
+        "the term that dominates the block time, and flags (!) a point outside the domain "
+        "the model was validated on, naming the key. "
         "--uncalibrated: Chen et al.'s Eq. 1-4 with the papers' constants. Reads the same "
         "scenario file and flags as `incast sim` and names the fields it does not model. "
         "`incast model rto-random --help` for RTO randomization (Hafeez Eq. 4-7).",
