@@ -239,7 +239,10 @@ def test_the_model_curve_is_computed_for_each_line_from_its_own_runs(tmp_path: P
 
     coarse, fine = _model_points(at("200ms"), 1e-6), _model_points(at("1ms"), 1e-6)
     assert coarse and fine
-    assert coarse[0] < fine[0] / 2  # one curve per RTOmin, not the first row's for both
+    # One curve per RTOmin, not the first row's for both; each with its 10-90% interval.
+    assert coarse[0][0] < fine[0][0] / 2
+    for g, lo, hi in (*coarse, *fine):
+        assert lo < g < hi
 
 
 def test_where_compares_values_by_meaning(

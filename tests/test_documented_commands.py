@@ -55,6 +55,14 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "parse",
         "--save rewrites the constants shipped in the package",
     ),
+    "incast model calibrate --random 300 --cache ~/.cache/incastlab/design --save": (
+        "parse",
+        "--save rewrites the constants shipped in the package",
+    ),
+    "incast model calibrate --random 300 --cache ~/.cache/incastlab/design": (
+        "slow",
+        "1800 simulations, about 4 min on two cores",
+    ),
     "incast sweep examples/sweep-rto.toml --dask tcp://scheduler:8786": (
         "parse",
         "needs a Dask scheduler at that address",

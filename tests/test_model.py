@@ -320,7 +320,8 @@ def test_the_simulator_owns_the_timers_the_model_waits() -> None:
     assert linux.timer_tick == pytest.approx(0.004)
     assert burst.rto_seconds(linux) == pytest.approx(0.008)  # a jiffy each, rounded up
     assert linux.probe == pytest.approx(0.004)  # 2 RTT + 2 ms in jiffies
-    assert burst.probe_seconds(linux) == pytest.approx(0.006)  # fires on the next tick
+    # The probe fires on the next tick, RACK's reorder timer marks the rest a tick later.
+    assert burst.probe_seconds(linux) == pytest.approx(0.004 + 2.5 * 0.004)
 
 
 def test_serial_waits_back_off_and_grow_with_senders() -> None:
@@ -364,15 +365,13 @@ def test_restart_from_iw_and_persistent_windows_differ() -> None:
 
 
 def test_fitted_constants_ship_with_the_package_version() -> None:
+    """The constants are fitted on a random design now (tests/test_model_design.py holds
+    them to it); the grid calibration still fits and scores (above)."""
     from incastlab import _core
 
     k = burst.fitted()
     assert k.version == _core.__version__
-    # The issue's criteria, on the held-out half of the grid (each point pooled over seeds).
-    assert k.fit["seeds"] >= 2
-    assert k.fit["held_out_median_error"] <= 0.15
-    assert k.fit["held_out_p90_error"] <= 0.60
-    assert k.fit["held_out_regime_right"] >= 0.9
+    assert k.fit["held_out"]["points"] >= 300
 
 
 def test_model_cli_explains_each_point(capsys: pytest.CaptureFixture[str]) -> None:

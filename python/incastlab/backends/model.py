@@ -4,14 +4,16 @@ count in the same shape, naming the scenario fields it does not use."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
-from incastlab.model import burst
+from incastlab.model import burst, domain
 from incastlab.model.burst import BurstPrediction, Constants
+from incastlab.model.onset import onset as burst_onset
 from incastlab.model.report import model_report
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
@@ -41,6 +43,7 @@ CHEN_USED = {
 #: Normalized-scenario fields the (burst) model reads: Chen's and these.
 USED = CHEN_USED | {
     "tcp.timer_granularity",
+    "tcp.rto_max",
     "tcp.clock_granularity",
     "tcp.phy_overhead",
     "tcp.cwnd_restart",
@@ -103,6 +106,10 @@ class ModelPoint:
     #: The burst model's account (``None`` for Chen's Eq. 1-4 with the papers' constants).
     burst: BurstPrediction | None = None
     constants: Constants | None = None
+    #: The 10-90% range the model expects the simulator's goodput in (burst model only).
+    interval: tuple[float, float] | None = None
+    #: The keys that take the point out of the model's validated domain, ``"key: why"``.
+    outside: list[str] = field(default_factory=list)
 
     @property
     def dominant(self) -> str:
@@ -126,6 +133,8 @@ class ModelPoint:
             "timeouts_per_block": p.timeouts_per_block,
             "dominant": self.dominant,
             "ignored": self.ignored,
+            "interval_bps": list(self.interval) if self.interval else None,
+            "outside_domain": self.outside,
             "scenario": self.scenario,
         }
 
@@ -166,6 +175,7 @@ def predict_scenario(
         c = constants or burst.fitted()
         path = burst_path(s)
         b = burst.predict(path, c)
+        flags = domain.outside(s, path, b)
         pred = model.Prediction(
             senders=n,
             regime=b.regime,
@@ -176,13 +186,15 @@ def predict_scenario(
         return ModelPoint(
             senders=n,
             sru=path.sru,
-            onset=burst.onset(path, c) if with_onset else None,
+            onset=burst_onset(path, c) if with_onset else None,
             prediction=pred,
             link_bps=t["receiver_link"],
             ignored=ignored_fields(sc),
             scenario=s,
             burst=b,
             constants=c,
+            interval=domain.interval(b, c, bool(flags)),
+            outside=flags,
         )
     # A striped block: the engine's split; the model's senders are alike, so each returns the
     # largest share (the block ends when the slowest, largest one does).
@@ -284,6 +296,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
         rto=timer["rto"] * PS,
+        rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
@@ -298,6 +311,11 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rack_tlp=tcp["rack_tlp"],
         delayed_ack=tcp["delayed_ack"] * PS,
         quickack=tcp["quickack"],
+        # The simulator's receiver (Linux's, with quick ACKs): never longer than RTOmin less
+        # one tick, so a held ACK leaves before the peer's RTO fires.
+        delack_max=(max(timer["rto_min"], 2 * timer["tick"]) - timer["tick"]) * PS
+        if tcp["quickack"]
+        else math.inf,
         marking=marking,
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
     )

@@ -46,7 +46,9 @@ def add_model_parser(sub: Any) -> None:
         "port buffer, which senders lose a whole window or their tail (an RTO) and the serial "
         "RTO waits with backoff that follow; constants fitted against the simulator and saved "
         "with the package (`incast model calibrate`). Prints per point the regime, the "
-        "predicted timeouts per block and the term that dominates the block time. "
+        "range the simulator is expected in (10-90%), the predicted timeouts per block and "
+        "the term that dominates the block time, and flags (!) a point outside the domain "
+        "the model was validated on, naming the key. "
         "--uncalibrated: Chen et al.'s Eq. 1-4 with the papers' constants. Reads the same "
         "scenario file and flags as `incast sim` and names the fields it does not model. "
         "`incast model rto-random --help` for RTO randomization (Hafeez Eq. 4-7).",
@@ -203,11 +205,23 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  incast model calibrate --cache ~/.cache/incastlab/calibrate\n"
         "  incast model calibrate --quick --json\n"
         "  incast model calibrate --variants iw1-restart,dctcp --save\n"
+        "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design --save\n"
         '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--quick", action="store_true", help="40 points under two settings (80) instead of 2688"
+    )
+    p.add_argument(
+        "--random",
+        type=whole(10, 100_000),
+        metavar="N",
+        help="instead of the grid: fit on a random design of N scenarios (Latin hypercube over "
+        "senders, SRU, buffer, link, RTT, RTOmin, IW, profile, congestion control, window "
+        "restart) and report the error on another, fresh one, with the interval and the flags",
+    )
+    p.add_argument(
+        "--worst", type=whole(0, 10_000), default=15, help="with --random: worst points shown"
     )
     p.add_argument(
         "--variants", help="comma-separated TCP settings (default all; see --list-variants)"
@@ -219,9 +233,9 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seeds",
         type=whole(1, 1000),
-        default=SEEDS,
-        help=f"seeds per point, their runs pooled (default {SEEDS}; the first is the "
-        "scenario's seed)",
+        default=None,
+        help=f"seeds per point, their runs pooled (default {SEEDS}, 3 with --random; the "
+        "first is the scenario's seed)",
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
     p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
@@ -240,6 +254,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         FULL_GRID,
         QUICK_GRID,
         QUICK_VARIANTS,
+        SEEDS,
         VARIANTS,
         calibrate,
     )
@@ -247,6 +262,13 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
     from incastlab.series import parse_assignment
 
     a = build_calibrate_parser().parse_args(argv)
+    if a.random:
+        if a.quick or a.variants or a.set or a.list_variants:
+            raise UsageError("--random: its own design; not with --quick, --variants, --set")
+        from incastlab.cli.model_design import run_random
+
+        a.seeds = a.seeds or 3
+        return run_random(a, out, err)
     if a.list_variants:
         for name, keys in VARIANTS.items():
             out.print(f"{name}: {keys or 'the scenario defaults'}")
@@ -269,7 +291,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
                 grid,
                 variants=names,
                 blocks=a.blocks,
-                seeds=a.seeds,
+                seeds=a.seeds or SEEDS,
                 base=base,
                 cache=cache,
                 on_point=lambda i, n: bar.update(task, completed=i, total=n),

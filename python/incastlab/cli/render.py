@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -64,10 +65,11 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
         rate, rate_cell = in_unit([p.prediction.goodput_bps for p in ps], "rate")
         unit, time_cell = in_unit([p.prediction.block_time_s for p in ps], "time")
         t = table()
+        cols = ["N", "regime", header("goodput", rate)]
+        if not chen:
+            cols.append(header("sim 10-90%", rate))
         for col in (
-            "N",
-            "regime",
-            header("goodput", rate),
+            *cols,
             header("link", "%"),
             header("block time", unit),
             header("RTOs/", "block"),
@@ -84,16 +86,26 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
                 )
             else:
                 regime = pr.regime
+            cells = [str(p.senders), regime + (" [yellow]![/yellow]" if p.outside else "")]
+            cells.append(rate_cell(pr.goodput_bps))
+            if not chen:
+                lo, hi = p.interval or (math.nan, math.nan)
+                cells.append(f"{rate_cell(lo)}-{rate_cell(hi)}")
             t.add_row(
-                str(p.senders),
-                regime,
-                rate_cell(pr.goodput_bps),
+                *cells,
                 pct_cell(pr.goodput_bps / p.link_bps, sign=False),
                 time_cell(pr.block_time_s),
                 f"{pr.timeouts_per_block:.3g}",
                 p.dominant,
             )
         out.print(t)
+        flagged = sorted({f for p in ps for f in p.outside})
+        if flagged:
+            err.print(
+                "[yellow]![/yellow] outside the domain the model was validated on (its "
+                "interval is wider there): " + "; ".join(flagged),
+                soft_wrap=True,
+            )
 
 
 def print_rto_random(

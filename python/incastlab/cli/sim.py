@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING, Any
 
 from incastlab.cli.common import (
@@ -174,14 +175,19 @@ def write_outputs(
     return written
 
 
-def model_curves(series: Series) -> list[list[tuple[int, float]]]:
-    """The model's goodput for every point of every series."""
-    from incastlab import backends
+def model_curves(series: Series) -> list[list[tuple[float, ...]]]:
+    """The model's goodput and the ends of its 10-90% interval for every point of every
+    series."""
+    from incastlab.backends.model import predict_scenario
     from incastlab.model import ModelError
     from incastlab.scenario import ScenarioError
 
-    model = backends.get("model")
+    def point(sc: Any) -> tuple[float, ...]:
+        p = predict_scenario(sc, with_onset=False)
+        lo, hi = p.interval or (math.nan, math.nan)
+        return (sc.senders, p.prediction.goodput_bps, lo, hi)
+
     try:
-        return [[(sc.senders, model.run(sc).goodput_bps) for sc in pts] for _, pts in series]
+        return [[point(sc) for sc in pts] for _, pts in series]
     except ModelError as e:
         raise ScenarioError(str(e)) from None

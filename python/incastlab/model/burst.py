@@ -35,33 +35,13 @@ throughout: a "timeouts per block" of 0.3 is a 30% chance of one.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
 import math
-import pathlib
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Constants:
-    """The model's fitted constants, each a physical quantity (see :mod:`incastlab.model.fit`
-    for how they are fitted and the values saved with the package)."""
-
-    #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
-    #: dropped by the still-full queue, duplicate ACKs lost with it).
-    tail_timeout: float = 0.15
-    #: Growth per backoff of the senders one retransmission round serves: backed-off timers
-    #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
-    spread: float = 1.5
-    #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
-    version: str | None = None
-    #: What the fit achieved (held-out errors), for the record.
-    fit: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
+from incastlab.model.fitted import Constants as Constants
+from incastlab.model.fitted import fitted as fitted
+from incastlab.model.fitted import save as save
 
 
 @dataclass(frozen=True)
@@ -86,9 +66,11 @@ class Path:
     rack_tlp: bool = False
     delayed_ack: float = 0.0  # seconds; 0 = off
     quickack: bool = False
+    delack_max: float = math.inf  # Linux's cap on the delayed-ACK timer (RTOmin less a tick)
     marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
+    rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
 
 
 @dataclass(frozen=True)
@@ -137,6 +119,12 @@ def _segments(p: Path) -> int:
     return max(1, math.ceil(p.sru / p.mss))
 
 
+def _short_tail(p: Path) -> float:
+    """The share of a full frame the response's short last segment leaves unused."""
+    last = p.sru - (_segments(p) - 1) * p.mss
+    return 1.0 - (last + p.frame - p.mss) / p.frame
+
+
 def _buffer_packets(p: Path) -> float:
     return p.buffer / p.frame
 
@@ -152,11 +140,17 @@ def rto_seconds(p: Path) -> float:
     return p.rto
 
 
+#: Timer ticks a probed tail loss costs beyond the probe timeout: the probe fires on the tick
+#: after it (half a tick on average); the probe's ACK shows the other lost segments, which
+#: RACK's reorder timer marks one tick later; their retransmissions are answered within the
+#: next (the simulator at 2 x 16 KB into 16 KB, linux: stalls of 14.6-16 ms on a 4 ms probe).
+PROBE_TICKS = 2.5
+
+
 def probe_seconds(p: Path) -> float:
-    """The wait for RACK-TLP's tail loss probe (the simulator's timeout for it, 2·SRTT + 2 ms
-    in whole ticks), plus half a tick: a timer armed at a random moment fires on the next
-    tick."""
-    return p.probe + p.timer_tick / 2
+    """The wait a probed tail loss costs: RACK-TLP's probe timeout (the simulator's, 2·SRTT
+    + 2 ms in whole ticks) and :data:`PROBE_TICKS` ticks of the timers that follow it."""
+    return p.probe + p.timer_tick * PROBE_TICKS
 
 
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
@@ -260,8 +254,12 @@ def _burst(
     for k in range(256):
         b = min(w, rem)
         rem -= b
-        if senders * b > _round_capacity(p, senders, b, first and k == 0):
-            m, probes = _overflow(p, c, senders, b, first and k == 0, tail=rem <= 1e-9)
+        # The last round carries the short last segment: the port holds bytes (16 x 8 KB
+        # responses, 5.5 frames each, not 6, fit 128 KB).
+        f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
+        if senders * f > _round_capacity(p, senders, f, first and k == 0):
+            # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
+            m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem < p.dupthresh)
             return k, m, rem + b / 2, w, probes
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0
@@ -281,11 +279,11 @@ def _chain(
     q = _buffer_packets(p) + 1
     # Timers that fire on a coarse tick (jiffies) stay in step however long they back off.
     spread = 1.0 if p.timer_tick > 0 else c.spread
-    while waiting > 1e-3 and level < 24:
+    while waiting > 1e-3 and level < MAX_LEVELS:
         exists = 1 - math.exp(-waiting)
-        waits += 2**level * exists
+        waits += _backoff(p, level) * exists
         timeouts += waiting
-        cap = q * spread**level
+        cap = q * spread ** min(level, 40)
         served = _served(waiting, cap, level)
         waiting -= served
         if depth < 3 and segments > 1:
@@ -294,7 +292,7 @@ def _chain(
                 w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
                 # The fresh chain runs while the backed-off senders wait: the later one ends
                 # the block.
-                ahead = _remaining(waiting, level, q, spread)
+                ahead = _remaining(p, waiting, level, q, spread)
                 waits += max(0.0, w2 * (1 - math.exp(-again)) - ahead)
                 timeouts += t2
         level += 1
@@ -312,12 +310,24 @@ def _served(waiting: float, cap: float, level: int) -> float:
     return cap * (1 - math.exp(-waiting / cap))
 
 
-def _remaining(waiting: float, level: float, q: float, spread: float) -> float:
+def _backoff(p: Path, level: int) -> float:
+    """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``
+    (120 s by default, Linux's TCP_RTO_MAX), where a collapse of hundreds of senders spends
+    most of its time."""
+    return min(2.0**level, max(1.0, p.rto_max / p.rto))
+
+
+#: Backoff levels a chain of waits follows at most (with the cap, hundreds of senders behind
+#: a port that serves a few per wait need hundreds of waits).
+MAX_LEVELS = 400
+
+
+def _remaining(p: Path, waiting: float, level: float, q: float, spread: float) -> float:
     """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
     total, lv = 0.0, int(level) + 1
-    while waiting > 1e-3 and lv < 24:
-        total += 2**lv * (1 - math.exp(-waiting))
-        cap = q * spread**lv
+    while waiting > 1e-3 and lv < MAX_LEVELS:
+        total += _backoff(p, lv) * (1 - math.exp(-waiting))
+        cap = q * spread ** min(lv, 40)
         waiting -= _served(waiting, cap, lv)
         lv += 1
     return total
@@ -343,14 +353,17 @@ def _share_cap(p: Path) -> float:
 
 
 def _block(
-    p: Path, c: Constants, window: float, ssthresh: float, rto: float
+    p: Path, c: Constants, window: float, ssthresh: float, rto: float, first_block: bool = False
 ) -> tuple[Block, float, float]:
     """One block from ``window``: its account, and the window and ssthresh it leaves."""
     n, seg = p.senders, _segments(p)
     transfer = transfer_time(p, n, seg, window)
     delack = 0.0
-    if p.delayed_ack > 0 and window < 2 and not p.quickack:
-        delack = p.delayed_ack  # a lone first segment waits for the delayed-ACK timer
+    if p.delayed_ack > 0 and window < 2 and not (p.quickack and first_block):
+        # A lone first segment waits for the delayed-ACK timer. Linux's receiver ACKs at once
+        # only at the connection's start: answering each block with a request puts it in
+        # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
+        delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
@@ -407,8 +420,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     rto = rto_seconds(p)
     blocks: list[Block] = []
     window, ssthresh = float(p.initial_window), math.inf
-    for _ in range(max(1, p.blocks)):
-        b, window, ssthresh = _block(p, c, window, ssthresh, rto)
+    for i in range(max(1, p.blocks)):
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto, i == 0)
         blocks.append(b)
         if p.restart == "block":
             window = float(p.initial_window)
@@ -448,45 +461,3 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         first=blocks[0],
         steady=blocks[-1],
     )
-
-
-def onset(p: Path, c: Constants, limit: int = 1024) -> int | None:
-    """The smallest sender count the model puts in collapse (goodput below half the ideal)
-    with ``p``'s other settings, every count to 64 and then in steps of a quarter up to
-    ``limit``; ``None`` if none does."""
-    return _onset(dataclasses.replace(p, senders=1), c, limit)
-
-
-def _onset_candidates(limit: int) -> list[int]:
-    ns = list(range(2, min(limit, 64) + 1))
-    while ns[-1] < limit:
-        ns.append(min(limit, ns[-1] + ns[-1] // 4))
-    return ns
-
-
-@functools.lru_cache(maxsize=256)
-def _onset(p: Path, c: Constants, limit: int) -> int | None:
-    for n in _onset_candidates(limit):
-        if predict(dataclasses.replace(p, senders=n), c).regime == "collapse":
-            return n
-    return None
-
-
-#: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
-CONSTANTS_FILE = pathlib.Path(__file__).with_name("constants.json")
-
-
-@functools.cache
-def fitted() -> Constants:
-    """The constants saved with the package, or the defaults if none are."""
-    if not CONSTANTS_FILE.exists():
-        return Constants()
-    data = json.loads(CONSTANTS_FILE.read_text())
-    return Constants(**data)
-
-
-def save(c: Constants) -> pathlib.Path:
-    """Write ``c`` as the package's fitted constants."""
-    CONSTANTS_FILE.write_text(json.dumps(c.to_json(), indent=1, sort_keys=True) + "\n")
-    fitted.cache_clear()
-    return CONSTANTS_FILE

@@ -20,6 +20,8 @@ def model_report(row: dict[str, Any], scenario: dict[str, Any]) -> dict[str, Any
         "timeouts_per_block",
         "dominant",
         "ignored",
+        "interval_bps",
+        "outside_domain",
     )
     blocks = int(scenario["workload"]["blocks"])
     block_ps = round(row["block_time_s"] * 1e12)

@@ -170,12 +170,13 @@ def goodput_vs_senders(
     *,
     title: str = "Incast goodput collapse",
     varied: str = "",
-    model: Sequence[Sequence[tuple[int, float]]] | None = None,
+    model: Sequence[Sequence[tuple[float, ...]]] | None = None,
     model_label: str | None = None,
 ) -> Path:
     """Goodput (top) and block or flow completion time (bottom) against senders, one line
     per labelled series; ``model[i]``, if given, is the analytical model's (senders, bits per
-    second) for series i, drawn dashed over the simulated points."""
+    second[, the 10% and 90% ends of its interval]) for series i, drawn dashed over the
+    simulated points, its interval shaded."""
     fig, (ax, ax2) = plt.subplots(
         2, 1, figsize=(8, 6.4), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
     )
@@ -189,9 +190,15 @@ def goodput_vs_senders(
         label = _pretty(label)
         ax.plot(n, [r.goodput_bps / 1e6 for r in pts], "o-", color=color, lw=2, ms=5, label=label)
         if model is not None and i < len(model) and model[i]:
-            mn, mg = zip(*sorted(model[i]), strict=True)
-            name = model_label or (f"{label}: model" if label else "model (Chen Eq. 1-3)")
-            ax.plot(mn, [g / 1e6 for g in mg], "--", color=color, lw=1.2, alpha=0.8, label=name)
+            rows = sorted(model[i])
+            mn, mg = [r[0] for r in rows], [r[1] / 1e6 for r in rows]
+            banded = all(len(r) == 4 for r in rows)
+            default = "model (10-90% shaded)" if banded else "model"
+            name = model_label or (f"{label}: model" if label else default)
+            ax.plot(mn, mg, "--", color=color, lw=1.2, alpha=0.8, label=name)
+            if banded:
+                lo, hi = [r[2] / 1e6 for r in rows], [r[3] / 1e6 for r in rows]
+                ax.fill_between(mn, lo, hi, color=color, alpha=0.1, lw=0)
         link = pts[0].link_bps
         times = []
         for r in pts:
@@ -332,7 +339,18 @@ def model_vs_sim(
         ax.plot(n, mod, "-", color=color, lw=2, label=f"{name}: model")
         ax.plot(n, obs, "o", color=color, ms=5, label=f"{name}: simulator")
         ax.fill_between(n, mod, obs, color=color, alpha=0.15, lw=0)
-    _goodput_axes(ax, link, "Burst model against the simulator (shaded: disagreement)", pad=24)
+        ends = [p.interval for p in pts]
+        if all(e is not None for e in ends):
+            lo = [e[0] / 1e6 for e in ends if e is not None]
+            hi = [e[1] / 1e6 for e in ends if e is not None]
+            ax.plot(n, lo, ":", color=color, lw=1)
+            ax.plot(n, hi, ":", color=color, lw=1)
+    _goodput_axes(
+        ax,
+        link,
+        "Burst model vs simulator (shaded: gap, dotted: 10-90%)",
+        pad=24,
+    )
     first = next((p for _, ps in series for p in ps), None)
     if first is not None:
         t, tcp = first.scenario["topology"], first.scenario["tcp"]

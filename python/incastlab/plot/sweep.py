@@ -127,7 +127,19 @@ def line(
             if model and y in ("goodput", "goodput_fraction"):
                 pred = _model_points([by_x[v] for v in xs], scale if y == "goodput" else None)
                 if pred:
-                    ax.plot(pos, pred, "--", color=color, lw=1.2, alpha=0.85)
+                    ax.plot(pos, [p[0] for p in pred], "--", color=color, lw=1.2, alpha=0.85)
+                    # The model's 10-90% interval for the simulator (hatched, apart from the
+                    # seeds' 95% band).
+                    ax.fill_between(
+                        pos,
+                        [p[1] for p in pred],
+                        [p[2] for p in pred],
+                        facecolor="none",
+                        edgecolor=color,
+                        hatch="//",
+                        alpha=0.35,
+                        lw=0,
+                    )
                     drew_model = True
         for i, (name, pts) in enumerate((reference or {}).items()):
             ax.plot(
@@ -173,29 +185,38 @@ def _x_scale(ax: Any, rows: Sequence[Row], x: str) -> None:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _model_points(points: Sequence[Sequence[Row]], scale: float | None) -> list[float] | None:
-    """The model's goodput for every stored run behind each figure point, averaged as the
-    runs are (in Mbps with ``scale``, else in % of the link); None unless every run is a
-    synchronized read."""
+def _model_points(
+    points: Sequence[Sequence[Row]], scale: float | None
+) -> list[tuple[float, float, float]] | None:
+    """The model's goodput and the ends of its 10-90% interval for every stored run behind
+    each figure point, averaged as the runs are (in Mbps with ``scale``, else in % of the
+    link); None unless every run is a synchronized read."""
     import json
 
     from incastlab import scenario as sc_mod
     from incastlab.backends.model import predict_scenario
 
-    cache: dict[str, float] = {}
+    cache: dict[str, tuple[float, float, float]] = {}
 
-    def predicted(r: Row) -> float:
+    def predicted(r: Row) -> tuple[float, float, float]:
         # Seeds do not change the model's answer: one prediction per scenario without them.
         key = json.dumps({**r["scenario"], "seed": 0}, sort_keys=True)
         if key not in cache:
-            sc = sc_mod.from_dict(r["scenario"], normalized=True)
-            cache[key] = float(predict_scenario(sc).prediction.goodput_bps)
-        bps = cache[key]
-        return bps * scale if scale is not None else 100 * bps / float(r["link_bps"])
+            p = predict_scenario(sc_mod.from_dict(r["scenario"], normalized=True))
+            g = float(p.prediction.goodput_bps)
+            cache[key] = (g, *(p.interval or (g, g)))
+        k = scale if scale is not None else 100 / float(r["link_bps"])
+        g, lo, hi = cache[key]
+        return g * k, lo * k, hi * k
 
     if any(r["scenario"]["workload"]["kind"] != "sync_read" for rs in points for r in rs):
         return None
-    return [statistics.fmean(predicted(r) for r in rs) for rs in points]
+    out = []
+    for rs in points:
+        each = [predicted(r) for r in rs]
+        g, lo, hi = (statistics.fmean(x[j] for x in each) for j in range(3))
+        out.append((g, lo, hi))
+    return out
 
 
 def block_cdf(

@@ -1,0 +1,153 @@
+"""`incast model calibrate --random N`: fit the burst model on one random design and report its
+error on a fresh one (:mod:`incastlab.model.design`), by axis, with the worst points and why."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incastlab.cli.common import progress_bar
+from incastlab.cli.json_text import print_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from incastlab.model.design import Measured
+
+
+def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
+    """Simulate the calibration design and the held-out design (``a.random`` points each,
+    ``a.seeds`` seeds a point), fit the constants and the interval on the first, score the
+    second; ``a.save`` writes the constants into the package."""
+    from incastlab.model import burst, design
+    from incastlab.model.fit import fit_design
+
+    cache = Path(a.cache).expanduser() if a.cache else None
+    measured = {}
+    with progress_bar(err, "simulating", not a.json) as bar:
+        designs = (("calibration", design.CALIBRATION_SEED), ("held out", design.HELD_OUT_SEED))
+        for name, seed in designs:
+            task = bar.add_task(f"{name} design", total=None)
+
+            def done(i: int, n: int, t: Any = task) -> None:
+                bar.update(t, completed=i, total=n)
+
+            measured[name] = design.measure(
+                design.design(a.random, seed),
+                seeds=a.seeds,
+                cache=cache,
+                workers=a.workers,
+                on_point=done,
+            )
+    cal, _ = measured["calibration"]
+    held, unfinished = measured["held out"]
+    c = fit_design(cal)
+    design.score(held, c)
+    c = _with_held_out(c, held)
+    if a.save:
+        written = burst.save(c)
+        design.score(cal, c)
+        kept = design.save_subset(cal)
+        if not a.json:
+            err.print(
+                f"saved the constants in {written.name}, a subset of the design in {kept.name}"
+            )
+    if a.json:
+        print_json(
+            {
+                "constants": c.to_json(),
+                "held_out": design.summary(held),
+                "by_axis": design.by_axis(held),
+                "unfinished": unfinished,
+                "points": [_point_json(r) for r in held],
+            }
+        )
+        return 0
+    print_random(out, c, held, unfinished, a.worst)
+    return 0
+
+
+def _with_held_out(c: Any, held: list[Measured]) -> Any:
+    """The constants with their held-out scores in ``fit`` (kept with them, for the record)."""
+    import dataclasses
+
+    from incastlab.model.design import summary
+
+    s = summary(held)
+    keep = {k: round(v, 4) if isinstance(v, float) else v for k, v in s.items()}
+    return dataclasses.replace(c, fit={**c.fit, "held_out": keep})
+
+
+def _point_json(r: Measured) -> dict[str, Any]:
+    return {
+        **r.point,
+        "sim_bps": r.sim_bps,
+        "sim_bps_by_seed": r.by_seed,
+        "model_bps": r.model_bps,
+        "interval_bps": [r.low_bps, r.high_bps],
+        "regime": r.regime,
+        "dominant": r.dominant,
+        "timeouts_per_block": r.model_timeouts,
+        "sim_timeouts_per_block": r.sim_timeouts,
+        "outside_domain": r.flagged,
+    }
+
+
+def print_random(
+    out: Console, c: Any, held: list[Measured], unfinished: list[str], worst: int
+) -> None:
+    """The held-out figures against the issue's targets, per axis, and the worst points."""
+    from incastlab.cli.common import table
+    from incastlab.model import design
+
+    s = design.summary(held)
+    out.print(
+        f"[bold]burst model on {s['points']} random held-out scenarios[/bold] (simulator: "
+        f"mean block time of {len(held[0].by_seed) if held else 0} seeds; constants "
+        f"tail_timeout {c.tail_timeout:g}, spread {c.spread:g}, fitted on another random design)"
+    )
+    rows = [
+        ("median |model/sim - 1|", s["median_error"], "<= 0.10"),
+        ("  among unflagged", s["median_error_unflagged"], ""),
+        ("within 1.5x, all", s["within_1_5x"], ""),
+        ("within 1.5x, unflagged", s["within_1_5x_unflagged"], ">= 0.90"),
+        ("flagged outside the domain", s["flagged"], "<= 0.10"),
+        ("simulator inside the 10-90% interval", s["inside_interval"], ">= 0.80"),
+    ]
+    t = table()
+    for col in ("figure", "value", "target"):
+        t.add_column(col, justify="right")
+    for name, v, target in rows:
+        t.add_row(name, "-" if v is None else f"{v:.3f}", target)
+    out.print(t)
+    for key, groups in design.by_axis(held).items():
+        t = table()
+        for col in (key, "points", "median err", "within 1.5x", "flagged", "inside"):
+            t.add_column(col, justify="right")
+        for g, gs in groups.items():
+            t.add_row(
+                g,
+                str(gs["points"]),
+                f"{gs['median_error']:.2f}",
+                f"{gs['within_1_5x']:.2f}",
+                f"{gs['flagged']:.2f}",
+                f"{gs['inside_interval']:.2f}",
+            )
+        out.print(t)
+    out.print(
+        f"[bold]worst {worst} points[/bold] (model/sim; why: the regime and the term the model "
+        "puts first, RTOs per block of each)"
+    )
+    for r in sorted(held, key=lambda r: -abs(math.log(r.ratio)))[:worst]:
+        flag = f" [yellow]flagged: {'; '.join(r.flagged)}[/yellow]" if r.flagged else ""
+        out.print(
+            f"{r.ratio:7.2f}x model {r.model_bps / 1e6:.4g} Mbps, simulator "
+            f"{r.sim_bps / 1e6:.4g} (seeds {', '.join(f'{x / 1e6:.3g}' for x in r.by_seed)}); "
+            f"{r.regime}, {r.dominant}; RTOs/block model {r.model_timeouts:.3g}, simulator "
+            f"{r.sim_timeouts:.3g}: {design.label(r.point)}{flag}",
+            soft_wrap=True,
+        )
+    for u in unfinished:
+        out.print(f"unfinished within run.max_time: {u}", soft_wrap=True)

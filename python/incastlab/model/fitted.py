@@ -1,0 +1,52 @@
+"""The burst model's fitted constants and the file that ships them with the package (apart
+from :mod:`incastlab.model.burst`, which reads them)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The model's fitted constants, each a physical quantity (see :mod:`incastlab.model.fit`
+    for how they are fitted and the values saved with the package)."""
+
+    #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
+    #: dropped by the still-full queue, duplicate ACKs lost with it).
+    tail_timeout: float = 0.15
+    #: Growth per backoff of the senders one retransmission round serves: backed-off timers
+    #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
+    spread: float = 1.5
+    #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
+    interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
+    #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
+    version: str | None = None
+    #: What the fit achieved (held-out errors), for the record.
+    fit: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
+CONSTANTS_FILE = pathlib.Path(__file__).with_name("constants.json")
+
+
+@functools.cache
+def fitted() -> Constants:
+    """The constants saved with the package, or the defaults if none are."""
+    if not CONSTANTS_FILE.exists():
+        return Constants()
+    data = json.loads(CONSTANTS_FILE.read_text())
+    return Constants(**data)
+
+
+def save(c: Constants) -> pathlib.Path:
+    """Write ``c`` as the package's fitted constants."""
+    CONSTANTS_FILE.write_text(json.dumps(c.to_json(), indent=1, sort_keys=True) + "\n")
+    fitted.cache_clear()
+    return CONSTANTS_FILE
