@@ -202,7 +202,7 @@ def _open(s: socket.socket) -> bool:
 def test_sigterm_stops_a_server_with_a_full_stderr_pipe_and_blocked_writers() -> None:
     import resource
 
-    # 1,000 never-reading writers (the figure): a descriptor each, here and there.
+    # 1,000 never-reading writers (the hardening target): a descriptor each, here and there.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 2400:
         pytest.skip(f"1,000 blocked writers need ~2,400 file descriptors (hard limit {hard})")

@@ -12,7 +12,7 @@ pub struct Rng(u64);
 
 impl Rng {
     /// A generator from `seed` (any value: the low bit is set, as xorshift needs a non-zero
-    /// state).
+    /// state, so seeds 2k and 2k + 1 draw the same numbers: step a campaign's seeds by 2).
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
@@ -56,6 +56,7 @@ pub fn corpus(dir: &Path) -> Vec<Vec<u8>> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("the corpus {} is stored: {e}", dir.display()))
         .map(|e| e.expect("a corpus entry").path())
+        .filter(|p| p.is_file())
         .collect();
     files.sort();
     files

@@ -48,6 +48,8 @@ RTOmin below the RTT-driven timeout does) RTOmin is reported as a bound, not a v
 
 
 def add_doctor_parser(sub: Any) -> None:
+    from incastlab.doctor import DEFAULT_PROFILE, DEFAULT_SEEDS
+
     s = sub.add_parser(
         "doctor",
         help="from a capture to the scenario it shows, a replica and ranked remedies",
@@ -67,7 +69,7 @@ def add_doctor_parser(sub: Any) -> None:
     s.add_argument(
         "--profile",
         choices=["linux", "classic"],
-        help="whose TCP the senders run in the replica (default linux: today's servers)",
+        help=f"whose TCP the senders run in the replica (default {DEFAULT_PROFILE})",
     )
     s.add_argument(
         "--cc",
@@ -79,7 +81,7 @@ def add_doctor_parser(sub: Any) -> None:
         "--seeds",
         type=whole(1, 100),
         metavar="K",
-        help=f"seeds the replica runs under (default {SEEDS})",
+        help=f"seeds the replica runs under (default {len(DEFAULT_SEEDS)})",
     )
     s.add_argument(
         "--rto-min-candidates",
@@ -107,8 +109,6 @@ def add_doctor_parser(sub: Any) -> None:
     s.set_defaults(handler=cmd_doctor)
 
 
-#: Seeds the replica runs under when --seeds names none.
-SEEDS = 3
 #: The flags that act on a capture's replica, as (attribute, flag): a recording alone has
 #: no replica, so each is refused there rather than silently ignored.
 CAPTURE_ONLY = (
@@ -148,19 +148,23 @@ def cmd_doctor(a: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(str(e)) from None
     if _is_parquet(a.capture):
         return _doctor_recording(a, out)
+    # What the user left out takes the doctor's own defaults.
+    named: dict[str, Any] = {
+        "seeds": range(1, a.seeds + 1) if a.seeds else None,
+        "rto_candidates": a.rto_min_candidates,
+        "profile": a.profile,
+    }
     with tracking(err, "doctoring", None, not a.json) as tracker:
         try:
             d = diagnose(
                 a.capture,
                 receiver=a.receiver,
-                seeds=range(1, (a.seeds or SEEDS) + 1),
                 remedies=not a.no_remedies,
                 workers=a.workers,
                 tracker=tracker,
-                **({"rto_candidates": a.rto_min_candidates} if a.rto_min_candidates else {}),
-                **({"profile": a.profile} if a.profile else {}),
                 recording=a.monitor,
                 cc=a.cc,
+                **{k: v for k, v in named.items() if v},
             )
         except (EvidenceError, TraceError) as e:
             raise UsageError(str(e)) from None

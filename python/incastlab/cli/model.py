@@ -193,6 +193,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
     from incastlab.model.calibrate import SEEDS
+    from incastlab.model.design import SEEDS as DESIGN_SEEDS
 
     p = Parser(
         prog="incast model calibrate",
@@ -234,8 +235,8 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "--seeds",
         type=whole(1, 1000),
         default=None,
-        help=f"seeds per point, their runs pooled (default {SEEDS}, 3 with --random; the "
-        "first is the scenario's seed)",
+        help=f"seeds per point, their runs pooled (default {SEEDS}, {DESIGN_SEEDS} with "
+        "--random; the first is the scenario's seed)",
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="base scenario key")
     p.add_argument("--cache", metavar="DIR", help="keep simulated points here and reuse them")
@@ -266,8 +267,9 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         if a.quick or a.variants or a.set or a.list_variants:
             raise UsageError("--random: its own design; not with --quick, --variants, --set")
         from incastlab.cli.model_design import run_random
+        from incastlab.model.design import SEEDS as DESIGN_SEEDS
 
-        a.seeds = a.seeds or 3
+        a.seeds = a.seeds or DESIGN_SEEDS
         return run_random(a, out, err)
     if a.list_variants:
         for name, keys in VARIANTS.items():

@@ -98,7 +98,7 @@ def _point_json(r: Measured) -> dict[str, Any]:
 def print_random(
     out: Console, c: Any, held: list[Measured], unfinished: list[str], worst: int
 ) -> None:
-    """The held-out figures against the issue's targets, per axis, and the worst points."""
+    """The held-out figures against the model's targets, per axis, and the worst points."""
     from incastlab.cli.common import table
     from incastlab.model import design
 

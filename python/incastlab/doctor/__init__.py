@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Diagnosis", "Estimate", "EvidenceError", "diagnose"]
 
+#: The replica's seeds and TCP profile when the caller names none (today's servers).
+DEFAULT_SEEDS = (1, 2, 3)
+DEFAULT_PROFILE = "linux"
 #: Goodput below this share of the link, with timeouts, is the collapse the doctor looks for.
 COLLAPSE_SHARE = 0.5
 #: Goodput at or above this share of the link is no incast worth a remedy, whatever
@@ -86,8 +89,8 @@ def diagnose(
     path: str,
     *,
     receiver: str | None = None,
-    profile: str = "linux",
-    seeds: Sequence[int] = (1, 2, 3),
+    profile: str = DEFAULT_PROFILE,
+    seeds: Sequence[int] = DEFAULT_SEEDS,
     remedies: bool = True,
     workers: int | None = None,
     tracker: Tracker | None = None,
@@ -146,10 +149,12 @@ def diagnose(
         return fits[0].distance
 
     distance = fit(est)
-    at_best = capture_figures(read_at(best[0].rto_min_ps))
-    doubt = assumed_family_misses(est, at_best, best[0].replica)
-    if cc is None and doubt is not None:
-        est = bbr_if_closer(est, distance, doubt, fit)
+    if cc is None:
+        # The best candidate's replica (at its search buffer) stands for the family's.
+        at_best = capture_figures(read_at(best[0].rto_min_ps))
+        doubt = assumed_family_misses(est, at_best, best[0].replica)
+        if doubt is not None:
+            est = bbr_if_closer(est, distance, doubt, fit)
     rto = int(est["rto_min"].value)
     trace = read_at(rto)
     target = capture_figures(trace)

@@ -18,12 +18,12 @@ from incastlab.doctor.replica import BUFFER_LO, Figures
 
 #: BBR replaces the assumed family only when its replica's distance to the capture is under
 #: this share of the assumed family's: the families' completion times differ by less than
-#: the seeds' noise over a few blocks, so a near tie keeps the profile's default.
+#: the noise between random seeds over a few blocks, so a near tie keeps the profile's default.
 BBR_BETTER = 0.7
 
 
 #: A replica of the assumed family whose goodput misses the capture's by more than this factor
-#: at its best fit leaves the family in doubt too (the issue's tolerance for the replica).
+#: at its best fit leaves the family in doubt too (the tolerance the replica is held to).
 GOODPUT_MISS = 1.25
 
 

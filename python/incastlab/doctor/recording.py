@@ -218,7 +218,7 @@ def diagnose_recording(path: str) -> RecordingDiagnosis:
     figures = {
         "avg_bps": avg,
         "peak_bps": float(whole["peak_bps"]),
-        "duration_s": float(sum(run.samples["dt_ns"]) / 1e9),
+        "duration_s": float(whole["duration_s"]),
         "idle_gaps": len(gaps),
         "recurring_waits": len(waits),
         **c,

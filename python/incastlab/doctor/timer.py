@@ -1,7 +1,7 @@
 """What RTOmin a capture can show, given Linux's timer: RTOmin is kept in whole ticks, and
 below the timeout the RTT sets in an incast (srtt + 4 x rttvar behind a full port) RTOmin no
 longer decides when a flow times out. The estimate the fit's candidates give, with the range
-the seeds' noise and that floor leave.
+the noise between random seeds and that floor leave.
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ def rto_estimate(
     runner = fits[1] if len(fits) > 1 else None
     if under:
         why = (
-            f"under {max(floor_ps, NEAR_TIMEOUT * timeout_ps) / 1e9:g} ms this profile's "
-            "RTT-driven timeout, srtt + 4 x rttvar in 4 ms ticks, competes with RTOmin: not "
-            "identified"
+            "the best fit lies under the floor of this profile's RTT-driven timeout "
+            f"({floor_ps / 1e9:g} ms) or within {NEAR_TIMEOUT}x of the timeout itself (srtt + "
+            f"4 x rttvar in 4 ms ticks, about {timeout_ps / 1e9:.3g} ms here), where RTOmin "
+            "competes with it: not identified"
         )
     else:
         why = f"{len(near)} of {len(fits)} RTOmin values tried fit within seed noise of the best"

@@ -172,10 +172,14 @@ class Measured:
         return self.low_bps <= self.sim_bps <= self.high_bps
 
 
+#: Seeds each point of a design runs under (their runs pooled).
+SEEDS = 3
+
+
 def measure(
     points: list[dict[str, Any]],
     *,
-    seeds: int = 3,
+    seeds: int = SEEDS,
     cache: Path | None = None,
     workers: int | None = None,
     on_point: Callable[[int, int], None] | None = None,
@@ -228,8 +232,8 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def summary(rows: list[Measured]) -> dict[str, Any]:
-    """The issue's four figures: median |model/sim - 1|, the share within 1.5x among the
-    points the model does not flag (and among all), the share flagged, the share of points
+    """The four figures the model is held to: median |model/sim - 1|, the share within 1.5x
+    among the points the model does not flag (and among all), the share flagged, the share of points
     whose simulator goodput lies inside the model's interval."""
     if not rows:
         return {"points": 0}

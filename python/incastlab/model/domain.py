@@ -18,20 +18,46 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from incastlab.model import burst
+from incastlab.model import burst, design
 
 PS = 1e-12
 
-#: The validated ranges (the random design's, :data:`incastlab.model.design.AXES`), in the
-#: normalized scenario's units: (section, key, low, high, shown).
-RANGES: list[tuple[str, str, float, float, str]] = [
-    ("topology", "senders", 1, 1024, "1..1024"),
-    ("workload", "sru", 8e3, 1e6, "8KB..1MB"),
-    ("topology", "receiver_link", 100e6, 100e9, "100Mbps..100Gbps"),
-    ("topology", "rtt", 5e-6 / PS, 2e-3 / PS, "5us..2ms"),
-    ("tcp", "rto_min", 200e-6 / PS, 200e-3 / PS, "200us..200ms"),
-    ("tcp", "initial_window", 1, 10, "1..10"),
-]
+#: Where a design axis sits in the normalized scenario when not under its own name.
+NORMALIZED_KEY = {"topology.link": "receiver_link"}
+#: Unit steps the ranges are shown in, largest first.
+_STEPS = {
+    "B": ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B")),
+    "bps": ((1e9, "Gbps"), (1e6, "Mbps"), (1e3, "Kbps"), (1.0, "bps")),
+    "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")),
+}
+
+
+def _shown(v: float, unit: str) -> str:
+    return next((f"{v / k:g}{name}" for k, name in _STEPS.get(unit, ()) if v >= k), f"{v:g}")
+
+
+def _ranges() -> list[tuple[str, str, float, float, str]]:
+    """The validated ranges: the random design's numeric axes (:data:`design.AXES`, their one
+    owner) in the normalized scenario's units, as (section, key, low, high, shown)."""
+    out = []
+    for key, kind, spec in design.AXES:
+        if kind == "choice":
+            if not all(isinstance(c, int | float) for c in spec):
+                continue
+            lo, hi, unit = min(spec), max(spec), ""
+        else:
+            lo, hi, unit = spec[0], spec[1], spec[2] if kind == "log" else ""
+        scale = 1 / PS if unit == "s" else 1
+        section, name = key.split(".")
+        shown = f"{_shown(lo, unit)}..{_shown(hi, unit)}"
+        out.append((section, NORMALIZED_KEY.get(key, name), lo * scale, hi * scale, shown))
+    return out
+
+
+#: The validated ranges; the buffer's is checked on the model's path (the normalized
+#: scenario holds it in bytes or packets).
+RANGES = [r for r in _ranges() if (r[0], r[1]) != ("topology", "buffer")]
+BUFFER_RANGE = next(r for r in _ranges() if (r[0], r[1]) == ("topology", "buffer"))
 #: Slack on the ranges: a point a little outside the sampled range is still covered.
 SLACK = 1.05
 #: Under RACK-TLP (Linux's profile) the model is not validated where it predicts a block
@@ -53,8 +79,9 @@ def outside(
         v = s[sec][key]
         if v is not None and not (lo / SLACK <= v <= hi * SLACK):
             out.append(f"{sec}.{key}: validated on {shown}")
-    if not (4e3 / SLACK <= path.buffer <= 16e6 * SLACK):
-        out.append("topology.buffer: validated on 4KB..16MB")
+    _, _, b_lo, b_hi, b_shown = BUFFER_RANGE
+    if not (b_lo / SLACK <= path.buffer <= b_hi * SLACK):
+        out.append(f"topology.buffer: validated on {b_shown}")
     if p is not None and path.rack_tlp:
         ideal = p.senders * path.sru * 8 / p.ideal_bps
         lo, hi = TIMER_BOUND

@@ -2,7 +2,7 @@
 (:mod:`incastlab.model.design`, :data:`~incastlab.model.design.CALIBRATION_SEED`), held apart
 from the design its error is reported on.
 
-The objective is the issue's criterion: the share of points within a factor of 1.5 of the
+The objective is the model's accuracy target: the share of points within a factor of 1.5 of the
 simulator (the larger the better), the median |log(model/sim)| breaking ties, over the
 points inside the model's validated domain (:func:`incastlab.model.domain.outside`). The
 interval is then the 10th and 90th percentiles of simulator/model per predicted regime

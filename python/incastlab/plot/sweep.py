@@ -129,7 +129,7 @@ def line(
                 if pred:
                     ax.plot(pos, [p[0] for p in pred], "--", color=color, lw=1.2, alpha=0.85)
                     # The model's 10-90% interval for the simulator (hatched, apart from the
-                    # seeds' 95% band).
+                    # 95% band over random seeds).
                     ax.fill_between(
                         pos,
                         [p[1] for p in pred],

@@ -64,9 +64,8 @@ def _dropped(e: BaseException) -> bool:
 
     if type(e).__name__ == "KilledWorker":  # the point took down every worker it touched
         return False
-    return isinstance(e, asyncio.CancelledError | CancelledError | OSError | TimeoutError) or (
-        type(e).__name__ == "CommClosedError"
-    )
+    lost = (asyncio.CancelledError, asyncio.TimeoutError, CancelledError, OSError, TimeoutError)
+    return isinstance(e, lost) or (type(e).__name__ == "CommClosedError")
 
 
 @contextmanager
@@ -88,8 +87,14 @@ def outcomes(client: Any, jobs: dict[str, Job]) -> Iterator[Finished]:
     address = client.scheduler.address
     left = dict(jobs)
     restarts = 0
-    first = _identity(client, PATIENCE_S)
-    scheduler_id = first["id"]
+    try:
+        scheduler_id = _identity(client, PATIENCE_S)["id"]
+    except Exception as e:  # a scheduler that does not answer: one line, not a traceback
+        if not _dropped(e):
+            raise
+        raise SchedulerLost(
+            f"the Dask scheduler at {address} did not answer within {PATIENCE_S:g} s ({e!r})"
+        ) from None
     while left:
         try:
             yield from _round(client, left, scheduler_id)

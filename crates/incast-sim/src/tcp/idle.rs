@@ -32,6 +32,10 @@ pub(crate) enum Kind {
 /// Every field of an endpoint that an idle one may hold differently from one as set up, each
 /// as a `u64`, in an order fixed by the code (the visit).
 pub(crate) trait Fields {
+    /// Whether the visit writes the fields (a decode) rather than only reading them: a
+    /// reading visit must leave the endpoint exactly as it was, lossy mappings included.
+    const WRITES: bool;
+
     /// A number of kind `kind`.
     fn num(&mut self, kind: Kind, x: &mut u64);
 
@@ -65,7 +69,9 @@ pub(crate) trait Fields {
     fn opt(&mut self, kind: Kind, x: &mut Option<u64>) {
         let mut v = x.map_or(0, |t| t.wrapping_add(1));
         self.num(kind, &mut v);
-        *x = v.checked_sub(1);
+        if Self::WRITES {
+            *x = v.checked_sub(1);
+        }
     }
 
     /// A list of numbers of kind `kind`: its length, then each. Its length moves the fields
@@ -161,6 +167,8 @@ impl Default for Collect {
 }
 
 impl Fields for Collect {
+    const WRITES: bool = false;
+
     #[inline]
     fn num(&mut self, _kind: Kind, x: &mut u64) {
         if self.n < MAX_FIELDS {
@@ -199,6 +207,8 @@ impl<'a> Encode<'a> {
 }
 
 impl Fields for Encode<'_> {
+    const WRITES: bool = false;
+
     #[inline]
     fn num(&mut self, kind: Kind, x: &mut u64) {
         let i = self.i;
@@ -256,6 +266,8 @@ impl<'a> Decode<'a> {
 }
 
 impl Fields for Decode<'_> {
+    const WRITES: bool = true;
+
     #[inline]
     fn num(&mut self, kind: Kind, x: &mut u64) {
         let i = self.i;
@@ -366,5 +378,12 @@ mod tests {
         };
         let (back, _, _) = round_trip(&Toy::default(), &t);
         assert_ne!(back, t, "the endpoint's check keeps such an endpoint whole");
+        // The check compares against the endpoint itself, so encoding must leave it as it
+        // was (the lossy mapping is the decode's alone).
+        let mut held = t.clone();
+        let mut col = Collect::default();
+        Toy::default().visit(&mut col);
+        held.visit(&mut Encode::new(&col));
+        assert_eq!(held, t, "encoding reads the endpoint, never changes it");
     }
 }

@@ -6,7 +6,7 @@
 //! write, a segment or a timer first reaches it. Reads of one not yet made (bytes received and
 //! acknowledged, counters, cwnd) answer from one endpoint as set up: zero, zero, none, the
 //! initial window, as the real one would. An endpoint that goes idle again is held in its
-//! compact form (`idle.rs`, 64 bytes) until a write, a segment or a timer reaches it, so the
+//! compact form (`idle.rs`, a 160-byte slot) until a write, a segment or a timer reaches it, so the
 //! memory of the endpoints follows the connections in flight.
 
 use std::borrow::Cow;
@@ -219,7 +219,7 @@ impl Endpoints {
     }
 
     /// Make endpoint `ep` whole from its compact form, in a spare box if there is one (its
-    /// buffers kept: nothing is allocated once the boxes and buffers have grown).
+    /// buffers kept; the endpoint decoded into it is made afresh, with its rounds list).
     #[cold]
     fn make_whole(&mut self, ep: EndpointId) {
         let s = self.decoded(ep);
@@ -252,7 +252,7 @@ impl Endpoints {
             return;
         };
         s.ep.park(pool);
-        if !s.is_idle() {
+        if !s.is_idle() || !s.ep.tx.compactable() {
             return;
         }
         let Some(mut b) = self.made[i].take() else {

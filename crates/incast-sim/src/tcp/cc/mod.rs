@@ -189,6 +189,13 @@ impl AnyController {
         }
     }
 
+    /// Whether an idle endpoint with this controller can be held compact: not with the state
+    /// `idle_fields` does not visit (RFC CUBIC's floats, BBR's model), whose check would fail
+    /// on every idle moment once that state has moved.
+    pub(crate) fn compactable(&self) -> bool {
+        !matches!(self, AnyController::Cubic(_) | AnyController::Bbr(_))
+    }
+
     /// The controller `p` names (with DCTCP's gain g and how CUBIC is computed), for a
     /// connection whose RTT estimator is `rtt` (its clock's tick, the handshake's RTT).
     pub(crate) fn new(p: &TcpParams, rtt: &RttEstimator) -> AnyController {

@@ -266,6 +266,11 @@ impl Sender {
         }
     }
 
+    /// Whether its congestion controller's state can be held compact (`idle.rs`).
+    pub(in crate::tcp) fn compactable(&self) -> bool {
+        self.cc.compactable()
+    }
+
     /// Visit the fields an idle send half may hold differently from one as set up (see
     /// `idle.rs`); the scoreboard is empty then and the delivery-rate sampler is BBR's. The
     /// bytes of each slow-start round (a list) are visited last of all, by the slot.
