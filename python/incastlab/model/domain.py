@@ -3,7 +3,7 @@
 Two answers go with every prediction of the burst model:
 
 - :func:`outside`: the scenario keys that take a point out of the domain the model was
-  validated on (the random design's ranges, :data:`incastlab.model.design.AXES`, and the
+  validated on (the random design's ranges, :data:`incastlab.model.space.AXES`, and the
   settings the model does not describe well enough), each as ``"key: why"``. A flagged point
   still gets an answer; the caller shows the flag beside it, and ``--json`` carries it.
 - :func:`interval`: the range the simulator's goodput is expected in, 10% to 90%: the model's
@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from incastlab.model import burst, design
+from incastlab.model import burst
+from incastlab.model.space import AXES
 
 PS = 1e-12
 
@@ -37,10 +38,11 @@ def _shown(v: float, unit: str) -> str:
 
 
 def _ranges() -> list[tuple[str, str, float, float, str]]:
-    """The validated ranges: the random design's numeric axes (:data:`design.AXES`, their one
-    owner) in the normalized scenario's units, as (section, key, low, high, shown)."""
+    """The validated ranges: the random design's numeric axes
+    (:data:`incastlab.model.space.AXES`, their one owner) in the normalized scenario's units,
+    as (section, key, low, high, shown)."""
     out = []
-    for key, kind, spec in design.AXES:
+    for key, kind, spec in AXES:
         if kind == "choice":
             if not all(isinstance(c, int | float) for c in spec):
                 continue
