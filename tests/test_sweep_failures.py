@@ -72,6 +72,35 @@ def _stored_once(store: SweepStore, points: list[Any]) -> None:
     assert len(store.rows()) == len(points)
 
 
+#: Where multiprocessing keeps its named POSIX semaphores (Linux).
+SHM = Path("/dev/shm")
+
+
+def _own_semaphores() -> set[Path]:
+    if not SHM.is_dir():
+        return set()
+    uid = os.getuid()
+    out = set()
+    for p in SHM.glob("sem.mp-*"):
+        with contextlib.suppress(OSError):
+            if p.stat().st_uid == uid:
+                out.add(p)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _no_semaphores_left_behind() -> Iterator[None]:
+    """The processes these tests kill (a pool worker, Dask's scheduler and workers) die
+    holding the named semaphores multiprocessing made for them, which only their own exit
+    would unlink: the test removes what appeared while it ran, so the suite writes nothing
+    outside its temporary directories."""
+    before = _own_semaphores()
+    yield
+    for p in _own_semaphores() - before:
+        with contextlib.suppress(OSError):
+            p.unlink()
+
+
 def test_a_point_damaged_in_its_data_pages_is_named_and_recomputed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
