@@ -345,14 +345,22 @@ def fit(points: list[Point], start: burst.Constants | None = None) -> burst.Cons
     (the capped mean breaking ties): a coordinate search over :data:`SEARCH`, three sweeps
     at most."""
     paths = [burst_path(p.scenario) for p in points]
-    c = start or burst.Constants()
-    best = _score(points, paths, c)
+    return coordinate_search(start or burst.Constants(), lambda c: _score(points, paths, c))
+
+
+def coordinate_search(
+    start: burst.Constants, score: Callable[[burst.Constants], Any]
+) -> burst.Constants:
+    """The constants minimizing ``score`` (any ordered value): one constant of :data:`SEARCH`
+    at a time through its values, three sweeps at most, stopping when a sweep improves
+    nothing."""
+    c, best = start, score(start)
     for _ in range(3):
         improved = False
         for name, values in SEARCH.items():
             for v in values:
                 trial = dataclasses.replace(c, **{name: v})  # type: ignore[arg-type]
-                s = _score(points, paths, trial)
+                s = score(trial)
                 if s < best:
                     best, c, improved = s, trial, True
         if not improved:

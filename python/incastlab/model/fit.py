@@ -18,7 +18,7 @@ from typing import Any
 
 from incastlab import _core
 from incastlab.model import burst, domain
-from incastlab.model.calibrate import SEARCH
+from incastlab.model.calibrate import coordinate_search
 
 #: Points a regime needs on the calibration design for an interval of its own.
 MIN_GROUP = 10
@@ -43,18 +43,8 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
     # from its own prediction (domain.TIMER_BOUND) depends on them, so it is left in here.
     inside = [(r, p) for r, p in zip(rows, paths, strict=True) if not domain.outside(r.scenario, p)]
     rs, ps = [r for r, _ in inside], [p for _, p in inside]
-    c = start or burst.Constants()
+    c = coordinate_search(start or burst.Constants(), lambda t: _objective(rs, ps, t))
     best = _objective(rs, ps, c)
-    for _ in range(3):
-        improved = False
-        for name, values in SEARCH.items():
-            for v in values:
-                trial = dataclasses.replace(c, **{name: v})  # type: ignore[arg-type]
-                s = _objective(rs, ps, trial)
-                if s < best:
-                    best, c, improved = s, trial, True
-        if not improved:
-            break
     # The interval: simulator/model per predicted regime over the points the model does
     # not flag, and over the flagged ones on their own (wider).
     by_regime: dict[str, list[float]] = {}
