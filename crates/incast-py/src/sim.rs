@@ -96,7 +96,8 @@ pub(crate) fn describe() -> String {
 /// The timers a connection of the scenario (JSON, base units) runs, as the simulator has
 /// them, in picoseconds: `rto_min` in whole timer ticks; the `rto` and the tail loss `probe`
 /// timeout (several segments out) it settles on at the base RTT (`topology.rtt`); the timer
-/// `tick`. The analytical model reads these instead of repeating the simulator's rules.
+/// `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The analytical model reads
+/// these instead of repeating the simulator's rules.
 #[pyfunction]
 pub(crate) fn rto_timer(
     py: Python<'_>,
@@ -111,6 +112,7 @@ pub(crate) fn rto_timer(
         ("rto", est.ticks(est.rto(0))),
         ("probe", probe_timeout(&est, false)),
         ("tick", est.tick()),
+        ("delack_max", est.delack_max()),
     ]))
 }
 

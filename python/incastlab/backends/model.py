@@ -311,11 +311,8 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rack_tlp=tcp["rack_tlp"],
         delayed_ack=tcp["delayed_ack"] * PS,
         quickack=tcp["quickack"],
-        # The simulator's receiver (Linux's, with quick ACKs): never longer than RTOmin less
-        # one tick, so a held ACK leaves before the peer's RTO fires.
-        delack_max=(max(timer["rto_min"], 2 * timer["tick"]) - timer["tick"]) * PS
-        if tcp["quickack"]
-        else math.inf,
+        # The simulator's receiver caps its delayed ACK as Linux's does (with quick ACKs).
+        delack_max=timer["delack_max"] * PS if tcp["quickack"] else math.inf,
         marking=marking,
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
     )

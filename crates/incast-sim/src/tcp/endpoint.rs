@@ -54,7 +54,7 @@ impl Endpoint {
         let mut rx = Receiver::new(p.sack, p.delayed_ack, echo).with_quickack(p.quickack);
         if p.quickack {
             rx = rx
-                .with_linux_delack(rtt.rto_min(), rtt.tick())
+                .with_linux_delack(rtt.delack_max(), rtt.tick())
                 .with_sack_compression(p.sack_compression);
         }
         Endpoint {

@@ -160,14 +160,12 @@ impl Receiver {
         }
     }
 
-    /// Linux's delayed-ACK timer (6.7 on, `tcp_delack_max`): never longer than RTOmin less
-    /// one tick, so a held ACK leaves before the peer's RTO can fire (at RTOmin 1 ms and
-    /// HZ = 250 one jiffy, where the 40 ms default would outlast every RTO); armed in whole
-    /// ticks of `tick`. `rto_min` is in whole ticks already.
-    pub(super) fn with_linux_delack(mut self, rto_min: SimTime, tick: SimTime) -> Receiver {
-        let tick = tick.max(1);
-        self.delack_max = rto_min.max(2 * tick) - tick;
-        self.tick = tick;
+    /// Linux's delayed-ACK timer: never longer than `delack_max`
+    /// ([`RttEstimator::delack_max`](crate::tcp::rtt::RttEstimator::delack_max)), armed in
+    /// whole ticks of `tick`.
+    pub(super) fn with_linux_delack(mut self, delack_max: SimTime, tick: SimTime) -> Receiver {
+        self.delack_max = delack_max;
+        self.tick = tick.max(1);
         self
     }
 

@@ -174,6 +174,14 @@ impl RttEstimator {
         self.timer_granularity
     }
 
+    /// Linux's cap on the delayed-ACK timer (6.7 on, `tcp_delack_max`): RTOmin less one tick,
+    /// never under one tick, so a held ACK leaves before the peer's RTO can fire (at RTOmin
+    /// 1 ms and HZ = 250 one jiffy, where the 40 ms default would outlast every RTO).
+    pub fn delack_max(&self) -> SimTime {
+        let tick = self.tick().max(1);
+        self.rto_min.max(2 * tick) - tick
+    }
+
     /// `t` rounded up to whole timer ticks (Linux's `usecs_to_jiffies`).
     pub fn ticks(&self, t: SimTime) -> SimTime {
         t.div_ceil(self.timer_granularity)
