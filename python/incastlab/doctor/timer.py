@@ -6,14 +6,22 @@ the noise between random seeds and that floor leave.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from typing import Protocol
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
 
-#: The linux profile's timer tick (a jiffy at HZ = 250, the ``tcp.timer_granularity`` it
-#: sets): RTOmin is kept in whole ticks (1 ms is 4 ms) and a timer fires a tick late.
-LINUX_TICK_PS = 4_000_000_000
+
+@functools.cache
+def linux_tick_ps() -> int:
+    """The linux profile's timer tick, picoseconds, as the simulator has it (a jiffy at
+    HZ = 250, the ``tcp.timer_granularity`` the profile sets): RTOmin is kept in whole ticks
+    (1 ms is 4 ms) and a timer fires a tick late."""
+    from incastlab import _core
+
+    return int(_core.rto_timer(json.dumps({"tcp": {"profile": "linux"}}))["tick"])
 
 
 def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
@@ -24,7 +32,7 @@ def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
     if profile != "linux":
         return 0
     queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
-    return 2 * LINUX_TICK_PS + 4 * queue_ps
+    return 2 * linux_tick_ps() + 4 * queue_ps
 
 
 def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
@@ -58,7 +66,8 @@ def one_per_tick(candidates: Sequence[int], profile: str) -> list[int]:
     smallest of each tick stands for the rest (the estimate then says "at most")."""
     if profile != "linux":
         return list(candidates)
-    ticks = [-(-c // LINUX_TICK_PS) for c in candidates]
+    tick = linux_tick_ps()
+    ticks = [-(-c // tick) for c in candidates]
     return [c for i, c in enumerate(candidates) if ticks[i] not in ticks[:i]]
 
 
