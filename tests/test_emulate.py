@@ -305,7 +305,9 @@ def test_a_capture_and_the_monitor_see_incast_as_an_operator_would(tmp_path: Pat
     cap = caps["bottleneck"]
     kernel, found = burst.report["timeouts"], cap["analysis"]["rtos"]
     assert kernel >= 5
-    assert abs(found - kernel) <= 0.1 * kernel, (found, kernel)
+    # A frame tcpdump could not keep would make the comparison meaningless: say so first.
+    assert cap["dropped_by_kernel"] == 0, (cap, burst.report["machine"])
+    assert abs(found - kernel) <= 0.1 * kernel, (found, kernel, cap, burst.report["machine"])
     assert cap["analysis"]["incast"], cap["analysis"]["verdict"]
     assert Path(burst.report["captures"]["receiver"]["file"]).stat().st_size > 10_000
     by_window = burst.report["monitor"]["peak_to_avg_by_window"]

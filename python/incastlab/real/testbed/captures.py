@@ -26,12 +26,14 @@ if TYPE_CHECKING:
 
 #: Bytes of each frame tcpdump keeps: Ethernet, IPv4 and TCP with options fit.
 SNAPLEN = 128
-#: How long the idle testbed is left before tcpdump is stopped. libpcap hands tcpdump the
-#: kernel's capture ring a block at a time, a block when it fills or after tcpdump's 1 s
-#: timeout, and a stopped tcpdump never reads the block still filling: the last second of
-#: a run went missing from the file (seen: a run's last 170 ms, four of the kernel's 34
-#: timeouts, absent from the bottleneck's capture while the receiver's had them).
+#: How long the idle testbed is left before tcpdump is stopped: a stopped tcpdump never
+#: reads what the kernel still holds for it. Without --immediate-mode libpcap hands over
+#: the ring a block at a time, when it fills or after 1 s, and the last second of a run went
+#: missing from the file (seen: a run's last 170 ms, four of the kernel's 34 timeouts,
+#: absent from the bottleneck's capture while the receiver's had them).
 CAPTURE_DRAIN_S = 1.2
+#: The kernel's capture buffer per tcpdump, KiB (-B; libpcap's default is 2 MiB).
+CAPTURE_BUFFER_KIB = 16384
 
 
 class ObserveError(RuntimeError):
@@ -59,6 +61,10 @@ def start_captures(tb: Testbed, directory: Path, label: str, senders: int = 0) -
     c = Captures({k: directory / f"{label}-{k}.pcap" for k in points})
     for what, (ns, dev) in points.items():
         argv = ["ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-n", "-s", str(SNAPLEN)]
+        # Each frame handed to tcpdump as it comes rather than a ring block at a time, and a
+        # ring deep enough for seconds of a busy machine: a CI run on 2 loaded cores once had
+        # the bottleneck's capture 6 of the kernel's 40 timeouts short.
+        argv += ["--immediate-mode", "-B", str(CAPTURE_BUFFER_KIB)]
         argv += ["-w", str(c.files[what]), "tcp"]
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         c.procs[what] = p
