@@ -3,6 +3,7 @@ other addresses while `incast bench` reads, beside the same bench unloaded.
 
     python benchmarks/server_load.py [--idle 5000] [--slow 100] [--stalled 100]
     python benchmarks/server_load.py --flood 60 [--per-address 70] [--control] [--nice-flood]
+    sudo python benchmarks/server_load.py --flood 60 --link 1Gbps
     python benchmarks/server_load.py --paired 122
 
 Prints connections held by kind, the bench's goodput loaded and unloaded (and their ratio),
@@ -20,7 +21,9 @@ generator used, the server's peak RSS, and how long SIGTERM took with ``--writer
 never-reading writers blocked. ``--control`` sends the flood to a second server instead (the
 same load on the machine, none on the client's server): what the machine costs the client, as
 against what the server does; ``--nice-flood`` runs the generator's threads at nice 19, as
-hosts elsewhere would not take this machine's CPU.
+hosts elsewhere would not take this machine's CPU. ``--link RATE`` (root) puts the server in a
+namespace and the client behind a link of RATE, the flood on a link of its own
+(benchmarks/server_netns.py): the client's unloaded rate is the link's, not the CPU's.
 
 With ``--paired SECONDS``: the flood moves between the client's server and a decoy server every
 6 s while the client reads; each flooded window is compared with the decoy windows beside it,
@@ -42,15 +45,18 @@ import threading
 import time
 from pathlib import Path
 
+import server_netns
+from server_netns import Net
+
 
 def request(nbytes: int) -> bytes:
     return b"INCB" + bytes([1, 1]) + b"\0\0" + struct.pack("<QQ", 1, nbytes)
 
 
-def connect(src: str, port: int) -> socket.socket:
+def connect(src: str, port: int, dst: str = "127.0.0.1") -> socket.socket:
     s = socket.socket()
     s.bind((src, 0))
-    s.connect(("127.0.0.1", port))
+    s.connect((dst, port))
     return s
 
 
@@ -87,13 +93,18 @@ def bench(port: int, blocks: int) -> float:
     return float(json.loads(out)[0]["goodput_bps"])
 
 
-FLOOD_ADDRESSES = [f"127.0.40.{i}" for i in range(1, 17)]
+FLOOD_ADDRESSES = server_netns.LOOPBACK_FLOOD
 #: Whether the flood's generator threads run at nice 19 (``--nice-flood``).
 NICE_FLOOD = [False]
 
 
 def flood_address(
-    src: str, target: list[int], n: int, done: threading.Event, made: list[int]
+    src: str,
+    target: list[int],
+    n: int,
+    done: threading.Event,
+    made: list[int],
+    dst: str = "127.0.0.1",
 ) -> None:
     """Hold ``n`` connections from ``src`` to port ``target[0]`` (half idle, a third never
     reading, the rest reading 1 KB every 10 ms), reconnecting each 50 ms after the server
@@ -124,7 +135,7 @@ def flood_address(
         for i in range(n):
             if socks[i] is None and now - closed_at[i] >= 0.05:
                 try:
-                    s = connect(src, port)
+                    s = connect(src, port, dst)
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
                     if kinds[i] != "idle":
                         s.sendall(request(64 << 20))
@@ -184,12 +195,13 @@ LEGIT = (
 )
 
 
-def per_second(port: int, seconds: int) -> list[float]:
+def per_second(port: int, seconds: int, net: Net | None = None) -> list[float]:
     """The legitimate client's goodput (bit/s) in each whole second of a run of ``seconds``
     (its first second and its last, partial one left out)."""
-    servers = ",".join([f"127.0.0.1:{port}"] * 4)
+    net = net or Net()
+    servers = ",".join([f"{net.client_dst}:{port}"] * 4)
     out = subprocess.run(
-        [sys.executable, "-c", LEGIT, servers, str(seconds)],
+        [*net.client_exec, sys.executable, "-c", LEGIT, servers, str(seconds)],
         capture_output=True,
         text=True,
         check=True,
@@ -217,20 +229,21 @@ def quantile(xs: list[float], q: float) -> float:
     return ys[min(len(ys) - 1, int(q * len(ys)))]
 
 
-def blocked_writers(port: int, n: int) -> list[socket.socket]:
+def blocked_writers(port: int, n: int, net: Net) -> list[socket.socket]:
     """``n`` connections from the flood's addresses that ask for 64 MB and never read."""
     socks = []
     for k in range(n):
-        s = connect(FLOOD_ADDRESSES[k % len(FLOOD_ADDRESSES)], port)
+        s = connect(net.flood_sources[k % len(net.flood_sources)], port, net.flood_dst)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.sendall(request(64 << 20))
         socks.append(s)
     return socks
 
 
-def serve(stderr: int) -> tuple[subprocess.Popen[str], int]:
+def serve(stderr: int, net: Net | None = None) -> tuple[subprocess.Popen[str], int]:
+    net = net or Net()
     srv = subprocess.Popen(
-        ["incast", "serve", "--listen", "127.0.0.1:0", "--max-conns", "1024"],
+        [*net.server_exec, "incast", "serve", "--listen", net.listen, "--max-conns", "1024"],
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
@@ -239,24 +252,27 @@ def serve(stderr: int) -> tuple[subprocess.Popen[str], int]:
     return srv, int(srv.stdout.readline().rsplit(":", 1)[1])
 
 
-def flood(seconds: float, per_address: int, writers: int, control: bool) -> None:
+def flood(seconds: float, per_address: int, writers: int, control: bool, net: Net) -> None:
     """Unloaded, flooded and unloaded again, the legitimate client's goodput per second; then
     ``writers`` blocked writers and SIGTERM. With ``control`` the flood goes to a second
-    server: the same load on the machine, none on the legitimate client's server."""
+    server: the same load on the machine, none on the legitimate client's server. ``net``
+    says where the server, the client and the flood are (:mod:`server_netns`)."""
     import os
     import statistics
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     r, w = full_pipe()
-    srv, port = serve(w)
-    other, flood_port = serve(subprocess.DEVNULL) if control else (srv, port)
-    before = per_second(port, 12)
+    srv, port = serve(w, net)
+    other, flood_port = serve(subprocess.DEVNULL, net) if control else (srv, port)
+    before = per_second(port, 12, net)
     done = threading.Event()
     made = [0]
     threads = [
-        threading.Thread(target=flood_address, args=(a, [flood_port], per_address, done, made))
-        for a in FLOOD_ADDRESSES
+        threading.Thread(
+            target=flood_address, args=(a, [flood_port], per_address, done, made, net.flood_dst)
+        )
+        for a in net.flood_sources
     ]
     for t in threads:
         t.start()
@@ -273,7 +289,7 @@ def flood(seconds: float, per_address: int, writers: int, control: bool) -> None
     sampler = threading.Thread(target=sample)
     sampler.start()
     t_flood = time.monotonic()
-    loaded = per_second(port, int(seconds))
+    loaded = per_second(port, int(seconds), net)
     wall = time.monotonic() - t_flood
     srv_cpu = cpu_s(srv.pid) + (cpu_s(other.pid) if control else 0.0) - srv0
     own_cpu = time.process_time() - own0
@@ -286,10 +302,10 @@ def flood(seconds: float, per_address: int, writers: int, control: bool) -> None
     if control:
         other.terminate()
         other.wait()
-    after = per_second(port, 12)
+    after = per_second(port, 12, net)
     unloaded = statistics.median(before + after)
     ratios = [x / unloaded for x in loaded]
-    held = blocked_writers(port, writers)
+    held = blocked_writers(port, writers, net)
     time.sleep(2.0)
     still = sum(map(held_open, held))
     t0 = time.monotonic()
@@ -301,7 +317,8 @@ def flood(seconds: float, per_address: int, writers: int, control: bool) -> None
     if control:
         print("CONTROL: the flood went to another server on this machine")
     print(
-        f"flood: {len(FLOOD_ADDRESSES)} addresses x {per_address} connections (idle, "
+        f"legit client: {net.describe}\n"
+        f"flood: {len(net.flood_sources)} addresses x {per_address} connections (idle, "
         f"never-reading, slow-reading; --max-conns 1024), {made[0]} connections made in "
         f"{seconds:.0f} s"
     )
@@ -396,13 +413,19 @@ def main() -> None:
     ap.add_argument("--control", action="store_true", help="flood another server instead")
     ap.add_argument("--nice-flood", action="store_true", help="the flood's threads at nice 19")
     ap.add_argument("--paired", type=int, metavar="SECONDS", help="flood moved to a decoy and back")
+    ap.add_argument(
+        "--link",
+        metavar="RATE",
+        help='with --flood: the server in a namespace, the client behind a link of RATE ("1Gbps")',
+    )
     a = ap.parse_args()
     if a.paired:
         paired(a.paired, a.per_address)
         return
     if a.flood:
         NICE_FLOOD[0] = a.nice_flood
-        flood(a.flood, a.per_address, a.writers, a.control)
+        with server_netns.namespaces(a.link) if a.link else server_netns.loopback() as net:
+            flood(a.flood, a.per_address, a.writers, a.control, net)
         return
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
