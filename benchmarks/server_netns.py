@@ -65,6 +65,8 @@ def namespaces(link: str) -> Iterator[Net]:
     if os.geteuid() != 0:
         raise SystemExit("server_load --link: network namespaces need root")
     rate = int(parse_rate(link))
+    # A killed earlier run's veths would still route the flood's subnet in this namespace.
+    netns.remove_leftovers()
     pid = os.getpid()
     srv, cli = f"il{pid}-srv", f"il{pid}-cli"
     try:
