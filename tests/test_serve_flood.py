@@ -162,8 +162,9 @@ def test_a_lasting_flood_from_16_addresses_does_not_lock_out_a_bench(flooded_ser
     # then weighs on both. What is asserted is behaviour: every flooded bench is admitted
     # and completes every block (a locked server refuses it Busy), at a rate no starvation
     # allows. The rate target (>= 80% of the unloaded one) is a speed figure, measured by
-    # `python benchmarks/server_load.py --flood 60`: on a loaded 2-core machine a timed test
-    # of it flakes (0.5-0.7 seen at load 10, where the flood's generator shares the cores).
+    # `python benchmarks/server_load.py --flood 60 --link 1Gbps` (the client behind a link, as
+    # root): on a loaded 2-core machine a timed test of it flakes (0.5-0.7 seen at load 10 on
+    # loopback, where the client's rate is the CPU's and the flood's generator shares it).
     ratios = []
     for _ in range(5):
         alone = goodput(port, 200)
