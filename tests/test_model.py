@@ -170,7 +170,7 @@ def test_calibration_fits_on_one_half_and_scores_the_other(tmp_path: object) -> 
     assert held and fitted and len(held) + len(fitted) == len(c.points)
     assert s["held_out"]["points"] == len(held)
     k = c.constants
-    assert k.tail_timeout in SEARCH["tail_timeout"] and k.spread in SEARCH["spread"]
+    assert k.tail_timeout in SEARCH["tail_timeout"] and k.dispersion in SEARCH["dispersion"]
     assert k.fit["held_out_points"] == len(held)
     assert 0 <= s["held_out"]["median_error"] <= s["held_out"]["p90_error"]
     assert list(c.breakdown("senders")) == QUICK_GRID["senders"]
@@ -327,15 +327,31 @@ def test_the_simulator_owns_the_timers_the_model_waits() -> None:
 def test_serial_waits_back_off_and_grow_with_senders() -> None:
     """More senders than the port holds retransmissions: the rest back off (2, 4 ... RTOs),
     so the expected waits per block grow faster than the senders do."""
-    c = burst.Constants(spread=1.0)
+    c = burst.Constants(dispersion=0.0)
     w = [burst.predict(_path(senders=n, buffer=4_000), c).rto_waits_per_block for n in (8, 32)]
     assert w[0] >= 1 and w[1] > 4 * w[0]
     # Timers on a coarse tick stay in step: at least as many waits as with drifting timers.
-    drift = burst.predict(_path(senders=32, buffer=4_000), burst.Constants(spread=2.0))
+    drift = burst.predict(_path(senders=32, buffer=4_000), burst.Constants(dispersion=1.0))
     tick = burst.predict(
-        _path(senders=32, buffer=4_000, timer_tick=0.004), burst.Constants(spread=2.0)
+        _path(senders=32, buffer=4_000, timer_tick=0.004), burst.Constants(dispersion=1.0)
     )
     assert tick.rto_waits_per_block > drift.rto_waits_per_block
+
+
+def test_retransmissions_spread_over_the_jitter_and_the_rtos_differences() -> None:
+    """The port takes its buffer plus what it drains while a round of retransmissions
+    arrives: spread over the hosts' jitter (1 us: 8.1 packets of 1,538 B at 100 Gbps, 0.08
+    at 1 Gbps) and the RTOs' differences (dispersion x the buffer) times the RTOs waited."""
+    c = burst.Constants(dispersion=0.5)
+    fast = _path(buffer=15_180, link_bps=100e9, host_jitter=1e-6)  # 10 frames of 1,518 B
+    slow = _path(buffer=15_180, link_bps=1e9, host_jitter=1e-6)
+    assert burst._retransmit_capacity(fast, c, 0) == pytest.approx(11 + 1e-6 / (1538 * 8 / 100e9))
+    assert burst._retransmit_capacity(slow, c, 0) == pytest.approx(11.0813, abs=1e-4)
+    # After 1 + 2 RTOs the senders' RTOs 0.5 x 10 packets apart have drifted 15 packets.
+    assert burst._retransmit_capacity(slow, c, 2) == pytest.approx(11.0813 + 15, abs=1e-4)
+    # On a coarse tick they fire together: the buffer only.
+    tick = _path(buffer=15_180, link_bps=100e9, host_jitter=1e-6, timer_tick=0.004)
+    assert burst._retransmit_capacity(tick, c, 5) == pytest.approx(11)
 
 
 def test_goodput_is_bytes_over_transfer_plus_the_waits() -> None:

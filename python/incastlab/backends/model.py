@@ -315,4 +315,5 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         delack_max=timer["delack_max"] * PS if tcp["quickack"] else math.inf,
         marking=marking,
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
+        host_jitter=t["host_jitter"] * PS,
     )

@@ -24,9 +24,10 @@ per block". This model follows a block the way the port sees it instead:
    senders that lost a whole window only those whose probe the port drops time out.
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
-   it serves restart slow start together and may overflow it again (a fresh RTO). The first
-   retransmissions are one burst, of which drop-tail keeps what fits; backed-off timers drift
-   apart, so each later wait serves more of them (:attr:`Constants.spread`), at random.
+   it serves restart slow start together and may overflow it again (a fresh RTO). The
+   retransmissions arrive spread over the hosts' send jitter and over the differences between
+   the senders' RTOs (:attr:`Constants.dispersion` of the buffer's drain time), which grow
+   with every RTO waited; the port holds its buffer plus what it drains meanwhile.
 
 Goodput = bytes / (transfer time with slow start + the waits that no other sender's transfer
 hides), averaged over the run's blocks (the first from the initial window). Expected values
@@ -71,6 +72,7 @@ class Path:
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
     rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
+    host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
 
 
 @dataclass(frozen=True)
@@ -276,14 +278,11 @@ def _chain(
     cannot hold wait twice as long, those it serves go on in slow start together and may
     overflow it again (a fresh chain of waits)."""
     waits, timeouts, level = 0.0, 0.0, 0
-    q = _buffer_packets(p) + 1
-    # Timers that fire on a coarse tick (jiffies) stay in step however long they back off.
-    spread = 1.0 if p.timer_tick > 0 else c.spread
     while waiting > 1e-3 and level < MAX_LEVELS:
         exists = 1 - math.exp(-waiting)
         waits += _backoff(p, level) * exists
         timeouts += waiting
-        cap = q * spread ** min(level, 40)
+        cap = _retransmit_capacity(p, c, level)
         served = _served(waiting, cap, level)
         waiting -= served
         if depth < 3 and segments > 1:
@@ -292,19 +291,37 @@ def _chain(
                 w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
                 # The fresh chain runs while the backed-off senders wait: the later one ends
                 # the block.
-                ahead = _remaining(p, waiting, level, q, spread)
+                ahead = _remaining(p, c, waiting, level)
                 waits += max(0.0, w2 * (1 - math.exp(-again)) - ahead)
                 timeouts += t2
         level += 1
     return waits, timeouts
 
 
+def _retransmit_capacity(p: Path, c: Constants, level: int) -> float:
+    """Packets the port takes of one retransmission from each of many senders that timed out
+    together, after ``level`` backoffs: its buffer plus what it drains while they arrive.
+
+    They arrive spread over the hosts' send jitter, and over the differences between the
+    senders' RTOs times the RTOs waited so far: each sender's smoothed RTT holds the queueing
+    delays it saw (:attr:`Constants.dispersion` of the buffer's drain time apart), and a
+    backed-off timer multiplies its RTO. In packet times a spread is wide on a fast link and
+    narrow on a slow one, where the retransmissions stay in step and back off deep. Timers
+    that fire on a coarse tick (jiffies) stay in step however long they back off."""
+    q = _buffer_packets(p) + 1
+    jitter = p.host_jitter / _packet_time(p)
+    if p.timer_tick > 0:
+        return q
+    waited = sum(_backoff(p, k) for k in range(min(level, MAX_LEVELS)))
+    return q + jitter + c.dispersion * _buffer_packets(p) * waited
+
+
 def _served(waiting: float, cap: float, level: int) -> float:
     """Of ``waiting`` senders retransmitting after the same number of backoffs, those the
-    port holds (``cap`` of a synchronized burst). The first retransmissions are one burst,
-    timed by the same overflow: drop-tail keeps exactly what fits. Backed-off timers have
-    drifted apart, so later retransmissions arrive at random, and some of the port's room
-    goes unused (the occupancy of ``cap`` slots by ``waiting`` random arrivals)."""
+    port holds (``cap``). The first retransmissions are one burst, timed by the same
+    overflow: drop-tail keeps exactly what fits. Backed-off timers have drifted apart, so
+    later retransmissions arrive at random, and some of the port's room goes unused (the
+    occupancy of ``cap`` slots by ``waiting`` random arrivals)."""
     if level == 0:
         return min(waiting, cap)
     return cap * (1 - math.exp(-waiting / cap))
@@ -322,13 +339,12 @@ def _backoff(p: Path, level: int) -> float:
 MAX_LEVELS = 400
 
 
-def _remaining(p: Path, waiting: float, level: float, q: float, spread: float) -> float:
+def _remaining(p: Path, c: Constants, waiting: float, level: float) -> float:
     """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
     total, lv = 0.0, int(level) + 1
     while waiting > 1e-3 and lv < MAX_LEVELS:
         total += _backoff(p, lv) * (1 - math.exp(-waiting))
-        cap = q * spread ** min(lv, 40)
-        waiting -= _served(waiting, cap, lv)
+        waiting -= _served(waiting, _retransmit_capacity(p, c, lv), lv)
         lv += 1
     return total
 

@@ -18,9 +18,10 @@ class Constants:
     #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
     #: dropped by the still-full queue, duplicate ACKs lost with it).
     tail_timeout: float = 0.15
-    #: Growth per backoff of the senders one retransmission round serves: backed-off timers
-    #: drift apart, so a wait of 2^j RTOs spreads the retransmissions over more of the port.
-    spread: float = 1.5
+    #: How far apart the senders' RTOs are, as a share of the time the port takes to drain
+    #: its buffer: each sender's smoothed RTT holds the queueing delays it saw, so timers
+    #: armed together drift apart by this much per RTO waited (backoff counted).
+    dispersion: float = 0.5
     #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
     interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
     #: incastlab version the constants were fitted with (``None``: defaults, not fitted).

@@ -1,0 +1,70 @@
+"""Where the burst model misses on the random designs, with the quantities that sort the misses
+by mechanism: the package's constants (no refit) scored on the held-out and the calibration
+design of ``incast model calibrate --random N``, simulated through the same cache.
+
+    python benchmarks/model_misses.py --random 300 --cache DIR
+
+Prints the four figures per design (the held-out one with the shipped constants is the figure
+stored in the package's ``constants.json``), then every unflagged point off by more than 1.5x,
+sorted by the senders' share of the buffer, with: simulator and model RTOs per sender and
+block; the block in RTOs (simulator, model); the buffer and pipe in packets; the first burst's
+queueing delay over the RTO (N x initial window, at most the buffer, drained at the link rate:
+above 1, the senders at the back of the queue time out with nothing lost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from incastlab.backends.model import burst_path
+from incastlab.model import burst, design
+
+
+def main() -> None:
+    a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    a.add_argument("--random", type=int, default=300, help="points per design")
+    a.add_argument("--cache", required=True, help="the simulated points' cache")
+    a.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    args = a.parse_args()
+    c = burst.fitted()
+    misses: list[design.Measured] = []
+    designs = (("held out", design.HELD_OUT_SEED), ("calibration", design.CALIBRATION_SEED))
+    for name, seed in designs:
+        rows, unfinished = design.measure(
+            design.design(args.random, seed), cache=Path(args.cache), workers=args.workers
+        )
+        design.score(rows, c)
+        s = design.summary(rows)
+        print(
+            f"{name} (seed {seed}): median {s['median_error']:.4f}, unflagged "
+            f"{s['median_error_unflagged']:.4f}, within 1.5x unflagged "
+            f"{s['within_1_5x_unflagged']:.4f}, flagged {s['flagged']:.4f}, inside "
+            f"{s['inside_interval']:.4f}; unfinished {len(unfinished)}"
+        )
+        misses += [r for r in rows if not r.flagged and not r.within]
+
+    def share(r: design.Measured) -> float:
+        p = burst_path(r.scenario)
+        return p.buffer / p.frame / p.senders
+
+    print(f"{len(misses)} unflagged misses (both designs), by buffer packets per sender:")
+    for r in sorted(misses, key=share):
+        p = burst_path(r.scenario)
+        b = burst.predict(p, c)
+        pt = p.wire * 8 / p.link_bps
+        q = p.buffer / p.frame
+        first = min(q, p.senders * p.initial_window) * pt / p.rto
+        data = p.senders * p.sru * 8
+        print(
+            f"{r.ratio:6.2f}x {b.regime:8} RTOs/sender sim {r.sim_timeouts / p.senders:7.3g} "
+            f"model {b.timeouts_per_block / p.senders:7.3g}; block/RTO sim "
+            f"{data / r.sim_bps / p.rto:8.3g} model {b.block_time_s / p.rto:8.3g}; "
+            f"buf/N {share(r):7.3g} buf {q:7.3g} pipe {p.link_bps * p.rtt / 8 / p.wire:7.3g} "
+            f"segs {math.ceil(p.sru / p.mss):4} burst/RTO {first:7.3g} | {design.label(r.point)}"
+        )
+
+
+if __name__ == "__main__":
+    main()
