@@ -80,6 +80,10 @@ struct OpenBlock {
     samples: Vec<Sample>,
     /// [`BlockRow::probe_stalls`].
     stalls: u32,
+    /// The earliest and the latest request of its flows (when seen).
+    requests: Option<(u64, u64)>,
+    /// [`BlockRow::answer_delays_ns`], in arrival order.
+    answers: Vec<u64>,
 }
 
 /// A timeout of a flow into the receiver, as the capture shows it.
@@ -246,6 +250,14 @@ pub struct BlockRow {
     pub retx: u64,
     /// Silences of RTOmin/2 or more no timeout ended ([`crate::verdict::ends_stall`]).
     pub probe_stalls: u32,
+    /// From its flows' first request to their last, nanoseconds (0: one request, or none
+    /// seen): a client that asks its servers one after another.
+    pub request_spread_ns: u64,
+    /// Per flow that answered, from its own request (or, none seen, the block's start) to its
+    /// first data segment in the block, shortest first, nanoseconds: a round trip, the
+    /// server's delay before answering and the queue its first segment met. Their spread
+    /// shows servers that answer at different times (in an emulation, a CPU shared by them).
+    pub answer_delays_ns: Vec<u64>,
 }
 
 /// Timeouts that fell within one RTOmin of the first.
@@ -462,6 +474,17 @@ impl Analyzer {
         if dir.block != Some(block.id) {
             dir.block = Some(block.id);
             block.flows += 1;
+            let asked = if dir.request_ns.is_some() {
+                request
+            } else {
+                block.start_ns
+            };
+            block.answers.push(t.saturating_sub(asked));
+            if dir.request_ns.is_some() {
+                let (lo, hi) = block.requests.get_or_insert((request, request));
+                *lo = (*lo).min(request);
+                *hi = (*hi).max(request);
+            }
         }
         block.first_data_ns.get_or_insert(t);
         let since = block.last_data_ns.max(block.start_ns);
@@ -501,6 +524,12 @@ impl Analyzer {
             rtos: b.rtos,
             retx: b.retx,
             probe_stalls: b.stalls,
+            request_spread_ns: b.requests.map_or(0, |(lo, hi)| hi - lo),
+            answer_delays_ns: {
+                let mut a = std::mem::take(&mut b.answers);
+                a.sort_unstable();
+                a
+            },
         });
         if self.worst.as_ref().is_none_or(|(w, _)| dur > *w) {
             // Keep its points; hand the old worst's buffer back for reuse.

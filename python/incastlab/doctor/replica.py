@@ -64,6 +64,10 @@ def scenario_dict(
         workload |= {"sru": f"{est['response'].value}B", "blocks": est["rounds"].value}
     else:
         workload |= {"flow_size": f"{est['response'].value}B"}
+    # When the servers start answering, where the capture shows they do not all start at once.
+    for key in ("request_stagger", "jitter"):
+        if key in est and est[key].value:
+            workload[key] = _time(int(est[key].value))
     rtt_ps = max(1_000_000, round(est["rtt"].value, -6))  # whole microseconds
     return {
         "seed": seed,
