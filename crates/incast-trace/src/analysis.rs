@@ -957,6 +957,39 @@ mod tests {
     }
 
     #[test]
+    fn a_block_shows_when_its_requests_left_and_how_long_each_server_took_to_answer() {
+        // The client asks four servers 50 us apart; server s answers 100 us + s ms after its
+        // own request (a server that waits, as servers sharing a CPU do).
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        let mut frames = Vec::new();
+        for s in 0..4u32 {
+            // The server's end of the handshake, then the request.
+            frames.push((u64::from(s), 66, seg(s, 100, 0, 0)));
+            let asked = MS + u64::from(s) * 50_000;
+            frames.push((asked, 166, seg(100, s, 1, 100)));
+            let answer = asked + 100_000 + u64::from(s) * MS;
+            for k in 0..3u32 {
+                frames.push((
+                    answer + u64::from(k) * 12_000,
+                    1514,
+                    seg(s, 100, 1 + k * 1448, 1448),
+                ));
+            }
+        }
+        frames.sort_by_key(|f| f.0);
+        for (t, wire, s) in &frames {
+            a.segment(*t, *wire, s);
+        }
+        let r = a.finish(false);
+        assert_eq!(r.blocks.len(), 1);
+        assert_eq!(r.blocks[0].request_spread_ns, 150_000);
+        assert_eq!(
+            r.blocks[0].answer_delays_ns,
+            vec![100_000, 1_100_000, 2_100_000, 3_100_000]
+        );
+    }
+
+    #[test]
     fn a_silence_of_three_rtos_where_the_sender_lost_a_retransmission_holds_two_timeouts() {
         // Five senders answer with 6 segments, numbered by their IP identification; each loses
         // its last 2. Four resend them 210 ms later; the fifth's first resend is lost too

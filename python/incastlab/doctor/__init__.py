@@ -26,6 +26,7 @@ from incastlab.doctor.replica import (
     replica_run,
     scenario_dict,
 )
+from incastlab.doctor.starts import direct_starts, fit_jitter, replica_trace
 
 if TYPE_CHECKING:
     from incastlab.doctor.recording import RecordingDiagnosis
@@ -124,6 +125,9 @@ def diagnose(
     if rec is not None and rec.estimates["link"].confidence == "high":
         # The interface's own speed beats a rate guessed from the capture's peak.
         est["link"] = rec.estimates["link"]
+    est.update(direct_starts(first, est["link"].value, est["workload"].value))
+    if "jitter" in est and est["jitter"].value:
+        est["jitter"] = fit_jitter(est, first, lambda e: replica_trace(e, profile, seeds[0]))
     readings: dict[int, TraceReport] = {}
 
     def read_at(rto_min_ps: int) -> TraceReport:

@@ -124,7 +124,6 @@ def infer(trace: TraceReport) -> dict[str, Estimate]:
     out["rounds"] = Estimate("rounds", rounds, rounds, rounds, "exact", "blocks read")
     out["link"] = _link(trace)
     out["rtt"] = _rtt(trace, out["link"].value)
-    out.update(_starts(trace, out["link"].value, kind))
     return out
 
 
@@ -192,70 +191,3 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
         f"shortest request-to-first-answer delay {first_ps / 1e6:,.1f} us over "
         f"{len(answers)} blocks, less two frames at the link rate ({2 * ser_ps / 1e6:,.1f} us)",
     )
-
-
-def _starts(t: TraceReport, link_bps: int, kind: str) -> dict[str, Estimate]:
-    """When the servers start answering: a client that asks them one after another
-    (``request_stagger``) and servers that answer at different times (``jitter``: a uniform
-    wait before answering, or before a one-shot flow starts).
-
-    Per block, the requests' spread gives the stagger; each flow's delay from its request to
-    its first segment gives the jitter. Servers that answer together still see their first
-    segments queue one behind another at the receiver's port, half of the flows waiting half
-    of the n frame times; servers that wait uniformly up to J add J/2 to the median delay
-    beyond the shortest. So J = 2 (median - shortest) - n frame times, and it counts only
-    where it is more than n frame times (twice the spread of a synchronized start, seen in the
-    simulator's captures). A block's first segments lost whole are late by a timeout: the
-    median, not the spread's tail, keeps them out. In an emulation whose 16 servers share two
-    CPUs, the servers started answering over 0.1-4.6 ms of their requests (their NICs'
-    captures) and the client sent its requests over up to 4.6 ms: a fan-in that much less
-    synchronized than a simultaneous start fills a port less, and a replica that starts every
-    server together needs a deeper buffer to match it."""
-    frame_ps = FULL_FRAME_WIRE_BYTES * 8 * 10**12 // link_bps
-    spreads, jitters, flows = [], [], []
-    for b in t.report["blocks"]:
-        d = b.get("answer_delays_ns") or []
-        if len(d) < 2:
-            continue
-        n = len(d)
-        flows.append(n)
-        spreads.append(b.get("request_spread_ns", 0) * PS_PER_NS / (n - 1))
-        median = statistics.median(d) * PS_PER_NS
-        jitters.append(max(0.0, 2 * (median - d[0] * PS_PER_NS) - n * frame_ps))
-    if not flows:
-        return {}
-    n = max(flows)
-    measured = statistics.median(spreads)
-    jitter = statistics.median(jitters)
-    # A client's requests leave one after another at its NIC anyway (a few microseconds
-    # each): under half a full frame's time a request, the replica's own client does that.
-    stagger = measured if measured > frame_ps / 2 else 0.0
-    if kind != "sync_read":
-        # A one-shot replica has no requests: the whole spread of its starts is the jitter.
-        jitter += stagger * (n - 1)
-        stagger = 0.0
-    jitter = jitter if jitter > n * frame_ps else 0.0
-    out = {}
-    rounds = f"{len(flows)} block{'s' if len(flows) > 1 else ''}"
-    if kind == "sync_read":
-        out["request_stagger"] = Estimate(
-            "request_stagger",
-            round(stagger, -6),
-            round(min(spreads), -6),
-            round(max(spreads), -6),
-            "medium",
-            f"requests of a block spread over {measured * (n - 1) / 1e9:,.2f} ms (median over "
-            f"{rounds})" + ("" if stagger else ": at the pace of the client's NIC"),
-        )
-    out["jitter"] = Estimate(
-        "jitter",
-        round(jitter, -6),
-        round(min(jitters), -6),
-        round(max(jitters), -6),
-        "low" if jitter else "medium",
-        f"first answers over {rounds}: 2 x (median - shortest) request-to-answer delay, less "
-        f"{n} frame times"
-        + (", plus the requests' spread (one-shot)" if kind != "sync_read" and jitter else "")
-        + ("" if jitter else ": the servers answered together"),
-    )
-    return out
