@@ -141,10 +141,10 @@ def fit_jitter(
         min(lo, value),
         max(hi, value),
         "low",
-        f"fitted by simulation: the replica's early answers (lower quartile of a block's "
-        f"request-to-answer delays, less the shortest) {target / 1e9:,.2f} ms as the "
-        f"capture's, over {len(tried)} jitters up to the direct reading "
-        f"{direct.value / 1e9:,.2f} ms ({direct.evidence})",
+        f"fitted by simulation: the replica's early answers (a block's lower quartile of "
+        f"request-to-answer delays, less the shortest) as late as the capture's "
+        f"{target / 1e9:,.2f} ms; {len(tried)} jitters tried up to the direct reading "
+        f"{direct.value / 1e9:,.2f} ms",
     )
 
 
