@@ -17,6 +17,7 @@ pub mod analysis;
 pub mod decode;
 pub mod flows;
 pub mod reader;
+pub mod report;
 pub mod verdict;
 
 pub use analysis::{Analyzer, Options, Report};
