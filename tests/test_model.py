@@ -454,6 +454,9 @@ def test_spurious_rtos_loop_where_a_queue_outgrows_an_rto_it_never_sampled() -> 
     assert b.dominant == "spurious RTOs" and b.regime == "collapse"
     fine = burst.predict(dataclasses.replace(p, karn=False), c)
     assert fine.goodput_bps / link > 0.95 and fine.terms["spurious RTOs"] == 0
-    # Fewer senders than RTOs' worth of packets: every first ACK beats the timer.
-    few = dataclasses.replace(p, senders=int(p.rto_first / (p.wire * 8 / p.link_bps)))
-    assert burst.spurious_loop(few, c) == 0
+    # Fewer senders than RTOs' worth of packets: every first ACK beats the timer. Under two
+    # RTOs' worth, the third that times out cannot keep one another's ACKs an RTO apart.
+    per_rto = p.rto_first / (p.wire * 8 / p.link_bps)
+    for n in (per_rto, 1.9 * per_rto):
+        assert burst.spurious_loop(dataclasses.replace(p, senders=int(n)), c) == 0
+    assert burst.spurious_loop(dataclasses.replace(p, senders=int(2.1 * per_rto)), c) > 0

@@ -2,16 +2,18 @@
 
 A sender's RTO comes from the round trips it measured before the queue: the handshake's
 sample alone in its first block. A synchronized burst interleaves the senders' segments in the
-port, so a sender's ACKs arrive a queue of ``min(N, buffer)`` packets apart, and the senders
-whose first ACK comes later than their RTO (a share ``1 - RTO / gap``) time out with nothing
-lost. Each resends its window (go-back-N duplicates that join the queue), and by Karn's rule
-never samples the delay that fooled it (no RTT sample of a retransmitted segment): from then on
-every segment it sends is resent once more, and every queue wait costs ``log2(wait / RTO) + 1``
-backed-off timeouts, each a duplicate of the head, while
-:attr:`incastlab.model.fitted.Constants.loop_segments` segments get through (a window restarted
-from one, growing per ACK). The wait is the queue the senders keep full of them, at most the
-buffer. Senders whose first burst beats the timer sample the queue instead, and their RTOs
-cover it from then on. Timestamps (Linux's RTT sample of a resent head) break the loop.
+port, so a sender's ACKs arrive a queue of ``min(N, buffer)`` packets apart (the gap), and the
+senders whose first ACK comes later than their RTO (a share ``1 - RTO / gap``) time out with
+nothing lost. They stay in the loop if they alone keep one another's ACKs more than an RTO
+apart (a gap over two RTOs); fewer time out once and their duplicates drain. Each resends its
+window (go-back-N duplicates that join the queue), and by Karn's rule never samples the delay
+that fooled it (no RTT sample of a retransmitted segment): from then on every segment it sends
+is resent once more, and every queue wait costs ``log2(wait / RTO) + 1`` backed-off timeouts,
+each a duplicate of the head, while :attr:`incastlab.model.fitted.Constants.loop_segments`
+segments get through (a window restarted from one, growing per ACK). The wait is the queue the
+senders keep full of them, at most the buffer. Senders whose first burst beats the timer sample
+the queue instead, and their RTOs cover it from then on. Timestamps (Linux's RTT sample of a
+resent head) break the loop.
 
 The simulator at 382 x 37 KB into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic): no drop,
 193,612 timeouts, 14.7% of the link, where the burst model without the loop says 99%.
@@ -31,10 +33,12 @@ def loop_link_time(
     loop_segments: float,
 ) -> float:
     """The link time (seconds) a block of ``senders`` x ``segments`` takes with its spurious
-    timeouts' duplicates, or 0 when the first ACKs beat the RTO (``rto``: the one the senders
-    start the block with)."""
+    timeouts' duplicates, or 0 where no loop holds (``rto``: the one the senders start the
+    block with)."""
     gap = min(senders, buffer_packets) * packet_time / rto
-    if gap <= 1:
+    # The share of senders that time out loops only if they alone keep one another's ACKs
+    # more than an RTO apart: (1 - 1/gap) x gap > 1. Below, one round of duplicates drains.
+    if gap <= 2:
         return 0.0
     u = loop_segments
     k = 1.0
