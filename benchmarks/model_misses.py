@@ -7,9 +7,10 @@ design of ``incast model calibrate --random N``, simulated through the same cach
 Prints the four figures per design (the held-out one with the shipped constants is the figure
 stored in the package's ``constants.json``), then every unflagged point off by more than 1.5x,
 sorted by the senders' share of the buffer, with: simulator and model RTOs per sender and
-block; the block in RTOs (simulator, model); the buffer and pipe in packets; the first burst's
-queueing delay over the RTO (N x initial window, at most the buffer, drained at the link rate:
-above 1, the senders at the back of the queue time out with nothing lost).
+block; the block in RTOs (simulator, model); the buffer and pipe in packets; the spurious-RTO
+gap: a sender's ACKs min(N, buffer) packets apart in an interleaved burst, over the RTO the
+handshake left (:mod:`incastlab.model.loop`: over 2, the senders that time out with nothing
+lost stay in a loop of timeouts where RTT samples obey Karn's rule).
 """
 
 from __future__ import annotations
@@ -55,14 +56,14 @@ def main() -> None:
         b = burst.predict(p, c)
         pt = p.wire * 8 / p.link_bps
         q = p.buffer / p.frame
-        first = min(q, p.senders * p.initial_window) * pt / p.rto
+        gap = min(q, p.senders) * pt / (p.rto_first or p.rto)
         data = p.senders * p.sru * 8
         print(
             f"{r.ratio:6.2f}x {b.regime:8} RTOs/sender sim {r.sim_timeouts / p.senders:7.3g} "
             f"model {b.timeouts_per_block / p.senders:7.3g}; block/RTO sim "
             f"{data / r.sim_bps / p.rto:8.3g} model {b.block_time_s / p.rto:8.3g}; "
             f"buf/N {share(r):7.3g} buf {q:7.3g} pipe {p.link_bps * p.rtt / 8 / p.wire:7.3g} "
-            f"segs {math.ceil(p.sru / p.mss):4} burst/RTO {first:7.3g} | {design.label(r.point)}"
+            f"segs {math.ceil(p.sru / p.mss):4} gap/RTO {gap:7.3g} | {design.label(r.point)}"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -419,3 +420,43 @@ def test_model_plot_overlays_the_simulator(tmp_path: object) -> None:
     argv = ["model", "--senders", "1,4", "--sru", "16KB", "--blocks", "2", "-q"]
     assert main([*argv, "--plot", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_spurious_rtos_loop_where_a_queue_outgrows_an_rto_it_never_sampled() -> None:
+    """382 x 37 KB into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic, Karn's rule): the
+    interleaved burst puts each sender's ACKs 382 packets (22 times the RTO the handshake
+    left) apart, the RTOs fire with nothing lost and the go-back-N duplicates keep the queue
+    long. The simulator: no drop, 193,612 timeouts, 14.7% of the link (the model 21.5%).
+    Timestamps (linux) sample the delay instead."""
+    from incastlab.backends.model import burst_path
+    from incastlab.scenario import apply_overrides, from_dict
+
+    keys = {
+        "topology.senders": 382,
+        "workload.sru": "37336B",
+        "topology.buffer": "10371019B",
+        "topology.link": "137Mbps",
+        "topology.receiver_link": "137Mbps",
+        "topology.rtt": "511685ns",
+        "tcp.rto_min": "311180ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "idle",
+        "workload.blocks": 4,
+    }
+    c = burst.fitted()
+    p = burst_path(from_dict(apply_overrides({}, keys)).normalized())
+    assert p.karn
+    b = burst.predict(p, c)
+    link = p.link_bps * p.mss / p.wire
+    assert b.goodput_bps / link == pytest.approx(0.215, abs=0.005)
+    assert b.dominant == "spurious RTOs" and b.regime == "collapse"
+    fine = burst.predict(dataclasses.replace(p, karn=False), c)
+    assert fine.goodput_bps / link > 0.95 and fine.terms["spurious RTOs"] == 0
+    # Fewer senders than RTOs' worth of packets: every first ACK beats the timer. Under two
+    # RTOs' worth, the third that times out cannot keep one another's ACKs an RTO apart.
+    per_rto = p.rto_first / (p.wire * 8 / p.link_bps)
+    for n in (per_rto, 1.9 * per_rto):
+        assert burst.spurious_loop(dataclasses.replace(p, senders=int(n)), c) == 0
+    assert burst.spurious_loop(dataclasses.replace(p, senders=int(2.1 * per_rto)), c) > 0

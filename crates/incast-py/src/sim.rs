@@ -95,9 +95,10 @@ pub(crate) fn describe() -> String {
 
 /// The timers a connection of the scenario (JSON, base units) runs, as the simulator has
 /// them, in picoseconds: `rto_min` in whole timer ticks; the `rto` and the tail loss `probe`
-/// timeout (several segments out) it settles on at the base RTT (`topology.rtt`); the timer
-/// `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The analytical model reads
-/// these instead of repeating the simulator's rules.
+/// timeout (several segments out) it settles on at the base RTT (`topology.rtt`); the RTO a
+/// connection starts its first block with, `rto_handshake`, after the handshake's sample
+/// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The
+/// analytical model reads these instead of repeating the simulator's rules.
 #[pyfunction]
 pub(crate) fn rto_timer(
     py: Python<'_>,
@@ -107,9 +108,12 @@ pub(crate) fn rto_timer(
         .map_err(|p| SimulationError::new_err(panic_message(p)))?
         .map_err(|e| scenario_error(py, &e))?;
     let est = RttEstimator::settled(&sc.tcp, sc.topology.rtt);
+    let mut first = RttEstimator::for_tcp(&sc.tcp);
+    first.sample_at(first.measure(0, sc.topology.rtt), 0, 0);
     Ok(std::collections::HashMap::from([
         ("rto_min", est.rto_min()),
         ("rto", est.ticks(est.rto(0))),
+        ("rto_handshake", first.ticks(first.rto(0))),
         ("probe", probe_timeout(&est, false)),
         ("tick", est.tick()),
         ("delack_max", est.delack_max()),

@@ -296,6 +296,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
         rto=timer["rto"] * PS,
+        rto_first=timer["rto_handshake"] * PS,
         rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
@@ -316,4 +317,5 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         marking=marking,
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
         host_jitter=t["host_jitter"] * PS,
+        karn=not tcp["sack_rtt"],
     )

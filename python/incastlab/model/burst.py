@@ -28,6 +28,9 @@ per block". This model follows a block the way the port sees it instead:
    retransmissions arrive spread over the hosts' send jitter and over the differences between
    the senders' RTOs (:attr:`Constants.dispersion` of the buffer's drain time), which grow
    with every RTO waited; the port holds its buffer plus what it drains meanwhile.
+5. **Spurious RTOs.** A queue longer than the RTO the senders started the block with, which
+   Karn's rule keeps them from sampling, holds them in a loop of timeouts with nothing lost
+   and the link full of duplicates (:mod:`incastlab.model.loop`).
 
 Goodput = bytes / (transfer time with slow start + the waits that no other sender's transfer
 hides), averaged over the run's blocks (the first from the initial window). Expected values
@@ -43,6 +46,7 @@ from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
+from incastlab.model.loop import loop_link_time
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class Path:
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
     rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
+    karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
+    rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
 
 
 @dataclass(frozen=True)
@@ -429,6 +435,15 @@ def _block(
     return block, w_next, s_next
 
 
+def spurious_loop(p: Path, c: Constants) -> float:
+    """The link time a block takes with its spurious RTOs (:mod:`incastlab.model.loop`); 0
+    where RTT samples see through retransmissions."""
+    if not p.karn:
+        return 0.0
+    q, pt, rto = _buffer_packets(p), _packet_time(p), p.rto_first or p.rto
+    return loop_link_time(p.senders, _segments(p), q, pt, rto, c.loop_segments)
+
+
 def predict(p: Path, c: Constants) -> BurstPrediction:
     """The model's goodput for one point: block after block from the initial window, each
     starting from the window the last one left (or the initial window again when responses
@@ -443,6 +458,9 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
             window = float(p.initial_window)
     k = len(blocks)
     block = sum(b.time_s for b in blocks) / k
+    # Spurious RTOs fill the link with duplicates: the block takes their link time.
+    spurious = max(0.0, spurious_loop(p, c) - block)
+    block += spurious
     data = p.senders * p.sru * 8
     ideal = sum(b.transfer_s for b in blocks) / k
     goodput = data / block
@@ -455,6 +473,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         "slow start": max(0.0, ideal - link),
         "RTO waits": sum(b.stall_s for b in blocks) / k,
         "delayed ACK": sum(b.delack_s for b in blocks) / k,
+        "spurious RTOs": spurious,
     }
     dominant = max(terms, key=lambda t: terms[t])
     if goodput < ideal_bps / 2:

@@ -22,6 +22,10 @@ class Constants:
     #: its buffer: each sender's smoothed RTT holds the queueing delays it saw, so timers
     #: armed together drift apart by this much per RTO waited (backoff counted).
     dispersion: float = 0.5
+    #: Segments a sender caught in a loop of spurious RTOs gets acknowledged per queue wait
+    #: (:func:`incastlab.model.burst.spurious_loop`): its window restarts from one after
+    #: every timeout and grows by one per ACK.
+    loop_segments: float = 3.0
     #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
     interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
     #: incastlab version the constants were fitted with (``None``: defaults, not fitted).

@@ -1,0 +1,48 @@
+"""Spurious RTOs: the loop a queue longer than the senders' RTOs holds them in.
+
+A sender's RTO comes from the round trips it measured before the queue: the handshake's
+sample alone in its first block. A synchronized burst interleaves the senders' segments in the
+port, so a sender's ACKs arrive a queue of ``min(N, buffer)`` packets apart (the gap), and the
+senders whose first ACK comes later than their RTO (a share ``1 - RTO / gap``) time out with
+nothing lost. They stay in the loop if they alone keep one another's ACKs more than an RTO
+apart (a gap over two RTOs); fewer time out once and their duplicates drain. Each resends its
+window (go-back-N duplicates that join the queue), and by Karn's rule never samples the delay
+that fooled it (no RTT sample of a retransmitted segment): from then on every segment it sends
+is resent once more, and every queue wait costs ``log2(wait / RTO) + 1`` backed-off timeouts,
+each a duplicate of the head, while :attr:`incastlab.model.fitted.Constants.loop_segments`
+segments get through (a window restarted from one, growing per ACK). The wait is the queue the
+senders keep full of them, at most the buffer. Senders whose first burst beats the timer sample
+the queue instead, and their RTOs cover it from then on. Timestamps (Linux's RTT sample of a
+resent head) break the loop.
+
+The simulator at 382 x 37 KB into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic): no drop,
+193,612 timeouts, 14.7% of the link, where the burst model without the loop says 99%.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def loop_link_time(
+    senders: int,
+    segments: int,
+    buffer_packets: float,
+    packet_time: float,
+    rto: float,
+    loop_segments: float,
+) -> float:
+    """The link time (seconds) a block of ``senders`` x ``segments`` takes with its spurious
+    timeouts' duplicates, or 0 where no loop holds (``rto``: the one the senders start the
+    block with)."""
+    gap = min(senders, buffer_packets) * packet_time / rto
+    # The share of senders that time out loops only if they alone keep one another's ACKs
+    # more than an RTO apart: (1 - 1/gap) x gap > 1. Below, one round of duplicates drains.
+    if gap <= 2:
+        return 0.0
+    u = loop_segments
+    k = 1.0
+    for _ in range(20):  # the wait and the duplicates that lengthen it, to a fixed point
+        k = math.log2(min(buffer_packets, senders * (2 * u + k)) * packet_time / rto + 1)
+    link = senders * segments * packet_time
+    return link * (1 + (1 - 1 / gap) * (1 + k / u))
