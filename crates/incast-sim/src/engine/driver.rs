@@ -214,9 +214,15 @@ impl<T: Transport> Running for Engine<T> {
             self.now = t;
             self.processed += 1;
             n += 1;
-            // The next event's link is fetched from memory while this one runs.
-            if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.events.peek() {
-                self.fabric.warm_link(l);
+            // The next event's link (and arriving packet) is fetched from memory while this
+            // one runs.
+            match self.events.peek() {
+                Some(Event::TxDone(l)) => self.fabric.warm_link(l),
+                Some(Event::Arrive(l)) => {
+                    self.fabric.warm_link(l);
+                    self.fabric.warm_arrival(l);
+                }
+                _ => {}
             }
             self.dispatch(ev);
         }

@@ -227,6 +227,15 @@ impl<P: Wire> Fabric<P> {
         prefetch(&self.net.links[l]);
     }
 
+    /// Ask the cache for the packet that reaches the far end of link `l` next (the next
+    /// event's: it has propagated for a link's delay, long enough to leave the cache).
+    #[inline]
+    pub fn warm_arrival(&self, l: LinkId) {
+        if let Some(id) = self.net.links[l].arriving() {
+            prefetch(self.pkts.get(id));
+        }
+    }
+
     /// The strict-priority path: the port's shared buffer, then its level's queue.
     #[inline]
     fn prio_offer(
@@ -471,8 +480,11 @@ impl<P: Wire> Fabric<P> {
                     .expect("a frame just entered the pipe"),
             );
         }
-        let head = link.head().expect("a TxDone event has a packet in service");
-        let p = *self.pkts.get(head);
+        // The frame's bytes come with it in the queue: the packet itself, which waited in the
+        // queue long enough to leave the cache, is read only by PFC.
+        let (head, frame) = link
+            .head_frame()
+            .expect("a TxDone event has a packet in service");
         let (arrival, next) = link.finish_tx(now);
         if let Some(t) = arrival {
             events.push(t, Event::Arrive(l));
@@ -481,10 +493,11 @@ impl<P: Wire> Fabric<P> {
             events.push(t, Event::TxDone(l));
             self.started(now, l);
         }
-        if self.net.pfc.is_some() && p.hop() > 0 {
+        if self.net.pfc.is_some() && self.pkts.get(head).hop() > 0 {
+            let p = *self.pkts.get(head);
             self.pfc_release(events, now, l, &p);
         } else if let Some(pool) = self.net.pool_mut(l) {
-            pool.release(p.frame() as u64);
+            pool.release(frame as u64);
         }
         Some(head)
     }

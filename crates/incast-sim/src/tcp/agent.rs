@@ -249,7 +249,12 @@ impl Transport for Tcp {
     fn sent(&mut self, cx: &mut Cx<Packet>, l: LinkId, id: PktId) {
         let net = &cx.fabric.net;
         if let (true, LinkRole::Port(h)) = (self.app_counts_rx, net.roles[l.index()]) {
-            let wire = cx.fabric.pkts.get(id).frame as u64 + net.links[l].phy_overhead;
+            // The frame as the link sent it: the packet, long in the queue, is not read.
+            let link = &net.links[l];
+            let frame = link
+                .newest_frame_in_pipe()
+                .expect("a frame just entered the pipe");
+            let wire = frame as u64 + link.phy_overhead;
             self.app.on_rx(h, cx.now, wire);
         }
         if let Some(cap) = self.capture.as_deref_mut() {
