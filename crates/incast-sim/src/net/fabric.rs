@@ -683,7 +683,7 @@ impl<P: Wire> Fabric<P> {
 /// Ask the cache for every line of the object `r` refers to (a hint; nothing on other
 /// architectures).
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
