@@ -80,8 +80,9 @@ pub(crate) fn next_event(
 pub enum Event {
     /// A link finished serializing the packet at the head of its queue.
     TxDone(LinkId),
-    /// The packet at the head of a link's pipe reaches the far end.
-    Arrive(LinkId),
+    /// The packet at the head of a link's pipe (named, so that it can be fetched into the
+    /// cache before its event runs) reaches the far end.
+    Arrive(LinkId, crate::net::PktId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
     /// A transport's timer: its agent (the transport's numbering), what kind of timer (the
