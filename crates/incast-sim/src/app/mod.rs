@@ -80,6 +80,10 @@ pub trait App: std::fmt::Debug + Send {
         now: SimTime,
         out: &mut Vec<Effect>,
     );
+    /// Ask the cache for what [`App::on_segment`] of endpoint `ep` reads: called as a segment
+    /// reaches `ep`, before the endpoint is read, so that the two are fetched together rather
+    /// than one after the other. A hint: it changes nothing.
+    fn warm(&self, _ep: EndpointId) {}
     /// Whether [`App::on_rx`] wants the frames the hosts' switch ports send.
     fn counts_rx(&self) -> bool {
         false

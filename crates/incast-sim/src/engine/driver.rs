@@ -160,15 +160,19 @@ impl<T: Transport> Engine<T> {
                     self.t.sent(&mut cx, l, id);
                 }
             }
-            Event::Arrive(l) => match cx.fabric.arrive(cx.events, l) {
-                (id, Some(next)) => {
-                    let o = cx.offer(next, id);
-                    if o != Offered::Queued {
-                        self.t.offered(&mut cx, next, id, o);
+            Event::Arrive(l, named) => {
+                let (id, next) = cx.fabric.arrive(cx.events, l);
+                debug_assert_eq!(id, named, "an arrival is the packet its event names");
+                match next {
+                    Some(next) => {
+                        let o = cx.offer(next, id);
+                        if o != Offered::Queued {
+                            self.t.offered(&mut cx, next, id, o);
+                        }
                     }
+                    None => self.t.deliver(&mut cx, id),
                 }
-                (id, None) => self.t.deliver(&mut cx, id),
-            },
+            }
             Event::Pause(l, on) => cx.fabric.pause(cx.events, cx.now, l, on),
             Event::Agent(agent, kind, gen) => self.t.timer(&mut cx, agent, kind, gen),
             Event::App(token) => self.t.app(&mut cx, token),
@@ -214,9 +218,15 @@ impl<T: Transport> Running for Engine<T> {
             self.now = t;
             self.processed += 1;
             n += 1;
-            // The next event's link is fetched from memory while this one runs.
-            if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.events.peek() {
-                self.fabric.warm_link(l);
+            // The next event's link (and arriving packet) is fetched from memory while this
+            // one runs.
+            match self.events.peek() {
+                Some(Event::TxDone(l)) => self.fabric.warm_link(l),
+                Some(Event::Arrive(l, id)) => {
+                    self.fabric.warm_link(l);
+                    self.fabric.warm_packet(id);
+                }
+                _ => {}
             }
             self.dispatch(ev);
         }

@@ -80,8 +80,9 @@ pub(crate) fn next_event(
 pub enum Event {
     /// A link finished serializing the packet at the head of its queue.
     TxDone(LinkId),
-    /// The packet at the head of a link's pipe reaches the far end.
-    Arrive(LinkId),
+    /// The packet at the head of a link's pipe (named, so that it can be fetched into the
+    /// cache before its event runs) reaches the far end.
+    Arrive(LinkId, crate::net::PktId),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
     /// A transport's timer: its agent (the transport's numbering), what kind of timer (the
@@ -113,6 +114,14 @@ const BUCKET_SHIFT: u32 = 27;
 /// Buckets of the wheel (2^12 × 134 µs: about 550 ms ahead, past a 200 ms RTO and its
 /// first doubling). Events further ahead go to the heap.
 const BUCKETS: u64 = 1 << 12;
+/// Width of a fine bucket, picoseconds (2^20: about 1 µs).
+const FINE_SHIFT: u32 = 20;
+/// Fine buckets: one wheel bucket's worth.
+const FINE: u64 = 1 << (BUCKET_SHIFT - FINE_SHIFT);
+/// Entries a poured fine bucket keeps room for (32 KB): a thousand-host cluster runs a few
+/// hundred events a microsecond; the buffer of a bucket that took a larger burst (8000 NDP
+/// senders starting together) is freed, else the 128 buckets would each keep their largest.
+const FINE_KEEP: usize = 1024;
 
 /// Pending events in deterministic order: a 4-ary heap of the events due soon and, beside it,
 /// a timing wheel of those due later (Varghese and Lauck, "Hashed and hierarchical timing
@@ -122,7 +131,10 @@ const BUCKETS: u64 = 1 << 12;
 /// in that bucket, unordered; a bucket is poured into the heap, each event with the key it got
 /// when scheduled, before the heap's earliest event can reach the bucket's start. So the heap
 /// holds every event earlier than any in the wheel and events pop in exactly the (time,
-/// insertion) order of one heap.
+/// insertion) order of one heap. A wheel bucket is poured through a second, fine level of
+/// 1 µs buckets: a thousand-host cluster runs ~50,000 events per wheel bucket, and a heap
+/// that took a bucket whole held thousands of events (six levels, out of the core's first
+/// cache) where one of a microsecond holds hundreds.
 #[derive(Debug)]
 pub struct EventQueue {
     heap: Vec<Entry>,
@@ -137,6 +149,14 @@ pub struct EventQueue {
     /// Buffers of poured buckets, for the next bucket that fills: a bucket slot comes round
     /// every 550 ms and would otherwise keep the largest buffer it ever needed.
     spare: Vec<Vec<Entry>>,
+    /// The fine buckets; fine bucket `f` (time >> FINE_SHIFT) is `fine[f % FINE]`. They hold
+    /// only events of buckets before `cursor` (so earlier than any in the wheel), of fine
+    /// buckets `fine_cursor..fine_cursor + FINE`.
+    fine: Vec<Vec<Entry>>,
+    /// First fine bucket not yet poured into the heap.
+    fine_cursor: u64,
+    /// Events in the fine buckets.
+    in_fine: usize,
 }
 
 impl Default for EventQueue {
@@ -148,6 +168,9 @@ impl Default for EventQueue {
             cursor: 0,
             in_wheel: 0,
             spare: Vec::new(),
+            fine: (0..FINE).map(|_| Vec::new()).collect(),
+            fine_cursor: 0,
+            in_fine: 0,
         }
     }
 }
@@ -171,6 +194,9 @@ impl EventQueue {
             }
             bucket.push(e);
             self.in_wheel += 1;
+        } else if b < self.cursor && (time >> FINE_SHIFT).wrapping_sub(self.fine_cursor) < FINE {
+            self.fine[((time >> FINE_SHIFT) % FINE) as usize].push(e);
+            self.in_fine += 1;
         } else {
             self.heap_push(e);
         }
@@ -195,22 +221,47 @@ impl EventQueue {
     /// every event left in the wheel.
     #[inline]
     fn pour(&mut self) {
-        if self.in_wheel == 0 {
+        if self.in_wheel == 0 && self.in_fine == 0 {
             return;
         }
         loop {
+            if self.in_fine > 0 {
+                // Every event of the fine buckets is earlier than any of the wheel's.
+                let start = (self.fine_cursor as u128) << (64 + FINE_SHIFT);
+                if self.heap.first().is_some_and(|top| top.key < start) {
+                    return;
+                }
+                let f = (self.fine_cursor % FINE) as usize;
+                self.in_fine -= self.fine[f].len();
+                for k in 0..self.fine[f].len() {
+                    let e = self.fine[f][k];
+                    self.heap_push(e);
+                }
+                if self.fine[f].capacity() > FINE_KEEP {
+                    // A burst's bucket gives its buffer back rather than keep it for good.
+                    self.fine[f] = Vec::new();
+                } else {
+                    self.fine[f].clear();
+                }
+                self.fine_cursor += 1;
+                continue;
+            }
             let start = (self.cursor as u128) << (64 + BUCKET_SHIFT);
             if self.heap.first().is_some_and(|top| top.key < start) || self.in_wheel == 0 {
                 return;
             }
+            // The bucket's events go to the fine buckets, which it fills exactly.
             let mut bucket = std::mem::take(&mut self.wheel[(self.cursor % BUCKETS) as usize]);
             self.in_wheel -= bucket.len();
+            self.in_fine += bucket.len();
             for e in bucket.drain(..) {
-                self.heap_push(e);
+                let f = ((e.key >> 64) as u64 >> FINE_SHIFT) % FINE;
+                self.fine[f as usize].push(e);
             }
             if bucket.capacity() > 0 {
                 self.spare.push(bucket);
             }
+            self.fine_cursor = self.cursor << (BUCKET_SHIFT - FINE_SHIFT);
             self.cursor += 1;
         }
     }
@@ -256,6 +307,10 @@ impl EventQueue {
             // directly and the wheel's reach starts after it.
             self.cursor = self.cursor.max((t >> BUCKET_SHIFT) + 1);
         }
+        if self.in_fine == 0 {
+            // Likewise for the fine buckets.
+            self.fine_cursor = self.fine_cursor.max((t >> FINE_SHIFT) + 1);
+        }
         t
     }
 
@@ -268,7 +323,7 @@ impl EventQueue {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.in_wheel
+        self.heap.len() + self.in_wheel + self.in_fine
     }
 
     /// No pending events.
@@ -397,6 +452,7 @@ mod tests {
         let mut x: u64 = 20091130;
         let mut now: SimTime = 0;
         let bucket: SimTime = 1 << BUCKET_SHIFT;
+        let fine: SimTime = 1 << FINE_SHIFT;
         let mut popped = 0;
         for id in 0..60_000u32 {
             x = x
@@ -408,7 +464,8 @@ mod tests {
                     0 => r % 100,
                     1 => (r % 8) * bucket,
                     2 => (r % 8 + 1) * bucket - 1 + (r >> 20) % 2,
-                    3 => r % (BUCKETS * bucket),
+                    3 if r.is_multiple_of(2) => r % (BUCKETS * bucket),
+                    3 => (r % 300 + 1) * fine - 1 + (r >> 20) % 2,
                     _ => r % (3 * BUCKETS * bucket),
                 };
             q.push(t, Event::Agent(id, 0, 0));

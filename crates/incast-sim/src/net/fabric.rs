@@ -18,7 +18,7 @@ use super::int::IntHop;
 use super::pfc::Admit;
 use super::prio;
 use super::trim::{self, Port, Trimmable};
-use super::{Enqueued, PacketPool, PktId};
+use super::{Enqueued, Link, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
 use crate::report::{FabricReport, PortPauses, Report};
 use crate::topology::{LinkId, Network};
@@ -187,7 +187,7 @@ impl<P: Wire> Fabric<P> {
                     trim::Offered::Refused { trimmed } => (None, Offered::Refused { trimmed }),
                 };
                 if let Some(t) = port.take_arrival() {
-                    events.push(t, Event::Arrive(l));
+                    events.push(t, Event::Arrive(l, front(link)));
                 }
                 if let Some(t) = end {
                     events.push(t, Event::TxDone(l));
@@ -225,6 +225,13 @@ impl<P: Wire> Fabric<P> {
             prefetch(&ports[l.index()]);
         }
         prefetch(&self.net.links[l]);
+    }
+
+    /// Ask the cache for packet `id` (the next event's arrival: it has propagated for a
+    /// link's delay, long enough to leave the cache).
+    #[inline]
+    pub fn warm_packet(&self, id: PktId) {
+        prefetch(self.pkts.get(id));
     }
 
     /// The strict-priority path: the port's shared buffer, then its level's queue.
@@ -439,7 +446,7 @@ impl<P: Wire> Fabric<P> {
                 // Its wake-up: the next packet starts, and enters the pipe at once.
                 let next = port.wake(link, now);
                 if let Some(t) = port.take_arrival() {
-                    events.push(t, Event::Arrive(l));
+                    events.push(t, Event::Arrive(l, front(link)));
                 }
                 if let Some(t) = next {
                     events.push(t, Event::TxDone(l));
@@ -448,7 +455,7 @@ impl<P: Wire> Fabric<P> {
             }
             let (arrival, next) = port.finish_tx(link, now);
             if let Some(t) = arrival {
-                events.push(t, Event::Arrive(l));
+                events.push(t, Event::Arrive(l, front(link)));
             }
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
@@ -461,7 +468,7 @@ impl<P: Wire> Fabric<P> {
         if let Some(ports) = self.prio.as_mut() {
             let (arrival, next) = ports[l.index()].finish_tx(link, now);
             if let Some(t) = arrival {
-                events.push(t, Event::Arrive(l));
+                events.push(t, Event::Arrive(l, front(link)));
             }
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
@@ -471,20 +478,24 @@ impl<P: Wire> Fabric<P> {
                     .expect("a frame just entered the pipe"),
             );
         }
-        let head = link.head().expect("a TxDone event has a packet in service");
-        let p = *self.pkts.get(head);
+        // The frame's bytes come with it in the queue: the packet itself, which waited in the
+        // queue long enough to leave the cache, is read only by PFC.
+        let (head, frame) = link
+            .head_frame()
+            .expect("a TxDone event has a packet in service");
         let (arrival, next) = link.finish_tx(now);
         if let Some(t) = arrival {
-            events.push(t, Event::Arrive(l));
+            events.push(t, Event::Arrive(l, front(link)));
         }
         if let Some(t) = next {
             events.push(t, Event::TxDone(l));
             self.started(now, l);
         }
-        if self.net.pfc.is_some() && p.hop() > 0 {
+        if self.net.pfc.is_some() && self.pkts.get(head).hop() > 0 {
+            let p = *self.pkts.get(head);
             self.pfc_release(events, now, l, &p);
         } else if let Some(pool) = self.net.pool_mut(l) {
-            pool.release(p.frame() as u64);
+            pool.release(frame as u64);
         }
         Some(head)
     }
@@ -564,9 +575,10 @@ impl<P: Wire> Fabric<P> {
     /// hop: returns it and the link it goes on to, `None` at its destination.
     #[inline]
     pub fn arrive(&mut self, events: &mut EventQueue, l: LinkId) -> (PktId, Option<LinkId>) {
-        let (id, next) = self.net.links[l].arrive();
+        let link = &mut self.net.links[l];
+        let (id, next) = link.arrive();
         if let Some(t) = next {
-            events.push(t, Event::Arrive(l));
+            events.push(t, Event::Arrive(l, front(link)));
         }
         let p = self.pkts.get_mut(id);
         p.advance();
@@ -667,10 +679,17 @@ impl<P: Wire> Fabric<P> {
     }
 }
 
+/// The packet at the head of `link`'s pipe: the one an arrival scheduled now is for.
+#[inline]
+fn front(link: &Link) -> PktId {
+    link.arriving()
+        .expect("an arrival is scheduled for a packet in the pipe")
+}
+
 /// Ask the cache for every line of the object `r` refers to (a hint; nothing on other
 /// architectures).
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

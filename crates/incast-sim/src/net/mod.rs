@@ -263,8 +263,9 @@ pub struct Link {
     queue: VecDeque<(PktId, u32)>,
     /// Frame bytes in `queue`.
     bytes: u64,
-    /// Packets propagating, with their arrival time at the far end.
-    pipe: VecDeque<(SimTime, PktId)>,
+    /// Packets propagating, with their arrival time at the far end and their frame bytes (in
+    /// the entry's padding: what a hop that ends here reads without the packet).
+    pipe: VecDeque<(SimTime, PktId, u32)>,
     /// Delay jitter: each packet's delay is uniform in `delay ± jitter / 2`.
     jitter: Option<(SimTime, Rng)>,
     /// The head of `queue` is being serialized.
@@ -441,7 +442,25 @@ impl Link {
     /// The packet that entered the pipe last (the one whose transmission just ended).
     #[inline]
     pub fn newest_in_pipe(&self) -> Option<PktId> {
-        self.pipe.back().map(|&(_, id)| id)
+        self.pipe.back().map(|&(_, id, _)| id)
+    }
+
+    /// The frame bytes of the packet that entered the pipe last.
+    #[inline]
+    pub fn newest_frame_in_pipe(&self) -> Option<u32> {
+        self.pipe.back().map(|&(_, _, frame)| frame)
+    }
+
+    /// The packet that reaches the far end next.
+    #[inline]
+    pub fn arriving(&self) -> Option<PktId> {
+        self.pipe.front().map(|&(_, id, _)| id)
+    }
+
+    /// The packet being serialized and its frame bytes, if any.
+    #[inline]
+    pub fn head_frame(&self) -> Option<(PktId, u32)> {
+        self.queue.front().copied().filter(|_| self.busy)
     }
 
     #[inline]
@@ -470,12 +489,12 @@ impl Link {
         if let Some((jitter, rng)) = self.jitter.as_mut() {
             at = at - *jitter / 2 + rng.up_to(*jitter);
             // A link delivers in order: a packet never overtakes the one before it.
-            if let Some(&(last, _)) = self.pipe.back() {
+            if let Some(&(last, _, _)) = self.pipe.back() {
                 at = at.max(last);
             }
         }
         let pipe_was_empty = self.pipe.is_empty();
-        self.pipe.push_back((at, id));
+        self.pipe.push_back((at, id, frame));
         pipe_was_empty.then_some(at)
     }
 
@@ -514,8 +533,8 @@ impl Link {
     /// of the next one, if any.
     #[inline]
     pub fn arrive(&mut self) -> (PktId, Option<SimTime>) {
-        let (_, id) = self.pipe.pop_front().expect("arrive on an empty pipe");
-        (id, self.pipe.front().map(|&(t, _)| t))
+        let (_, id, _) = self.pipe.pop_front().expect("arrive on an empty pipe");
+        (id, self.pipe.front().map(|&(t, _, _)| t))
     }
 }
 

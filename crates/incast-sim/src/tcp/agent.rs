@@ -10,7 +10,7 @@ use crate::config::Scenario;
 use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue, Timer};
 use crate::ids::{ConnId, EndpointId};
-use crate::net::fabric::{Fabric, Offered, Wire};
+use crate::net::fabric::{prefetch, Fabric, Offered, Wire};
 use crate::net::trim::Trimmable;
 use crate::net::{PktId, CE, ECT};
 use crate::report::{Report, Series};
@@ -249,7 +249,12 @@ impl Transport for Tcp {
     fn sent(&mut self, cx: &mut Cx<Packet>, l: LinkId, id: PktId) {
         let net = &cx.fabric.net;
         if let (true, LinkRole::Port(h)) = (self.app_counts_rx, net.roles[l.index()]) {
-            let wire = cx.fabric.pkts.get(id).frame as u64 + net.links[l].phy_overhead;
+            // The frame as the link sent it: the packet, long in the queue, is not read.
+            let link = &net.links[l];
+            let frame = link
+                .newest_frame_in_pipe()
+                .expect("a frame just entered the pipe");
+            let wire = frame as u64 + link.phy_overhead;
             self.app.on_rx(h, cx.now, wire);
         }
         if let Some(cap) = self.capture.as_deref_mut() {
@@ -331,6 +336,13 @@ impl Tcp {
             cap.on_deliver(cx.now, id, &p);
         }
         let ep = EndpointId(p.dst);
+        // The connection's state lies in a few arrays of a million entries (a cache miss
+        // each): ask for all of it at once rather than miss after miss.
+        prefetch(&self.ep_route[ep.index()]);
+        if ep.conn().0 < self.app_conns {
+            self.app.warm(ep);
+        }
+        self.eps.warm(ep);
         let mut out = std::mem::take(&mut self.out);
         let delivered = self.eps.slot(ep).ep.on_segment(
             cx.now,

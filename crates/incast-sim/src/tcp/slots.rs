@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use crate::config::{CongestionControl, RtoRandomization, Scenario, Tcp as TcpConfig};
 use crate::engine::Timer;
 use crate::ids::EndpointId;
+use crate::net::fabric::prefetch;
 use crate::net::PktId;
 use crate::rng::{Rng, Stream};
 use crate::tcp::idle::{timer_fields, Collect, Compact, Decode, Encode, Fields, Kind};
@@ -176,6 +177,15 @@ impl Endpoints {
     #[inline]
     pub(super) fn len(&self) -> usize {
         self.made.len()
+    }
+
+    /// Ask the cache for every line of endpoint `ep`'s slot, if it is held whole: a segment's
+    /// handling reads many of them, and a million connections' slots are far beyond the cache.
+    #[inline]
+    pub(super) fn warm(&self, ep: EndpointId) {
+        if let Some(s) = self.made[ep.index()].as_deref() {
+            prefetch(s);
+        }
     }
 
     /// Endpoint `i` to read: the whole one, or one decoded from its compact form.

@@ -2,7 +2,7 @@
 //! switch-to-switch links of the shape, then what rides on the links (shapers, jitter, shared
 //! buffers, RED).
 
-use super::{host_count, place, LinkId, LinkRole, Names, Network, Pfc, Shape, NO_POOL};
+use super::{host_count, place, LinkId, LinkRole, Names, Network, Packing, Pfc, Shape, NO_POOL};
 use crate::config::{
     BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, ResolvedGraph, Scenario,
     TopologyKind,
@@ -155,6 +155,7 @@ impl Network {
             names: names_of(&graph, hosts),
             links,
             roles,
+            packing: Packing::of(&shape, hosts),
             shape,
             routes: Vec::new(),
             route_links: Vec::new(),

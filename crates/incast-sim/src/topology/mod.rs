@@ -22,7 +22,7 @@ mod pfc_file_tests;
 use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
-use paths::{Route, Shape};
+use paths::{Packing, Route, Shape};
 
 pub use crate::ids::LinkId;
 pub use crate::net::pfc::Pfc;
@@ -78,6 +78,8 @@ pub struct Network {
     pub roles: Vec<LinkRole>,
     shape: Shape,
     routes: Vec<Route>,
+    /// How routes are named when they are computed rather than stored in `routes`.
+    packing: Option<Packing>,
     /// The links of every route, one after another.
     route_links: Vec<LinkId>,
     /// The switch port towards the receiver: the incast bottleneck.
@@ -290,6 +292,36 @@ mod tests {
         assert_eq!(n.name(LinkId(7)), "port-receiver");
         // Two 25 us hops, each serializing 1538 bytes at 1 Gbps.
         assert_eq!(n.latency(r, 1518), 2 * (25_000_000 + 12_304_000));
+    }
+
+    #[test]
+    fn packed_routes_are_the_stored_ones() {
+        let mut star = Scenario::example(5);
+        star.topology.kind = TopologyKind::Star;
+        let mut leaf_spine = Scenario::example(20);
+        leaf_spine.topology.kind = TopologyKind::LeafSpine;
+        leaf_spine.topology.hosts = 24;
+        leaf_spine.topology.hosts_per_leaf = 4;
+        leaf_spine.topology.spines = 3;
+        let mut fat_tree = Scenario::example(15);
+        fat_tree.topology.kind = TopologyKind::FatTree;
+        fat_tree.topology.fat_tree_k = 4;
+        for sc in [star, leaf_spine, fat_tree] {
+            let mut packed = Network::build(&sc);
+            assert!(packed.packing.is_some(), "{:?}", sc.topology.kind);
+            let mut stored = Network::build(&sc);
+            stored.packing = None;
+            let hosts = packed.hosts;
+            for (a, b) in (0..hosts).flat_map(|a| (0..hosts).map(move |b| (a, b))) {
+                for path in [0, 1, 2, 5, 17, 1 << 20] {
+                    let (p, s) = (packed.add_route(a, b, path), stored.add_route(a, b, path));
+                    let links = |n: &Network, r| (0..8).map(|h| n.hop(r, h)).collect::<Vec<_>>();
+                    assert_eq!(links(&packed, p), links(&stored, s), "{a}->{b} path {path}");
+                    assert_eq!(packed.latency(p, 1518), stored.latency(s, 1518));
+                }
+            }
+            assert!(packed.routes.is_empty() && packed.route_links.is_empty());
+        }
     }
 
     #[test]

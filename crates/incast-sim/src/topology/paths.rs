@@ -1,7 +1,9 @@
 //! Paths over the topology's shapes. On the built-in shapes a path's links are computed
 //! arithmetically, hop by hop, from the links' layout (NICs and host ports interleaved, then
 //! each tier's up/down pairs), so no per-pair table exists; on a described topology they come
-//! from [`Routing`]'s walk. A TCP connection's route is worked out once and stored.
+//! from [`Routing`]'s walk. A TCP connection's route is worked out once and stored, or on a
+//! built-in shape whose hosts and paths fit in 32 bits named by its ends and path
+//! ([`Packing`]) and worked out as its packets walk it.
 
 use super::{LinkId, Network};
 use crate::routing::Routing;
@@ -36,6 +38,54 @@ pub(super) struct Route {
     len: u16,
 }
 
+/// A route named by its ends and its path, packed in the route number: `a` in the high bits,
+/// then `b`, then the path. A stored route costs a packet two reads of tables of two entries
+/// per connection (a million connections: 33 MB, a cache miss each at every hop), where the
+/// built-in shapes' arithmetic costs a few instructions.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Packing {
+    /// Bits of the path.
+    path_bits: u32,
+    /// Bits of a host (`b`; `a` above it).
+    host_bits: u32,
+}
+
+/// Bits that hold every number below `n`.
+fn bits_below(n: u32) -> u32 {
+    u32::BITS - n.saturating_sub(1).leading_zeros()
+}
+
+impl Packing {
+    /// The packing of `hosts` hosts on `shape`, if its routes are computed and fit.
+    pub(super) fn of(shape: &Shape, hosts: u32) -> Option<Packing> {
+        let paths = match *shape {
+            Shape::Graph(_) => return None,
+            Shape::Star => 1,
+            Shape::LeafSpine { spines, .. } => spines,
+            Shape::FatTree { k, .. } => (k / 2) * (k / 2),
+        };
+        let (path_bits, host_bits) = (bits_below(paths), bits_below(hosts));
+        (2 * host_bits + path_bits <= u32::BITS).then_some(Packing {
+            path_bits,
+            host_bits,
+        })
+    }
+
+    #[inline]
+    fn pack(self, a: u32, b: u32, path: u32) -> u32 {
+        debug_assert!(a.max(b) as u64 >> self.host_bits == 0 && path as u64 >> self.path_bits == 0);
+        ((((a as u64) << self.host_bits | b as u64) << self.path_bits) | path as u64) as u32
+    }
+
+    #[inline]
+    fn unpack(self, route: u32) -> (u32, u32, u32) {
+        let path = route & ((1u64 << self.path_bits) - 1) as u32;
+        let ends = (route as u64) >> self.path_bits;
+        let b = (ends & ((1u64 << self.host_bits) - 1)) as u32;
+        ((ends >> self.host_bits) as u32, b, path)
+    }
+}
+
 impl Network {
     /// Number of distinct paths from host `a` to host `b`.
     pub fn paths_between(&self, a: u32, b: u32) -> u32 {
@@ -68,6 +118,9 @@ impl Network {
     /// Add a route from host `a` to host `b` on path `path` (reduced modulo the number of
     /// paths), returning its index.
     pub fn add_route(&mut self, a: u32, b: u32, path: u32) -> u32 {
+        if let Some(p) = self.packing {
+            return p.pack(a, b, path % self.paths_between(a, b));
+        }
         let start = self.route_links.len();
         if let Shape::Graph(g) = &self.shape {
             // Each switch on the way reduces the path number by its own fan-out.
@@ -113,6 +166,10 @@ impl Network {
     /// The link at `hop` of `route`, or `None` past its end.
     #[inline]
     pub fn hop(&self, route: u32, hop: u16) -> Option<LinkId> {
+        if let Some(p) = self.packing {
+            let (a, b, path) = p.unpack(route);
+            return self.hop_via(a, b, path, hop);
+        }
         let r = self.routes[route as usize];
         (hop < r.len).then(|| self.route_links[(r.start + hop as u32) as usize])
     }
@@ -204,6 +261,13 @@ impl Network {
 
     /// Unloaded one-way latency of `route` for a packet of `frame` bytes.
     pub fn latency(&self, route: u32, frame: u64) -> SimTime {
+        if let Some(p) = self.packing {
+            let (a, b, path) = p.unpack(route);
+            let links: Vec<LinkId> = (0..self.path_len(a, b))
+                .filter_map(|h| self.hop_via(a, b, path, h))
+                .collect();
+            return self.unloaded(&links, frame);
+        }
         let r = self.routes[route as usize];
         let start = r.start as usize;
         self.unloaded(&self.route_links[start..start + r.len as usize], frame)

@@ -4,6 +4,7 @@
 use super::{HostCounters, KvGets, GET, RESPOND, WARM};
 use crate::app::{App, Effect, Token, View};
 use crate::ids::{ConnId, EndpointId};
+use crate::net::fabric::prefetch;
 use crate::report::Report;
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::SimTime;
@@ -108,6 +109,11 @@ impl App for KvGets {
         if ep.is_sender() && self.stalled(replica) {
             out.push(Effect::Fill { slot: replica });
         }
+    }
+
+    #[inline]
+    fn warm(&self, ep: EndpointId) {
+        prefetch(&self.open[ep.conn().index()]);
     }
 
     fn counts_rx(&self) -> bool {
