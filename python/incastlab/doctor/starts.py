@@ -78,18 +78,18 @@ def direct_starts(t: TraceReport, link_bps: int, kind: str) -> dict[str, Estimat
     if kind == "sync_read":
         out["request_stagger"] = Estimate(
             "request_stagger",
-            round(stagger, -6),
-            round(min(spreads), -6),
-            round(max(spreads), -6),
+            _us(stagger),
+            _us(min(spreads)),
+            _us(max(spreads)),
             "medium",
             f"requests of a block spread over {measured * (n - 1) / 1e9:,.2f} ms (median over "
             f"{rounds})" + ("" if stagger else ": at the pace of the client's NIC"),
         )
     out["jitter"] = Estimate(
         "jitter",
-        round(jitter, -6),
-        round(min(jitters), -6),
-        round(max(jitters), -6),
+        _us(jitter),
+        _us(min(jitters)),
+        _us(max(jitters)),
         "low" if jitter else "medium",
         f"first answers over {rounds}: 2 x (median - shortest) request-to-answer delay, less "
         f"{n} frame times"
@@ -113,21 +113,23 @@ def early_answers_ps(t: TraceReport) -> float | None:
 def fit_jitter(
     est: dict[str, Estimate],
     capture: TraceReport,
-    replica_trace: Callable[[dict[str, Estimate]], TraceReport],
+    replica_trace: Callable[[dict[str, Estimate]], TraceReport | None],
 ) -> Estimate:
     """The jitter whose replica's early answers come as late as the capture's: each of
     :data:`FIT_FRACTIONS` of the direct estimate runs once (``replica_trace`` runs a replica of
-    ``est`` and reads its capture), and the value between the two that bracket the capture's
-    delay is interpolated. No jitter where the direct estimate saw none."""
+    ``est`` and reads its capture, None where it cannot), and the value between the two that
+    bracket the capture's delay is interpolated. No jitter where the direct estimate saw
+    none."""
     direct = est.get("jitter")
     target = early_answers_ps(capture)
     if direct is None or not direct.value or target is None:
         return direct or Estimate("jitter", 0, 0, 0, "medium", "no blocks to read it from")
     tried: list[tuple[float, float]] = []
     for f in FIT_FRACTIONS:
-        j = round(direct.value * f, -6)
+        j = _us(direct.value * f)
         trial = {**est, "jitter": Estimate("jitter", j, j, j, "low", "trial")}
-        got = early_answers_ps(replica_trace(trial))
+        replica = replica_trace(trial)
+        got = None if replica is None else early_answers_ps(replica)
         if got is not None:
             tried.append((j, got))
     if not tried:
@@ -148,23 +150,35 @@ def fit_jitter(
     )
 
 
+def _us(ps: float) -> int:
+    """Picoseconds rounded to whole microseconds (what the replica's scenario writes)."""
+    return int(round(ps, -6))
+
+
 def _bracketed(tried: list[tuple[float, float]], target: float) -> float:
     """The jitter at which the (jitter, delay) points reach ``target``, linearly between the
     first pair that brackets it; the closest point where none does."""
     for (j0, g0), (j1, g1) in itertools.pairwise(tried):
         if g0 <= target <= g1 and g1 > g0:
-            return round(j0 + (j1 - j0) * (target - g0) / (g1 - g0), -6)
+            return _us(j0 + (j1 - j0) * (target - g0) / (g1 - g0))
     return min(tried, key=lambda p: abs(p[1] - target))[0]
 
 
-def replica_trace(est: dict[str, Estimate], profile: str, seed: int) -> TraceReport:
-    """A replica of ``est`` behind a :data:`FIT_BUFFER` port, captured and read."""
+def replica_trace(est: dict[str, Estimate], profile: str, seed: int) -> TraceReport | None:
+    """A replica of ``est`` behind a :data:`FIT_BUFFER` port, captured and read; None for one
+    that does not finish within the simulator's budget or whose capture cannot be read (as
+    :func:`~incastlab.doctor.replica.replica_readings` treats them)."""
     import tempfile
     from pathlib import Path
 
+    from incastlab import SimulationError
+    from incastlab._core import TraceError
     from incastlab.backends.sim import simulate
 
     with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
         pcap = Path(tmp) / "starts.pcap"
-        simulate(scenario_dict(est, FIT_BUFFER, FIT_RTO_MIN_PS, profile, seed), pcap=pcap)
-        return analyze(pcap, TraceOptions())
+        try:
+            simulate(scenario_dict(est, FIT_BUFFER, FIT_RTO_MIN_PS, profile, seed), pcap=pcap)
+            return analyze(pcap, TraceOptions())
+        except (SimulationError, TraceError):
+            return None
