@@ -49,6 +49,11 @@ FULL_FRAME_WIRE_BYTES = 1538
 PS_PER_NS = 1000
 
 
+def frame_time_ps(link_bps: int) -> int:
+    """A full frame's serialization at ``link_bps``, picoseconds."""
+    return FULL_FRAME_WIRE_BYTES * 8 * 10**12 // link_bps
+
+
 @dataclass(frozen=True)
 class Estimate:
     """One inferred value: ``value`` in base units (bytes, bit/s, picoseconds, a count or a
@@ -180,7 +185,7 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
             "rtt", 100_000_000, None, None, "assumed", "no request seen before an answer"
         )
     first_ps = min(answers) * PS_PER_NS
-    ser_ps = FULL_FRAME_WIRE_BYTES * 8 * 10**12 // link_bps
+    ser_ps = frame_time_ps(link_bps)
     base = max(first_ps - 2 * ser_ps, first_ps // 4)
     return Estimate(
         "rtt",

@@ -22,7 +22,7 @@ from typing import Any
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
 from incastlab.doctor.timer import one_per_tick, rto_estimate, rtt_driven_floor, rtt_driven_timeout
-from incastlab.trace import TraceReport
+from incastlab.trace import TraceOptions, TraceReport
 
 #: The buffers the fit searches between, bytes: from a few frames to far more than any
 #: shallow-buffered data-centre switch gives one port.
@@ -174,6 +174,27 @@ def silence_distance(capture: Sequence[int], replica: Sequence[int], blocks: int
     return SILENCE_WEIGHT * d
 
 
+def captured(scenario: dict[str, Any], options: list[TraceOptions]) -> list[TraceReport] | None:
+    """Run ``scenario`` with a capture at its receiver and read that capture once per
+    ``options``; None for a replica that does not finish within the simulator's time budget
+    or whose capture spans too long to read."""
+    import tempfile
+    from pathlib import Path
+
+    from incastlab import SimulationError
+    from incastlab._core import TraceError
+    from incastlab.backends.sim import simulate
+    from incastlab.trace import analyze
+
+    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
+        pcap = Path(tmp) / "replica.pcap"
+        try:
+            simulate(scenario, pcap=pcap)
+            return [analyze(pcap, o) for o in options]
+        except (SimulationError, TraceError):
+            return None
+
+
 def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures, list[int]]:
     """Run ``scenario`` with a capture at its receiver and read that capture as the
     operator's is read: its figures with timeouts counted against ``rto_min_ps``, and its
@@ -181,24 +202,18 @@ def replica_readings(scenario: dict[str, Any], rto_min_ps: int) -> tuple[Figures
     misreadings (ordinary pauses taken for timeouts, backed-off timeouts guessed). A
     replica that does not finish within the simulator's time budget (32 senders behind a
     4 KB port at RTOmin 200 ms) reads as the worst there is: no goodput, endless losses."""
-    import tempfile
-    from pathlib import Path
-
-    from incastlab import SimulationError
-    from incastlab._core import TraceError
-    from incastlab.backends.sim import simulate
-    from incastlab.trace import TraceOptions, analyze
-
-    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
-        pcap = Path(tmp) / "replica.pcap"
-        try:
-            simulate(scenario, pcap=pcap)
-            probe = analyze(pcap, TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000))
-            at = analyze(pcap, TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)))
-        except (SimulationError, TraceError):
-            # A replica so collapsed its capture spans minutes (backed-off timeouts: more
-            # intervals than the reader bins) is as far from any capture as one that never ends.
-            return Figures(0.0, (math.inf,), math.inf, 1, math.inf), []
+    read = captured(
+        scenario,
+        [
+            TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000),
+            TraceOptions(None, rto_min_ps, min(100_000_000, rto_min_ps)),
+        ],
+    )
+    if read is None:
+        # A replica so collapsed its capture spans minutes (backed-off timeouts: more
+        # intervals than the reader bins) is as far from any capture as one that never ends.
+        return Figures(0.0, (math.inf,), math.inf, 1, math.inf), []
+    probe, at = read
     return capture_figures(at), list(probe.report["rto_silences_ns"])
 
 

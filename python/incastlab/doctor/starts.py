@@ -16,9 +16,9 @@ import itertools
 import statistics
 from collections.abc import Callable
 
-from incastlab.doctor.infer import FULL_FRAME_WIRE_BYTES, PS_PER_NS, Estimate
-from incastlab.doctor.replica import scenario_dict
-from incastlab.trace import TraceOptions, TraceReport, analyze
+from incastlab.doctor.infer import PS_PER_NS, Estimate, frame_time_ps
+from incastlab.doctor.replica import captured, scenario_dict
+from incastlab.trace import TraceOptions, TraceReport
 
 #: Port buffer of the replicas the jitter is fitted with, bytes: the early answers' delays
 #: hardly move with it (16 x 64 KB at 100 Mbps, stagger 300 us: the same within 0.7 ms at
@@ -49,7 +49,7 @@ def direct_starts(t: TraceReport, link_bps: int, kind: str) -> dict[str, Estimat
     synchronized than a simultaneous start fills a port less, and a replica that starts every
     server together needs a deeper buffer to match it. The jitter read so is an upper bound
     (every first segment's queue counted as its server's wait): :func:`fit_jitter` refines it."""
-    frame_ps = FULL_FRAME_WIRE_BYTES * 8 * 10**12 // link_bps
+    frame_ps = frame_time_ps(link_bps)
     spreads, jitters, flows = [], [], []
     for b in t.report["blocks"]:
         d = b.get("answer_delays_ns") or []
@@ -166,19 +166,6 @@ def _bracketed(tried: list[tuple[float, float]], target: float) -> float:
 
 def replica_trace(est: dict[str, Estimate], profile: str, seed: int) -> TraceReport | None:
     """A replica of ``est`` behind a :data:`FIT_BUFFER` port, captured and read; None for one
-    that does not finish within the simulator's budget or whose capture cannot be read (as
-    :func:`~incastlab.doctor.replica.replica_readings` treats them)."""
-    import tempfile
-    from pathlib import Path
-
-    from incastlab import SimulationError
-    from incastlab._core import TraceError
-    from incastlab.backends.sim import simulate
-
-    with tempfile.TemporaryDirectory(prefix="incast-doctor-") as tmp:
-        pcap = Path(tmp) / "starts.pcap"
-        try:
-            simulate(scenario_dict(est, FIT_BUFFER, FIT_RTO_MIN_PS, profile, seed), pcap=pcap)
-            return analyze(pcap, TraceOptions())
-        except (SimulationError, TraceError):
-            return None
+    that does not finish or whose capture cannot be read (:func:`captured`)."""
+    read = captured(scenario_dict(est, FIT_BUFFER, FIT_RTO_MIN_PS, profile, seed), [TraceOptions()])
+    return None if read is None else read[0]
