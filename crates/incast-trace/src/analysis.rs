@@ -234,6 +234,9 @@ impl Analyzer {
         dir.on_packet(t, s.ce, s.ece, s.ip_id, s.len);
         dir.remember(s.seq, s.ack, s.len);
         let into_receiver = self.receiver == Some(s.dst);
+        if s.syn {
+            dir.syn_ns.get_or_insert(t);
+        }
         if s.len == 0 || s.syn || s.rst {
             if into_receiver {
                 self.bin_at(t).wire += wire as u64;
@@ -376,6 +379,17 @@ impl Analyzer {
             rto_silences_ns: self.silences(),
             ..Report::default()
         };
+        r.handshake_ns = self.handshake_ns();
+        // The shortest loop from the receiver back to itself: no packet sent in answer to
+        // one of its ACKs arrives sooner (a request's first answer adds the server's time).
+        let loop_ns = self
+            .blocks
+            .iter()
+            .map(|b| b.first_answer_ns)
+            .chain([r.handshake_ns])
+            .filter(|&l| l > 0)
+            .min()
+            .unwrap_or(0);
         // Flows into the receiver, numbered as first seen (those in blocks keep theirs).
         let mut rows = Vec::new();
         for (i, d) in self.dirs.iter().enumerate() {
@@ -401,6 +415,7 @@ impl Analyzer {
                 counts: d.counts,
                 first_ns: d.first_ns - t0,
                 last_ns: d.last_ns - t0,
+                flight: d.flight.read(loop_ns, d.ids_count_packets()),
             });
         }
         rows.sort_by_key(|f| f.flow);
@@ -445,6 +460,20 @@ impl Analyzer {
         r.incast = r.episodes.iter().any(|e| e.synchronized);
         r.verdict = verdict(&r, &self.opts);
         r
+    }
+
+    /// The shortest handshake into the receiver's flows: its SYN to the SYN-ACK, as the
+    /// receiver's side of the path sees it (0: no handshake in the capture).
+    fn handshake_ns(&self) -> u64 {
+        self.dirs
+            .iter()
+            .filter(|d| Some(d.dst) == self.receiver)
+            .filter_map(|d| {
+                let syn = self.dirs[d.reverse? as usize].syn_ns?;
+                d.syn_ns?.checked_sub(syn)
+            })
+            .min()
+            .unwrap_or(0)
     }
 
     /// Timeouts a silence held before the one that ended it: the RTO doubles after each, so

@@ -35,6 +35,8 @@
 
 use serde::Serialize;
 
+use crate::flight::FirstFlight;
+
 /// Shortest probe timeout of Linux's TLP (two 1 ms jiffies), nanoseconds.
 pub const TLP_MIN_NS: u64 = 2_000_000;
 /// Largest step of a sender's IP identification read as packets the capture missed; a larger
@@ -160,6 +162,10 @@ pub struct Direction {
     unseen: u32,
     /// The last packet's sequence and acknowledgment numbers and payload length.
     last_sig: (u32, u32, u32),
+    /// When its SYN was seen (the handshake's round trip, with the peer's).
+    pub syn_ns: Option<u64>,
+    /// The first flight of its first response.
+    pub flight: FirstFlight,
 }
 
 impl Direction {
@@ -195,6 +201,8 @@ impl Direction {
             aggregated: false,
             unseen: 0,
             last_sig: (0, 0, 0),
+            syn_ns: None,
+            flight: FirstFlight::default(),
         }
     }
 
@@ -214,6 +222,9 @@ impl Direction {
             self.peer_dup = dup || sack;
             self.peer_sack = sack;
             self.peer_ack = Some(ack);
+            if sack || self.base.is_some_and(|b| self.unwrap(b, ack) > 0) {
+                self.flight.on_ack(t);
+            }
         }
         if len > 0 && !self.peer_data_since {
             self.peer_data_since = true;
@@ -282,7 +293,7 @@ impl Direction {
     /// random identifications rarely step by one), or, over the first few steps, every step
     /// is small.
     #[inline]
-    fn ids_count_packets(&self) -> bool {
+    pub fn ids_count_packets(&self) -> bool {
         !self.aggregated
             && self.id_steps > 0
             && if self.id_steps >= 4 {
@@ -362,6 +373,9 @@ impl Direction {
             self.counts.max_gap_ns = self.counts.max_gap_ns.max(g);
         }
         let new_bytes = (end - self.snd_max).max(0) as u64;
+        let ip_id = self.ip_id.unwrap_or(0);
+        self.flight
+            .on_data(t, ip_id, new_bytes > 0 && retx.is_none(), response_start);
         self.snd_max = self.snd_max.max(end);
         self.counts.unique_bytes += new_bytes;
         self.counts.bytes += len as u64;

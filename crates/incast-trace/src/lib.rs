@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod decode;
+pub mod flight;
 pub mod flows;
 pub mod reader;
 pub mod report;

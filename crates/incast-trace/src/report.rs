@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::flight::Flight;
 use crate::flows::FlowCounts;
 
 /// Every finding, ready to serialize.
@@ -46,6 +47,9 @@ pub struct Report {
     /// another capture's read the same way (`incast doctor` sets its replica's beside the
     /// operator's).
     pub rto_silences_ns: Vec<u64>,
+    /// The shortest handshake into the receiver (its SYN to the SYN-ACK), nanoseconds; 0:
+    /// none in the capture.
+    pub handshake_ns: u64,
     /// Segments resent into the receiver, by cause.
     pub retx_fast: u64,
     /// Segments resent after timeouts.
@@ -92,6 +96,9 @@ pub struct FlowRow {
     pub first_ns: u64,
     /// Last packet.
     pub last_ns: u64,
+    /// Its first flight (the sender's initial window where seen whole).
+    #[serde(flatten)]
+    pub flight: Flight,
 }
 
 /// The receiver's ingress per interval, as columns.

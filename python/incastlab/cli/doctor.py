@@ -268,8 +268,11 @@ def _print_estimates(out: Console, title: str, estimates: dict[str, Any]) -> Non
         if e.lo == 0 and e.hi:
             rng = f"≤ {hi}"
         text = shown(name, e.value)
-        if e.confidence == "bound":  # the fit's value is not identified: show the bound
-            text, rng = (f"≤ {hi}", "") if not e.lo else (f"{lo}..{hi}", "")
+        if e.confidence == "bound":  # the value is not identified: show the bound
+            if not e.lo:
+                text, rng = f"≤ {hi}", ""
+            else:
+                text, rng = (f"≥ {lo}", "") if e.hi is None else (f"{lo}..{hi}", "")
         est.add_row(name, text, rng, e.confidence, e.evidence)
     out.print(est)
 

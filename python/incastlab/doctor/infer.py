@@ -12,6 +12,7 @@ simulation (:mod:`incastlab.doctor.replica`).
 
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 from dataclasses import dataclass
@@ -129,6 +130,7 @@ def infer(trace: TraceReport) -> dict[str, Estimate]:
     out["rounds"] = Estimate("rounds", rounds, rounds, rounds, "exact", "blocks read")
     out["link"] = _link(trace)
     out["rtt"] = _rtt(trace, out["link"].value)
+    out["initial_window"] = _initial_window(trace)
     return out
 
 
@@ -177,22 +179,75 @@ def _link(t: TraceReport) -> Estimate:
 
 
 def _rtt(t: TraceReport, link_bps: int) -> Estimate:
-    """Base RTT from the shortest delay between a block's request and its first answer, less
-    the two full-frame serializations (sender's NIC, switch port) the first answer waits for."""
+    """Base RTT: the shortest handshake where the capture has one (SYN to SYN-ACK: no server
+    application and no full frame in it), else the shortest delay between a block's request
+    and its first answer, less the two full-frame serializations (sender's NIC, switch port)
+    the first answer waits for; that delay bounds it from above either way."""
     answers = [b["first_answer_ns"] for b in t.report["blocks"] if b["first_answer_ns"]]
-    if not answers:
+    handshake_ps = int(t.report.get("handshake_ns", 0)) * PS_PER_NS
+    if not answers and not handshake_ps:
         return Estimate(
-            "rtt", 100_000_000, None, None, "assumed", "no request seen before an answer"
+            "rtt", 100_000_000, None, None, "assumed", "no request or handshake in the capture"
         )
-    first_ps = min(answers) * PS_PER_NS
-    ser_ps = frame_time_ps(link_bps)
-    base = max(first_ps - 2 * ser_ps, first_ps // 4)
+    base = hi = None
+    evidence = []
+    if answers:
+        first_ps = min(answers) * PS_PER_NS
+        ser_ps = frame_time_ps(link_bps)
+        base, hi = max(first_ps - 2 * ser_ps, first_ps // 4), first_ps
+        evidence.append(
+            f"shortest request-to-first-answer delay {first_ps / 1e6:,.1f} us over "
+            f"{len(answers)} blocks, less two frames at the link rate "
+            f"({2 * ser_ps / 1e6:,.1f} us)"
+        )
+    if handshake_ps:
+        base, hi = handshake_ps, max(hi or 0, handshake_ps)
+        evidence.insert(0, f"shortest handshake (SYN to SYN-ACK) {handshake_ps / 1e6:,.1f} us")
+    assert base is not None and hi is not None
+    return Estimate("rtt", base, base, hi, "medium", "; ".join(evidence))
+
+
+def _initial_window(t: TraceReport) -> Estimate:
+    """The senders' initial window from their connections' first flights (``incast pcap``'s
+    ``first_flight``: the packets that arrived before the receiver's first ACK of the
+    response could have drawn an answer), where a flight was seen whole: it ended a clear
+    pause before that, and the response went on after it. Behind a slow NIC or a shared
+    port the flights stretch past a round trip and show only a lower bound; the replica
+    then runs its profile's window."""
+    flows = t.report["flows"]
+    whole = [int(f["first_flight"]) for f in flows if f.get("first_flight_whole")]
+    seen = [int(f["first_flight"]) for f in flows if f.get("first_flight")]
+    counts = collections.Counter(whole)
+    value, agree = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=(0, 0))
+    if agree >= 2:
+        # Two flows at least, and most of those seen whole, say the same.
+        sure = agree >= 0.75 * len(whole)
+        return Estimate(
+            "initial_window",
+            value,
+            min(whole),
+            max(whole),
+            "high" if sure else "low",
+            f"{len(whole)} of {len(flows)} connections' first flights seen whole, {agree} of "
+            f"them {value} packets, before the first ACK could draw an answer",
+        )
+    if seen:
+        return Estimate(
+            "initial_window",
+            None,
+            max(seen),
+            None,
+            "bound",
+            f"{len(whole)} first flight(s) seen whole of {len(flows)} (the others took longer "
+            f"than a round trip, or lost their tails): at least {max(seen)} packets; the "
+            "replica runs its profile's window",
+        )
     return Estimate(
-        "rtt",
-        base,
-        base,
-        first_ps,
-        "medium",
-        f"shortest request-to-first-answer delay {first_ps / 1e6:,.1f} us over "
-        f"{len(answers)} blocks, less two frames at the link rate ({2 * ser_ps / 1e6:,.1f} us)",
+        "initial_window",
+        None,
+        None,
+        None,
+        "not shown",
+        "no connection's first flight in the capture (it began before, or no ACK came): "
+        "the replica runs its profile's window",
     )

@@ -82,9 +82,16 @@ def scenario_dict(
             {"congestion_control": est["congestion_control"].value}
             if "congestion_control" in est
             else {}
-        ),
+        )
+        | _initial_window(est),
         "workload": workload,
     }
+
+
+def _initial_window(est: dict[str, Estimate]) -> dict[str, int]:
+    """The replica's initial window where the capture showed one (else its profile's)."""
+    e = est.get("initial_window")
+    return {"initial_window": int(e.value)} if e is not None and e.value else {}
 
 
 @dataclass(frozen=True)
