@@ -5,6 +5,7 @@ added for the design's clusters (short last segments, the RTO's cap) hold alone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -77,9 +78,9 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
     assert held["median_error_unflagged"] <= 0.09
-    assert held["within_1_5x_unflagged"] >= 0.75
+    assert held["within_1_5x_unflagged"] >= 0.76
     assert held["flagged"] <= 0.11
-    assert held["inside_interval"] >= 0.82
+    assert held["inside_interval"] >= 0.81
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -218,6 +219,37 @@ def test_a_loss_with_fewer_than_dupthresh_segments_after_it_is_a_lost_tail() -> 
     assert 0 < lost < 2
     assert m1 == pytest.approx(lost)
     assert 0 < m2 < 0.5 * m1
+
+
+def test_bbr_overflows_the_port_every_round_until_its_responses_are_through() -> None:
+    """BBR keeps its rate and window through a loss: the senders that overflowed the port
+    overflow it every round after, each with the same chance of a timeout. The simulator at
+    13 x 630 KB into 287 KB at 2.8 Gbps, RTOmin 104 ms (classic): BBR 552-561 Mbps with
+    10-12 RTOs and 7,800-9,300 drops a run, an RTO in every block; Reno 2.6 Gbps, none.
+    Under RACK-TLP (Linux's profile) lost retransmissions are found by time: no change."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.window import repeated_timeouts
+
+    assert repeated_timeouts(13, 0.0, 400, 10) == 0
+    assert repeated_timeouts(13, 1.0, 0, 10) == pytest.approx(1.0)
+    assert repeated_timeouts(13, 1.0, 10, 10) == pytest.approx(13 * (1 - (12 / 13) ** 2))
+    keys = {"topology.senders": 13, "workload.sru": "630221B", "topology.buffer": "287494B",
+            "topology.link": "2771Mbps", "topology.receiver_link": "2771Mbps",
+            "topology.rtt": "80894ns", "tcp.rto_min": "104113576ns", "tcp.initial_window": 10,
+            "tcp.cwnd_restart": "idle", "workload.blocks": 4}  # fmt: skip
+    c = burst.fitted()
+
+    def goodput(profile: str, cc: str) -> float:
+        s = _scenario(**keys, **{"tcp.profile": profile, "tcp.congestion_control": cc})
+        return burst.predict(burst_path(s), c).goodput_bps
+
+    assert 552e6 / 1.5 < goodput("classic", "bbr") < 561e6 * 1.5
+    assert goodput("classic", "reno") > 2e9
+    s = _scenario(**keys, **{"tcp.profile": "linux", "tcp.congestion_control": "bbr"})
+    p = burst_path(s)
+    assert p.loss_blind
+    blind = burst.predict(p, c).goodput_bps
+    assert blind == burst.predict(dataclasses.replace(p, loss_blind=False), c).goodput_bps
 
 
 def test_linux_delays_the_ack_of_a_lone_segment_after_the_first_block() -> None:

@@ -318,4 +318,5 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
         host_jitter=t["host_jitter"] * PS,
         karn=not tcp["sack_rtt"],
+        loss_blind=tcp["congestion_control"] == "bbr",
     )

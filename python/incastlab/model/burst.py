@@ -21,7 +21,9 @@ per block". This model follows a block the way the port sees it instead:
    fast retransmit, except for a share :attr:`Constants.tail_timeout` (retransmissions lost
    to the same full queue). With RACK-TLP, lost retransmissions are found by time and a lost
    tail by the probe: those senders wait for the probe timer instead of the RTO, and of the
-   senders that lost a whole window only those whose probe the port drops time out.
+   senders that lost a whole window only those whose probe the port drops time out. BBR's
+   senders keep their window through a loss: they overflow the port again every round, with
+   the same chance of a timeout each (:mod:`incastlab.model.window`).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves restart slow start together and may overflow it again (a fresh RTO). The
@@ -47,6 +49,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
+from incastlab.model.window import grow, repeated_timeouts
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Path:
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
     karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
     rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
+    loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
 
 
 @dataclass(frozen=True)
@@ -355,17 +359,6 @@ def _remaining(p: Path, c: Constants, waiting: float, level: float) -> float:
     return total
 
 
-def _grow(window: float, ssthresh: float, acked: float) -> float:
-    """A window after ``acked`` segments are acknowledged without loss: one more segment per
-    ACK below ``ssthresh`` (slow start), one per window above it."""
-    if window < ssthresh:
-        room = ssthresh - window
-        if acked <= room:
-            return window + acked
-        window, acked = ssthresh, acked - room
-    return window + acked / window
-
-
 def _share_cap(p: Path) -> float:
     """DCTCP's marking holds a sender's window near its share of the marking threshold and
     the pipe (no cap without it)."""
@@ -387,6 +380,10 @@ def _block(
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
+    # BBR overflows the port every round (model/window.py); RACK finds its lost
+    # retransmissions by time instead of the RTO.
+    if p.loss_blind and not p.rack_tlp:
+        m0 = repeated_timeouts(n, m0, left, w_loss)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left))
@@ -412,12 +409,12 @@ def _block(
     # The window each sender carries out of the block (the model's senders are alike: the
     # mean over those that timed out and those that did not).
     if loss_round is None:
-        w_next, s_next = _grow(window, ssthresh, seg), ssthresh
+        w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
         timed_out = min(1.0, m0 / n)
         cut = max(2.0, p.beta * w_loss)
-        after_rto = _grow(1.0, max(2.0, w_loss / 2), left)
-        after_fr = _grow(cut, cut, left)
+        after_rto = grow(1.0, max(2.0, w_loss / 2), left)
+        after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
     w_next = min(w_next, _share_cap(p))
