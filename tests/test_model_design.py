@@ -78,7 +78,7 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
     assert held["median_error_unflagged"] <= 0.09
-    assert held["within_1_5x_unflagged"] >= 0.76
+    assert held["within_1_5x_unflagged"] >= 0.77
     assert held["flagged"] <= 0.11
     assert held["inside_interval"] >= 0.81
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
@@ -248,8 +248,40 @@ def test_bbr_overflows_the_port_every_round_until_its_responses_are_through() ->
     s = _scenario(**keys, **{"tcp.profile": "linux", "tcp.congestion_control": "bbr"})
     p = burst_path(s)
     assert p.loss_blind
-    blind = burst.predict(p, c).goodput_bps
-    assert blind == burst.predict(dataclasses.replace(p, loss_blind=False), c).goodput_bps
+    blind = burst.predict(p, c).timeouts_per_block
+    assert blind == burst.predict(dataclasses.replace(p, loss_blind=False), c).timeouts_per_block
+
+
+def test_windows_cut_below_the_pipe_leave_the_link_idle_until_they_grow_back() -> None:
+    """After the loss the rest of the block goes in congestion avoidance: where the buffer is
+    far short of the pipe, the cut windows fill less than the link and grow a segment per
+    round trip (CUBIC: its Reno-friendly 0.53, the cubic curve's seconds being thousands of
+    round trips here) until they overflow it again. The simulator at 8 x 908 KB into 27 KB
+    at 80 Gbps, 174 us (18 packets of buffer, 1,120 of pipe), linux CUBIC: 3.0-3.9 Gbps, no
+    RTO; the model said 8.9 Gbps with a full link after the loss."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.window import avoidance, round_trips
+
+    grow = avoidance(2, 1.0, 0.5, 10)
+    assert [grow(4), grow(5), grow(6)] == [5, 6, 3]
+    # Two senders, 6 segments each from a window of 2, RTT 10 (packet time 1): rounds of 2,
+    # 3 and the last segment.
+    assert round_trips(2, 6, 2, 10, 1, grow) == (10 + 2) * 2 + 2 * 1 + 1
+    keys = {"topology.senders": 8, "workload.sru": "908030B", "topology.buffer": "26719B",
+            "topology.link": "79654Mbps", "topology.receiver_link": "79654Mbps",
+            "topology.rtt": "173588ns", "tcp.rto_min": "993270ns", "tcp.initial_window": 4,
+            "tcp.profile": "linux", "tcp.congestion_control": "cubic",
+            "tcp.cwnd_restart": "block", "workload.blocks": 4}  # fmt: skip
+    c = burst.fitted()
+    p = burst_path(_scenario(**keys))
+    assert p.growth == pytest.approx(0.53, abs=0.005)
+    b = burst.predict(p, c)
+    assert b.dominant == "window sawtooth"
+    assert 3.02e9 / 1.5 < b.goodput_bps < 3.90e9 * 1.5
+    assert burst.predict(dataclasses.replace(p, growth=1.0), c).goodput_bps > b.goodput_bps
+    # A buffer as deep as the pipe: the cut windows still fill the link.
+    deep = burst.predict(burst_path(_scenario(**{**keys, "topology.buffer": "4MB"})), c)
+    assert deep.terms["window sawtooth"] == 0
 
 
 def test_linux_delays_the_ack_of_a_lone_segment_after_the_first_block() -> None:
