@@ -5,6 +5,7 @@ added for the design's clusters (short last segments, the RTO's cap) hold alone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -77,9 +78,9 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
     assert held["median_error_unflagged"] <= 0.09
-    assert held["within_1_5x_unflagged"] >= 0.75
+    assert held["within_1_5x_unflagged"] >= 0.77
     assert held["flagged"] <= 0.11
-    assert held["inside_interval"] >= 0.82
+    assert held["inside_interval"] >= 0.81
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -218,6 +219,69 @@ def test_a_loss_with_fewer_than_dupthresh_segments_after_it_is_a_lost_tail() -> 
     assert 0 < lost < 2
     assert m1 == pytest.approx(lost)
     assert 0 < m2 < 0.5 * m1
+
+
+def test_bbr_overflows_the_port_every_round_until_its_responses_are_through() -> None:
+    """BBR keeps its rate and window through a loss: the senders that overflowed the port
+    overflow it every round after, each with the same chance of a timeout. The simulator at
+    13 x 630 KB into 287 KB at 2.8 Gbps, RTOmin 104 ms (classic): BBR 552-561 Mbps with
+    10-12 RTOs and 7,800-9,300 drops a run, an RTO in every block; Reno 2.6 Gbps, none.
+    Under RACK-TLP (Linux's profile) lost retransmissions are found by time: no change."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.window import repeated_timeouts
+
+    assert repeated_timeouts(13, 0.0, 400, 10) == 0
+    assert repeated_timeouts(13, 1.0, 0, 10) == pytest.approx(1.0)
+    assert repeated_timeouts(13, 1.0, 10, 10) == pytest.approx(13 * (1 - (12 / 13) ** 2))
+    keys = {"topology.senders": 13, "workload.sru": "630221B", "topology.buffer": "287494B",
+            "topology.link": "2771Mbps", "topology.receiver_link": "2771Mbps",
+            "topology.rtt": "80894ns", "tcp.rto_min": "104113576ns", "tcp.initial_window": 10,
+            "tcp.cwnd_restart": "idle", "workload.blocks": 4}  # fmt: skip
+    c = burst.fitted()
+
+    def goodput(profile: str, cc: str) -> float:
+        s = _scenario(**keys, **{"tcp.profile": profile, "tcp.congestion_control": cc})
+        return burst.predict(burst_path(s), c).goodput_bps
+
+    assert 552e6 / 1.5 < goodput("classic", "bbr") < 561e6 * 1.5
+    assert goodput("classic", "reno") > 2e9
+    s = _scenario(**keys, **{"tcp.profile": "linux", "tcp.congestion_control": "bbr"})
+    p = burst_path(s)
+    assert p.loss_blind
+    blind = burst.predict(p, c).timeouts_per_block
+    assert blind == burst.predict(dataclasses.replace(p, loss_blind=False), c).timeouts_per_block
+
+
+def test_windows_cut_below_the_pipe_leave_the_link_idle_until_they_grow_back() -> None:
+    """After the loss the rest of the block goes in congestion avoidance: where the buffer is
+    far short of the pipe, the cut windows fill less than the link and grow a segment per
+    round trip (CUBIC: its Reno-friendly 0.53, the cubic curve's seconds being thousands of
+    round trips here) until they overflow it again. The simulator at 8 x 908 KB into 27 KB
+    at 80 Gbps, 174 us (18 packets of buffer, 1,120 of pipe), linux CUBIC: 3.0-3.9 Gbps, no
+    RTO; the model said 8.9 Gbps with a full link after the loss."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.window import avoidance, round_trips
+
+    grow = avoidance(2, 1.0, 0.5, 10)
+    assert [grow(4), grow(5), grow(6)] == [5, 6, 3]
+    # Two senders, 6 segments each from a window of 2, RTT 10 (packet time 1): rounds of 2,
+    # 3 and the last segment.
+    assert round_trips(2, 6, 2, 10, 1, grow) == (10 + 2) * 2 + 2 * 1 + 1
+    keys = {"topology.senders": 8, "workload.sru": "908030B", "topology.buffer": "26719B",
+            "topology.link": "79654Mbps", "topology.receiver_link": "79654Mbps",
+            "topology.rtt": "173588ns", "tcp.rto_min": "993270ns", "tcp.initial_window": 4,
+            "tcp.profile": "linux", "tcp.congestion_control": "cubic",
+            "tcp.cwnd_restart": "block", "workload.blocks": 4}  # fmt: skip
+    c = burst.fitted()
+    p = burst_path(_scenario(**keys))
+    assert p.growth == pytest.approx(0.53, abs=0.005)
+    b = burst.predict(p, c)
+    assert b.dominant == "window sawtooth"
+    assert 3.02e9 / 1.5 < b.goodput_bps < 3.90e9 * 1.5
+    assert burst.predict(dataclasses.replace(p, growth=1.0), c).goodput_bps > b.goodput_bps
+    # A buffer as deep as the pipe: the cut windows still fill the link.
+    deep = burst.predict(burst_path(_scenario(**{**keys, "topology.buffer": "4MB"})), c)
+    assert deep.terms["window sawtooth"] == 0
 
 
 def test_linux_delays_the_ack_of_a_lone_segment_after_the_first_block() -> None:

@@ -289,6 +289,8 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
     marking = None
     if dctcp and (k["bytes"] is not None or k["packets"] is not None):
         marking = int(k["bytes"]) if k["bytes"] is not None else int(k["packets"]) * frame
+    cubic = tcp["congestion_control"] == "cubic"
+    beta = 0.7 if cubic else 0.5
     return burst.Path(
         senders=n,
         sru=sru,
@@ -315,7 +317,10 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         # The simulator's receiver caps its delayed ACK as Linux's does (with quick ACKs).
         delack_max=timer["delack_max"] * PS if tcp["quickack"] else math.inf,
         marking=marking,
-        beta=0.7 if tcp["congestion_control"] == "cubic" else 0.5,
+        beta=beta,
         host_jitter=t["host_jitter"] * PS,
         karn=not tcp["sack_rtt"],
+        loss_blind=tcp["congestion_control"] == "bbr",
+        # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
+        growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
     )

@@ -21,7 +21,9 @@ per block". This model follows a block the way the port sees it instead:
    fast retransmit, except for a share :attr:`Constants.tail_timeout` (retransmissions lost
    to the same full queue). With RACK-TLP, lost retransmissions are found by time and a lost
    tail by the probe: those senders wait for the probe timer instead of the RTO, and of the
-   senders that lost a whole window only those whose probe the port drops time out.
+   senders that lost a whole window only those whose probe the port drops time out. BBR's
+   senders keep their window through a loss: they overflow the port again every round, with
+   the same chance of a timeout each (:mod:`incastlab.model.window`).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves restart slow start together and may overflow it again (a fresh RTO). The
@@ -32,9 +34,10 @@ per block". This model follows a block the way the port sees it instead:
    Karn's rule keeps them from sampling, holds them in a loop of timeouts with nothing lost
    and the link full of duplicates (:mod:`incastlab.model.loop`).
 
-Goodput = bytes / (transfer time with slow start + the waits that no other sender's transfer
-hides), averaged over the run's blocks (the first from the initial window). Expected values
-throughout: a "timeouts per block" of 0.3 is a 30% chance of one.
+Goodput = bytes / (transfer time with slow start, after a loss congestion avoidance's sawtooth
+(:mod:`incastlab.model.window`), + the waits that no other sender's transfer hides), averaged
+over the run's blocks (the first from the initial window). Expected values throughout: a
+"timeouts per block" of 0.3 is a 30% chance of one.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
+from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class Path:
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
     karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
     rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
+    loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
+    growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,11 @@ class Block:
     waits: float  # expected serial RTO waits, in RTOs (backoff counted: 1 + 2 + 4 ...)
     stall_s: float  # time the waits add to the block (what other transfers do not hide)
     delack_s: float  # time a delayed ACK holds the first round
+    sawtooth_s: float = 0.0  # time congestion avoidance after the loss adds (window.py)
 
     @property
     def time_s(self) -> float:
-        return self.transfer_s + self.stall_s + self.delack_s
+        return self.transfer_s + self.stall_s + self.delack_s + self.sawtooth_s
 
 
 @dataclass(frozen=True)
@@ -163,19 +170,8 @@ def probe_seconds(p: Path) -> float:
 
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
     """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
-    round (slow start). A round that does not fill the link lasts one RTT plus the first
-    segment's two hops; the last round ends when its last segment has crossed both hops. Plus
-    the request's way out and the response's way back (the base RTT)."""
-    pt = _packet_time(p)
-    t, rem, w = p.rtt, float(segments), max(1.0, window)
-    while rem > 1e-9:
-        b = min(w, rem)
-        rem -= b
-        if rem <= 1e-9:
-            return t + senders * b * pt + pt
-        t += max(p.rtt + 2 * pt, senders * b * pt)
-        w *= 2
-    return t
+    round (slow start), after the request's way out and the response's way back (the RTT)."""
+    return p.rtt + round_trips(senders, segments, window, p.rtt, _packet_time(p), lambda w: 2 * w)
 
 
 # ---------------------------------------------------------------- overflow
@@ -355,17 +351,6 @@ def _remaining(p: Path, c: Constants, waiting: float, level: float) -> float:
     return total
 
 
-def _grow(window: float, ssthresh: float, acked: float) -> float:
-    """A window after ``acked`` segments are acknowledged without loss: one more segment per
-    ACK below ``ssthresh`` (slow start), one per window above it."""
-    if window < ssthresh:
-        room = ssthresh - window
-        if acked <= room:
-            return window + acked
-        window, acked = ssthresh, acked - room
-    return window + acked / window
-
-
 def _share_cap(p: Path) -> float:
     """DCTCP's marking holds a sender's window near its share of the marking threshold and
     the pipe (no cap without it)."""
@@ -387,6 +372,20 @@ def _block(
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
+    # BBR overflows the port every round (model/window.py); RACK finds its lost
+    # retransmissions by time instead of the RTO.
+    if p.loss_blind and not p.rack_tlp:
+        m0 = repeated_timeouts(n, m0, left, w_loss)
+    # After the loss the rest goes in congestion avoidance: where the buffer is short of the
+    # pipe the cut windows leave the link idle until they grow back (window.py).
+    sawtooth = 0.0
+    if loss_round is not None and p.marking is None and not p.loss_blind:
+        ceiling = _buffer_packets(p) + _pipe_packets(p)
+        cut = max(2.0, p.beta * w_loss)
+        ca = round_trips(
+            n, left, cut, p.rtt, _packet_time(p), avoidance(n, p.growth, p.beta, ceiling)
+        )
+        sawtooth = max(0.0, transfer_time(p, n, seg - left, window) + ca - transfer)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left))
@@ -412,12 +411,12 @@ def _block(
     # The window each sender carries out of the block (the model's senders are alike: the
     # mean over those that timed out and those that did not).
     if loss_round is None:
-        w_next, s_next = _grow(window, ssthresh, seg), ssthresh
+        w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
         timed_out = min(1.0, m0 / n)
         cut = max(2.0, p.beta * w_loss)
-        after_rto = _grow(1.0, max(2.0, w_loss / 2), left)
-        after_fr = _grow(cut, cut, left)
+        after_rto = grow(1.0, max(2.0, w_loss / 2), left)
+        after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
     w_next = min(w_next, _share_cap(p))
@@ -431,6 +430,7 @@ def _block(
         waits=waits,
         stall_s=stall + probe,
         delack_s=delack,
+        sawtooth_s=sawtooth,
     )
     return block, w_next, s_next
 
@@ -462,7 +462,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     spurious = max(0.0, spurious_loop(p, c) - block)
     block += spurious
     data = p.senders * p.sru * 8
-    ideal = sum(b.transfer_s for b in blocks) / k
+    # The block without RTO waits (the regimes' yardstick): the sawtooth is no stall.
+    ideal = sum(b.transfer_s + b.sawtooth_s for b in blocks) / k
     goodput = data / block
     ideal_bps = data / ideal
     to = sum(b.timeouts for b in blocks) / k
@@ -470,9 +471,10 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     link = p.senders * _segments(p) * _packet_time(p)
     terms = {
         "transfer": link,
-        "slow start": max(0.0, ideal - link),
+        "slow start": max(0.0, sum(b.transfer_s for b in blocks) / k - link),
         "RTO waits": sum(b.stall_s for b in blocks) / k,
         "delayed ACK": sum(b.delack_s for b in blocks) / k,
+        "window sawtooth": sum(b.sawtooth_s for b in blocks) / k,
         "spurious RTOs": spurious,
     }
     dominant = max(terms, key=lambda t: terms[t])

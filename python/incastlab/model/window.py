@@ -1,0 +1,77 @@
+"""A sender's window across a block's rounds, apart from :mod:`incastlab.model.burst` (which
+follows the port): how it grows without loss, the time its rounds take, and how often a sender
+whose loss does not cut its window loses again.
+
+After a loss the rest of a response goes in congestion avoidance: windows cut to ``beta`` of
+themselves, growing a segment a round trip (CUBIC: its Reno-friendly 3(1 - beta)/(1 + beta) =
+0.53, the cubic curve's time scale being seconds), cut again when together they exceed the
+buffer and the pipe. Where the buffer is far short of the pipe the cut windows leave the link
+idle for most of the sawtooth: the simulator at 8 x 908 KB into 27 KB at 80 Gbps, 174 us (18
+packets of buffer, 1,120 of pipe), linux CUBIC: 3.0-3.9 Gbps and no RTO (the model with a full
+link: 8.9).
+
+BBR (``tcp.congestion_control = "bbr"``) paces at the bandwidth it measured and keeps its
+window through a loss (recovery conserves packets for a round trip, then restores the window
+it had): the senders that overflowed the port together overflow it again every round until
+their responses are through, each round with the same chance of a timeout (a retransmission
+sent into the queue they still fill, which only the RTO finds without RACK). The simulator at
+13 x 630 KB into 287 KB at 2.8 Gbps, RTOmin 104 ms: 7,800-9,300 drops and 10-12 RTOs a run
+under BBR, one RTO in every block; the same point under Reno, 460-570 drops and none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+
+def grow(window: float, ssthresh: float, acked: float) -> float:
+    """A window after ``acked`` segments are acknowledged without loss: one more segment per
+    ACK below ``ssthresh`` (slow start), one per window above it."""
+    if window < ssthresh:
+        room = ssthresh - window
+        if acked <= room:
+            return window + acked
+        window, acked = ssthresh, acked - room
+    return window + acked / window
+
+
+def repeated_timeouts(senders: float, timeouts: float, left: float, window: float) -> float:
+    """Expected senders that time out in a block when ``timeouts`` of ``senders`` do in the
+    round that first overflows the port and every later round (``left`` segments each, sent
+    ``window`` a round) overflows it alike: each sender's chance of escaping them all."""
+    if timeouts <= 0:
+        return 0.0
+    rounds = 1 + left / max(1.0, window)
+    return senders * (1 - math.pow(1 - min(1.0, timeouts / senders), rounds))
+
+
+def round_trips(
+    senders: float,
+    segments: float,
+    window: float,
+    rtt: float,
+    packet_time: float,
+    after: Callable[[float], float],
+) -> float:
+    """Seconds ``senders`` take to send ``segments`` each, a window a round, ``after`` giving
+    each round's window from the last's. A round that does not fill the link lasts one RTT
+    plus the first segment's two hops; the last ends when its last segment has crossed both."""
+    t, rem, w = 0.0, float(segments), max(1.0, window)
+    while rem > 1e-9:
+        b = min(w, rem)
+        rem -= b
+        if rem <= 1e-9:
+            return t + senders * b * packet_time + packet_time
+        t += max(rtt + 2 * packet_time, senders * b * packet_time)
+        w = after(w)
+    return t
+
+
+def avoidance(
+    senders: float, growth: float, beta: float, ceiling: float
+) -> Callable[[float], float]:
+    """Congestion avoidance's next window: ``growth`` segments more a round trip until the
+    senders' windows together exceed ``ceiling`` packets (the buffer and the pipe), where a
+    loss cuts each to ``beta`` of itself (fast retransmit; its RTOs are counted apart)."""
+    return lambda w: max(2.0, beta * w) if senders * w > ceiling else w + growth
