@@ -415,6 +415,8 @@ impl Analyzer {
                 counts: d.counts,
                 first_ns: d.first_ns - t0,
                 last_ns: d.last_ns - t0,
+                first_data_ns: d.first_data_ns.map_or(0, |t| t - t0),
+                last_data_ns: d.last_data_ns().map_or(0, |t| t - t0),
                 flight: d.flight.read(loop_ns, d.ids_count_packets()),
             });
         }

@@ -122,6 +122,8 @@ pub struct Direction {
     /// Highest sequence sent plus one, from the first byte seen.
     pub snd_max: i64,
     last_data_ns: Option<u64>,
+    /// Its first data segment's time.
+    pub first_data_ns: Option<u64>,
     /// First and last packet times.
     pub first_ns: u64,
     /// Last packet time.
@@ -180,6 +182,7 @@ impl Direction {
             base: None,
             snd_max: 0,
             last_data_ns: None,
+            first_data_ns: None,
             first_ns: t,
             last_ns: t,
             packets: 0,
@@ -235,6 +238,11 @@ impl Direction {
     /// Sequence number `seq` as a 64-bit offset from the first byte seen: the one nearest
     /// the highest byte sent (within 2^31 either way), so it unwraps past 2^32 and may be
     /// negative.
+    /// Its last data segment's time.
+    pub fn last_data_ns(&self) -> Option<u64> {
+        self.last_data_ns
+    }
+
     #[inline]
     fn unwrap(&self, base: u32, seq: u32) -> i64 {
         let snd_max_wire = base.wrapping_add(self.snd_max as u32);
@@ -381,6 +389,7 @@ impl Direction {
         self.counts.bytes += len as u64;
         self.counts.data_packets += 1;
         self.last_data_ns = Some(t);
+        self.first_data_ns.get_or_insert(t);
         self.peer_data_since = false;
         self.unseen = 0;
         if head {

@@ -96,6 +96,11 @@ pub struct FlowRow {
     pub first_ns: u64,
     /// Last packet.
     pub last_ns: u64,
+    /// Its first and last data segments, nanoseconds from `t0_ns` (a connection's
+    /// handshake and its closing FINs lie outside them).
+    pub first_data_ns: u64,
+    /// Its last data segment.
+    pub last_data_ns: u64,
     /// Its first flight (the sender's initial window where seen whole).
     #[serde(flatten)]
     pub flight: Flight,

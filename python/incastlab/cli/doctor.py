@@ -286,9 +286,13 @@ def _print_side(out: Console, d: Diagnosis) -> None:
     for c in [*heads, "blocks"]:
         side.add_column(c, justify="right")
     for label, f in (("capture", d.capture), (f"replica ({len(d.seeds)} seeds)", d.replica)):
+        seeds = f.seed_goodputs_bps
+        spread = (
+            f" ({format_rate(min(seeds))}..{format_rate(max(seeds))})" if len(seeds) > 1 else ""
+        )
         side.add_row(
             label,
-            format_rate(f.goodput_bps),
+            format_rate(f.goodput_bps) + spread,
             f"{f.quantile(0.5) * 1e3:,.2f} ms",
             f"{f.quantile(0.99) * 1e3:,.2f} ms",
             f"{f.timeouts_per_block:.2f}",

@@ -238,9 +238,13 @@ def _initial_window(t: TraceReport) -> Estimate:
             max(seen),
             None,
             "bound",
-            f"{len(whole)} first flight(s) seen whole of {len(flows)} (the others took longer "
-            f"than a round trip, or lost their tails): at least {max(seen)} packets; the "
-            "replica runs its profile's window",
+            (
+                f"no first flight of {len(flows)} seen whole"
+                if not whole
+                else f"{len(whole)} first flights of {len(flows)} seen whole, not two alike"
+            )
+            + f" (a flight took longer than a round trip, or lost its tail): at least "
+            f"{max(seen)} packets; the replica runs its profile's window",
         )
     return Estimate(
         "initial_window",

@@ -109,6 +109,10 @@ class Figures:
     #: Stalls without a timeout per block (``incast pcap``'s probe stalls: a block silent
     #: for RTOmin/2 or more that no timeout ended).
     stalls_per_block: float = 0.0
+    #: Each seed's goodput where several were pooled: a fan-in that times out or not by
+    #: chance (a fresh one-shot fan-in on Linux does, in two runs of three) is bimodal, and
+    #: the mean alone hides it.
+    seed_goodputs_bps: tuple[float, ...] = ()
 
     def quantile(self, q: float) -> float:
         s = sorted(self.times)
@@ -123,6 +127,7 @@ class Figures:
             "blocks": self.blocks,
             "retx_per_block": self.retx_per_block,
             "probe_stalls_per_block": self.stalls_per_block,
+            "goodput_seeds_bps": list(self.seed_goodputs_bps),
         }
 
 
@@ -133,8 +138,10 @@ def capture_figures(t: TraceReport) -> Figures:
     if len(blocks) >= 2:
         times = tuple(b["duration_ns"] / 1e9 for b in blocks)
     else:
-        start = min(f["first_ns"] for f in r["flows"])
-        times = tuple((f["last_ns"] - start) / 1e9 for f in r["flows"])
+        # From the first data to each flow's last: a connection opened before the fan-in
+        # and closed after the whole of it would stretch both ends.
+        start = min(f["first_data_ns"] for f in r["flows"])
+        times = tuple((f["last_data_ns"] - start) / 1e9 for f in r["flows"])
     n = max(1, len(blocks))
     retx = r["retx_fast"] + r["retx_rto"] + r["retx_tlp"]
     stalls = r.get("probe_stalls", 0) / n
@@ -246,6 +253,7 @@ def pooled(figs: Sequence[Figures]) -> Figures:
         blocks,
         sum(f.retx_per_block * f.blocks for f in figs) / max(1, blocks),
         sum(f.stalls_per_block * f.blocks for f in figs) / max(1, blocks),
+        tuple(f.goodput_bps for f in figs),
     )
 
 
