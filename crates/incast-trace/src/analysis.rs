@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::decode::Segment;
-use crate::flows::Direction;
+use crate::flows::{Direction, FlowCounts};
 pub use crate::report::{BlockRow, Episode, FlowRow, Intervals, RateRow, Report, WorstBlock};
 use crate::verdict::{ends_stall, fmt_rate, fmt_time, stall_clause};
 
@@ -244,6 +244,8 @@ impl Analyzer {
             return;
         }
         let v = dir.on_data(t, s.seq, s.len, gap);
+        dir.counts.ect += u64::from(s.ect);
+        dir.counts.cwr += u64::from(s.cwr);
         if !into_receiver {
             return;
         }
@@ -412,7 +414,10 @@ impl Analyzer {
                 sport: d.sport,
                 dst: std::net::Ipv4Addr::from(d.dst).to_string(),
                 dport: d.dport,
-                counts: d.counts,
+                counts: FlowCounts {
+                    echoes: d.reverse.map_or(0, |r| self.dirs[r as usize].ece),
+                    ..d.counts
+                },
                 first_ns: d.first_ns - t0,
                 last_ns: d.last_ns - t0,
                 first_data_ns: d.first_data_ns.map_or(0, |t| t - t0),

@@ -37,8 +37,12 @@ pub struct Segment {
     pub sack: bool,
     /// The IP header says congestion experienced.
     pub ce: bool,
+    /// The IP header's ECN field is set (ECT(0), ECT(1) or CE): an ECN-capable packet.
+    pub ect: bool,
     /// The ECE flag.
     pub ece: bool,
+    /// The CWR flag.
+    pub cwr: bool,
 }
 
 /// The IPv4 packet inside a frame, if it is one.
@@ -103,7 +107,9 @@ pub fn tcp_segment(f: &Frame<'_>) -> Option<Segment> {
         has_ack: tcp.ack(),
         sack,
         ce: ip.ecn().value() == 3,
+        ect: ip.ecn().value() != 0,
         ece: tcp.ece(),
+        cwr: tcp.cwr(),
     })
 }
 

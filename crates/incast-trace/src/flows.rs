@@ -103,6 +103,13 @@ pub struct FlowCounts {
     pub max_gap_ns: u64,
     /// Packets marked CE.
     pub ce: u64,
+    /// Data packets ECN-capable (ECT or CE).
+    pub ect: u64,
+    /// Data packets with the CWR flag: the sender says it reduced its window on an echo
+    /// (RFC 3168).
+    pub cwr: u64,
+    /// The peer's packets with the ECE flag: echoes of congestion experienced.
+    pub echoes: u64,
 }
 
 /// One direction of a connection.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from incastlab.doctor.ecn import FIT_BUFFER, ecn_estimates, fit_threshold, marked_share
 from incastlab.doctor.evidence import EvidenceError, read_capture
 from incastlab.doctor.family import assumed_family_misses, bbr_if_closer
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
@@ -128,6 +129,24 @@ def diagnose(
     est.update(direct_starts(first, est["link"].value, est["workload"].value))
     if "jitter" in est and est["jitter"].value:
         est["jitter"] = fit_jitter(est, first, lambda e: replica_trace(e, profile, seeds[0]))
+    found = ecn_estimates(first)
+    if cc is not None:
+        found.pop("congestion_control", None)
+    est.update(found)
+    if "ecn" in est:
+        est["ecn_threshold"] = fit_threshold(
+            marked_share(first),
+            lambda k: scenario_dict(
+                est | {"ecn_threshold": Estimate("ecn_threshold", k, k, k, "", "")},
+                FIT_BUFFER,
+                PROBE_RTO_MIN_PS,
+                profile,
+                seeds[0],
+            ),
+            PROBE_RTO_MIN_PS,
+            est.get("congestion_control", est["ecn"]).value == "dctcp",
+        )
+    named = "congestion_control" in est
     readings: dict[int, TraceReport] = {}
 
     def read_at(rto_min_ps: int) -> TraceReport:
@@ -153,7 +172,7 @@ def diagnose(
         return fits[0].distance
 
     distance = fit(est)
-    if cc is None:
+    if not named:
         # The best candidate's replica (at its search buffer) stands for the family's.
         at_best = capture_figures(read_at(best[0].rto_min_ps))
         doubt = assumed_family_misses(est, at_best, best[0].replica)

@@ -150,7 +150,7 @@ def shown(name: str, value: Any) -> str:
         return "-"
     if name == "link":
         return format_rate(value)
-    if name in ("response", "buffer"):
+    if name in ("response", "buffer", "ecn_threshold"):
         return format_size(value)
     if name in ("rtt", "rto_min", "request_stagger", "jitter"):
         return format_time(value)

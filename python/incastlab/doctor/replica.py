@@ -69,6 +69,7 @@ def scenario_dict(
         if key in est and est[key].value:
             workload[key] = _time(int(est[key].value))
     rtt_ps = max(1_000_000, round(est["rtt"].value, -6))  # whole microseconds
+    marking = est.get("ecn_threshold")
     return {
         "seed": seed,
         "topology": {
@@ -76,14 +77,22 @@ def scenario_dict(
             "link": _rate(est["link"].value),
             "rtt": _time(rtt_ps),
             "buffer": f"{buffer_bytes}B",
-        },
+        }
+        # A threshold at or above the buffer is the buffer's (the simulator wants it below,
+        # and DCTCP wants one).
+        | (
+            {"ecn_threshold": f"{min(int(marking.value), buffer_bytes - 1)}B"}
+            if marking and marking.value
+            else {}
+        ),
         "tcp": {"profile": profile, "rto_min": _time(rto_min_ps)}
         | (
             {"congestion_control": est["congestion_control"].value}
             if "congestion_control" in est
             else {}
         )
-        | _initial_window(est),
+        | _initial_window(est)
+        | ({"ecn": True} if "ecn" in est else {}),
         "workload": workload,
     }
 
