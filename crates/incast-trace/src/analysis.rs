@@ -49,6 +49,11 @@ impl Default for Options {
 pub const AUTO_RECEIVER_NS: u64 = 1_000_000_000;
 /// Bits of the recent-directions cache's index (256 slots).
 const RECENT_BITS: u32 = 8;
+/// Most timer-driven resends kept for reading the senders' timer tick.
+const MAX_TIMER_FIRES: usize = 10_000;
+/// Silence into the receiver after which the port's queue is empty at any rate of 10 Mbps
+/// or more (a frame takes 1.2 ms at 10 Mbps), nanoseconds.
+const TIMER_IDLE_NS: u64 = 1_500_000;
 /// An interval whose ingress is below this share of the busiest interval counts as idle.
 pub const IDLE_SHARE: f64 = 0.05;
 
@@ -139,6 +144,8 @@ pub struct Analyzer {
     blocks: Vec<BlockRow>,
     worst: Option<(u64, OpenBlock)>,
     next_flow: u32,
+    /// When a timeout's resend arrived, for the senders' timer tick.
+    timer_fires: Vec<u64>,
 }
 
 impl Analyzer {
@@ -165,6 +172,7 @@ impl Analyzer {
             blocks: Vec::new(),
             worst: None,
             next_flow: 0,
+            timer_fires: Vec::new(),
         }
     }
 
@@ -254,6 +262,12 @@ impl Analyzer {
         b.goodput += v.new_bytes;
         b.retx += u32::from(v.retx.is_some());
         b.rtos += u32::from(v.rto_event);
+        // A timeout's resend into a port that had been idle arrives a fixed delay after its
+        // timer fired; one behind other flows' data (or a probe's) queues for a while.
+        let idle = self.first_data.is_some() && t - self.last_data >= TIMER_IDLE_NS;
+        if v.rto_event && idle && self.timer_fires.len() < MAX_TIMER_FIRES {
+            self.timer_fires.push(t);
+        }
         self.first_data.get_or_insert(t);
         self.last_data = t;
         self.track_block(t, d, &v);
@@ -379,6 +393,7 @@ impl Analyzer {
             t0_ns: t0,
             rto_estimate_ns: rto_estimate,
             rto_silences_ns: self.silences(),
+            timer_fires_ns: self.timer_fires.iter().map(|&t| t - t0).collect(),
             ..Report::default()
         };
         r.handshake_ns = self.handshake_ns();

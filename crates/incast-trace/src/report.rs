@@ -47,6 +47,11 @@ pub struct Report {
     /// another capture's read the same way (`incast doctor` sets its replica's beside the
     /// operator's).
     pub rto_silences_ns: Vec<u64>,
+    /// When each timeout's resend arrived after the receiver's link had idled (1.5 ms),
+    /// nanoseconds from `t0_ns`, at most 10,000: kernels fire their timers on a clock tick and
+    /// such a resend finds the port's queue empty, so these share a phase modulo the tick
+    /// (`incast doctor` reads the tick from them).
+    pub timer_fires_ns: Vec<u64>,
     /// The shortest handshake into the receiver (its SYN to the SYN-ACK), nanoseconds; 0:
     /// none in the capture.
     pub handshake_ns: u64,

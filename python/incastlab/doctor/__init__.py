@@ -28,6 +28,7 @@ from incastlab.doctor.replica import (
     scenario_dict,
 )
 from incastlab.doctor.starts import direct_starts, fit_jitter, replica_trace
+from incastlab.doctor.timer import read_tick
 
 if TYPE_CHECKING:
     from incastlab.doctor.recording import RecordingDiagnosis
@@ -127,6 +128,7 @@ def diagnose(
         # The interface's own speed beats a rate guessed from the capture's peak.
         est["link"] = rec.estimates["link"]
     est.update(direct_starts(first, est["link"].value, est["workload"].value))
+    est["timer_tick"] = read_tick(first.report["timer_fires_ns"])
     if "jitter" in est and est["jitter"].value:
         est["jitter"] = fit_jitter(est, first, lambda e: replica_trace(e, profile, seeds[0]))
     found = ecn_estimates(first)

@@ -152,7 +152,7 @@ def shown(name: str, value: Any) -> str:
         return format_rate(value)
     if name in ("response", "buffer", "ecn_threshold"):
         return format_size(value)
-    if name in ("rtt", "rto_min", "request_stagger", "jitter"):
+    if name in ("rtt", "rto_min", "request_stagger", "jitter", "timer_tick"):
         return format_time(value)
     return str(value)
 

@@ -92,6 +92,7 @@ def scenario_dict(
             else {}
         )
         | _initial_window(est)
+        | _timer_tick(est, profile)
         | ({"ecn": True} if "ecn" in est else {}),
         "workload": workload,
     }
@@ -101,6 +102,18 @@ def _initial_window(est: dict[str, Estimate]) -> dict[str, int]:
     """The replica's initial window where the capture showed one (else its profile's)."""
     e = est.get("initial_window")
     return {"initial_window": int(e.value)} if e is not None and e.value else {}
+
+
+def _timer_tick(est: dict[str, Estimate], profile: str) -> dict[str, str]:
+    """The replica's timer tick where the capture showed one, under the key the profile's
+    timers take it by (:func:`incastlab.real.testbed.simulator.profile` owns that rule)."""
+    from incastlab.real.testbed.simulator import profile as on_tick
+
+    e = est.get("timer_tick")
+    if e is None or not e.value:
+        return {}
+    keys = on_tick(profile, _time(int(e.value)))
+    return {k.removeprefix("tcp."): v for k, v in keys.items() if k != "tcp.profile"}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -43,6 +44,69 @@ def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
     if floor == 0:
         return 0
     return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
+
+
+#: Resends of timeouts closer than this are one burst (one tick's timers, queued), ns.
+BURST_NS = 1_000_000
+#: The timer ticks kernels run at (HZ = 1000, 300, 250, 100), picoseconds.
+KERNEL_TICKS_PS = (1_000_000_000, 3_333_333_333, 4_000_000_000, 10_000_000_000)
+#: How closely the timeouts' phases modulo a tick must agree (their mean resultant length,
+#: 1 for one phase, about 1/sqrt(n) for n at random) to read as fired on it.
+TICK_AGREEMENT = 0.9
+#: Fewest timeouts to read a tick from: with three at a 4 ms tick, the chance that they also
+#: agree modulo 10 ms is one in 25.
+MIN_TICK_FIRES = 3
+
+
+def phase_agreement(times_ns: Sequence[int], tick_ps: int) -> float:
+    """The mean resultant length of ``times_ns`` as phases modulo ``tick_ps``."""
+    angles = [2 * math.pi * (t * 1000 % tick_ps) / tick_ps for t in times_ns]
+    c = sum(math.cos(a) for a in angles)
+    s = sum(math.sin(a) for a in angles)
+    return math.hypot(c, s) / max(1, len(angles))
+
+
+def read_tick(times_ns: Sequence[int]) -> Estimate:
+    """The senders' timer tick from when their timeouts' resends arrived (``incast pcap``'s
+    ``timer_fires_ns``): a kernel fires its timers on its tick, so they share one phase
+    modulo it (and modulo every tick that divides it): the longest kernel tick they agree
+    on. Timeouts that fire on one tick queue behind one another at the port, so only the
+    first of each burst (resends less than :data:`BURST_NS` apart) keeps the phase. Not
+    shown with too few bursts, or where no tick holds them (fine-grained timers)."""
+    ordered = sorted(times_ns)
+    heads = [t for i, t in enumerate(ordered) if i == 0 or t - ordered[i - 1] >= BURST_NS]
+    n = len(heads)
+    if n < MIN_TICK_FIRES:
+        return Estimate(
+            "timer_tick",
+            None,
+            None,
+            None,
+            "not shown",
+            f"{n} bursts of timeouts: too few to read a tick",
+        )
+    agree = {t: phase_agreement(heads, t) for t in KERNEL_TICKS_PS}
+    on = [t for t, r in agree.items() if r >= TICK_AGREEMENT]
+    shown = ", ".join(f"{t / 1e9:.3g} ms {r:.2f}" for t, r in agree.items())
+    if not on:
+        return Estimate(
+            "timer_tick",
+            None,
+            None,
+            None,
+            "not shown",
+            f"{n} bursts of timeouts agree on no kernel tick ({shown}): timers finer than a tick",
+        )
+    tick = max(on)
+    return Estimate(
+        "timer_tick",
+        tick,
+        tick,
+        tick,
+        "high" if n >= 6 else "medium",
+        f"{n} bursts of timeouts' resends arrived in one phase modulo {tick / 1e9:.3g} ms "
+        f"(agreement modulo each kernel tick: {shown})",
+    )
 
 
 #: An RTOmin within this factor of the RTT-driven timeout is not told from it: the timeout
