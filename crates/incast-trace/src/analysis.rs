@@ -264,7 +264,7 @@ impl Analyzer {
         b.rtos += u32::from(v.rto_event);
         // A timeout's resend into a port that had been idle arrives a fixed delay after its
         // timer fired; one behind other flows' data (or a probe's) queues for a while.
-        let idle = self.first_data.is_some() && t - self.last_data >= TIMER_IDLE_NS;
+        let idle = self.first_data.is_some() && t.saturating_sub(self.last_data) >= TIMER_IDLE_NS;
         if v.rto_event && idle && self.timer_fires.len() < MAX_TIMER_FIRES {
             self.timer_fires.push(t);
         }

@@ -90,14 +90,14 @@ impl FirstFlight {
         // The flight's own pace (the widest spacing in it or in the next flight's first
         // two packets): a slow NIC spaces one flight wider than a round trip, and a pause that
         // is only one more such space is no end of a flight.
-        let widest = |w: &[(u64, u16)]| w.windows(2).map(|p| p[1].0 - p[0].0).max();
+        let widest = |w: &[(u64, u16)]| w.windows(2).map(|p| p[1].0.saturating_sub(p[0].0)).max();
         let pace = widest(&self.seen[..n])
             .into_iter()
             .chain(self.seen.get(n..n + 2).and_then(widest))
             .max()
             .unwrap_or(0)
             .max(1);
-        let pause = after.map_or(0, |&(t, _)| t - last_t);
+        let pause = after.map_or(0, |&(t, _)| t.saturating_sub(last_t));
         // One packet alone says too little: a short header admitted into a port too full
         // for the data behind it looks like a flight of one.
         let quiet = n >= 2
