@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from incastlab.model import burst, design, domain
+from incastlab.model import burst, design, domain, serial
 
 
 def test_design_is_a_function_of_its_seed_and_fills_every_stratum() -> None:
@@ -78,9 +78,9 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
     assert held["median_error_unflagged"] <= 0.09
-    assert held["within_1_5x_unflagged"] >= 0.77
+    assert held["within_1_5x_unflagged"] >= 0.79
     assert held["flagged"] <= 0.11
-    assert held["inside_interval"] >= 0.81
+    assert held["inside_interval"] >= 0.82
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -192,10 +192,10 @@ def test_backoff_stops_at_rto_max() -> None:
 
     p = burst_path(_scenario(**{"tcp.rto_min": "200ms"}))
     assert p.rto_max == pytest.approx(120.0)
-    assert [burst._backoff(p, k) for k in (0, 1, 9)] == [1, 2, 512]
+    assert [serial.backoff(p, k) for k in (0, 1, 9)] == [1, 2, 512]
     cap = p.rto_max / p.rto
-    assert burst._backoff(p, 10) == pytest.approx(cap) and cap < 1024
-    assert burst._backoff(p, 300) == pytest.approx(cap)
+    assert serial.backoff(p, 10) == pytest.approx(cap) and cap < 1024
+    assert serial.backoff(p, 300) == pytest.approx(cap)
     big = burst_path(_scenario(**{"topology.senders": 1000, "topology.buffer": "4KB"}))
     assert math.isfinite(burst.predict(big, burst.fitted()).goodput_bps)
 

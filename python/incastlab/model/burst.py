@@ -26,10 +26,11 @@ per block". This model follows a block the way the port sees it instead:
    the same chance of a timeout each (:mod:`incastlab.model.window`).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
-   it serves restart slow start together and may overflow it again (a fresh RTO). The
-   retransmissions arrive spread over the hosts' send jitter and over the differences between
-   the senders' RTOs (:attr:`Constants.dispersion` of the buffer's drain time), which grow
-   with every RTO waited; the port holds its buffer plus what it drains meanwhile.
+   it serves but whose next round it drops time out again behind them. The retransmissions
+   arrive spread over the requests' order, the hosts' send jitter and the differences between
+   the senders' RTOs (:attr:`Constants.dispersion` of the buffer's drain time; none in a run's
+   first block), which grow with every RTO waited; the port holds its buffer plus what it
+   drains meanwhile (:mod:`incastlab.model.serial`).
 5. **Spurious RTOs.** A queue longer than the RTO the senders started the block with, which
    Karn's rule keeps them from sampling, holds them in a loop of timeouts with nothing lost
    and the link full of duplicates (:mod:`incastlab.model.loop`).
@@ -50,6 +51,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
+from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again, waited
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
 
@@ -272,83 +274,45 @@ def _burst(
 
 
 def _chain(
-    p: Path, c: Constants, waiting: float, segments: float, depth: int = 0
+    p: Path, c: Constants, waiting: float, segments: float, first: bool = False
 ) -> tuple[float, float]:
-    """Senders that timed out together: (expected serial waits in RTOs, expected timeouts).
+    """Senders that timed out together (in the run's ``first`` block or a later one):
+    (expected serial waits in RTOs, expected timeouts).
 
     Each wait, the ``waiting`` senders retransmit one segment each into the port; those it
-    cannot hold wait twice as long, those it serves go on in slow start together and may
-    overflow it again (a fresh chain of waits)."""
+    cannot hold wait twice as long, those whose next round it drops time out again behind
+    them (:mod:`incastlab.model.serial`)."""
     waits, timeouts, level = 0.0, 0.0, 0
+    room = _buffer_packets(p) + _pipe_packets(p)
     while waiting > 1e-3 and level < MAX_LEVELS:
-        exists = 1 - math.exp(-waiting)
-        waits += _backoff(p, level) * exists
+        waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
-        cap = _retransmit_capacity(p, c, level)
-        served = _served(waiting, cap, level)
-        waiting -= served
-        if depth < 3 and segments > 1:
-            _, again, left, _, _ = _burst(p, c, served, segments - 1, 2.0, first=False)
-            if again > 1e-3:
-                w2, t2 = _chain(p, c, again, max(1.0, left), depth + 1)
-                # The fresh chain runs while the backed-off senders wait: the later one ends
-                # the block.
-                ahead = _remaining(p, c, waiting, level)
-                waits += max(0.0, w2 * (1 - math.exp(-again)) - ahead)
-                timeouts += t2
+        cap = _retransmit_capacity(p, c, level, first)
+        got = served(waiting, cap, drifted=level > 0 and not first)
+        waiting -= got
+        if segments > 1:
+            waiting += c.rejoin * served_again(got, room)
         level += 1
     return waits, timeouts
 
 
-def _retransmit_capacity(p: Path, c: Constants, level: int) -> float:
+def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False) -> float:
     """Packets the port takes of one retransmission from each of many senders that timed out
     together, after ``level`` backoffs: its buffer plus what it drains while they arrive.
 
-    They arrive spread over the hosts' send jitter, and over the differences between the
-    senders' RTOs times the RTOs waited so far: each sender's smoothed RTT holds the queueing
-    delays it saw (:attr:`Constants.dispersion` of the buffer's drain time apart), and a
-    backed-off timer multiplies its RTO. In packet times a spread is wide on a fast link and
-    narrow on a slow one, where the retransmissions stay in step and back off deep. Timers
-    that fire on a coarse tick (jiffies) stay in step however long they back off."""
+    They arrive spread over the requests' order (:func:`~incastlab.model.serial.
+    request_spread`), the hosts' send jitter, and the differences between the senders' RTOs
+    times the RTOs waited so far: each sender's smoothed RTT holds the queueing delays it saw
+    (:attr:`Constants.dispersion` of the buffer's drain time apart; none in the run's
+    ``first`` block, whose RTOs are the handshake's), and a backed-off timer multiplies its
+    RTO. In packet times a spread is wide on a fast link and narrow on a slow one, where the
+    retransmissions stay in step and back off deep. Timers that fire on a coarse tick
+    (jiffies) stay in step however long they back off."""
     q = _buffer_packets(p) + 1
-    jitter = p.host_jitter / _packet_time(p)
     if p.timer_tick > 0:
         return q
-    waited = sum(_backoff(p, k) for k in range(min(level, MAX_LEVELS)))
-    return q + jitter + c.dispersion * _buffer_packets(p) * waited
-
-
-def _served(waiting: float, cap: float, level: int) -> float:
-    """Of ``waiting`` senders retransmitting after the same number of backoffs, those the
-    port holds (``cap``). The first retransmissions are one burst, timed by the same
-    overflow: drop-tail keeps exactly what fits. Backed-off timers have drifted apart, so
-    later retransmissions arrive at random, and some of the port's room goes unused (the
-    occupancy of ``cap`` slots by ``waiting`` random arrivals)."""
-    if level == 0:
-        return min(waiting, cap)
-    return cap * (1 - math.exp(-waiting / cap))
-
-
-def _backoff(p: Path, level: int) -> float:
-    """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``
-    (120 s by default, Linux's TCP_RTO_MAX), where a collapse of hundreds of senders spends
-    most of its time."""
-    return min(2.0**level, max(1.0, p.rto_max / p.rto))
-
-
-#: Backoff levels a chain of waits follows at most (with the cap, hundreds of senders behind
-#: a port that serves a few per wait need hundreds of waits).
-MAX_LEVELS = 400
-
-
-def _remaining(p: Path, c: Constants, waiting: float, level: float) -> float:
-    """Waits (in RTOs) still ahead of ``waiting`` senders backed off to ``level``."""
-    total, lv = 0.0, int(level) + 1
-    while waiting > 1e-3 and lv < MAX_LEVELS:
-        total += _backoff(p, lv) * (1 - math.exp(-waiting))
-        waiting -= _served(waiting, _retransmit_capacity(p, c, lv), lv)
-        lv += 1
-    return total
+    drift = 0.0 if first else c.dispersion * _buffer_packets(p) * waited(p, level)
+    return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
 
 
 def _share_cap(p: Path) -> float:
@@ -388,7 +352,7 @@ def _block(
         sawtooth = max(0.0, transfer_time(p, n, seg - left, window) + ca - transfer)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
-        waits, timeouts = _chain(p, c, m0, max(1.0, left))
+        waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
     # After the first loss the senders share the buffer and the pipe in congestion avoidance.
     # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
     # the others take turns waiting for RTOs until the rest of the response is through
@@ -398,7 +362,7 @@ def _block(
         active = (_buffer_packets(p) + _pipe_packets(p)) / (p.dupthresh + 1)
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
-            w_rot, t_rot = _chain(p, c, rotating, left)
+            w_rot, t_rot = _chain(p, c, rotating, left, first_block)
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto

@@ -78,6 +78,7 @@ QUICK_VARIANTS = ("iw10-idle", "iw1-restart")
 SEARCH: dict[str, list[float]] = {
     "tail_timeout": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0],
     "dispersion": [0.0, 0.1, 0.25, 0.5, 0.75, 1.0],
+    "rejoin": [0.0, 0.25, 0.5, 0.75, 1.0],
     "loop_segments": [1.5, 2.0, 3.0, 4.0, 6.0],
 }
 #: Seeds each grid point is simulated with. A point's goodput is a random variable of the

@@ -22,6 +22,10 @@ class Constants:
     #: its buffer: each sender's smoothed RTT holds the queueing delays it saw, so timers
     #: armed together drift apart by this much per RTO waited (backoff counted).
     dispersion: float = 0.5
+    #: Share of the senders that the port served after an RTO but whose next round it dropped
+    #: whole (they time out again, :mod:`incastlab.model.serial`) that land in the next wave
+    #: of the backed-off senders' retransmissions and take the port's room from them.
+    rejoin: float = 0.5
     #: Segments a sender caught in a loop of spurious RTOs gets acknowledged per queue wait
     #: (:func:`incastlab.model.burst.spurious_loop`): its window restarts from one after
     #: every timeout and grows by one per ACK.

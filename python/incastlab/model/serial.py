@@ -1,0 +1,71 @@
+"""Serial RTO waits (:mod:`incastlab.model.burst`, step 4): how senders that timed out
+together get through a port that takes only a few of their retransmissions per RTO.
+
+Each wait, the senders still waiting retransmit one segment each; the port holds its buffer
+plus what it drains while they arrive, and the rest back off (2, 4, 8 RTOs... up to
+``tcp.rto_max``). The retransmissions arrive spread over the order the requests reached the
+senders (the receiver's link sends them one after the other, and a sender that lost its whole
+window armed its timer when it answered), over the hosts' send jitter, and over the differences
+between the senders' RTOs, which grow with every RTO waited. A run's first block has no such
+differences: every sender's RTO is the handshake's alone. The simulator at 402 x 12 KB into
+24 KB at 3.6 Gbps, RTOmin 8.8 ms: the first block waits 1,023 RTOs (ten backoffs), the later
+ones 127 (seven).
+
+The senders the port serves go on with their next round, two segments each, ACK-clocked by
+the retransmissions it served; the port holds its buffer and the pipe of them. Those beyond
+lose the round whole and time out again, queueing behind the backed-off senders
+(:attr:`~incastlab.model.fitted.Constants.rejoin` of them land in the next wave): the same
+point has 1.7 runs of timeouts per sender and block, and at 200 us RTT instead of 53 (a pipe
+of 58 packets, not 16) the first block waits 255 RTOs. Where buffer and pipe hold the served
+senders' round, nobody times out twice (470 x 10.6 KB into 98 KB at 88 Gbps, 38 us: one run
+per sender and block).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from incastlab.model.burst import Path
+
+#: Backoff levels a chain of waits follows at most (with the cap, hundreds of senders behind
+#: a port that serves a few per wait need hundreds of waits).
+MAX_LEVELS = 400
+
+
+def backoff(p: Path, level: int) -> float:
+    """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``
+    (120 s by default, Linux's TCP_RTO_MAX), where a collapse of hundreds of senders spends
+    most of its time."""
+    return min(2.0**level, max(1.0, p.rto_max / p.rto))
+
+
+def waited(p: Path, level: int) -> float:
+    """RTOs waited before the retransmission after ``level`` backoffs (1 + 2 + 4 ...)."""
+    return sum(backoff(p, k) for k in range(min(level, MAX_LEVELS)))
+
+
+def request_spread(p: Path) -> float:
+    """Packet times between the first and the last sender's answer: the receiver's link
+    sends the requests one after the other."""
+    return p.request_wire / p.wire * (p.senders - 1)
+
+
+def served(waiting: float, cap: float, drifted: bool) -> float:
+    """Of ``waiting`` senders retransmitting after the same number of backoffs, those the
+    port holds (``cap``). Timers that have not ``drifted`` apart (the first retransmissions,
+    and all of a run's first block, whose RTOs are the handshake's) fire in the requests'
+    order, each a backed-off RTO after its last: drop-tail keeps exactly what fits (470
+    senders behind 131 packets of room: four waves, 15 RTOs, as in the simulator). Drifted
+    ones arrive at random, and some of the port's room goes unused (the occupancy of ``cap``
+    slots by ``waiting`` random arrivals)."""
+    if not drifted:
+        return min(waiting, cap)
+    return cap * (1 - math.exp(-waiting / cap))
+
+
+def served_again(got: float, room: float) -> float:
+    """Of ``got`` senders the port served, those whose next round it drops whole: drop-tail
+    keeps the first ``room`` packets (its buffer and the pipe) of their interleaved rounds."""
+    return max(0.0, got - room)
