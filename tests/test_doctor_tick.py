@@ -58,3 +58,12 @@ def test_a_capture_shows_the_senders_tick(tmp_path: Path, tick: str) -> None:
     }
     sc = scenario_dict(est, 32_000, 200 * MS, "linux")
     assert sc["tcp"]["timer_granularity"] == tick
+
+
+def test_the_capture_s_tick_sets_which_rto_mins_are_one() -> None:
+    from incastlab.doctor.timer import one_per_tick
+
+    candidates = [1 * MS, 4 * MS, 5 * MS, 10 * MS, 20 * MS]
+    assert one_per_tick(candidates, "linux") == [1 * MS, 5 * MS, 10 * MS, 20 * MS]
+    # At HZ = 100 1, 4, 5 and 10 ms are all one 10 ms tick.
+    assert one_per_tick(candidates, "linux", 10 * MS) == [1 * MS, 20 * MS]

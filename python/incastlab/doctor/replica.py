@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
-from incastlab.doctor.timer import one_per_tick, rto_estimate, rtt_driven_floor, rtt_driven_timeout
+from incastlab.doctor.timer import (
+    one_per_tick,
+    rto_estimate,
+    rtt_driven_floor,
+    rtt_driven_timeout,
+    shown_tick,
+)
 from incastlab.trace import TraceOptions, TraceReport
 
 #: The buffers the fit searches between, bytes: from a few frames to far more than any
@@ -313,7 +319,7 @@ def fit_buffer(
     # sets them (and where a buffer so small that flows time out more than they resend
     # makes resends fall again); below that floor the capture's reading of them counts the
     # flows' ordinary pauses and the resends alone decide.
-    floor = rtt_driven_floor(profile, BUFFER_LO, int(est["link"].value))
+    floor = rtt_driven_floor(profile, BUFFER_LO, int(est["link"].value), shown_tick(est))
     use_timeouts = rto_min_ps > floor
 
     def short(buf: int) -> bool:
@@ -377,7 +383,7 @@ def fit_rto_and_buffer(
     or more seeds each candidate's replica runs under a second seed too: half the two
     distances' gap is the noise within which candidates cannot be told apart."""
     longest = max(capture_at(COMMON_RTO_MIN_PS[-1]).times, default=0.0)
-    tried = one_per_tick(sorted(rto_candidates), profile)
+    tried = one_per_tick(sorted(rto_candidates), profile, shown_tick(est))
     candidates = [c for c in tried if c / 1e12 <= max(longest, 0.001)] or tried[:1]
     fits, noise = [], {}
     for c in candidates:
@@ -410,8 +416,8 @@ def fit_rto_and_buffer(
             f"{final.buffer:,} B)",
         )
     link = int(est["link"].value)
-    floor = rtt_driven_floor(profile, int(buffer.value), link)
-    timeout = rtt_driven_timeout(profile, int(buffer.value), link)
+    floor = rtt_driven_floor(profile, int(buffer.value), link, shown_tick(est))
+    timeout = rtt_driven_timeout(profile, int(buffer.value), link, shown_tick(est))
     return rto_estimate(fits, noise, floor, candidates[0], timeout), buffer, fits
 
 

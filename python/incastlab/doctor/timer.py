@@ -25,7 +25,16 @@ def linux_tick_ps() -> int:
     return int(_core.rto_timer(json.dumps({"tcp": {"profile": "linux"}}))["tick"])
 
 
-def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
+def shown_tick(est: dict[str, Estimate]) -> int | None:
+    """The timer tick the capture showed (:func:`read_tick`), picoseconds; None: not shown,
+    so the profile's."""
+    e = est.get("timer_tick")
+    return int(e.value) if e is not None and e.value else None
+
+
+def rtt_driven_timeout(
+    profile: str, buffer_bytes: int, link_bps: int, tick_ps: int | None = None
+) -> int:
     """The timeout Linux sets with no RTOmin at all in an incast behind a full ``buffer_bytes``
     port, picoseconds: srtt + 4 x rttvar (``tcp_set_rto``) in whole ticks and a tick late,
     i.e. two ticks plus four queueing delays of the full buffer (rttvar's reach in an
@@ -33,14 +42,16 @@ def rtt_driven_timeout(profile: str, buffer_bytes: int, link_bps: int) -> int:
     if profile != "linux":
         return 0
     queue_ps = buffer_bytes * 8 * 10**12 // max(1, link_bps)
-    return 2 * linux_tick_ps() + 4 * queue_ps
+    return 2 * (tick_ps or linux_tick_ps()) + 4 * queue_ps
 
 
-def rtt_driven_floor(profile: str, buffer_bytes: int, link_bps: int) -> int:
+def rtt_driven_floor(
+    profile: str, buffer_bytes: int, link_bps: int, tick_ps: int | None = None
+) -> int:
     """The RTOmin below which, with ``profile``'s timer, RTOmin no longer sets the timeout
     and a capture cannot tell RTOmins apart (:func:`rtt_driven_timeout`): the smallest common
     RTOmin at or above that; 0 for ``classic``."""
-    floor = rtt_driven_timeout(profile, buffer_bytes, link_bps)
+    floor = rtt_driven_timeout(profile, buffer_bytes, link_bps, tick_ps)
     if floor == 0:
         return 0
     return next((c for c in COMMON_RTO_MIN_PS if c >= floor), COMMON_RTO_MIN_PS[-1])
@@ -125,12 +136,13 @@ class Scored(Protocol):
     def distance(self) -> float: ...
 
 
-def one_per_tick(candidates: Sequence[int], profile: str) -> list[int]:
+def one_per_tick(candidates: Sequence[int], profile: str, tick_ps: int | None = None) -> list[int]:
     """Linux keeps RTOmin in whole jiffies: 1, 2 and 4 ms are all one 4 ms tick, so the
-    smallest of each tick stands for the rest (the estimate then says "at most")."""
+    smallest of each tick stands for the rest (the estimate then says "at most"). The tick
+    is the capture's where it showed one (``tick_ps``), else the profile's."""
     if profile != "linux":
         return list(candidates)
-    tick = linux_tick_ps()
+    tick = tick_ps or linux_tick_ps()
     ticks = [-(-c // tick) for c in candidates]
     return [c for i, c in enumerate(candidates) if ticks[i] not in ticks[:i]]
 
