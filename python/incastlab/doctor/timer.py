@@ -88,25 +88,13 @@ def read_tick(times_ns: Sequence[int]) -> Estimate:
     heads = [t for i, t in enumerate(ordered) if i == 0 or t - ordered[i - 1] >= BURST_NS]
     n = len(heads)
     if n < MIN_TICK_FIRES:
-        return Estimate(
-            "timer_tick",
-            None,
-            None,
-            None,
-            "not shown",
-            f"{n} bursts of timeouts: too few to read a tick",
-        )
+        return _no_tick(f"{n} bursts of timeouts: too few to read a tick")
     agree = {t: phase_agreement(heads, t) for t in KERNEL_TICKS_PS}
     on = [t for t, r in agree.items() if r >= TICK_AGREEMENT]
     shown = ", ".join(f"{t / 1e9:.3g} ms {r:.2f}" for t, r in agree.items())
     if not on:
-        return Estimate(
-            "timer_tick",
-            None,
-            None,
-            None,
-            "not shown",
-            f"{n} bursts of timeouts agree on no kernel tick ({shown}): timers finer than a tick",
+        return _no_tick(
+            f"{n} bursts of timeouts agree on no kernel tick ({shown}): timers finer than a tick"
         )
     tick = max(on)
     return Estimate(
@@ -118,6 +106,10 @@ def read_tick(times_ns: Sequence[int]) -> Estimate:
         f"{n} bursts of timeouts' resends arrived in one phase modulo {tick / 1e9:.3g} ms "
         f"(agreement modulo each kernel tick: {shown})",
     )
+
+
+def _no_tick(why: str) -> Estimate:
+    return Estimate("timer_tick", None, None, None, "not shown", why)
 
 
 #: An RTOmin within this factor of the RTT-driven timeout is not told from it: the timeout
