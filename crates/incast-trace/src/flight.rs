@@ -16,14 +16,18 @@
 
 use serde::Serialize;
 
-/// Packets of a first flight kept to read it: more than any initial window in use.
-pub const MAX_FLIGHT_SEEN: usize = 128;
+/// Packets of a first flight kept to read it: more than any initial window in use (a
+/// capture of 100,000 flows keeps at most 38 MB of them).
+pub const MAX_FLIGHT_SEEN: usize = 48;
 
 /// The first flight of a connection's first response, while the capture is read.
 #[derive(Debug, Clone, Default)]
 pub struct FirstFlight {
-    /// Arrival times and IP identifications of the response's new segments, in order.
-    seen: Vec<(u64, u16)>,
+    /// When the response's first new segment arrived.
+    start_ns: u64,
+    /// Arrival times (from `start_ns`, saturating at 4.3 s) and IP identifications of the
+    /// response's new segments, in order.
+    seen: Vec<(u32, u16)>,
     /// When the receiver first acknowledged any of the response (cumulatively or by SACK).
     ack_ns: Option<u64>,
     /// A second response began, or enough was kept.
@@ -54,7 +58,11 @@ impl FirstFlight {
             return;
         }
         if new {
-            self.seen.push((t, ip_id));
+            if self.seen.is_empty() {
+                self.start_ns = t;
+            }
+            let at = u32::try_from(t.saturating_sub(self.start_ns)).unwrap_or(u32::MAX);
+            self.seen.push((at, ip_id));
             self.closed = self.seen.len() >= MAX_FLIGHT_SEEN;
         }
     }
@@ -70,17 +78,25 @@ impl FirstFlight {
     /// The flight, given the shortest round trip the capture shows (`loop_ns`) and whether
     /// the sender's identifications count its packets.
     pub fn read(&self, loop_ns: u64, ids_count: bool) -> Flight {
-        let (Some(ack), Some(&(first_t, first_id))) = (self.ack_ns, self.seen.first()) else {
+        let (Some(ack_ns), Some(&(_, first_id))) = (self.ack_ns, self.seen.first()) else {
             return Flight::default();
         };
         if loop_ns == 0 {
             return Flight::default();
         }
+        // Times from the first segment's arrival.
+        let ack = ack_ns.saturating_sub(self.start_ns);
+        let first_t = 0;
         // Half the loop: a round trip read from a request's first answer includes the
         // server's time, so an answer to an ACK may come sooner than the whole loop.
         let boundary = ack + loop_ns / 2;
-        let n = self.seen.iter().take_while(|&&(t, _)| t < boundary).count();
+        let n = self
+            .seen
+            .iter()
+            .take_while(|&&(t, _)| u64::from(t) < boundary)
+            .count();
         let (last_t, last_id) = self.seen[n - 1];
+        let last_t = u64::from(last_t);
         let after = self.seen.get(n);
         let packets = if ids_count {
             u32::from(last_id.wrapping_sub(first_id)) + 1
@@ -90,14 +106,18 @@ impl FirstFlight {
         // The flight's own pace (the widest spacing in it or in the next flight's first
         // two packets): a slow NIC spaces one flight wider than a round trip, and a pause that
         // is only one more such space is no end of a flight.
-        let widest = |w: &[(u64, u16)]| w.windows(2).map(|p| p[1].0.saturating_sub(p[0].0)).max();
+        let widest = |w: &[(u32, u16)]| {
+            w.windows(2)
+                .map(|p| u64::from(p[1].0.saturating_sub(p[0].0)))
+                .max()
+        };
         let pace = widest(&self.seen[..n])
             .into_iter()
             .chain(self.seen.get(n..n + 2).and_then(widest))
             .max()
             .unwrap_or(0)
             .max(1);
-        let pause = after.map_or(0, |&(t, _)| t.saturating_sub(last_t));
+        let pause = after.map_or(0, |&(t, _)| u64::from(t).saturating_sub(last_t));
         // One packet alone says too little: a short header admitted into a port too full
         // for the data behind it looks like a flight of one.
         let quiet = n >= 2
@@ -108,11 +128,6 @@ impl FirstFlight {
             first_flight: packets,
             first_flight_whole: quiet && went_on,
         }
-    }
-
-    /// Release what was kept once read.
-    pub fn clear(&mut self) {
-        self.seen = Vec::new();
     }
 }
 
