@@ -746,6 +746,41 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_into_an_idle_port_marks_the_tick_and_the_ones_queued_behind_it_do_not() {
+        // Block 1's 16 resends come 200 ms after the link went quiet, 12 us apart: only the
+        // first found the port idle.
+        let r = run(16);
+        assert_eq!(r.timer_fires_ns.len(), 1, "{:?}", r.timer_fires_ns);
+    }
+
+    #[test]
+    fn the_shortest_syn_to_syn_ack_is_the_handshake() {
+        let mut a = Analyzer::new(Options::default(), Some(100), false);
+        for (s, rtt) in [(1u32, 80_000u64), (2, 50_000)] {
+            let t = u64::from(s) * MS;
+            a.segment(
+                t,
+                74,
+                &Segment {
+                    syn: true,
+                    has_ack: false,
+                    ..seg(100, s, 0, 0)
+                },
+            );
+            a.segment(
+                t + rtt,
+                74,
+                &Segment {
+                    syn: true,
+                    ..seg(s, 100, 0, 0)
+                },
+            );
+            a.segment(t + 2 * rtt, 1514, &seg(s, 100, 1, 1448));
+        }
+        assert_eq!(a.finish(false).handshake_ns, 50_000);
+    }
+
+    #[test]
     fn sixteen_senders_timing_out_together_is_incast_and_one_sender_is_not() {
         let r = run(16);
         assert_eq!(r.rtos, 16);
