@@ -303,12 +303,20 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
 
 
 def test_first_retransmissions_are_one_burst_later_ones_drift() -> None:
-    """The port keeps exactly what fits of retransmissions whose timers are in step (the
-    first, and all of a run's first block); drifted ones arrive at random and leave some of
-    its room unused."""
-    assert serial.served(30.0, 22.0, drifted=False) == 22.0
-    assert serial.served(10.0, 22.0, drifted=False) == 10.0
-    assert serial.served(10.0, 22.0, drifted=True) == pytest.approx(22 * (1 - math.exp(-10 / 22)))
+    """The port keeps exactly what fits of the first retransmissions, whose timers are in
+    step; later ones arrive at random: its queue takes the first of them whatever their
+    order, and the rest of its room (what it drains while they arrive) is left partly
+    unused."""
+    assert serial.served(30.0, 22.0, 8.0, drifted=False) == 22.0
+    assert serial.served(10.0, 22.0, 8.0, drifted=False) == 10.0
+    assert serial.served(5.0, 22.0, 8.0, drifted=True) == 5.0
+    assert serial.served(10.0, 22.0, 8.0, drifted=True) == pytest.approx(
+        8 + 14 * (1 - math.exp(-2 / 14))
+    )
+    # No queue: the occupancy of the whole room by random arrivals.
+    assert serial.served(10.0, 22.0, 0.0, drifted=True) == pytest.approx(
+        22 * (1 - math.exp(-10 / 22))
+    )
     # Served senders whose next round the port (buffer and pipe: 40) drops whole time out
     # again.
     assert serial.served_again(50.0, 40.0) == 10.0 and serial.served_again(30.0, 40.0) == 0

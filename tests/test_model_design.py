@@ -77,10 +77,10 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     assert held["points"] >= 300
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
-    assert held["median_error_unflagged"] <= 0.09
-    assert held["within_1_5x_unflagged"] >= 0.79
-    assert held["flagged"] <= 0.11
-    assert held["inside_interval"] >= 0.82
+    assert held["median_error_unflagged"] <= 0.085
+    assert held["within_1_5x_unflagged"] >= 0.81
+    assert held["flagged"] <= 0.10
+    assert held["inside_interval"] >= 0.83
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -115,10 +115,11 @@ def test_the_domain_names_the_key_that_takes_a_point_out() -> None:
 
 def test_linux_timer_bound_points_are_flagged_by_rack_tlp() -> None:
     """Under RACK-TLP a block a few probe waits make 5-300x its ideal time is flagged; the
-    same point under the classic profile (no probes) is not."""
+    same point under the classic profile (no probes) is not. (The simulator at 16 x 64 KB
+    into 32 KB, linux: 493 Mbps, blocks of 16 ms, 0.9 ms at the link rate.)"""
     from incastlab.backends.model import burst_path
 
-    keys = {"topology.senders": 3, "workload.sru": "64KB", "topology.buffer": "32KB",
+    keys = {"topology.senders": 16, "workload.sru": "64KB", "topology.buffer": "32KB",
             "topology.link": "10Gbps", "topology.receiver_link": "10Gbps",
             "topology.rtt": "50us", "tcp.rto_min": "1ms"}  # fmt: skip
     c = burst.fitted()
@@ -138,7 +139,7 @@ def test_linux_timer_bound_points_are_flagged_by_rack_tlp() -> None:
 def test_model_json_carries_the_interval_and_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
     from incastlab.cli import main
 
-    argv = ["model", "--senders", "2,3", "--sru", "64KB", "--buffer", "32KB", "--link", "10Gbps",
+    argv = ["model", "--senders", "2,16", "--sru", "64KB", "--buffer", "32KB", "--link", "10Gbps",
             "--rtt", "50us", "--rto-min", "1ms", "--json"]  # fmt: skip
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -219,6 +220,35 @@ def test_a_loss_with_fewer_than_dupthresh_segments_after_it_is_a_lost_tail() -> 
     assert 0 < lost < 2
     assert m1 == pytest.approx(lost)
     assert 0 < m2 < 0.5 * m1
+
+
+def test_a_partial_loss_times_out_when_too_few_segments_after_it_get_through() -> None:
+    """A sender that lost part of its round times out when fewer than dupthresh of the next
+    round's segments get through the port after the hole (a Poisson count around its share
+    of the port), not a share 3/w of all such senders: with 16 through per sender none do
+    (13 x 630 KB into 287 KB at 2.8 Gbps, Reno: 460-570 drops, no RTO), with 2 most. Under
+    RACK-TLP one SACKed segment is enough, after the reorder timer (counted in units of the
+    probe's wait). tail_timeout only adds the retransmissions lost to a queue that senders
+    which do not cut their window (BBR) keep full."""
+    kw = dict(sru=400 * 1448, link_bps=10e9, rtt=50e-6, rto=0.01, timer_tick=0.0, mss=1448,
+              frame=1518, wire=1538, request_wire=190, initial_window=10, restart="never",
+              blocks=1)  # fmt: skip
+    deep = burst.Path(senders=4, buffer=40 * 1518, **kw)  # type: ignore[arg-type]
+    shallow = burst.Path(senders=4, buffer=4 * 1518, **kw)  # type: ignore[arg-type]
+    lo, hi = burst.Constants(tail_timeout=0.1), burst.Constants(tail_timeout=1.0)
+
+    def share(p: burst.Path, c: burst.Constants, delivered: float) -> float:
+        return burst._timeout_share(p, c, 4, delivered, False, True)
+
+    after = burst._round_capacity(shallow, 4, 4, False) / 4  # 2 segments each
+    assert share(shallow, lo, 2) == pytest.approx(math.exp(-after) * (1 + after + after**2 / 2))
+    assert share(deep, lo, 20) < 1e-4
+    for p in (deep, shallow):
+        assert share(p, lo, 10) == share(p, hi, 10)
+        blind = dataclasses.replace(p, loss_blind=True)
+        assert share(p, lo, 10) < share(blind, lo, 10) < share(blind, hi, 10)
+    rack = dataclasses.replace(shallow, rack_tlp=True, probe=0.004, timer_tick=0.004)
+    assert math.exp(-after) < share(rack, lo, 2) < share(shallow, lo, 2)
 
 
 def test_bbr_overflows_the_port_every_round_until_its_responses_are_through() -> None:

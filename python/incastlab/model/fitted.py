@@ -15,8 +15,9 @@ class Constants:
     """The model's fitted constants, each a physical quantity (see :mod:`incastlab.model.fit`
     for how they are fitted and the values saved with the package)."""
 
-    #: Share of senders whose loss short of their tail still ends in an RTO (a retransmission
-    #: dropped by the still-full queue, duplicate ACKs lost with it).
+    #: Senders that keep their window through a loss (BBR) keep the port's queue full: the
+    #: share of those whose loss short of their tail still ends in an RTO, their
+    #: retransmission dropped by it (Padhye et al.'s 3/w, scaled by this).
     tail_timeout: float = 0.15
     #: How far apart the senders' RTOs are, as a share of the time the port takes to drain
     #: its buffer: each sender's smoothed RTT holds the queueing delays it saw, so timers

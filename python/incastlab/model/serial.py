@@ -52,17 +52,21 @@ def request_spread(p: Path) -> float:
     return p.request_wire / p.wire * (p.senders - 1)
 
 
-def served(waiting: float, cap: float, drifted: bool) -> float:
+def served(waiting: float, cap: float, queue: float, drifted: bool) -> float:
     """Of ``waiting`` senders retransmitting after the same number of backoffs, those the
-    port holds (``cap``). Timers that have not ``drifted`` apart (the first retransmissions,
-    and all of a run's first block, whose RTOs are the handshake's) fire in the requests'
-    order, each a backed-off RTO after its last: drop-tail keeps exactly what fits (470
-    senders behind 131 packets of room: four waves, 15 RTOs, as in the simulator). Drifted
-    ones arrive at random, and some of the port's room goes unused (the occupancy of ``cap``
-    slots by ``waiting`` random arrivals)."""
+    port holds (``cap``: its ``queue`` plus what it drains while they arrive). The first
+    retransmissions fire in the requests' order, each an RTO after its sender's last
+    segment: drop-tail keeps exactly what fits (470 senders behind 131 packets of room: four
+    waves, 15 RTOs, as in the simulator). After a backoff they have come apart (the hosts'
+    jitter, and later blocks' drifted RTOs) and arrive at random over the spread: the queue
+    takes the first ``queue`` of them whatever their order, and of the rest of the room
+    (what the port drains over the spread) random arrivals leave some unused (the occupancy
+    of its slots)."""
     if not drifted:
         return min(waiting, cap)
-    return cap * (1 - math.exp(-waiting / cap))
+    q = min(queue, cap)
+    spread = max(1e-9, cap - q)
+    return min(waiting, q) + spread * (1 - math.exp(-max(0.0, waiting - q) / spread))
 
 
 def served_again(got: float, room: float) -> float:
