@@ -69,6 +69,21 @@ impl Divisor {
     }
 }
 
+/// The link at `hop` from host `a` to host `b` on path `path` of a described topology: the
+/// walk to the hop. Set-up and reports only (NDP, which forwards by this per packet, is
+/// refused on described topologies).
+#[inline(never)]
+fn graph_hop(g: &Routing, a: u32, b: u32, path: u32, hop: u16) -> Option<u32> {
+    let (mut i, mut found) = (0, None);
+    g.walk(a, b, path, |l| {
+        if i == hop {
+            found = Some(l.0);
+        }
+        i += 1;
+    });
+    found
+}
+
 /// One route: where the links of the path TCP hashed it onto start in
 /// [`Network::route_links`], and how many there are. Worked out once when the connection is
 /// set up, so forwarding a packet is an array read.
@@ -222,23 +237,15 @@ impl Network {
 
     /// [`Network::hop_via`]'s arithmetic: links are laid out by role (NICs and host ports
     /// interleaved, then each tier's up/down pairs), so a hop's index is computed, not looked up.
-    #[inline]
+    /// The described topologies' walk is out of line so that the shapes' arithmetic inlines
+    /// into the per-packet path, which asks twice per hop (the packet's link, and the next
+    /// one's to warm): 2.5% fewer instructions in the 8000-sender NDP incast than the call.
+    #[inline(always)]
     fn hop_index(&self, a: u32, b: u32, path: u32, hop: u16) -> Option<u32> {
         let nic = 2 * a;
         let down = 2 * b + 1;
         match self.shape {
-            // Set-up and reports only (NDP, which forwards by this per packet, is refused on
-            // described topologies): walk to the hop.
-            Shape::Graph(ref g) => {
-                let (mut i, mut found) = (0, None);
-                g.walk(a, b, path, |l| {
-                    if i == hop {
-                        found = Some(l.0);
-                    }
-                    i += 1;
-                });
-                found
-            }
+            Shape::Graph(ref g) => graph_hop(g, a, b, path, hop),
             Shape::Star => match hop {
                 0 => Some(nic),
                 1 => Some(down),
