@@ -100,8 +100,9 @@ pub enum Event {
     /// A link finished serializing the packet at the head of its queue.
     TxDone(LinkId),
     /// The packet at the head of a link's pipe (named, so that it can be fetched into the
-    /// cache before its event runs) reaches the far end.
-    Arrive(LinkId, crate::net::PktId),
+    /// cache before its event runs) reaches the far end; with the link it goes on to, when
+    /// the fabric knew it (see [`crate::net::fabric::Next`]).
+    Arrive(LinkId, crate::net::PktId, crate::net::fabric::Next),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
     /// A transport's timer: its agent (the transport's numbering), what kind of timer (the
