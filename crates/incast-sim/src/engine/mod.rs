@@ -223,7 +223,13 @@ impl EventQueue {
             event,
         };
         let b = time >> BUCKET_SHIFT;
-        if b >= self.cursor && b < self.cursor + BUCKETS {
+        // The fine buckets first: most events are due a few microseconds on (a hop's delay
+        // and serialization).
+        let f = time >> FINE_SHIFT;
+        if f.wrapping_sub(self.fine_cursor) < FINE && b < self.cursor {
+            fine_push(&mut self.fine[(f % FINE) as usize], &mut self.fine_spare, e);
+            self.in_fine += 1;
+        } else if b.wrapping_sub(self.cursor) < BUCKETS {
             let bucket = &mut self.wheel[(b % BUCKETS) as usize];
             if bucket.capacity() == 0 {
                 if let Some(v) = self.spare.pop() {
@@ -232,10 +238,6 @@ impl EventQueue {
             }
             bucket.push(e);
             self.in_wheel += 1;
-        } else if b < self.cursor && (time >> FINE_SHIFT).wrapping_sub(self.fine_cursor) < FINE {
-            let f = ((time >> FINE_SHIFT) % FINE) as usize;
-            fine_push(&mut self.fine[f], &mut self.fine_spare, e);
-            self.in_fine += 1;
         } else {
             self.heap_push(e);
         }
