@@ -101,8 +101,8 @@ pub enum Event {
     TxDone(LinkId),
     /// The packet at the head of a link's pipe (named, so that it can be fetched into the
     /// cache before its event runs) reaches the far end; with the link it goes on to, when
-    /// the fabric knew it (see [`crate::net::fabric::Next`]).
-    Arrive(LinkId, crate::net::PktId, crate::net::fabric::Next),
+    /// the fabric knew it (see [`crate::ids::Next`]).
+    Arrive(LinkId, crate::net::PktId, crate::ids::Next),
     /// A PFC pause (true) or resume (false) reaches the sending end of a link.
     Pause(LinkId, bool),
     /// A transport's timer: its agent (the transport's numbering), what kind of timer (the

@@ -20,6 +20,7 @@ use super::prio;
 use super::trim::{self, Port, Trimmable};
 use super::{Enqueued, Link, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
+use crate::ids::Next;
 use crate::report::{FabricReport, PortPauses, Report};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
@@ -695,41 +696,6 @@ impl<P: Wire> Fabric<P> {
             }
         }
         Ok(())
-    }
-}
-
-/// The link a packet goes on to after the one it is crossing, as its arrival event carries it
-/// when the fabric worked it out as the packet entered the pipe (an eager trimming port's
-/// packet, whose next hop it warms anyway): one route computation per hop instead of two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Next(u32);
-
-impl Next {
-    /// Not worked out: the arrival computes it.
-    pub const UNKNOWN: Next = Next(u32::MAX);
-    /// The packet's destination is at the far end.
-    const LAST: Next = Next(u32::MAX - 1);
-
-    /// `n`, the link after (`None`: the far end is the destination).
-    #[inline]
-    pub fn known(n: Option<LinkId>) -> Next {
-        match n {
-            Some(l) => {
-                debug_assert!(l.0 < Next::LAST.0);
-                Next(l.0)
-            }
-            None => Next::LAST,
-        }
-    }
-
-    /// The link after, if known.
-    #[inline]
-    pub fn get(self) -> Option<Option<LinkId>> {
-        match self {
-            Next::UNKNOWN => None,
-            Next::LAST => Some(None),
-            Next(l) => Some(Some(LinkId(l))),
-        }
     }
 }
 
