@@ -192,6 +192,8 @@ pub struct EventQueue {
     /// all earlier than any in the fine buckets and the wheel.
     run: Vec<Entry>,
     run_at: usize,
+    /// The radix sort's second buffer.
+    scratch: Vec<Entry>,
 }
 
 impl Default for EventQueue {
@@ -209,6 +211,7 @@ impl Default for EventQueue {
             in_fine: 0,
             run: Vec::new(),
             run_at: 0,
+            scratch: Vec::new(),
         }
     }
 }
@@ -286,8 +289,7 @@ impl EventQueue {
                 }
                 let mut v = std::mem::take(&mut self.fine[f]);
                 self.in_fine -= v.len();
-                // Keys are unique: any sort gives the one order.
-                v.sort_unstable_by_key(|e| e.key);
+                sort_bucket(&mut v, &mut self.scratch);
                 let mut old = std::mem::replace(&mut self.run, v);
                 self.run_at = 0;
                 // A burst's bucket gives its buffer back rather than keep it for good (and the
@@ -394,6 +396,54 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Fine buckets of fewer events are sorted by comparison.
+const RADIX_MIN: usize = 64;
+
+/// Sort poured fine bucket `v` by key, with `scratch` as the second buffer. A fine bucket
+/// holds its events in push order (its wheel bucket's, poured in order, before any pushed into
+/// it directly), so sorting by time alone, stably, gives the (time, push) order: three stable
+/// passes of a counting sort on 7 bits each of the time within the bucket (2^20 ps), without
+/// the comparison sort's mispredicted branches (~7% of a 1,024-host key-value cluster's
+/// samples went to sorting the buckets). Keys are unique, so the small buckets' unstable
+/// sort gives the same order.
+fn sort_bucket(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
+    if v.len() < RADIX_MIN {
+        v.sort_unstable_by_key(|e| e.key);
+        return;
+    }
+    const _: () = assert!(3 * 7 >= FINE_SHIFT);
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    for pass in 0..3 {
+        let shift = 64 + 7 * pass;
+        let digit = |e: &Entry| ((e.key >> shift) & 127) as usize;
+        let mut at = [0usize; 128];
+        for e in v.iter() {
+            at[digit(e)] += 1;
+        }
+        if at[digit(&v[0])] == v.len() {
+            continue; // one digit for all: the pass would move nothing
+        }
+        let mut sum = 0;
+        for a in at.iter_mut() {
+            (*a, sum) = (sum, sum + *a);
+        }
+        for e in v.iter() {
+            let d = digit(e);
+            scratch[at[d]] = *e;
+            at[d] += 1;
+        }
+        std::mem::swap(v, scratch);
+    }
+    if scratch.capacity() > FINE_KEEP {
+        *scratch = Vec::new();
+    }
+    debug_assert!(
+        v.windows(2).all(|w| w[0].key < w[1].key),
+        "a fine bucket out of push order"
+    );
 }
 
 /// Push `e` into fine bucket `bucket`, which takes the last spare buffer if it has none.
@@ -559,6 +609,42 @@ mod tests {
         }
         assert_eq!(q.pop(), None);
         assert!(popped > 10_000);
+    }
+
+    #[test]
+    fn dense_fine_buckets_pop_in_time_then_insertion_order() {
+        // Hundreds of events a microsecond, many at the same picosecond, some pushed into the
+        // microsecond being popped: the buckets large enough to be radix-sorted.
+        let mut q = EventQueue::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut x: u64 = 20191106;
+        let mut now: SimTime = 0;
+        let fine: SimTime = 1 << FINE_SHIFT;
+        for id in 0..200_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            let t = now
+                + match r % 4 {
+                    0 => (r >> 8) % 64 * 1_000,
+                    1 => (r >> 8) % (8 * fine),
+                    2 => (r >> 8) % 8 * fine,
+                    _ => (r >> 8) % 3,
+                };
+            q.push(t, Event::Agent(id, 0, 0));
+            reference.insert((t, id));
+            if (x >> 60) < 7 {
+                let (t, ev) = q.pop().unwrap();
+                let (rt, rid) = reference.pop_first().unwrap();
+                assert_eq!((t, ev), (rt, Event::Agent(rid, 0, 0)));
+                now = t;
+            }
+        }
+        for (rt, rid) in reference {
+            assert_eq!(q.pop(), Some((rt, Event::Agent(rid, 0, 0))));
+        }
+        assert_eq!(q.pop(), None);
     }
 
     #[test]
