@@ -223,7 +223,8 @@ impl<T: Transport> Running for Engine<T> {
             match self.events.peek() {
                 Some(Event::TxDone(l)) => self.fabric.warm_link(l),
                 Some(Event::Arrive(l, id, _)) => {
-                    self.fabric.warm_link(l);
+                    // An arrival reads its link's pipe, not the port in front of it.
+                    self.fabric.warm_pipe(l);
                     self.fabric.warm_packet(id);
                 }
                 _ => {}

@@ -235,6 +235,12 @@ impl<P: Wire> Fabric<P> {
         prefetch(&self.net.links[l]);
     }
 
+    /// Ask the cache for link `l` alone (an arrival's: its pipe).
+    #[inline]
+    pub fn warm_pipe(&self, l: LinkId) {
+        prefetch(&self.net.links[l]);
+    }
+
     /// Ask the cache for packet `id` (the next event's arrival: it has propagated for a
     /// link's delay, long enough to leave the cache).
     #[inline]
