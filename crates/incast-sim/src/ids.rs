@@ -88,6 +88,43 @@ impl LinkId {
     }
 }
 
+/// The link a packet goes on to after the one it is crossing, as its arrival event carries it
+/// when the fabric worked it out as the packet entered the pipe (an eager trimming port's
+/// packet, whose next hop it warms anyway: `Fabric::offer`): one route computation per hop
+/// instead of two. Here beside [`LinkId`] so that the engine's events can carry it without
+/// importing the fabric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Next(u32);
+
+impl Next {
+    /// Not worked out: the arrival computes it.
+    pub const UNKNOWN: Next = Next(u32::MAX);
+    /// The packet's destination is at the far end.
+    const LAST: Next = Next(u32::MAX - 1);
+
+    /// `n`, the link after (`None`: the far end is the destination).
+    #[inline]
+    pub fn known(n: Option<LinkId>) -> Next {
+        match n {
+            Some(l) => {
+                debug_assert!(l.0 < Next::LAST.0);
+                Next(l.0)
+            }
+            None => Next::LAST,
+        }
+    }
+
+    /// The link after, if known.
+    #[inline]
+    pub fn get(self) -> Option<Option<LinkId>> {
+        match self {
+            Next::UNKNOWN => None,
+            Next::LAST => Some(None),
+            Next(l) => Some(Some(LinkId(l))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,13 @@ pub fn tx_time(bytes: u64, rate_bps: u64) -> SimTime {
     bits.div_ceil(rate_bps as u128) as SimTime
 }
 
+/// Picoseconds one byte takes at `rate_bps`, when that is a whole number (the rates that
+/// divide 8e12): then [`tx_time`] of `n` bytes is `n` times it.
+pub fn ps_per_byte(rate_bps: u64) -> Option<u64> {
+    let bits = 8 * PS_PER_S;
+    bits.is_multiple_of(rate_bps).then(|| bits / rate_bps)
+}
+
 /// Bits per second achieved by `bytes` over `duration`.
 pub fn rate_of(bytes: u64, duration: SimTime) -> f64 {
     if duration == 0 {

@@ -160,8 +160,8 @@ impl<T: Transport> Engine<T> {
                     self.t.sent(&mut cx, l, id);
                 }
             }
-            Event::Arrive(l, named) => {
-                let (id, next) = cx.fabric.arrive(cx.events, l);
+            Event::Arrive(l, named, known) => {
+                let (id, next) = cx.fabric.arrive(cx.events, l, known);
                 debug_assert_eq!(id, named, "an arrival is the packet its event names");
                 match next {
                     Some(next) => {
@@ -222,8 +222,9 @@ impl<T: Transport> Running for Engine<T> {
             // one runs.
             match self.events.peek() {
                 Some(Event::TxDone(l)) => self.fabric.warm_link(l),
-                Some(Event::Arrive(l, id)) => {
-                    self.fabric.warm_link(l);
+                Some(Event::Arrive(l, id, _)) => {
+                    // An arrival reads its link's pipe, not the port in front of it.
+                    self.fabric.warm_pipe(l);
                     self.fabric.warm_packet(id);
                 }
                 _ => {}

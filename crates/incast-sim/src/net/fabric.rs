@@ -20,6 +20,7 @@ use super::prio;
 use super::trim::{self, Port, Trimmable};
 use super::{Enqueued, Link, PacketPool, PktId};
 use crate::engine::{Event, EventQueue};
+use crate::ids::Next;
 use crate::report::{FabricReport, PortPauses, Report};
 use crate::topology::{LinkId, Network};
 use crate::units::SimTime;
@@ -178,6 +179,16 @@ impl<P: Wire> Fabric<P> {
     ) -> Offered {
         match self.ports.as_mut() {
             Some(ports) => {
+                // An eager port's packet enters the pipe now or soon: the link it goes on to
+                // is worked out once, for the cache to fetch and for its arrival to carry.
+                let eager = ports[l.index()].is_eager();
+                let next = match eager {
+                    true => {
+                        let p = self.pkts.get(id);
+                        Next::known(p.link_at(&self.net, p.hop() + 1))
+                    }
+                    false => Next::UNKNOWN,
+                };
                 let link = &mut self.net.links[l];
                 let p = self.pkts.get_mut(id);
                 let port = &mut ports[l.index()];
@@ -187,13 +198,15 @@ impl<P: Wire> Fabric<P> {
                     trim::Offered::Refused { trimmed } => (None, Offered::Refused { trimmed }),
                 };
                 if let Some(t) = port.take_arrival() {
-                    events.push(t, Event::Arrive(l, front(link)));
+                    let f = front(link);
+                    let known = if f == id { next } else { Next::UNKNOWN };
+                    events.push(t, Event::Arrive(l, f, known));
                 }
                 if let Some(t) = end {
                     events.push(t, Event::TxDone(l));
                 }
-                if port.is_eager() && !matches!(offered, Offered::Refused { .. }) {
-                    self.warm_next_hop(id);
+                if eager && !matches!(offered, Offered::Refused { .. }) {
+                    self.warm_next(next);
                 }
                 offered
             }
@@ -202,28 +215,29 @@ impl<P: Wire> Fabric<P> {
         }
     }
 
-    /// Ask the cache for the port and link packet `id` meets after this hop, while it
+    /// Ask the cache for the port and link a packet meets after this hop (`next`), while it
     /// propagates: a hop's time goes mostly to fetching those two from memory (8192-host fat
     /// tree: ~50,000 links, far beyond the core's cache), and the packet reaches them only
     /// several events later. A hint: it changes no state.
     #[inline]
-    fn warm_next_hop(&self, id: PktId) {
-        let p = self.pkts.get(id);
-        let Some(n) = p.link_at(&self.net, p.hop() + 1) else {
-            return;
-        };
-        if let Some(ports) = self.ports.as_ref() {
-            prefetch(&ports[n.index()]);
+    pub fn warm_next(&self, next: Next) {
+        if let Some(Some(n)) = next.get() {
+            self.warm_link(n);
         }
-        prefetch(&self.net.links[n]);
     }
 
-    /// Ask the cache for link `l` and its port (the next event's, see [`Fabric::warm_next_hop`]).
+    /// Ask the cache for link `l` and its port (the next event's, see [`Fabric::warm_next`]).
     #[inline]
     pub fn warm_link(&self, l: LinkId) {
         if let Some(ports) = self.ports.as_ref() {
             prefetch(&ports[l.index()]);
         }
+        prefetch(&self.net.links[l]);
+    }
+
+    /// Ask the cache for link `l` alone (an arrival's: its pipe).
+    #[inline]
+    pub fn warm_pipe(&self, l: LinkId) {
         prefetch(&self.net.links[l]);
     }
 
@@ -446,7 +460,7 @@ impl<P: Wire> Fabric<P> {
                 // Its wake-up: the next packet starts, and enters the pipe at once.
                 let next = port.wake(link, now);
                 if let Some(t) = port.take_arrival() {
-                    events.push(t, Event::Arrive(l, front(link)));
+                    events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
                 }
                 if let Some(t) = next {
                     events.push(t, Event::TxDone(l));
@@ -455,7 +469,7 @@ impl<P: Wire> Fabric<P> {
             }
             let (arrival, next) = port.finish_tx(link, now);
             if let Some(t) = arrival {
-                events.push(t, Event::Arrive(l, front(link)));
+                events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
             }
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
@@ -468,7 +482,7 @@ impl<P: Wire> Fabric<P> {
         if let Some(ports) = self.prio.as_mut() {
             let (arrival, next) = ports[l.index()].finish_tx(link, now);
             if let Some(t) = arrival {
-                events.push(t, Event::Arrive(l, front(link)));
+                events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
             }
             if let Some(t) = next {
                 events.push(t, Event::TxDone(l));
@@ -485,7 +499,7 @@ impl<P: Wire> Fabric<P> {
             .expect("a TxDone event has a packet in service");
         let (arrival, next) = link.finish_tx(now);
         if let Some(t) = arrival {
-            events.push(t, Event::Arrive(l, front(link)));
+            events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
         }
         if let Some(t) = next {
             events.push(t, Event::TxDone(l));
@@ -572,17 +586,29 @@ impl<P: Wire> Fabric<P> {
     }
 
     /// The packet at the head of link `l`'s pipe reached its far end and moved on to the next
-    /// hop: returns it and the link it goes on to, `None` at its destination.
+    /// hop: returns it and the link it goes on to (`known` by its arrival event, or worked
+    /// out now), `None` at its destination.
     #[inline]
-    pub fn arrive(&mut self, events: &mut EventQueue, l: LinkId) -> (PktId, Option<LinkId>) {
+    pub fn arrive(
+        &mut self,
+        events: &mut EventQueue,
+        l: LinkId,
+        known: Next,
+    ) -> (PktId, Option<LinkId>) {
         let link = &mut self.net.links[l];
         let (id, next) = link.arrive();
         if let Some(t) = next {
-            events.push(t, Event::Arrive(l, front(link)));
+            events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
         }
         let p = self.pkts.get_mut(id);
         p.advance();
-        (id, p.link_at(&self.net, p.hop()))
+        match known.get() {
+            Some(n) => {
+                debug_assert_eq!(n, p.link_at(&self.net, p.hop()), "a packet's route moved");
+                (id, n)
+            }
+            None => (id, p.link_at(&self.net, p.hop())),
+        }
     }
 
     /// Put the fabric's section and each flow's paused time into report `r` of scenario `sc`

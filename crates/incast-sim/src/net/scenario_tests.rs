@@ -284,7 +284,7 @@ fn probes_through(sc: &Scenario) -> (Vec<Probe>, u64) {
             Event::TxDone(l) => {
                 fabric.tx_done(&mut events, now, l);
             }
-            Event::Arrive(l, _) => match fabric.arrive(&mut events, l) {
+            Event::Arrive(l, _, known) => match fabric.arrive(&mut events, l, known) {
                 (id, Some(next)) => {
                     rate = fabric.net.links[next].rate;
                     assert_eq!(fabric.offer(&mut events, now, next, id), Offered::Queued);

@@ -2,7 +2,9 @@
 //! switch-to-switch links of the shape, then what rides on the links (shapers, jitter, shared
 //! buffers, RED).
 
-use super::{host_count, place, LinkId, LinkRole, Names, Network, Packing, Pfc, Shape, NO_POOL};
+use super::{
+    host_count, place, Divisor, LinkId, LinkRole, Names, Network, Packing, Pfc, Shape, NO_POOL,
+};
 use crate::config::{
     BackgroundDestination, BackgroundSource, Graph, Placement, QueueLimit, ResolvedGraph, Scenario,
     TopologyKind,
@@ -239,6 +241,8 @@ fn fabric_links(sc: &Scenario, graph: &Described, hosts: u32, links: &mut Links)
                 per_leaf,
                 spines,
                 up,
+                by_leaf: Divisor::new(per_leaf),
+                by_spines: Divisor::new(spines),
             }
         }
         TopologyKind::FatTree => {
@@ -249,7 +253,12 @@ fn fabric_links(sc: &Scenario, graph: &Described, hosts: u32, links: &mut Links)
             fabric(2 * tors * half, links);
             let agg_up = links.next();
             fabric(2 * tors * half, links);
-            Shape::FatTree { k, tor_up, agg_up }
+            Shape::FatTree {
+                k,
+                tor_up,
+                agg_up,
+                half: Divisor::new(half),
+            }
         }
         TopologyKind::File => {
             let (g, r) = graph.as_ref().expect("validated: kind file has a file");
@@ -372,6 +381,7 @@ fn switch_of(shape: &Shape, hosts: u32, roles: &[LinkRole]) -> Vec<u32> {
             per_leaf,
             spines,
             up,
+            ..
         } => {
             host_ports(&mut of, per_leaf);
             let leaves = hosts.div_ceil(per_leaf);
@@ -381,7 +391,9 @@ fn switch_of(shape: &Shape, hosts: u32, roles: &[LinkRole]) -> Vec<u32> {
                 of[l + 1] = leaves + p % spines;
             }
         }
-        Shape::FatTree { k, tor_up, agg_up } => {
+        Shape::FatTree {
+            k, tor_up, agg_up, ..
+        } => {
             let half = k / 2;
             let (tors, aggs) = (k * half, k * half);
             host_ports(&mut of, half);

@@ -22,7 +22,7 @@ mod pfc_file_tests;
 use crate::config::{BackgroundDestination, BackgroundSource, QueueLimit, Scenario, TopologyKind};
 use crate::net::{Link, SharedBuffer};
 use crate::red::Red;
-use paths::{Packing, Route, Shape};
+use paths::{Divisor, Packing, Route, Shape};
 
 pub use crate::ids::LinkId;
 pub use crate::net::pfc::Pfc;
