@@ -157,11 +157,9 @@ def row(name: str, case: Case, a: argparse.Namespace, pcap: Path) -> tuple[str, 
         "goodput": _within(d.replica.goodput_bps, d.capture.goodput_bps, 1.25),
     }
     extra = [f"{e['congestion_control'].value}" if "congestion_control" in e else "-"]
-    iw = e.get("initial_window")
     # The profile's 10 is the truth everywhere; "≥k": only a bound showed.
-    extra.append(
-        "-" if iw is None else f"{iw.value}" if iw.value else f"≥{iw.lo}" if iw.lo else "-"
-    )
+    iw = e["initial_window"]
+    extra.append(str(iw.value) if iw.value else f"≥{iw.lo}" if iw.lo else "-")
     cells = [
         name,
         f"{case.senders} / {e['senders'].value} {_mark(ok['senders'])}",

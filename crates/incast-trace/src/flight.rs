@@ -7,12 +7,14 @@
 //! arrive before that acknowledgment's time plus one round trip (the loop the request's
 //! first answer, or the handshake, took; half of it is taken, as a first answer also waits
 //! for the server). Every packet of the response that arrives earlier was in the first
-//! flight. The count is the initial window only where the flight ended well
-//! before that boundary (so nothing of a second flight was about to join it), the response
-//! went on past it (else the response, not the window, ended the flight), and, where the
-//! sender's IP identifications count its packets, none of its packets is missing just after
-//! the flight (a lost tail would make the count short). Elsewhere it is a lower bound: behind
-//! a shared port, many flows' first flights interleave and take longer than a round trip.
+//! flight. The count is the initial window only where the flight (two packets at least)
+//! took less than half a round trip and a pause of at least half a round trip, and four
+//! times the flight's own spacing, followed it (so nothing of a second flight was about to
+//! join it), the response went on past it (else the response, not the window, ended the
+//! flight), and, where the sender's IP identifications count its packets, none of its
+//! packets is missing just after the flight (a lost tail would make the count short).
+//! Elsewhere it is a lower bound: behind a slow NIC or a shared port, flights stretch past a
+//! round trip.
 
 use serde::Serialize;
 
@@ -84,18 +86,18 @@ impl FirstFlight {
         if loop_ns == 0 {
             return Flight::default();
         }
-        // Times from the first segment's arrival.
-        let ack = ack_ns.saturating_sub(self.start_ns);
-        let first_t = 0;
-        // Half the loop: a round trip read from a request's first answer includes the
-        // server's time, so an answer to an ACK may come sooner than the whole loop.
-        let boundary = ack + loop_ns / 2;
+        // Times are from the first segment's arrival. Half the loop: a round trip read from
+        // a request's first answer includes the server's time, so an answer to an ACK may
+        // come sooner than the whole loop.
+        let boundary = ack_ns.saturating_sub(self.start_ns) + loop_ns / 2;
         let n = self
             .seen
             .iter()
             .take_while(|&&(t, _)| u64::from(t) < boundary)
             .count();
-        let (last_t, last_id) = self.seen[n - 1];
+        let Some(&(last_t, last_id)) = n.checked_sub(1).and_then(|i| self.seen.get(i)) else {
+            return Flight::default();
+        };
         let last_t = u64::from(last_t);
         let after = self.seen.get(n);
         let packets = if ids_count {
@@ -120,9 +122,7 @@ impl FirstFlight {
         let pause = after.map_or(0, |&(t, _)| u64::from(t).saturating_sub(last_t));
         // One packet alone says too little: a short header admitted into a port too full
         // for the data behind it looks like a flight of one.
-        let quiet = n >= 2
-            && last_t.saturating_sub(first_t) <= loop_ns / 2
-            && pause >= (loop_ns / 2).max(4 * pace);
+        let quiet = n >= 2 && last_t <= loop_ns / 2 && pause >= (loop_ns / 2).max(4 * pace);
         let went_on = after.is_some_and(|&(_, id)| !ids_count || id == last_id.wrapping_add(1));
         Flight {
             first_flight: packets,
@@ -251,5 +251,11 @@ mod tests {
         assert_eq!(f.read(100 * US, true), Flight::default());
         f.on_ack(US);
         assert_eq!(f.read(0, true), Flight::default());
+        // An ACK at the first segment's instant and a 1 ns loop leave no packet before the
+        // boundary.
+        let mut g = FirstFlight::default();
+        g.on_data(5, 1, true, true);
+        g.on_ack(5);
+        assert_eq!(g.read(1, true), Flight::default());
     }
 }

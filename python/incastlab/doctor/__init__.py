@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from incastlab.doctor.ecn import FIT_BUFFER, ecn_estimates, fit_threshold, marked_share
+from incastlab.doctor.ecn import ecn_estimates, fit_threshold
 from incastlab.doctor.evidence import EvidenceError, read_capture
 from incastlab.doctor.family import assumed_family_misses, bbr_if_closer
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate, infer
@@ -136,18 +136,7 @@ def diagnose(
         found.pop("congestion_control", None)
     est.update(found)
     if "ecn" in est:
-        est["ecn_threshold"] = fit_threshold(
-            marked_share(first),
-            lambda k: scenario_dict(
-                est | {"ecn_threshold": Estimate("ecn_threshold", k, k, k, "", "")},
-                FIT_BUFFER,
-                PROBE_RTO_MIN_PS,
-                profile,
-                seeds[0],
-            ),
-            PROBE_RTO_MIN_PS,
-            est.get("congestion_control", est["ecn"]).value == "dctcp",
-        )
+        est["ecn_threshold"] = fit_threshold(est, first, profile, seeds[0])
     named = "congestion_control" in est
     readings: dict[int, TraceReport] = {}
 

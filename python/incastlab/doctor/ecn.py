@@ -15,9 +15,9 @@ so a lone mark draws a round trip's worth of echoes.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from incastlab.doctor.infer import Estimate
+from incastlab.doctor.search import log_crossing
 from incastlab.trace import TraceOptions, TraceReport
 
 #: Share of the data packets that must be ECN-capable for the senders to count as using ECN
@@ -40,10 +40,10 @@ def marks(t: TraceReport) -> tuple[int, int, int, int, int]:
     flows = t.report["flows"]
     return (
         sum(int(f["data_packets"]) for f in flows),
-        sum(int(f.get("ect", 0)) for f in flows),
-        sum(int(f.get("ce", 0)) for f in flows),
-        sum(int(f.get("echoes", 0)) for f in flows),
-        sum(int(f.get("cwr", 0)) for f in flows),
+        sum(int(f["ect"]) for f in flows),
+        sum(int(f["ce"]) for f in flows),
+        sum(int(f["echoes"]) for f in flows),
+        sum(int(f["cwr"]) for f in flows),
     )
 
 
@@ -79,18 +79,28 @@ def ecn_estimates(t: TraceReport) -> dict[str, Estimate]:
     return out
 
 
-def fit_threshold(target: float, scenario_at: Any, rto_min_ps: int, dctcp: bool) -> Estimate:
-    """The marking threshold at which the replica's share of marked packets is the
-    capture's ``target``, by bisection on a log scale (a lower threshold marks more);
-    ``scenario_at(threshold)`` is the replica's scenario. A bound where even the ends of
-    :data:`THRESHOLD_RANGE` miss. Under DCTCP the share falls as the threshold rises (the
-    senders hold the queue about it); under a classic response (``dctcp`` false: halve once
-    per window on an echo) it need not: 8 x 256 KB at 1 Gbps marked 13.7% at 8 KB and 16.3%
-    at 30 KB in the simulator, so the fit there is only a rough reading (confidence low)."""
-    from incastlab.doctor.replica import captured
+def fit_threshold(
+    est: dict[str, Estimate], capture: TraceReport, profile: str, seed: int
+) -> Estimate:
+    """The marking threshold at which the replica (``est`` behind a deep port) marks the
+    capture's share of packets, by bisection on a log scale (a lower threshold marks more).
+    A bound where even the ends of :data:`THRESHOLD_RANGE` miss. Under DCTCP the share falls
+    as the threshold rises (the senders hold the queue about it); under a classic response
+    (halve once per window on an echo) it need not: 8 x 256 KB at 1 Gbps marked 13.7% at 8
+    KB and 16.3% at 30 KB in the simulator, so the fit there is only a rough reading
+    (confidence low)."""
+    from incastlab.doctor.replica import PROBE_RTO_MIN_PS, captured, scenario_dict
+
+    target = marked_share(capture)
+    cc = est.get("congestion_control")
+    dctcp = cc is not None and cc.value == "dctcp"
 
     def share(k: int) -> float | None:
-        read = captured(scenario_at(k), [TraceOptions(None, rto_min_ps, 100_000_000)])
+        marking = Estimate("ecn_threshold", k, k, k, "", "")
+        sc = scenario_dict(
+            est | {"ecn_threshold": marking}, FIT_BUFFER, PROBE_RTO_MIN_PS, profile, seed
+        )
+        read = captured(sc, [TraceOptions(None, PROBE_RTO_MIN_PS, 100_000_000)])
         return None if read is None else marked_share(read[0])
 
     lo, hi = THRESHOLD_RANGE
@@ -128,13 +138,8 @@ def fit_threshold(target: float, scenario_at: Any, rto_min_ps: int, dctcp: bool)
             "bound",
             f"fitted by simulation: {measured}; even at {lo:,} B the replica marks {at_lo:.1%}",
         )
-    for _ in range(THRESHOLD_STEPS):
-        mid = int(math.sqrt(lo * hi))
-        s = share(mid)
-        if s is None or s > target:
-            lo = mid
-        else:
-            hi = mid
+    # A replica that does not finish reads as marking too much: deeper thresholds are tried.
+    lo, hi = log_crossing(lambda k: (m := share(k)) is None or m > target, lo, hi, THRESHOLD_STEPS)
     value = int(math.sqrt(lo * hi))
     return Estimate(
         "ecn_threshold",

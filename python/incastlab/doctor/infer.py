@@ -184,7 +184,7 @@ def _rtt(t: TraceReport, link_bps: int) -> Estimate:
     and its first answer, less the two full-frame serializations (sender's NIC, switch port)
     the first answer waits for; that delay bounds it from above either way."""
     answers = [b["first_answer_ns"] for b in t.report["blocks"] if b["first_answer_ns"]]
-    handshake_ps = int(t.report.get("handshake_ns", 0)) * PS_PER_NS
+    handshake_ps = int(t.report["handshake_ns"]) * PS_PER_NS
     if not answers and not handshake_ps:
         return Estimate(
             "rtt", 100_000_000, None, None, "assumed", "no request or handshake in the capture"
@@ -215,8 +215,8 @@ def _initial_window(t: TraceReport) -> Estimate:
     port the flights stretch past a round trip and show only a lower bound; the replica
     then runs its profile's window."""
     flows = t.report["flows"]
-    whole = [int(f["first_flight"]) for f in flows if f.get("first_flight_whole")]
-    seen = [int(f["first_flight"]) for f in flows if f.get("first_flight")]
+    whole = [int(f["first_flight"]) for f in flows if f["first_flight_whole"]]
+    seen = [int(f["first_flight"]) for f in flows if f["first_flight"]]
     counts = collections.Counter(whole)
     value, agree = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=(0, 0))
     if agree >= 2:

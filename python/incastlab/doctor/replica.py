@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from incastlab.doctor.infer import COMMON_RTO_MIN_PS, Estimate
+from incastlab.doctor.search import log_crossing
 from incastlab.doctor.timer import (
     one_per_tick,
     rto_estimate,
@@ -330,16 +331,9 @@ def fit_buffer(
         return score > 0
 
     def crossing(a: int, b: int) -> tuple[int, int]:
-        # Bisection on log2(buffer) between a and b, which differ in short(): the buffers
-        # either side of where the replica's resends cross the capture's, smaller first.
-        x, y, sa = math.log2(a), math.log2(b), short(a)
-        for _ in range(steps):
-            m = (x + y) / 2
-            if short(round(2**m)) == sa:
-                x = m
-            else:
-                y = m
-        return round(2**x), round(2**y)
+        # The buffers either side of where the replica's resends cross the capture's,
+        # smaller first (a < b).
+        return log_crossing(short, a, b, steps)
 
     # Resends fall again at the smallest buffers, where flows mostly sit out backed-off
     # timers (16 x 64 KB one-shot at 100 Mbps: 152 resends behind 4 KB, 190 behind 32 KB),

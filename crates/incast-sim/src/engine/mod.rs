@@ -568,31 +568,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn wheel_and_heap_pop_in_time_then_insertion_order_across_buckets_and_horizon() {
-        // Times spread over many buckets, past the wheel's reach, into buckets already poured
-        // and onto bucket edges; the reference is a sort by (time, push order).
+    /// Push `count` events at `at(r, now)` (r a draw of a seeded LCG, now the last popped
+    /// time), popping one whenever the draw says so (7 in 16), each checked against a sort by
+    /// (time, push order), then drain and check the rest. Returns the pops before the drain.
+    fn pops_as_sorted(seed: u64, count: u32, at: impl Fn(u64, SimTime) -> SimTime) -> u32 {
         let mut q = EventQueue::default();
         let mut reference = std::collections::BTreeSet::new();
-        let mut x: u64 = 20091130;
+        let mut x = seed;
         let mut now: SimTime = 0;
-        let bucket: SimTime = 1 << BUCKET_SHIFT;
-        let fine: SimTime = 1 << FINE_SHIFT;
         let mut popped = 0;
-        for id in 0..60_000u32 {
+        for id in 0..count {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let r = x >> 33;
-            let t = now
-                + match r % 5 {
-                    0 => r % 100,
-                    1 => (r % 8) * bucket,
-                    2 => (r % 8 + 1) * bucket - 1 + (r >> 20) % 2,
-                    3 if r.is_multiple_of(2) => r % (BUCKETS * bucket),
-                    3 => (r % 300 + 1) * fine - 1 + (r >> 20) % 2,
-                    _ => r % (3 * BUCKETS * bucket),
-                };
+            let t = at(x >> 33, now);
             q.push(t, Event::Agent(id, 0, 0));
             reference.insert((t, id));
             if (x >> 60) < 7 {
@@ -608,6 +597,25 @@ mod tests {
             assert_eq!(q.pop(), Some((rt, Event::Agent(rid, 0, 0))));
         }
         assert_eq!(q.pop(), None);
+        popped
+    }
+
+    #[test]
+    fn wheel_and_heap_pop_in_time_then_insertion_order_across_buckets_and_horizon() {
+        // Times spread over many buckets, past the wheel's reach, into buckets already poured
+        // and onto bucket edges; the reference is a sort by (time, push order).
+        let bucket: SimTime = 1 << BUCKET_SHIFT;
+        let fine: SimTime = 1 << FINE_SHIFT;
+        let popped = pops_as_sorted(20091130, 60_000, |r, now| {
+            now + match r % 5 {
+                0 => r % 100,
+                1 => (r % 8) * bucket,
+                2 => (r % 8 + 1) * bucket - 1 + (r >> 20) % 2,
+                3 if r.is_multiple_of(2) => r % (BUCKETS * bucket),
+                3 => (r % 300 + 1) * fine - 1 + (r >> 20) % 2,
+                _ => r % (3 * BUCKETS * bucket),
+            }
+        });
         assert!(popped > 10_000);
     }
 
@@ -615,36 +623,15 @@ mod tests {
     fn dense_fine_buckets_pop_in_time_then_insertion_order() {
         // Hundreds of events a microsecond, many at the same picosecond, some pushed into the
         // microsecond being popped: the buckets large enough to be radix-sorted.
-        let mut q = EventQueue::default();
-        let mut reference = std::collections::BTreeSet::new();
-        let mut x: u64 = 20191106;
-        let mut now: SimTime = 0;
         let fine: SimTime = 1 << FINE_SHIFT;
-        for id in 0..200_000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let r = x >> 33;
-            let t = now
-                + match r % 4 {
-                    0 => (r >> 8) % 64 * 1_000,
-                    1 => (r >> 8) % (8 * fine),
-                    2 => (r >> 8) % 8 * fine,
-                    _ => (r >> 8) % 3,
-                };
-            q.push(t, Event::Agent(id, 0, 0));
-            reference.insert((t, id));
-            if (x >> 60) < 7 {
-                let (t, ev) = q.pop().unwrap();
-                let (rt, rid) = reference.pop_first().unwrap();
-                assert_eq!((t, ev), (rt, Event::Agent(rid, 0, 0)));
-                now = t;
+        pops_as_sorted(20191106, 200_000, |r, now| {
+            now + match r % 4 {
+                0 => (r >> 8) % 64 * 1_000,
+                1 => (r >> 8) % (8 * fine),
+                2 => (r >> 8) % 8 * fine,
+                _ => (r >> 8) % 3,
             }
-        }
-        for (rt, rid) in reference {
-            assert_eq!(q.pop(), Some((rt, Event::Agent(rid, 0, 0))));
-        }
-        assert_eq!(q.pop(), None);
+        });
     }
 
     #[test]
