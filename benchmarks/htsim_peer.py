@@ -43,11 +43,12 @@ import re
 import statistics
 import subprocess
 import sys
-import time
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import htsim_peer_eqds as eqds_peer
+from child_usage import run_measured
 
 HERE = Path(__file__).resolve().parent
 
@@ -260,21 +261,15 @@ class Side:
 def run_timed(
     cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> tuple[str, float, float, float]:
-    """Run `cmd` (in `cwd`) measuring its own rusage (os.wait4 on the child, not
-    communicate's reap)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-    assert p.stdout is not None
-    chunks = []
-    while chunk := p.stdout.read(1 << 16):
-        chunks.append(chunk)
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = code = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - t0
-    if code:
-        raise SystemExit(f"{' '.join(cmd[:4])} … failed with status {code}")
-    out = b"".join(chunks).decode(errors="replace")
-    return out, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+    """Run `cmd` (in `cwd`): its stdout, wall s, CPU s and its own peak RSS MB
+    (child_usage: not the Python parent's)."""
+    with tempfile.TemporaryFile("w+b") as out:
+        use = run_measured(cmd, stdout=out, env=env, cwd=cwd)
+        if use.exit_code:
+            raise SystemExit(f"{' '.join(cmd[:4])} … failed with status {use.exit_code}")
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return text, use.wall_s, use.cpu_s, use.peak_mb
 
 
 def run_one(one: Path, rec: dict, work: Path) -> Side:
@@ -284,14 +279,10 @@ def run_one(one: Path, rec: dict, work: Path) -> Side:
     normalized.write_text(json.dumps(rec["scenario"]))
     senders = str(rec["scenario"]["topology"]["senders"])
     with normalized.open("rb") as stdin:
-        t0 = time.monotonic()
-        p = subprocess.Popen([str(one), senders], stdin=stdin, stdout=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise SystemExit(f"{one} failed with status {p.returncode}")
-    wall = time.monotonic() - t0
-    return Side([], wall_s=wall, cpu_s=ru.ru_utime + ru.ru_stime, rss_mb=ru.ru_maxrss / 1024)
+        use = run_measured([str(one), senders], stdin=stdin)
+    if use.exit_code:
+        raise SystemExit(f"{one} failed with status {use.exit_code}")
+    return Side([], wall_s=use.wall_s, cpu_s=use.cpu_s, rss_mb=use.peak_mb)
 
 
 def run_incastlab(incast: list[str], toml: Path) -> tuple[Side, dict]:

@@ -37,7 +37,7 @@ paper's return to sender (its headers bounce instead of being dropped).
 Prints, per sender count, the completion percentiles (min, p10, median, p90, max; nearest
 rank over the finished flows, in ms from the common start) of both, their ratio and whether it
 is within 5%; then each side's whole-process CPU time (user + system) and peak resident memory
-from the kernel (wait4), as medians over `--repeat` alternating runs. A measurement, not a
+(GNU time, see child_usage.py), as medians over `--repeat` alternating runs. A measurement, not a
 test: the costs depend on the machine and its load.
 
 htsim times a flow when its sender gets the ACK of the last byte, incastlab when the receiver
@@ -58,9 +58,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from child_usage import run_measured
 
 from incastlab.scenario import from_dict
 
@@ -158,22 +159,18 @@ def htsim_command(binary: Path, cm: Path, senders: int) -> list[str]:
 
 
 def timed(cmd: list[str], stdin_text: str | None, cwd: Path) -> tuple[str, float, float, float]:
-    """Run `cmd`: its stdout, wall s, CPU s (user + system) and peak RSS MB, from its own
-    rusage (wait4 on the child)."""
+    """Run `cmd`: its stdout, wall s, CPU s (user + system) and its own peak RSS MB
+    (child_usage: not the Python parent's)."""
     with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
         if stdin_text is not None:
             stdin.write(stdin_text)
             stdin.seek(0)
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdin=stdin, stdout=out, stderr=subprocess.DEVNULL, cwd=cwd)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-        code = os.waitstatus_to_exitcode(status)
-        if code:
-            raise SystemExit(f"{' '.join(cmd[:3])} … failed with status {code}")
+        use = run_measured(cmd, stdin=stdin, stdout=out, cwd=cwd)
+        if use.exit_code:
+            raise SystemExit(f"{' '.join(cmd[:3])} … failed with status {use.exit_code}")
         out.seek(0)
         text = out.read().decode(errors="replace")
-    return text, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+    return text, use.wall_s, use.cpu_s, use.peak_mb
 
 
 def htsim_fcts_ms(text: str) -> list[float]:

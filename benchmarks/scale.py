@@ -11,11 +11,11 @@ with the machine.
     python3 benchmarks/scale.py target/release/examples/one
     python3 benchmarks/scale.py ONE --hosts 20,160 --no-ndp --measured 0.2s
 
-Each run is the release ``one`` example as its own process (its CPU time and peak RSS from
-``wait4``, the scenario normalized by incastlab). The per-connection flow list of a cluster's
-report (a million entries at 1,024 hosts) is skipped while reading it back. The targets ask the
-1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of the 20-host cluster's events per CPU
-second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
+Each run is the release ``one`` example as its own process (its CPU time from ``wait4``, its
+own peak RSS from GNU time: ``child_usage.py``; the scenario normalized by incastlab). The
+per-connection flow list of a cluster's report (a million entries at 1,024 hosts) is skipped
+while reading it back. The targets ask the 1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of
+the 20-host cluster's events per CPU second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
 time also moves with the other processes' cache pressure, so each line ends with the load
 average when its run ended.
 """
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 from incastlab.scenario import from_dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from child_usage import run_measured
 from scale_transports import scenario as ndp_scenario
 
 # The targets for the largest cluster against the smallest.
@@ -88,16 +88,14 @@ def run(one: Path, senders: int, text: str) -> dict[str, Any]:
     with tempfile.TemporaryFile("w+") as stdin, tempfile.NamedTemporaryFile("w+b") as out:
         stdin.write(text)
         stdin.seek(0)
-        p = subprocess.Popen([str(one), str(senders)], stdin=stdin, stdout=out)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            raise SystemExit(f"{one} {senders} failed with status {p.returncode}")
+        use = run_measured([str(one), str(senders)], stdin=stdin, stdout=out, stderr=None)
+        if use.exit_code != 0:
+            raise SystemExit(f"{one} {senders} failed with status {use.exit_code}")
         report = read_report(Path(out.name))
     return {
         "report": report,
-        "cpu": ru.ru_utime + ru.ru_stime,
-        "rss_mb": ru.ru_maxrss / 1024,
+        "cpu": use.cpu_s,
+        "rss_mb": use.peak_mb,
         "load": os.getloadavg()[0],
     }
 

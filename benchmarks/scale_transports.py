@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from child_usage import run_measured
 
 from incastlab.scenario import from_dict
 from incastlab.units import parse_rate, parse_size
@@ -76,27 +74,17 @@ def run(one: Path, text: str, timeout: float) -> dict[str, Any] | None:
     with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
         stdin.write(text)
         stdin.seek(0)
-        t0 = time.monotonic()
-        p = subprocess.Popen(
-            [str(one), str(SENDERS)], stdin=stdin, stdout=out, stderr=subprocess.DEVNULL
-        )
-        killer = threading.Timer(timeout, p.kill)
-        killer.start()
-        # wait4: this child's own peak resident memory (kilobytes on Linux).
-        _, status, usage = os.wait4(p.pid, 0)
-        killer.cancel()
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if wall >= timeout:
+        use = run_measured([str(one), str(SENDERS)], stdin=stdin, stdout=out, timeout=timeout)
+        if use.timed_out:
             return None
-        if p.returncode != 0:
-            raise SystemExit(f"{one} failed with status {p.returncode}")
+        if use.exit_code != 0:
+            raise SystemExit(f"{one} failed with status {use.exit_code}")
         out.seek(0)
         report: dict[str, Any] = json.loads(out.read())
-    report["_wall"] = wall
-    report["_peak_mb"] = usage.ru_maxrss / 1024
+    report["_wall"] = use.wall_s
+    report["_peak_mb"] = use.peak_mb
     # CPU seconds too: on a shared machine the wall time follows the load.
-    report["_cpu"] = usage.ru_utime + usage.ru_stime
+    report["_cpu"] = use.cpu_s
     return report
 
 
