@@ -71,3 +71,16 @@ def test_senders_taking_turns_outlast_the_link() -> None:
     link = p.senders * 531 * p.wire * 8 / p.link_bps / p.rto
     assert without.steady.time_s / p.rto < 1.3 * link
     assert with_tail.steady.time_s / p.rto > 1.4 * link
+
+
+def test_the_starts_survivors_collide_again_while_they_overfill_the_port() -> None:
+    """1,000 senders from the start, 0.8 of their retransmissions lost over 10 busy RTOs:
+    512 still wait at the retransmission after it (15 RTOs); into 10 packets of room they
+    collide again (0.8 x (w - 10) left each time) and back off 16 RTOs more, 32 more, and so
+    on until a few are left; with room for them all, none collide."""
+    p = _path()
+    alone = tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8)
+    assert alone == pytest.approx(5.0)
+    again = tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8, room=10.0)
+    assert again > alone + 16
+    assert tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8, room=1000.0) == pytest.approx(alone)

@@ -401,7 +401,7 @@ def _block(
         room = (_buffer_packets(p) + _pipe_packets(p)) / n
         full = 1.0 if p.loss_blind else max(0.0, 1.0 - room)
         busy = (transfer + sawtooth) / rto
-        tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full)
+        tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
         stall = max(stall, tail * rto)
     # The window each sender carries out of the block (the model's senders are alike: the
     # mean over those that timed out and those that did not).

@@ -11,6 +11,11 @@ retransmission, up to twice the busy time after its timeout. The simulator at 54
 into 78 KB at 779 Mbps, RTOmin 17.7 ms (classic Reno): the link is busy the first 258 RTOs of
 each block, which ends after 522-535; runs of 9 timeouts in a row (511 RTOs).
 
+The senders that were still backing off when the link went idle retransmit together at the
+first retransmission past it, and while they overfill the port's buffer and pipe (``room``)
+they collide again, and those lost back off once more: the simulator at 655 x 28 KB into
+170 KB at 317 Mbps (BBR) is busy for 210 RTOs, then again at 255-315, 510-540 and 1,030.
+
 The chains start in two ways: together, the senders that time out in the round that first
 overflows the port (at the start of the busy time), and one by one through it (a rate per
 RTO). A chain that started ``u`` RTOs before the busy time ends has sent its retransmissions
@@ -41,10 +46,13 @@ def _times(p: Path, busy: float) -> list[float]:
     return out
 
 
-def backoff_tail(p: Path, busy: float, start: float, rate: float, loss: float) -> float:
+def backoff_tail(
+    p: Path, busy: float, start: float, rate: float, loss: float, room: float = math.inf
+) -> float:
     """Expected RTOs a block lasts beyond ``busy`` RTOs of busy link: ``start`` senders time
-    out together at its start and ``rate`` per RTO through it, and each retransmission sent
-    while it is busy is lost with chance ``loss``."""
+    out together at its start and ``rate`` per RTO through it, each retransmission sent
+    while it is busy is lost with chance ``loss``, and those of the start still waiting at
+    the end collide while they are more than ``room`` packets."""
     if busy <= 0 or loss <= 0 or (start <= 0 and rate <= 0):
         return 0.0
     t = _times(p, busy)
@@ -86,4 +94,13 @@ def backoff_tail(p: Path, busy: float, start: float, rate: float, loss: float) -
         )
         start_none = 1.0 - hit0 if lo < x0 else 1.0
         ext += (hi - lo) - none * start_none
+    # The start's survivors retransmit together after the busy time and collide again as
+    # long as they overfill the port's room: those lost back off once more.
+    w, level = start * loss**m, m + 1
+    while w > 1e-3 and level < MAX_LEVELS:
+        w *= loss * max(0.0, 1 - room / w)
+        if w <= 1e-3:
+            break
+        ext += (waited(p, level + 1) - waited(p, level)) * (1 - math.exp(-w))
+        level += 1
     return ext
