@@ -106,8 +106,7 @@ def print_random(
     out.print(
         f"[bold]burst model on {s['points']} random held-out scenarios[/bold] (simulator: "
         f"mean block time of {len(held[0].by_seed) if held else 0} seeds; constants "
-        f"tail_timeout {c.tail_timeout:g}, dispersion {c.dispersion:g}, rejoin {c.rejoin:g}, "
-        f"loop_segments {c.loop_segments:g}, fitted on another random design)"
+        f"{c.named()}, fitted on another random design)"
     )
     rows = [
         ("median |model/sim - 1|", s["median_error"], "<= 0.10"),

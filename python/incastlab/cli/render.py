@@ -47,11 +47,7 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
     if not chen and first.constants is not None:
         k = first.constants
         tag = f"fitted with incastlab {k.version}" if k.version else "not fitted"
-        err.print(
-            f"burst model · constants {tag}: tail_timeout {k.tail_timeout:g}, "
-            f"dispersion {k.dispersion:g}, rejoin {k.rejoin:g}, loop_segments {k.loop_segments:g} "
-            "(--uncalibrated: Chen Eq. 1-4)"
-        )
+        err.print(f"burst model · constants {tag}: {k.named()} (--uncalibrated: Chen Eq. 1-4)")
     for label, ps in series:
         p0 = ps[0]
         head = f"[bold]incast model[/bold] · {transport_label([p0.scenario])}"
@@ -139,8 +135,7 @@ def print_calibration(out: Console, c: Calibration) -> None:
         f"[bold]incast model calibrate[/bold] · {held['points'] + fitted['points']} points, "
         f"fitted on {fitted['points']}, scored on the other {held['points']} · "
         f"{seeds} seed{'s' if seeds > 1 else ''} a point · "
-        f"tail_timeout {k.tail_timeout:g}, dispersion {k.dispersion:g}, "
-        f"rejoin {k.rejoin:g}, loop_segments {k.loop_segments:g}"
+        f"{k.named()}"
     )
     out.print(
         f"held out: median error {100 * held['median_error']:.0f}%, 90th percentile "

@@ -33,7 +33,11 @@ per block". This model follows a block the way the port sees it instead:
    the senders' RTOs (:attr:`Constants.dispersion` of the buffer's drain time; none in a run's
    first block, whose RTOs are the handshake's), which grow with every RTO waited; the port
    holds its buffer plus what it drains meanwhile (:mod:`incastlab.model.serial`).
-5. **Spurious RTOs.** A queue longer than the RTO the senders started the block with, which
+5. **The backoff tail.** Where senders take turns waiting for RTOs the port stays full while
+   the block's bytes go through, and a sender whose retransmissions it keeps dropping backs off
+   past the end of the link's busy time: the block ends at its next retransmission
+   (:mod:`incastlab.model.tail`).
+6. **Spurious RTOs.** A queue longer than the RTO the senders started the block with, which
    Karn's rule keeps them from sampling, holds them in a loop of timeouts with nothing lost
    and the link full of duplicates (:mod:`incastlab.model.loop`).
 
@@ -54,6 +58,7 @@ from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
 from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again, waited
+from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
 
@@ -373,7 +378,7 @@ def _block(
     # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
     # the others take turns waiting for RTOs until the rest of the response is through
     # (DCTCP's marking keeps the queue, and losses, away).
-    rotating = 0.0
+    rotating, t_rot = 0.0, 0.0
     if loss_round is not None and p.marking is None and left > 1:
         active = (_buffer_packets(p) + _pipe_packets(p)) / (p.dupthresh + 1)
         rotating = max(0.0, n - max(1.0, active))
@@ -388,6 +393,16 @@ def _block(
     if waiting > 0:
         busy_after = transfer * (1 - min(1.0, waiting / n)) * (left / seg)
         stall = max(0.0, stall - busy_after)
+    if rotating > 0:
+        # While they take turns the port stays full: the block ends when the last chain of
+        # lost retransmissions, backed off, fires after the link has sent the rest (tail.py).
+        # The port is full as often as the senders' least windows, one segment each,
+        # exceed its buffer and pipe (always, for senders that keep their window: BBR).
+        room = (_buffer_packets(p) + _pipe_packets(p)) / n
+        full = 1.0 if p.loss_blind else max(0.0, 1.0 - room)
+        busy = (transfer + sawtooth) / rto
+        tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
+        stall = max(stall, tail * rto)
     # The window each sender carries out of the block (the model's senders are alike: the
     # mean over those that timed out and those that did not).
     if loss_round is None:

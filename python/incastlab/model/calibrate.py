@@ -80,6 +80,7 @@ SEARCH: dict[str, list[float]] = {
     "dispersion": [0.0, 0.1, 0.25, 0.5, 0.75, 1.0],
     "rejoin": [0.0, 0.25, 0.5, 0.75, 1.0],
     "loop_segments": [1.5, 2.0, 3.0, 4.0, 6.0],
+    "busy_loss": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0],
 }
 #: Seeds each grid point is simulated with. A point's goodput is a random variable of the
 #: seed (at N = 2 one 200 ms RTO more or less in 5 blocks moves it 3x); the model predicts

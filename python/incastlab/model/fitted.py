@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import pathlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -31,6 +31,9 @@ class Constants:
     #: (:func:`incastlab.model.burst.spurious_loop`): its window restarts from one after
     #: every timeout and grows by one per ACK.
     loop_segments: float = 3.0
+    #: Chance that a retransmission sent while the senders that take turns waiting for RTOs
+    #: keep the port full is lost to it (:mod:`incastlab.model.tail`).
+    busy_loss: float = 0.5
     #: Simulator/model goodput, 10th and 90th percentile per regime on the calibration design.
     interval: dict[str, list[float]] = field(default_factory=dict, compare=False, hash=False)
     #: incastlab version the constants were fitted with (``None``: defaults, not fitted).
@@ -40,6 +43,14 @@ class Constants:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def named(self) -> str:
+        """The fitted values in one line: ``"tail_timeout 0.7, dispersion 1, ..."``."""
+        return ", ".join(
+            f"{f.name} {getattr(self, f.name):g}"
+            for f in fields(self)
+            if isinstance(getattr(self, f.name), float)
+        )
 
 
 #: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
