@@ -288,14 +288,14 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     assert burst.predict(_path(**few), c).goodput_bps < spared.goodput_bps / 10
     # The overflowing round itself: every classic sender that lost its tail times out; with
     # RACK-TLP they all wait for the probe and none for the RTO.
-    for rack, expect in ((False, (16.0, 0.0)), (True, (0.0, 16.0))):
+    for rack, expect in ((False, (16.0, 0.0, 0.0)), (True, (0.0, 16.0, 0.0))):
         p = _path(rack_tlp=rack, probe=0.004, **kw)
-        assert burst._overflow(p, c, 16, 10, True, tail=True) == pytest.approx(expect)
+        assert burst._overflow(p, c, 16, 10, True, True, False) == pytest.approx(expect)
     # A whole window lost: the probes go out together and the port holds a buffer's worth
     # (21 + 1); the senders whose probe it drops wait for the RTO.
     p = _path(rack_tlp=True, probe=0.004, **kw)
     cap = burst._round_capacity(p, 64, 10, True)
-    timeouts, probes = burst._overflow(p, c, 64, 10, True, tail=True)
+    timeouts, probes, _ = burst._overflow(p, c, 64, 10, True, True, False)
     q = 32_000 / 1518 + 1
     assert probes == pytest.approx(64)
     assert timeouts == pytest.approx((64 - cap) - q * (1 - math.exp(-(64 - cap) / q)))

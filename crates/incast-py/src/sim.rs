@@ -95,7 +95,9 @@ pub(crate) fn describe() -> String {
 
 /// The timers a connection of the scenario (JSON, base units) runs, as the simulator has
 /// them, in picoseconds: `rto_min` in whole timer ticks; the `rto` and the tail loss `probe`
-/// timeout (several segments out) it settles on at the base RTT (`topology.rtt`); the RTO a
+/// timeout (several segments out) it settles on at the base RTT (`topology.rtt`), and
+/// `probe_lone`, the probe timeout with one segment out (RTOmin for a delayed ACK instead of
+/// 2 ms), capped at the RTO as the sender caps it; the RTO a
 /// connection starts its first block with, `rto_handshake`, after the handshake's sample
 /// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The
 /// analytical model reads these instead of repeating the simulator's rules.
@@ -115,6 +117,10 @@ pub(crate) fn rto_timer(
         ("rto", est.ticks(est.rto(0))),
         ("rto_handshake", first.ticks(first.rto(0))),
         ("probe", probe_timeout(&est, false)),
+        (
+            "probe_lone",
+            probe_timeout(&est, true).min(est.ticks(est.rto(0))),
+        ),
         ("tick", est.tick()),
         ("delack_max", est.delack_max()),
     ]))

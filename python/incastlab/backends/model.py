@@ -301,6 +301,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rto_first=timer["rto_handshake"] * PS,
         rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
+        probe_lone=timer["probe_lone"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
         mss=tcp["mss"],

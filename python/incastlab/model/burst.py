@@ -21,8 +21,9 @@ per block". This model follows a block the way the port sees it instead:
    segments get through the port (a Poisson count around its share of the port). All of
    them wait for the RTO. With RACK-TLP one segment through finds the hole after the reorder
    timer, lost retransmissions are found by time and a lost tail by the probe: those senders
-   wait for one of these timers instead of the RTO, and of the senders that lost a whole
-   window only those whose probe the port drops time out. BBR's senders keep their window
+   wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
+   lost segment is its last: :mod:`incastlab.model.probe`), and of the senders that lost a
+   whole window only those whose probe the port drops time out. BBR's senders keep their window
    through a loss: they keep the queue full, so their retransmissions are lost to it too
    (:attr:`Constants.tail_timeout`), and they overflow the port again every round, with the
    same chance of a timeout each (:mod:`incastlab.model.window`).
@@ -57,6 +58,9 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
+from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
+from incastlab.model.probe import lone_share, probe_wait
+from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again, waited
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
@@ -88,6 +92,7 @@ class Path:
     marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
+    probe_lone: float = 0.0  # the same with one segment out (model/probe.py)
     rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
     karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
@@ -164,19 +169,6 @@ def rto_seconds(p: Path) -> float:
     return p.rto
 
 
-#: Timer ticks a probed tail loss costs beyond the probe timeout: the probe fires on the tick
-#: after it (half a tick on average); the probe's ACK shows the other lost segments, which
-#: RACK's reorder timer marks one tick later; their retransmissions are answered within the
-#: next (the simulator at 2 x 16 KB into 16 KB, linux: stalls of 14.6-16 ms on a 4 ms probe).
-PROBE_TICKS = 2.5
-
-
-def probe_seconds(p: Path) -> float:
-    """The wait a probed tail loss costs: RACK-TLP's probe timeout (the simulator's, 2·SRTT
-    + 2 ms in whole ticks) and :data:`PROBE_TICKS` ticks of the timers that follow it."""
-    return p.probe + p.timer_tick * PROBE_TICKS
-
-
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
     """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
     round (slow start), after the request's way out and the response's way back (the RTT)."""
@@ -236,16 +228,17 @@ def _timeout_share(
 
 
 def _overflow(
-    p: Path, c: Constants, senders: float, per_sender: float, first: bool, tail: bool
-) -> tuple[float, float]:
-    """Expected senders that time out when ``senders`` send a round of ``per_sender``, and
-    (RACK-TLP) those that wait for the probe timer instead."""
+    p: Path, c: Constants, senders: float, per_sender: float, first: bool, tail: bool, last: bool
+) -> tuple[float, float, float]:
+    """Expected senders that time out when ``senders`` send a round of ``per_sender`` (the
+    response's ``last``), and (RACK-TLP) those that wait for the probe timer instead, and of
+    these, those with only their last segment out (:mod:`incastlab.model.probe`)."""
     if senders <= 0 or per_sender <= 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     burst = senders * per_sender
     cap = _round_capacity(p, senders, per_sender, first)
     if burst <= cap:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond `cap`
     # lose their whole window, the others the end of theirs.
     whole = max(0.0, senders - cap)
@@ -260,8 +253,9 @@ def _overflow(
         # and the port holds its buffer's worth; the senders whose probe it drops time out.
         q = _buffer_packets(p) + 1
         saved = q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
-        return whole - saved, hit * share + whole
-    return whole + hit * share, 0.0
+        lone = hit * share * lone_share(lost, partial) if last else 0.0
+        return whole - saved, hit * share + whole, lone
+    return whole + hit * share, 0.0, 0.0
 
 
 def _burst(
@@ -272,11 +266,12 @@ def _burst(
     window: float,
     first: bool,
     ssthresh: float = math.inf,
-) -> tuple[int | None, float, float, float, float]:
+) -> tuple[int | None, float, float, float, float, float]:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
     a round above it) until one overflows the port: (that round or ``None``, the expected
     senders that time out, the segments each has left after it, its window then, the
-    expected senders that wait for the probe timer instead)."""
+    expected senders that wait for the probe timer instead, those of them with one segment
+    out)."""
     rem, w = float(segments), max(1.0, window)
     for k in range(256):
         b = min(w, rem)
@@ -286,12 +281,13 @@ def _burst(
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
         if senders * f > _round_capacity(p, senders, f, first and k == 0):
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
-            m, probes = _overflow(p, c, senders, f, first and k == 0, tail=rem < p.dupthresh)
-            return k, m, rem + b / 2, w, probes
+            last, tail = rem <= 1e-9, rem < p.dupthresh
+            m, probes, lone = _overflow(p, c, senders, f, first and k == 0, tail, last)
+            return k, m, rem + b / 2, w, probes, lone
         if rem <= 1e-9:
-            return None, 0.0, 0.0, w, 0.0
+            return None, 0.0, 0.0, w, 0.0, 0.0
         w = min(2 * w, max(ssthresh, w + 1)) if w < ssthresh else w + 1
-    return None, 0.0, 0.0, w, 0.0
+    return None, 0.0, 0.0, w, 0.0, 0.0
 
 
 def _chain(
@@ -356,7 +352,7 @@ def _block(
         # only at the connection's start: answering each block with a request puts it in
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
-    loss_round, m0, left, w_loss, probes = _burst(p, c, n, seg, window, True, ssthresh)
+    loss_round, m0, left, w_loss, probes, lone = _burst(p, c, n, seg, window, True, ssthresh)
     # BBR overflows the port every round (model/window.py); RACK finds its lost
     # retransmissions by time instead of the RTO.
     if p.loss_blind and not p.rack_tlp:
@@ -415,8 +411,9 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
     w_next = min(w_next, _share_cap(p))
-    # The senders that wait for a probe (or RACK's reorder) timer wait it together.
-    probe = (1 - math.exp(-probes)) * probe_seconds(p)
+    # The senders that wait for a probe (or RACK's reorder) timer wait it together; one
+    # with only its last segment out waits nearly an RTO (model/probe.py).
+    probe = probe_wait(p, probes, lone)
     block = Block(
         window=window,
         transfer_s=transfer,
