@@ -134,13 +134,17 @@ const BUCKET_SHIFT: u32 = 27;
 /// Buckets of the wheel (2^12 × 134 µs: about 550 ms ahead, past a 200 ms RTO and its
 /// first doubling). Events further ahead go to the heap.
 const BUCKETS: u64 = 1 << 12;
-/// Width of a fine bucket, picoseconds (2^20: about 1 µs).
-const FINE_SHIFT: u32 = 20;
+/// Width of a fine bucket, picoseconds (2^18: about 262 ns). A thousand-host cluster runs a
+/// few hundred events a microsecond, and events due within the bucket being popped go to the
+/// heap: at 2^20 a fifth of its events passed through the heap, and 2^18 took 3.5% of the
+/// instructions off its run (cachegrind), 1-2% onto the 20-host cluster's and the 8000-sender
+/// NDP incast's; 2^17 took 0.5% more off the large cluster and put 3-5% on the others.
+const FINE_SHIFT: u32 = 18;
 /// Fine buckets: one wheel bucket's worth.
 const FINE: u64 = 1 << (BUCKET_SHIFT - FINE_SHIFT);
 /// Entries a poured fine bucket keeps room for (32 KB): a thousand-host cluster runs a few
 /// hundred events a microsecond; the buffer of a bucket that took a larger burst (8000 NDP
-/// senders starting together) is freed, else the 128 buckets would each keep their largest.
+/// senders starting together) is freed, else the 512 buckets would each keep their largest.
 const FINE_KEEP: usize = 1024;
 
 /// Pending events in deterministic order: a 4-ary heap of the events due soon and, beside it,
@@ -152,12 +156,12 @@ const FINE_KEEP: usize = 1024;
 /// when scheduled, before the heap's earliest event can reach the bucket's start. So the heap
 /// holds every event earlier than any in the wheel and events pop in exactly the (time,
 /// insertion) order of one heap. A wheel bucket is poured through a second, fine level of
-/// 1 µs buckets: a thousand-host cluster runs ~50,000 events per wheel bucket, and a heap
+/// 262 ns buckets: a thousand-host cluster runs ~50,000 events per wheel bucket, and a heap
 /// that took a bucket whole held thousands of events (six levels, out of the core's first
-/// cache) where one of a microsecond holds hundreds.
+/// cache) where a fine bucket holds tens.
 ///
 /// A fine bucket is not poured into the heap but sorted, whole, into a run that pops from its
-/// front; the heap keeps only the events scheduled into a microsecond already poured (and
+/// front; the heap keeps only the events scheduled into a fine bucket already poured (and
 /// those past the wheel), and a pop takes the earlier of the run's front and the heap's top.
 /// A fine bucket's events were each sifted into the heap and out again (a 4-ary heap of ~340
 /// events in the 8000-sender NDP incast): one sort of the bucket costs a third of that.
@@ -404,7 +408,7 @@ const RADIX_MIN: usize = 64;
 /// Sort poured fine bucket `v` by key, with `scratch` as the second buffer. A fine bucket
 /// holds its events in push order (its wheel bucket's, poured in order, before any pushed into
 /// it directly), so sorting by time alone, stably, gives the (time, push) order: three stable
-/// passes of a counting sort on 7 bits each of the time within the bucket (2^20 ps), without
+/// passes of a counting sort on a third each of the bits of the time within the bucket, without
 /// the comparison sort's mispredicted branches (~7% of a 1,024-host key-value cluster's
 /// samples went to sorting the buckets). Keys are unique, so the small buckets' unstable
 /// sort gives the same order.
@@ -413,13 +417,14 @@ fn sort_bucket(v: &mut Vec<Entry>, scratch: &mut Vec<Entry>) {
         v.sort_unstable_by_key(|e| e.key);
         return;
     }
-    const _: () = assert!(3 * 7 >= FINE_SHIFT);
+    const BITS: u32 = FINE_SHIFT.div_ceil(3);
+    const DIGITS: usize = 1 << BITS;
     scratch.clear();
     scratch.extend_from_slice(v);
     for pass in 0..3 {
-        let shift = 64 + 7 * pass;
-        let digit = |e: &Entry| ((e.key >> shift) & 127) as usize;
-        let mut at = [0usize; 128];
+        let shift = 64 + BITS * pass;
+        let digit = |e: &Entry| ((e.key >> shift) as usize) & (DIGITS - 1);
+        let mut at = [0usize; DIGITS];
         for e in v.iter() {
             at[digit(e)] += 1;
         }
