@@ -15,9 +15,9 @@ Each run is the release ``one`` example as its own process (its CPU time from ``
 own peak RSS from GNU time: ``child_usage.py``; the scenario normalized by incastlab). The
 per-connection flow list of a cluster's report (a million entries at 1,024 hosts) is skipped
 while reading it back. The targets ask the 1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of
-the 20-host cluster's events per CPU second; both are printed as checks. A measurement, not a test: on a shared machine the CPU
-time also moves with the other processes' cache pressure, so each line ends with the load
-average when its run ended.
+the 20-host cluster's events per CPU second; both are printed as checks. A measurement, not a
+test: on a shared machine the CPU time also moves with the other processes' cache pressure, so
+each line ends with the load average when its run ended.
 """
 
 from __future__ import annotations
