@@ -99,3 +99,23 @@ def run_measured(
         # GNU time writes "Command exited with non-zero status N" before the figure.
         peak_kb = float(usage_file.read().split()[-1])
         return Usage(wall, cpu, peak_kb / 1024, True, code)
+
+
+def run_text(
+    cmd: list[str],
+    *,
+    stdin_text: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[str, Usage]:
+    """Run `cmd` to its end, `stdin_text` (if any) on its standard input: its standard output
+    and its usage; a clear exit where it failed."""
+    with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
+        if stdin_text is not None:
+            stdin.write(stdin_text)
+            stdin.seek(0)
+        use = run_measured(cmd, stdin=stdin, stdout=out, env=env, cwd=cwd)
+        if use.exit_code:
+            raise SystemExit(f"{' '.join(cmd[:4])} … failed with status {use.exit_code}")
+        out.seek(0)
+        return out.read().decode(errors="replace"), use

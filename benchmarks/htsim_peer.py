@@ -43,12 +43,11 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import htsim_peer_eqds as eqds_peer
-from child_usage import run_measured
+from child_usage import run_measured, run_text
 
 HERE = Path(__file__).resolve().parent
 
@@ -263,12 +262,7 @@ def run_timed(
 ) -> tuple[str, float, float, float]:
     """Run `cmd` (in `cwd`): its stdout, wall s, CPU s and its own peak RSS MB
     (child_usage: not the Python parent's)."""
-    with tempfile.TemporaryFile("w+b") as out:
-        use = run_measured(cmd, stdout=out, env=env, cwd=cwd)
-        if use.exit_code:
-            raise SystemExit(f"{' '.join(cmd[:4])} … failed with status {use.exit_code}")
-        out.seek(0)
-        text = out.read().decode(errors="replace")
+    text, use = run_text(cmd, env=env, cwd=cwd)
     return text, use.wall_s, use.cpu_s, use.peak_mb
 
 

@@ -57,11 +57,10 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from child_usage import run_measured
+from child_usage import run_text
 
 from incastlab.scenario import from_dict
 
@@ -161,15 +160,7 @@ def htsim_command(binary: Path, cm: Path, senders: int) -> list[str]:
 def timed(cmd: list[str], stdin_text: str | None, cwd: Path) -> tuple[str, float, float, float]:
     """Run `cmd`: its stdout, wall s, CPU s (user + system) and its own peak RSS MB
     (child_usage: not the Python parent's)."""
-    with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
-        if stdin_text is not None:
-            stdin.write(stdin_text)
-            stdin.seek(0)
-        use = run_measured(cmd, stdin=stdin, stdout=out, cwd=cwd)
-        if use.exit_code:
-            raise SystemExit(f"{' '.join(cmd[:3])} … failed with status {use.exit_code}")
-        out.seek(0)
-        text = out.read().decode(errors="replace")
+    text, use = run_text(cmd, stdin_text=stdin_text, cwd=cwd)
     return text, use.wall_s, use.cpu_s, use.peak_mb
 
 
