@@ -106,10 +106,16 @@ def test_pacing_keeps_a_round_under_the_link_out_of_the_port() -> None:
     assert bbr.largest_round(4, 22) == 10  # 4, 8, 10
     # 14 senders at 2.89 x 22 segments a round trip: 5 packets/us, the link 7.8.
     assert bbr.paced_capacity(p, 14, 22, 22, True) == math.inf
-    # At their share of the link they arrive at 2.89 times its rate: the buffer (99.6
-    # packets) and what drains while they do (14 x 22 / 2.89).
+    # Having measured their share of the link (the round's link time past the RTT) they
+    # arrive at 2.89 times its rate: the buffer (99.6 packets) and what drains while they
+    # do (14 x 22 / 2.89).
     q = p.buffer / p.frame  # 99.6
-    assert bbr.paced_capacity(p, 14, 22, 1000, True) == pytest.approx(q + 14 * 22 / 2.885)
+    cap = bbr.paced_capacity(p, 14, 22, 1e6, True)
+    assert cap == pytest.approx(q + 14 * 22 / 2.885, rel=1e-3)
+    # A round of 1,000 measured over the RTT (1,380 packets of pipe) and 14,000 packet times.
+    assert bbr.paced_capacity(p, 14, 22, 1000, True) == pytest.approx(
+        q + 14 * 22 / 2.885 * (1380 + 14_000) / 14_000, rel=1e-3
+    )
     # Past the first round, ACK-clocked: never more than the buffer and the pipe.
     assert bbr.paced_capacity(p, 14, 22, 22, False) == pytest.approx(q + 1380, rel=1e-3)
     # Not paced: offload's bursts hold the round, more senders than the buffer holds

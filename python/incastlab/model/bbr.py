@@ -120,7 +120,8 @@ def paced_capacity(
     BBR paces it (0: not paced), having measured ``delivered`` segments a round trip.
 
     In startup BBR paces at 2.89 times the bandwidth it measured (Cardwell et al.'s
-    2/ln 2): a round of ``delivered`` a round trip, at most the sender's share of the link.
+    2/ln 2): ``delivered`` segments over the RTT and the link time of every sender's round
+    (so at most 2.89 times its share of the link).
     The round arrives spread over ``per_sender`` at that rate, while the port drains; where
     the senders' rates together are under the link's it never fills. The connection's first
     ten segments are not paced. With segmentation offload (``tcp.tso``) BBR sends bursts of
@@ -130,7 +131,8 @@ def paced_capacity(
     if not p.loss_blind or delivered <= 0:
         return 0.0
     q, pt = p.buffer / p.frame, p.wire * 8 / p.link_bps
-    rate = HIGH_GAIN * min(1 / (senders * pt), delivered / p.rtt)  # packets/s, each
+    # Its round: the RTT and the link time of every sender's (packets/s, each).
+    rate = HIGH_GAIN * delivered / (p.rtt + senders * delivered * pt)
     burst = paced_burst(p, 0.99 * rate * p.mss) if p.tso else 1.0
     if burst >= per_sender or senders * burst > q + burst:
         return 0.0
