@@ -78,9 +78,9 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
     assert held["median_error_unflagged"] <= 0.085
-    assert held["within_1_5x_unflagged"] >= 0.81
+    assert held["within_1_5x_unflagged"] >= 0.84
     assert held["flagged"] <= 0.10
-    assert held["inside_interval"] >= 0.83
+    assert held["inside_interval"] >= 0.82
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -134,6 +134,26 @@ def test_linux_timer_bound_points_are_flagged_by_rack_tlp() -> None:
             assert domain.interval(b, c, True) == pytest.approx(
                 tuple(b.goodput_bps * x for x in c.interval["flagged"])
             )
+
+
+def test_a_block_the_delayed_ack_makes_long_is_not_flagged() -> None:
+    """The flag counts the probe and RTO waits, whose firing or not moves the simulator; a
+    lone first segment's delayed ACK (40 ms at most RTOmin less a tick) is not one of them.
+    (The simulator at 1 x 13.9 KB from IW 1 into 8.7 KB at 477 Mbps, 97 us, RTOmin 14.7 ms,
+    linux BBR: no RTO, the model within 1.1x.)"""
+    from incastlab.backends.model import burst_path
+
+    keys = {"topology.senders": 1, "workload.sru": "13869B", "topology.buffer": "8730B",
+            "topology.link": "477Mbps", "topology.receiver_link": "477Mbps",
+            "topology.rtt": "96620ns", "tcp.rto_min": "14675424ns", "tcp.initial_window": 1,
+            "tcp.profile": "linux", "tcp.congestion_control": "bbr",
+            "tcp.cwnd_restart": "block"}  # fmt: skip
+    s = _scenario(**keys)
+    path = burst_path(s)
+    b = burst.predict(path, burst.fitted())
+    ideal = path.senders * path.sru * 8 / b.ideal_bps
+    assert b.dominant == "delayed ACK" and b.block_time_s > 5 * ideal
+    assert domain.outside(s, path, b) == []
 
 
 def test_model_json_carries_the_interval_and_the_flags(capsys: pytest.CaptureFixture[str]) -> None:

@@ -322,6 +322,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         host_jitter=t["host_jitter"] * PS,
         karn=not tcp["sack_rtt"],
         loss_blind=tcp["congestion_control"] == "bbr",
+        tso=tcp["tso"],
         # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
         growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
     )

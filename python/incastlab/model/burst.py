@@ -23,10 +23,9 @@ per block". This model follows a block the way the port sees it instead:
    timer, lost retransmissions are found by time and a lost tail by the probe: those senders
    wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
    lost segment is its last: :mod:`incastlab.model.probe`), and of the senders that lost a
-   whole window only those whose probe the port drops time out. BBR's senders keep their window
-   through a loss: they keep the queue full, so their retransmissions are lost to it too
-   (:attr:`Constants.tail_timeout`), and they overflow the port again every round, with the
-   same chance of a timeout each (:mod:`incastlab.model.window`).
+   whole window only those whose probe the port drops time out. BBR keeps its window through
+   a loss and the port full: its retransmissions are lost too (:attr:`Constants.tail_timeout`)
+   and every round overflows it again (model/window.py; its window and pacing: model/bbr.py).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves but whose next round it drops time out again behind them. The retransmissions
@@ -53,6 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from incastlab.model.bbr import carried, largest_round, next_window, paced_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -99,6 +99,7 @@ class Path:
     rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
     loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
+    tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,7 @@ def _burst(
     window: float,
     first: bool,
     ssthresh: float = math.inf,
+    delivered: float = 0.0,
 ) -> tuple[int | None, float, float, float, float, float]:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
     a round above it) until one overflows the port: (that round or ``None``, the expected
@@ -279,14 +281,15 @@ def _burst(
         # The last round carries the short last segment: the port holds bytes (16 x 8 KB
         # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
-        if senders * f > _round_capacity(p, senders, f, first and k == 0):
+        cap = _round_capacity(p, senders, f, first and k == 0)
+        if senders * f > max(cap, paced_capacity(p, senders, f, delivered, k == 0)):
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
             last, tail = rem <= 1e-9, rem < p.dupthresh
             m, probes, lone = _overflow(p, c, senders, f, first and k == 0, tail, last)
             return k, m, rem + b / 2, w, probes, lone
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0
-        w = min(2 * w, max(ssthresh, w + 1)) if w < ssthresh else w + 1
+        w, delivered = next_window(p, w, ssthresh), max(delivered, b)
     return None, 0.0, 0.0, w, 0.0, 0.0
 
 
@@ -352,7 +355,8 @@ def _block(
         # only at the connection's start: answering each block with a request puts it in
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
-    loss_round, m0, left, w_loss, probes, lone = _burst(p, c, n, seg, window, True, ssthresh)
+    paced = 0.0 if first_block else largest_round(window, seg)  # BBR's measured rate
+    loss_round, m0, left, w_loss, probes, lone = _burst(p, c, n, seg, window, True, ssthresh, paced)
     # BBR overflows the port every round (model/window.py); RACK finds its lost
     # retransmissions by time instead of the RTO.
     if p.loss_blind and not p.rack_tlp:
@@ -401,7 +405,9 @@ def _block(
         stall = max(stall, tail * rto)
     # The window each sender carries out of the block (the model's senders are alike: the
     # mean over those that timed out and those that did not).
-    if loss_round is None:
+    if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
+        w_next, s_next = carried(p, window, ssthresh, seg)
+    elif loss_round is None:
         w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
         timed_out = min(1.0, m0 / n)

@@ -291,7 +291,8 @@ SUBSET_POINTS = 12
 
 def subset(rows: list[Measured], k: int = SUBSET_POINTS) -> list[dict[str, Any]]:
     """``k`` of the cheapest points to simulate (fewest bytes), taken in turn from each
-    regime the model predicts, with what the simulator and the model answered."""
+    regime the model predicts, and the cheapest flagged one among them, with what the
+    simulator and the model answered."""
     from incastlab.units import parse_size
 
     def cost(r: Measured) -> float:
@@ -305,6 +306,9 @@ def subset(rows: list[Measured], k: int = SUBSET_POINTS) -> list[dict[str, Any]]
         for group in by_regime.values():
             if group and len(picked) < k:
                 picked.append(group.pop(0))
+    flagged = [r for r in sorted(rows, key=cost) if r.flagged]
+    if flagged and not any(r.flagged for r in picked):
+        picked[-1] = flagged[0]  # the flags are held too
     return [
         {
             "point": r.point,

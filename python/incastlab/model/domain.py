@@ -87,7 +87,9 @@ def outside(
     if p is not None and path.rack_tlp:
         ideal = p.senders * path.sru * 8 / p.ideal_bps
         lo, hi = TIMER_BOUND
-        if lo * ideal < p.block_time_s < hi * ideal:
+        # A lone first segment's delayed ACK waits every block alike: not one of these.
+        waits = p.block_time_s - p.terms["delayed ACK"]
+        if lo * ideal < waits < hi * ideal:
             out.append(
                 "tcp.rack_tlp: with RACK-TLP (Linux's profile) not validated where a few "
                 f"probe and RTO waits make the block {lo:g}-{hi:g}x its ideal time"

@@ -1,0 +1,130 @@
+"""BBR's window and pacing from block to block (:mod:`incastlab.model.bbr`): no loss cuts
+the window, startup's end holds it, and pacing spreads a round the classic profile sends."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from incastlab.model import bbr, burst
+
+
+def _path(**keys: object) -> burst.Path:
+    """A design point (the receiver's link as fast as the senders') under BBR."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import design
+    from incastlab.scenario import apply_overrides, from_dict
+
+    point = design.point_keys({"tcp.congestion_control": "bbr", **keys})
+    point["workload.blocks"] = 4
+    return burst_path(from_dict(apply_overrides({}, point)).normalized())
+
+
+#: 45 x 15.6 KB (11 segments) into 642 KB at 2.6 Gbps, 12 us, Linux's profile, carried windows:
+#: the simulator's later blocks lose the last segments to the port (0.8 RTO a block).
+CARRIED = {
+    "topology.senders": 45,
+    "workload.sru": "15586B",
+    "topology.buffer": "642243B",
+    "topology.link": "2595Mbps",
+    "topology.rtt": "12251ns",
+    "tcp.rto_min": "141315387ns",
+    "tcp.initial_window": 10,
+    "tcp.profile": "linux",
+    "tcp.cwnd_restart": "never",
+}
+#: 60 x 96 KB into 2.8 MB at 3.9 Gbps, 1 ms, responses from the initial window: the
+#: simulator's first block has RTOs, the later ones none.
+RESTARTED = {
+    "topology.senders": 60,
+    "workload.sru": "96233B",
+    "topology.buffer": "2757590B",
+    "topology.link": "3900Mbps",
+    "topology.rtt": "1038594ns",
+    "tcp.rto_min": "99138444ns",
+    "tcp.initial_window": 10,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "block",
+}
+#: 14 x 31 KB into 151 KB at 96 Gbps, 177 us, classic (no offload): paced, no loss at all.
+PACED = {
+    "topology.senders": 14,
+    "workload.sru": "31320B",
+    "topology.buffer": "151176B",
+    "topology.link": "95908Mbps",
+    "topology.rtt": "176871ns",
+    "tcp.rto_min": "1164429ns",
+    "tcp.initial_window": 4,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_a_loss_does_not_cut_bbrs_window_across_blocks() -> None:
+    """The window that overflowed the port is carried whole: every later block sends the
+    11 segments at once and waits for the probe (the simulator: 0.8 RTO a block)."""
+    p = _path(**CARRIED)
+    b = burst.predict(p, burst.fitted())
+    assert b.steady.loss_round == 0 and b.steady.window == 14
+    assert 0.5 < b.steady.time_s / p.rto < 1.2
+    # As Reno's, the window cut after the first block's loss sends them without loss.
+    reno = burst.predict(dataclasses.replace(p, loss_blind=False), burst.fitted())
+    assert reno.steady.loss_round is None and reno.steady.time_s / p.rto < 0.05
+
+
+def test_startup_ends_and_holds_the_window_it_measured() -> None:
+    p = _path(**RESTARTED)
+    # 329 packets of pipe, 5.5 each; the initial window 10 is more: startup ends at 40.
+    assert bbr.startup_end(p) == 40
+    # Twice 5.5 (rounded up) and three bursts of 5 (8 MB/s each: 7.9 KB a millisecond).
+    assert bbr.held_window(p) == 26
+    assert bbr.carried(p, 10, math.inf, 67) == (26, 26)  # 77 past 40: held
+    assert bbr.carried(p, 10, math.inf, 20) == (30, math.inf)  # still in startup
+    b = burst.predict(p, burst.fitted())
+    assert b.first.loss_round == 2 and b.first.timeouts > 0
+    # Restarting from 10, the held window (26 x 60 within 2.1k packets) loses nothing.
+    assert b.steady.loss_round is None and b.steady.timeouts == 0
+    assert b.steady.time_s / p.rto == pytest.approx(0.137, abs=0.01)  # simulator 0.1
+
+
+def test_other_congestion_controls_grow_as_before() -> None:
+    p = dataclasses.replace(_path(**RESTARTED), loss_blind=False)
+    assert bbr.next_window(p, 4, math.inf) == 8
+    assert bbr.next_window(p, 4, 6) == 6
+    assert bbr.next_window(p, 8, 6) == 9
+    blind = _path(**RESTARTED)
+    assert bbr.next_window(blind, 20, math.inf) == 40  # startup doubles up to its end
+    assert bbr.next_window(blind, 40, math.inf) == 26  # then the held window
+    assert bbr.next_window(blind, 8, 26) == 16
+
+
+def test_pacing_keeps_a_round_under_the_link_out_of_the_port() -> None:
+    p = _path(**PACED)
+    assert not p.tso
+    assert bbr.largest_round(4, 22) == 10  # 4, 8, 10
+    # 14 senders at 2.89 x 22 segments a round trip: 5 packets/us, the link 7.8.
+    assert bbr.paced_capacity(p, 14, 22, 22, True) == math.inf
+    # Having measured their share of the link (the round's link time past the RTT) they
+    # arrive at 2.89 times its rate: the buffer (99.6 packets) and what drains while they
+    # do (14 x 22 / 2.89).
+    q = p.buffer / p.frame  # 99.6
+    cap = bbr.paced_capacity(p, 14, 22, 1e6, True)
+    assert cap == pytest.approx(q + 14 * 22 / 2.885, rel=1e-3)
+    # A round of 1,000 measured over the RTT (1,380 packets of pipe) and 14,000 packet times.
+    assert bbr.paced_capacity(p, 14, 22, 1000, True) == pytest.approx(
+        q + 14 * 22 / 2.885 * (1380 + 14_000) / 14_000, rel=1e-3
+    )
+    # Past the first round, ACK-clocked: never more than the buffer and the pipe.
+    assert bbr.paced_capacity(p, 14, 22, 22, False) == pytest.approx(q + 1380, rel=1e-3)
+    # Not paced: offload's bursts hold the round, more senders than the buffer holds
+    # packets of, nothing measured yet (the connection's first segments), or not BBR.
+    assert bbr.paced_capacity(dataclasses.replace(p, tso=True), 14, 22, 22, True) == 0
+    assert bbr.paced_capacity(p, 200, 22, 22, True) == 0
+    assert bbr.paced_capacity(p, 14, 22, 0, True) == 0
+    assert bbr.paced_capacity(dataclasses.replace(p, loss_blind=False), 14, 22, 22, True) == 0
+    b = burst.predict(p, burst.fitted())
+    assert b.steady.window > 22 and b.steady.loss_round is None and b.timeouts_per_block == 0
+    # The simulator: 0.5 RTO the first block, 0.2 the later ones.
+    assert b.steady.time_s / p.rto == pytest.approx(0.16, abs=0.02)
