@@ -13,10 +13,12 @@ bound.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,15 +42,23 @@ class Usage:
     timed_out: bool = False
 
 
+@functools.cache
 def gnu_time() -> str | None:
-    """GNU time's path, or None (busybox's and the shell's keyword do not take ``-f``/``-o``)."""
+    """GNU time's path, or None (busybox's and the shell's keyword do not take ``-f``/``-o``),
+    found once a process; where it is missing, says once that peaks are upper bounds."""
     path = shutil.which("time") or (GNU_TIME if os.path.exists(GNU_TIME) else None)
-    if path is None:
-        return None
-    probe = subprocess.run(
-        [path, "-f", "%M", "-o", os.devnull, "true"], capture_output=True, check=False
+    if path is not None:
+        probe = subprocess.run(
+            [path, "-f", "%M", "-o", os.devnull, "true"], capture_output=True, check=False
+        )
+        if probe.returncode == 0:
+            return path
+    print(
+        "note: no GNU time (apt install time): peak memory from wait4, an upper bound that "
+        "counts this Python process's image",
+        file=sys.stderr,
     )
-    return path if probe.returncode == 0 else None
+    return None
 
 
 def run_measured(
@@ -107,15 +117,17 @@ def run_text(
     stdin_text: str | None = None,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    timeout: float | None = None,
 ) -> tuple[str, Usage]:
-    """Run `cmd` to its end, `stdin_text` (if any) on its standard input: its standard output
-    and its usage; a clear exit where it failed."""
+    """Run `cmd` to its end (or `timeout` seconds: then ``Usage.timed_out``), `stdin_text` (if
+    any) on its standard input: its standard output and its usage; a clear exit where it
+    failed."""
     with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
         if stdin_text is not None:
             stdin.write(stdin_text)
             stdin.seek(0)
-        use = run_measured(cmd, stdin=stdin, stdout=out, env=env, cwd=cwd)
-        if use.exit_code:
+        use = run_measured(cmd, stdin=stdin, stdout=out, env=env, cwd=cwd, timeout=timeout)
+        if use.exit_code and not use.timed_out:
             raise SystemExit(f"{' '.join(cmd[:4])} … failed with status {use.exit_code}")
         out.seek(0)
         return out.read().decode(errors="replace"), use

@@ -28,11 +28,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from child_usage import run_measured
+from child_usage import run_text
 
 from incastlab.scenario import from_dict
 from incastlab.units import parse_rate, parse_size
@@ -71,16 +70,10 @@ def scenario(transport: str, extra: dict[str, Any], rate: str, size: str) -> str
 
 def run(one: Path, text: str, timeout: float) -> dict[str, Any] | None:
     """One child process: its report, wall seconds and peak RSS (MB), or None on timeout."""
-    with tempfile.TemporaryFile("w+") as stdin, tempfile.TemporaryFile("w+b") as out:
-        stdin.write(text)
-        stdin.seek(0)
-        use = run_measured([str(one), str(SENDERS)], stdin=stdin, stdout=out, timeout=timeout)
-        if use.timed_out:
-            return None
-        if use.exit_code != 0:
-            raise SystemExit(f"{one} failed with status {use.exit_code}")
-        out.seek(0)
-        report: dict[str, Any] = json.loads(out.read())
+    out, use = run_text([str(one), str(SENDERS)], stdin_text=text, timeout=timeout)
+    if use.timed_out:
+        return None
+    report: dict[str, Any] = json.loads(out)
     report["_wall"] = use.wall_s
     report["_peak_mb"] = use.peak_mb
     # CPU seconds too: on a shared machine the wall time follows the load.
