@@ -53,6 +53,7 @@ import math
 from dataclasses import dataclass
 
 from incastlab.model.bbr import carried, largest_round, next_window, paced_capacity
+from incastlab.model.drift import retransmit_drift
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -61,7 +62,7 @@ from incastlab.model.loop import loop_link_time
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
-from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again, waited
+from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
@@ -100,6 +101,7 @@ class Path:
     loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
+    rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
 
 
 @dataclass(frozen=True)
@@ -322,16 +324,14 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
 
     They arrive spread over the requests' order (:func:`~incastlab.model.serial.
     request_spread`), the hosts' send jitter, and the differences between the senders' RTOs
-    times the RTOs waited so far: each sender's smoothed RTT holds the queueing delays it saw
-    (:attr:`Constants.dispersion` of the buffer's drain time apart; none in the run's
-    ``first`` block, whose RTOs are the handshake's), and a backed-off timer multiplies its
-    RTO. In packet times a spread is wide on a fast link and narrow on a slow one, where the
-    retransmissions stay in step and back off deep. Timers that fire on a coarse tick
-    (jiffies) stay in step however long they back off."""
+    times the RTOs waited so far (:mod:`incastlab.model.drift`; none in the run's ``first``
+    block, whose RTOs are the handshake's). In packet times a spread is wide on a fast link
+    and narrow on a slow one, where the retransmissions stay in step and back off deep.
+    Timers that fire on a coarse tick (jiffies) stay in step however long they back off."""
     q = _buffer_packets(p) + 1
     if p.timer_tick > 0:
         return q
-    drift = 0.0 if first else c.dispersion * _buffer_packets(p) * waited(p, level)
+    drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)
     return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
 
 
