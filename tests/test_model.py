@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from incastlab import model
-from incastlab.model import ModelError, burst, serial
+from incastlab.model import ModelError, burst, probe, serial
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -291,15 +291,19 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     for rack, expect in ((False, (16.0, 0.0, 0.0)), (True, (0.0, 16.0, 0.0))):
         p = _path(rack_tlp=rack, probe=0.004, **kw)
         assert burst._overflow(p, c, 16, 10, True, True, False) == pytest.approx(expect)
-    # A whole window lost: the probes go out together and the port holds a buffer's worth
-    # (21 + 1); the senders whose probe it drops wait for the RTO.
+    # Whole windows and tails lost: the probes go out together (on the same tick) and the
+    # port keeps a buffer's worth (21 + 1); the senders whose probe it drops wait for the RTO.
     p = _path(rack_tlp=True, probe=0.004, **kw)
-    cap = burst._round_capacity(p, 64, 10, True)
     timeouts, probes, _ = burst._overflow(p, c, 64, 10, True, True, False)
     q = 32_000 / 1518 + 1
     assert probes == pytest.approx(64)
-    assert timeouts == pytest.approx((64 - cap) - q * (1 - math.exp(-(64 - cap) / q)))
-    assert 0 < timeouts < 64 - cap
+    assert timeouts == pytest.approx(64 - q)
+    # BBR's probes leave when its pacing lets them, not in step: of the senders that lost a
+    # whole window the port keeps as many as random arrivals leave room for.
+    bbr = _path(rack_tlp=True, probe=0.004, loss_blind=True, **kw)
+    whole = 64 - burst._round_capacity(bbr, 64, 10, True)
+    expect = whole - q * (1 - math.exp(-whole / q))
+    assert probe.probe_losses(bbr, whole, 10.0) == pytest.approx(expect)
 
 
 def test_first_retransmissions_are_one_burst_later_ones_drift() -> None:

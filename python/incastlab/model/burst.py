@@ -22,10 +22,10 @@ per block". This model follows a block the way the port sees it instead:
    them wait for the RTO. With RACK-TLP one segment through finds the hole after the reorder
    timer, lost retransmissions are found by time and a lost tail by the probe: those senders
    wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
-   lost segment is its last: :mod:`incastlab.model.probe`), and of the senders that lost a
-   whole window only those whose probe the port drops time out. BBR keeps its window through
-   a loss and the port full: its retransmissions are lost too (:attr:`Constants.tail_timeout`)
-   and every round overflows it again (model/window.py; its window and pacing: model/bbr.py).
+   lost segment is its last: :mod:`incastlab.model.probe`); those with nothing through after
+   the loss probe together, and those whose probe the port drops time out. BBR keeps its
+   window through a loss and the port full: its retransmissions are lost too
+   (:attr:`Constants.tail_timeout`), every round overflows it again (model/window.py, bbr.py).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves but whose next round it drops time out again behind them. The retransmissions
@@ -60,7 +60,7 @@ from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import loop_link_time
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
-from incastlab.model.probe import lone_share, probe_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
@@ -200,6 +200,12 @@ def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> 
     return min(q * rate / (rate - 1), q + _pipe_packets(p))
 
 
+def _after(p: Path, senders: float, delivered: float) -> float:
+    """Segments per sender the port takes of those the ACKs of ``delivered`` release (two
+    each in slow start): the next round's capacity shared by the ``senders``."""
+    return min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+
+
 def _timeout_share(
     p: Path, c: Constants, senders: float, delivered: float, tail: bool, first: bool
 ) -> float:
@@ -207,17 +213,15 @@ def _timeout_share(
     RACK-TLP: waits for a timer instead), having got ``delivered`` segments of it through."""
     if tail:  # nothing left to send after the lost tail (RACK-TLP: until the probe)
         return 1.0
-    # The delivered segments' ACKs release new ones (two each in slow start), of which the
-    # port takes `after` per sender (the next round's capacity shared by the senders), more
-    # for some and fewer for others (Poisson). Those with fewer than dupthresh through get
-    # too few duplicate ACKs for fast retransmit and wait for the RTO. Where `after` is
-    # large, none do: 13 x 630 KB into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
-    after = min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+    # Of the new segments the port takes `after` per sender, more for some and fewer for
+    # others (Poisson). Those with fewer than dupthresh through get too few duplicate ACKs
+    # for fast retransmit and wait for the RTO. Where `after` is large, none do: 13 x 630 KB
+    # into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
+    after = _after(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
     if p.rack_tlp:
-        # One SACKed segment marks the hole lost, after RACK's reorder timer (a quarter RTT
-        # and two ticks, not the probe timeout); with none through the sender waits for the
-        # probe. In units of the probe's wait, which these senders are counted in.
+        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
+        # ticks); with none through, the probe. In units of the probe's wait.
         none = math.exp(-after)
         reorder = p.rtt / 4 + p.timer_tick * PROBE_TICKS
         few = none + (few - none) * min(1.0, reorder / max(probe_seconds(p), 1e-12))
@@ -242,22 +246,19 @@ def _overflow(
     cap = _round_capacity(p, senders, per_sender, first)
     if burst <= cap:
         return 0.0, 0.0, 0.0
-    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond `cap`
-    # lose their whole window, the others the end of theirs.
+    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond lose all.
     whole = max(0.0, senders - cap)
     partial = senders - whole
     lost = burst - cap - whole * per_sender
     hit = min(partial, max(0.0, lost))
     share = _timeout_share(p, c, senders, cap / senders, tail, first)
     if p.rack_tlp:
-        # RACK finds lost retransmissions by time and the tail loss probe finds a lost
-        # tail: what would be an RTO without them waits for one of their timers instead.
-        # A whole window lost is probed too: the probes go out together (on the same tick)
-        # and the port holds its buffer's worth; the senders whose probe it drops time out.
-        q = _buffer_packets(p) + 1
-        saved = q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
+        # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
+        # would be an RTO waits for their timers instead, but the senders with nothing through
+        # after their loss probe together, and those whose probe the port drops time out.
+        alone = 1.0 if tail else math.exp(-_after(p, senders, cap / senders))
         lone = hit * share * lone_share(lost, partial) if last else 0.0
-        return whole - saved, hit * share + whole, lone
+        return probe_losses(p, whole, hit * alone), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
 
 
@@ -403,8 +404,7 @@ def _block(
         busy = (transfer + sawtooth) / rto
         tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
         stall = max(stall, tail * rto)
-    # The window each sender carries out of the block (the model's senders are alike: the
-    # mean over those that timed out and those that did not).
+    # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
         w_next, s_next = carried(p, window, ssthresh, seg)
     elif loss_round is None:
