@@ -417,8 +417,7 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
     w_next = min(w_next, _share_cap(p))
-    # The senders that wait for a probe (or RACK's reorder) timer wait it together; one
-    # with only its last segment out waits nearly an RTO (model/probe.py).
+    # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)
     block = Block(
         window=window,
@@ -454,7 +453,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         first_rto = (p.rto_first or rto) if i == 0 else rto
         b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i == 0)
         blocks.append(b)
-        if p.restart == "block":
+        if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window
+            ssthresh = max(ssthresh, 0.75 * window)
             window = float(p.initial_window)
     k = len(blocks)
     block = sum(b.time_s for b in blocks) / k
