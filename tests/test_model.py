@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from incastlab import model
-from incastlab.model import ModelError, burst, probe, serial
+from incastlab.model import ModelError, burst, probe, rounds, serial
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -486,3 +486,16 @@ def test_spurious_rtos_loop_where_a_queue_outgrows_an_rto_it_never_sampled() -> 
     for n in (per_rto, 1.9 * per_rto):
         assert burst.spurious_loop(dataclasses.replace(p, senders=int(n)), c) == 0
     assert burst.spurious_loop(dataclasses.replace(p, senders=int(2.1 * per_rto)), c) > 0
+
+
+def test_senders_an_overflow_leaves_untouched_go_on_and_overflow_again() -> None:
+    """A round that overflows the port by less than a segment per sender cuts only those that
+    lost one: the others lose nothing (none where some lost their whole round), and their
+    next round can overflow the port once more."""
+    assert rounds.untouched(10, 4, 38) == pytest.approx(8)
+    assert rounds.untouched(10, 4, 30) == 0
+    assert rounds.untouched(10, 1, 9) == 0
+    c = burst.Constants()
+    p = _path(senders=354, sru=44_111, initial_window=4, buffer=2_071_035, blocks=1)
+    first = burst._overflow(p, c, 354, 4, True, False, False)[0]
+    assert burst._burst(p, c, 354, 31, 4.0, True)[1] > 10 * first

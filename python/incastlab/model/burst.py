@@ -58,10 +58,11 @@ from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
-from incastlab.model.loop import loop_link_time
+from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
+from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
@@ -289,6 +290,12 @@ def _burst(
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
             last, tail = rem <= 1e-9, rem < p.dupthresh
             m, probes, lone = _overflow(p, c, senders, f, first and k == 0, tail, last)
+            # The senders that lost nothing go on in slow start and can overflow the port
+            # again (model/rounds.py).
+            rest = untouched(senders, f, cap) if rem > 1e-9 else 0.0
+            if rest > 1e-6:
+                r = _burst(p, c, rest, rem, next_window(p, w, ssthresh), False, ssthresh, b)
+                m, probes, lone = m + r[1], probes + r[4], lone + r[5]
             return k, m, rem + b / 2, w, probes, lone
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0
@@ -430,15 +437,6 @@ def _block(
         sawtooth_s=sawtooth,
     )
     return block, w_next, s_next
-
-
-def spurious_loop(p: Path, c: Constants) -> float:
-    """The link time a block takes with its spurious RTOs (:mod:`incastlab.model.loop`); 0
-    where RTT samples see through retransmissions."""
-    if not p.karn:
-        return 0.0
-    q, pt, rto = _buffer_packets(p), _packet_time(p), p.rto_first or p.rto
-    return loop_link_time(p.senders, _segments(p), q, pt, rto, c.loop_segments)
 
 
 def predict(p: Path, c: Constants) -> BurstPrediction:
