@@ -63,7 +63,7 @@ from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
-from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again
+from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
@@ -318,7 +318,7 @@ def _chain(
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
         cap = _retransmit_capacity(p, c, level, first)
-        got = served(waiting, cap, _buffer_packets(p) + 1, drifted=level > 0)
+        got = served(waiting, cap, held(p), drifted=level > 0)
         waiting -= got
         if segments > 1:
             waiting += c.rejoin * served_again(got, room)
@@ -336,7 +336,7 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
     block, whose RTOs are the handshake's). In packet times a spread is wide on a fast link
     and narrow on a slow one, where the retransmissions stay in step and back off deep.
     Timers that fire on a coarse tick (jiffies) stay in step however long they back off."""
-    q = _buffer_packets(p) + 1
+    q = held(p)
     if p.timer_tick > 0:
         return q
     drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)

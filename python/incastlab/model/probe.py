@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from incastlab.model.serial import held
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
@@ -78,10 +80,10 @@ def probe_losses(p: Path, whole: float, alone: float) -> float:
     ``whole`` of them lost their whole window and ``alone`` got part of their round through
     but nothing after it whose SACK shows the hole. Their probe timers were armed together
     and fire on the same tick, so their probes arrive together: drop-tail keeps what fits in
-    the buffer (and the packet on the wire). A sender whose pacing sends its probe (BBR)
+    the buffer (:func:`~incastlab.model.serial.held`). A sender whose pacing sends its probe (BBR)
     does not keep in step (:mod:`incastlab.model.drift`): of those that lost their whole
     window, the port keeps as many as random arrivals leave room for."""
-    q = p.buffer / p.frame + 1
+    q = held(p)
     if p.loss_blind:
         return whole - q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
     probing = whole + alone
