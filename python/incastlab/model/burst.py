@@ -336,11 +336,11 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
     block, whose RTOs are the handshake's). In packet times a spread is wide on a fast link
     and narrow on a slow one, where the retransmissions stay in step and back off deep.
     Timers on a coarse tick (jiffies) stay in step however long they back off, apart by the
-    hosts' jitter alone (BBR paces them: serial.held): the simulator at 158 x 49 KB into 13
-    frames at 57 Gbps (jitter 4.6 packets), linux Reno, gets 17 senders through a wave."""
+    hosts' jitter alone, over which the port sends whole packets (BBR paces them: serial.held):
+    at 158 x 49 KB into 13 frames, jitter 4.6 packets (linux Reno), 17 senders a wave."""
     q = held(p)
     if p.timer_tick > 0:
-        return q if p.loss_blind else q + p.host_jitter / _packet_time(p)
+        return q if p.loss_blind else q + math.floor(p.host_jitter / _packet_time(p))
     drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)
     return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
 
