@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from incastlab import model
-from incastlab.model import ModelError, burst, probe, rounds, serial
+from incastlab.model import ModelError, burst, marking, probe, rounds, serial
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -503,3 +503,15 @@ def test_senders_an_overflow_leaves_untouched_go_on_and_overflow_again() -> None
     p = _path(senders=354, sru=44_111, initial_window=4, buffer=2_071_035, blocks=1)
     first = burst._overflow(p, c, 354, 4, True, False, False)[0]
     assert burst._burst(p, c, 354, 31, 4.0, True)[1] > 10 * first
+
+
+def test_dctcp_holds_a_window_only_once_its_queue_passed_the_threshold() -> None:
+    """A block whose rounds never queue past the marking threshold marks nothing: the window
+    DCTCP would hold to its share grows as Reno's and is carried whole (68 x 16 KB into
+    872 KB marking at 436 KB, IW 1); a lower threshold marks and holds it."""
+    kw = dict(senders=68, sru=16_012, buffer=871_930, link_bps=1.361e9, rtt=17.8e-6)
+    c = burst.Constants()
+    unmarked = _path(marking=435_965, initial_window=1, restart="never", blocks=2, **kw)
+    assert burst.predict(unmarked, c).steady.window > 2 * marking.share_cap(unmarked)
+    marked = dataclasses.replace(unmarked, marking=100_000)
+    assert burst.predict(marked, c).steady.window == pytest.approx(marking.share_cap(marked))

@@ -59,6 +59,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
+from incastlab.model.marking import share_cap, threshold_port
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
@@ -345,14 +346,6 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
     return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
 
 
-def _share_cap(p: Path) -> float:
-    """DCTCP's marking holds a sender's window near its share of the marking threshold and
-    the pipe (no cap without it)."""
-    if p.marking is None:
-        return math.inf
-    return max(2.0, (p.marking / p.frame + _pipe_packets(p)) / p.senders)
-
-
 def _block(
     p: Path, c: Constants, window: float, ssthresh: float, rto: float, first_block: bool = False
 ) -> tuple[Block, float, float]:
@@ -425,7 +418,12 @@ def _block(
         after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
-    w_next = min(w_next, _share_cap(p))
+    # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
+    if p.marking is not None and (
+        loss_round is not None
+        or _burst(threshold_port(p), c, n, seg, window, True, ssthresh, paced)[0] is not None
+    ):
+        w_next = min(w_next, share_cap(p))
     # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)
     block = Block(
