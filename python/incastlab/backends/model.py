@@ -304,6 +304,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         probe_lone=timer["probe_lone"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
+        rto_grain=timer["tick"] * PS,
         mss=tcp["mss"],
         frame=frame,
         wire=frame + tcp["phy_overhead"],

@@ -22,10 +22,10 @@ per block". This model follows a block the way the port sees it instead:
    them wait for the RTO. With RACK-TLP one segment through finds the hole after the reorder
    timer, lost retransmissions are found by time and a lost tail by the probe: those senders
    wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
-   lost segment is its last: :mod:`incastlab.model.probe`), and of the senders that lost a
-   whole window only those whose probe the port drops time out. BBR keeps its window through
-   a loss and the port full: its retransmissions are lost too (:attr:`Constants.tail_timeout`)
-   and every round overflows it again (model/window.py; its window and pacing: model/bbr.py).
+   lost segment is its last: :mod:`incastlab.model.probe`); those with nothing through after
+   the loss probe together, and those whose probe the port drops time out. BBR keeps its
+   window through a loss and the port full: its retransmissions are lost too
+   (:attr:`Constants.tail_timeout`), every round overflows it again (model/window.py, bbr.py).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves but whose next round it drops time out again behind them. The retransmissions
@@ -53,15 +53,18 @@ import math
 from dataclasses import dataclass
 
 from incastlab.model.bbr import carried, largest_round, next_window, paced_capacity
+from incastlab.model.drift import retransmit_drift
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
-from incastlab.model.loop import loop_link_time
+from incastlab.model.loop import spurious_loop as spurious_loop
+from incastlab.model.marking import share_cap, threshold_port
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
-from incastlab.model.probe import lone_share, probe_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
-from incastlab.model.serial import MAX_LEVELS, backoff, request_spread, served, served_again, waited
+from incastlab.model.rounds import untouched
+from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
 
@@ -100,6 +103,7 @@ class Path:
     loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
+    rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,12 @@ def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> 
     return min(q * rate / (rate - 1), q + _pipe_packets(p))
 
 
+def _after(p: Path, senders: float, delivered: float) -> float:
+    """Segments per sender the port takes of those the ACKs of ``delivered`` release (two
+    each in slow start): the next round's capacity shared by the ``senders``."""
+    return min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+
+
 def _timeout_share(
     p: Path, c: Constants, senders: float, delivered: float, tail: bool, first: bool
 ) -> float:
@@ -205,17 +215,15 @@ def _timeout_share(
     RACK-TLP: waits for a timer instead), having got ``delivered`` segments of it through."""
     if tail:  # nothing left to send after the lost tail (RACK-TLP: until the probe)
         return 1.0
-    # The delivered segments' ACKs release new ones (two each in slow start), of which the
-    # port takes `after` per sender (the next round's capacity shared by the senders), more
-    # for some and fewer for others (Poisson). Those with fewer than dupthresh through get
-    # too few duplicate ACKs for fast retransmit and wait for the RTO. Where `after` is
-    # large, none do: 13 x 630 KB into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
-    after = min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+    # Of the new segments the port takes `after` per sender, more for some and fewer for
+    # others (Poisson). Those with fewer than dupthresh through get too few duplicate ACKs
+    # for fast retransmit and wait for the RTO. Where `after` is large, none do: 13 x 630 KB
+    # into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
+    after = _after(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
     if p.rack_tlp:
-        # One SACKed segment marks the hole lost, after RACK's reorder timer (a quarter RTT
-        # and two ticks, not the probe timeout); with none through the sender waits for the
-        # probe. In units of the probe's wait, which these senders are counted in.
+        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
+        # ticks); with none through, the probe. In units of the probe's wait.
         none = math.exp(-after)
         reorder = p.rtt / 4 + p.timer_tick * PROBE_TICKS
         few = none + (few - none) * min(1.0, reorder / max(probe_seconds(p), 1e-12))
@@ -240,22 +248,19 @@ def _overflow(
     cap = _round_capacity(p, senders, per_sender, first)
     if burst <= cap:
         return 0.0, 0.0, 0.0
-    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond `cap`
-    # lose their whole window, the others the end of theirs.
+    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond lose all.
     whole = max(0.0, senders - cap)
     partial = senders - whole
     lost = burst - cap - whole * per_sender
     hit = min(partial, max(0.0, lost))
     share = _timeout_share(p, c, senders, cap / senders, tail, first)
     if p.rack_tlp:
-        # RACK finds lost retransmissions by time and the tail loss probe finds a lost
-        # tail: what would be an RTO without them waits for one of their timers instead.
-        # A whole window lost is probed too: the probes go out together (on the same tick)
-        # and the port holds its buffer's worth; the senders whose probe it drops time out.
-        q = _buffer_packets(p) + 1
-        saved = q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
+        # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
+        # would be an RTO waits for their timers instead, but the senders with nothing through
+        # after their loss probe together, and those whose probe the port drops time out.
+        alone = 1.0 if tail else math.exp(-_after(p, senders, cap / senders))
         lone = hit * share * lone_share(lost, partial) if last else 0.0
-        return whole - saved, hit * share + whole, lone
+        return probe_losses(p, whole, hit * alone), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
 
 
@@ -286,6 +291,12 @@ def _burst(
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
             last, tail = rem <= 1e-9, rem < p.dupthresh
             m, probes, lone = _overflow(p, c, senders, f, first and k == 0, tail, last)
+            # The senders that lost nothing go on in slow start and can overflow the port
+            # again (model/rounds.py).
+            rest = untouched(senders, f, cap) if rem > 1e-9 else 0.0
+            if rest > 1e-6:
+                r = _burst(p, c, rest, rem, next_window(p, w, ssthresh), False, ssthresh, b)
+                m, probes, lone = m + r[1], probes + r[4], lone + r[5]
             return k, m, rem + b / 2, w, probes, lone
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0
@@ -308,7 +319,7 @@ def _chain(
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
         cap = _retransmit_capacity(p, c, level, first)
-        got = served(waiting, cap, _buffer_packets(p) + 1, drifted=level > 0)
+        got = served(waiting, cap, held(p), drifted=level > 0)
         waiting -= got
         if segments > 1:
             waiting += c.rejoin * served_again(got, room)
@@ -322,25 +333,17 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
 
     They arrive spread over the requests' order (:func:`~incastlab.model.serial.
     request_spread`), the hosts' send jitter, and the differences between the senders' RTOs
-    times the RTOs waited so far: each sender's smoothed RTT holds the queueing delays it saw
-    (:attr:`Constants.dispersion` of the buffer's drain time apart; none in the run's
-    ``first`` block, whose RTOs are the handshake's), and a backed-off timer multiplies its
-    RTO. In packet times a spread is wide on a fast link and narrow on a slow one, where the
-    retransmissions stay in step and back off deep. Timers that fire on a coarse tick
-    (jiffies) stay in step however long they back off."""
-    q = _buffer_packets(p) + 1
+    times the RTOs waited so far (:mod:`incastlab.model.drift`; none in the run's ``first``
+    block, whose RTOs are the handshake's). In packet times a spread is wide on a fast link
+    and narrow on a slow one, where the retransmissions stay in step and back off deep.
+    Timers on a coarse tick (jiffies) stay in step however long they back off, apart by the
+    hosts' jitter alone, over which the port sends whole packets (BBR paces them: serial.held):
+    at 158 x 49 KB into 13 frames, jitter 4.6 packets (linux Reno), 17 senders a wave."""
+    q = held(p)
     if p.timer_tick > 0:
-        return q
-    drift = 0.0 if first else c.dispersion * _buffer_packets(p) * waited(p, level)
+        return q if p.loss_blind else q + math.floor(p.host_jitter / _packet_time(p))
+    drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)
     return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
-
-
-def _share_cap(p: Path) -> float:
-    """DCTCP's marking holds a sender's window near its share of the marking threshold and
-    the pipe (no cap without it)."""
-    if p.marking is None:
-        return math.inf
-    return max(2.0, (p.marking / p.frame + _pipe_packets(p)) / p.senders)
 
 
 def _block(
@@ -403,8 +406,7 @@ def _block(
         busy = (transfer + sawtooth) / rto
         tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
         stall = max(stall, tail * rto)
-    # The window each sender carries out of the block (the model's senders are alike: the
-    # mean over those that timed out and those that did not).
+    # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
         w_next, s_next = carried(p, window, ssthresh, seg)
     elif loss_round is None:
@@ -416,9 +418,13 @@ def _block(
         after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = cut
-    w_next = min(w_next, _share_cap(p))
-    # The senders that wait for a probe (or RACK's reorder) timer wait it together; one
-    # with only its last segment out waits nearly an RTO (model/probe.py).
+    # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
+    if p.marking is not None and (
+        loss_round is not None
+        or _burst(threshold_port(p), c, n, seg, window, True, ssthresh, paced)[0] is not None
+    ):
+        w_next = min(w_next, share_cap(p))
+    # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)
     block = Block(
         window=window,
@@ -433,15 +439,6 @@ def _block(
     return block, w_next, s_next
 
 
-def spurious_loop(p: Path, c: Constants) -> float:
-    """The link time a block takes with its spurious RTOs (:mod:`incastlab.model.loop`); 0
-    where RTT samples see through retransmissions."""
-    if not p.karn:
-        return 0.0
-    q, pt, rto = _buffer_packets(p), _packet_time(p), p.rto_first or p.rto
-    return loop_link_time(p.senders, _segments(p), q, pt, rto, c.loop_segments)
-
-
 def predict(p: Path, c: Constants) -> BurstPrediction:
     """The model's goodput for one point: block after block from the initial window, each
     starting from the window the last one left (or the initial window again when responses
@@ -454,7 +451,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         first_rto = (p.rto_first or rto) if i == 0 else rto
         b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i == 0)
         blocks.append(b)
-        if p.restart == "block":
+        if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window
+            ssthresh = max(ssthresh, 0.75 * window)
             window = float(p.initial_window)
     k = len(blocks)
     block = sum(b.time_s for b in blocks) / k

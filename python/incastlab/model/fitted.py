@@ -21,7 +21,8 @@ class Constants:
     tail_timeout: float = 0.15
     #: How far apart the senders' RTOs are, as a share of the time the port takes to drain
     #: its buffer: each sender's smoothed RTT holds the queueing delays it saw, so timers
-    #: armed together drift apart by this much per RTO waited (backoff counted).
+    #: armed together drift apart by this much per RTO waited (backoff counted), where it
+    #: reaches a tick of the clock their RTOs are counted in (:mod:`incastlab.model.drift`).
     dispersion: float = 0.5
     #: Share of the senders that the port served after an RTO but whose next round it dropped
     #: whole (they time out again, :mod:`incastlab.model.serial`) that land in the next wave

@@ -22,6 +22,10 @@ The simulator at 382 x 37 KB into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic): no
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from incastlab.model.burst import Constants, Path
 
 
 def loop_link_time(
@@ -46,3 +50,14 @@ def loop_link_time(
         k = math.log2(min(buffer_packets, senders * (2 * u + k)) * packet_time / rto + 1)
     link = senders * segments * packet_time
     return link * (1 + (1 - 1 / gap) * (1 + k / u))
+
+
+def spurious_loop(p: Path, c: Constants) -> float:
+    """The link time a block of ``p`` takes with its spurious RTOs; 0 where RTT samples see
+    through retransmissions (:attr:`~incastlab.model.burst.Path.karn` off)."""
+    if not p.karn:
+        return 0.0
+    pt = p.wire * 8 / p.link_bps
+    segments = max(1, math.ceil(p.sru / p.mss))
+    q, rto = p.buffer / p.frame, p.rto_first or p.rto
+    return loop_link_time(p.senders, segments, q, pt, rto, c.loop_segments)

@@ -17,12 +17,21 @@ responses restarting from it) into 165 packets, RTOmin 200 ms (linux): no RTO, a
 208 ms on a 2.6 ms transfer, where the 4 ms probe alone would make them 17 ms. Not modelled:
 the same stall where the last segment goes out a round after the overflow into a queue still
 full (the simulator at 11 segments: 208 ms blocks too).
+
+The probes themselves can be lost. The senders that lost their whole window and those that got
+part of a round through but nothing after it (no SACK to show the hole) armed their probe
+timers together, on the same tick, and their probes arrive at the port together: it keeps what
+fits and the others wait for the RTO (:func:`probe_losses`). The simulator at 739 x 298 KB
+into 31 KB (21 packets) at 7.5 Gbps, RTOmin 1.6 ms (linux DCTCP): 17.5 RTOs per sender and
+block; the model 11.8 where only the whole windows' probes compete for the port, 16.3 with all.
 """
 
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+from incastlab.model.serial import held
 
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
@@ -64,3 +73,18 @@ def probe_wait(p: Path, probes: float, lone: float) -> float:
     for the longer timer of :func:`lone_seconds` (where it is longer)."""
     base = (1 - math.exp(-probes)) * probe_seconds(p)
     return base + (1 - math.exp(-lone)) * max(0.0, lone_seconds(p) - base)
+
+
+def probe_losses(p: Path, whole: float, alone: float) -> float:
+    """Expected senders that time out after all because the port drops their probe:
+    ``whole`` of them lost their whole window and ``alone`` got part of their round through
+    but nothing after it whose SACK shows the hole. Their probe timers were armed together
+    and fire on the same tick, so their probes arrive together: drop-tail keeps what fits in
+    the buffer (:func:`~incastlab.model.serial.held`). A sender whose pacing sends its probe (BBR)
+    does not keep in step (:mod:`incastlab.model.drift`): of those that lost their whole
+    window, the port keeps as many as random arrivals leave room for."""
+    q = held(p)
+    if p.loss_blind:
+        return whole - q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
+    probing = whole + alone
+    return probing - min(probing, q)

@@ -46,6 +46,19 @@ def waited(p: Path, level: int) -> float:
     return sum(backoff(p, k) for k in range(min(level, MAX_LEVELS)))
 
 
+def held(p: Path) -> float:
+    """Packets the port holds of retransmissions (or probes) that arrive at once: its limit in
+    whole frames, the one being sent counted in it, as the simulator's drop-tail counts the
+    bytes of every packet until it has left (at least one). The simulator at 38 x 11 KB into
+    4,370 bytes (2.9 frames) at 8.2 Gbps (linux Reno): the first round gets six senders
+    through, then each wave of retransmissions on the same 4 ms tick two, 17 waves in all
+    (258 s blocks). BBR's paced retransmissions do not arrive at once: the port sends one
+    while the others come."""
+    if p.loss_blind:
+        return p.buffer / p.frame + 1
+    return max(1.0, math.floor(p.buffer / p.frame))
+
+
 def request_spread(p: Path) -> float:
     """Packet times between the first and the last sender's answer: the receiver's link
     sends the requests one after the other."""
