@@ -66,7 +66,7 @@ from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
-from incastlab.model.window import avoidance, grow, repeated_timeouts, round_trips
+from incastlab.model.window import at_timeout, avoidance, grow, repeated_timeouts, round_trips
 
 
 @dataclass(frozen=True)
@@ -273,12 +273,12 @@ def _burst(
     first: bool,
     ssthresh: float = math.inf,
     delivered: float = 0.0,
-) -> tuple[int | None, float, float, float, float, float]:
+) -> tuple[int | None, float, float, float, float, float, float]:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
     a round above it) until one overflows the port: (that round or ``None``, the expected
     senders that time out, the segments each has left after it, its window then, the
     expected senders that wait for the probe timer instead, those of them with one segment
-    out)."""
+    out, the window of one that times out when its timer fires (window.at_timeout))."""
     rem, w = float(segments), max(1.0, window)
     for k in range(256):
         b = min(w, rem)
@@ -297,11 +297,12 @@ def _burst(
             if rest > 1e-6:
                 r = _burst(p, c, rest, rem, next_window(p, w, ssthresh), False, ssthresh, b)
                 m, probes, lone = m + r[1], probes + r[4], lone + r[5]
-            return k, m, rem + b / 2, w, probes, lone
+            grown = at_timeout(w, ssthresh, min(f, cap / senders), b)
+            return k, m, rem + b / 2, w, probes, lone, grown
         if rem <= 1e-9:
-            return None, 0.0, 0.0, w, 0.0, 0.0
+            return None, 0.0, 0.0, w, 0.0, 0.0, w
         w, delivered = next_window(p, w, ssthresh), max(delivered, b)
-    return None, 0.0, 0.0, w, 0.0, 0.0
+    return None, 0.0, 0.0, w, 0.0, 0.0, w
 
 
 def _chain(
@@ -359,7 +360,8 @@ def _block(
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     paced = 0.0 if first_block else largest_round(window, seg)  # BBR's measured rate
-    loss_round, m0, left, w_loss, probes, lone = _burst(p, c, n, seg, window, True, ssthresh, paced)
+    burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
+    loss_round, m0, left, w_loss, probes, lone, w_rto = burst  # w_rto: window.at_timeout
     # BBR overflows the port every round (model/window.py); RACK finds its lost
     # retransmissions by time instead of the RTO.
     if p.loss_blind and not p.rack_tlp:
@@ -414,10 +416,10 @@ def _block(
     else:
         timed_out = min(1.0, m0 / n)
         cut = max(2.0, p.beta * w_loss)
-        after_rto = grow(1.0, max(2.0, w_loss / 2), left)
+        after_rto = grow(1.0, max(2.0, w_rto / 2), left)
         after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
-        s_next = cut
+        s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
     # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
     if p.marking is not None and (
         loss_round is not None

@@ -36,6 +36,18 @@ def grow(window: float, ssthresh: float, acked: float) -> float:
     return window + acked / window
 
 
+def at_timeout(window: float, ssthresh: float, through: float, sent: float) -> float:
+    """The window of a sender that lost part of a round of ``sent`` segments from ``window``
+    when its retransmission timer fires: the ACKs of the ``through`` segments that got through
+    came first, and below ssthresh each grew it by one, as long as it stays under twice what
+    is out (Linux's ``tcp_is_cwnd_limited`` in slow start). The timeout's ssthresh is cut from
+    this window, not the one the round left with: the simulator at 14 x 28 segments into 330
+    packets (classic Reno, windows carried), windows of 32 overflow the port, the senders time
+    out with windows of 56 and ssthresh 28, so the next block's slow start brings them back to
+    28 and the block after overflows the port again (every other block an RTO)."""
+    return max(window, min(grow(window, ssthresh, through), 2 * sent))
+
+
 def repeated_timeouts(senders: float, timeouts: float, left: float, window: float) -> float:
     """Expected senders that time out in a block when ``timeouts`` of ``senders`` do in the
     round that first overflows the port and every later round (``left`` segments each, sent
