@@ -129,6 +129,10 @@ pub enum Profile {
 /// scenario is read (`fill_derived`), and shown as the key's default by `Scenario::describe`.
 pub const DEFAULT_PROFILE: Profile = Profile::Linux;
 
+/// TCP's largest receive window: 65,535 bytes scaled by 2^14 is just under 1 GiB (RFC 7323
+/// 2.3); the simulator's packets carry SACK blocks as 32-bit offsets above the ACK on it.
+pub const MAX_WINDOW: u64 = 1 << 30;
+
 impl Profile {
     /// The defaults this profile gives keys of the `tcp` section the scenario leaves unset,
     /// in base units (the classic profile's are the keys' own defaults).
@@ -268,7 +272,7 @@ section! {
         pub rescue_retransmit: bool [Plain] = true,
         /// Limited transmit (RFC 3042).
         pub limited_transmit: bool [Plain] = true,
-        /// Receiver's advertised window, bytes.
+        /// Receiver's advertised window, bytes (at most 1 GiB, TCP's largest).
         pub receive_window: u64 [Size] = 4 * 1024 * 1024,
         /// Congestion-window restart policy.
         pub cwnd_restart: CwndRestart [Plain] = CwndRestart::Idle,
@@ -443,6 +447,15 @@ impl Tcp {
         }
         if self.receive_window < self.mss {
             return Err(bad("tcp.receive_window", "must be at least one MSS"));
+        }
+        if self.receive_window > MAX_WINDOW {
+            return Err(bad(
+                "tcp.receive_window",
+                format!(
+                    "must be at most 1GiB (TCP's largest window, RFC 7323), got {} bytes",
+                    self.receive_window
+                ),
+            ));
         }
         if self.dupthresh == 0 || self.dupthresh > 1000 {
             return Err(bad("tcp.dupthresh", "must be 1..1000"));

@@ -139,6 +139,17 @@ mod tests {
     }
 
     #[test]
+    fn a_receive_window_beyond_tcp_s_largest_is_rejected_by_name() {
+        let mut s = Scenario::example(4);
+        s.tcp.receive_window = crate::config::MAX_WINDOW;
+        s.validate().unwrap();
+        s.tcp.receive_window += 1;
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.field, "tcp.receive_window");
+        assert!(e.message.contains("at most 1GiB"), "{}", e.message);
+    }
+
+    #[test]
     fn buffer_smaller_than_a_packet_is_rejected_by_name() {
         let mut s = Scenario::example(4);
         s.topology.buffer.bytes = Some(1000);

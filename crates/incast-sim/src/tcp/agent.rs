@@ -344,13 +344,14 @@ impl Tcp {
         }
         self.eps.warm(ep);
         let mut out = std::mem::take(&mut self.out);
+        let mut sack = [(0, 0); crate::net::MAX_SACK_BLOCKS];
         let delivered = self.eps.slot(ep).ep.on_segment(
             cx.now,
             &crate::tcp::Incoming {
                 seq: p.seq,
                 len: p.len,
                 ack: p.ack,
-                sack: &p.sack[..p.nsack as usize],
+                sack: p.sack(&mut sack),
                 ecn: p.ecn,
             },
             &mut out,
@@ -424,19 +425,21 @@ impl Tcp {
         let mut out = std::mem::take(&mut self.out);
         for s in out.drain(..) {
             let frame = s.len as u64 + self.header + sack_option_bytes(s.nsack);
-            let id = cx.fabric.pkts.alloc(Packet {
+            let mut p = Packet {
                 route,
                 hop: 0,
-                nsack: s.nsack,
+                nsack: 0,
                 ecn: s.ecn,
                 dst: ep.peer().0,
                 seq: s.seq,
                 len: s.len,
                 frame: frame as u32,
                 ack: s.ack,
-                sack: s.sack,
+                sack: Default::default(),
                 tsval,
-            });
+            };
+            p.set_sack(&s.sack[..s.nsack as usize]);
+            let id = cx.fabric.pkts.alloc(p);
             if let Some(cap) = self.capture.as_deref_mut() {
                 cap.tag(id, ep);
             }

@@ -86,8 +86,9 @@ impl TcpCapture {
             (pcap::client_port(conn), pcap::SERVER_PORT)
         };
         let wire = |s: u64| (s as u32).wrapping_add(1);
+        let mut blocks = [(0, 0); crate::net::MAX_SACK_BLOCKS];
         let mut sack = [(0u32, 0u32); crate::net::MAX_SACK_BLOCKS];
-        for (w, &(l, r)) in sack.iter_mut().zip(&p.sack[..p.nsack as usize]) {
+        for (w, &(l, r)) in sack.iter_mut().zip(p.sack(&mut blocks)) {
             *w = (wire(l), wire(r));
         }
         let mut flags = pcap::flags::ACK;

@@ -113,7 +113,7 @@ impl App for KvGets {
 
     #[inline]
     fn warm(&self, ep: EndpointId) {
-        prefetch(&self.open[ep.conn().index()]);
+        prefetch(&self.open_end[ep.conn().index()]);
     }
 
     fn counts_rx(&self) -> bool {
