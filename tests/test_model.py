@@ -515,3 +515,32 @@ def test_dctcp_holds_a_window_only_once_its_queue_passed_the_threshold() -> None
     assert burst.predict(unmarked, c).steady.window > 2 * marking.share_cap(unmarked)
     marked = dataclasses.replace(unmarked, marking=100_000)
     assert burst.predict(marked, c).steady.window == pytest.approx(marking.share_cap(marked))
+
+
+def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
+    """7 x 693 KB into 372 KB (marking at 186 KB) at 38 Gbps, 1.75 ms, windows carried,
+    classic DCTCP: the simulator's windows, cut by the marks, grow a segment a round trip
+    under a pipe of 5,450 packets: 25-30 ms a block, no RTO."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import design
+    from incastlab.scenario import apply_overrides, from_dict
+
+    keys = {
+        "topology.senders": 7,
+        "workload.sru": "692699B",
+        "topology.buffer": "371998B",
+        "topology.link": "38346Mbps",
+        "topology.rtt": "1747169ns",
+        "tcp.rto_min": "3983208ns",
+        "tcp.initial_window": 10,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "never",
+    }
+    point = design.point_keys(keys)
+    point["workload.blocks"] = 4
+    p = burst_path(from_dict(apply_overrides({}, point)).normalized())
+    assert p.marking is not None
+    b = burst.predict(p, burst.fitted())
+    assert b.timeouts_per_block == 0 and b.terms["window sawtooth"] > 0
+    assert 20e-3 < b.block_time_s < 35e-3  # was 8.2 ms, the windows filling the pipe

@@ -66,7 +66,7 @@ from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
-from incastlab.model.window import at_timeout, avoidance, grow, repeated_timeouts, round_trips
+from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
 
 
@@ -367,14 +367,16 @@ def _block(
         m0 = repeated_timeouts(n, m0, left, w_loss)
     # After the loss the rest goes in congestion avoidance: where the buffer is short of the
     # pipe the cut windows leave the link idle until they grow back (window.py).
-    sawtooth = 0.0
+    sawtooth, ceiling = 0.0, _buffer_packets(p) + _pipe_packets(p)
     if loss_round is not None and p.marking is None and not p.loss_blind:
-        ceiling = _buffer_packets(p) + _pipe_packets(p)
-        cut = max(2.0, p.beta * w_loss)
-        ca = round_trips(
-            n, left, cut, p.rtt, _packet_time(p), avoidance(n, p.growth, p.beta, ceiling)
-        )
-        sawtooth = max(0.0, transfer_time(p, n, seg - left, window) + ca - transfer)
+        sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
+    # DCTCP's first marks cut the windows as a loss would, a round late (model/marking.py).
+    mark = None if p.marking is None else _burst(threshold_port(p), c, n, seg, window, True)
+    if mark is not None and mark[0] is not None and p.marking is not None:
+        ceiling = p.marking / p.frame + _pipe_packets(p)
+        left_m = max(0.0, mark[2] - 1.5 * mark[3])  # _burst's left holds half the round
+        sawtooth = sawtooth_time(p, n, seg, window, left_m, mark[3], ceiling) - transfer
+    sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
@@ -420,10 +422,7 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
     # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
-    if p.marking is not None and (
-        loss_round is not None
-        or _burst(threshold_port(p), c, n, seg, window, True, ssthresh, paced)[0] is not None
-    ):
+    if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
         w_next = min(w_next, share_cap(p))
     # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)

@@ -69,6 +69,19 @@ def transfer_time(p: Path, senders: float, segments: float, window: float) -> fl
     return p.rtt + round_trips(senders, segments, window, p.rtt, pt, lambda w: 2 * w)
 
 
+def sawtooth_time(
+    p: Path, senders: float, segments: float, window: float, left: float, at: float, ceiling: float
+) -> float:
+    """A block whose senders cut their windows (from ``at``, to ``p.beta`` of it) with
+    ``left`` of their ``segments`` still to send: slow start from ``window`` up to the cut,
+    congestion avoidance after it under ``ceiling`` packets (the buffer, or the marking
+    threshold, and the pipe)."""
+    cut = max(2.0, p.beta * at)
+    after = avoidance(senders, p.growth, p.beta, ceiling)
+    ca = round_trips(senders, left, cut, p.rtt, p.wire * 8 / p.link_bps, after)
+    return transfer_time(p, senders, segments - left, window) + ca
+
+
 def round_trips(
     senders: float,
     segments: float,
