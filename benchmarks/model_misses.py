@@ -11,11 +11,11 @@ test of how the model does on scenarios it has not seen.
 
 Prints the four figures per design (the held-out one with the shipped constants is the figure
 stored in the package's ``constants.json``), then every unflagged point off by more than 1.5x,
-sorted by the senders' share of the buffer, with: simulator and model RTOs per sender and
-block; the block in RTOs (simulator, model); the buffer and pipe in packets; the spurious-RTO
-gap: a sender's ACKs min(N, buffer) packets apart in an interleaved burst, over the RTO the
-handshake left (:mod:`incastlab.model.loop`: over 2, the senders that time out with nothing
-lost stay in a loop of timeouts where RTT samples obey Karn's rule).
+sorted by the senders' share of the buffer, each after its design's seed, with: simulator and
+model RTOs per sender and block; the block in RTOs (simulator, model); the buffer and pipe in
+packets; the spurious-RTO gap: a sender's ACKs min(N, buffer) packets apart in an interleaved
+burst, over the RTO the handshake left (:mod:`incastlab.model.loop`: over 2, the senders that
+time out with nothing lost stay in a loop of timeouts where RTT samples obey Karn's rule).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def main() -> None:
     )
     args = a.parse_args()
     c = burst.fitted()
-    misses: list[design.Measured] = []
+    misses: list[tuple[int, design.Measured]] = []
     designs = [("held out", design.HELD_OUT_SEED), ("calibration", design.CALIBRATION_SEED)]
     designs += [("fresh", seed) for seed in args.fresh]
     for name, seed in designs:
@@ -58,14 +58,14 @@ def main() -> None:
             f"{s['within_1_5x_unflagged']:.4f}, flagged {s['flagged']:.4f}, inside "
             f"{s['inside_interval']:.4f}; unfinished {len(unfinished)}"
         )
-        misses += [r for r in rows if not r.flagged and not r.within]
+        misses += [(seed, r) for r in rows if not r.flagged and not r.within]
 
     def share(r: design.Measured) -> float:
         p = burst_path(r.scenario)
         return p.buffer / p.frame / p.senders
 
-    print(f"{len(misses)} unflagged misses (both designs), by buffer packets per sender:")
-    for r in sorted(misses, key=share):
+    print(f"{len(misses)} unflagged misses (all designs), by buffer packets per sender:")
+    for seed, r in sorted(misses, key=lambda m: share(m[1])):
         p = burst_path(r.scenario)
         b = burst.predict(p, c)
         pt = p.wire * 8 / p.link_bps
@@ -73,8 +73,9 @@ def main() -> None:
         gap = min(q, p.senders) * pt / (p.rto_first or p.rto)
         data = p.senders * p.sru * 8
         print(
-            f"{r.ratio:6.2f}x {b.regime:8} RTOs/sender sim {r.sim_timeouts / p.senders:7.3g} "
-            f"model {b.timeouts_per_block / p.senders:7.3g}; block/RTO sim "
+            f"{seed} {r.ratio:6.2f}x {b.regime:8} RTOs/sender sim "
+            f"{r.sim_timeouts / p.senders:7.3g} model {b.timeouts_per_block / p.senders:7.3g}; "
+            f"block/RTO sim "
             f"{data / r.sim_bps / p.rto:8.3g} model {b.block_time_s / p.rto:8.3g}; "
             f"buf/N {share(r):7.3g} buf {q:7.3g} pipe {p.link_bps * p.rtt / 8 / p.wire:7.3g} "
             f"segs {math.ceil(p.sru / p.mss):4} gap/RTO {gap:7.3g} | {design.label(r.point)}"

@@ -290,12 +290,12 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     # RACK-TLP they all wait for the probe and none for the RTO.
     for rack, expect in ((False, (16.0, 0.0, 0.0)), (True, (0.0, 16.0, 0.0))):
         p = _path(rack_tlp=rack, probe=0.004, **kw)
-        assert burst._overflow(p, c, 16, 10, True, True, False) == pytest.approx(expect)
+        assert burst._overflow(p, c, 16, 10, True, True, False, -1.0) == pytest.approx(expect)
     # Whole windows and tails lost: the probes go out together (on the same tick) and the
     # port keeps a buffer's worth (21 whole frames, the one it sends counted); the senders
     # whose probe it drops wait for the RTO.
     p = _path(rack_tlp=True, probe=0.004, **kw)
-    timeouts, probes, _ = burst._overflow(p, c, 64, 10, True, True, False)
+    timeouts, probes, _ = burst._overflow(p, c, 64, 10, True, True, False, -1.0)
     assert probes == pytest.approx(64)
     assert timeouts == pytest.approx(64 - 21)
     # BBR's probes leave when its pacing lets them, not in step: of the senders that lost a
@@ -501,7 +501,7 @@ def test_senders_an_overflow_leaves_untouched_go_on_and_overflow_again() -> None
     assert rounds.untouched(10, 1, 9) == 0
     c = burst.Constants()
     p = _path(senders=354, sru=44_111, initial_window=4, buffer=2_071_035, blocks=1)
-    first = burst._overflow(p, c, 354, 4, True, False, False)[0]
+    first = burst._overflow(p, c, 354, 4, True, False, False, -1.0)[0]
     assert burst._burst(p, c, 354, 31, 4.0, True)[1] > 10 * first
 
 
@@ -515,3 +515,32 @@ def test_dctcp_holds_a_window_only_once_its_queue_passed_the_threshold() -> None
     assert burst.predict(unmarked, c).steady.window > 2 * marking.share_cap(unmarked)
     marked = dataclasses.replace(unmarked, marking=100_000)
     assert burst.predict(marked, c).steady.window == pytest.approx(marking.share_cap(marked))
+
+
+def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
+    """7 x 693 KB into 372 KB (marking at 186 KB) at 38 Gbps, 1.75 ms, windows carried,
+    classic DCTCP: the simulator's windows, cut by the marks, grow a segment a round trip
+    under a pipe of 5,450 packets: 25-30 ms a block, no RTO."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import design
+    from incastlab.scenario import apply_overrides, from_dict
+
+    keys = {
+        "topology.senders": 7,
+        "workload.sru": "692699B",
+        "topology.buffer": "371998B",
+        "topology.link": "38346Mbps",
+        "topology.rtt": "1747169ns",
+        "tcp.rto_min": "3983208ns",
+        "tcp.initial_window": 10,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "never",
+    }
+    point = design.point_keys(keys)
+    point["workload.blocks"] = 4
+    p = burst_path(from_dict(apply_overrides({}, point)).normalized())
+    assert p.marking is not None
+    b = burst.predict(p, burst.fitted())
+    assert b.timeouts_per_block == 0 and b.terms["window sawtooth"] > 0
+    assert 20e-3 < b.block_time_s < 35e-3  # was 8.2 ms, the windows filling the pipe

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from incastlab.model.bbr import carried, largest_round, next_window, paced_capacity
+from incastlab.model import bbr
 from incastlab.model.drift import retransmit_drift
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
@@ -66,7 +66,8 @@ from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
 from incastlab.model.tail import backoff_tail
-from incastlab.model.window import at_timeout, avoidance, grow, repeated_timeouts, round_trips
+from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
+from incastlab.model.window import transfer_time as transfer_time
 
 
 @dataclass(frozen=True)
@@ -174,12 +175,6 @@ def rto_seconds(p: Path) -> float:
     return p.rto
 
 
-def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
-    """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
-    round (slow start), after the request's way out and the response's way back (the RTT)."""
-    return p.rtt + round_trips(senders, segments, window, p.rtt, _packet_time(p), lambda w: 2 * w)
-
-
 # ---------------------------------------------------------------- overflow
 
 
@@ -237,28 +232,29 @@ def _timeout_share(
 
 
 def _overflow(
-    p: Path, c: Constants, senders: float, per_sender: float, first: bool, tail: bool, last: bool
+    p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
 ) -> tuple[float, float, float]:
-    """Expected senders that time out when ``senders`` send a round of ``per_sender`` (the
-    response's ``last``), and (RACK-TLP) those that wait for the probe timer instead, and of
-    these, those with only their last segment out (:mod:`incastlab.model.probe`)."""
-    if senders <= 0 or per_sender <= 0:
+    """Expected n that time out when ``n`` send a round of ``f`` each (the response's
+    ``last``), and (RACK-TLP) those that wait for the probe timer instead, and of these, those
+    with only their last segment out (:mod:`incastlab.model.probe`); ``paced``: the chance a
+    sender times out of a round BBR paced over the port's rate (bbr.paced_timeout), or -1."""
+    if n <= 0 or f <= 0:
         return 0.0, 0.0, 0.0
-    burst = senders * per_sender
-    cap = _round_capacity(p, senders, per_sender, first)
+    burst = n * f
+    cap = _round_capacity(p, n, f, first)
     if burst <= cap:
         return 0.0, 0.0, 0.0
-    # Drop-tail keeps the first `cap` packets of interleaved bursts: senders beyond lose all.
-    whole = max(0.0, senders - cap)
-    partial = senders - whole
-    lost = burst - cap - whole * per_sender
+    # Drop-tail keeps the first `cap` packets of interleaved bursts: n beyond lose all.
+    whole = max(0.0, n - cap)
+    partial = n - whole
+    lost = burst - cap - whole * f
     hit = min(partial, max(0.0, lost))
-    share = _timeout_share(p, c, senders, cap / senders, tail, first)
+    share = _timeout_share(p, c, n, cap / n, tail, first) if paced < 0 else paced
     if p.rack_tlp:
         # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
-        # would be an RTO waits for their timers instead, but the senders with nothing through
+        # would be an RTO waits for their timers instead, but the n with nothing through
         # after their loss probe together, and those whose probe the port drops time out.
-        alone = 1.0 if tail else math.exp(-_after(p, senders, cap / senders))
+        alone = 1.0 if tail else math.exp(-_after(p, n, cap / n))
         lone = hit * share * lone_share(lost, partial) if last else 0.0
         return probe_losses(p, whole, hit * alone), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
@@ -287,21 +283,24 @@ def _burst(
         # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
         cap = _round_capacity(p, senders, f, first and k == 0)
-        if senders * f > max(cap, paced_capacity(p, senders, f, delivered, k == 0)):
+        if senders * f > max(cap, bbr.paced_capacity(p, senders, f, delivered, k == 0)):
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
-            last, tail = rem <= 1e-9, rem < p.dupthresh
-            m, probes, lone = _overflow(p, c, senders, f, first and k == 0, tail, last)
+            # Paced (BBR), a round's drops are spread over it, not at its end (bbr.py).
+            paced = bbr.paced_timeout(p, senders, f, delivered) if rem < p.dupthresh else None
+            last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
+            args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
+            m, probes, lone = _overflow(p, c, senders, f, *args)
             # The senders that lost nothing go on in slow start and can overflow the port
             # again (model/rounds.py).
             rest = untouched(senders, f, cap) if rem > 1e-9 else 0.0
             if rest > 1e-6:
-                r = _burst(p, c, rest, rem, next_window(p, w, ssthresh), False, ssthresh, b)
+                r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
                 m, probes, lone = m + r[1], probes + r[4], lone + r[5]
             grown = at_timeout(w, ssthresh, min(f, cap / senders), b)
             return k, m, rem + b / 2, w, probes, lone, grown
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0, w
-        w, delivered = next_window(p, w, ssthresh), max(delivered, b)
+        w, delivered = bbr.next_window(p, w, ssthresh), max(delivered, b)
     return None, 0.0, 0.0, w, 0.0, 0.0, w
 
 
@@ -359,7 +358,7 @@ def _block(
         # only at the connection's start: answering each block with a request puts it in
         # ping-pong mode, where the timer (40 ms, at most delack_max) runs, armed on a tick.
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
-    paced = 0.0 if first_block else largest_round(window, seg)  # BBR's measured rate
+    paced = 0.0 if first_block else bbr.largest_round(window, seg)  # BBR's measured rate
     burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
     loss_round, m0, left, w_loss, probes, lone, w_rto = burst  # w_rto: window.at_timeout
     # BBR overflows the port every round (model/window.py); RACK finds its lost
@@ -368,14 +367,16 @@ def _block(
         m0 = repeated_timeouts(n, m0, left, w_loss)
     # After the loss the rest goes in congestion avoidance: where the buffer is short of the
     # pipe the cut windows leave the link idle until they grow back (window.py).
-    sawtooth = 0.0
+    sawtooth, ceiling = 0.0, _buffer_packets(p) + _pipe_packets(p)
     if loss_round is not None and p.marking is None and not p.loss_blind:
-        ceiling = _buffer_packets(p) + _pipe_packets(p)
-        cut = max(2.0, p.beta * w_loss)
-        ca = round_trips(
-            n, left, cut, p.rtt, _packet_time(p), avoidance(n, p.growth, p.beta, ceiling)
-        )
-        sawtooth = max(0.0, transfer_time(p, n, seg - left, window) + ca - transfer)
+        sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
+    # DCTCP's first marks cut the windows as a loss would, a round late (model/marking.py).
+    mark = None if p.marking is None else _burst(threshold_port(p), c, n, seg, window, True)
+    if mark is not None and mark[0] is not None and p.marking is not None:
+        ceiling = p.marking / p.frame + _pipe_packets(p)
+        left_m = max(0.0, mark[2] - 1.5 * mark[3])  # _burst's left holds half the round
+        sawtooth = sawtooth_time(p, n, seg, window, left_m, mark[3], ceiling) - transfer
+    sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
@@ -410,7 +411,7 @@ def _block(
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
-        w_next, s_next = carried(p, window, ssthresh, seg)
+        w_next, s_next = bbr.carried(p, window, ssthresh, seg)
     elif loss_round is None:
         w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
@@ -421,10 +422,7 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
     # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
-    if p.marking is not None and (
-        loss_round is not None
-        or _burst(threshold_port(p), c, n, seg, window, True, ssthresh, paced)[0] is not None
-    ):
+    if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
         w_next = min(w_next, share_cap(p))
     # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)

@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from incastlab.model.burst import Path
 
 
 def grow(window: float, ssthresh: float, acked: float) -> float:
@@ -56,6 +60,26 @@ def repeated_timeouts(senders: float, timeouts: float, left: float, window: floa
         return 0.0
     rounds = 1 + left / max(1.0, window)
     return senders * (1 - math.pow(1 - min(1.0, timeouts / senders), rounds))
+
+
+def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
+    """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
+    round (slow start), after the request's way out and the response's way back (the RTT)."""
+    pt = p.wire * 8 / p.link_bps
+    return p.rtt + round_trips(senders, segments, window, p.rtt, pt, lambda w: 2 * w)
+
+
+def sawtooth_time(
+    p: Path, senders: float, segments: float, window: float, left: float, at: float, ceiling: float
+) -> float:
+    """A block whose senders cut their windows (from ``at``, to ``p.beta`` of it) with
+    ``left`` of their ``segments`` still to send: slow start from ``window`` up to the cut,
+    congestion avoidance after it under ``ceiling`` packets (the buffer, or the marking
+    threshold, and the pipe)."""
+    cut = max(2.0, p.beta * at)
+    after = avoidance(senders, p.growth, p.beta, ceiling)
+    ca = round_trips(senders, left, cut, p.rtt, p.wire * 8 / p.link_bps, after)
+    return transfer_time(p, senders, segments - left, window) + ca
 
 
 def round_trips(
