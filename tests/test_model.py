@@ -544,3 +544,30 @@ def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
     b = burst.predict(p, burst.fitted())
     assert b.timeouts_per_block == 0 and b.terms["window sawtooth"] > 0
     assert 20e-3 < b.block_time_s < 35e-3  # was 8.2 ms, the windows filling the pipe
+
+
+def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
+    """2 x 88 KB into 9.7 KB (marking at 4.9 KB) at 9.1 Gbps, 160 us, 118 packets of pipe,
+    linux DCTCP, windows carried: the simulator's windows end a block near 9 segments (far
+    under their share of the threshold and the pipe, 60), 12 round trips, 1.98 ms a block."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import design
+    from incastlab.scenario import apply_overrides, from_dict
+
+    keys = {
+        "topology.senders": 2,
+        "workload.sru": "87901B",
+        "topology.buffer": "9736B",
+        "topology.link": "9088Mbps",
+        "topology.rtt": "159546ns",
+        "tcp.rto_min": "5718847ns",
+        "tcp.initial_window": 4,
+        "tcp.profile": "linux",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "never",
+    }
+    point = design.point_keys(keys)
+    p = burst_path(from_dict(apply_overrides({}, point)).normalized())
+    b = burst.predict(p, burst.fitted())
+    assert b.steady.window < 12
+    assert 1.32e-3 < b.block_time_s < 2.97e-3  # within 1.5x (was 1.18 ms, windows of 15)

@@ -59,7 +59,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
-from incastlab.model.marking import share_cap, threshold_port
+from incastlab.model.marking import marked_sawtooth, share_cap, threshold_port
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
@@ -372,10 +372,10 @@ def _block(
         sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
     # DCTCP's first marks cut the windows as a loss would, a round late (model/marking.py).
     mark = None if p.marking is None else _burst(threshold_port(p), c, n, seg, window, True)
-    if mark is not None and mark[0] is not None and p.marking is not None:
-        ceiling = p.marking / p.frame + _pipe_packets(p)
-        left_m = max(0.0, mark[2] - 1.5 * mark[3])  # _burst's left holds half the round
-        sawtooth = sawtooth_time(p, n, seg, window, left_m, mark[3], ceiling) - transfer
+    w_mark = math.inf
+    if mark is not None and mark[0] is not None:
+        t_mark, w_mark = marked_sawtooth(p, n, seg, window, mark[2], mark[3])
+        sawtooth = t_mark - transfer
     sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
@@ -421,9 +421,9 @@ def _block(
         after_fr = grow(cut, cut, left)
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
-    # DCTCP holds the window to its share of the threshold once marked (model/marking.py).
+    # Once marked, DCTCP carries its sawtooth's last window, under its share (marking.py).
     if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
-        w_next = min(w_next, share_cap(p))
+        w_next = min(w_next, share_cap(p), w_mark)
     # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)
     block = Block(

@@ -19,6 +19,14 @@ simulator at 7 x 693 KB into 372 KB (marking at 186 KB) at 38 Gbps, 1.75 ms (5,4
 of pipe), windows carried, classic DCTCP: rounds of 10, 20, 40, 72, then 45, 29, 30, 31...
 segments, no RTO, 25-30 ms a block, 4% of the link (the model, which let the windows fill the
 pipe, 8.2 ms).
+
+The block ends with the window the sawtooth grew back to, and the next block starts from it
+(restarts aside), not from the senders' share of the threshold and the pipe, which a large pipe
+puts far above it. The simulator at 2 x 88 KB into 9.7 KB (marking at 4.9 KB, 118 packets of
+pipe), 9.1 Gbps, 160 us, linux DCTCP, windows carried: rounds of 4, 6, then 4, 3, 3, 5, 5, 7,
+6, 7, 9 segments, 5 echoes answered by each sender in 4 blocks of 12 round trips (1.98 ms); the
+model, carrying windows of 15 (its share: 60), 1.18 ms a block; carrying the sawtooth's 10,
+1.37 ms.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from typing import TYPE_CHECKING
+
+from incastlab.model.window import sawtooth_time, sawtooth_window
 
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
@@ -44,3 +54,18 @@ def threshold_port(p: Path) -> Path:
     """The port as the marking sees it: a round that overflows this one marks segments."""
     assert p.marking is not None
     return dataclasses.replace(p, buffer=p.marking)
+
+
+def marked_sawtooth(
+    p: Path, senders: float, segments: float, window: float, left: float, at: float
+) -> tuple[float, float]:
+    """A block whose round of ``at`` segments a sender first passed the marking threshold,
+    ``left`` of its ``segments`` unsent after it (:func:`incastlab.model.burst._burst`'s,
+    which holds half the round): its time and the window it ends with."""
+    assert p.marking is not None
+    ceiling = p.marking / p.frame + p.link_bps * p.rtt / 8 / p.wire
+    left = max(0.0, left - 1.5 * at)
+    return (
+        sawtooth_time(p, senders, segments, window, left, at, ceiling),
+        sawtooth_window(p, senders, left, at, ceiling),
+    )

@@ -111,3 +111,14 @@ def avoidance(
     senders' windows together exceed ``ceiling`` packets (the buffer and the pipe), where a
     loss cuts each to ``beta`` of itself (fast retransmit; its RTOs are counted apart)."""
     return lambda w: max(2.0, beta * w) if senders * w > ceiling else w + growth
+
+
+def sawtooth_window(p: Path, senders: float, left: float, at: float, ceiling: float) -> float:
+    """The window a sawtooth (:func:`sawtooth_time`) ends its block with: cut from ``at``,
+    grown a round at a time while ``left`` segments go out."""
+    w, rem = max(2.0, p.beta * at), float(left)
+    after = avoidance(senders, p.growth, p.beta, ceiling)
+    while rem > w:
+        rem -= w
+        w = after(w)
+    return w
