@@ -45,7 +45,8 @@ impl Packet {
     /// Carry SACK blocks `[start, end)` above cumulative ACK `self.ack`.
     #[inline]
     pub fn set_sack(&mut self, blocks: &[(u64, u64)]) {
-        self.nsack = blocks.len() as u8;
+        debug_assert!(blocks.len() <= MAX_SACK_BLOCKS);
+        self.nsack = blocks.len().min(MAX_SACK_BLOCKS) as u8;
         for (w, &(l, r)) in self.sack.iter_mut().zip(blocks) {
             debug_assert!(self.ack <= l && l < r && r - self.ack <= u64::from(u32::MAX));
             *w = ((l - self.ack) as u32, (r - l) as u32);
