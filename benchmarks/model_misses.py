@@ -21,7 +21,6 @@ time out with nothing lost stay in a loop of timeouts where RTT samples obey Kar
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from incastlab.backends.model import burst_path
@@ -62,14 +61,14 @@ def main() -> None:
 
     def share(r: design.Measured) -> float:
         p = burst_path(r.scenario)
-        return p.buffer / p.frame / p.senders
+        return p.buffer_packets / p.senders
 
     print(f"{len(misses)} unflagged misses (all designs), by buffer packets per sender:")
     for seed, r in sorted(misses, key=lambda m: share(m[1])):
         p = burst_path(r.scenario)
         b = burst.predict(p, c)
-        pt = p.wire * 8 / p.link_bps
-        q = p.buffer / p.frame
+        pt = p.packet_time
+        q = p.buffer_packets
         gap = min(q, p.senders) * pt / (p.rto_first or p.rto)
         data = p.senders * p.sru * 8
         print(
@@ -77,8 +76,8 @@ def main() -> None:
             f"{r.sim_timeouts / p.senders:7.3g} model {b.timeouts_per_block / p.senders:7.3g}; "
             f"block/RTO sim "
             f"{data / r.sim_bps / p.rto:8.3g} model {b.block_time_s / p.rto:8.3g}; "
-            f"buf/N {share(r):7.3g} buf {q:7.3g} pipe {p.link_bps * p.rtt / 8 / p.wire:7.3g} "
-            f"segs {math.ceil(p.sru / p.mss):4} gap/RTO {gap:7.3g} | {design.label(r.point)}"
+            f"buf/N {share(r):7.3g} buf {q:7.3g} pipe {p.pipe_packets:7.3g} "
+            f"segs {p.segments:4} gap/RTO {gap:7.3g} | {design.label(r.point)}"
         )
 
 

@@ -58,7 +58,7 @@ STARTUP_DOUBLINGS = 2
 
 def _share(p: Path) -> float:
     """Each sender's share of the pipe, packets."""
-    return p.link_bps * p.rtt / 8 / p.wire / p.senders
+    return p.pipe_packets / p.senders
 
 
 def paced_burst(p: Path, rate: float) -> float:
@@ -119,7 +119,7 @@ def _paced_rate(p: Path, senders: float, per_sender: float, delivered: float) ->
     as one (see :func:`paced_capacity`)."""
     if not p.loss_blind or delivered <= 0:
         return 0.0
-    q, pt = p.buffer / p.frame, p.wire * 8 / p.link_bps
+    q, pt = p.buffer_packets, p.packet_time
     # Its round: the RTT and the link time of every sender's (packets/s, each).
     rate = HIGH_GAIN * delivered / (p.rtt + senders * delivered * pt)
     burst = paced_burst(p, 0.99 * rate * p.mss) if p.tso else 1.0
@@ -145,7 +145,7 @@ def paced_timeout(p: Path, senders: float, per_sender: float, delivered: float) 
     (the model, which took the drops for the rounds' tails, had every sender time out every
     block)."""
     rate = _paced_rate(p, senders, per_sender, delivered)
-    q, pt = p.buffer / p.frame, p.wire * 8 / p.link_bps
+    q, pt = p.buffer_packets, p.packet_time
     over = senders * rate * pt  # arrivals over the link's rate
     if over <= 1:
         return None
@@ -184,10 +184,10 @@ def paced_capacity(
     rate = _paced_rate(p, senders, per_sender, delivered)
     if rate <= 0:
         return 0.0
-    q, pt = p.buffer / p.frame, p.wire * 8 / p.link_bps
+    q, pt = p.buffer_packets, p.packet_time
     # Past the first round, ACKs clock the senders: what exceeds the buffer and the pipe
     # overflows at any rate above the link's.
-    held = math.inf if first else q + p.link_bps * p.rtt / 8 / p.wire
+    held = math.inf if first else q + p.pipe_packets
     if senders * rate * pt <= 1:
         return held
     return min(held, q + per_sender / (rate * pt))

@@ -106,6 +106,22 @@ class Path:
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
     rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
 
+    @property
+    def packet_time(self) -> float:  # seconds a segment takes on the link
+        return self.wire * 8 / self.link_bps
+
+    @property
+    def segments(self) -> int:  # segments of one response
+        return max(1, math.ceil(self.sru / self.mss))
+
+    @property
+    def buffer_packets(self) -> float:  # the port's limit in frames
+        return self.buffer / self.frame
+
+    @property
+    def pipe_packets(self) -> float:  # the bandwidth-delay product in segments on the wire
+        return self.link_bps * self.rtt / 8 / self.wire
+
 
 @dataclass(frozen=True)
 class Block:
@@ -146,26 +162,10 @@ class BurstPrediction:
 # ---------------------------------------------------------------- time on the wire
 
 
-def _packet_time(p: Path) -> float:
-    return p.wire * 8 / p.link_bps
-
-
-def _segments(p: Path) -> int:
-    return max(1, math.ceil(p.sru / p.mss))
-
-
 def _short_tail(p: Path) -> float:
     """The share of a full frame the response's short last segment leaves unused."""
-    last = p.sru - (_segments(p) - 1) * p.mss
+    last = p.sru - (p.segments - 1) * p.mss
     return 1.0 - (last + p.frame - p.mss) / p.frame
-
-
-def _buffer_packets(p: Path) -> float:
-    return p.buffer / p.frame
-
-
-def _pipe_packets(p: Path) -> float:
-    return p.link_bps * p.rtt / 8 / p.wire
 
 
 def rto_seconds(p: Path) -> float:
@@ -185,7 +185,7 @@ def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> 
     sender's burst (and what arrives while the requests go out one after the other); later
     slow-start rounds arrive at twice the rate (two segments per ACK), so half of the round,
     or all of it beyond the pipe, must fit in the buffer."""
-    q = _buffer_packets(p)
+    q = p.buffer_packets
     if first:
         stagger = p.request_wire / p.wire  # packets drained per request sent
         return q + per_sender + stagger * (senders - 1)
@@ -194,7 +194,7 @@ def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> 
     rate = min(1.5 if p.delayed_ack > 0 else 2.0, senders)
     if rate <= 1:
         return math.inf
-    return min(q * rate / (rate - 1), q + _pipe_packets(p))
+    return min(q * rate / (rate - 1), q + p.pipe_packets)
 
 
 def _after(p: Path, senders: float, delivered: float) -> float:
@@ -314,7 +314,7 @@ def _chain(
     cannot hold wait twice as long, those whose next round it drops time out again behind
     them (:mod:`incastlab.model.serial`)."""
     waits, timeouts, level = 0.0, 0.0, 0
-    room = _buffer_packets(p) + _pipe_packets(p)
+    room = p.buffer_packets + p.pipe_packets
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
@@ -341,16 +341,16 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
     at 158 x 49 KB into 13 frames, jitter 4.6 packets (linux Reno), 17 senders a wave."""
     q = held(p)
     if p.timer_tick > 0:
-        return q if p.loss_blind else q + math.floor(p.host_jitter / _packet_time(p))
+        return q if p.loss_blind else q + math.floor(p.host_jitter / p.packet_time)
     drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)
-    return q + p.host_jitter / _packet_time(p) + request_spread(p) + drift
+    return q + p.host_jitter / p.packet_time + request_spread(p) + drift
 
 
 def _block(
     p: Path, c: Constants, window: float, ssthresh: float, rto: float, first_block: bool = False
 ) -> tuple[Block, float, float]:
     """One block from ``window``: its account, and the window and ssthresh it leaves."""
-    n, seg = p.senders, _segments(p)
+    n, seg = p.senders, p.segments
     transfer = transfer_time(p, n, seg, window)
     delack = 0.0
     if p.delayed_ack > 0 and window < 2 and not (p.quickack and first_block):
@@ -367,7 +367,7 @@ def _block(
         m0 = repeated_timeouts(n, m0, left, w_loss)
     # After the loss the rest goes in congestion avoidance: where the buffer is short of the
     # pipe the cut windows leave the link idle until they grow back (window.py).
-    sawtooth, ceiling = 0.0, _buffer_packets(p) + _pipe_packets(p)
+    sawtooth, ceiling = 0.0, p.buffer_packets + p.pipe_packets
     if loss_round is not None and p.marking is None and not p.loss_blind:
         sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
     # DCTCP's first marks cut the windows as a loss would, a round late (model/marking.py).
@@ -386,7 +386,7 @@ def _block(
     # (DCTCP's marking keeps the queue, and losses, away).
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and p.marking is None and left > 1:
-        active = (_buffer_packets(p) + _pipe_packets(p)) / (p.dupthresh + 1)
+        active = (p.buffer_packets + p.pipe_packets) / (p.dupthresh + 1)
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             w_rot, t_rot = _chain(p, c, rotating, left, first_block)
@@ -404,7 +404,7 @@ def _block(
         # lost retransmissions, backed off, fires after the link has sent the rest (tail.py).
         # The port is full as often as the senders' least windows, one segment each,
         # exceed its buffer and pipe (always, for senders that keep their window: BBR).
-        room = (_buffer_packets(p) + _pipe_packets(p)) / n
+        room = (p.buffer_packets + p.pipe_packets) / n
         full = 1.0 if p.loss_blind else max(0.0, 1.0 - room)
         busy = (transfer + sawtooth) / rto
         tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
@@ -466,7 +466,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     ideal_bps = data / ideal
     to = sum(b.timeouts for b in blocks) / k
     waits = sum(b.waits for b in blocks) / k
-    link = p.senders * _segments(p) * _packet_time(p)
+    link = p.senders * p.segments * p.packet_time
     terms = {
         "transfer": link,
         "slow start": max(0.0, sum(b.transfer_s for b in blocks) / k - link),

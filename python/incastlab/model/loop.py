@@ -57,7 +57,7 @@ def spurious_loop(p: Path, c: Constants) -> float:
     through retransmissions (:attr:`~incastlab.model.burst.Path.karn` off)."""
     if not p.karn:
         return 0.0
-    pt = p.wire * 8 / p.link_bps
-    segments = max(1, math.ceil(p.sru / p.mss))
-    q, rto = p.buffer / p.frame, p.rto_first or p.rto
-    return loop_link_time(p.senders, segments, q, pt, rto, c.loop_segments)
+    rto = p.rto_first or p.rto
+    return loop_link_time(
+        p.senders, p.segments, p.buffer_packets, p.packet_time, rto, c.loop_segments
+    )

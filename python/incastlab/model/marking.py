@@ -46,7 +46,7 @@ def share_cap(p: Path) -> float:
     the pipe (no cap without marking)."""
     if p.marking is None:
         return math.inf
-    pipe = p.link_bps * p.rtt / 8 / p.wire
+    pipe = p.pipe_packets
     return max(2.0, (p.marking / p.frame + pipe) / p.senders)
 
 
@@ -63,7 +63,7 @@ def marked_sawtooth(
     ``left`` of its ``segments`` unsent after it (:func:`incastlab.model.burst._burst`'s,
     which holds half the round): its time and the window it ends with."""
     assert p.marking is not None
-    ceiling = p.marking / p.frame + p.link_bps * p.rtt / 8 / p.wire
+    ceiling = p.marking / p.frame + p.pipe_packets
     left = max(0.0, left - 1.5 * at)
     return (
         sawtooth_time(p, senders, segments, window, left, at, ceiling),

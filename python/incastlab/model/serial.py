@@ -55,8 +55,8 @@ def held(p: Path) -> float:
     (258 s blocks). BBR's paced retransmissions do not arrive at once: the port sends one
     while the others come."""
     if p.loss_blind:
-        return p.buffer / p.frame + 1
-    return max(1.0, math.floor(p.buffer / p.frame))
+        return p.buffer_packets + 1
+    return max(1.0, math.floor(p.buffer_packets))
 
 
 def request_spread(p: Path) -> float:

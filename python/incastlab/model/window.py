@@ -65,7 +65,7 @@ def repeated_timeouts(senders: float, timeouts: float, left: float, window: floa
 def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
     """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
     round (slow start), after the request's way out and the response's way back (the RTT)."""
-    pt = p.wire * 8 / p.link_bps
+    pt = p.packet_time
     return p.rtt + round_trips(senders, segments, window, p.rtt, pt, lambda w: 2 * w)
 
 
@@ -78,7 +78,7 @@ def sawtooth_time(
     threshold, and the pipe)."""
     cut = max(2.0, p.beta * at)
     after = avoidance(senders, p.growth, p.beta, ceiling)
-    ca = round_trips(senders, left, cut, p.rtt, p.wire * 8 / p.link_bps, after)
+    ca = round_trips(senders, left, cut, p.rtt, p.packet_time, after)
     return transfer_time(p, senders, segments - left, window) + ca
 
 
