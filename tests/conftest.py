@@ -126,3 +126,16 @@ def run(**overrides: Any) -> Result:
 
 def sweep(senders: list[int], **overrides: Any) -> dict[int, Result]:
     return {n: run(topology__senders=n, **overrides) for n in senders}
+
+
+def design_path(keys: dict[str, Any], blocks: int | None = None) -> Any:
+    """The burst model's path of a random design's point ``keys`` as the designs run it
+    (:func:`incastlab.model.design.point_keys`: the receiver's link, DCTCP's threshold, the
+    run's bounds), over ``blocks`` blocks where given."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import design
+
+    point = design.point_keys(keys)
+    if blocks is not None:
+        point["workload.blocks"] = blocks
+    return burst_path(from_dict(apply_overrides({}, point)).normalized())

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from conftest import design_path
 from incastlab import model
 from incastlab.model import ModelError, burst, marking, probe, rounds, serial
 
@@ -521,10 +522,6 @@ def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
     """7 x 693 KB into 372 KB (marking at 186 KB) at 38 Gbps, 1.75 ms, windows carried,
     classic DCTCP: the simulator's windows, cut by the marks, grow a segment a round trip
     under a pipe of 5,450 packets: 25-30 ms a block, no RTO."""
-    from incastlab.backends.model import burst_path
-    from incastlab.model import design
-    from incastlab.scenario import apply_overrides, from_dict
-
     keys = {
         "topology.senders": 7,
         "workload.sru": "692699B",
@@ -537,9 +534,7 @@ def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
         "tcp.congestion_control": "dctcp",
         "tcp.cwnd_restart": "never",
     }
-    point = design.point_keys(keys)
-    point["workload.blocks"] = 4
-    p = burst_path(from_dict(apply_overrides({}, point)).normalized())
+    p = design_path(keys, blocks=4)
     assert p.marking is not None
     b = burst.predict(p, burst.fitted())
     assert b.timeouts_per_block == 0 and b.terms["window sawtooth"] > 0
@@ -550,10 +545,6 @@ def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
     """2 x 88 KB into 9.7 KB (marking at 4.9 KB) at 9.1 Gbps, 160 us, 118 packets of pipe,
     linux DCTCP, windows carried: the simulator's windows end a block near 9 segments (far
     under their share of the threshold and the pipe, 60), 12 round trips, 1.98 ms a block."""
-    from incastlab.backends.model import burst_path
-    from incastlab.model import design
-    from incastlab.scenario import apply_overrides, from_dict
-
     keys = {
         "topology.senders": 2,
         "workload.sru": "87901B",
@@ -566,8 +557,6 @@ def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
         "tcp.congestion_control": "dctcp",
         "tcp.cwnd_restart": "never",
     }
-    point = design.point_keys(keys)
-    p = burst_path(from_dict(apply_overrides({}, point)).normalized())
-    b = burst.predict(p, burst.fitted())
+    b = burst.predict(design_path(keys), burst.fitted())
     assert b.steady.window < 12
     assert 1.32e-3 < b.block_time_s < 2.97e-3  # within 1.5x (was 1.18 ms, windows of 15)

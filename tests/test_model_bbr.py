@@ -8,18 +8,14 @@ import math
 
 import pytest
 
+from conftest import design_path
 from incastlab.model import bbr, burst
 
 
 def _path(**keys: object) -> burst.Path:
-    """A design point (the receiver's link as fast as the senders') under BBR."""
-    from incastlab.backends.model import burst_path
-    from incastlab.model import design
-    from incastlab.scenario import apply_overrides, from_dict
-
-    point = design.point_keys({"tcp.congestion_control": "bbr", **keys})
-    point["workload.blocks"] = 4
-    return burst_path(from_dict(apply_overrides({}, point)).normalized())
+    """A design point (the receiver's link as fast as the senders') under BBR, four blocks."""
+    path: burst.Path = design_path({"tcp.congestion_control": "bbr", **keys}, blocks=4)
+    return path
 
 
 #: 45 x 15.6 KB (11 segments) into 642 KB at 2.6 Gbps, 12 us, Linux's profile, carried windows:
