@@ -93,15 +93,27 @@ def round_trips(
     """Seconds ``senders`` take to send ``segments`` each, a window a round, ``after`` giving
     each round's window from the last's. A round that does not fill the link lasts one RTT
     plus the first segment's two hops; the last ends when its last segment has crossed both."""
+    return _rounds(senders, segments, window, rtt, packet_time, after)[0]
+
+
+def _rounds(
+    senders: float,
+    segments: float,
+    window: float,
+    rtt: float,
+    packet_time: float,
+    after: Callable[[float], float],
+) -> tuple[float, float]:
+    """:func:`round_trips`'s seconds and the window of its last round."""
     t, rem, w = 0.0, float(segments), max(1.0, window)
     while rem > 1e-9:
         b = min(w, rem)
         rem -= b
         if rem <= 1e-9:
-            return t + senders * b * packet_time + packet_time
+            return t + senders * b * packet_time + packet_time, w
         t += max(rtt + 2 * packet_time, senders * b * packet_time)
         w = after(w)
-    return t
+    return t, w
 
 
 def avoidance(
@@ -116,9 +128,6 @@ def avoidance(
 def sawtooth_window(p: Path, senders: float, left: float, at: float, ceiling: float) -> float:
     """The window a sawtooth (:func:`sawtooth_time`) ends its block with: cut from ``at``,
     grown a round at a time while ``left`` segments go out."""
-    w, rem = max(2.0, p.beta * at), float(left)
+    cut = max(2.0, p.beta * at)
     after = avoidance(senders, p.growth, p.beta, ceiling)
-    while rem > w:
-        rem -= w
-        w = after(w)
-    return w
+    return _rounds(senders, left, cut, p.rtt, p.packet_time, after)[1]
