@@ -93,27 +93,28 @@ def round_trips(
     """Seconds ``senders`` take to send ``segments`` each, a window a round, ``after`` giving
     each round's window from the last's. A round that does not fill the link lasts one RTT
     plus the first segment's two hops; the last ends when its last segment has crossed both."""
-    return _rounds(senders, segments, window, rtt, packet_time, after)[0]
+    t = 0.0
+    rounds = _rounds(segments, window, after)
+    for k, (_, b) in enumerate(rounds):
+        if k == len(rounds) - 1:
+            return t + senders * b * packet_time + packet_time
+        t += max(rtt + 2 * packet_time, senders * b * packet_time)
+    return t
 
 
 def _rounds(
-    senders: float,
-    segments: float,
-    window: float,
-    rtt: float,
-    packet_time: float,
-    after: Callable[[float], float],
-) -> tuple[float, float]:
-    """:func:`round_trips`'s seconds and the window of its last round."""
-    t, rem, w = 0.0, float(segments), max(1.0, window)
+    segments: float, window: float, after: Callable[[float], float]
+) -> list[tuple[float, float]]:
+    """Each round's window and the segments it sends, ``segments`` in all from ``window``,
+    ``after`` giving each round's window from the last's."""
+    rounds: list[tuple[float, float]] = []
+    rem, w = float(segments), max(1.0, window)
     while rem > 1e-9:
         b = min(w, rem)
         rem -= b
-        if rem <= 1e-9:
-            return t + senders * b * packet_time + packet_time, w
-        t += max(rtt + 2 * packet_time, senders * b * packet_time)
+        rounds.append((w, b))
         w = after(w)
-    return t, w
+    return rounds
 
 
 def avoidance(
@@ -130,4 +131,5 @@ def sawtooth_window(p: Path, senders: float, left: float, at: float, ceiling: fl
     grown a round at a time while ``left`` segments go out."""
     cut = max(2.0, p.beta * at)
     after = avoidance(senders, p.growth, p.beta, ceiling)
-    return _rounds(senders, left, cut, p.rtt, p.packet_time, after)[1]
+    rounds = _rounds(left, cut, after)
+    return rounds[-1][0] if rounds else cut
