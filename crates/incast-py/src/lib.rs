@@ -33,6 +33,11 @@ use sim::{
 };
 use trace::analyze_pcap;
 
+// The simulator's large tables and heap on 2 MiB pages (see `incast_sim::pages`): the
+// extension's own allocations only, Python's objects keep theirs.
+#[global_allocator]
+static ALLOC: incast_sim::pages::LargePages = incast_sim::pages::LargePages;
+
 /// The module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {

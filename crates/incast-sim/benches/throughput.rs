@@ -15,6 +15,10 @@ use incast_sim::config::{QueueLimit, TopologyKind, Transport, WorkloadKind};
 use incast_sim::units::{from_ms, from_us, PS_PER_S};
 use incast_sim::{Scenario, Simulation};
 
+// As the programs users run: large tables on 2 MiB pages (see `incast_sim::pages`).
+#[global_allocator]
+static ALLOC: incast_sim::pages::LargePages = incast_sim::pages::LargePages;
+
 /// htsim's wall-time range for the same NDP incast (REFERENCES.md), seconds; TCP cases have
 /// no htsim figure to compare with.
 type HtsimWall = Option<(f64, f64)>;

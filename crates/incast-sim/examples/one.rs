@@ -4,6 +4,10 @@ use std::io::Read;
 
 use incast_sim::{Scenario, Simulation};
 
+// Large tables on 2 MiB pages, as the Python extension has them (see `incast_sim::pages`).
+#[global_allocator]
+static ALLOC: incast_sim::pages::LargePages = incast_sim::pages::LargePages;
+
 fn main() {
     let n: u32 = std::env::args()
         .nth(1)

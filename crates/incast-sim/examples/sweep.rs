@@ -4,6 +4,10 @@ use std::io::Read;
 
 use incast_sim::{Scenario, Simulation};
 
+// As `one`: large tables on 2 MiB pages (see `incast_sim::pages`).
+#[global_allocator]
+static ALLOC: incast_sim::pages::LargePages = incast_sim::pages::LargePages;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let senders: Vec<u32> = args

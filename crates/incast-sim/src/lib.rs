@@ -25,6 +25,7 @@ pub mod ids;
 pub mod metrics;
 pub mod ndp;
 pub mod net;
+pub mod pages;
 pub mod report;
 pub mod report_columns;
 pub mod rng;
