@@ -367,12 +367,12 @@ def _block(
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
     # After the first loss the senders share the buffer and the pipe in congestion avoidance.
-    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
-    # the others take turns waiting for RTOs until the rest of the response is through
-    # (DCTCP's marking keeps the queue, and losses, away).
+    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit
+    # (RACK: of 2, one SACK past a hole marks it lost); the others take turns waiting for
+    # RTOs until the rest of the response is through (DCTCP's marking keeps losses away).
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and p.marking is None and left > 1:
-        active = (p.buffer_packets + p.pipe_packets) / (p.dupthresh + 1)
+        active = (p.buffer_packets + p.pipe_packets) / (1 + (1 if p.rack_tlp else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             w_rot, t_rot = _chain(p, c, rotating, left, first_block)
