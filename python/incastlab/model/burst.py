@@ -367,14 +367,13 @@ def _block(
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
     # After the first loss the senders share the buffer and the pipe in congestion avoidance.
-    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit
-    # (RACK: of 2, one SACK past a hole marks it lost); the others take turns waiting for
-    # RTOs until the rest of the response is through. DCTCP's marking keeps losses away
-    # unless the senders' least windows, 2 each, overflow the port: those beyond what it
-    # holds at 2 each take turns.
+    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
+    # the others take turns waiting for RTOs until the rest of the response is through.
+    # DCTCP's marking keeps losses away unless the senders' least windows, 2 each, overflow
+    # the port: those beyond what it holds at 2 each take turns.
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
-        active = ceiling / (1 + (1 if p.rack_tlp or p.marking else p.dupthresh))
+        active = ceiling / (1 + (1 if p.marking else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             w_rot, t_rot = _chain(p, c, rotating, left, first_block)
