@@ -11,7 +11,7 @@ import pytest
 
 from conftest import design_path
 from incastlab import model
-from incastlab.model import ModelError, burst, marking, probe, rounds, serial
+from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -302,7 +302,7 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     # BBR's probes leave when its pacing lets them, not in step: of the senders that lost a
     # whole window the port keeps as many as random arrivals leave room for.
     bbr = _path(rack_tlp=True, probe=0.004, loss_blind=True, **kw)
-    whole = 64 - burst._round_capacity(bbr, 64, 10, True)
+    whole = 64 - port.round_capacity(bbr, 64, 10, True)
     q = 32_000 / 1518 + 1
     expect = whole - q * (1 - math.exp(-whole / q))
     assert probe.probe_losses(bbr, whole, 10.0) == pytest.approx(expect)

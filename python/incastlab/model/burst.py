@@ -59,7 +59,8 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
-from incastlab.model.marking import marked_sawtooth, share_cap, threshold_port
+from incastlab.model.marking import marked_round, marked_sawtooth, share_cap, threshold_port
+from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
@@ -178,29 +179,10 @@ def rto_seconds(p: Path) -> float:
 # ---------------------------------------------------------------- overflow
 
 
-def _round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> float:
-    """Packets one round of ``senders`` bursts of ``per_sender`` packets gets through the port.
-
-    The first round arrives at ``senders`` times the link rate while the port drains one
-    sender's burst (and what arrives while the requests go out one after the other); later
-    slow-start rounds arrive at twice the rate (two segments per ACK), so half of the round,
-    or all of it beyond the pipe, must fit in the buffer."""
-    q = p.buffer_packets
-    if first:
-        stagger = p.request_wire / p.wire  # packets drained per request sent
-        return q + per_sender + stagger * (senders - 1)
-    # Times the link rate the round arrives at: each ACK releases two segments (three per
-    # delayed ACK of two), and each sender's NIC sends at most at the link rate.
-    rate = min(1.5 if p.delayed_ack > 0 else 2.0, senders)
-    if rate <= 1:
-        return math.inf
-    return min(q * rate / (rate - 1), q + p.pipe_packets)
-
-
 def _after(p: Path, senders: float, delivered: float) -> float:
     """Segments per sender the port takes of those the ACKs of ``delivered`` release (two
     each in slow start): the next round's capacity shared by the ``senders``."""
-    return min(2 * delivered, _round_capacity(p, senders, 2 * delivered, False) / senders)
+    return min(2 * delivered, round_capacity(p, senders, 2 * delivered, False) / senders)
 
 
 def _timeout_share(
@@ -241,7 +223,7 @@ def _overflow(
     if n <= 0 or f <= 0:
         return 0.0, 0.0, 0.0
     burst = n * f
-    cap = _round_capacity(p, n, f, first)
+    cap = round_capacity(p, n, f, first)
     if burst <= cap:
         return 0.0, 0.0, 0.0
     # Drop-tail keeps the first `cap` packets of interleaved bursts: n beyond lose all.
@@ -275,14 +257,14 @@ def _burst(
     senders that time out, the segments each has left after it, its window then, the
     expected senders that wait for the probe timer instead, those of them with one segment
     out, the window of one that times out when its timer fires (window.at_timeout))."""
-    rem, w = float(segments), max(1.0, window)
+    rem, w, marked = float(segments), max(1.0, window), False
     for k in range(256):
         b = min(w, rem)
         rem -= b
         # The last round carries the short last segment: the port holds bytes (16 x 8 KB
         # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
-        cap = _round_capacity(p, senders, f, first and k == 0)
+        cap = round_capacity(p, senders, f, first and k == 0)
         if senders * f > max(cap, bbr.paced_capacity(p, senders, f, delivered, k == 0)):
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
             # Paced (BBR), a round's drops are spread over it, not at its end (bbr.py).
@@ -300,7 +282,11 @@ def _burst(
             return k, m, rem + b / 2, w, probes, lone, grown
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0, w
-        w, delivered = bbr.next_window(p, w, ssthresh), max(delivered, b)
+        w_next = bbr.next_window(p, w, ssthresh)
+        if p.marking is not None and not marked:  # DCTCP's marks cut the next round (marking.py)
+            w_next, cut = marked_round(p, senders, f, w, w_next, first and k == 0)
+            ssthresh, marked = (ssthresh, False) if cut is None else (cut, True)
+        w, delivered = w_next, max(delivered, b)
     return None, 0.0, 0.0, w, 0.0, 0.0, w
 
 
@@ -370,7 +356,7 @@ def _block(
     sawtooth, ceiling = 0.0, p.buffer_packets + p.pipe_packets
     if loss_round is not None and p.marking is None and not p.loss_blind:
         sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
-    # DCTCP's first marks cut the windows as a loss would, a round late (model/marking.py).
+    # DCTCP's first marks cut the windows as a loss would (model/marking.py).
     mark = None if p.marking is None else _burst(threshold_port(p), c, n, seg, window, True)
     w_mark = math.inf
     if mark is not None and mark[0] is not None:
@@ -382,11 +368,12 @@ def _block(
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
     # After the first loss the senders share the buffer and the pipe in congestion avoidance.
     # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
-    # the others take turns waiting for RTOs until the rest of the response is through
-    # (DCTCP's marking keeps the queue, and losses, away).
+    # the others take turns waiting for RTOs until the rest of the response is through.
+    # DCTCP's marking keeps losses away unless the senders' least windows, 2 each, overflow
+    # the port: those beyond what it holds at 2 each take turns.
     rotating, t_rot = 0.0, 0.0
-    if loss_round is not None and p.marking is None and left > 1:
-        active = (p.buffer_packets + p.pipe_packets) / (p.dupthresh + 1)
+    if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
+        active = ceiling / (1 + (1 if p.marking else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             w_rot, t_rot = _chain(p, c, rotating, left, first_block)

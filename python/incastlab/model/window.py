@@ -31,13 +31,15 @@ if TYPE_CHECKING:
 
 def grow(window: float, ssthresh: float, acked: float) -> float:
     """A window after ``acked`` segments are acknowledged without loss: one more segment per
-    ACK below ``ssthresh`` (slow start), one per window above it."""
+    ACK below ``ssthresh`` (slow start), one per window above it (congestion avoidance, whose
+    window grows while the ACKs come: dw/da = 1/w, so w^2 grows by twice the ACKs, not the
+    window by acked/w at once, which overshoots when the ACKs span many rounds)."""
     if window < ssthresh:
         room = ssthresh - window
         if acked <= room:
             return window + acked
         window, acked = ssthresh, acked - room
-    return window + acked / window
+    return math.sqrt(window * window + 2 * acked)
 
 
 def at_timeout(window: float, ssthresh: float, through: float, sent: float) -> float:

@@ -1,0 +1,35 @@
+"""What one round of the senders' bursts gets through the bottleneck port
+(:mod:`incastlab.model.burst`, step 2), and the rate an ACK-clocked slow-start round arrives
+at, which DCTCP's marking (:mod:`incastlab.model.marking`) also follows."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from incastlab.model.burst import Path
+
+
+def slow_start_rate(p: Path) -> float:
+    """Times the link's rate a later slow-start round arrives at, ACK-clocked: each ACK
+    releases two segments (three per delayed ACK of two)."""
+    return 1.5 if p.delayed_ack > 0 else 2.0
+
+
+def round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> float:
+    """Packets one round of ``senders`` bursts of ``per_sender`` packets gets through the port.
+
+    The first round arrives at ``senders`` times the link rate while the port drains one
+    sender's burst (and what arrives while the requests go out one after the other); later
+    slow-start rounds arrive at twice the rate (two segments per ACK), so half of the round,
+    or all of it beyond the pipe, must fit in the buffer."""
+    q = p.buffer_packets
+    if first:
+        stagger = p.request_wire / p.wire  # packets drained per request sent
+        return q + per_sender + stagger * (senders - 1)
+    # Each sender's NIC sends at most at the link rate.
+    rate = min(slow_start_rate(p), senders)
+    if rate <= 1:
+        return math.inf
+    return min(q * rate / (rate - 1), q + p.pipe_packets)
