@@ -22,6 +22,8 @@
 //! sits, never what a simulation computes.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A huge page: blocks smaller than this hold no whole one and are left as they are.
 const HUGE_PAGE: usize = 2 << 20;
@@ -64,22 +66,23 @@ unsafe impl GlobalAlloc for LargePages {
     }
 }
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 /// The end of the heap's part already advised (0 before the first allocation).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 static ADVISED: AtomicUsize = AtomicUsize::new(0);
 
 /// How far the heap grows at a time (glibc's `M_TOP_PAD`, 128 KiB by default): whole huge
 /// pages, so that a growth is advised while most of its pages are still untouched (a 2 MiB
 /// range already touched in one place is backed by small pages from then on).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const TOP_PAD: usize = 16 * HUGE_PAGE;
 
-/// The small blocks (most of an endpoint's state) come from the heap that grows at the
+/// The small blocks (most of an endpoint's state) come from glibc's heap, which grows at the
 /// program break: once it has grown by a huge page since last advised, advise the new part.
-/// `sbrk(0)` reads the break glibc keeps, without a system call.
+/// `sbrk(0)` reads the break glibc keeps, without a system call. (Elsewhere than glibc on
+/// Linux, nothing.)
 #[inline]
 fn heap_grown() {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: sbrk(0) moves nothing; it returns the current break.
         let brk = unsafe { libc::sbrk(0) } as usize;
@@ -91,12 +94,14 @@ fn heap_grown() {
 }
 
 /// Advise the heap from `done` (or, the first time, from the break's huge page) to the break
-/// `brk`; a heap trimmed below `done` is advised again as it regrows.
+/// `brk`; a heap trimmed below `done` is advised again as it regrows. The first time, also make
+/// glibc grow the heap [`TOP_PAD`] at a time (and keep as much when it trims: a Python process
+/// running the extension may hold up to 32 MiB of freed heap).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[inline(never)]
 fn advise_heap(done: usize, brk: usize) {
     let end = brk & !(HUGE_PAGE - 1);
     let start = if done == 0 || done > end { end } else { done };
-    #[cfg(target_os = "linux")]
     // SAFETY: mallopt changes how far glibc grows its heap, not any block; the range is the
     // heap's, below the break, and the advice changes no contents.
     unsafe {
