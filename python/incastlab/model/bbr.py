@@ -187,7 +187,7 @@ def paced_capacity(
     q, pt = p.buffer_packets, p.packet_time
     # Past the first round, ACKs clock the senders: what exceeds the buffer and the pipe
     # overflows at any rate above the link's.
-    held = math.inf if first else q + p.pipe_packets
+    held = math.inf if first else p.held_packets
     if senders * rate * pt <= 1:
         return held
     return min(held, q + per_sender / (rate * pt))

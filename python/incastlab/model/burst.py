@@ -123,6 +123,10 @@ class Path:
     def pipe_packets(self) -> float:  # the bandwidth-delay product in segments on the wire
         return self.link_bps * self.rtt / 8 / self.wire
 
+    @property
+    def held_packets(self) -> float:  # what the path holds: the port's buffer and the pipe
+        return self.buffer_packets + self.pipe_packets
+
 
 @dataclass(frozen=True)
 class Block:
@@ -300,7 +304,7 @@ def _chain(
     cannot hold wait twice as long, those whose next round it drops time out again behind
     them (:mod:`incastlab.model.serial`)."""
     waits, timeouts, level = 0.0, 0.0, 0
-    room = p.buffer_packets + p.pipe_packets
+    room = p.held_packets
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
@@ -353,7 +357,7 @@ def _block(
         m0 = repeated_timeouts(n, m0, left, w_loss)
     # After the loss the rest goes in congestion avoidance: where the buffer is short of the
     # pipe the cut windows leave the link idle until they grow back (window.py).
-    sawtooth, ceiling = 0.0, p.buffer_packets + p.pipe_packets
+    sawtooth, ceiling = 0.0, p.held_packets
     if loss_round is not None and p.marking is None and not p.loss_blind:
         sawtooth = sawtooth_time(p, n, seg, window, left, w_loss, ceiling) - transfer
     # DCTCP's first marks cut the windows as a loss would (model/marking.py).
@@ -391,7 +395,7 @@ def _block(
         # lost retransmissions, backed off, fires after the link has sent the rest (tail.py).
         # The port is full as often as the senders' least windows, one segment each,
         # exceed its buffer and pipe (always, for senders that keep their window: BBR).
-        room = (p.buffer_packets + p.pipe_packets) / n
+        room = ceiling / n
         full = 1.0 if p.loss_blind else max(0.0, 1.0 - room)
         busy = (transfer + sawtooth) / rto
         tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)

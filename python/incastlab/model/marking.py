@@ -52,13 +52,18 @@ if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
 
+def _held_unmarked(p: Path) -> float:
+    """Packets the path holds before the port marks: the marking threshold and the pipe."""
+    assert p.marking is not None
+    return p.marking / p.frame + p.pipe_packets
+
+
 def share_cap(p: Path) -> float:
     """The window DCTCP's marking holds a sender to: its share of the marking threshold and
     the pipe (no cap without marking)."""
     if p.marking is None:
         return math.inf
-    pipe = p.pipe_packets
-    return max(2.0, (p.marking / p.frame + pipe) / p.senders)
+    return max(2.0, _held_unmarked(p) / p.senders)
 
 
 def threshold_port(p: Path) -> Path:
@@ -74,8 +79,7 @@ def marked_sawtooth(
     """A block whose round of ``at`` segments a sender first passed the marking threshold,
     ``left`` of its ``segments`` unsent after it (:func:`incastlab.model.burst._burst`'s,
     which holds half the round): its time and the window it ends with."""
-    assert p.marking is not None
-    ceiling = p.marking / p.frame + p.pipe_packets
+    ceiling = _held_unmarked(p)
     left = max(0.0, left - 1.5 * at)
     return (
         sawtooth_time(p, senders, segments, window, left, at, ceiling),

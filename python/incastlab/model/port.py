@@ -32,4 +32,4 @@ def round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> f
     rate = min(slow_start_rate(p), senders)
     if rate <= 1:
         return math.inf
-    return min(q * rate / (rate - 1), q + p.pipe_packets)
+    return min(q * rate / (rate - 1), p.held_packets)
