@@ -159,3 +159,37 @@ def test_a_paced_rounds_drops_are_spread_over_it_not_its_tail() -> None:
     # Its pacing alone never fills the port (what overflows is the window: the round's end).
     assert bbr.paced_timeout(p, 34, 4, 71) is None
     assert bbr.paced_timeout(dataclasses.replace(p, loss_blind=False), 34, 71, 71) is None
+
+
+#: 251 x 74.5 KB (52 segments) into 235 KB (155 packets) at 2.2 Gbps, 78 us, Linux's
+#: profile: the simulator's blocks take 345-723 ms, 150 without BBR's long-term bandwidth
+#: sampling, where a sender locked at 76-700 segments/s holds the block.
+POLICED = {
+    "topology.senders": 251,
+    "workload.sru": "74537B",
+    "topology.buffer": "235022B",
+    "topology.link": "2191Mbps",
+    "topology.rtt": "78481ns",
+    "tcp.rto_min": "1963539ns",
+    "tcp.initial_window": 10,
+    "tcp.profile": "linux",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_a_sender_taken_for_policed_holds_the_block() -> None:
+    p = _path(**POLICED)
+    # Three rounds of one segment (its share: 0.67) over 3 RTOs (8 ms) and three round trips
+    # through the full queue (0.95 ms): 112 segments/s, one a round, for 48 rounds.
+    delay = p.rtt + p.buffer_packets * p.packet_time
+    rate = 3 / (3 * p.rto + 3 * delay)
+    assert bbr.lock_wait(p, 3.0, p.rto, math.inf) == pytest.approx(48 / rate, rel=1e-9)
+    b = burst.predict(p, burst.fitted())
+    assert b.terms["BBR lock"] == pytest.approx(48 / rate * (1 - math.exp(-0.002 * 271)), rel=0.01)
+    assert b.block_time_s == pytest.approx(sum(b.terms.values()), rel=1e-9)
+    # Not modelled: the classic profile (its repeated timeouts charge the lost rounds), a
+    # sender still backing off, a response of too few rounds to sample two stretches.
+    assert bbr.lock_wait(dataclasses.replace(p, rack_tlp=False), 3.0, p.rto, math.inf) == 0
+    assert bbr.lock_wait(p, 15.0, p.rto, math.inf) == 0
+    assert bbr.lock_wait(dataclasses.replace(p, sru=20_000), 3.0, p.rto, math.inf) == 0
+    assert bbr.lock_wait(dataclasses.replace(p, loss_blind=False), 3.0, p.rto, math.inf) == 0

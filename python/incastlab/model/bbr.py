@@ -191,3 +191,57 @@ def paced_capacity(
     if senders * rate * pt <= 1:
         return held
     return min(held, q + per_sender / (rate * pt))
+
+
+#: Round trips of each of the two stretches BBR samples a lossy sender's rate over, at least
+#: (``bbr_lt_intvl_min_rtts``; at most four times as many).
+LT_STRETCH = 4
+#: Share of delivered segments lost in a stretch that BBR takes for a policer (50/256).
+LT_LOSS = 50 / 256
+#: Round trips BBR holds a sender to the rate it sampled (``bbr_lt_bw_max_rtts``).
+LT_ROUNDS = 48
+#: RTOs waited in a row (1 + 2 + 4, backed off) beyond which no lock is modelled.
+LT_WAITS = 7.0
+#: Chance that a sender which timed out ends two stretches at the same rate and is locked.
+LT_CHANCE = 0.002
+
+
+def lock_wait(p: Path, waits: float, rto: float, timeouts: float) -> float:
+    """Seconds a block waits, expected, for a sender BBR locked at the rate it sampled over its
+    losses (Linux's long-term bandwidth, ``lt_bw``).
+
+    From its first loss BBR samples a sender's delivery rate over stretches of 4 to 16 round
+    trips (an RTO is one); a stretch that ends having lost a fifth of what it delivered, at
+    the rate of the one before it (within an eighth), makes BBR take the path for a policer
+    and pace at that rate for 48 round trips, across blocks. A sender whose stretches held
+    an RTO wait measured a few segments over it: its share of the full port and pipe a round
+    (``held_packets / senders``, one segment at least, its window at most) for a stretch's
+    three other rounds, each as long as the full queue's delay, over those rounds and the
+    RTO waits (``waits`` of them, backed off). It sends its next response at that rate, one
+    segment a round once that is under one a round trip, and the block waits for it.
+
+    Where a lock is modelled: RACK-TLP senders (Linux's profile; the classic profile's
+    repeated timeouts, :func:`incastlab.model.window.repeated_timeouts`, already charge its
+    senders for the rounds they lose); a window BBR holds a quarter or more over its share
+    of the path (a fifth of it lost; else too little is); a response of 32 rounds at its share or more (two
+    stretches of the longest, before the sender runs out of data and its samples turn
+    app-limited, which ends the sampling); ``waits`` of at most 7 RTOs (a sender still
+    backing off measures a rate that halves from one stretch to the next), a stretch of a
+    millisecond or more (Linux stamps it in whole milliseconds). Of the ``timeouts`` in
+    the block, each is locked with the chance :data:`LT_CHANCE` (one in 500), a figure
+    chosen on the random designs and on a grid of Linux-profile scenarios (docs/model.md):
+    one in 100 scores a little better on the designs and
+    overshoots the grid's 32 and 128 senders."""
+    if not (p.loss_blind and p.rack_tlp) or not 0 < waits <= LT_WAITS:
+        return 0.0
+    share, held = p.held_packets / p.senders, held_window(p)
+    if share >= (1 - LT_LOSS) * held:
+        return 0.0
+    per_round = min(max(share, 1.0), held)
+    delay = p.rtt + p.buffer_packets * p.packet_time  # a round trip through the full queue
+    stretch = waits * rto + (LT_STRETCH - 1) * delay
+    if stretch < 1e-3 or p.segments / per_round < 2 * 4 * LT_STRETCH:
+        return 0.0
+    rate = (LT_STRETCH - 1) * per_round / stretch  # segments/s
+    lock = min(p.segments / rate, LT_ROUNDS * max(delay, 1 / rate))
+    return lock * (1 - math.exp(-LT_CHANCE * timeouts))

@@ -25,7 +25,8 @@ per block". This model follows a block the way the port sees it instead:
    lost segment is its last: :mod:`incastlab.model.probe`); those with nothing through after
    the loss probe together, and those whose probe the port drops time out. BBR keeps its
    window through a loss and the port full: its retransmissions are lost too
-   (:attr:`Constants.tail_timeout`), every round overflows it again (model/window.py, bbr.py).
+   (:attr:`Constants.tail_timeout`), every round overflows it again (model/window.py, bbr.py);
+   one it takes for policed paces at what it delivered over its RTO waits (bbr.lock_wait).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves but whose next round it drops time out again behind them. The retransmissions
@@ -140,10 +141,11 @@ class Block:
     stall_s: float  # time the waits add to the block (what other transfers do not hide)
     delack_s: float  # time a delayed ACK holds the first round
     sawtooth_s: float = 0.0  # time congestion avoidance after the loss adds (window.py)
+    lock_s: float = 0.0  # time BBR's long-term bandwidth lock holds a sender (bbr.py)
 
     @property
     def time_s(self) -> float:
-        return self.transfer_s + self.stall_s + self.delack_s + self.sawtooth_s
+        return self.transfer_s + self.stall_s + self.delack_s + self.sawtooth_s + self.lock_s
 
 
 @dataclass(frozen=True)
@@ -384,6 +386,8 @@ def _block(
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto
+    # A sender BBR takes for policed paces at what it delivered over its losses (bbr.py).
+    lock = bbr.lock_wait(p, max(waits, 1.0), rto, timeouts) if m0 + rotating > 0 else 0.0
     # The waits that the other senders' transfer hides: whatever the link still had to send
     # when the first timeout began.
     waiting = max(m0, rotating)
@@ -426,6 +430,7 @@ def _block(
         stall_s=stall + probe,
         delack_s=delack,
         sawtooth_s=sawtooth,
+        lock_s=lock,
     )
     return block, w_next, s_next
 
@@ -465,6 +470,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         "delayed ACK": sum(b.delack_s for b in blocks) / k,
         "window sawtooth": sum(b.sawtooth_s for b in blocks) / k,
         "spurious RTOs": spurious,
+        "BBR lock": sum(b.lock_s for b in blocks) / k,
     }
     dominant = max(terms, key=lambda t: terms[t])
     if goodput < ideal_bps / 2:
