@@ -560,3 +560,24 @@ def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
     b = burst.predict(design_path(keys), burst.fitted())
     assert b.steady.window < 12
     assert 1.32e-3 < b.block_time_s < 2.97e-3  # within 1.5x (was 1.18 ms, windows of 15)
+
+
+def test_a_marking_threshold_of_zero_is_dctcps_least_windows_too() -> None:
+    """``topology.ecn_threshold = 0`` marks every packet: the senders that take turns at the
+    least windows keep 2 each (DCTCP's), as at a threshold of one byte, not dupthresh + 1."""
+    keys = {
+        "topology.senders": 200,
+        "workload.sru": "64KB",
+        "topology.buffer": "64KB",
+        "topology.link": "10Gbps",
+        "topology.rtt": "20us",
+        "tcp.rto_min": "1ms",
+        "tcp.initial_window": 4,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "block",
+    }
+    p, c = design_path(keys, blocks=4), burst.fitted()
+    zero = burst.predict(dataclasses.replace(p, marking=0), c)
+    one = burst.predict(dataclasses.replace(p, marking=1), c)
+    assert zero.timeouts_per_block == pytest.approx(one.timeouts_per_block)

@@ -379,7 +379,7 @@ def _block(
     # the port: those beyond what it holds at 2 each take turns.
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
-        active = ceiling / (1 + (1 if p.marking else p.dupthresh))
+        active = ceiling / (1 + (1 if p.marking is not None else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             w_rot, t_rot = _chain(p, c, rotating, left, first_block)
