@@ -30,8 +30,8 @@ pub(super) const HOST_TX: u8 = 3;
 /// Every TCP connection of a run and the application over them.
 #[derive(Debug)]
 pub struct Tcp {
-    /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers and
-    /// host queues, each made on its first use.
+    /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers, each
+    /// made on its first use.
     pub(super) eps: Endpoints,
     /// Route each endpoint sends on, and the route's first link.
     pub(super) ep_route: Vec<(u32, LinkId)>,

@@ -219,7 +219,7 @@ impl Endpoints {
         s
     }
 
-    /// Endpoint `ep` with its timers and host queue, made whole now if it was not.
+    /// Endpoint `ep` with its timers, made whole now if it was not.
     #[inline]
     pub(super) fn slot(&mut self, ep: EndpointId) -> &mut Slot {
         let i = ep.index();
