@@ -21,7 +21,7 @@ use crate::tcp::Segment;
 use crate::topology::{LinkId, LinkRole, Network};
 use crate::units::SimTime;
 
-/// [`Event::Agent`] kinds of an endpoint's timers, and of its host queue's release.
+/// [`Event::Agent`] kinds: an endpoint's timers, and a packet's release from its host to the NIC.
 pub(super) const RTO: u8 = 0;
 pub(super) const DELACK: u8 = 1;
 pub(super) const PACE: u8 = 2;
@@ -30,8 +30,8 @@ pub(super) const HOST_TX: u8 = 3;
 /// Every TCP connection of a run and the application over them.
 #[derive(Debug)]
 pub struct Tcp {
-    /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers and
-    /// host queues, each made on its first use.
+    /// Every connection's two endpoints, indexed by [`EndpointId`], with their timers, each
+    /// made on its first use.
     pub(super) eps: Endpoints,
     /// Route each endpoint sends on, and the route's first link.
     pub(super) ep_route: Vec<(u32, LinkId)>,
@@ -176,7 +176,8 @@ impl Transport for Tcp {
     fn timer(&mut self, cx: &mut Cx<Packet>, agent: u32, kind: u8, gen: u32) {
         let ep = EndpointId(agent);
         if kind == HOST_TX {
-            return self.host_tx(cx, ep);
+            // Not an endpoint's timer: `agent` is the NIC's link, `gen` the packet.
+            return self.enqueue(cx, LinkId(agent), gen);
         }
         let now = cx.now;
         let slot = self.eps.slot(ep);
@@ -208,7 +209,7 @@ impl Transport for Tcp {
             self.transmit(cx, ep);
         }
         self.sync_timers(cx, ep);
-        self.eps.rest(ep, &mut self.seg_pool);
+        self.eps.rest(ep, cx.now, &mut self.seg_pool);
     }
 
     fn app(&mut self, cx: &mut Cx<Packet>, token: Token) {
@@ -318,17 +319,6 @@ impl Tcp {
         }
     }
 
-    /// The packet at the head of endpoint `ep`'s host queue reaches its NIC.
-    fn host_tx(&mut self, cx: &mut Cx<Packet>, ep: EndpointId) {
-        let q = &mut self.eps.slot(ep).host_q;
-        let (_, id) = q.pop_front().expect("a host release has a packet");
-        if let Some(&(t, _)) = q.front() {
-            cx.push(t, Event::Agent(ep.0, HOST_TX, 0));
-        }
-        let (_, first) = self.ep_route[ep.index()];
-        self.enqueue(cx, first, id);
-    }
-
     fn deliver_segment(&mut self, cx: &mut Cx<Packet>, id: PktId) {
         let p = *cx.fabric.pkts.get(id);
         cx.fabric.pkts.free(id);
@@ -370,7 +360,7 @@ impl Tcp {
         self.out = out;
         self.transmit(cx, ep);
         self.sync_timers(cx, ep);
-        self.eps.rest(ep, &mut self.seg_pool);
+        self.eps.rest(ep, cx.now, &mut self.seg_pool);
     }
 
     fn apply(&mut self, cx: &mut Cx<Packet>, mut act: Vec<Effect>) {
@@ -448,16 +438,12 @@ impl Tcp {
                 continue;
             }
             let slot = self.eps.slot(ep);
-            let q = &mut slot.host_q;
-            let mut at = cx.now + slot.host_rng.up_to(self.jitter);
+            let at = cx.now + slot.host_rng.up_to(self.jitter);
             slot.host_draws = slot.host_draws.wrapping_add(1);
-            if let Some(&(last, _)) = q.back() {
-                at = at.max(last); // a connection's packets leave in order
-            }
-            if q.is_empty() {
-                cx.push(at, Event::Agent(ep.0, HOST_TX, 0));
-            }
-            q.push_back((at, id));
+            // A connection's packets leave in order.
+            let at = at.max(slot.host_last);
+            slot.host_last = at;
+            cx.push(at, Event::Agent(first.0, HOST_TX, id));
         }
         self.out = out;
     }

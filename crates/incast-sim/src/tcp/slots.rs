@@ -10,13 +10,11 @@
 //! memory of the endpoints follows the connections in flight.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 use crate::config::{CongestionControl, RtoRandomization, Scenario, Tcp as TcpConfig};
 use crate::engine::Timer;
 use crate::ids::EndpointId;
 use crate::net::fabric::prefetch;
-use crate::net::PktId;
 use crate::rng::{Rng, Stream};
 use crate::tcp::idle::{timer_fields, Collect, Compact, Decode, Encode, Fields, Kind};
 use crate::tcp::scoreboard::SegPool;
@@ -34,15 +32,18 @@ pub(super) struct EndpointTimers {
     pub(super) pace: Timer,
 }
 
-/// One endpoint made, with its timers and its host's send queue.
+/// One endpoint made, with its timers and its host jitter's state.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Slot {
     /// The endpoint.
     pub(super) ep: Endpoint,
     /// The engine's lazy timers, following the deadlines it reports.
     pub(super) timers: EndpointTimers,
-    /// Packets it has sent that wait out their host jitter, with release times.
-    pub(super) host_q: VecDeque<(SimTime, PktId)>,
+    /// When the newest packet it sent with host jitter reaches the NIC (the next one leaves no
+    /// earlier: a connection's packets leave in order). Each packet's release is an event of
+    /// its own that names the packet and the link, so it touches neither this slot nor a
+    /// queue of the endpoint's: at a million connections each would be a fetch from memory.
+    pub(super) host_last: SimTime,
     /// Its random stream for host jitter.
     pub(super) host_rng: Rng,
     /// Numbers drawn from `host_rng` (one per packet sent with jitter).
@@ -90,10 +91,10 @@ impl Slot {
         }
     }
 
-    /// Nothing in flight, unsent, owed or queued at the host, and no timer armed.
-    fn is_idle(&self) -> bool {
+    /// Nothing in flight, unsent, owed or waiting at the host at `now`, and no timer armed.
+    fn is_idle(&self, now: SimTime) -> bool {
         let t = &self.timers;
-        self.host_q.is_empty()
+        self.host_last <= now
             && !t.rto.is_armed()
             && !t.delack.is_armed()
             && !t.pace.is_armed()
@@ -127,7 +128,7 @@ pub(super) struct Endpoints {
     compact: Vec<Compact>,
     free: Vec<u32>,
     /// Boxes of endpoints that went compact, for the next endpoint made whole (boxes: they
-    /// move to and from `made` without being copied or allocated again).
+    /// move to and from `made` without being allocated again).
     #[allow(clippy::vec_box)]
     spare: Vec<Box<Slot>>,
     /// Per connection: its handshake's RTT sample.
@@ -203,7 +204,7 @@ impl Endpoints {
         Slot {
             ep: self.maker.make(ep, self.handshake[ep.conn().index()]),
             timers: EndpointTimers::default(),
-            host_q: VecDeque::new(),
+            host_last: 0,
             host_rng: Rng::stream(self.maker.seed, Stream::HostJitter(ep)),
             host_draws: 0,
         }
@@ -218,7 +219,7 @@ impl Endpoints {
         s
     }
 
-    /// Endpoint `ep` with its timers and host queue, made whole now if it was not.
+    /// Endpoint `ep` with its timers, made whole now if it was not.
     #[inline]
     pub(super) fn slot(&mut self, ep: EndpointId) -> &mut Slot {
         let i = ep.index();
@@ -229,7 +230,7 @@ impl Endpoints {
     }
 
     /// Make endpoint `ep` whole from its compact form, in a spare box if there is one (its
-    /// buffers kept; the endpoint decoded into it is made afresh, with its rounds list).
+    /// rounds list's buffer kept; the endpoint decoded into it is made afresh).
     #[cold]
     fn make_whole(&mut self, ep: EndpointId) {
         let s = self.decoded(ep);
@@ -239,12 +240,9 @@ impl Endpoints {
         }
         let b = match self.spare.pop() {
             Some(mut b) => {
-                let mut host_q = std::mem::take(&mut b.host_q);
                 let mut rounds = std::mem::take(&mut b.ep.tx.stats.rounds);
-                host_q.clear();
                 rounds.clear();
                 *b = s;
-                b.host_q = host_q;
                 rounds.extend_from_slice(&b.ep.tx.stats.rounds);
                 b.ep.tx.stats.rounds = rounds;
                 b
@@ -254,17 +252,20 @@ impl Endpoints {
         self.made[ep.index()] = Some(b);
     }
 
-    /// Endpoint `ep` may have gone idle: if it has and its compact form reads back as it is,
-    /// hold it compact (its scoreboard's buffer lent to `pool`).
-    pub(super) fn rest(&mut self, ep: EndpointId, pool: &mut SegPool) {
+    /// Endpoint `ep` may have gone idle by `now`: if it has and its compact form reads back as
+    /// it is, hold it compact (its scoreboard's buffer lent to `pool`).
+    pub(super) fn rest(&mut self, ep: EndpointId, now: SimTime, pool: &mut SegPool) {
         let i = ep.index();
         let Some(s) = self.made[i].as_deref_mut() else {
             return;
         };
         s.ep.park(pool);
-        if !s.is_idle() || !s.ep.tx.compactable() {
+        if !s.is_idle(now) || !s.ep.tx.compactable() {
             return;
         }
+        // Its last packet has left the host: a packet sent from now on leaves at now or later
+        // whatever the last one did, so the release time is as set up again.
+        s.host_last = 0;
         let Some(mut b) = self.made[i].take() else {
             return;
         };
@@ -374,12 +375,12 @@ mod tests {
         s.timers.rto.clear();
         let before = s.clone();
         assert!(before.ep.stats().segments > 0 && !before.ep.tx.stats.rounds.is_empty());
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_none(), "held compact");
         assert_eq!(*e.get(EP.index()), before.ep);
         assert_eq!(*e.slot(EP), before);
         // And again from a spare box whose buffers are reused.
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_none());
         assert_eq!(*e.slot(EP), before);
     }
@@ -389,16 +390,35 @@ mod tests {
         let (mut e, mut pool) = endpoints();
         let mut out = Vec::new();
         e.slot(EP).ep.write_from(&mut pool, 0, 3_000, &mut out);
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_some(), "data in flight");
         let (mut e, mut pool) = endpoints();
         transfer(&mut e, &mut pool, 0, 3_000);
         e.slot(EP).timers.delack.set(from_ms(5));
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_some(), "a timer armed");
         e.slot(EP).timers.delack.clear();
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_none());
+    }
+
+    #[test]
+    fn an_endpoint_whose_packet_waits_at_the_host_stays_whole_until_it_leaves() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        e.slot(EP).host_last = from_ms(5);
+        e.rest(EP, from_ms(4), &mut pool);
+        assert!(
+            e.made[EP.index()].is_some(),
+            "its last packet leaves the host at 5 ms"
+        );
+        e.rest(EP, from_ms(5), &mut pool);
+        assert!(e.made[EP.index()].is_none(), "gone at 5 ms");
+        assert_eq!(
+            e.slot(EP).host_last,
+            0,
+            "a release at or before now holds nothing back"
+        );
     }
 
     #[test]
@@ -412,7 +432,7 @@ mod tests {
             }
             s.host_draws = draws;
             let before = s.clone();
-            e.rest(EP, &mut pool);
+            e.rest(EP, 0, &mut pool);
             assert!(e.made[EP.index()].is_none(), "{draws} draws");
             assert_eq!(*e.slot(EP), before, "{draws} draws");
         }
@@ -425,7 +445,7 @@ mod tests {
         let s = e.slot(EP);
         s.ep.tx.stats.rounds = vec![u64::MAX / 3; 30];
         let before = s.clone();
-        e.rest(EP, &mut pool);
+        e.rest(EP, 0, &mut pool);
         assert!(e.made[EP.index()].is_some());
         assert_eq!(*e.slot(EP), before);
     }
