@@ -498,15 +498,13 @@ impl<P: Wire> Fabric<P> {
             .head_frame()
             .expect("a TxDone event has a packet in service");
         let (arrival, next) = link.finish_tx(now);
+        // The packet is read again when it arrives, a link's delay on (thousands of events, in
+        // a large cluster): asked for now, it is in an outer cache by then.
+        prefetch_far(self.pkts.get(head));
         if let Some(t) = arrival {
             events.push(t, Event::Arrive(l, front(link), Next::UNKNOWN));
         }
         if let Some(t) = next {
-            // The packet that starts now is read when its serialization ends (thousands of
-            // events on, in a large cluster): asked for now, it is in a cache by then.
-            if let Some((id, _)) = link.head_frame() {
-                prefetch_far(self.pkts.get(id));
-            }
             events.push(t, Event::TxDone(l));
             self.started(now, l);
         }

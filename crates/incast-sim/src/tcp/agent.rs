@@ -10,7 +10,7 @@ use crate::config::Scenario;
 use crate::engine::driver::{Cx, Seen, Transport};
 use crate::engine::{Event, EventQueue, Timer};
 use crate::ids::{ConnId, EndpointId};
-use crate::net::fabric::{prefetch, prefetch_far, Fabric, Offered, Wire};
+use crate::net::fabric::{prefetch, Fabric, Offered, Wire};
 use crate::net::trim::Trimmable;
 use crate::net::{PktId, CE, ECT};
 use crate::report::{Report, Series};
@@ -260,13 +260,6 @@ impl Transport for Tcp {
         }
         if let Some(cap) = self.capture.as_deref_mut() {
             cap.on_link(l, cx.now, id, cx.fabric.pkts.get(id));
-        }
-        if let LinkRole::Port(_) = net.roles[l.index()] {
-            // The packet reaches its endpoint a link's delay from now: the endpoint's entry
-            // and the packet are asked for while it propagates.
-            let p = cx.fabric.pkts.get(id);
-            prefetch_far(p);
-            self.eps.warm_far(EndpointId(p.dst));
         }
     }
 

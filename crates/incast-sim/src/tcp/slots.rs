@@ -189,13 +189,6 @@ impl Endpoints {
         }
     }
 
-    /// Ask the outer caches for endpoint `ep`'s entry, for a segment that reaches it many
-    /// events on.
-    #[inline]
-    pub(super) fn warm_far(&self, ep: EndpointId) {
-        crate::net::fabric::prefetch_far(&self.made[ep.index()]);
-    }
-
     /// Endpoint `i` to read: the whole one, or one decoded from its compact form.
     #[inline]
     pub(super) fn get(&self, i: usize) -> Cow<'_, Endpoint> {
