@@ -17,7 +17,8 @@ per-connection flow list of a cluster's report (a million entries at 1,024 hosts
 while reading it back. The targets ask the 1,024-host cluster for ≤ 2 GB peak RSS at ≥ 2/3 of
 the 20-host cluster's events per CPU second; both are printed as checks. A measurement, not a
 test: on a shared machine the CPU time also moves with the other processes' cache pressure, so
-each line ends with the load average when its run ended.
+each line ends with the load average when its run ended, and a case under 30 s of CPU is run
+three times (``--repeat``) and its median kept.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from scale_transports import scenario as ndp_scenario
 # The targets for the largest cluster against the smallest.
 MAX_RSS_MB = 2048.0
 MIN_SPEED_RATIO = 2 / 3
+#: Runs shorter than this (CPU seconds) are repeated and their median kept.
+SHORT_CPU_S = 30.0
 
 
 def kv_scenario(hosts: int, warmup: str, measured_s: float) -> str:
@@ -100,6 +103,22 @@ def run(one: Path, senders: int, text: str) -> dict[str, Any]:
     }
 
 
+def run_median(one: Path, senders: int, text: str, repeat: int) -> dict[str, Any]:
+    """:func:`run`, and for a run under :data:`SHORT_CPU_S` of CPU, ``repeat`` runs in all: the
+    one of median CPU time (the report is the same each time; the peak RSS is the largest).
+    A run of a second moves by a fifth with the machine's other work, and the ratios divide by
+    the shortest runs."""
+    r = run(one, senders, text)
+    if r["cpu"] >= SHORT_CPU_S or repeat <= 1:
+        return r
+    runs = [r] + [run(one, senders, text) for _ in range(repeat - 1)]
+    runs.sort(key=lambda x: x["cpu"])
+    median = dict(runs[len(runs) // 2])
+    median["rss_mb"] = max(x["rss_mb"] for x in runs)
+    median["runs"] = len(runs)
+    return median
+
+
 def line(label: str, r: dict[str, Any], base: dict[str, Any] | None) -> str:
     events = r["report"]["events"]
     speed = events / r["cpu"]
@@ -107,6 +126,8 @@ def line(label: str, r: dict[str, Any], base: dict[str, Any] | None) -> str:
         f"{label:<14} {events / 1e6:>9.1f} M {r['cpu']:>8.2f} s {speed / 1e6:>7.2f} M/s "
         f"{r['rss_mb']:>9.0f} MB  load {r['load']:>4.1f}"
     )
+    if r.get("runs", 1) > 1:
+        s += f"  (median of {r['runs']})"
     if base is not None:
         bspeed = base["report"]["events"] / base["cpu"]
         s += f"   speed ×{speed / bspeed:.2f}  RSS ×{r['rss_mb'] / base['rss_mb']:.1f}"
@@ -121,12 +142,18 @@ def main() -> None:
     p.add_argument("--measured", default="1s", help="cluster time measured after the warm-up")
     p.add_argument("--ndp", default="1000,8000", help="NDP incast senders, comma-separated")
     p.add_argument("--no-ndp", action="store_true", help="the cluster alone")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help=f"runs of each case under {SHORT_CPU_S:g} s of CPU, the median kept (default 3)",
+    )
     a = p.parse_args()
     measured_s = float(a.measured.rstrip("s"))
     print(f"{'run':<14} {'events':>11} {'CPU':>10} {'events/CPU s':>11} {'peak RSS':>12}")
     kv: list[tuple[int, dict[str, Any]]] = []
     for h in [int(x) for x in a.hosts.split(",")]:
-        r = run(a.one, h, kv_scenario(h, a.warmup, measured_s))
+        r = run_median(a.one, h, kv_scenario(h, a.warmup, measured_s), a.repeat)
         kv.append((h, r))
         print(line(f"kv {h} hosts", r, kv[0][1] if len(kv) > 1 else None), flush=True)
     for h, r in kv:
@@ -149,7 +176,7 @@ def main() -> None:
         return
     ndp: list[dict[str, Any]] = []
     for n in [int(x) for x in a.ndp.split(",")]:
-        r = run(a.one, n, ndp_scenario("ndp", {}, "10Gbps", "270000B"))
+        r = run_median(a.one, n, ndp_scenario("ndp", {}, "10Gbps", "270000B"), a.repeat)
         ndp.append(r)
         print(line(f"ndp {n}:1", r, ndp[0] if len(ndp) > 1 else None), flush=True)
 
