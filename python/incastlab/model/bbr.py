@@ -223,9 +223,9 @@ def lock_wait(p: Path, waits: float, rto: float, timeouts: float) -> float:
     Where a lock is modelled: RACK-TLP senders (Linux's profile; the classic profile's
     repeated timeouts, :func:`incastlab.model.window.repeated_timeouts`, already charge its
     senders for the rounds they lose); a window BBR holds a quarter or more over its share
-    of the path (a fifth of it lost; else too little is); a response of 32 rounds at its share or more (two
-    stretches of the longest, before the sender runs out of data and its samples turn
-    app-limited, which ends the sampling); ``waits`` of at most 7 RTOs (a sender still
+    of the path (a fifth of it lost; else too little is); a response of 32 rounds at its
+    share or more (two stretches of the longest, before the sender runs out of data and its
+    samples turn app-limited, which ends the sampling); ``waits`` of at most 7 RTOs (a sender still
     backing off measures a rate that halves from one stretch to the next), a stretch of a
     millisecond or more (Linux stamps it in whole milliseconds). Of the ``timeouts`` in
     the block, each is locked with the chance :data:`LT_CHANCE` (one in 500), a figure
