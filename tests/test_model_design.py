@@ -77,8 +77,8 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     assert held["points"] >= 300
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets).
-    assert held["median_error_unflagged"] <= 0.057
-    assert held["within_1_5x_unflagged"] >= 0.88
+    assert held["median_error_unflagged"] <= 0.058
+    assert held["within_1_5x_unflagged"] >= 0.89
     assert held["flagged"] <= 0.10
     assert held["inside_interval"] >= 0.91
     for regime in ("ideal", "timeouts", "collapse", "flagged"):

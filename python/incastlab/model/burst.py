@@ -63,7 +63,7 @@ from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.marking import marked_round, marked_sawtooth, share_cap, threshold_port
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
-from incastlab.model.probe import lone_share, probe_losses, probe_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait, reorder_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
@@ -420,7 +420,7 @@ def _block(
     if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
         w_next = min(w_next, share_cap(p), w_mark)
     # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
-    probe = probe_wait(p, probes, lone)
+    probe = max(probe_wait(p, probes, lone), reorder_wait(p, n, w_loss, left, loss_round))
     block = Block(
         window=window,
         transfer_s=transfer,
