@@ -719,9 +719,22 @@ fn front(link: &Link) -> PktId {
 /// architectures).
 #[inline(always)]
 pub(crate) fn prefetch<T>(r: &T) {
+    ask::<T, false>(r);
+}
+
+/// Ask the outer caches for the object `r` refers to, for a read many events on (a hint;
+/// nothing on other architectures).
+#[inline(always)]
+pub(crate) fn prefetch_far<T>(r: &T) {
+    ask::<T, true>(r);
+}
+
+/// [`prefetch`] (into the first-level cache) or, if `FAR`, [`prefetch_far`] (the second).
+#[inline(always)]
+fn ask<T, const FAR: bool>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
         let p = (r as *const T).cast::<i8>();
         // SAFETY: SSE is part of every x86_64 target, and a prefetch never faults nor
         // writes: it is a hint about an address, here one inside a live reference's object
@@ -729,27 +742,12 @@ pub(crate) fn prefetch<T>(r: &T) {
         unsafe {
             let lines = std::mem::size_of::<T>().div_ceil(64);
             for k in 0..lines {
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64 * k));
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
-/// Ask the outer caches for the object `r` refers to, for a read many events on (a hint;
-/// nothing on other architectures).
-#[inline(always)]
-pub(crate) fn prefetch_far<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        let p = (r as *const T).cast::<i8>();
-        // SAFETY: as in `prefetch`.
-        unsafe {
-            let lines = std::mem::size_of::<T>().div_ceil(64);
-            for k in 0..lines {
-                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(64 * k));
+                let at = p.wrapping_add(64 * k);
+                if FAR {
+                    _mm_prefetch::<_MM_HINT_T1>(at);
+                } else {
+                    _mm_prefetch::<_MM_HINT_T0>(at);
+                }
             }
         }
     }
