@@ -194,8 +194,9 @@ def paced_capacity(
 
 
 #: Round trips of each of the two stretches BBR samples a lossy sender's rate over, at least
-#: (``bbr_lt_intvl_min_rtts``; at most four times as many).
+#: (``bbr_lt_intvl_min_rtts``) and at most.
 LT_STRETCH = 4
+LT_STRETCH_MAX = 4 * LT_STRETCH
 #: Share of delivered segments lost in a stretch that BBR takes for a policer (50/256).
 LT_LOSS = 50 / 256
 #: Round trips BBR holds a sender to the rate it sampled (``bbr_lt_bw_max_rtts``).
@@ -238,9 +239,9 @@ def lock_wait(p: Path, waits: float, rto: float, timeouts: float) -> float:
     if share >= (1 - LT_LOSS) * held:
         return 0.0
     per_round = min(max(share, 1.0), held)
-    delay = p.rtt + p.buffer_packets * p.packet_time  # a round trip through the full queue
+    delay = p.rtt + p.drain_s  # a round trip through the full queue
     stretch = waits * rto + (LT_STRETCH - 1) * delay
-    if stretch < 1e-3 or p.segments / per_round < 2 * 4 * LT_STRETCH:
+    if stretch < 1e-3 or p.segments / per_round < 2 * LT_STRETCH_MAX:
         return 0.0
     rate = (LT_STRETCH - 1) * per_round / stretch  # segments/s
     lock = min(p.segments / rate, LT_ROUNDS * max(delay, 1 / rate))

@@ -128,6 +128,10 @@ class Path:
     def held_packets(self) -> float:  # what the path holds: the port's buffer and the pipe
         return self.buffer_packets + self.pipe_packets
 
+    @property
+    def drain_s(self) -> float:  # seconds the link takes to send the full buffer
+        return self.buffer_packets * self.packet_time
+
 
 @dataclass(frozen=True)
 class Block:
@@ -205,8 +209,8 @@ def _timeout_share(
     after = _after(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
     if p.rack_tlp:
-        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
-        # ticks); with none through, the probe. In units of the probe's wait.
+        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two ticks,
+        # not probe.reorder_seconds' whole ticks); with none through, the probe. In probe waits.
         none = math.exp(-after)
         reorder = p.rtt / 4 + p.timer_tick * PROBE_TICKS
         few = none + (few - none) * min(1.0, reorder / max(probe_seconds(p), 1e-12))

@@ -35,7 +35,7 @@ def rto_spread(p: Path, dispersion: float) -> float:
     """Seconds between the senders' RTOs: ``dispersion`` of the buffer's drain time, or none
     where that is under a tick of the clock RTOs are counted in (``p.rto_grain``) and the
     senders keep in step on the timer's tick."""
-    drain = p.buffer_packets * p.packet_time
+    drain = p.drain_s
     spread = dispersion * drain
     if not p.loss_blind and spread < p.rto_grain:
         return 0.0

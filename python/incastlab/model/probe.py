@@ -104,15 +104,18 @@ TAIL_WINDOWS = 4.0
 #: segments than their round's overflow suggests (the simulator at 2 x 77 KB into 10 frames
 #: at 12.6 Gbps, linux Reno: 14-19 drops in four blocks, no stall; the model 8.6 a sender).
 MIN_SENDERS = 3
+#: Ticks the reorder timer waits beyond its window in whole ticks: two (Linux's
+#: ``TCP_TIMEOUT_MIN``), and half a tick on average to the tick it fires on.
+REORDER_TICKS = 2.5
 
 
 def reorder_seconds(p: Path) -> float:
     """RACK's reorder timer: its window (a quarter of the minimum RTT) in whole ticks plus
-    two (Linux's ``TCP_TIMEOUT_MIN``), fired on the tick after."""
+    :data:`REORDER_TICKS`."""
     tick = p.timer_tick
     if tick <= 0:
         return p.rtt / 4
-    return (math.ceil(p.rtt / 4 / tick) + 2.5) * tick
+    return (math.ceil(p.rtt / 4 / tick) + REORDER_TICKS) * tick
 
 
 def reorder_wait(p: Path, senders: float, window: float, left: float, k: int | None) -> float:

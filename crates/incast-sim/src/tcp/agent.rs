@@ -174,11 +174,11 @@ impl Transport for Tcp {
 
     #[inline]
     fn timer(&mut self, cx: &mut Cx<Packet>, agent: u32, kind: u8, gen: u32) {
-        let ep = EndpointId(agent);
         if kind == HOST_TX {
             // Not an endpoint's timer: `agent` is the NIC's link, `gen` the packet.
             return self.enqueue(cx, LinkId(agent), gen);
         }
+        let ep = EndpointId(agent);
         let now = cx.now;
         let slot = self.eps.slot(ep);
         let timers = &mut slot.timers;
