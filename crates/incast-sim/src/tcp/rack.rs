@@ -19,10 +19,11 @@ pub(super) struct Rack {
     pub(super) rtt: SimTime,
     /// A delivery since the last loss detection (`rack.advanced`).
     pub(super) advanced: bool,
-    /// Reordering was seen: a segment was delivered below one delivered earlier that was
-    /// sent after it (`tp->reord_seen`).
+    /// Reordering was seen: a segment never retransmitted was delivered below one SACKed
+    /// before it (`tp->reord_seen`, which `tcp_check_sack_reordering` counts).
     pub(super) reord_seen: bool,
-    /// Highest end sequence delivered so far by SACK (`tp->highest_sack`), for reordering.
+    /// Highest end sequence SACKed so far (Linux's `tcp_highest_sack_seq`, the start of the
+    /// highest SACKed segment: the same order, segments being contiguous), for reordering.
     highest_sacked: u64,
 }
 
@@ -66,20 +67,40 @@ impl Rack {
         }
     }
 
-    /// A never-retransmitted segment ending at `end` was newly SACKed or acknowledged: if
-    /// something above it was SACKed first, the network reordered them.
-    pub(super) fn note_delivery_order(&mut self, end: u64, retransmitted: bool, sacked: bool) {
+    /// The highest sequence SACKed so far; read before an ACK's SACK blocks are, Linux's
+    /// `prior_fack` (`tcp_ack`).
+    #[inline]
+    pub(super) fn fack(&self) -> u64 {
+        self.highest_sacked
+    }
+
+    /// A segment ending at `end` was newly SACKed (Linux's `tcp_sacktag_one`): never
+    /// retransmitted and below a segment SACKed before it, it arrived out of order. The
+    /// caller walks an ACK's blocks in sequence order, as Linux does, so a lower block of the
+    /// same ACK never counts as reordering. (Linux skips this in the Loss state after an undo
+    /// cleared `undo_marker`, which takes a D-SACK: not modelled.)
+    pub(super) fn note_sacked(&mut self, end: u64, retransmitted: bool) {
         if !retransmitted && end < self.highest_sacked {
             self.reord_seen = true;
         }
-        if sacked {
-            self.highest_sacked = self.highest_sacked.max(end);
+        self.highest_sacked = self.highest_sacked.max(end);
+    }
+
+    /// A segment ending at `end`, never SACKed, was newly acknowledged cumulatively (Linux's
+    /// `tcp_clean_rtx_queue`): never retransmitted and below `prior_fack`, the highest
+    /// sequence SACKed before this ACK, the network reordered it. Data that this same ACK
+    /// SACKs above it says nothing: a receiver holding a delayed ACK for the segment sends
+    /// that ACK at once, SACK block and all, when an out-of-order segment arrives.
+    pub(super) fn note_acked(&mut self, end: u64, retransmitted: bool, prior_fack: u64) {
+        if !retransmitted && end < prior_fack {
+            self.reord_seen = true;
         }
     }
 
     /// The reordering window (Linux's `tcp_rack_reo_wnd`): none while in loss recovery or
     /// once `dupthresh` segments are SACKed, unless reordering was seen; else a quarter of
-    /// the minimum RTT, at most the smoothed RTT.
+    /// the minimum RTT, at most the smoothed RTT. (Linux compares with `tp->reordering`,
+    /// which only grows where reordering is seen: `dupthresh` until then.)
     pub(super) fn reo_wnd(
         &self,
         recovering: bool,
@@ -124,6 +145,32 @@ mod tests {
         assert!(!r.advanced);
         r.advance(from_us(100), 1000, true, from_us(150), from_us(50));
         assert!(r.advanced);
+    }
+
+    #[test]
+    fn a_hole_filled_below_an_earlier_sack_is_reordering_unless_resent() {
+        let mut r = Rack::default();
+        r.note_sacked(3000, false);
+        r.note_sacked(2000, true);
+        assert!(!r.reord_seen, "a retransmission fills holes in order");
+        r.note_sacked(2000, false);
+        assert!(r.reord_seen);
+    }
+
+    #[test]
+    fn a_cumulative_ack_compares_with_what_was_sacked_before_it() {
+        let mut r = Rack::default();
+        // One ACK acknowledges 0..1000 and SACKs 2000..3000 (a delayed ACK sent at once for
+        // an out-of-order segment): Linux's prior_fack is 0, no reordering.
+        let prior_fack = r.fack();
+        r.note_sacked(3000, false);
+        r.note_acked(1000, false, prior_fack);
+        assert!(!r.reord_seen);
+        // The next acknowledges 1000..2000, below what was SACKed before it.
+        r.note_acked(2000, true, r.fack());
+        assert!(!r.reord_seen, "a retransmission fills holes in order");
+        r.note_acked(2000, false, r.fack());
+        assert!(r.reord_seen);
     }
 
     #[test]

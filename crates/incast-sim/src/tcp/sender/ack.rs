@@ -4,6 +4,7 @@
 //! (`recovery.rs`), the window (`window.rs`) and the timer (`timer.rs`).
 
 use super::{Sender, TimerKind, TIMEOUT_RUN_BUCKETS};
+use crate::net::MAX_SACK_BLOCKS;
 use crate::tcp::cc::{CaState, Controller};
 use crate::tcp::rack::Rack;
 use crate::tcp::rate::Rate;
@@ -21,6 +22,8 @@ pub(super) struct Ack {
     pub(super) has_data: bool,
     /// `snd_una` before it.
     pub(super) prior_una: u64,
+    /// The highest sequence SACKed before it (Linux's `prior_fack`), for RACK's reordering.
+    pub(super) prior_fack: u64,
     /// Segments ever marked lost before it.
     pub(super) lost_before: u64,
     /// Linux's `tcp_min_rtt`: the smallest RTT seen before it, the handshake's included.
@@ -62,6 +65,7 @@ struct Deliveries<'a> {
     sampling: bool,
     now: SimTime,
     min_rtt: SimTime,
+    prior_fack: u64,
 }
 
 impl<'a> Deliveries<'a> {
@@ -73,6 +77,7 @@ impl<'a> Deliveries<'a> {
             sampling: a.sampling,
             now: a.now,
             min_rtt: a.min_rtt,
+            prior_fack: a.prior_fack,
         }
     }
 
@@ -81,7 +86,11 @@ impl<'a> Deliveries<'a> {
     fn delivered(&mut self, seg: &mut Seg, sacked: bool) {
         if self.rack_tlp {
             let retx = seg.ever_retransmitted();
-            self.rack.note_delivery_order(seg.end(), retx, sacked);
+            if sacked {
+                self.rack.note_sacked(seg.end(), retx);
+            } else {
+                self.rack.note_acked(seg.end(), retx, self.prior_fack);
+            }
             self.rack
                 .advance(seg.sent(), seg.end(), retx, self.now, self.min_rtt);
         }
@@ -136,6 +145,7 @@ impl Sender {
             ack,
             has_data,
             prior_una: self.snd_una,
+            prior_fack: self.rack.fack(),
             lost_before,
             // Linux's tcp_min_rtt: the handshake's RTT counts too.
             min_rtt: self.path_min_rtt.min(self.min_rtt),
@@ -154,12 +164,24 @@ impl Sender {
     /// The SACK blocks mark newly SACKed segments (RFC 6675's scoreboard); in recovery
     /// without RACK, a retransmission that SACKed data sent after it did not arrive is lost.
     fn process_sack(&mut self, a: &mut Ack, sack: &[(u64, u64)]) {
+        // Linux's tcp_sacktag_write_queue walks the blocks in sequence order, not in the order
+        // the receiver wrote them (most recent first): RACK's reordering and its RTT, the last
+        // delivery's, read the order.
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        let n = sack.len().min(MAX_SACK_BLOCKS);
+        debug_assert_eq!(
+            n,
+            sack.len(),
+            "an ACK carries at most {MAX_SACK_BLOCKS} blocks"
+        );
+        blocks[..n].copy_from_slice(&sack[..n]);
+        blocks[..n].sort_unstable_by_key(|b| b.0);
         let mut d = Deliveries::new(&mut self.rack, &mut self.rate, a);
         // Linux's tcp_sacktag_one: when the earliest newly SACKed segment never resent left.
         let mut first_sackt: Option<SimTime> = None;
         let mut newly_sacked = 0;
         let mut highest = 0;
-        for &(s, e) in sack {
+        for &(s, e) in &blocks[..n] {
             if e > a.ack.max(self.snd_una) {
                 let (n, orig) =
                     self.board
@@ -478,6 +500,42 @@ mod tests {
         assert_eq!(e.stats().recoveries, 1);
         assert_eq!(e.stats().rack_lost, 9);
         e.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_ack_that_covers_a_segment_and_sacks_above_it_is_not_reordering() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        // Segment 1 lost: the receiver's delayed ACK for segment 0 leaves at once when
+        // segment 2 arrives, with segment 2's SACK block. Linux compares segment 0 with what
+        // was SACKed before this ACK (tcp_ack's prior_fack): nothing.
+        ack(&mut e, from_us(100), MSS, &[(2 * MSS, 3 * MSS)]);
+        assert!(!e.tx.rack.reord_seen);
+        // Segment 1, never resent, is acknowledged after segment 2 was SACKed: reordering.
+        ack(&mut e, from_us(101), 3 * MSS, &[]);
+        assert!(e.tx.rack.reord_seen);
+    }
+
+    #[test]
+    fn sack_blocks_are_walked_in_sequence_order() {
+        let mut e = endpoint(rack_params());
+        let mut out = Vec::new();
+        e.write(0, 10 * MSS, &mut out);
+        ack(&mut e, from_us(100), 0, &[(2 * MSS, 3 * MSS)]);
+        // One ACK newly SACKs segments 3 and 5, the most recent block first (RFC 2018, as a
+        // receiver that compressed its SACKs writes them). In sequence order, as Linux walks
+        // them, neither lies below a segment SACKed before it.
+        ack(
+            &mut e,
+            from_us(101),
+            0,
+            &[(5 * MSS, 6 * MSS), (2 * MSS, 4 * MSS)],
+        );
+        assert!(!e.tx.rack.reord_seen);
+        // Segment 4, never resent, SACKed after segment 5: reordering.
+        ack(&mut e, from_us(102), 0, &[(2 * MSS, 6 * MSS)]);
+        assert!(e.tx.rack.reord_seen);
     }
 
     #[test]
