@@ -581,36 +581,3 @@ def test_a_marking_threshold_of_zero_is_dctcps_least_windows_too() -> None:
     zero = burst.predict(dataclasses.replace(p, marking=0), c)
     one = burst.predict(dataclasses.replace(p, marking=1), c)
     assert zero.timeouts_per_block == pytest.approx(one.timeouts_per_block)
-
-
-def test_holes_near_the_responses_end_wait_for_racks_reorder_timer() -> None:
-    """11 x 319 KB into 545 KB at 39 Gbps, 107 us, RTOmin 18 ms, Linux's Reno, restarting
-    windows: the simulator's first block takes 16.5 ms (1.4 ms the others), no RTO, its last
-    sender waiting for the reorder timer it armed at 1 ms, fired on the 16 ms tick."""
-    keys = {
-        "topology.senders": 11,
-        "workload.sru": "318880B",
-        "topology.buffer": "544673B",
-        "topology.link": "39033Mbps",
-        "topology.rtt": "107192ns",
-        "tcp.rto_min": "18452821ns",
-        "tcp.initial_window": 3,
-        "tcp.profile": "linux",
-        "tcp.congestion_control": "reno",
-        "tcp.cwnd_restart": "block",
-    }
-    p = design_path(keys, blocks=4)
-    wait = probe.reorder_seconds(p)
-    # A 27 us window in whole 4 ms ticks, and 2.5 ticks beyond it.
-    assert wait == pytest.approx(3.5 * p.timer_tick)
-    assert 10e-3 < wait < 18e-3
-    # Charged after a slow-start round whose overflow leaves each sender many holes, with
-    # little of the response left; not with much of it left, too few senders, or no RACK.
-    assert probe.reorder_wait(p, 11, 128, 100, 3) == wait
-    assert probe.reorder_wait(p, 11, 128, 1_000, 3) == 0
-    assert probe.reorder_wait(p, 2, 128, 100, 3) == 0
-    assert probe.reorder_wait(dataclasses.replace(p, rack_tlp=False), 11, 128, 100, 3) == 0
-    assert probe.reorder_wait(p, 11, 128, 100, None) == 0
-    # The model: the first block (slow start's last rounds) waits for it, the next three not.
-    b = burst.predict(p, burst.fitted())
-    assert b.terms["RTO waits"] == pytest.approx(wait / 4)

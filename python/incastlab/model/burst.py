@@ -63,7 +63,7 @@ from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.marking import marked_round, marked_sawtooth, share_cap, threshold_port
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
-from incastlab.model.probe import lone_share, probe_losses, probe_wait, reorder_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
@@ -209,8 +209,9 @@ def _timeout_share(
     after = _after(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
     if p.rack_tlp:
-        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two ticks,
-        # not probe.reorder_seconds' whole ticks); with none through, the probe. In probe waits.
+        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
+        # ticks: out of recovery, with fewer SACKed than dupthresh, Linux keeps a reordering
+        # window though it has seen no reordering); with none through, the probe.
         none = math.exp(-after)
         reorder = p.rtt / 4 + p.timer_tick * PROBE_TICKS
         few = none + (few - none) * min(1.0, reorder / max(probe_seconds(p), 1e-12))
@@ -423,8 +424,8 @@ def _block(
     # Once marked, DCTCP carries its sawtooth's last window, under its share (marking.py).
     if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
         w_next = min(w_next, share_cap(p), w_mark)
-    # Probe (or reorder) timers are waited together; a lone last segment's nearly an RTO.
-    probe = max(probe_wait(p, probes, lone), reorder_wait(p, n, w_loss, left, loss_round))
+    # Probe timers are waited together; a lone last segment's nearly an RTO.
+    probe = probe_wait(p, probes, lone)
     block = Block(
         window=window,
         transfer_s=transfer,

@@ -18,9 +18,6 @@ responses restarting from it) into 165 packets, RTOmin 200 ms (linux): no RTO, a
 the same stall where the last segment goes out a round after the overflow into a queue still
 full (the simulator at 11 segments: 208 ms blocks too).
 
-A round that leaves each sender many holes near the response's end waits for RACK's reorder
-timer instead, a few ticks (:func:`reorder_wait`).
-
 The probes themselves can be lost. The senders that lost their whole window and those that got
 part of a round through but nothing after it (no SACK to show the hole) armed their probe
 timers together, on the same tick, and their probes arrive at the port together: it keeps what
@@ -34,7 +31,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from incastlab.model.port import round_capacity
 from incastlab.model.serial import held
 
 if TYPE_CHECKING:
@@ -92,54 +88,3 @@ def probe_losses(p: Path, whole: float, alone: float) -> float:
         return whole - q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
     probing = whole + alone
     return probing - min(probing, q)
-
-
-#: SACK blocks an ACK carries (the simulator's, as Linux's beside timestamps): a sender left
-#: more holes than these by one round has SACKs that no longer show every delivery.
-SACK_BLOCKS = 3
-#: Windows of the response at most left after the overflowing round for its holes to be its
-#: last (two rounds of slow start more): beyond, the segments sent after them show them lost.
-TAIL_WINDOWS = 4.0
-#: Fewest senders whose overflow leaves them that many holes: two senders lose far fewer
-#: segments than their round's overflow suggests (the simulator at 2 x 77 KB into 10 frames
-#: at 12.6 Gbps, linux Reno: 14-19 drops in four blocks, no stall; the model 8.6 a sender).
-MIN_SENDERS = 3
-#: Ticks the reorder timer waits beyond its window in whole ticks: two (Linux's
-#: ``TCP_TIMEOUT_MIN``), and half a tick on average to the tick it fires on.
-REORDER_TICKS = 2.5
-
-
-def reorder_seconds(p: Path) -> float:
-    """RACK's reorder timer: its window (a quarter of the minimum RTT) in whole ticks plus
-    :data:`REORDER_TICKS`."""
-    tick = p.timer_tick
-    if tick <= 0:
-        return p.rtt / 4
-    return (math.ceil(p.rtt / 4 / tick) + REORDER_TICKS) * tick
-
-
-def reorder_wait(p: Path, senders: float, window: float, left: float, k: int | None) -> float:
-    """The wait a block's reorder timer costs after its round ``k`` of ``senders`` windows of
-    ``window`` overflowed the port, ``left`` segments of each response after it.
-
-    A slow-start round arrives ACK-clocked at twice the link's rate, and the full port drops
-    about every other segment: a sender loses its share of the overflow in as many holes. The
-    simulator's RACK then sees segments delivered below the highest one SACKed, takes them for
-    reordering, and keeps a reordering window (a quarter of the minimum RTT) for the rest of
-    the connection, in recovery too (where it differs from Linux: docs/model.md). More than
-    :data:`SACK_BLOCKS` lost a sender marks the overflows where it stalls on the designs.
-    Where the round is among the response's last, the holes its last deliveries leave were
-    sent within that window of them, nothing after them shows them lost, and the block waits
-    for the reorder timer (:func:`reorder_seconds`, a few ticks). A synchronized first round
-    instead loses the end of each burst, one hole, unless the pipe is longer than the buffer
-    and the round arrives ACK-clocked too. The simulator at 11 x 319 KB into 545 KB at
-    39 Gbps, RTOmin 18 ms (linux Reno, responses restarting): 353 drops in the first block,
-    no RTO, and that block 16.5 ms against 1.4 ms for the next ones, its last sender waiting
-    for the reorder timer it armed at 1 ms (fired on the 16 ms tick)."""
-    if not p.rack_tlp or p.loss_blind or k is None or senders < MIN_SENDERS:
-        return 0.0
-    if left > TAIL_WINDOWS * window or (k == 0 and p.pipe_packets <= p.buffer_packets):
-        return 0.0
-    cap = round_capacity(p, senders, window, k == 0)
-    lost = (senders * window - cap) / senders
-    return reorder_seconds(p) if lost > SACK_BLOCKS else 0.0
