@@ -562,6 +562,29 @@ def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
     assert 1.32e-3 < b.block_time_s < 2.97e-3  # within 1.5x (was 1.18 ms, windows of 15)
 
 
+def test_dctcp_marked_only_in_its_last_round_carries_its_window_whole() -> None:
+    """78 x 59 KB into 2.6 MB (marking at 1.3 MB) at 94 Gbps, 50 us, classic DCTCP, windows
+    carried: the first block's marks fall on its last round, which ends the responses; the
+    simulator carries windows of 15-44 (27 on average) into the second block, whose first
+    round drops 164 segments and waits an RTO (85 ms; 0.49 ms a block otherwise)."""
+    keys = {
+        "topology.senders": 78,
+        "workload.sru": "59201B",
+        "topology.buffer": "2618330B",
+        "topology.link": "94313Mbps",
+        "topology.rtt": "50119ns",
+        "tcp.rto_min": "84423037ns",
+        "tcp.initial_window": 3,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "idle",
+    }
+    b = burst.predict(design_path(keys, blocks=4), burst.fitted())
+    assert b.timeouts_per_block > 1
+    # The simulator: 21.6 ms a block over its seeds (the model cutting the windows: 0.47 ms).
+    assert 14e-3 < b.block_time_s < 33e-3
+
+
 def test_a_marking_threshold_of_zero_is_dctcps_least_windows_too() -> None:
     """``topology.ecn_threshold = 0`` marks every packet: the senders that take turns at the
     least windows keep 2 each (DCTCP's), as at a threshold of one byte, not dupthresh + 1."""

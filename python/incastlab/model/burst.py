@@ -60,7 +60,7 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
-from incastlab.model.marking import marked_round, marked_sawtooth, share_cap, threshold_port
+from incastlab.model.marking import carried_cap, marked_round, marked_sawtooth, threshold_port
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
@@ -422,8 +422,8 @@ def _block(
         w_next = timed_out * after_rto + (1 - timed_out) * after_fr
         s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
     # Once marked, DCTCP carries its sawtooth's last window, under its share (marking.py).
-    if p.marking is not None and (loss_round is not None or (mark and mark[0] is not None)):
-        w_next = min(w_next, share_cap(p), w_mark)
+    if p.marking is not None:
+        w_next = min(w_next, carried_cap(p, mark, ssthresh, loss_round is not None, w_mark))
     # Probe timers are waited together; a lone last segment's nearly an RTO.
     probe = probe_wait(p, probes, lone)
     block = Block(
