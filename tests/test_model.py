@@ -11,7 +11,7 @@ import pytest
 
 from conftest import design_path
 from incastlab import model
-from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial
+from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial, stagger
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -581,3 +581,38 @@ def test_a_marking_threshold_of_zero_is_dctcps_least_windows_too() -> None:
     zero = burst.predict(dataclasses.replace(p, marking=0), c)
     one = burst.predict(dataclasses.replace(p, marking=1), c)
     assert zero.timeouts_per_block == pytest.approx(one.timeouts_per_block)
+
+
+def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
+    """598 x 8.2 KB into 204 packets at 47 Gbps (IW 2, classic CUBIC, design 32006): the
+    requests stagger the senders' bursts, so the port's 281 packets of the first round go to
+    the first senders' whole windows. The simulator: 118 senders got both packets, 45 one,
+    435 none, about 446 timed out and the block took 3.4 RTOs; the interleaved split (one
+    packet each for 281 senders) had 589 time out and a block of 7.4."""
+    keys = {
+        "topology.senders": 598,
+        "workload.sru": "8204B",
+        "topology.buffer": "309974B",
+        "topology.link": "47066Mbps",
+        "topology.rtt": "348289ns",
+        "tcp.rto_min": "3049374ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "never",
+    }
+    p = design_path(keys, blocks=1)
+    c = burst.fitted()
+    cap = port.round_capacity(p, 598, 2, True)
+    full, partial, through = stagger.first_round(p, 598, 2, cap) or (0.0, 0.0, 0.0)
+    assert 90 < full < 130 and partial < 100 and full * 2 + through == pytest.approx(cap)
+    whole = stagger.split(p, 598, 2, cap, True)[0]
+    assert 400 < whole < 450
+    # Later rounds interleave: one packet each for as many senders as the port takes.
+    assert stagger.split(p, 598, 2, cap, False)[:2] == pytest.approx((598 - cap, cap))
+    timed_out = burst._burst(p, c, 598, p.segments, 2.0, True)[1]
+    assert 440 < timed_out < 500
+    assert burst.predict(p, c).block_time_s / p.rto < 4
+    # Bursts that all begin before the port fills interleave as before.
+    few = dataclasses.replace(p, senders=20)
+    assert stagger.first_round(few, 20, 2, port.round_capacity(few, 20, 2, True)) is None
