@@ -616,3 +616,30 @@ def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
     # Bursts that all begin before the port fills interleave as before.
     few = dataclasses.replace(p, senders=20)
     assert stagger.first_round(few, 20, 2, port.round_capacity(few, 20, 2, True)) is None
+
+
+def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
+    """326 x 8.8 KB into 3.8 packets at 6.7 Gbps (classic DCTCP, design 32004): the senders a
+    wave serves but whose next round the port drops time out again on a fresh timer, 1-4
+    RTOs after the wave, not in the next one. The simulator's first block: 2,050 RTOs; the
+    model with every re-timeout in the next wave: 21,500."""
+    keys = {
+        "topology.senders": 326,
+        "workload.sru": "8850B",
+        "topology.buffer": "5713B",
+        "topology.link": "6718Mbps",
+        "topology.rtt": "11001ns",
+        "tcp.rto_min": "869306ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "idle",
+    }
+    p = design_path(keys, blocks=1)
+    # One in 2^level lands in the next wave in a first block; later blocks' waves spread
+    # over their drifted RTOs and take them all.
+    assert serial.rejoined(p, 50.0, 10.0, 3, True) == pytest.approx(40.0 / 8)
+    assert serial.rejoined(p, 50.0, 10.0, 3, False) == pytest.approx(40.0)
+    waits = burst._chain(p, burst.fitted(), 326, p.segments, True)[0]
+    assert 512 < waits < 4096
+    assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096

@@ -66,7 +66,7 @@ from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
-from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
+from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
 from incastlab.model.stagger import split, unhurt
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
@@ -319,7 +319,7 @@ def _chain(
         got = served(waiting, cap, held(p), drifted=level > 0)
         waiting -= got
         if segments > 1:
-            waiting += c.rejoin * served_again(got, room)
+            waiting += c.rejoin * rejoined(p, got, room, level, first)
         level += 1
     return waits, timeouts
 
