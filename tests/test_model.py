@@ -11,7 +11,7 @@ import pytest
 
 from conftest import design_path
 from incastlab import model
-from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial
+from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial, stagger
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -604,3 +604,65 @@ def test_a_marking_threshold_of_zero_is_dctcps_least_windows_too() -> None:
     zero = burst.predict(dataclasses.replace(p, marking=0), c)
     one = burst.predict(dataclasses.replace(p, marking=1), c)
     assert zero.timeouts_per_block == pytest.approx(one.timeouts_per_block)
+
+
+def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
+    """598 x 8.2 KB into 204 packets at 47 Gbps (IW 2, classic CUBIC, design 32006): the
+    requests stagger the senders' bursts, so the port's 281 packets of the first round go to
+    the first senders' whole windows. The simulator: 118 senders got both packets, 45 one,
+    435 none, about 446 timed out and the block took 3.4 RTOs; the interleaved split (one
+    packet each for 281 senders) had 589 time out and a block of 7.4."""
+    keys = {
+        "topology.senders": 598,
+        "workload.sru": "8204B",
+        "topology.buffer": "309974B",
+        "topology.link": "47066Mbps",
+        "topology.rtt": "348289ns",
+        "tcp.rto_min": "3049374ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "never",
+    }
+    p = design_path(keys, blocks=1)
+    c = burst.fitted()
+    cap = port.round_capacity(p, 598, 2, True)
+    full, partial, through = stagger.first_round(p, 598, 2, cap) or (0.0, 0.0, 0.0)
+    assert 90 < full < 130 and partial < 100 and full * 2 + through == pytest.approx(cap)
+    whole = stagger.split(p, 598, 2, cap, True)[0]
+    assert 400 < whole < 450
+    # Later rounds interleave: one packet each for as many senders as the port takes.
+    assert stagger.split(p, 598, 2, cap, False)[:2] == pytest.approx((598 - cap, cap))
+    timed_out = burst._burst(p, c, 598, p.segments, 2.0, True)[1]
+    assert 440 < timed_out < 500
+    assert burst.predict(p, c).block_time_s / p.rto < 4
+    # Bursts that all begin before the port fills interleave as before.
+    few = dataclasses.replace(p, senders=20)
+    assert stagger.first_round(few, 20, 2, port.round_capacity(few, 20, 2, True)) is None
+
+
+def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
+    """326 x 8.8 KB into 3.8 packets at 6.7 Gbps (classic DCTCP, design 32004): the senders a
+    wave serves but whose next round the port drops time out again on a fresh timer, 1-4
+    RTOs after the wave, not in the next one. The simulator's first block: 2,050 RTOs; the
+    model with every re-timeout in the next wave: 21,500."""
+    keys = {
+        "topology.senders": 326,
+        "workload.sru": "8850B",
+        "topology.buffer": "5713B",
+        "topology.link": "6718Mbps",
+        "topology.rtt": "11001ns",
+        "tcp.rto_min": "869306ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "idle",
+    }
+    p = design_path(keys, blocks=1)
+    # One in 2^level lands in the next wave in a first block; later blocks' waves spread
+    # over their drifted RTOs and take them all.
+    assert serial.rejoined(p, 50.0, 10.0, 3, True) == pytest.approx(40.0 / 8)
+    assert serial.rejoined(p, 50.0, 10.0, 3, False) == pytest.approx(40.0)
+    waits = burst._chain(p, burst.fitted(), 326, p.segments, True)[0]
+    assert 512 < waits < 4096
+    assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096

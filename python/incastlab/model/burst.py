@@ -66,7 +66,8 @@ from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rounds import untouched
-from incastlab.model.serial import MAX_LEVELS, backoff, held, request_spread, served, served_again
+from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
+from incastlab.model.stagger import split, unhurt
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
@@ -237,17 +238,15 @@ def _overflow(
     cap = round_capacity(p, n, f, first)
     if burst <= cap:
         return 0.0, 0.0, 0.0
-    # Drop-tail keeps the first `cap` packets of interleaved bursts: n beyond lose all.
-    whole = max(0.0, n - cap)
-    partial = n - whole
-    lost = burst - cap - whole * f
+    # Drop-tail keeps the first `cap` packets: whole bursts first where requests stagger them.
+    whole, partial, lost, sharing, each = split(p, n, f, cap, first)  # model/stagger.py
     hit = min(partial, max(0.0, lost))
-    share = _timeout_share(p, c, n, cap / n, tail, first) if paced < 0 else paced
+    share = _timeout_share(p, c, sharing, each, tail, first) if paced < 0 else paced
     if p.rack_tlp:
         # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
         # would be an RTO waits for their timers instead, but the n with nothing through
         # after their loss probe together, and those whose probe the port drops time out.
-        alone = 1.0 if tail else math.exp(-_after(p, n, cap / n))
+        alone = 1.0 if tail else math.exp(-_after(p, sharing, each))
         lone = hit * share * lone_share(lost, partial) if last else 0.0
         return probe_losses(p, whole, hit * alone), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
@@ -285,7 +284,8 @@ def _burst(
             m, probes, lone = _overflow(p, c, senders, f, *args)
             # The senders that lost nothing go on in slow start and can overflow the port
             # again (model/rounds.py).
-            rest = untouched(senders, f, cap) if rem > 1e-9 else 0.0
+            rest = max(untouched(senders, f, cap), unhurt(p, senders, f, cap, first and k == 0))
+            rest = rest if rem > 1e-9 else 0.0
             if rest > 1e-6:
                 r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
                 m, probes, lone = m + r[1], probes + r[4], lone + r[5]
@@ -319,7 +319,7 @@ def _chain(
         got = served(waiting, cap, held(p), drifted=level > 0)
         waiting -= got
         if segments > 1:
-            waiting += c.rejoin * served_again(got, room)
+            waiting += c.rejoin * rejoined(p, got, room, level, first)
         level += 1
     return waits, timeouts
 
