@@ -62,12 +62,10 @@ from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.marking import carried_cap, marked_round, marked_sawtooth, threshold_port
 from incastlab.model.port import round_capacity
-from incastlab.model.probe import PROBE_TICKS as PROBE_TICKS
-from incastlab.model.probe import lone_share, probe_losses, probe_wait
+from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
-from incastlab.model.rounds import untouched
 from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
-from incastlab.model.stagger import split, unhurt
+from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.tail import backoff_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
@@ -132,6 +130,10 @@ class Path:
     @property
     def drain_s(self) -> float:  # seconds the link takes to send the full buffer
         return self.buffer_packets * self.packet_time
+
+    @property
+    def request_gap(self) -> float:  # packet times between two answers: a request's wire time
+        return self.request_wire / self.wire
 
 
 @dataclass(frozen=True)
@@ -282,10 +284,8 @@ def _burst(
             last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
             args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
             m, probes, lone = _overflow(p, c, senders, f, *args)
-            # The senders that lost nothing go on in slow start and can overflow the port
-            # again (model/rounds.py).
-            rest = max(untouched(senders, f, cap), unhurt(p, senders, f, cap, first and k == 0))
-            rest = rest if rem > 1e-9 else 0.0
+            # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
+            rest = lost_nothing(p, senders, f, cap, first and k == 0) if rem > 1e-9 else 0.0
             if rest > 1e-6:
                 r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
                 m, probes, lone = m + r[1], probes + r[4], lone + r[5]

@@ -26,8 +26,7 @@ def round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> f
     or all of it beyond the pipe, must fit in the buffer."""
     q = p.buffer_packets
     if first:
-        stagger = p.request_wire / p.wire  # packets drained per request sent
-        return q + per_sender + stagger * (senders - 1)
+        return q + per_sender + p.request_gap * (senders - 1)  # drained as requests go out
     # Each sender's NIC sends at most at the link rate.
     rate = min(slow_start_rate(p), senders)
     if rate <= 1:

@@ -63,7 +63,7 @@ def held(p: Path) -> float:
 def request_spread(p: Path) -> float:
     """Packet times between the first and the last sender's answer: the receiver's link
     sends the requests one after the other."""
-    return p.request_wire / p.wire * (p.senders - 1)
+    return p.request_gap * (p.senders - 1)
 
 
 def served(waiting: float, cap: float, queue: float, drifted: bool) -> float:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from incastlab.model.rounds import untouched
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
@@ -43,7 +45,7 @@ def first_round(p: Path, n: float, f: float, cap: float) -> tuple[float, float, 
     overflow a port that takes ``cap`` packets of them: (those with the whole burst through,
     those with part of it through, the packets those got), or ``None`` where every burst
     begins before the port fills (the interleaved bursts of port.py)."""
-    s = p.request_wire / p.wire
+    s = p.request_gap
     t = fill_time(p.buffer_packets, f, s) if s > 0 else math.inf
     if math.isinf(t) or n * s <= t:
         return None
@@ -73,7 +75,10 @@ def split(
     return n - full - partial, partial, partial * f - through, full + partial, through / partial
 
 
-def unhurt(p: Path, n: float, f: float, cap: float, first: bool) -> float:
-    """Senders of a ``first`` round that got their whole burst through (:func:`first_round`)."""
+def lost_nothing(p: Path, n: float, f: float, cap: float, first: bool) -> float:
+    """Of ``n`` senders whose round of ``f`` overflows a port that takes ``cap`` packets,
+    those that lost nothing and go on in slow start: the interleaved rounds' last to arrive
+    each lose a segment (:func:`incastlab.model.rounds.untouched`), and in a ``first`` round
+    the first senders get their whole burst through (:func:`first_round`)."""
     got = first_round(p, n, f, cap) if first else None
-    return 0.0 if got is None else got[0]
+    return max(untouched(n, f, cap), 0.0 if got is None else got[0])
