@@ -65,12 +65,17 @@ pub(crate) fn endpoint(p: TcpParams) -> Endpoint {
     Endpoint::new(p, rtt, Some(from_us(100)))
 }
 
-/// An endpoint that has sent `n` full segments at t = 0.
-pub(crate) fn sender_with_flight(sack: bool, n: u64) -> (Endpoint, Vec<Segment>) {
-    let mut e = endpoint(params(sack));
+/// An endpoint of parameters `p` that has sent `n` full segments at t = 0.
+pub(crate) fn with_flight(p: TcpParams, n: u64) -> (Endpoint, Vec<Segment>) {
+    let mut e = endpoint(p);
     let mut out = Vec::new();
     e.write(0, n * MSS, &mut out);
     (e, out)
+}
+
+/// [`with_flight`] under the classic parameters, with SACK or without.
+pub(crate) fn sender_with_flight(sack: bool, n: u64) -> (Endpoint, Vec<Segment>) {
+    with_flight(params(sack), n)
 }
 
 /// A pure ACK (`ack`, `sack`) reaches `e` at `now`: what it sends in answer, its scoreboard

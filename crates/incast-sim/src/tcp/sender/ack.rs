@@ -479,9 +479,7 @@ mod tests {
 
     #[test]
     fn rack_marks_a_hole_lost_at_rtt_plus_reorder_window_and_not_before() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 10 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 10);
         // Only the last segment arrives, 100 us later: one SACK is too few for dupthresh, so
         // RACK waits RTT (100 us) + min_rtt / 4 (25 us) from the holes' send time, and the
         // reorder timer adds Linux's two ticks (1 us here): due at 127 us.
@@ -504,9 +502,7 @@ mod tests {
 
     #[test]
     fn an_ack_that_covers_a_segment_and_sacks_above_it_is_not_reordering() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 10 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 10);
         // Segment 1 lost: the receiver's delayed ACK for segment 0 leaves at once when
         // segment 2 arrives, with segment 2's SACK block. Linux compares segment 0 with what
         // was SACKed before this ACK (tcp_ack's prior_fack): nothing.
@@ -519,9 +515,7 @@ mod tests {
 
     #[test]
     fn sack_blocks_are_walked_in_sequence_order() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 10 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 10);
         ack(&mut e, from_us(100), 0, &[(2 * MSS, 3 * MSS)]);
         // One ACK newly SACKs segments 3 and 5, the most recent block first (RFC 2018, as a
         // receiver that compressed its SACKs writes them). In sequence order, as Linux walks
@@ -540,9 +534,7 @@ mod tests {
 
     #[test]
     fn rack_marks_at_once_when_dupthresh_segments_are_sacked() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 10 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 10);
         let out = ack(&mut e, from_us(100), 0, &[(MSS, 4 * MSS)]);
         assert_eq!(out.first().map(|s| s.seq), Some(0));
         assert_eq!(e.stats().recoveries, 1);

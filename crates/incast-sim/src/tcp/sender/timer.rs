@@ -329,9 +329,7 @@ mod tests {
 
     #[test]
     fn a_lone_tail_loss_is_repaired_by_a_probe_without_a_timeout() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 10 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 10);
         // Segments 8 and 9 are lost: nothing is SACKed, nothing can trigger fast recovery.
         let t = from_us(100);
         ack(&mut e, t, 8 * MSS, &[]);
@@ -353,9 +351,7 @@ mod tests {
 
     #[test]
     fn a_probe_for_a_lone_segment_waits_for_a_delayed_ack_and_yields_to_the_rto() {
-        let mut e = endpoint(rack_params());
-        let mut out = Vec::new();
-        e.write(0, 2 * MSS, &mut out);
+        let (mut e, _) = with_flight(rack_params(), 2);
         ack(&mut e, from_us(100), MSS, &[]);
         // One segment out: 2 SRTT + RTOmin would come after the RTO, which wins.
         assert_eq!(e.tx.timer, TimerKind::Probe);
