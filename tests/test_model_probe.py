@@ -82,3 +82,31 @@ def test_a_lost_tail_before_the_last_round_is_probed_as_several_out() -> None:
     c = burst.fitted()
     b = burst.predict(_linux(**{"workload.sru": "17376B"}), c)
     assert b.block_time_s < 0.03
+
+
+def test_a_later_rounds_overflow_leaves_some_senders_their_last_segment_alone() -> None:
+    """12 x 357 KB from IW 1 into 1,134 packets at 16 Gbps, RTOmin 87 ms: slow start's eighth
+    round (the response's last) overflows the port, ACK-clocked, with its drops spread over
+    it. The simulator (linux Reno, three seeds): no RTO, and a block of 96 ms in two of them,
+    a sender waiting for its last segment's lone probe (92 ms)."""
+    c = burst.fitted()
+    keys = {
+        "topology.senders": 12,
+        "workload.sru": "357340B",
+        "topology.buffer": "1721908B",
+        "topology.link": "16377Mbps",
+        "topology.receiver_link": "16377Mbps",
+        "topology.rtt": "5055ns",
+        "tcp.rto_min": "87212653ns",
+        "tcp.initial_window": 1,
+        "tcp.congestion_control": "reno",
+        "tcp.cwnd_restart": "idle",
+        "workload.blocks": 4,
+    }
+    b = burst.predict(_linux(**keys), c)
+    assert b.timeouts_per_block == 0
+    assert b.first.loss_round == 7
+    assert 0.06 < b.first.time_s < 0.1
+    # A request's round loses its bursts' ends: no sender with more than one lost is alone.
+    assert probe.lone_share(40.0, 20.0) == 0
+    assert probe.lone_share(40.0, 20.0, 0.2) == pytest.approx(0.2)

@@ -248,9 +248,9 @@ def _overflow(
         # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
         # would be an RTO waits for their timers instead, but the n with nothing through
         # after their loss probe together, and those whose probe the port drops time out.
-        alone = 1.0 if tail else math.exp(-_after(p, sharing, each))
-        lone = hit * share * lone_share(lost, partial) if last else 0.0
-        return probe_losses(p, whole, hit * alone), hit * share + whole, lone
+        alone, dropped = math.exp(-_after(p, sharing, each)), 0.0 if first else 1 - cap / burst
+        lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
+        return probe_losses(p, whole, hit * (1.0 if tail else alone)), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
 
 
