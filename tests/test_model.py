@@ -666,3 +666,41 @@ def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
     waits = burst._chain(p, burst.fitted(), 326, p.segments, True)[0]
     assert 512 < waits < 4096
     assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096
+
+
+def test_linux_cubic_keeps_a_cut_window_for_hz_over_32_jiffies() -> None:
+    """10 x 178 KB into 39 KB at 2.1 Gbps, RTT 1.4 ms (linux CUBIC, windows carried): after a
+    cut the simulator's senders keep their windows for 30 ms, some twenty round trips (its
+    blocks 26-43 ms); the model's sawtooth waits as long (``cubic_hold``, from the simulator),
+    where the per-ACK curve (classic) grows at once."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model import window
+    from incastlab.scenario import apply_overrides, from_dict
+
+    keys: dict[str, object] = {
+        "topology.senders": 10,
+        "workload.sru": "178391B",
+        "topology.buffer": "39431B",
+        "topology.link": "2127Mbps",
+        "topology.receiver_link": "2127Mbps",
+        "topology.rtt": "1419044ns",
+        "tcp.rto_min": "286031ns",
+        "tcp.initial_window": 10,
+        "tcp.profile": "linux",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "never",
+        "workload.blocks": 4,
+    }
+
+    def path(**more: object) -> burst.Path:
+        return burst_path(from_dict(apply_overrides({}, {**keys, **more})).normalized())
+
+    p = path()
+    assert p.cubic_hold == pytest.approx(0.030)  # 8 jiffies, from one half gone
+    assert window.hold_rounds(p, 10, 7.0) == pytest.approx(0.030 / (p.rtt + 2 * p.packet_time))
+    c = burst.fitted()
+    held = burst.predict(p, c)
+    free = burst.predict(dataclasses.replace(p, cubic_hold=0.0), c)
+    assert held.block_time_s > 1.1 * free.block_time_s
+    assert held.terms["window sawtooth"] > free.terms["window sawtooth"]
+    assert path(**{"tcp.profile": "classic"}).cubic_hold == 0
