@@ -63,7 +63,9 @@ def test_a_loss_does_not_cut_bbrs_window_across_blocks() -> None:
     11 segments at once and waits for the probe (the simulator: 0.8 RTO a block)."""
     p = _path(**CARRIED)
     b = burst.predict(p, burst.fitted())
-    assert b.steady.loss_round == 0 and b.steady.window == 14
+    # Every response is sent whole, app-limited: startup never ends and the window grows by
+    # each (the simulator's largest windows: 21, 32, 43 at the blocks' ends).
+    assert b.steady.loss_round == 0 and b.steady.window == 43
     assert 0.5 < b.steady.time_s / p.rto < 1.2
     # As Reno's, the window cut after the first block's loss sends them without loss.
     reno = burst.predict(dataclasses.replace(p, loss_blind=False), burst.fitted())
@@ -72,12 +74,17 @@ def test_a_loss_does_not_cut_bbrs_window_across_blocks() -> None:
 
 def test_startup_ends_and_holds_the_window_it_measured() -> None:
     p = _path(**RESTARTED)
-    # 329 packets of pipe, 5.5 each; the initial window 10 is more: startup ends at 40.
-    assert bbr.startup_end(p) == 40
+    # 329 packets of pipe: rounds of 10 and 20 from 60 senders fill it, the last (37) is
+    # app-limited: two rounds a block count, startup ends in the second block.
+    assert bbr.full_rounds(p, 10, 67) == 2
+    assert bbr.full_rounds(p, 1, 67) == 3  # 1, 2, 4 under the pipe; 8, 16, 32; 4 the last
     # Twice 5.5 (rounded up) and three bursts of 5 (8 MB/s each: 7.9 KB a millisecond).
     assert bbr.held_window(p) == 26
-    assert bbr.carried(p, 10, math.inf, 67) == (26, 26)  # 77 past 40: held
-    assert bbr.carried(p, 10, math.inf, 20) == (30, math.inf)  # still in startup
+    assert bbr.carried(p, 10, math.inf, 67) == (77, math.inf)  # still in startup
+    assert bbr.carried(p, 10, math.inf, 67, 2) == (26, 26)  # four rounds counted: held
+    # A carried window counts the first block's rounds alone.
+    never = dataclasses.replace(p, restart="never")
+    assert bbr.carried(never, 77, math.inf, 67, 2) == (144, math.inf)
     b = burst.predict(p, burst.fitted())
     assert b.first.loss_round == 2 and b.first.timeouts > 0
     # Restarting from 10, the held window (26 x 60 within 2.1k packets) loses nothing.
@@ -91,8 +98,8 @@ def test_other_congestion_controls_grow_as_before() -> None:
     assert bbr.next_window(p, 4, 6) == 6
     assert bbr.next_window(p, 8, 6) == 9
     blind = _path(**RESTARTED)
-    assert bbr.next_window(blind, 20, math.inf) == 40  # startup doubles up to its end
-    assert bbr.next_window(blind, 40, math.inf) == 26  # then the held window
+    assert bbr.next_window(blind, 40, math.inf) == 80  # startup doubles
+    assert bbr.next_window(blind, 40, 26) == 26  # then the held window
     assert bbr.next_window(blind, 8, 26) == 16
 
 
@@ -193,3 +200,91 @@ def test_a_sender_taken_for_policed_holds_the_block() -> None:
     assert bbr.lock_wait(p, 15.0, p.rto, math.inf) == 0
     assert bbr.lock_wait(dataclasses.replace(p, sru=20_000), 3.0, p.rto, math.inf) == 0
     assert bbr.lock_wait(dataclasses.replace(p, loss_blind=False), 3.0, p.rto, math.inf) == 0
+
+
+#: 20 x 21.6 KB (15 segments) into 386 KB (254 packets) at 434 Mbps, 14 us, classic, initial
+#: window 4, windows carried: the simulator's startup never ends, and from the second block
+#: every sender sends its 15 segments at once: 30 drops and 18 RTOs a block.
+APP_LIMITED = {
+    "topology.senders": 20,
+    "workload.sru": "21585B",
+    "topology.buffer": "386253B",
+    "topology.link": "434Mbps",
+    "topology.rtt": "14044ns",
+    "tcp.rto_min": "42949439ns",
+    "tcp.initial_window": 4,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "never",
+}
+
+
+def test_app_limited_rounds_never_end_startup() -> None:
+    p = _path(**APP_LIMITED)
+    # Rounds of 4 and 8 (the pipe: half a packet), then the last 3, app-limited: two count.
+    assert bbr.full_rounds(p, 4, 15) == 2
+    assert bbr.carried(p, 4, math.inf, 15) == (19, math.inf)
+    b = burst.predict(p, burst.fitted())
+    assert b.first.loss_round is None and b.first.timeouts == 0
+    # 300 packets at once into 254: every sender loses its tail (the simulator: 18 of 20).
+    assert b.steady.window == 49 and b.steady.loss_round == 0
+    assert b.steady.timeouts == pytest.approx(20, abs=0.5)
+
+
+#: 22 x 76 KB (53 segments) into 1.5 MB (972 packets) at 352 Mbps, 188 us, classic, initial
+#: window 10, windows carried: paced at the initial rate, the senders lose their tails.
+INITIAL_RATE = {
+    "topology.senders": 22,
+    "workload.sru": "76202B",
+    "topology.buffer": "1476021B",
+    "topology.link": "352Mbps",
+    "topology.rtt": "187752ns",
+    "tcp.rto_min": "116723787ns",
+    "tcp.initial_window": 10,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_startup_paces_at_least_at_its_initial_rate() -> None:
+    p = _path(**INITIAL_RATE)
+    assert bbr.initial_rate(p) == pytest.approx(10 / (p.rtt + p.packet_time))
+    # Measured, 53 segments over the 22 senders' link time, the round (1,166 packets) would
+    # arrive slowly enough for the port to drain 410 while it does; at the initial rate
+    # (4.5 times the link each) it drains 12.
+    rate = bbr.HIGH_GAIN * bbr.initial_rate(p)
+    cap = bbr.paced_capacity(p, 22, 53, 53, True)
+    assert cap == pytest.approx(p.buffer_packets + 53 / (rate * p.packet_time))
+    assert cap < 22 * 53 < p.buffer_packets + 410
+    chance = bbr.paced_timeout(p, 22, 53, 53)
+    assert chance is not None and chance > 0.99
+    b = burst.predict(p, burst.fitted())
+    # The simulator: every sender times out every later block (21-22 of 22).
+    assert b.steady.timeouts == pytest.approx(22, abs=0.5)
+
+
+#: 29 x 52 KB (37 segments) into 575 KB (379 packets) at 11.8 Gbps, 160 us, classic, initial
+#: window 3, windows carried: the second block's paced round, 2.5 times the link.
+FEW_AFTER = {
+    "topology.senders": 29,
+    "workload.sru": "52489B",
+    "topology.buffer": "575247B",
+    "topology.link": "11753Mbps",
+    "topology.rtt": "160159ns",
+    "tcp.rto_min": "26957662ns",
+    "tcp.initial_window": 3,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_a_paced_sender_with_few_segments_through_after_its_hole_times_out() -> None:
+    # Nothing lost, or too few kept after the first hole.
+    assert bbr.few_after_hole(0, 0.5, 3) == 0
+    assert bbr.few_after_hole(1, 0.5, 3) == 0.5
+    assert bbr.few_after_hole(3, 0.5, 3) == pytest.approx(1 - 0.5**3)
+    p = _path(**FEW_AFTER)
+    # 15 of each sender's segments after the port fills, 2 in 5 kept: 0.06 time out (the
+    # simulator: 2 of 29 in its lossy block; the first hole among the last three: 1e-5).
+    chance = bbr.paced_timeout(p, 29, 37, 37)
+    assert chance == pytest.approx(bbr.few_after_hole(15, 0.396, 3), rel=0.01)
+    assert chance == pytest.approx(0.059, abs=0.002)

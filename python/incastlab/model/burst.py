@@ -345,10 +345,10 @@ def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False)
 
 
 def _block(
-    p: Path, c: Constants, window: float, ssthresh: float, rto: float, first_block: bool = False
+    p: Path, c: Constants, window: float, ssthresh: float, rto: float, index: int = 0
 ) -> tuple[Block, float, float]:
-    """One block from ``window``: its account, and the window and ssthresh it leaves."""
-    n, seg = p.senders, p.segments
+    """The run's block ``index`` (from 0) from ``window``: its account, the window, ssthresh."""
+    n, seg, first_block = p.senders, p.segments, index == 0
     transfer = transfer_time(p, n, seg, window)
     delack = 0.0
     if p.delayed_ack > 0 and window < 2 and not (p.quickack and first_block):
@@ -411,7 +411,7 @@ def _block(
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
-        w_next, s_next = bbr.carried(p, window, ssthresh, seg)
+        w_next, s_next = bbr.carried(p, window, ssthresh, seg, index + 1)
     elif loss_round is None:
         w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
@@ -450,7 +450,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     for i in range(max(1, p.blocks)):
         # The first block's timers run on the RTO of the handshake's sample alone.
         first_rto = (p.rto_first or rto) if i == 0 else rto
-        b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i == 0)
+        b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i)
         blocks.append(b)
         if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window
             ssthresh = max(ssthresh, 0.75 * window)
