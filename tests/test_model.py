@@ -11,7 +11,18 @@ import pytest
 
 from conftest import design_path
 from incastlab import model
-from incastlab.model import ModelError, burst, marking, port, probe, rounds, serial, stagger
+from incastlab.model import (
+    ModelError,
+    burst,
+    marking,
+    port,
+    probe,
+    rounds,
+    serial,
+    stagger,
+    straggle,
+    tail,
+)
 
 TABLE_1 = {
     16_000: [1448, 2896, 5792, 5864],
@@ -345,6 +356,21 @@ def test_the_simulator_owns_the_timers_the_model_waits() -> None:
     assert linux.probe == pytest.approx(0.004)  # 2 RTT + 2 ms in jiffies
     # The probe fires on the next tick, RACK's reorder timer marks the rest a tick later.
     assert burst.probe_seconds(linux) == pytest.approx(0.004 + 2.5 * 0.004)
+
+
+def test_stragglers_stretch_the_busy_time_of_senders_taking_turns() -> None:
+    """216 x 180 KB into 24 KB at 9.8 Gbps (classic Reno, as in the simulator): senders that
+    take turns restart from one segment every 15, and those backing off at the end of the
+    link's time hold bytes: the block lasts longer than the backoff tail alone makes it."""
+    kw = dict(senders=216, sru=180_148, buffer=24_035, link_bps=9.763e9, rtt=39.56e-6)
+    p = _path(rto=278e-6, initial_window=10, restart="never", **kw)
+    assert straggle.episode_segments(p) == 15
+    alone = tail.backoff_tail(p, 123.0, 214.0, 530.0 / 123.0, 0.63, 47.0)
+    stretched = straggle.straggler_tail(p, 123.0, 214.0, 530.0, 0.63, 47.0, 204.0, 0.99)
+    assert stretched > alone + 20
+    # Senders that keep their window through a loss (BBR) keep the tail alone.
+    bbr = dataclasses.replace(p, loss_blind=True)
+    assert straggle.straggler_tail(bbr, 123.0, 214.0, 530.0, 0.63, 47.0, 204.0, 0.99) == alone
 
 
 def test_serial_waits_back_off_and_grow_with_senders() -> None:

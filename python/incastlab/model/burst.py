@@ -66,7 +66,7 @@ from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_w
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
 from incastlab.model.stagger import lost_nothing, split
-from incastlab.model.tail import backoff_tail
+from incastlab.model.straggle import straggler_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
 
@@ -405,9 +405,9 @@ def _block(
         # The port is full as often as the senders' least windows, one segment each,
         # exceed its buffer and pipe (always, for senders that keep their window: BBR).
         room = ceiling / n
-        full = 1.0 if p.loss_blind else max(0.0, 1.0 - room)
+        loss = c.busy_loss * (1.0 if p.loss_blind else max(0.0, 1.0 - room))
         busy = (transfer + sawtooth) / rto
-        tail = backoff_tail(p, busy, m0, t_rot / max(busy, 1.0), c.busy_loss * full, room * n)
+        tail = straggler_tail(p, busy, m0, t_rot, loss, room * n, rotating, left / seg)
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
