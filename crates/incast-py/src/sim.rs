@@ -4,7 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use incast_sim::capture::Points;
-use incast_sim::tcp::{cut_hold, probe_timeout, RttEstimator};
+use incast_sim::tcp::{probe_timeout, RttEstimator};
 use incast_sim::Simulation;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -99,10 +99,8 @@ pub(crate) fn describe() -> String {
 /// `probe_lone`, the probe timeout with one segment out (RTOmin for a delayed ACK instead of
 /// 2 ms), capped at the RTO as the sender caps it; the RTO a
 /// connection starts its first block with, `rto_handshake`, after the handshake's sample
-/// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`; how long
-/// Linux's CUBIC (`tcp.cubic_update = "linux"`) keeps a cut window from the jiffy it was cut
-/// in, `cubic_hold` (0 for the per-ACK update). The analytical model reads these instead of
-/// repeating the simulator's rules.
+/// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The
+/// analytical model reads these instead of repeating the simulator's rules.
 #[pyfunction]
 pub(crate) fn rto_timer(
     py: Python<'_>,
@@ -125,13 +123,6 @@ pub(crate) fn rto_timer(
         ),
         ("tick", est.tick()),
         ("delack_max", est.delack_max()),
-        (
-            "cubic_hold",
-            match sc.tcp.cubic_update {
-                incast_sim::config::CubicUpdate::Linux => cut_hold(est.tick()),
-                incast_sim::config::CubicUpdate::PerAck => 0,
-            },
-        ),
     ]))
 }
 

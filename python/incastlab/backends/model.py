@@ -326,8 +326,4 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         tso=tcp["tso"],
         # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
         growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
-        # Linux's CUBIC keeps a cut window (model/window.py), from a jiffy half gone on average.
-        cubic_hold=(timer["cubic_hold"] - timer["tick"] / 2) * PS
-        if cubic and timer["cubic_hold"]
-        else 0.0,
     )

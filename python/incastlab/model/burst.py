@@ -106,7 +106,6 @@ class Path:
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
     rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
-    cubic_hold: float = 0.0  # seconds Linux's CUBIC keeps a cut window (model/window.py)
 
     @property
     def packet_time(self) -> float:  # seconds a segment takes on the link
@@ -394,7 +393,8 @@ def _block(
     stall = waits * rto
     # A sender BBR takes for policed paces at what it delivered over its losses (bbr.py).
     lock = bbr.lock_wait(p, max(waits, 1.0), rto, timeouts) if m0 + rotating > 0 else 0.0
-    # The waits the other senders' transfer hides: what the link had left at the first timeout.
+    # The waits that the other senders' transfer hides: whatever the link still had to send
+    # when the first timeout began.
     waiting = max(m0, rotating)
     if waiting > 0:
         busy_after = transfer * (1 - min(1.0, waiting / n)) * (left / seg)

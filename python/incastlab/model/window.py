@@ -10,15 +10,6 @@ idle for most of the sawtooth: the simulator at 8 x 908 KB into 27 KB at 80 Gbps
 packets of buffer, 1,120 of pipe), linux CUBIC: 3.0-3.9 Gbps and no RTO (the model with a full
 link: 8.9).
 
-Linux's CUBIC (the simulator's ``tcp.cubic_update = "linux"``) recomputes its increase at most
-every HZ/32 jiffies while cwnd stays the same, and right after a cut the curve's target is cwnd
-itself: the cut window stays put for about 30 ms at HZ = 250 (the simulator's
-``cubic_hold``), many round trips where the RTT is a millisecond. The simulator at 10 x 178 KB
-into 39 KB (26 packets; pipe 245) at 2.1 Gbps, RTT 1.4 ms (linux CUBIC, windows carried):
-no RTO, blocks of 26-43 ms on a 9 ms transfer, the senders cut to 4-8 segments sending as
-many every round trip for 30 ms, then growing 4, 7, 12 as the others finish. The model: 0.89
-Gbps without the hold, 0.76 with it (simulator 0.40).
-
 BBR (``tcp.congestion_control = "bbr"``) paces at the bandwidth it measured and keeps its
 window through a loss (recovery conserves packets for a round trip, then restores the window
 it had): the senders that overflowed the port together overflow it again every round until
@@ -88,7 +79,7 @@ def sawtooth_time(
     congestion avoidance after it under ``ceiling`` packets (the buffer, or the marking
     threshold, and the pipe)."""
     cut = max(2.0, p.beta * at)
-    after = avoidance(senders, p.growth, p.beta, ceiling, hold_rounds(p, senders, cut))
+    after = avoidance(senders, p.growth, p.beta, ceiling)
     ca = round_trips(senders, left, cut, p.rtt, p.packet_time, after)
     return transfer_time(p, senders, segments - left, window) + ca
 
@@ -129,44 +120,18 @@ def _rounds(
 
 
 def avoidance(
-    senders: float, growth: float, beta: float, ceiling: float, hold: float = 0.0
+    senders: float, growth: float, beta: float, ceiling: float
 ) -> Callable[[float], float]:
     """Congestion avoidance's next window: ``growth`` segments more a round trip until the
     senders' windows together exceed ``ceiling`` packets (the buffer and the pipe), where a
-    loss cuts each to ``beta`` of itself (fast retransmit; its RTOs are counted apart).
-
-    Linux's CUBIC keeps a cut window for ``hold`` round trips (:func:`hold_rounds`), its
-    Reno-friendly estimate growing meanwhile, then catches up with it (a segment per two ACKs).
-    Rounds follow one another from the cut, so each call makes a fresh state."""
-    if hold <= 0:
-        return lambda w: max(2.0, beta * w) if senders * w > ceiling else w + growth
-    since, friendly = 0.0, 0.0
-
-    def after(w: float) -> float:
-        nonlocal since, friendly
-        if senders * w > ceiling:
-            since, friendly = 0.0, max(2.0, beta * w)
-            return friendly
-        since, friendly = since + 1, max(friendly, w) + growth
-        return w if since < hold else min(friendly, max(w + growth, 1.5 * w))
-
-    return after
+    loss cuts each to ``beta`` of itself (fast retransmit; its RTOs are counted apart)."""
+    return lambda w: max(2.0, beta * w) if senders * w > ceiling else w + growth
 
 
 def sawtooth_window(p: Path, senders: float, left: float, at: float, ceiling: float) -> float:
     """The window a sawtooth (:func:`sawtooth_time`) ends its block with: cut from ``at``,
     grown a round at a time while ``left`` segments go out."""
     cut = max(2.0, p.beta * at)
-    after = avoidance(senders, p.growth, p.beta, ceiling, hold_rounds(p, senders, cut))
+    after = avoidance(senders, p.growth, p.beta, ceiling)
     rounds = _rounds(left, cut, after)
     return rounds[-1][0] if rounds else cut
-
-
-def hold_rounds(p: Path, senders: float, cut: float) -> float:
-    """Round trips Linux's CUBIC keeps a cut window (``p.cubic_hold`` seconds: it recomputes
-    its increase at most every HZ/32 jiffies while cwnd stays the same, and right after the
-    cut the curve's target is cwnd itself), the rounds lasting an RTT or the link's time for
-    the senders' cut windows."""
-    if p.cubic_hold <= 0:
-        return 0.0
-    return p.cubic_hold / max(p.rtt + 2 * p.packet_time, senders * cut * p.packet_time)

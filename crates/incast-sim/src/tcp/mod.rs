@@ -46,7 +46,6 @@ mod slots;
 mod testing;
 
 pub use agent::Tcp;
-pub use cc::cut_hold;
 pub use endpoint::{Deadlines, Endpoint};
 pub use packet::Packet;
 pub use params::TcpParams;

@@ -33,21 +33,6 @@ const FRIENDLY_SCALE: u32 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
 /// At most one segment per this many ACKs while W_max is unknown (after a timeout).
 const UNKNOWN_MAX_CNT: u32 = 20;
 
-/// Jiffies `update` keeps `cnt` while cwnd stays the same, at `hz` jiffies a second
-/// (`bictcp_update`: `HZ >> 5`).
-fn held_jiffies(hz: u64) -> u64 {
-    hz / 32
-}
-
-/// How long a cut window stays the same on a clock whose jiffy is `tick`, from the jiffy
-/// `cnt` was computed in: right after a cut the curve's target is cwnd itself, and `update`
-/// recomputes it only once more than [`held_jiffies`] have passed. The analytical model
-/// reads it (model/window.py) instead of repeating the rule.
-pub fn cut_hold(tick: SimTime) -> SimTime {
-    let tick = tick.max(1);
-    (held_jiffies((PS_PER_S / tick).max(1)) + 1) * tick
-}
-
 /// One connection's CUBIC state, as Linux's `struct bictcp`. Times are jiffies.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LinuxCubic {
@@ -164,7 +149,7 @@ impl LinuxCubic {
     pub(crate) fn update(&mut self, now: SimTime, cwnd: u32, acked: u32) -> u32 {
         let now_j = self.jiffies(now);
         self.ack_cnt = self.ack_cnt.saturating_add(acked);
-        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= held_jiffies(self.hz) {
+        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= self.hz / 32 {
             return self.cnt; // held: not even the Reno-friendly estimate moves
         }
         if !(self.epoch_start.is_some() && now_j == self.last_time) {
@@ -279,13 +264,6 @@ fn icbrt(a: u64) -> u64 {
 mod tests {
     use super::*;
     use crate::units::{from_ms, from_us};
-
-    #[test]
-    fn a_cut_window_is_held_hz_over_32_jiffies_and_one() {
-        assert_eq!(cut_hold(from_ms(4)), from_ms(32)); // HZ 250: 7 jiffies, the eighth ends it
-        assert_eq!(cut_hold(from_ms(1)), from_ms(32)); // HZ 1000: 31 + 1
-        assert_eq!(cut_hold(from_ms(10)), from_ms(40)); // HZ 100: 3 + 1
-    }
 
     const JIFFY: SimTime = 4 * crate::units::PS_PER_MS;
 

@@ -10,7 +10,6 @@
 mod bbr;
 mod cubic;
 mod cubic_linux;
-pub use cubic_linux::cut_hold;
 mod dctcp;
 pub(crate) mod hystart;
 mod reno;
