@@ -99,12 +99,17 @@ pub(crate) fn describe() -> String {
 /// `probe_lone`, the probe timeout with one segment out (RTOmin for a delayed ACK instead of
 /// 2 ms), capped at the RTO as the sender caps it; the RTO a
 /// connection starts its first block with, `rto_handshake`, after the handshake's sample
-/// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`. The
-/// analytical model reads these instead of repeating the simulator's rules.
+/// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`; and
+/// `rto_queued`, the RTO once `samples` round trips have seen a queue build from nothing to
+/// `queue` picoseconds of delay (a port filling before its drops: the estimator follows it).
+/// The analytical model reads these instead of repeating the simulator's rules.
 #[pyfunction]
+#[pyo3(signature = (scenario_json, queue = 0, samples = 0))]
 pub(crate) fn rto_timer(
     py: Python<'_>,
     scenario_json: &str,
+    queue: u64,
+    samples: u32,
 ) -> PyResult<std::collections::HashMap<&'static str, u64>> {
     let sc = catch_unwind(|| incast_sim::Scenario::from_json(scenario_json))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?
@@ -112,7 +117,9 @@ pub(crate) fn rto_timer(
     let est = RttEstimator::settled(&sc.tcp, sc.topology.rtt);
     let mut first = RttEstimator::for_tcp(&sc.tcp);
     first.sample_at(first.measure(0, sc.topology.rtt), 0, 0);
+    let queued = est.clone().after_ramp(sc.topology.rtt, queue, samples);
     Ok(std::collections::HashMap::from([
+        ("rto_queued", queued.ticks(queued.rto(0))),
         ("rto_min", est.rto_min()),
         ("rto", est.ticks(est.rto(0))),
         ("rto_handshake", first.ticks(first.rto(0))),

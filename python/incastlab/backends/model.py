@@ -14,6 +14,7 @@ from incastlab.backends import ProgressFn, off_defaults
 from incastlab.model import burst, domain
 from incastlab.model.burst import BurstPrediction, Constants
 from incastlab.model.onset import onset as burst_onset
+from incastlab.model.port import queue_ramp
 from incastlab.model.report import model_report
 from incastlab.result import Result
 from incastlab.scenario import Scenario, ScenarioError
@@ -281,23 +282,29 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
     n = t["senders"]
     sru = w["sru"] if w["sru"] is not None else _core.block_split(w["block"], n)[0]
     rtt, _ = rtt_and_rto(s)
-    # The simulator owns the timer's rules (RTOmin in whole ticks, the RTO formula).
-    timer = _core.rto_timer(json.dumps(s))
     frame = tcp["mss"] + tcp["header_bytes"]
     k = t["ecn_threshold"]
     dctcp = tcp["congestion_control"] == "dctcp"
     marking = None
     if dctcp and (k["bytes"] is not None or k["packets"] is not None):
         marking = int(k["bytes"]) if k["bytes"] is not None else int(k["packets"]) * frame
+    buffer = port_buffer_bytes(s)
+    # The simulator owns the timer's rules (RTOmin in whole ticks, the RTO formula), and its
+    # estimator follows the queue a block builds (burst.rto_seconds).
+    queue, samples = queue_ramp(
+        n, buffer if marking is None else min(buffer, marking), frame, float(t["receiver_link"])
+    )
+    timer = _core.rto_timer(json.dumps(s), round(queue / PS), samples)
     cubic = tcp["congestion_control"] == "cubic"
     beta = 0.7 if cubic else 0.5
     return burst.Path(
         senders=n,
         sru=sru,
-        buffer=port_buffer_bytes(s),
+        buffer=buffer,
         link_bps=float(t["receiver_link"]),
         rtt=rtt,
         rto=timer["rto"] * PS,
+        rto_queued=timer["rto_queued"] * PS,
         rto_first=timer["rto_handshake"] * PS,
         rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,

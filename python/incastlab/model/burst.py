@@ -102,6 +102,7 @@ class Path:
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
     karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
     rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
+    rto_queued: float = 0.0  # the RTO after the block's queue built up (rto_seconds)
     loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
@@ -183,10 +184,9 @@ def _short_tail(p: Path) -> float:
 
 
 def rto_seconds(p: Path) -> float:
-    """The RTO a sender waits before backoff. The simulator's own estimator works it out for
-    the scenario (:func:`incastlab.backends.model.burst_path`): RTOmin in whole timer ticks, as
-    Linux keeps a route's ``rto_min`` in jiffies, plus the base RTT in Linux's formula."""
-    return p.rto
+    """The RTO a sender waits before backoff, as the simulator's estimator learns it from the
+    round trips that saw the port's queue build (:func:`~incastlab.model.port.queue_ramp`)."""
+    return max(p.rto, p.rto_queued)
 
 
 # ---------------------------------------------------------------- overflow
@@ -449,7 +449,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     window, ssthresh = float(p.initial_window), math.inf
     for i in range(max(1, p.blocks)):
         # The first block's timers run on the RTO of the handshake's sample alone.
-        first_rto = (p.rto_first or rto) if i == 0 else rto
+        first_rto = max(p.rto_first or rto, p.rto_queued) if i == 0 else rto
         b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i)
         blocks.append(b)
         if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window

@@ -72,6 +72,17 @@ impl RttEstimator {
         e
     }
 
+    /// This estimator after `samples` more round trips, each closed by one sample, whose delay
+    /// grows evenly from `rtt` to `rtt + queue` (a queue filling in front of the path).
+    pub fn after_ramp(mut self, rtt: SimTime, queue: SimTime, samples: u32) -> Self {
+        let start = self.rtt_seq;
+        for i in 1..=u64::from(samples) {
+            let r = self.measure(0, rtt + queue * i / u64::from(samples));
+            self.sample_at(r, start + i, start + i + 1);
+        }
+        self
+    }
+
     /// Visit what the estimator learned (see `idle.rs`).
     pub(crate) fn idle_fields(&mut self, f: &mut impl Fields) {
         f.opt(Kind::Rtt, &mut self.srtt);
@@ -358,6 +369,45 @@ mod tests {
         assert_eq!(e.measure(from_us(100), from_us(900)), 0);
         assert_eq!(e.to_tick(from_us(1100)), from_ms(2));
         assert_eq!(e.to_tick(from_ms(2)), from_ms(2));
+    }
+
+    #[test]
+    fn a_queue_building_raises_the_rto_past_its_delay() {
+        for formula in [RtoFormula::Rfc6298, RtoFormula::Linux] {
+            let tcp = Tcp {
+                rto_min: from_ms(3),
+                rto_formula: formula,
+                ..Default::default()
+            };
+            let settled = RttEstimator::settled(&tcp, from_us(10));
+            // No queue: the RTO as it was.
+            assert_eq!(
+                settled.clone().after_ramp(from_us(10), 0, 8).rto(0),
+                settled.rto(0)
+            );
+            // A queue growing to 100 ms over 64 round trips: the RTO passes the queue's delay,
+            // where at the base RTT it is RTOmin.
+            let queued = settled.clone().after_ramp(from_us(10), from_ms(100), 64);
+            assert_eq!(
+                settled.rto(0),
+                from_ms(3)
+                    + if formula == RtoFormula::Linux {
+                        from_us(10)
+                    } else {
+                        0
+                    }
+            );
+            assert!(
+                queued.rto(0) > from_ms(100),
+                "{formula:?}: {}",
+                queued.rto(0)
+            );
+            assert!(
+                queued.rto(0) < from_ms(140),
+                "{formula:?}: {}",
+                queued.rto(0)
+            );
+        }
     }
 
     #[test]
