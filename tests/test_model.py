@@ -17,6 +17,7 @@ from incastlab.model import (
     marking,
     port,
     probe,
+    rotate,
     rounds,
     serial,
     stagger,
@@ -721,3 +722,30 @@ def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
     waits = burst._chain(p, burst.fitted(), 326, p.segments, True)[0]
     assert 512 < waits < 4096
     assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096
+
+
+def test_senders_served_by_the_overflows_chain_do_not_take_turns_again() -> None:
+    """937 x 26 KB into 95 packets at 53 Gbps (linux CUBIC, design 32005): each wave of the
+    overflow's chain serves 99 senders, whose responses the link sends within the RTO; the
+    simulator's blocks take 268 RTOs and 3.4 RTOs per sender, the model 513 and 7.8 where
+    the senders taking turns wait a second chain. Where a wave's responses outlast the RTO
+    (229 KB each at 810 Mbps) the served senders do take turns."""
+    keys = {
+        "topology.senders": 937,
+        "workload.sru": "25939B",
+        "topology.buffer": "144778B",
+        "topology.link": "52577Mbps",
+        "topology.rtt": "32292ns",
+        "tcp.rto_min": "315898ns",
+        "tcp.initial_window": 3,
+        "tcp.profile": "linux",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "block",
+    }
+    p = design_path(keys, blocks=1)
+    assert rotate.fresh_turns(p, 879.0, 718.0, 16.5, p.rto) == pytest.approx(161.0)
+    b = burst.predict(p, burst.fitted())
+    assert 128 < b.block_time_s / p.rto < 400
+    assert b.timeouts_per_block / p.senders < 5
+    slow = design_path({**keys, "workload.sru": "229069B", "topology.link": "810Mbps"}, 1)
+    assert rotate.fresh_turns(slow, 879.0, 718.0, 158.0, slow.rto) == 879.0

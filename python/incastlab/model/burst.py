@@ -64,6 +64,7 @@ from incastlab.model.marking import carried_cap, marked_round, marked_sawtooth, 
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
+from incastlab.model.rotate import fresh_turns
 from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
@@ -377,17 +378,16 @@ def _block(
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
         waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
-    # After the first loss the senders share the buffer and the pipe in congestion avoidance.
-    # Only as many as keep a window of dupthresh + 1 can repair losses by fast retransmit;
-    # the others take turns waiting for RTOs until the rest of the response is through.
-    # DCTCP's marking keeps losses away unless the senders' least windows, 2 each, overflow
-    # the port: those beyond what it holds at 2 each take turns.
+    # After the first loss only as many senders as keep a window of dupthresh + 1 repair losses
+    # by fast retransmit; the others take turns waiting for RTOs until their responses are
+    # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps
+    # losses away unless the senders' least windows, 2 each, overflow the port.
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
         active = ceiling / (1 + (1 if p.marking is not None else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
-            w_rot, t_rot = _chain(p, c, rotating, left, first_block)
+            w_rot, t_rot = _chain(p, c, fresh_turns(p, rotating, m0, left, rto), left, first_block)
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto
