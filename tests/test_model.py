@@ -14,6 +14,7 @@ from incastlab import model
 from incastlab.model import (
     ModelError,
     burst,
+    busy,
     marking,
     port,
     probe,
@@ -749,3 +750,32 @@ def test_senders_served_by_the_overflows_chain_do_not_take_turns_again() -> None
     assert b.timeouts_per_block / p.senders < 5
     slow = design_path({**keys, "workload.sru": "229069B", "topology.link": "810Mbps"}, 1)
     assert rotate.fresh_turns(slow, 879.0, 718.0, 158.0, slow.rto) == 879.0
+
+
+def test_first_block_waves_into_the_busy_port_back_off_again() -> None:
+    """610 x 108 KB into 13 frames at 1.6 Gbps (classic Reno, design 32001): the first wave's
+    senders keep the link busy for 11 RTOs, and the waves at 1, 3 and 7 RTOs find the port full
+    of their rounds. The simulator's first block: 16-17 timeouts in a row; the model 10
+    backoffs without the busy port, 11 with it."""
+    keys = {
+        "topology.senders": 610,
+        "workload.sru": "107820B",
+        "topology.buffer": "19794B",
+        "topology.link": "1597Mbps",
+        "topology.rtt": "36642ns",
+        "tcp.rto_min": "4629865ns",
+        "tcp.initial_window": 2,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "reno",
+        "tcp.cwnd_restart": "never",
+    }
+    p = design_path(keys, blocks=1)
+    link_rtos = 74 * p.packet_time / burst.rto_seconds(p)
+    got, after = busy.busy_wave(p, True, 0, 88.0, link_rtos, busy.IDLE)
+    assert got == 88.0 and after[0] == pytest.approx(88 * link_rtos)
+    # The wave at 1 RTO shares the port with the 88 senders' rounds, two segments each.
+    got, same = busy.busy_wave(p, True, 1, 88.0, link_rtos, after)
+    assert got == pytest.approx(88 * p.held_packets / 176) and same == after
+    # Later blocks' waves spread over drifted RTOs.
+    assert busy.busy_wave(p, False, 1, 88.0, link_rtos, after)[0] == 88.0
+    assert burst._chain(p, burst.fitted(), 606, 74, True)[0] > 2047

@@ -54,6 +54,7 @@ import math
 from dataclasses import dataclass
 
 from incastlab.model import bbr
+from incastlab.model.busy import IDLE, busy_wave
 from incastlab.model.drift import retransmit_drift
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
@@ -306,18 +307,17 @@ def _chain(
     p: Path, c: Constants, waiting: float, segments: float, first: bool = False
 ) -> tuple[float, float]:
     """Senders that timed out together (in the run's ``first`` block or a later one):
-    (expected serial waits in RTOs, expected timeouts).
-
-    Each wait, the ``waiting`` senders retransmit one segment each into the port; those it
-    cannot hold wait twice as long, those whose next round it drops time out again behind
-    them (:mod:`incastlab.model.serial`)."""
+    (expected serial waits in RTOs, expected timeouts). Each wait they retransmit one segment
+    each; those the port cannot hold (fewer while it is busy: model/busy.py) wait twice as
+    long, those whose next round it drops time out again behind them (model/serial.py)."""
     waits, timeouts, level = 0.0, 0.0, 0
-    room = p.held_packets
+    room, busy, link_rtos = p.held_packets, IDLE, segments * p.packet_time / rto_seconds(p)
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
         cap = _retransmit_capacity(p, c, level, first)
         got = served(waiting, cap, held(p), drifted=level > 0)
+        got, busy = busy_wave(p, first, level, got, link_rtos, busy)
         waiting -= got
         if segments > 1:
             waiting += c.rejoin * rejoined(p, got, room, level, first)
