@@ -720,7 +720,7 @@ def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
     # over their drifted RTOs and take them all.
     assert serial.rejoined(p, 50.0, 10.0, 3, True) == pytest.approx(40.0 / 8)
     assert serial.rejoined(p, 50.0, 10.0, 3, False) == pytest.approx(40.0)
-    waits = burst._chain(p, burst.fitted(), 326, p.segments, True)[0]
+    waits = burst._chain(p, burst.fitted(), 326, p.segments, True, burst.rto_seconds(p))[0]
     assert 512 < waits < 4096
     assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096
 
@@ -756,7 +756,7 @@ def test_first_block_waves_into_the_busy_port_back_off_again() -> None:
     """610 x 108 KB into 13 frames at 1.6 Gbps (classic Reno, design 32001): the first wave's
     senders keep the link busy for 11 RTOs, and the waves at 1, 3 and 7 RTOs find the port full
     of their rounds. The simulator's first block: 16-17 timeouts in a row; the model 10
-    backoffs without the busy port, 11 with it."""
+    backoffs without the busy port, 12 with it."""
     keys = {
         "topology.senders": 610,
         "workload.sru": "107820B",
@@ -778,4 +778,4 @@ def test_first_block_waves_into_the_busy_port_back_off_again() -> None:
     assert got == pytest.approx(88 * p.held_packets / 176) and same == after
     # Later blocks' waves spread over drifted RTOs.
     assert busy.busy_wave(p, False, 1, 88.0, link_rtos, after)[0] == 88.0
-    assert burst._chain(p, burst.fitted(), 606, 74, True)[0] > 2047
+    assert burst._chain(p, burst.fitted(), 606, 74, True, burst.rto_seconds(p))[0] > 2047

@@ -163,7 +163,8 @@ def _paced_rate(p: Path, senders: float, per_sender: float, delivered: float) ->
     q, pt = p.buffer_packets, p.packet_time
     # Its round: the RTT and the link time of every sender's (packets/s, each). In startup
     # the pacing rate never falls (bbr_set_pacing_rate): not under the one BBR set from the
-    # initial window over the handshake's RTT.
+    # initial window over the handshake's RTT. The model keeps that floor after startup too
+    # (a simplification: its held window paces near that rate there).
     rate = HIGH_GAIN * max(delivered / (p.rtt + senders * delivered * pt), initial_rate(p))
     burst = paced_burst(p, 0.99 * rate * p.mss) if p.tso else 1.0
     if burst >= per_sender or senders * burst > q + burst:

@@ -62,7 +62,7 @@ from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.marking import carried_cap, marked_round, marked_sawtooth, threshold_port
-from incastlab.model.port import round_capacity
+from incastlab.model.port import round_capacity, rto_seconds
 from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rotate import fresh_turns
@@ -185,12 +185,6 @@ def _short_tail(p: Path) -> float:
     return 1.0 - (last + p.frame - p.mss) / p.frame
 
 
-def rto_seconds(p: Path) -> float:
-    """The RTO a sender waits before backoff, as the simulator's estimator learns it from the
-    round trips that saw the port's queue build (:func:`~incastlab.model.port.queue_ramp`)."""
-    return max(p.rto, p.rto_queued)
-
-
 # ---------------------------------------------------------------- overflow
 
 
@@ -304,14 +298,14 @@ def _burst(
 
 
 def _chain(
-    p: Path, c: Constants, waiting: float, segments: float, first: bool = False
+    p: Path, c: Constants, waiting: float, segments: float, first: bool, rto: float
 ) -> tuple[float, float]:
     """Senders that timed out together (in the run's ``first`` block or a later one):
     (expected serial waits in RTOs, expected timeouts). Each wait they retransmit one segment
     each; those the port cannot hold (fewer while it is busy: model/busy.py) wait twice as
     long, those whose next round it drops time out again behind them (model/serial.py)."""
     waits, timeouts, level = 0.0, 0.0, 0
-    room, busy, link_rtos = p.held_packets, IDLE, segments * p.packet_time / rto_seconds(p)
+    room, busy, link_rtos = p.held_packets, IDLE, segments * p.packet_time / rto
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
@@ -377,7 +371,7 @@ def _block(
     sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
-        waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block)
+        waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block, rto)
     # After the first loss only as many senders as keep a window of dupthresh + 1 repair losses
     # by fast retransmit; the others take turns waiting for RTOs until their responses are
     # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps
@@ -387,7 +381,8 @@ def _block(
         active = ceiling / (1 + (1 if p.marking is not None else p.dupthresh))
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
-            w_rot, t_rot = _chain(p, c, fresh_turns(p, rotating, m0, left, rto), left, first_block)
+            turns = fresh_turns(p, rotating, m0, left, rto)
+            w_rot, t_rot = _chain(p, c, turns, left, first_block, rto)
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto
@@ -448,7 +443,8 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     blocks: list[Block] = []
     window, ssthresh = float(p.initial_window), math.inf
     for i in range(max(1, p.blocks)):
-        # The first block's timers run on the RTO of the handshake's sample alone.
+        # The first block's timers start from the handshake's sample alone (its RTO, or the
+        # one the queue teaches, if longer).
         first_rto = max(p.rto_first or rto, p.rto_queued) if i == 0 else rto
         b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i)
         blocks.append(b)

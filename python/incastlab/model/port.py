@@ -45,3 +45,10 @@ def queue_ramp(senders: int, queue_bytes: float, frame: int, link_bps: float) ->
     RTOmin alone gave 128 ms."""
     samples = max(1, min(64, round(queue_bytes / frame / max(1, senders))))
     return queue_bytes * 8 / link_bps, samples
+
+
+def rto_seconds(p: Path) -> float:
+    """The RTO a sender waits before backoff, as the simulator's estimator learns it from the
+    round trips that saw the port's queue build (:func:`queue_ramp`): the one rule the waits
+    and their backoff's cap (:func:`incastlab.model.serial.backoff`) both read."""
+    return max(p.rto, p.rto_queued)

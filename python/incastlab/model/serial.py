@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from incastlab.model.port import rto_seconds
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
@@ -39,7 +41,7 @@ def backoff(p: Path, level: int) -> float:
     """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``
     (120 s by default, Linux's TCP_RTO_MAX), where a collapse of hundreds of senders spends
     most of its time."""
-    return min(2.0**level, max(1.0, p.rto_max / p.rto))
+    return min(2.0**level, max(1.0, p.rto_max / rto_seconds(p)))
 
 
 def waited(p: Path, level: int) -> float:

@@ -77,7 +77,12 @@ impl RttEstimator {
     pub fn after_ramp(mut self, rtt: SimTime, queue: SimTime, samples: u32) -> Self {
         let start = self.rtt_seq;
         for i in 1..=u64::from(samples) {
-            let r = self.measure(0, rtt + queue * i / u64::from(samples));
+            // In u128: a queue of hours (gigabytes at a megabit) times 64 overflows u64.
+            let step = u128::from(queue) * u128::from(i) / u128::from(samples);
+            let r = self.measure(
+                0,
+                rtt.saturating_add(u64::try_from(step).unwrap_or(u64::MAX)),
+            );
             self.sample_at(r, start + i, start + i + 1);
         }
         self
