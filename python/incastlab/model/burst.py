@@ -443,10 +443,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     blocks: list[Block] = []
     window, ssthresh = float(p.initial_window), math.inf
     for i in range(max(1, p.blocks)):
-        # The first block's timers start from the handshake's sample alone (its RTO, or the
-        # one the queue teaches, if longer).
-        first_rto = max(p.rto_first or rto, p.rto_queued) if i == 0 else rto
-        b, window, ssthresh = _block(p, c, window, ssthresh, first_rto, i)
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto_seconds(p, first=i == 0), i)
         blocks.append(b)
         if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window
             ssthresh = max(ssthresh, 0.75 * window)

@@ -47,8 +47,10 @@ def queue_ramp(senders: int, queue_bytes: float, frame: int, link_bps: float) ->
     return queue_bytes * 8 / link_bps, samples
 
 
-def rto_seconds(p: Path) -> float:
+def rto_seconds(p: Path, first: bool = False) -> float:
     """The RTO a sender waits before backoff, as the simulator's estimator learns it from the
     round trips that saw the port's queue build (:func:`queue_ramp`): the one rule the waits
-    and their backoff's cap (:func:`incastlab.model.serial.backoff`) both read."""
-    return max(p.rto, p.rto_queued)
+    and their backoff's cap (:func:`incastlab.model.serial.backoff`) both read. In the run's
+    ``first`` block the estimator starts from the handshake's sample alone (``rto_first``)."""
+    base = (p.rto_first or p.rto) if first else p.rto
+    return max(base, p.rto_queued)

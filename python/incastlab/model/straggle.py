@@ -28,8 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from incastlab.model.serial import MAX_LEVELS, waited
-from incastlab.model.tail import backoff_tail
+from incastlab.model.tail import backoff_tail, still_waiting
 
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
@@ -49,18 +48,6 @@ def episode_segments(p: Path) -> float:
         sent += w
         w *= 2
     return sent + w
-
-
-def still_waiting(p: Path, busy: float, rate: float, loss: float) -> float:
-    """Expected chains of timeouts still backing off when ``busy`` RTOs of lossy busy time
-    end: ``rate`` start per RTO through it, each retransmission lost with chance ``loss``."""
-    n = 0.0
-    for k in range(MAX_LEVELS):
-        t0, t1 = waited(p, k), waited(p, k + 1)
-        if t0 >= busy:
-            break
-        n += rate * loss**k * (min(t1, busy) - t0)
-    return n
 
 
 def straggler_tail(

@@ -46,6 +46,27 @@ def _times(p: Path, busy: float) -> list[float]:
     return out
 
 
+def _chains_past(t: list[float], busy: float, rate: float, loss: float, x: float) -> float:
+    """Expected chains started through the ``busy`` RTOs, ``rate`` per RTO, whose next
+    retransmission after the busy time comes more than ``x`` RTOs after it (``t``:
+    :func:`_times`): for each number ``k`` of retransmissions sent before the end, each lost
+    with chance ``loss``, the start times that leave the next one that late."""
+    n = 0.0
+    for k in range(len(t) - 1):
+        if t[k] >= busy:
+            break
+        span = min(t[k + 1] - x, busy) - t[k]
+        if span > 0:
+            n += loss**k * span
+    return rate * n
+
+
+def still_waiting(p: Path, busy: float, rate: float, loss: float) -> float:
+    """Expected chains of timeouts still backing off when ``busy`` RTOs of lossy busy time
+    end: ``rate`` start per RTO through it, each retransmission lost with chance ``loss``."""
+    return _chains_past(_times(p, busy), busy, rate, loss, 0.0)
+
+
 def backoff_tail(
     p: Path, busy: float, start: float, rate: float, loss: float, room: float = math.inf
 ) -> float:
@@ -63,17 +84,7 @@ def backoff_tail(
     hit0 = 1 - (1 - loss**m) ** start if start > 0 else 0.0
 
     def count(x: float) -> float:
-        """Expected chains started through the busy time that end more than ``x`` after it:
-        for each number ``k`` of retransmissions sent before the end, the start times that
-        leave the next one more than ``x`` after it."""
-        n = 0.0
-        for k in range(len(t) - 1):
-            if t[k] >= busy:
-                break
-            span = min(t[k + 1] - x, busy) - t[k]
-            if span > 0:
-                n += loss**k * span
-        return rate * n
+        return _chains_past(t, busy, rate, loss, x)
 
     edges = {0.0, x0}
     for k in range(len(t) - 1):
