@@ -374,3 +374,31 @@ def test_a_regime_with_too_few_calibration_points_takes_the_overall_interval() -
     assert lo < hi
     b = burst.predict(burst_path(rows[0].scenario), c)
     assert domain.interval(b, c) == pytest.approx((b.goodput_bps * lo, b.goodput_bps * hi))
+
+
+def test_senders_that_timed_out_send_the_rest_in_slow_start_from_one() -> None:
+    """After the RTO a sender sends the rest of its response from a window of one, doubling a
+    round trip up to half the window the timer fired on: rounds short of the link. The
+    simulator at 4 x 124 KB into 153 packets at 39 Gbps, 181 us (classic Reno, windows
+    carried): the block whose windows of 96 overflow the port, all four time out and it takes
+    1.86 ms, the RTO 0.45 ms; the run 4.0 Gbps (the model 6.8 with the rest at the link's
+    rate after the RTO)."""
+    from incastlab.backends.model import burst_path
+    from incastlab.model.window import restart_time
+
+    p = burst.Path(senders=2, sru=20 * 1448, buffer=40 * 1518, link_bps=1e9, rtt=1e-3,
+                   rto=5e-3, timer_tick=0.0, mss=1448, frame=1518, wire=1538,
+                   request_wire=190, initial_window=2, restart="block", blocks=2)  # fmt: skip
+    # 10 segments from a window of 1, ssthresh 4: rounds of 1, 2, 4 and 3 (the last one's
+    # segments cross the link, 2 x 3 packet times, and one more).
+    assert restart_time(p, 2, 10, 4, 1e9) == pytest.approx(
+        3 * (1e-3 + 2 * p.packet_time) + 7 * p.packet_time
+    )
+    keys = {"topology.senders": 4, "workload.sru": "123850B", "topology.buffer": "232319B",
+            "topology.link": "38838Mbps", "topology.receiver_link": "38838Mbps",
+            "topology.rtt": "181076ns", "tcp.rto_min": "233304ns", "tcp.initial_window": 10,
+            "tcp.profile": "classic", "tcp.congestion_control": "reno",
+            "tcp.cwnd_restart": "idle", "workload.blocks": 4}  # fmt: skip
+    b = burst.predict(burst_path(_scenario(**keys)), burst.fitted())
+    assert b.timeouts_per_block == pytest.approx(1.0)
+    assert 4.0e9 / 1.5 < b.goodput_bps < 4.0e9 * 1.5

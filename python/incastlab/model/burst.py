@@ -69,7 +69,7 @@ from incastlab.model.rotate import fresh_turns
 from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
-from incastlab.model.window import at_timeout, grow, repeated_timeouts, sawtooth_time
+from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
 
 
@@ -386,6 +386,13 @@ def _block(
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto
+    # Senders that timed out send the rest from a window of one after the wait: slow start's
+    # rounds, short of the link, beyond the link time the transfer counted for them. Where
+    # they wait in one wave (no backoff); in a chain of waves the served senders' slow start
+    # runs under the later waves' waits, and they time out again (serial.rejoined).
+    if m0 > 0 and rotating <= 0 and waits <= 1.0 and left > 1 and not p.loss_blind:
+        again = restart_time(p, max(1.0, m0), left, max(2.0, w_rto / 2), ceiling)
+        stall += (1 - math.exp(-m0)) * max(0.0, again - m0 * left * p.packet_time)
     # A sender BBR takes for policed paces at what it delivered over its losses (bbr.py).
     lock = bbr.lock_wait(p, max(waits, 1.0), rto, timeouts) if m0 + rotating > 0 else 0.0
     # The waits that the other senders' transfer hides: whatever the link still had to send

@@ -84,6 +84,23 @@ def sawtooth_time(
     return transfer_time(p, senders, segments - left, window) + ca
 
 
+def restart_time(p: Path, senders: float, left: float, ssthresh: float, ceiling: float) -> float:
+    """Seconds ``senders`` that timed out take to send their ``left`` segments again after the
+    RTO: from a window of one, doubling a round up to ``ssthresh`` (half the window the timer
+    fired on), then congestion avoidance under ``ceiling``. The link is idle while the rounds
+    are short of it: the simulator at 4 x 124 KB into 153 packets at 39 Gbps, 181 us (classic
+    Reno, windows carried), the block whose carried windows of 96 overflow the port: all four
+    time out, 26 segments each lost, and the block takes 1.86 ms (the RTO 0.45 ms; the
+    model 0.74 ms with the rest sent at the link's rate after the RTO, 1.59 ms with these
+    rounds of slow start); the run 4.0 Gbps, the model 6.8 before and 5.0 after."""
+    ca = avoidance(senders, p.growth, p.beta, ceiling)
+
+    def after(w: float) -> float:
+        return min(2 * w, ssthresh) if w < ssthresh else ca(w)
+
+    return round_trips(senders, left, 1.0, p.rtt, p.packet_time, after)
+
+
 def round_trips(
     senders: float,
     segments: float,
