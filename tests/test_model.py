@@ -15,6 +15,7 @@ from incastlab.model import (
     ModelError,
     burst,
     busy,
+    drift,
     marking,
     port,
     probe,
@@ -427,16 +428,18 @@ def test_retransmissions_spread_over_the_jitter_and_the_rtos_differences() -> No
     requests = 7 * 190 / 1538
     assert serial.request_spread(slow) == pytest.approx(requests)
     jitter = 1e-6 / (1538 * 8 / 100e9)
-    assert burst._retransmit_capacity(fast, c, 0) == pytest.approx(10 + jitter + requests)
-    assert burst._retransmit_capacity(slow, c, 0) == pytest.approx(10.0813 + requests, abs=1e-4)
+    assert drift.retransmit_capacity(fast, c.dispersion, 0) == pytest.approx(10 + jitter + requests)
+    assert drift.retransmit_capacity(slow, c.dispersion, 0) == pytest.approx(
+        10.0813 + requests, abs=1e-4
+    )
     # After 1 + 2 RTOs the senders' RTOs 0.5 x 10 packets apart have drifted 15 packets.
-    later = burst._retransmit_capacity(slow, c, 2)
+    later = drift.retransmit_capacity(slow, c.dispersion, 2)
     assert later == pytest.approx(10.0813 + requests + 15, abs=1e-4)
-    assert burst._retransmit_capacity(slow, c, 2, first=True) == pytest.approx(later - 15)
+    assert drift.retransmit_capacity(slow, c.dispersion, 2, first=True) == pytest.approx(later - 15)
     # On a coarse tick they fire together: the buffer, and the whole packets the port sends
     # over the hosts' jitter (8.1 packet times), only.
     tick = _path(buffer=15_180, link_bps=100e9, host_jitter=1e-6, timer_tick=0.004)
-    assert burst._retransmit_capacity(tick, c, 5) == pytest.approx(10 + 8)
+    assert drift.retransmit_capacity(tick, c.dispersion, 5) == pytest.approx(10 + 8)
     # Frames held whole: 2.9 frames of buffer hold two (and one at least).
     assert serial.held(_path(buffer=4_370)) == 2 and serial.held(_path(buffer=1_000)) == 1
 

@@ -70,7 +70,7 @@ def test_a_last_round_that_overflows_by_under_a_segment_each_stalls_an_rto() -> 
     assert b.timeouts_per_block == 0
     assert b.block_time_s == pytest.approx(0.208, rel=0.02)
     # Without the lone probe, the 4 ms probe and its ticks: 17 ms, a twelfth of it.
-    without = burst.predict(dataclasses.replace(p, probe_lone=0.0), c)
+    without = burst.predict(dataclasses.replace(p, probe_lone=0.0, probe_lone_queued=0.0), c)
     assert without.block_time_s == pytest.approx(0.0026 + probe.probe_seconds(p), rel=0.05)
     deeper = burst.predict(_linux(**{"topology.buffer": "200KB"}), c)
     assert 0.012 < deeper.block_time_s < 0.03
@@ -110,3 +110,31 @@ def test_a_later_rounds_overflow_leaves_some_senders_their_last_segment_alone() 
     # A request's round loses its bursts' ends: no sender with more than one lost is alone.
     assert probe.lone_share(40.0, 20.0) == 0
     assert probe.lone_share(40.0, 20.0, 0.2) == pytest.approx(0.2)
+
+
+def test_a_later_block_probes_on_the_smoothed_rtt_the_full_queue_left() -> None:
+    """83 x 10.6 KB (IW 10: the whole response in the request's round) into 747 KB (492
+    packets, a 7.7 ms queue) at 786 Mbps, RTOmin 5.7 ms (linux CUBIC): in the simulator
+    about half the senders lose their last segment every block, and their probes fire 16-40
+    ms after the request as the queue's round trips left their smoothed RTTs; blocks of 40
+    ms after the first (28 ms). The run's first block starts from the handshake's sample."""
+    c = burst.fitted()
+    p = _linux(
+        **{
+            "topology.senders": 83,
+            "workload.sru": "10631B",
+            "topology.buffer": "747592B",
+            "topology.link": "786Mbps",
+            "topology.receiver_link": "786Mbps",
+            "topology.rtt": "299141ns",
+            "tcp.rto_min": "5668131ns",
+            "tcp.initial_window": 10,
+            "workload.blocks": 4,
+        }
+    )
+    assert p.probe_lone_queued > p.probe_lone
+    b = burst.predict(p, c)
+    assert b.first.time_s == pytest.approx(0.0247, rel=0.1)
+    # The lone probe's share of it: 29 ms (those that lost more probe on the base RTT's timer).
+    assert b.steady.time_s == pytest.approx(0.0287, rel=0.05)
+    assert probe.probe_wait(p, 3.0, 1.0) < probe.probe_wait(p, 3.0, 1.0, carried=True)

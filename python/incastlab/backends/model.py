@@ -295,6 +295,10 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         n, buffer if marking is None else min(buffer, marking), frame, float(t["receiver_link"])
     )
     timer = _core.rto_timer(json.dumps(s), round(queue / PS), samples)
+    # A later block's senders carry the estimator that every round trip of the last block's
+    # full queue fed (probe.probe_wait): its lone probe's timer, as the simulator's rules set them.
+    queued = {**s, "topology": {**t, "rtt": t["rtt"] + round(queue / PS)}}
+    timer_q = _core.rto_timer(json.dumps(queued))
     cubic = tcp["congestion_control"] == "cubic"
     beta = 0.7 if cubic else 0.5
     return burst.Path(
@@ -309,6 +313,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
         probe_lone=timer["probe_lone"] * PS,
+        probe_lone_queued=timer_q["probe_lone"] * PS,
         # A tick of a microsecond or less is as good as exact at these time scales.
         timer_tick=timer["tick"] * PS if timer["tick"] > 1_000_000 else 0.0,
         rto_grain=timer["tick"] * PS,

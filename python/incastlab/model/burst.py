@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from incastlab.model import bbr
 from incastlab.model.busy import IDLE, busy_wave
-from incastlab.model.drift import retransmit_drift
+from incastlab.model.drift import retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -66,7 +66,7 @@ from incastlab.model.port import round_capacity, rto_seconds
 from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rotate import fresh_turns
-from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, request_spread, served
+from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, served
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
@@ -100,6 +100,7 @@ class Path:
     beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
     probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
     probe_lone: float = 0.0  # the same with one segment out (model/probe.py)
+    probe_lone_queued: float = 0.0  # probe_lone after round trips through the full queue
     rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
     host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
     karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
@@ -309,7 +310,7 @@ def _chain(
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
-        cap = _retransmit_capacity(p, c, level, first)
+        cap = retransmit_capacity(p, c.dispersion, level, first)
         got = served(waiting, cap, held(p), drifted=level > 0)
         got, busy = busy_wave(p, first, level, got, link_rtos, busy)
         waiting -= got
@@ -317,25 +318,6 @@ def _chain(
             waiting += c.rejoin * rejoined(p, got, room, level, first)
         level += 1
     return waits, timeouts
-
-
-def _retransmit_capacity(p: Path, c: Constants, level: int, first: bool = False) -> float:
-    """Packets the port takes of one retransmission from each of many senders that timed out
-    together, after ``level`` backoffs: its buffer plus what it drains while they arrive.
-
-    They arrive spread over the requests' order (:func:`~incastlab.model.serial.
-    request_spread`), the hosts' send jitter, and the differences between the senders' RTOs
-    times the RTOs waited so far (:mod:`incastlab.model.drift`; none in the run's ``first``
-    block, whose RTOs are the handshake's). In packet times a spread is wide on a fast link
-    and narrow on a slow one, where the retransmissions stay in step and back off deep.
-    Timers on a coarse tick (jiffies) stay in step however long they back off, apart by the
-    hosts' jitter alone, over which the port sends whole packets (BBR paces them: serial.held):
-    at 158 x 49 KB into 13 frames, jitter 4.6 packets (linux Reno), 17 senders a wave."""
-    q = held(p)
-    if p.timer_tick > 0:
-        return q if p.loss_blind else q + math.floor(p.host_jitter / p.packet_time)
-    drift = 0.0 if first else retransmit_drift(p, c.dispersion, level)
-    return q + p.host_jitter / p.packet_time + request_spread(p) + drift
 
 
 def _block(
@@ -427,7 +409,8 @@ def _block(
     if p.marking is not None:
         w_next = min(w_next, carried_cap(p, mark, ssthresh, loss_round is not None, w_mark))
     # Probe timers are waited together; a lone last segment's nearly an RTO.
-    probe = probe_wait(p, probes, lone)
+    # A later block's probe timers run from the smoothed RTT the last block's queue left.
+    probe = probe_wait(p, probes, lone, carried=not first_block)
     block = Block(
         window=window,
         transfer_s=transfer,
