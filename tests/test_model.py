@@ -598,7 +598,36 @@ def test_dctcps_first_marks_cut_the_windows_a_round_late() -> None:
     assert p.marking is not None
     b = burst.predict(p, burst.fitted())
     assert b.timeouts_per_block == 0 and b.terms["window sawtooth"] > 0
-    assert 20e-3 < b.block_time_s < 35e-3  # was 8.2 ms, the windows filling the pipe
+    # Was 8.2 ms, the windows filling the pipe; 31.6 ms with the mean sender alone, 37 ms
+    # waiting for one cut twice (the simulator's senders: 72, then 45, 29, 30, 31 segments).
+    assert 20e-3 < b.block_time_s < 1.5 * 30e-3
+
+
+def test_a_dctcp_block_waits_for_its_slowest_sender(monkeypatch: pytest.MonkeyPatch) -> None:
+    """35 x 733 KB into 3.3 MB (marking at 1.6 MB) at 93 Gbps, 1.54 ms, IW 10, linux DCTCP:
+    the simulator's senders cut once are done by 9.4 ms, those cut twice (25 of 35) by
+    17.4-20.5 ms, and the block waits for them. One sender is about the mean sender."""
+    keys = {
+        "topology.senders": 35,
+        "workload.sru": "733100B",
+        "topology.buffer": "3253908B",
+        "topology.link": "92990Mbps",
+        "topology.rtt": "1544404ns",
+        "tcp.rto_min": "369154ns",
+        "tcp.initial_window": 10,
+        "tcp.profile": "linux",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "block",
+    }
+    p = design_path(keys, blocks=4)
+    b = burst.predict(p, burst.fitted())
+    assert b.timeouts_per_block == 0
+    assert 13.7e-3 < b.block_time_s < 30e-3  # the simulator 20.5 ms; the mean sender 10.2 ms
+    # A lone sender is the mean one; no sender cut twice: the mean sender's 10.2 ms.
+    lone = marking.marked_sawtooth(p, 1, 507, 10, 277, 160)[0]
+    assert lone < marking.marked_sawtooth(p, 35, 507, 10, 277, 160)[0] / 1.3
+    monkeypatch.setattr(marking, "TWICE_CUT", 0.0)
+    assert burst.predict(p, burst.fitted()).block_time_s < 11e-3
 
 
 def test_dctcp_carries_the_window_its_sawtooth_grew_back_to() -> None:
