@@ -105,10 +105,8 @@ impl<P> PacketPool<P> {
     }
 }
 
-/// Counters of one queue. In declaration order in memory (`repr(C)`): the five a packet's
-/// hop updates (`max_bytes` to `busy`) lie together, in one cache line of the [`Link`].
+/// Counters of one queue.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[repr(C)]
 pub struct QueueStats {
     /// Packets dropped on arrival because the queue was full.
     pub drops: u64,
@@ -249,59 +247,46 @@ pub enum Enqueued {
 }
 
 /// A one-way link: an egress queue that serializes at `rate`, then a pipe of `delay`.
-///
-/// Four cache lines, in this order (`repr(C)`, aligned to a line): what a packet offered to
-/// the queue reads and writes (the queue, its bytes and limits, the serialization's scale and
-/// the link's state), the pipe and its delay (a packet leaving or arriving), the counters a
-/// hop updates with the framing and shaper it reads, then what few hops read. A cluster of a
-/// thousand hosts visits its ~2,000 links every few microseconds of simulated time, each visit
-/// thousands of events after the last, so each line a visit touches is a miss: with Rust's
-/// own order an offer and a serialization's end each touched all four.
 #[derive(Debug)]
-#[repr(C, align(64))]
 pub struct Link {
-    // Line 0: the queue.
-    /// Packets waiting (with their frame bytes), the one in service at the front.
-    queue: VecDeque<(PktId, u32)>,
-    /// Frame bytes in `queue`.
-    bytes: u64,
-    limit_bytes: u64,
+    /// Bits per second.
+    pub rate: u64,
+    /// Propagation delay.
+    pub delay: SimTime,
+    /// Bytes on the wire per packet beyond its frame (preamble and inter-frame gap).
+    pub phy_overhead: u64,
     /// Picoseconds a byte takes at `rate` when that is a whole number (every rate that divides
     /// 8e12), else 0: a frame's serialization is then a multiply, not the 64-bit division
     /// that was ~3% of the 8000-sender NDP incast's samples. The same time either way.
     ps_per_byte: u64,
+    limit_bytes: u64,
     limit_packets: u32,
+    mark_bytes: u64,
+    mark_packets: u32,
+    /// Packets waiting (with their frame bytes), the one in service at the front.
+    queue: VecDeque<(PktId, u32)>,
+    /// Frame bytes in `queue`.
+    bytes: u64,
+    /// Packets propagating, with their arrival time at the far end and their frame bytes (in
+    /// the entry's padding: what a hop that ends here reads without the packet).
+    pipe: Pipe,
+    /// Delay jitter: each packet's delay is uniform in `delay ± jitter / 2`. Boxed, like the
+    /// shaper: most links have neither, and the two inline made a link five cache lines
+    /// instead of four (the 8192-host fat tree's ~50,000 links are fetched from memory hop by
+    /// hop).
+    jitter: Option<Box<(SimTime, Rng)>>,
     /// The head of `queue` is being serialized.
     busy: bool,
     /// Paused by the next hop (PFC): the packet in service finishes, no new one starts.
     paused: bool,
+    /// Token bucket in front of the wire (a host's egress cap, or a virtual NIC's tbf), if any.
+    shaper: Option<Box<Shaper>>,
+    paused_since: SimTime,
+    /// Counters.
+    pub stats: QueueStats,
     /// Whether frames take their serialization time on the wire; false for a virtual NIC
     /// (`topology.nic_burst`), whose shaper alone spaces them.
     serializes: bool,
-    /// `jitter` is set (read here, so that a link without it does not touch its line).
-    jittery: bool,
-    // Line 1: the pipe.
-    /// Packets propagating, with their arrival time at the far end and their frame bytes (in
-    /// the entry's padding: what a hop that ends here reads without the packet).
-    pipe: Pipe,
-    /// Propagation delay.
-    pub delay: SimTime,
-    // Line 2: a hop's counters.
-    /// Bytes on the wire per packet beyond its frame (preamble and inter-frame gap).
-    pub phy_overhead: u64,
-    /// Token bucket in front of the wire (a host's egress cap, or a virtual NIC's tbf), if any.
-    shaper: Option<Box<Shaper>>,
-    /// Counters.
-    pub stats: QueueStats,
-    // Line 3: the rest.
-    /// Delay jitter: each packet's delay is uniform in `delay ± jitter / 2`. Boxed, like the
-    /// shaper: most links have neither.
-    jitter: Option<Box<(SimTime, Rng)>>,
-    /// Bits per second.
-    pub rate: u64,
-    mark_bytes: u64,
-    paused_since: SimTime,
-    mark_packets: u32,
 }
 
 impl Link {
@@ -319,7 +304,6 @@ impl Link {
             mark_packets: u32::MAX,
             queue: VecDeque::new(),
             serializes: true,
-            jittery: false,
             bytes: 0,
             pipe: Pipe::default(),
             jitter: None,
@@ -354,7 +338,6 @@ impl Link {
     pub fn set_jitter(&mut self, jitter: SimTime, rng: Rng) {
         debug_assert!(jitter <= 2 * self.delay);
         self.jitter = (jitter > 0).then(|| Box::new((jitter, rng)));
-        self.jittery = self.jitter.is_some();
     }
 
     /// Make the link a virtual NIC shaped by tc tbf (`topology.nic_burst`): a token bucket of
@@ -517,7 +500,7 @@ impl Link {
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += frame as u64;
         let mut at = now + self.delay;
-        if let (true, Some((jitter, rng))) = (self.jittery, self.jitter.as_deref_mut()) {
+        if let Some((jitter, rng)) = self.jitter.as_deref_mut() {
             at = at - *jitter / 2 + rng.up_to(*jitter);
             // A link delivers in order: a packet never overtakes the one before it.
             if let Some((last, _, _)) = self.pipe.back() {
@@ -833,24 +816,5 @@ mod tests {
         let b = p.alloc(8u64);
         assert_eq!(a, b);
         assert_eq!(p.live(), 1);
-    }
-}
-
-#[cfg(test)]
-mod layout_tests {
-    use super::*;
-    use std::mem::{align_of, offset_of, size_of};
-
-    /// The line each group of [`Link`]'s fields is in: a packet's hop touches lines 0-2.
-    #[test]
-    fn a_link_is_four_lines_with_the_hot_fields_in_the_first_three() {
-        assert_eq!((size_of::<Link>(), align_of::<Link>()), (256, 64));
-        let line = |off: usize| off / 64;
-        assert_eq!(line(offset_of!(Link, jittery)), 0);
-        assert_eq!(line(offset_of!(Link, delay)), 1);
-        let stats = offset_of!(Link, stats);
-        assert_eq!(line(offset_of!(Link, phy_overhead)), 2);
-        assert_eq!(line(stats + offset_of!(QueueStats, max_bytes)), 2);
-        assert_eq!(line(stats + offset_of!(QueueStats, busy) + 7), 2);
     }
 }
