@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -354,10 +355,14 @@ def _tree_cpu(pid: int) -> float:
     return total
 
 
-def _ctrl_c(argv: list[str], cpu: float, cwd: Path) -> tuple[float, int, str, str]:
+def _ctrl_c(
+    argv: list[str], cpu: float, cwd: Path, ready: Callable[[], bool] | None = None
+) -> tuple[float, int, str, str]:
     """Run ``incast argv`` as a terminal's foreground job, press Ctrl-C (SIGINT to its whole
-    process group) once it has used ``cpu`` CPU seconds: (seconds to exit, exit code,
-    stdout, stderr)."""
+    process group) once it has used ``cpu`` CPU seconds, or, given ``ready``, once that says
+    the run is far enough (a run shorter than a few CPU seconds: its finished workers' CPU
+    leaves /proc with them, so the count lags): (seconds to exit, exit code, stdout,
+    stderr)."""
     p = subprocess.Popen(
         [sys.executable, "-X", "faulthandler", "-m", "incastlab.cli", *argv],
         stdout=subprocess.PIPE,
@@ -369,9 +374,15 @@ def _ctrl_c(argv: list[str], cpu: float, cwd: Path) -> tuple[float, int, str, st
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
-    while _tree_cpu(p.pid) < cpu and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.1)
-    assert p.poll() is None, "finished before Ctrl-C"
+
+    def due() -> bool:
+        return ready() if ready is not None else _tree_cpu(p.pid) >= cpu
+
+    while not due() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    if p.poll() is not None:
+        out, err = p.communicate()
+        pytest.fail(f"finished before Ctrl-C (exit {p.returncode}); stderr: {err[-2000:]!r}")
     t0 = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)
     try:
@@ -427,11 +438,18 @@ def test_ctrl_c_stops_a_sweep_keeps_its_points_and_says_how_to_resume(tmp_path: 
 
 
 def test_ctrl_c_stops_a_reproduction_and_keeps_its_points(tmp_path: Path) -> None:
-    took, code, _, err = _ctrl_c(["reproduce", "cmu-rto", "--out", "r"], 4.0, tmp_path)
+    points = tmp_path / "r" / "cmu-rto" / "results" / "sweep" / "points"
+
+    def first_point_stored() -> bool:
+        return any(points.glob("[!.]*.parquet"))
+
+    # The whole reproduction takes about 5 CPU seconds: Ctrl-C once its first point is stored.
+    argv = ["reproduce", "cmu-rto", "--out", "r"]
+    took, code, _, err = _ctrl_c(argv, 0.0, tmp_path, ready=first_point_stored)
     assert took < 10, took
     assert code == 130 and "Traceback" not in err
     assert "`incast reproduce cmu-rto --out r` resumes" in err
-    assert list((tmp_path / "r" / "cmu-rto" / "results" / "sweep" / "points").glob("[!.]*.parquet"))
+    assert first_point_stored()
 
 
 def test_ctrl_c_stops_sim_and_prints_and_stores_the_finished_points(tmp_path: Path) -> None:
