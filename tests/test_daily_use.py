@@ -356,13 +356,12 @@ def _tree_cpu(pid: int) -> float:
 
 
 def _ctrl_c(
-    argv: list[str], cpu: float, cwd: Path, ready: Callable[[], bool] | None = None
+    argv: list[str], when: float | Callable[[], bool], cwd: Path
 ) -> tuple[float, int, str, str]:
     """Run ``incast argv`` as a terminal's foreground job, press Ctrl-C (SIGINT to its whole
-    process group) once it has used ``cpu`` CPU seconds, or, given ``ready``, once that says
-    the run is far enough (a run shorter than a few CPU seconds: its finished workers' CPU
-    leaves /proc with them, so the count lags): (seconds to exit, exit code, stdout,
-    stderr)."""
+    process group) once it has used ``when`` CPU seconds, or, if ``when`` is a test, once it
+    says the run is far enough (a run of a few CPU seconds: its finished workers' CPU leaves
+    /proc with them, so the count lags): (seconds to exit, exit code, stdout, stderr)."""
     p = subprocess.Popen(
         [sys.executable, "-X", "faulthandler", "-m", "incastlab.cli", *argv],
         stdout=subprocess.PIPE,
@@ -376,7 +375,7 @@ def _ctrl_c(
     deadline = time.monotonic() + 120
 
     def due() -> bool:
-        return ready() if ready is not None else _tree_cpu(p.pid) >= cpu
+        return when() if callable(when) else _tree_cpu(p.pid) >= when
 
     while not due() and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.05)
@@ -445,7 +444,7 @@ def test_ctrl_c_stops_a_reproduction_and_keeps_its_points(tmp_path: Path) -> Non
 
     # The whole reproduction takes about 5 CPU seconds: Ctrl-C once its first point is stored.
     argv = ["reproduce", "cmu-rto", "--out", "r"]
-    took, code, _, err = _ctrl_c(argv, 0.0, tmp_path, ready=first_point_stored)
+    took, code, _, err = _ctrl_c(argv, first_point_stored, tmp_path)
     assert took < 10, took
     assert code == 130 and "Traceback" not in err
     assert "`incast reproduce cmu-rto --out r` resumes" in err

@@ -294,10 +294,11 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
     queue, samples = queue_ramp(
         n, buffer if marking is None else min(buffer, marking), frame, float(t["receiver_link"])
     )
-    timer = _core.rto_timer(json.dumps(s), round(queue / PS), samples)
+    queue_ps = round(queue / PS)
+    timer = _core.rto_timer(json.dumps(s), queue_ps, samples)
     # A later block's senders carry the estimator that every round trip of the last block's
     # full queue fed (probe.probe_wait): its lone probe's timer, as the simulator's rules set them.
-    queued = {**s, "topology": {**t, "rtt": t["rtt"] + round(queue / PS)}}
+    queued = {**s, "topology": {**t, "rtt": t["rtt"] + queue_ps}}
     timer_q = _core.rto_timer(json.dumps(queued))
     cubic = tcp["congestion_control"] == "cubic"
     beta = 0.7 if cubic else 0.5

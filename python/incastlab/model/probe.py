@@ -38,7 +38,6 @@ block; the model 11.8 where only the whole windows' probes compete for the port,
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from incastlab.model.serial import held
@@ -59,11 +58,13 @@ def probe_seconds(p: Path) -> float:
     return p.probe + p.timer_tick * PROBE_TICKS
 
 
-def lone_seconds(p: Path) -> float:
+def lone_seconds(p: Path, carried: bool = False) -> float:
     """The wait a lost last segment, alone out, costs: the probe timeout with one segment out
     (2·SRTT + RTOmin, at most the RTO), fired on the tick after it; the probe is that
-    segment, whose ACK ends the wait."""
-    return p.probe_lone + p.timer_tick / 2
+    segment, whose ACK ends the wait. In a ``carried`` block, on the smoothed RTT the last
+    block's queue left (``probe_lone_queued``, where the path has it: :func:`probe_wait`)."""
+    timer = p.probe_lone_queued if carried and p.probe_lone_queued > 0 else p.probe_lone
+    return timer + p.timer_tick / 2
 
 
 def lone_share(lost: float, senders: float, dropped: float = 0.0) -> float:
@@ -92,15 +93,13 @@ def probe_wait(p: Path, probes: float, lone: float, carried: bool = False) -> fl
     smoothed RTT (``probe_lone_queued``), not the base RTT. The simulator at 83 x 10.6 KB
     (IW 10, the whole response in the request's round) into 492 packets at 786 Mbps, RTOmin
     5.7 ms (linux CUBIC): about half the senders lose their last segment every block, their
-    last ACKs come back as the 7.7 ms queue drains, and their probes fire from 16 to 40 ms after the
-    request, on successive ticks as their smoothed RTTs differ; blocks of 40 ms after the
-    first (28 ms) against the model's 25 ms on the base RTT's timers, 29 ms now. The probe with
-    several out keeps the base RTT's timer: on it as well, the designs' points whose blocks
-    the model already held too long for probes the simulator does not wait got worse."""
-    if carried and p.probe_lone_queued > 0:
-        p = replace(p, probe_lone=p.probe_lone_queued)
+    last ACKs come back as the 7.7 ms queue drains, and their probes fire from 16 to 40 ms
+    after the request, on successive ticks as their smoothed RTTs differ; blocks of 40 ms
+    after the first (28 ms) against the model's 25 ms on the base RTT's timers, 29 ms now. The
+    probe with several out keeps the base RTT's timer: on it as well, the designs' points whose
+    blocks the model already held too long for probes the simulator does not wait got worse."""
     base = (1 - math.exp(-probes)) * probe_seconds(p)
-    return base + (1 - math.exp(-lone)) * max(0.0, lone_seconds(p) - base)
+    return base + (1 - math.exp(-lone)) * max(0.0, lone_seconds(p, carried) - base)
 
 
 def probe_losses(p: Path, whole: float, alone: float) -> float:
