@@ -339,4 +339,5 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         tso=tcp["tso"],
         # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
         growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
+        hystart=cubic and tcp["hystart"],
     )

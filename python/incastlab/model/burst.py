@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from incastlab.model import bbr
+from incastlab.model import bbr, hystart
 from incastlab.model.busy import IDLE, busy_wave
 from incastlab.model.drift import retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
@@ -110,6 +110,7 @@ class Path:
     growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
     rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
+    hystart: bool = False  # Linux CUBIC's HyStart ends slow start early (model/hystart.py)
 
     @property
     def packet_time(self) -> float:  # seconds a segment takes on the link
@@ -321,11 +322,19 @@ def _chain(
 
 
 def _block(
-    p: Path, c: Constants, window: float, ssthresh: float, rto: float, index: int = 0
+    p: Path,
+    c: Constants,
+    window: float,
+    ssthresh: float,
+    rto: float,
+    index: int = 0,
+    found: float = math.inf,
 ) -> tuple[Block, float, float]:
-    """The run's block ``index`` (from 0) from ``window``: its account, the window, ssthresh."""
+    """The run's block ``index`` (from 0) from ``window``: its account, the window, ssthresh;
+    ``found``: the window HyStart ended slow start at, before any loss (model/hystart.py)."""
     n, seg, first_block = p.senders, p.segments, index == 0
-    transfer = transfer_time(p, n, seg, window)
+    transfer = transfer_time(p, n, seg, window, found)
+    ssthresh = min(ssthresh, found)
     delack = 0.0
     if p.delayed_ack > 0 and window < 2 and not (p.quickack and first_block):
         # A lone first segment waits for the delayed-ACK timer. Linux's receiver ACKs at once
@@ -396,6 +405,8 @@ def _block(
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
         w_next, s_next = bbr.carried(p, window, ssthresh, seg, index + 1)
+    elif loss_round is None and math.isfinite(found):
+        w_next, s_next = hystart.grown(window, found, seg), ssthresh
     elif loss_round is None:
         w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
@@ -432,12 +443,19 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
     rto = rto_seconds(p)
     blocks: list[Block] = []
     window, ssthresh = float(p.initial_window), math.inf
+    found, lost = math.inf, False  # HyStart's exit window (model/hystart.py); a loss since
     for i in range(max(1, p.blocks)):
-        b, window, ssthresh = _block(p, c, window, ssthresh, rto_seconds(p, first=i == 0), i)
+        if not lost and math.isinf(found) and window < ssthresh:
+            found = hystart.exit_window(p, p.senders, window, p.segments)
+        rto_i = rto_seconds(p, first=i == 0)
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto_i, i, math.inf if lost else found)
         blocks.append(b)
+        lost = lost or b.loss_round is not None
         if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window
             ssthresh = max(ssthresh, 0.75 * window)
             window = float(p.initial_window)
+        if math.isfinite(found):  # slow start stops at ssthresh from now on
+            found = ssthresh
     k = len(blocks)
     block = sum(b.time_s for b in blocks) / k
     # Spurious RTOs fill the link with duplicates: the block takes their link time.

@@ -25,6 +25,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from incastlab.model.hystart import after_exit
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
@@ -64,11 +66,18 @@ def repeated_timeouts(senders: float, timeouts: float, left: float, window: floa
     return senders * (1 - math.pow(1 - min(1.0, timeouts / senders), rounds))
 
 
-def transfer_time(p: Path, senders: float, segments: float, window: float) -> float:
+def transfer_time(
+    p: Path, senders: float, segments: float, window: float, found: float = math.inf
+) -> float:
     """A block without losses: ``senders`` each send ``segments`` from ``window``, doubling per
-    round (slow start), after the request's way out and the response's way back (the RTT)."""
+    round (slow start; up to ``found``, where HyStart ended it: model/hystart.py), after the
+    request's way out and the response's way back (the RTT)."""
     pt = p.packet_time
-    return p.rtt + round_trips(senders, segments, window, p.rtt, pt, lambda w: 2 * w)
+
+    def after(w: float) -> float:
+        return min(2 * w, found) if w < found else after_exit(w)
+
+    return p.rtt + round_trips(senders, segments, window, p.rtt, pt, after)
 
 
 def sawtooth_time(
