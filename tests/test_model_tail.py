@@ -84,3 +84,19 @@ def test_the_starts_survivors_collide_again_while_they_overfill_the_port() -> No
     again = tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8, room=10.0)
     assert again > alone + 16
     assert tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8, room=1000.0) == pytest.approx(alone)
+
+
+def test_returning_bbr_survivors_need_room_for_two_segments_each() -> None:
+    """Survivors that come back after the busy time: a classic sender's retransmission alone
+    decides whether it is lost again; BBR's ACK releases two segments at once, so survivors
+    that fit the room with one segment each collide again with two. The simulator at 6 x 812
+    KB into 4.1 packets (1.1 of pipe), classic BBR: two senders come back at 3 RTOs and a
+    third, whose retransmission met theirs, at 7; blocks of 7.2 RTOs on average."""
+    p = _path()
+    bbr = dataclasses.replace(p, loss_blind=True)
+    assert tail.returning_segments(p) == 1 and tail.returning_segments(bbr) == 2
+    # 1,000 from the start, 0.8 lost over 10 RTOs: 512 still wait after it, into room for 600.
+    reno = tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8, room=600.0)
+    assert reno == pytest.approx(tail.backoff_tail(p, 10.0, 1000.0, 0.0, 0.8))
+    # BBR's 1,024 segments overfill it: the survivors back off once more (16 RTOs).
+    assert tail.backoff_tail(bbr, 10.0, 1000.0, 0.0, 0.8, room=600.0) > reno + 15
