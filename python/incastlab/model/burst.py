@@ -24,8 +24,9 @@ per block". This model follows a block the way the port sees it instead:
    wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
    lost segment is its last: :mod:`incastlab.model.probe`); those with nothing through after
    the loss probe together, and those whose probe the port drops time out. BBR keeps its
-   window through a loss and the port full: its retransmissions are lost too
-   (:attr:`Constants.tail_timeout`), every round overflows it again (model/window.py, bbr.py);
+   window through a loss and, as far as the windows exceed the pipe, the port full: its
+   retransmissions are lost too (:attr:`Constants.tail_timeout`), every round overflows it
+   again (model/window.py, bbr.kept_full);
    one it takes for policed paces at what it delivered over its RTO waits (bbr.lock_wait).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
@@ -197,10 +198,17 @@ def _after(p: Path, senders: float, delivered: float) -> float:
 
 
 def _timeout_share(
-    p: Path, c: Constants, senders: float, delivered: float, tail: bool, first: bool
+    p: Path,
+    c: Constants,
+    senders: float,
+    delivered: float,
+    tail: bool,
+    first: bool,
+    window: float = math.inf,
 ) -> float:
-    """Chance that a sender which lost part (not all) of a round's window times out (under
-    RACK-TLP: waits for a timer instead), having got ``delivered`` segments of it through."""
+    """Chance that a sender which lost part (not all) of a round's ``window`` times out
+    (under RACK-TLP: waits for a timer instead), having got ``delivered`` segments of it
+    through."""
     if tail:  # nothing left to send after the lost tail (RACK-TLP: until the probe)
         return 1.0
     # Of the new segments the port takes `after` per sender, more for some and fewer for
@@ -220,8 +228,10 @@ def _timeout_share(
         return few
     # A sender that keeps its window through the loss (BBR) keeps the queue full, and its
     # retransmission is lost to it: Padhye et al.'s min(1, 3/w) for a loss to be a timeout,
-    # scaled by tail_timeout. Senders that cut their windows let the queue drain first.
-    lost = min(1.0, c.tail_timeout * p.dupthresh / max(after, 1e-9))
+    # scaled by tail_timeout. Senders that cut their windows let the queue drain first, and
+    # so does the pipe where it holds the windows kept (bbr.kept_full).
+    full = bbr.kept_full(p, senders, window)
+    lost = full * min(1.0, c.tail_timeout * p.dupthresh / max(after, 1e-9))
     return few + (1 - few) * lost
 
 
@@ -241,7 +251,7 @@ def _overflow(
     # Drop-tail keeps the first `cap` packets: whole bursts first where requests stagger them.
     whole, partial, lost, sharing, each = split(p, n, f, cap, first)  # model/stagger.py
     hit = min(partial, max(0.0, lost))
-    share = _timeout_share(p, c, sharing, each, tail, first) if paced < 0 else paced
+    share = _timeout_share(p, c, sharing, each, tail, first, f) if paced < 0 else paced
     if p.rack_tlp:
         # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
         # would be an RTO waits for their timers instead, but the n with nothing through
@@ -344,10 +354,11 @@ def _block(
     paced = 0.0 if first_block else bbr.largest_round(window, seg)  # BBR's measured rate
     burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
     loss_round, m0, left, w_loss, probes, lone, w_rto = burst  # w_rto: window.at_timeout
-    # BBR overflows the port every round (model/window.py); RACK finds its lost
-    # retransmissions by time instead of the RTO.
+    # BBR overflows the port every round (model/window.py) while its windows keep a queue
+    # there (bbr.kept_full); RACK finds its lost retransmissions by time instead of the RTO.
     if p.loss_blind and not p.rack_tlp:
-        m0 = repeated_timeouts(n, m0, left, w_loss)
+        again = repeated_timeouts(n, m0, left, w_loss)
+        m0 += (again - m0) * bbr.kept_full(p, n, w_loss)
     # After the loss the rest goes in congestion avoidance: where the buffer is short of the
     # pipe the cut windows leave the link idle until they grow back (window.py).
     sawtooth, ceiling = 0.0, p.held_packets
