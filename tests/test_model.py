@@ -15,6 +15,7 @@ from incastlab.model import (
     ModelError,
     burst,
     busy,
+    chain,
     drift,
     marking,
     port,
@@ -752,7 +753,7 @@ def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
     # over their drifted RTOs and take them all.
     assert serial.rejoined(p, 50.0, 10.0, 3, True) == pytest.approx(40.0 / 8)
     assert serial.rejoined(p, 50.0, 10.0, 3, False) == pytest.approx(40.0)
-    waits = burst._chain(p, burst.fitted(), 326, p.segments, True, burst.rto_seconds(p))[0]
+    waits = chain.chain(p, burst.fitted(), 326, p.segments, True, burst.rto_seconds(p))[0]
     assert 512 < waits < 4096
     assert 512 < burst.predict(p, burst.fitted()).block_time_s / p.rto < 4096
 
@@ -810,4 +811,4 @@ def test_first_block_waves_into_the_busy_port_back_off_again() -> None:
     assert got == pytest.approx(88 * p.held_packets / 176) and same == after
     # Later blocks' waves spread over drifted RTOs.
     assert busy.busy_wave(p, False, 1, 88.0, link_rtos, after)[0] == 88.0
-    assert burst._chain(p, burst.fitted(), 606, 74, True, burst.rto_seconds(p))[0] > 2047
+    assert chain.chain(p, burst.fitted(), 606, 74, True, burst.rto_seconds(p))[0] > 2047

@@ -55,8 +55,7 @@ import math
 from dataclasses import dataclass
 
 from incastlab.model import bbr, hystart
-from incastlab.model.busy import IDLE, busy_wave
-from incastlab.model.drift import retransmit_capacity
+from incastlab.model.chain import chain
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -67,7 +66,6 @@ from incastlab.model.port import round_capacity, rto_seconds
 from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.rotate import fresh_turns
-from incastlab.model.serial import MAX_LEVELS, backoff, held, rejoined, served
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
@@ -309,28 +307,6 @@ def _burst(
     return None, 0.0, 0.0, w, 0.0, 0.0, w
 
 
-def _chain(
-    p: Path, c: Constants, waiting: float, segments: float, first: bool, rto: float
-) -> tuple[float, float]:
-    """Senders that timed out together (in the run's ``first`` block or a later one):
-    (expected serial waits in RTOs, expected timeouts). Each wait they retransmit one segment
-    each; those the port cannot hold (fewer while it is busy: model/busy.py) wait twice as
-    long, those whose next round it drops time out again behind them (model/serial.py)."""
-    waits, timeouts, level = 0.0, 0.0, 0
-    room, busy, link_rtos = p.held_packets, IDLE, segments * p.packet_time / rto
-    while waiting > 1e-3 and level < MAX_LEVELS:
-        waits += backoff(p, level) * (1 - math.exp(-waiting))
-        timeouts += waiting
-        cap = retransmit_capacity(p, c.dispersion, level, first)
-        got = served(waiting, cap, held(p), drifted=level > 0)
-        got, busy = busy_wave(p, first, level, got, link_rtos, busy)
-        waiting -= got
-        if segments > 1:
-            waiting += c.rejoin * rejoined(p, got, room, level, first)
-        level += 1
-    return waits, timeouts
-
-
 def _block(
     p: Path,
     c: Constants,
@@ -373,7 +349,7 @@ def _block(
     sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
-        waits, timeouts = _chain(p, c, m0, max(1.0, left), first_block, rto)
+        waits, timeouts = chain(p, c, m0, max(1.0, left), first_block, rto)
     # After the first loss only as many senders as keep a window of dupthresh + 1 repair losses
     # by fast retransmit; the others take turns waiting for RTOs until their responses are
     # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps
@@ -384,7 +360,7 @@ def _block(
         rotating = max(0.0, n - max(1.0, active))
         if rotating > 0:
             turns = fresh_turns(p, rotating, m0, left, rto)
-            w_rot, t_rot = _chain(p, c, turns, left, first_block, rto)
+            w_rot, t_rot = chain(p, c, turns, left, first_block, rto)
             waits = max(waits, w_rot)
             timeouts += t_rot
     stall = waits * rto

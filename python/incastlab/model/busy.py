@@ -1,4 +1,4 @@
-"""Waves of retransmissions into a busy port (:func:`incastlab.model.burst._chain`): in a run's
+"""Waves of retransmissions into a busy port (:func:`incastlab.model.chain.chain`): in a run's
 first block the senders that timed out together retransmit together, 1, 3, 7, 15 ... RTOs
 after the loss, and the senders a wave served send the rest of their responses at once.
 Where that takes the link longer than the gap to the next waves, those waves arrive at a port
