@@ -812,3 +812,45 @@ def test_first_block_waves_into_the_busy_port_back_off_again() -> None:
     # Later blocks' waves spread over drifted RTOs.
     assert busy.busy_wave(p, False, 1, 88.0, link_rtos, after)[0] == 88.0
     assert chain.chain(p, burst.fitted(), 606, 74, True, burst.rto_seconds(p))[0] > 2047
+
+
+def test_dctcp_senders_done_still_take_the_last_rounds_marks() -> None:
+    """5 x 12 KB into 38 KB (marking at 19 KB) at 874 Mbps, 66 us, IW 3, classic DCTCP,
+    windows carried: the marks fall on every sender's second and last round; each cuts once
+    and starts the next block from 5 segments, not 12: no RTO, 0.69-0.73 ms a block."""
+    keys = {
+        "topology.senders": 5,
+        "workload.sru": "12424B",
+        "topology.buffer": "38179B",
+        "topology.link": "874Mbps",
+        "topology.rtt": "65957ns",
+        "tcp.rto_min": "45096761ns",
+        "tcp.initial_window": 3,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "idle",
+    }
+    b = burst.predict(design_path(keys, blocks=4), burst.fitted())
+    assert b.timeouts_per_block == 0
+    assert b.block_time_s < 1.5 * 0.73e-3  # was 12 ms, an RTO in the second block
+
+
+def test_dctcps_cut_windows_grow_at_the_acks_rate() -> None:
+    """3 x 45 KB into 17 KB (marking at 8.3 KB, 5,200 packets of pipe) at 50 Gbps, 1.27 ms,
+    IW 4, classic DCTCP: once cut, the windows' rounds come in at the ACKs' rate; the port's
+    queue stays under 8 packets, no drop, 7.6-10.2 ms a block."""
+    keys = {
+        "topology.senders": 3,
+        "workload.sru": "45427B",
+        "topology.buffer": "16686B",
+        "topology.link": "50397Mbps",
+        "topology.rtt": "1268519ns",
+        "tcp.rto_min": "134807689ns",
+        "tcp.initial_window": 4,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "dctcp",
+        "tcp.cwnd_restart": "block",
+    }
+    b = burst.predict(design_path(keys, blocks=4), burst.fitted())
+    assert b.timeouts_per_block == 0
+    assert b.block_time_s < 1.5 * 10.2e-3  # was 101 ms, RTOs every block

@@ -61,7 +61,13 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.loop import spurious_loop as spurious_loop
-from incastlab.model.marking import carried_cap, marked_round, marked_sawtooth, threshold_port
+from incastlab.model.marking import (
+    avoiding_capacity,
+    carried_cap,
+    marked_round,
+    marked_sawtooth,
+    threshold_port,
+)
 from incastlab.model.port import round_capacity, rto_seconds
 from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
@@ -276,6 +282,7 @@ def _burst(
     expected senders that wait for the probe timer instead, those of them with one segment
     out, the window of one that times out when its timer fires (window.at_timeout))."""
     rem, w, marked = float(segments), max(1.0, window), False
+    avoiding = False
     for k in range(256):
         b = min(w, rem)
         rem -= b
@@ -283,6 +290,8 @@ def _burst(
         # responses, 5.5 frames each, not 6, fit 128 KB).
         f = max(1e-9, b - _short_tail(p)) if rem <= 1e-9 else b
         cap = round_capacity(p, senders, f, first and k == 0)
+        if k > 0 and avoiding and marked:  # ACK-clocked after the marks' cut (marking.py)
+            cap = avoiding_capacity(p, cap)
         if senders * f > max(cap, bbr.paced_capacity(p, senders, f, delivered, k == 0)):
             # Under dupthresh segments left to send: too few duplicate ACKs, a lost tail.
             # Paced (BBR), a round's drops are spread over it, not at its end (bbr.py).
@@ -299,6 +308,7 @@ def _burst(
             return k, m, rem + b / 2, w, probes, lone, grown
         if rem <= 1e-9:
             return None, 0.0, 0.0, w, 0.0, 0.0, w
+        avoiding = w >= ssthresh
         w_next = bbr.next_window(p, w, ssthresh)
         if p.marking is not None and not marked:  # DCTCP's marks cut the next round (marking.py)
             w_next, cut = marked_round(p, senders, f, w, w_next, first and k == 0)
