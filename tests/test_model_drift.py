@@ -1,0 +1,43 @@
+"""The spread of the senders' RTOs behind a buffer drained in under a tick of their clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from incastlab.model import burst, drift
+
+
+def _path(buffer: int, link_bps: float) -> burst.Path:
+    return burst.Path(
+        senders=347,
+        sru=57_305,
+        buffer=buffer,
+        link_bps=link_bps,
+        rtt=677e-6,
+        rto=0.0197,
+        timer_tick=0.0,
+        rto_grain=1e-6,
+        mss=1448,
+        frame=1518,
+        wire=1538,
+        request_wire=190,
+        initial_window=3,
+        restart="never",
+        blocks=4,
+    )
+
+
+def test_rtos_under_a_tick_apart_spread_by_the_share_that_fires_a_tick_late() -> None:
+    """347 senders behind 11 KB at 92.5 Gbps (a 0.97 us drain, 0.73 us of spread at
+    dispersion 0.75): 0.73 of them a tick late, a quarter of that, 0.13 us, apart; behind a
+    drain of a tick or more the whole spread."""
+    short = _path(buffer=11_052, link_bps=92.5e9)
+    spread = 0.75 * short.drain_s
+    assert spread < short.rto_grain
+    assert drift.rto_spread(short, 0.75) == pytest.approx(spread * spread / 1e-6 / 4)
+    assert 0 < drift.rto_spread(short, 0.75) < spread / 4
+    long = _path(buffer=22_104, link_bps=92.5e9)
+    assert drift.rto_spread(long, 0.75) == pytest.approx(0.75 * long.drain_s)
+    # The nearer the spread to a tick, the more senders fire late: it grows faster than linearly.
+    half = _path(buffer=5_526, link_bps=92.5e9)
+    assert drift.rto_spread(half, 0.75) < drift.rto_spread(short, 0.75) / 3
