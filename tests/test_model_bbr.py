@@ -317,3 +317,30 @@ def test_the_pipe_drains_the_queue_bbrs_kept_windows_leave() -> None:
     # Where the pipe is short of the windows nothing changes: the queue stays full.
     short = dataclasses.replace(p, rtt=p.rtt / 100)
     assert bbr.kept_full(short, 7, 32) > 0.99
+
+
+#: 4 x 638 KB (441 segments) into 183 KB (120 packets, 27 of pipe) at 44 Gbps, 8 us, classic,
+#: windows carried: the simulator's blocks take 0.52 ms, or 0.52 + 1.6 ms where a sender
+#: lost its tail and waited the RTO with the link idle (1-3 RTOs in 4 blocks).
+LOST_TAIL = {
+    "topology.senders": 4,
+    "workload.sru": "637702B",
+    "topology.buffer": "182685B",
+    "topology.link": "43791Mbps",
+    "topology.rtt": "7649ns",
+    "tcp.rto_min": "1600177ns",
+    "tcp.initial_window": 2,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_no_transfer_hides_the_wait_for_a_lost_tail() -> None:
+    """BBR's kept windows repair losses mid-response by fast retransmit: its RTOs are lost
+    tails, waited after the transfer, not hidden behind the other senders' rest."""
+    p = _path(**LOST_TAIL)
+    assert bbr.lost_tail(p, 4, 150) == pytest.approx(bbr.kept_full(p, 4, 150))
+    b = burst.predict(p, burst.fitted())
+    waited = b.rto_waits_per_block * b.rto_s
+    assert b.terms["RTO waits"] > 0.9 * waited  # before: 0.2 of it
+    assert b.block_time_s > 1.3 * b.terms["transfer"]

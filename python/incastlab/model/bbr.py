@@ -330,3 +330,19 @@ def lock_wait(p: Path, waits: float, rto: float, timeouts: float) -> float:
     rate = (LT_STRETCH - 1) * per_round / stretch  # segments/s
     lock = min(p.segments / rate, LT_ROUNDS * max(delay, 1 / rate))
     return lock * (1 - math.exp(-LT_CHANCE * timeouts))
+
+
+def lost_tail(p: Path, senders: float, window: float) -> float:
+    """Share of the RTOs of ``senders`` keeping windows of ``window`` through their losses
+    that come from a lost tail, at the end of the sender's transfer, where no other sender's
+    transfer hides the wait: as often as the windows keep the port full (:func:`kept_full`).
+    A kept window brings duplicate ACKs for any loss with more of the response behind it,
+    repaired by fast retransmit; only the last segments' loss leaves nothing to raise them.
+
+    The simulator at 4 x 638 KB (441 segments) into 120 packets, 27 of pipe, 44 Gbps, 8 us,
+    classic, windows carried: 1,000-2,200 drops and 1-3 RTOs in 4 blocks, each block with
+    one 0.5 ms long, the others 0.52 + 1.6 ms (one RTO after the link sent everything, all
+    four senders silent for 0.9 RTO); the model, hiding the waits behind the transfer left
+    after the first overflow, 0.06 RTO a block. At 3 x 343 KB into 14 packets, 39 of pipe,
+    52 Gbps: blocks of 0.21 ms or 6.7 ms (an RTO of 6.5 ms after the transfer)."""
+    return kept_full(p, senders, window)

@@ -388,6 +388,10 @@ def _block(
     waiting = max(m0, rotating)
     if waiting > 0:
         busy_after = transfer * (1 - min(1.0, waiting / n)) * (left / seg)
+        # BBR's kept windows repair a loss mid-response by fast retransmit and time out on a
+        # lost tail: the wait starts after the transfer, which hides none of it (bbr.lost_tail).
+        if p.loss_blind and not p.rack_tlp:
+            busy_after *= 1 - bbr.lost_tail(p, n, w_loss)
         stall = max(0.0, stall - busy_after)
     if rotating > 0:
         # While they take turns the port stays full: the block ends when the last chain of
