@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from incastlab.model import burst, design, domain, port, serial
+from incastlab.model import burst, design, domain, port, recovery, serial
 
 
 def test_design_is_a_function_of_its_seed_and_fills_every_stratum() -> None:
@@ -261,7 +261,7 @@ def test_a_partial_loss_times_out_when_too_few_segments_after_it_get_through() -
     lo, hi = burst.Constants(tail_timeout=0.1), burst.Constants(tail_timeout=1.0)
 
     def share(p: burst.Path, c: burst.Constants, delivered: float) -> float:
-        return burst._timeout_share(p, c, 4, delivered, False, True)
+        return recovery.timeout_share(p, c, 4, delivered, False, True)
 
     after = port.round_capacity(shallow, 4, 4, False) / 4  # 2 segments each
     assert share(shallow, lo, 2) == pytest.approx(math.exp(-after) * (1 + after + after**2 / 2))

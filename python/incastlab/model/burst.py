@@ -69,8 +69,9 @@ from incastlab.model.marking import (
     threshold_port,
 )
 from incastlab.model.port import round_capacity, rto_seconds
-from incastlab.model.probe import PROBE_TICKS, lone_share, probe_losses, probe_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
+from incastlab.model.recovery import next_round_share, timeout_share
 from incastlab.model.rotate import fresh_turns
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
@@ -195,50 +196,6 @@ def _short_tail(p: Path) -> float:
 # ---------------------------------------------------------------- overflow
 
 
-def _after(p: Path, senders: float, delivered: float) -> float:
-    """Segments per sender the port takes of those the ACKs of ``delivered`` release (two
-    each in slow start): the next round's capacity shared by the ``senders``."""
-    return min(2 * delivered, round_capacity(p, senders, 2 * delivered, False) / senders)
-
-
-def _timeout_share(
-    p: Path,
-    c: Constants,
-    senders: float,
-    delivered: float,
-    tail: bool,
-    first: bool,
-    window: float = math.inf,
-) -> float:
-    """Chance that a sender which lost part (not all) of a round's ``window`` times out
-    (under RACK-TLP: waits for a timer instead), having got ``delivered`` segments of it
-    through."""
-    if tail:  # nothing left to send after the lost tail (RACK-TLP: until the probe)
-        return 1.0
-    # Of the new segments the port takes `after` per sender, more for some and fewer for
-    # others (Poisson). Those with fewer than dupthresh through get too few duplicate ACKs
-    # for fast retransmit and wait for the RTO. Where `after` is large, none do: 13 x 630 KB
-    # into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
-    after = _after(p, senders, delivered)
-    few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
-    if p.rack_tlp:
-        # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
-        # ticks: out of recovery, with fewer SACKed than dupthresh, Linux keeps a reordering
-        # window though it has seen no reordering); with none through, the probe.
-        none = math.exp(-after)
-        reorder = p.rtt / 4 + p.timer_tick * PROBE_TICKS
-        few = none + (few - none) * min(1.0, reorder / max(probe_seconds(p), 1e-12))
-    if not p.loss_blind:
-        return few
-    # A sender that keeps its window through the loss (BBR) keeps the queue full, and its
-    # retransmission is lost to it: Padhye et al.'s min(1, 3/w) for a loss to be a timeout,
-    # scaled by tail_timeout. Senders that cut their windows let the queue drain first, and
-    # so does the pipe where it holds the windows kept (bbr.kept_full).
-    full = bbr.kept_full(p, senders, window)
-    lost = full * min(1.0, c.tail_timeout * p.dupthresh / max(after, 1e-9))
-    return few + (1 - few) * lost
-
-
 def _overflow(
     p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
 ) -> tuple[float, float, float]:
@@ -255,12 +212,15 @@ def _overflow(
     # Drop-tail keeps the first `cap` packets: whole bursts first where requests stagger them.
     whole, partial, lost, sharing, each = split(p, n, f, cap, first)  # model/stagger.py
     hit = min(partial, max(0.0, lost))
-    share = _timeout_share(p, c, sharing, each, tail, first, f) if paced < 0 else paced
+    share = timeout_share(p, c, sharing, each, tail, first, f) if paced < 0 else paced
     if p.rack_tlp:
         # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
         # would be an RTO waits for their timers instead, but the n with nothing through
         # after their loss probe together, and those whose probe the port drops time out.
-        alone, dropped = math.exp(-_after(p, sharing, each)), 0.0 if first else 1 - cap / burst
+        alone, dropped = (
+            math.exp(-next_round_share(p, sharing, each)),
+            0.0 if first else 1 - cap / burst,
+        )
         lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
         return probe_losses(p, whole, hit * (1.0 if tail else alone)), hit * share + whole, lone
     return whole + hit * share, 0.0, 0.0
