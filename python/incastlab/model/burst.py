@@ -365,7 +365,8 @@ def _block(
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
-        w_next, s_next = bbr.carried(p, window, ssthresh, seg, index + 1)
+        recovered = None if loss_round is None else bbr.after_recovery(p, w_loss, left)
+        w_next, s_next = bbr.carried(p, window, ssthresh, seg, index + 1, recovered)
     elif loss_round is None and math.isfinite(found):
         w_next, s_next = hystart.grown(window, found, seg), ssthresh
     elif loss_round is None:
