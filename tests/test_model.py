@@ -724,7 +724,9 @@ def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
     # Later rounds interleave: one packet each for as many senders as the port takes.
     assert stagger.split(p, 598, 2, cap, False)[:2] == pytest.approx((598 - cap, cap))
     timed_out = burst._burst(p, c, 598, p.segments, 2.0, True)[1]
-    assert 440 < timed_out < 500
+    # Of the 45 with one packet through, limited transmit brings most to fast retransmit
+    # (model/limited.py): about 423 time out against the simulator's 446.
+    assert 415 < timed_out < 500
     assert burst.predict(p, c).block_time_s / p.rto < 4
     # Bursts that all begin before the port fills interleave as before.
     few = dataclasses.replace(p, senders=20)

@@ -16,18 +16,18 @@ per block". This model follows a block the way the port sees it instead:
    marking threshold instead of the buffer.
 3. **Which overflow costs an RTO.** A sender none of whose round got through loses its whole
    window; a sender that lost the end of its response (the tail) has nothing left to send that
-   could raise duplicate ACKs; a sender with a window too small for ``dupthresh`` duplicate
-   ACKs cannot fast-retransmit, nor can one of whose next round fewer than ``dupthresh``
-   segments get through the port (a Poisson count around its share of the port). All of
-   them wait for the RTO. With RACK-TLP one segment through finds the hole after the reorder
-   timer, lost retransmissions are found by time and a lost tail by the probe: those senders
-   wait for one of these timers instead of the RTO (nearly an RTO too for one whose only
-   lost segment is its last: :mod:`incastlab.model.probe`); those with nothing through after
-   the loss probe together, and those whose probe the port drops time out. BBR keeps its
-   window through a loss and, as far as the windows exceed the pipe, the port full: its
-   retransmissions are lost too (:attr:`Constants.tail_timeout`), every round overflows it
-   again (model/window.py, bbr.kept_full);
-   one it takes for policed paces at what it delivered over its RTO waits (bbr.lock_wait).
+   could raise duplicate ACKs; a sender with a window too small for ``dupthresh`` duplicate ACKs
+   cannot fast-retransmit, nor can one of whose next round none gets through the port, or too
+   few of it and of the segments their SACKs release in turn (limited transmit:
+   :mod:`incastlab.model.limited`). All of them wait for the RTO. With RACK-TLP one segment
+   through finds the hole after the reorder timer, lost retransmissions are found by time and a
+   lost tail by the probe: those senders wait for one of these timers instead of the RTO (nearly
+   an RTO too for one whose only lost segment is its last: :mod:`incastlab.model.probe`); those
+   with nothing through after the loss probe together, and those whose probe the port drops time
+   out. BBR keeps its window through a loss and, as far as the windows exceed the pipe, the port
+   full: its retransmissions are lost too (:attr:`Constants.tail_timeout`), every round
+   overflows it again (model/window.py, bbr.kept_full); one it takes for policed paces at what
+   it delivered over its RTO waits (bbr.lock_wait).
 4. **Serial RTO waits.** The senders that timed out together retransmit together, one segment
    each, into the same port: those the port cannot hold back off (2, 4, 8 RTOs...), and those
    it serves but whose next round it drops time out again behind them. The retransmissions

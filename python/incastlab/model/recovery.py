@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from incastlab.model import bbr
+from incastlab.model.limited import stalled
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import PROBE_TICKS, probe_seconds
 
@@ -44,6 +45,10 @@ def timeout_share(
     # into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
     after = next_round_share(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
+    if not p.rack_tlp and not p.loss_blind and p.marking is None:
+        # Each SACK releases a new segment (limited transmit): one segment through can be
+        # enough (model/limited.py). DCTCP's and BBR's fitted rules stay as they were.
+        few = stalled(2 * delivered, after, p.dupthresh)
     if p.rack_tlp:
         # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two
         # ticks: out of recovery, with fewer SACKed than dupthresh, Linux keeps a reordering
