@@ -138,3 +138,13 @@ def test_a_later_block_probes_on_the_smoothed_rtt_the_full_queue_left() -> None:
     # The lone probe's share of it: 29 ms (those that lost more probe on the base RTT's timer).
     assert b.steady.time_s == pytest.approx(0.0287, rel=0.05)
     assert probe.probe_wait(p, 3.0, 1.0) < probe.probe_wait(p, 3.0, 1.0, carried=True)
+
+
+def test_the_lost_segments_go_out_again_in_slow_start_after_the_probe() -> None:
+    """PRR with nothing else in flight resends 1, 2, 4 ... a round trip after the probe's."""
+    assert probe.repair_rounds(0.0) == 0
+    assert probe.repair_rounds(1.0) == 1  # the probe was the only lost segment
+    assert probe.repair_rounds(11.0) == pytest.approx(1 + math.log2(11))  # 1 + 1, 2, 4, 3
+    p = _linux()
+    base = (1 - math.exp(-3.0)) * (probe.probe_seconds(p) + p.rtt * probe.repair_rounds(4.0))
+    assert probe.probe_wait(p, 3.0, 0.0, resend=4.0) == pytest.approx(base)

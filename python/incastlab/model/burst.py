@@ -55,6 +55,7 @@ import math
 from dataclasses import dataclass
 
 from incastlab.model import bbr, hystart
+from incastlab.model.carry import after_spurious_rtos, carried_after_loss
 from incastlab.model.chain import chain
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
@@ -198,17 +199,17 @@ def _short_tail(p: Path) -> float:
 
 def _overflow(
     p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Expected n that time out when ``n`` send a round of ``f`` each (the response's
-    ``last``), and (RACK-TLP) those that wait for the probe timer instead, and of these, those
-    with only their last segment out (:mod:`incastlab.model.probe`); ``paced``: the chance a
-    sender times out of a round BBR paced over the port's rate (bbr.paced_timeout), or -1."""
+    ``last``), and (RACK-TLP) those that wait for the probe timer instead, of these those with
+    only their last segment out, and the segments each of these waiting lost (model/probe.py);
+    ``paced``: a sender's chance of a timeout in a round BBR paced (bbr.paced_timeout), or -1."""
     if n <= 0 or f <= 0:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     burst = n * f
     cap = round_capacity(p, n, f, first)
     if burst <= cap:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     # Drop-tail keeps the first `cap` packets: whole bursts first where requests stagger them.
     whole, partial, lost, sharing, each = split(p, n, f, cap, first)  # model/stagger.py
     hit = min(partial, max(0.0, lost))
@@ -222,8 +223,10 @@ def _overflow(
             0.0 if first else 1 - cap / burst,
         )
         lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
-        return probe_losses(p, whole, hit * (1.0 if tail else alone)), hit * share + whole, lone
-    return whole + hit * share, 0.0, 0.0
+        probes, resend = hit * share + whole, whole * f + hit * share * max(1.0, lost / partial)
+        resend /= max(probes, 1e-12)
+        return probe_losses(p, whole, hit * (1.0 if tail else alone)), probes, lone, resend
+    return whole + hit * share, 0.0, 0.0, 0.0
 
 
 def _burst(
@@ -235,12 +238,13 @@ def _burst(
     first: bool,
     ssthresh: float = math.inf,
     delivered: float = 0.0,
-) -> tuple[int | None, float, float, float, float, float, float]:
+) -> tuple[int | None, float, float, float, float, float, float, float, float]:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
     a round above it) until one overflows the port: (that round or ``None``, the expected
-    senders that time out, the segments each has left after it, its window then, the
-    expected senders that wait for the probe timer instead, those of them with one segment
-    out, the window of one that times out when its timer fires (window.at_timeout))."""
+    senders that time out, the segments each has left after it, its window then, those that
+    wait for the probe timer instead, of these with one segment out, the window of one that
+    times out when its timer fires (window.at_timeout), those that lost nothing
+    (stagger.lost_nothing), the segments each waiting for the probe lost)."""
     rem, w, marked = float(segments), max(1.0, window), False
     avoiding = False
     for k in range(256):
@@ -258,23 +262,25 @@ def _burst(
             paced = bbr.paced_timeout(p, senders, f, delivered) if rem < p.dupthresh else None
             last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
             args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
-            m, probes, lone = _overflow(p, c, senders, f, *args)
+            m, probes, lone, resend = _overflow(p, c, senders, f, *args)
             # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
-            rest = lost_nothing(p, senders, f, cap, first and k == 0) if rem > 1e-9 else 0.0
+            spared = lost_nothing(p, senders, f, cap, first and k == 0)
+            rest = spared if rem > 1e-9 else 0.0
             if rest > 1e-6:
                 r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
-                m, probes, lone = m + r[1], probes + r[4], lone + r[5]
+                resend = (probes * resend + r[4] * r[8]) / max(probes + r[4], 1e-12)
+                m, probes, lone, spared = m + r[1], probes + r[4], lone + r[5], r[7]
             grown = at_timeout(w, ssthresh, min(f, cap / senders), b)
-            return k, m, rem + b / 2, w, probes, lone, grown
+            return k, m, rem + b / 2, w, probes, lone, grown, spared, resend
         if rem <= 1e-9:
-            return None, 0.0, 0.0, w, 0.0, 0.0, w
+            return None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0
         avoiding = w >= ssthresh
         w_next = bbr.next_window(p, w, ssthresh)
         if p.marking is not None and not marked:  # DCTCP's marks cut the next round (marking.py)
             w_next, cut = marked_round(p, senders, f, w, w_next, first and k == 0)
             ssthresh, marked = (ssthresh, False) if cut is None else (cut, True)
         w, delivered = w_next, max(delivered, b)
-    return None, 0.0, 0.0, w, 0.0, 0.0, w
+    return None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0
 
 
 def _block(
@@ -299,7 +305,7 @@ def _block(
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     paced = 0.0 if first_block else bbr.largest_round(window, seg)  # BBR's measured rate
     burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
-    loss_round, m0, left, w_loss, probes, lone, w_rto = burst  # w_rto: window.at_timeout
+    loss_round, m0, left, w_loss, probes, lone, w_rto, _, resend = burst  # w_rto: at_timeout
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time instead of the RTO.
     if p.loss_blind and not p.rack_tlp:
@@ -372,18 +378,14 @@ def _block(
     elif loss_round is None:
         w_next, s_next = grow(window, ssthresh, seg), ssthresh
     else:
-        timed_out = min(1.0, m0 / n)
-        cut = max(2.0, p.beta * w_loss)
-        after_rto = grow(1.0, max(2.0, w_rto / 2), left)
-        after_fr = grow(cut, cut, left)
-        w_next = timed_out * after_rto + (1 - timed_out) * after_fr
-        s_next = timed_out * max(2.0, w_rto / 2) + (1 - timed_out) * cut
+        w_next, s_next = carried_after_loss(p, n, seg, window, ssthresh, burst)
+    if first_block and loss_round is None:  # the handshake's RTO under the queue (carry.py)
+        w_next, s_next = after_spurious_rtos(p, window, w_next, s_next)
     # Once marked, DCTCP carries its sawtooth's last window, under its share (marking.py).
     if p.marking is not None:
         w_next = min(w_next, carried_cap(p, mark, ssthresh, loss_round is not None, w_mark))
-    # Probe timers are waited together; a lone last segment's nearly an RTO.
-    # A later block's probe timers run from the smoothed RTT the last block's queue left.
-    probe = probe_wait(p, probes, lone, carried=not first_block)
+    # Probe timers are waited together, a lone last segment's nearly an RTO (probe.py).
+    probe = probe_wait(p, probes, lone, carried=not first_block, resend=resend)
     block = Block(
         window=window,
         transfer_s=transfer,

@@ -61,3 +61,11 @@ def spurious_loop(p: Path, c: Constants) -> float:
     return loop_link_time(
         p.senders, p.segments, p.buffer_packets, p.packet_time, rto, c.loop_segments
     )
+
+
+def spurious_share(p: Path) -> float:
+    """The share of senders whose first ACK of the run's first block comes later than the RTO
+    they start it with (the handshake's): they time out with nothing lost (the loop's
+    ``1 - RTO / gap``), Karn's rule or not."""
+    gap = min(p.senders, p.buffer_packets) * p.packet_time / (p.rto_first or p.rto)
+    return max(0.0, 1.0 - 1.0 / gap) if gap > 1 else 0.0

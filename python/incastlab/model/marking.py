@@ -77,7 +77,7 @@ def share_cap(p: Path) -> float:
 
 def carried_cap(
     p: Path,
-    mark: tuple[int | None, float, float, float, float, float, float] | None,
+    mark: tuple[int | None, float, float, float, float, float, float, float, float] | None,
     ssthresh: float,
     lossy: bool,
     sawtooth: float,

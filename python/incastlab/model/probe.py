@@ -83,7 +83,9 @@ def lone_share(lost: float, senders: float, dropped: float = 0.0) -> float:
     return min(1.0, max(0.0, 2.0 - lost / senders, dropped))
 
 
-def probe_wait(p: Path, probes: float, lone: float, carried: bool = False) -> float:
+def probe_wait(
+    p: Path, probes: float, lone: float, carried: bool = False, resend: float = 0.0
+) -> float:
     """The time a block waits for probes: ``probes`` expected senders wait for the probe (or
     RACK's reorder) timer, together, and ``lone`` of them, with only their last segment out,
     for the longer timer of :func:`lone_seconds` (where it is longer).
@@ -98,7 +100,7 @@ def probe_wait(p: Path, probes: float, lone: float, carried: bool = False) -> fl
     after the first (28 ms) against the model's 25 ms on the base RTT's timers, 29 ms now. The
     probe with several out keeps the base RTT's timer: on it as well, the designs' points whose
     blocks the model already held too long for probes the simulator does not wait got worse."""
-    base = (1 - math.exp(-probes)) * probe_seconds(p)
+    base = (1 - math.exp(-probes)) * (probe_seconds(p) + p.rtt * repair_rounds(resend))
     return base + (1 - math.exp(-lone)) * max(0.0, lone_seconds(p, carried) - base)
 
 
@@ -115,3 +117,17 @@ def probe_losses(p: Path, whole: float, alone: float) -> float:
         return whole - q * (1 - math.exp(-whole / q)) if whole > 0 else 0.0
     probing = whole + alone
     return probing - min(probing, q)
+
+
+def repair_rounds(resend: float) -> float:
+    """Round trips a sender whose probe found ``resend`` lost segments takes to resend them
+    after the probe fires: the probe's own, then PRR's slow start from one segment with
+    nothing else in flight (Linux's ``tcp_cwnd_reduction``: as many as the ACK delivered, one
+    more when it moves snd_una), 1, 2, 4 ... a round. The simulator at 134 x 33.7 KB (24
+    segments) into 1,459 packets at 29 Gbps, 1.16 ms (linux CUBIC, IW 4, windows carried): a
+    sender that lost the 11 last of its 24 fires its probe (the last) 17.6 ms after the
+    round's ACKs, resends 1, 2, 4 and 3 of the others a round trip apart, and ends its
+    recovery 5.9 ms after the probe (the block 26 ms; the model 20 ms before)."""
+    if resend <= 0:
+        return 0.0
+    return 1.0 + math.log2(max(1.0, resend))

@@ -1,0 +1,79 @@
+"""The window each sender carries out of a block whose round overflowed the port into the
+next (:mod:`incastlab.model.burst`, where windows persist: ``tcp.cwnd_restart`` "never", or
+"idle" with pauses shorter than the RTO): the senders that timed out, those that repaired their
+losses by fast retransmit or RACK and those that lost nothing carry different windows."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from incastlab.model.loop import spurious_share
+from incastlab.model.window import grow
+
+if TYPE_CHECKING:
+    from incastlab.model.burst import Path
+
+
+def carried_after_loss(
+    p: Path,
+    senders: float,
+    segments: float,
+    window: float,
+    ssthresh: float,
+    burst: tuple[int | None, float, float, float, float, float, float, float, float],
+) -> tuple[float, float]:
+    """The window and ssthresh each sender carries out of a block whose round overflowed the
+    port (``burst``: :func:`incastlab.model.burst._burst`'s account of it, from ``window``):
+    the mean over those that timed out (slow start from one up to half the window their timer
+    fired on), those that repaired their losses by fast retransmit (cut to ``p.beta`` of the
+    window they lost from) and those that lost nothing, which grew their windows as in a block
+    without loss. Their ssthresh is the weighted harmonic mean, so that where most senders
+    kept theirs unset (still in slow start) the carried one stays high.
+
+    Only the senders that lost segments cut their windows: the simulator at 213 x 11 KB (8
+    segments) into 1,510 packets at 5 Gbps, 1.4 ms (linux CUBIC, IW 2, windows carried), 34,
+    33, 22, 20 and 15 senders of 213 go into fast recovery in the blocks after the first, and
+    every later block overflows the port and waits for loss probes (blocks of 31-32 ms against
+    6.4 ms for the first). With every window cut to 0.7 of itself (7.6, then 6.0) the model
+    had the fourth block fit the port: 1.31 Gbps against the simulator's 0.76; now 1.0."""
+    _, timeouts, left, w_loss, _, _, w_rto, spared, _ = burst
+    timed_out = min(1.0, timeouts / senders)
+    # DCTCP's marks reach every sender through the full queue, cutting those that lost nothing.
+    kept = 0.0 if p.marking is not None else min(1.0 - timed_out, max(0.0, spared / senders))
+    if p.rack_tlp:
+        # RACK-TLP finds a lost tail after the probe, once the ACKs of what got through have
+        # grown the window (window.at_timeout): it cuts that window. The simulator at 134 x
+        # 33.7 KB (24 segments) into 1,459 packets at 29 Gbps, 1.16 ms (linux CUBIC, IW 4,
+        # windows carried): senders entering the second block with 28 lose the tail of the 24
+        # sent at once, recover from 39 and carry 27, so the third block sends its 24 at once
+        # and waits for the probe again (blocks of 26 and 28 ms against 4 ms without loss).
+        w_loss = w_rto
+    repaired = 1.0 - timed_out - kept
+    cut = max(2.0, p.beta * w_loss)
+    restart = max(2.0, w_rto / 2)
+    after_rto = grow(1.0, restart, left)
+    after_fr = grow(cut, cut, left)
+    after_none = grow(window, ssthresh, segments)
+    w_next = timed_out * after_rto + repaired * after_fr + kept * after_none
+    inverse = timed_out / restart + repaired / cut + kept / ssthresh
+    return w_next, 1.0 / inverse if inverse > 0 else math.inf
+
+
+def after_spurious_rtos(
+    p: Path, window: float, carried: float, ssthresh: float
+) -> tuple[float, float]:
+    """The window and ssthresh carried out of a run's first block without loss whose queue
+    outgrew the handshake's RTO: the senders that timed out (loop.spurious_share) restart from
+    one, under half the round they had out (from ``window``), and resend their response; the
+    others carry the window they grew (``carried``). The simulator at 382 x 37 KB
+    into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic CUBIC, timestamps): 4,110 timeouts and no
+    drop in the first block, 3 timeouts and no drop in the three after it, where windows of 28
+    carried would overflow the port."""
+    share = spurious_share(p)
+    if share <= 0:
+        return carried, ssthresh
+    restart = max(2.0, min(window, p.segments) / 2)
+    w = share * grow(1.0, restart, p.segments) + (1 - share) * carried
+    inverse = share / restart + (1 - share) / ssthresh
+    return w, 1.0 / inverse
