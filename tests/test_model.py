@@ -733,6 +733,36 @@ def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
     assert stagger.first_round(few, 20, 2, port.round_capacity(few, 20, 2, True)) is None
 
 
+def test_interleaved_first_bursts_leave_some_senders_none_through() -> None:
+    """34 x 54 KB into 74 packets at 69 Gbps (IW 10, classic CUBIC, design 32010): the first
+    round's 340 packets interleave and the port takes 83, but not 2.4 from each: 3-5 senders
+    a block get none of theirs and time out, blocks of 1.25-1.3 RTOs (434 Mbps). The model
+    with 2.4 each: no timeout, 4.1 Gbps."""
+    keys = {
+        "topology.senders": 34,
+        "workload.sru": "54482B",
+        "topology.buffer": "112940B",
+        "topology.link": "68824Mbps",
+        "topology.rtt": "828922ns",
+        "tcp.rto_min": "25612445ns",
+        "tcp.initial_window": 10,
+        "tcp.profile": "classic",
+        "tcp.congestion_control": "cubic",
+        "tcp.cwnd_restart": "idle",
+    }
+    p = design_path(keys, blocks=4)
+    cap = port.round_capacity(p, 34, 10, True)
+    assert stagger.first_round(p, 34, 10, cap) is None  # every burst begins before it fills
+    whole = stagger.split(p, 34, 10, cap, True)[0]
+    assert 1 < whole < 5
+    b = burst.predict(p, burst.fitted())
+    assert 0.7 < b.block_time_s / b.rto_s < 1.5
+    # Later rounds, and BBR's first, keep their fitted split: one packet each for cap senders.
+    assert stagger.split(p, 34, 10, cap, False)[0] == 0.0
+    bbr_path = dataclasses.replace(p, loss_blind=True)
+    assert stagger.split(bbr_path, 34, 10, cap, True)[0] == 0.0
+
+
 def test_first_block_re_timeouts_fire_between_the_backed_off_waves() -> None:
     """326 x 8.8 KB into 3.8 packets at 6.7 Gbps (classic DCTCP, design 32004): the senders a
     wave serves but whose next round the port drops time out again on a fresh timer, 1-4

@@ -16,9 +16,9 @@ The count of the next round through is binomial over the segments sent, each tak
 the round's share of the port (a Poisson count, which lets a sender get more than it sent,
 scored worse on the random designs). Counted for classic Reno and CUBIC; DCTCP's and BBR's
 fitted rules and RACK-TLP's reorder timer (model/probe.py) keep the count short of dupthresh.
-Where the port takes the whole next round nobody times out: small fan-ins whose few RTOs come
-from elsewhere (34 x 54 KB, IW 10, into 74 packets, the simulator 0.12 RTOs per sender) are
-now too optimistic.
+Where the port takes the whole next round nobody times out: the few RTOs of small fan-ins
+(34 x 54 KB, IW 10, into 74 packets, the simulator 0.12 RTOs per sender) come from the senders
+with none of their first round through (model/stagger.py's ``emptied``).
 """
 
 from __future__ import annotations

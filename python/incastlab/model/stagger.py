@@ -58,6 +58,20 @@ def first_round(p: Path, n: float, f: float, cap: float) -> tuple[float, float, 
     return full, partial, max(0.0, cap - full * f)
 
 
+def emptied(n: float, f: float, cap: float) -> float:
+    """Of ``n`` senders whose interleaved first-round bursts of ``f`` overflow a port that
+    takes ``cap`` packets, those with none through: once the buffer fills the port takes one
+    packet a packet time of whichever arrive, each alike, so a sender's count is binomial and
+    some get none though there is room for a packet from each. The simulator at 34 x 54 KB
+    (IW 10) into 74 packets at 69 Gbps (classic CUBIC, host jitter 5.6 packet times): of 340
+    packets the port took 83; 5 senders got none of theirs and timed out, every block 3-5
+    (the model with 2.4 each for all: none, 9.5x too optimistic)."""
+    if n <= 0 or f <= 0:
+        return 0.0
+    taken = min(1.0, cap / (n * f))
+    return float(n * (1 - taken) ** max(1.0, f))
+
+
 def split(
     p: Path, n: float, f: float, cap: float, first: bool
 ) -> tuple[float, float, float, float, float]:
@@ -69,8 +83,12 @@ def split(
     packets: one from each of ``cap`` senders, the others lose all."""
     got = first_round(p, n, f, cap) if first else None
     if got is None:
-        whole = max(0.0, n - cap)
-        return whole, n - whole, n * f - cap - whole * f, n, cap / n
+        # Counted for classic Reno and CUBIC, as limited transmit (model/limited.py) is:
+        # BBR's, DCTCP's and RACK-TLP's fitted rules stay as they were.
+        counted = first and not (p.rack_tlp or p.loss_blind or p.marking is not None)
+        whole = max(n - cap, emptied(n, f, cap) if counted else 0.0)
+        partial = max(1e-9, n - whole)
+        return whole, partial, max(0.0, n * f - cap - whole * f), n, min(f, cap / partial)
     full, partial, through = got
     return n - full - partial, partial, partial * f - through, full + partial, through / partial
 
