@@ -139,3 +139,13 @@ def design_path(keys: dict[str, Any], blocks: int | None = None) -> Any:
     if blocks is not None:
         point["workload.blocks"] = blocks
     return burst_path(from_dict(apply_overrides({}, point)).normalized())
+
+
+def model_path(**fields: Any) -> Any:
+    """A burst-model path (:class:`incastlab.model.burst.Path`) from ``fields``, with 1,448-byte
+    segments in 1,518-byte frames (1,538 on the wire), 190-byte requests and an exact timer
+    unless given."""
+    from incastlab.model import burst
+
+    base: dict[str, Any] = dict(mss=1448, frame=1518, wire=1538, request_wire=190, timer_tick=0.0)
+    return burst.Path(**{**base, **fields})

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import design_path
+from conftest import design_path, model_path
 from incastlab import model
 from incastlab.model import (
     ModelError,
@@ -247,17 +247,12 @@ def _path(**kw: object) -> burst.Path:
         link_bps=1e9,
         rtt=100e-6,
         rto=0.2001,
-        timer_tick=0.0,
-        mss=1448,
-        frame=1518,
-        wire=1538,
-        request_wire=190,
         initial_window=1,
         restart="block",
         blocks=5,
     )
-    base.update(kw)
-    return burst.Path(**base)  # type: ignore[arg-type]
+    path: burst.Path = model_path(**{**base, **kw})
+    return path
 
 
 def test_one_sender_never_overflows_a_port_as_fast_as_its_link() -> None:

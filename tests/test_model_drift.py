@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import model_path
 from incastlab.model import burst, drift
 
 
 def _path(buffer: int, link_bps: float) -> burst.Path:
-    return burst.Path(
+    path: burst.Path = model_path(
         senders=347,
         sru=57_305,
         buffer=buffer,
         link_bps=link_bps,
         rtt=677e-6,
         rto=0.0197,
-        timer_tick=0.0,
         rto_grain=1e-6,
-        mss=1448,
-        frame=1518,
-        wire=1538,
-        request_wire=190,
         initial_window=3,
         restart="never",
         blocks=4,
     )
+    return path
 
 
 def test_rtos_under_a_tick_apart_spread_by_the_share_that_fires_a_tick_late() -> None:

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from conftest import model_path
 from incastlab.model import burst, hystart
 
 
@@ -20,18 +21,13 @@ def _path(**kw: object) -> burst.Path:
         link_bps=10e9,
         rtt=300 * 1538 * 8 / 10e9,
         rto=0.2,
-        timer_tick=0.0,
-        mss=1448,
-        frame=1518,
-        wire=1538,
-        request_wire=190,
         initial_window=2,
         restart="idle",
         blocks=1,
         hystart=True,
     )
-    base.update(kw)
-    return burst.Path(**base)  # type: ignore[arg-type]
+    path: burst.Path = model_path(**{**base, **kw})
+    return path
 
 
 def test_slow_start_ends_where_the_ack_train_outlasts_half_the_rtt() -> None:

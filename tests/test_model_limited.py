@@ -5,28 +5,25 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import model_path
 from incastlab.model import burst, limited
 
 
 def _path() -> burst.Path:
     """44 x 13.6 KB into 28 packets (53 of pipe) at 10.3 Gbps, RTOmin 47 ms, classic Reno."""
-    return burst.Path(
+    path: burst.Path = model_path(
         senders=44,
         sru=13_648,
         buffer=42_089,
         link_bps=10.26e9,
         rtt=63.1e-6,
         rto=0.0475,
-        timer_tick=0.0,
         rto_grain=1e-6,
-        mss=1448,
-        frame=1518,
-        wire=1538,
-        request_wire=190,
         initial_window=4,
         restart="never",
         blocks=4,
     )
+    return path
 
 
 def test_one_segment_through_is_enough_where_the_port_takes_the_rest() -> None:

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from conftest import model_path
 from incastlab.model import burst, tail
 
 
@@ -18,18 +19,13 @@ def _path(**kw: object) -> burst.Path:
         link_bps=779e6,
         rtt=8.875e-6,
         rto=0.017677,
-        timer_tick=0.0,
-        mss=1448,
-        frame=1518,
-        wire=1538,
-        request_wire=190,
         initial_window=10,
         restart="idle",
         blocks=2,
         rto_max=120.0,
     )
-    base.update(kw)
-    return burst.Path(**base)  # type: ignore[arg-type]
+    path: burst.Path = model_path(**{**base, **kw})
+    return path
 
 
 def test_no_chain_no_loss_or_no_busy_time_no_tail() -> None:
