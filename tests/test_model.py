@@ -393,9 +393,24 @@ def test_stragglers_stretch_the_busy_time_of_senders_taking_turns() -> None:
     alone = tail.backoff_tail(p, 123.0, 214.0, 530.0 / 123.0, 0.63, 47.0)
     stretched = straggle.straggler_tail(p, 123.0, 214.0, 530.0, 0.63, 47.0, 204.0, 0.99)
     assert stretched > alone + 20
-    # Senders that keep their window through a loss (BBR) keep the tail alone.
-    bbr = dataclasses.replace(p, loss_blind=True)
-    assert straggle.straggler_tail(bbr, 123.0, 214.0, 530.0, 0.63, 47.0, 204.0, 0.99) == alone
+    # BBR whose RACK finds its lost retransmissions (Linux's profile) keeps the tail alone.
+    linux = dataclasses.replace(p, loss_blind=True, rack_tlp=True)
+    assert straggle.straggler_tail(linux, 123.0, 214.0, 530.0, 0.63, 47.0, 204.0, 0.99) == alone
+
+
+def test_bbr_stragglers_hold_bytes_where_the_port_has_no_segment_for_each() -> None:
+    """13 x 814 KB into 3.6 packets (8.6 with the pipe) at 130 Mbps (classic BBR, as in the
+    simulator): a served sender sends the rest at once while the others back off, two runs of
+    timeouts a sender and block (the simulator 3.0-3.4), and those still backing off at the
+    end of the link's time hold bytes; with a segment of room for each sender, the tail alone."""
+    kw = dict(senders=13, sru=813_980, buffer=5_452, link_bps=130e6, rtt=477.7e-6)
+    p = _path(rto=11.0e-3, initial_window=4, restart="block", loss_blind=True, **kw)
+    assert straggle.episode_segments(p) == pytest.approx(p.segments / 2)
+    alone = tail.backoff_tail(p, 63.0, 13.0, 15.6 / 63.0, 0.7, 8.6)
+    stretched = straggle.straggler_tail(p, 63.0, 13.0, 15.6, 0.7, 8.6, 10.8, 1.0)
+    assert stretched > alone + 20
+    roomy = straggle.straggler_tail(p, 63.0, 13.0, 15.6, 0.7, 13.0, 10.8, 1.0)
+    assert roomy == tail.backoff_tail(p, 63.0, 13.0, 15.6 / 63.0, 0.7, 13.0)
 
 
 def test_serial_waits_back_off_and_grow_with_senders() -> None:
