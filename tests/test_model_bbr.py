@@ -387,3 +387,30 @@ def test_recovery_holds_startups_window_at_the_lost_round() -> None:
     assert bbr.after_recovery(p, 21, 5.5) is None
     assert bbr.carried(p, 3, math.inf, 46, 1, recovered=25) == (25, math.inf)
     assert bbr.carried(p, 3, math.inf, 46, 1, recovered=None) == (49, math.inf)
+
+
+#: 92 x 282 KB (195 segments) into 665 KB (438 packets, 119 of pipe) at 47 Gbps, 31 us, Linux's
+#: profile, windows carried: the simulator's senders time out in recovery, an RTO in each block.
+UNPROBED = {
+    "topology.senders": 92,
+    "workload.sru": "282184B",
+    "topology.buffer": "664539B",
+    "topology.link": "47432Mbps",
+    "topology.rtt": "30851ns",
+    "tcp.rto_min": "120835207ns",
+    "tcp.initial_window": 10,
+    "tcp.profile": "linux",
+    "tcp.cwnd_restart": "idle",
+}
+
+
+def test_a_sender_in_recovery_whose_round_is_lost_waits_for_the_rto() -> None:
+    """RACK-TLP probes no loss in recovery: where BBR's kept windows keep the port full, a
+    sender whose whole round is lost there times out (the simulator: 97-113 RTOs in 4 blocks,
+    1.0-1.5 Gbps)."""
+    p = _path(**UNPROBED)
+    assert bbr.unprobed_recovery(p, 92, 5) == 0.0  # the port and the pipe hold the windows
+    assert bbr.unprobed_recovery(p, 92, 195) > 0.5
+    b = burst.predict(p, burst.fitted())
+    assert b.timeouts_per_block > 5
+    assert 0.8e9 < b.goodput_bps < 2.0e9

@@ -305,9 +305,14 @@ def _block(
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     paced = 0.0 if first_block else bbr.largest_round(window, seg)  # BBR's measured rate
     burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
-    loss_round, m0, left, w_loss, probes, lone, w_rto, _, resend = burst  # w_rto: at_timeout
+    loss_round, m0, left, w_loss, probes, lone, w_rto, spared, resend = burst  # at_timeout
+    # Under RACK-TLP BBR's senders in recovery with room for fast retransmit time out where
+    # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
+    repairs = p.held_packets >= n * (1 + p.dupthresh)  # room for fast retransmit each
+    if p.loss_blind and p.rack_tlp and loss_round is not None and repairs:
+        m0 += max(0.0, n - spared - m0) * bbr.unprobed_recovery(p, n, min(w_loss, seg))
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
-    # there (bbr.kept_full); RACK finds its lost retransmissions by time instead of the RTO.
+    # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
     if p.loss_blind and not p.rack_tlp:
         again = repeated_timeouts(n, m0, left, w_loss)
         m0 += (again - m0) * bbr.kept_full(p, n, w_loss)
