@@ -414,3 +414,36 @@ def test_a_sender_in_recovery_whose_round_is_lost_waits_for_the_rto() -> None:
     b = burst.predict(p, burst.fitted())
     assert b.timeouts_per_block > 5
     assert 0.8e9 < b.goodput_bps < 2.0e9
+
+
+#: 205 x 63 KB (44 segments) into 86 KB (57 packets, 1,590 of pipe) at 61 Gbps, 319 us, RTOmin
+#: 42 ms, classic, windows carried: the simulator's later blocks take 1.05-1.15 RTOs (their
+#: senders' timeouts spread over the transfer, served in one wave), the first 7; 940 Mbps.
+STALLED = {
+    "topology.senders": 205,
+    "workload.sru": "63167B",
+    "topology.buffer": "86061B",
+    "topology.link": "61082Mbps",
+    "topology.rtt": "319480ns",
+    "tcp.rto_min": "42196566ns",
+    "tcp.initial_window": 3,
+    "tcp.profile": "classic",
+    "tcp.cwnd_restart": "never",
+}
+
+
+def test_senders_that_stall_one_after_another_retransmit_apart() -> None:
+    """Carried windows that overflow the port with whole responses keep it full while the
+    senders stall one by one: their timers fire as far apart, and the port takes the wave."""
+    p = _path(**STALLED)
+    assert bbr.stalled_spread(p, 205, 44, 22, 132, 0.05) == 205 * 22
+    assert bbr.stalled_spread(p, 205, 44, 22, 3, 0.05) == 0.0  # from the initial window
+    assert bbr.stalled_spread(p, 205, 44, 22, 132, 0.7) == 0.0  # the port still busy
+    b = burst.predict(p, burst.fitted())
+    assert b.steady.waits == pytest.approx(1.0)
+    assert b.first.waits > 5
+    assert 0.63e9 < b.goodput_bps < 1.4e9
+    # Linux's profile: timers on a 4 ms tick keep in step over a spread of 0.1 ms.
+    tick = _path(**{**STALLED, "tcp.profile": "linux"})
+    assert tick.timer_tick > 1e-3
+    assert bbr.stalled_spread(tick, 205, 44, 22, 132, 0.05) == 0.0

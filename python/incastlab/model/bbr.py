@@ -403,6 +403,44 @@ def lock_wait(p: Path, waits: float, rto: float, timeouts: float) -> float:
     return lock * (1 - math.exp(-LT_CHANCE * timeouts))
 
 
+def stalled_spread(
+    p: Path, senders: float, segments: float, left: float, window: float, transfer: float
+) -> float:
+    """Packets the port sends between the first and the last timeout of ``senders`` whose
+    carried windows of ``window`` overflowed it with their whole responses at once, ``left``
+    of their ``segments`` each still to send then, over a transfer of ``transfer`` RTOs (0
+    where the windows are not kept, not BBR, or do not hold the response, or where the
+    retransmissions come while the port is still busy: a transfer of half an RTO or more).
+
+    Kept through the loss, the windows keep the port full while the rest of the transfer goes
+    through (:func:`kept_full`); a sender stalls when the hole it cannot repair is its last
+    (fast retransmit repairs the others), and its timer fires an RTO after its last ACK: the
+    senders stall one after another while the port sends what they got through, and their
+    retransmissions arrive as far apart, where the port drains them. A block from the initial
+    window loses in a round all the senders send together, and they stall together. The
+    simulator at 205 x 63 KB (44 segments) into 57 packets, 1,590 of pipe, 61 Gbps, 319 us,
+    RTOmin 42 ms, classic, windows carried: the later blocks' 188, 49 and 27 timeouts fire at
+    1.007-1.036 RTOs (most of their senders' last arrivals 0.4-1.5 ms into the block, the port
+    sent 7,500 packets), all served in one wave: blocks of 1.05-1.15 RTOs (the model, with the
+    retransmissions arriving at once, 88 a wave, 7 RTOs). Where the transfer takes most of an
+    RTO the retransmissions meet the port still full of the others' rounds and back off: at
+    206 x 54 KB into 145 packets, 1,821 of pipe, 64 Gbps, RTOmin 2.4 ms (a transfer of 0.67
+    RTO), the later blocks take 4.9, 2.7 and 1.8 RTOs; at 0.03-0.45 RTO (6 to 205 senders)
+    they take one (the half an RTO between is the random designs' divide, not derived).
+
+    Timers on a coarse tick (jiffies) fire on the tick after they expire: a spread under a
+    tick keeps them in step (drift.retransmit_capacity). The simulator at 100 x 9.2 KB into 8
+    packets, 437 of pipe, 49 Gbps, RTOmin 2 ms, a 4 ms tick (Linux's profile): the senders
+    stall within 0.1 ms of one another and the later blocks wait 270, 69 and 18 RTOs, as the
+    first 270."""
+    if not p.loss_blind or window < segments or transfer >= 0.5:
+        return 0.0
+    stalled = senders * max(0.0, segments - left)
+    if stalled * p.packet_time < p.timer_tick:
+        return 0.0
+    return stalled
+
+
 def lost_tail(p: Path, senders: float, window: float) -> float:
     """Share of the RTOs of ``senders`` keeping windows of ``window`` through their losses
     that come from a lost tail, at the end of the sender's transfer, where no other sender's

@@ -330,7 +330,10 @@ def _block(
     sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
     if m0 > 0:
-        waits, timeouts = chain(p, c, m0, max(1.0, left), first_block, rto)
+        stalled = (
+            0.0 if first_block else bbr.stalled_spread(p, n, seg, left, window, transfer / rto)
+        )
+        waits, timeouts = chain(p, c, m0, max(1.0, left), first_block, rto, stalled)
     # After the first loss only as many senders as keep a window of dupthresh + 1 repair losses
     # by fast retransmit; the others take turns waiting for RTOs until their responses are
     # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps

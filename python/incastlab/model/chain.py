@@ -19,18 +19,26 @@ if TYPE_CHECKING:
 
 
 def chain(
-    p: Path, c: Constants, waiting: float, segments: float, first: bool, rto: float
+    p: Path,
+    c: Constants,
+    waiting: float,
+    segments: float,
+    first: bool,
+    rto: float,
+    stalled: float = 0.0,
 ) -> tuple[float, float]:
     """Senders that timed out together (in the run's ``first`` block or a later one):
     (expected serial waits in RTOs, expected timeouts). Each wait they retransmit one segment
     each; those the port cannot hold (fewer while it is busy: model/busy.py) wait twice as
-    long, those whose next round it drops time out again behind them (model/serial.py)."""
+    long, those whose next round it drops time out again behind them (model/serial.py).
+    ``stalled``: packets the port sent between the first and the last of their timers being
+    armed (bbr.stalled_spread), which their retransmissions keep apart, wave after wave."""
     waits, timeouts, level = 0.0, 0.0, 0
     room, busy, link_rtos = p.held_packets, IDLE, segments * p.packet_time / rto
     while waiting > 1e-3 and level < MAX_LEVELS:
         waits += backoff(p, level) * (1 - math.exp(-waiting))
         timeouts += waiting
-        cap = retransmit_capacity(p, c.dispersion, level, first)
+        cap = retransmit_capacity(p, c.dispersion, level, first) + stalled
         got = served(waiting, cap, held(p), drifted=level > 0)
         got, busy = busy_wave(p, first, level, got, link_rtos, busy)
         waiting -= got
