@@ -38,3 +38,26 @@ def test_rtos_under_a_tick_apart_spread_by_the_share_that_fires_a_tick_late() ->
     # The nearer the spread to a tick, the more senders fire late: it grows faster than linearly.
     half = _path(buffer=5_526, link_bps=92.5e9)
     assert drift.rto_spread(half, 0.75) < drift.rto_spread(short, 0.75) / 3
+
+
+def test_bbrs_retransmissions_on_a_tick_keep_in_step_as_renos() -> None:
+    """An RTO's retransmission leaves from the timer, not BBR's pacer: 190 senders behind
+    17 KB (11.2 frames) at 75 Gbps with 1 us of jitter (6.1 packet times) on a 4 ms tick,
+    11 whole frames and 6 packets sent meanwhile a wave, as the simulator's 16-17, BBR or
+    not; where the jitter is under a packet time (448 Mbps), the whole frames alone."""
+    fast = {"senders": 190, "sru": 145_887, "buffer": 17_063, "link_bps": 75.336e9}
+    slow = {"senders": 36, "sru": 134_110, "buffer": 8_597, "link_bps": 448e6}
+    for point, wave in ((fast, 17.0), (slow, 5.0)):
+        for loss_blind in (False, True):
+            p = model_path(
+                **point,
+                rtt=683e-6,
+                rto=0.016,
+                timer_tick=0.004,
+                host_jitter=1e-6,
+                initial_window=3,
+                restart="idle",
+                blocks=4,
+                loss_blind=loss_blind,
+            )
+            assert drift.retransmit_capacity(p, 0.75, 3, first=True) == pytest.approx(wave)
