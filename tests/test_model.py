@@ -574,7 +574,7 @@ def test_senders_an_overflow_leaves_untouched_go_on_and_overflow_again() -> None
     c = burst.Constants()
     p = _path(senders=354, sru=44_111, initial_window=4, buffer=2_071_035, blocks=1)
     first = burst._overflow(p, c, 354, 4, True, False, False, -1.0)[0]
-    assert burst._burst(p, c, 354, 31, 4.0, True)[1] > 10 * first
+    assert burst._burst(p, c, 354, 31, 4.0, True).timeouts > 10 * first
 
 
 def test_dctcp_holds_a_window_only_once_its_queue_passed_the_threshold() -> None:
@@ -733,7 +733,7 @@ def test_staggered_first_bursts_get_through_whole_or_not_at_all() -> None:
     assert 400 < whole < 450
     # Later rounds interleave: one packet each for as many senders as the port takes.
     assert stagger.split(p, 598, 2, cap, False)[:2] == pytest.approx((598 - cap, cap))
-    timed_out = burst._burst(p, c, 598, p.segments, 2.0, True)[1]
+    timed_out = burst._burst(p, c, 598, p.segments, 2.0, True).timeouts
     # Of the 45 with one packet through, limited transmit brings most to fast retransmit
     # (model/limited.py): about 423 time out against the simulator's 446.
     assert 415 < timed_out < 500

@@ -37,20 +37,20 @@ def _carried(**keys: object) -> burst.Path:
 def test_senders_that_lost_nothing_keep_the_window_they_grew() -> None:
     p = _carried()
     # A block from windows of 10 where 50 of 213 lose part of their round, none time out.
-    account = (0, 0.0, 0.0, 10.0, 50.0, 0.0, 10.0, 163.0, 2.0)
+    account = burst.Rounds(0, 0.0, 0.0, 10.0, 50.0, 0.0, 10.0, spared=163.0, resend=2.0)
     w, s = carry.carried_after_loss(p, 213, 8, 10.0, math.inf, account)
     cut = p.beta * 10.0
     kept = 163 / 213
     assert w == pytest.approx((1 - kept) * cut + kept * 18.0)  # 10 + 8 ACKs in slow start
     assert s == pytest.approx(cut / (1 - kept))  # most senders still in slow start
     # All of them hit: every window cut.
-    w_all, s_all = carry.carried_after_loss(p, 213, 8, 10.0, math.inf, (*account[:7], 0.0, 2.0))
+    w_all, s_all = carry.carried_after_loss(p, 213, 8, 10.0, math.inf, account._replace(spared=0.0))
     assert (w_all, s_all) == pytest.approx((cut, cut))
 
 
 def test_rack_cuts_the_window_the_acks_before_the_probe_grew() -> None:
     p = _carried()
-    account = (0, 0.0, 0.0, 28.0, 134.0, 0.0, 39.0, 0.0, 11.0)
+    account = burst.Rounds(0, 0.0, 0.0, 28.0, 134.0, 0.0, at_timeout=39.0, spared=0.0, resend=11.0)
     _, s = carry.carried_after_loss(p, 134, 24, 28.0, math.inf, account)
     assert s == pytest.approx(p.beta * 39.0)
     classic = _carried(**{"tcp.profile": "classic", "tcp.congestion_control": "cubic"})

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from incastlab.model import bbr, hystart
 from incastlab.model.carry import after_spurious_rtos, carried_after_loss
@@ -197,6 +198,20 @@ def _short_tail(p: Path) -> float:
 # ---------------------------------------------------------------- overflow
 
 
+class Rounds(NamedTuple):
+    """A block's rounds up to the first that overflows the port (:func:`_burst`)."""
+
+    loss_round: int | None  # the round that overflows (0 = the first), or None
+    timeouts: float  # expected senders that time out
+    left: float  # segments each has left after it
+    window: float  # the window it overflowed with
+    probes: float  # expected senders that wait for the probe timer instead (RACK-TLP)
+    lone: float  # of these, those with only their last segment out (model/probe.py)
+    at_timeout: float  # the window of one that times out when its timer fires (window.py)
+    spared: float  # senders that lost nothing (stagger.lost_nothing)
+    resend: float  # segments each of those waiting for the probe lost
+
+
 def _overflow(
     p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
 ) -> tuple[float, float, float, float]:
@@ -238,13 +253,9 @@ def _burst(
     first: bool,
     ssthresh: float = math.inf,
     delivered: float = 0.0,
-) -> tuple[int | None, float, float, float, float, float, float, float, float]:
+) -> Rounds:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
-    a round above it) until one overflows the port: (that round or ``None``, the expected
-    senders that time out, the segments each has left after it, its window then, those that
-    wait for the probe timer instead, of these with one segment out, the window of one that
-    times out when its timer fires (window.at_timeout), those that lost nothing
-    (stagger.lost_nothing), the segments each waiting for the probe lost)."""
+    a round above it) until one overflows the port (:class:`Rounds`)."""
     rem, w, marked = float(segments), max(1.0, window), False
     avoiding = False
     for k in range(256):
@@ -268,19 +279,25 @@ def _burst(
             rest = spared if rem > 1e-9 else 0.0
             if rest > 1e-6:
                 r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
-                resend = (probes * resend + r[4] * r[8]) / max(probes + r[4], 1e-12)
-                m, probes, lone, spared = m + r[1], probes + r[4], lone + r[5], r[7]
+                resend = (probes * resend + r.probes * r.resend) / max(probes + r.probes, 1e-12)
+                m, probes, lone, spared = m + r.timeouts, probes + r.probes, lone + r.lone, r.spared
             grown = at_timeout(w, ssthresh, min(f, cap / senders), b)
-            return k, m, rem + b / 2, w, probes, lone, grown, spared, resend
+            return Rounds(k, m, rem + b / 2, w, probes, lone, grown, spared, resend)
         if rem <= 1e-9:
-            return None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0
+            return Rounds(None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0)
         avoiding = w >= ssthresh
         w_next = bbr.next_window(p, w, ssthresh)
         if p.marking is not None and not marked:  # DCTCP's marks cut the next round (marking.py)
             w_next, cut = marked_round(p, senders, f, w, w_next, first and k == 0)
             ssthresh, marked = (ssthresh, False) if cut is None else (cut, True)
         w, delivered = w_next, max(delivered, b)
-    return None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0
+    return Rounds(None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0)
+
+
+def _repairing(p: Path) -> float:
+    """Senders the port's buffer and pipe hold a window each of that repairs a loss by fast
+    retransmit: ``dupthresh`` + 1 segments (DCTCP's marking keeps them at 2)."""
+    return p.held_packets / (1 + (1 if p.marking is not None else p.dupthresh))
 
 
 def _block(
@@ -308,8 +325,7 @@ def _block(
     loss_round, m0, left, w_loss, probes, lone, w_rto, spared, resend = burst  # at_timeout
     # Under RACK-TLP BBR's senders in recovery with room for fast retransmit time out where
     # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
-    repairs = p.held_packets >= n * (1 + p.dupthresh)  # room for fast retransmit each
-    if p.loss_blind and p.rack_tlp and loss_round is not None and repairs:
+    if p.loss_blind and p.rack_tlp and loss_round is not None and _repairing(p) >= n:
         m0 += max(0.0, n - spared - m0) * bbr.unprobed_recovery(p, n, min(w_loss, seg))
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
@@ -324,8 +340,8 @@ def _block(
     # DCTCP's first marks cut the windows as a loss would (model/marking.py).
     mark = None if p.marking is None else _burst(threshold_port(p), c, n, seg, window, True)
     w_mark = math.inf
-    if mark is not None and mark[0] is not None:
-        t_mark, w_mark = marked_sawtooth(p, n, seg, window, mark[2], mark[3])
+    if mark is not None and mark.loss_round is not None:
+        t_mark, w_mark = marked_sawtooth(p, n, seg, window, mark.left, mark.window)
         sawtooth = t_mark - transfer
     sawtooth = max(0.0, sawtooth)
     waits, timeouts = (0.0, 0.0)
@@ -340,8 +356,7 @@ def _block(
     # losses away unless the senders' least windows, 2 each, overflow the port.
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
-        active = ceiling / (1 + (1 if p.marking is not None else p.dupthresh))
-        rotating = max(0.0, n - max(1.0, active))
+        rotating = max(0.0, n - max(1.0, _repairing(p)))
         if rotating > 0:
             turns = fresh_turns(p, rotating, m0, left, rto)
             w_rot, t_rot = chain(p, c, turns, left, first_block, rto)

@@ -12,7 +12,7 @@ from incastlab.model.loop import spurious_share
 from incastlab.model.window import grow
 
 if TYPE_CHECKING:
-    from incastlab.model.burst import Path
+    from incastlab.model.burst import Path, Rounds
 
 
 def carried_after_loss(
@@ -21,7 +21,7 @@ def carried_after_loss(
     segments: float,
     window: float,
     ssthresh: float,
-    burst: tuple[int | None, float, float, float, float, float, float, float, float],
+    burst: Rounds,
 ) -> tuple[float, float]:
     """The window and ssthresh each sender carries out of a block whose round overflowed the
     port (``burst``: :func:`incastlab.model.burst._burst`'s account of it, from ``window``):
@@ -37,7 +37,8 @@ def carried_after_loss(
     every later block overflows the port and waits for loss probes (blocks of 31-32 ms against
     6.4 ms for the first). With every window cut to 0.7 of itself (7.6, then 6.0) the model
     had the fourth block fit the port: 1.31 Gbps against the simulator's 0.76; now 1.0."""
-    _, timeouts, left, w_loss, _, _, w_rto, spared, _ = burst
+    timeouts, left, w_loss, w_rto = burst.timeouts, burst.left, burst.window, burst.at_timeout
+    spared = burst.spared
     timed_out = min(1.0, timeouts / senders)
     # DCTCP's marks reach every sender through the full queue, cutting those that lost nothing.
     kept = 0.0 if p.marking is not None else min(1.0 - timed_out, max(0.0, spared / senders))

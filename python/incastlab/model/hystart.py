@@ -80,11 +80,17 @@ def after_exit(w: float) -> float:
     return w * FOUND_GROWTH
 
 
+def next_round(w: float, found: float) -> float:
+    """A round's window from the last one's: slow start's doubling up to ``found``, where
+    HyStart ended it (``math.inf``: it has not), :func:`after_exit` from there."""
+    return min(2 * w, found) if w < found else after_exit(w)
+
+
 def grown(window: float, found: float, segments: float) -> float:
     """The window a sender ends a lossless response of ``segments`` with, from ``window``:
     slow start up to ``found``, then :func:`after_exit` a round."""
     w, left = max(1.0, window), float(segments)
     while left > 1e-9:
         left -= min(w, left)
-        w = min(2 * w, found) if w < found else after_exit(w)
+        w = next_round(w, found)
     return w

@@ -28,6 +28,18 @@ if TYPE_CHECKING:
     from incastlab.model.burst import Constants, Path
 
 
+def ack_gap(senders: float, buffer_packets: float, packet_time: float, rto: float) -> float:
+    """RTOs between a sender's ACKs behind the full queue (``min(N, buffer)`` packets apart):
+    the gap."""
+    return min(senders, buffer_packets) * packet_time / rto
+
+
+def late_share(gap: float) -> float:
+    """The share of senders whose first ACK comes later than their RTO, with ACKs ``gap`` RTOs
+    apart: ``1 - RTO / gap``, or none where the gap is under an RTO."""
+    return 1.0 - 1.0 / gap if gap > 1 else 0.0
+
+
 def loop_link_time(
     senders: int,
     segments: int,
@@ -39,7 +51,7 @@ def loop_link_time(
     """The link time (seconds) a block of ``senders`` x ``segments`` takes with its spurious
     timeouts' duplicates, or 0 where no loop holds (``rto``: the one the senders start the
     block with)."""
-    gap = min(senders, buffer_packets) * packet_time / rto
+    gap = ack_gap(senders, buffer_packets, packet_time, rto)
     # The share of senders that time out loops only if they alone keep one another's ACKs
     # more than an RTO apart: (1 - 1/gap) x gap > 1. Below, one round of duplicates drains.
     if gap <= 2:
@@ -49,7 +61,7 @@ def loop_link_time(
     for _ in range(20):  # the wait and the duplicates that lengthen it, to a fixed point
         k = math.log2(min(buffer_packets, senders * (2 * u + k)) * packet_time / rto + 1)
     link = senders * segments * packet_time
-    return link * (1 + (1 - 1 / gap) * (1 + k / u))
+    return link * (1 + late_share(gap) * (1 + k / u))
 
 
 def spurious_loop(p: Path, c: Constants) -> float:
@@ -57,9 +69,8 @@ def spurious_loop(p: Path, c: Constants) -> float:
     through retransmissions (:attr:`~incastlab.model.burst.Path.karn` off)."""
     if not p.karn:
         return 0.0
-    rto = p.rto_first or p.rto
     return loop_link_time(
-        p.senders, p.segments, p.buffer_packets, p.packet_time, rto, c.loop_segments
+        p.senders, p.segments, p.buffer_packets, p.packet_time, _handshake_rto(p), c.loop_segments
     )
 
 
@@ -67,5 +78,9 @@ def spurious_share(p: Path) -> float:
     """The share of senders whose first ACK of the run's first block comes later than the RTO
     they start it with (the handshake's): they time out with nothing lost (the loop's
     ``1 - RTO / gap``), Karn's rule or not."""
-    gap = min(p.senders, p.buffer_packets) * p.packet_time / (p.rto_first or p.rto)
-    return max(0.0, 1.0 - 1.0 / gap) if gap > 1 else 0.0
+    return late_share(ack_gap(p.senders, p.buffer_packets, p.packet_time, _handshake_rto(p)))
+
+
+def _handshake_rto(p: Path) -> float:
+    """The RTO the senders start the run's first block with: the handshake's sample alone."""
+    return p.rto_first or p.rto

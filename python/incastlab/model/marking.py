@@ -58,7 +58,7 @@ from incastlab.model.port import round_capacity, slow_start_rate
 from incastlab.model.window import sawtooth_time, sawtooth_window
 
 if TYPE_CHECKING:
-    from incastlab.model.burst import Path
+    from incastlab.model.burst import Path, Rounds
 
 
 def _held_unmarked(p: Path) -> float:
@@ -77,7 +77,7 @@ def share_cap(p: Path) -> float:
 
 def carried_cap(
     p: Path,
-    mark: tuple[int | None, float, float, float, float, float, float, float, float] | None,
+    mark: Rounds | None,
     ssthresh: float,
     lossy: bool,
     sawtooth: float,
@@ -90,11 +90,11 @@ def carried_cap(
     fall on carry (:func:`echoed_cut`), nothing more."""
     if lossy:
         return min(share_cap(p), sawtooth)
-    if mark is None or mark[0] is None:
+    if mark is None or mark.loss_round is None:
         return math.inf
-    last = mark[2] <= mark[3] / 2 + 1e-9  # half of the marked round left: nothing after it
+    last = mark.left <= mark.window / 2 + 1e-9  # half of the marked round left: nothing after
     if last and math.isinf(ssthresh):
-        return echoed_cut(p, mark[0] == 0, mark[3], 2 * mark[2])
+        return echoed_cut(p, mark.loss_round == 0, mark.window, 2 * mark.left)
     return min(share_cap(p), sawtooth)
 
 

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from incastlab.model.hystart import after_exit
+from incastlab.model.hystart import next_round
 
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
@@ -73,11 +73,7 @@ def transfer_time(
     round (slow start; up to ``found``, where HyStart ended it: model/hystart.py), after the
     request's way out and the response's way back (the RTT)."""
     pt = p.packet_time
-
-    def after(w: float) -> float:
-        return min(2 * w, found) if w < found else after_exit(w)
-
-    return p.rtt + round_trips(senders, segments, window, p.rtt, pt, after)
+    return p.rtt + round_trips(senders, segments, window, p.rtt, pt, lambda w: next_round(w, found))
 
 
 def sawtooth_time(
