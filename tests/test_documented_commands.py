@@ -55,13 +55,19 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "parse",
         "--save rewrites the constants shipped in the package",
     ),
-    "incast model calibrate --random 300 --cache ~/.cache/incastlab/design --save": (
+    "incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 --cache "
+    "~/.cache/incastlab/design --save": (
         "parse",
         "--save rewrites the constants shipped in the package",
     ),
     "incast model calibrate --random 300 --cache ~/.cache/incastlab/design": (
         "slow",
         "1800 simulations, about 4 min on two cores",
+    ),
+    "incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 --cache "
+    "~/.cache/incastlab/design": (
+        "slow",
+        "10,800 simulations, about 40 min on two cores",
     ),
     "incast sweep examples/sweep-rto.toml --dask tcp://scheduler:8786": (
         "parse",
@@ -102,6 +108,7 @@ SMALLER: dict[str, dict[str, str]] = {
     "bench": {"--blocks": "2", "--warmup": "1"},
     "monitor": {"--duration": "1s"},
     "doctor": {"--rto-min-candidates": "200ms", "--seeds": "1"},  # the fit: one RTOmin
+    "model calibrate": {"--random": "12"},  # twelve points a design
 }
 #: Flags added where the command does not write them: calibrate's and the validation's small
 #: grids (`validate --skip-real` re-simulates the whole stored grid, minutes on two cores), an
@@ -176,6 +183,8 @@ def _argv(c: Command, servers: str) -> list[str]:
     if c.command in ("serve", "bench"):
         argv = [servers if ":9000" in a else a for a in argv]
     added = ADDED.get(c.command, [])
+    if "--random" in argv:
+        added = []  # calibrate's random designs: their own (and --quick is refused with them)
     if c.command == "doctor" and not any(a.endswith((".pcap", ".pcapng")) for a in argv):
         added = []  # a recording alone: no fit to shrink (the fit's flags are refused there)
     return argv if added[:1] and added[0] in argv else argv + added

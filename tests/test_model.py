@@ -525,7 +525,7 @@ def test_spurious_rtos_loop_where_a_queue_outgrows_an_rto_it_never_sampled() -> 
     """382 x 37 KB into 10 MB at 137 Mbps, RTOmin 0.3 ms (classic, Karn's rule): the
     interleaved burst puts each sender's ACKs 382 packets (22 times the RTO the handshake
     left) apart, the RTOs fire with nothing lost and the go-back-N duplicates keep the queue
-    long. The simulator: no drop, 193,612 timeouts, 14.7% of the link (the model 24.8%).
+    long. The simulator: no drop, 193,612 timeouts, 14.7% of the link (the model 21.5%).
     Timestamps (linux) sample the delay instead: the simulator with them (tcp.sack_rtt),
     82.8% of the link, timeouts in two blocks of four behind the windows the long RTOs kept
     (an idle gap shorter than the RTO restarts none)."""
@@ -551,7 +551,7 @@ def test_spurious_rtos_loop_where_a_queue_outgrows_an_rto_it_never_sampled() -> 
     assert p.karn
     b = burst.predict(p, c)
     link = p.link_bps * p.mss / p.wire
-    assert b.goodput_bps / link == pytest.approx(0.248, abs=0.005)
+    assert b.goodput_bps / link == pytest.approx(0.215, abs=0.005)
     assert b.dominant == "spurious RTOs" and b.regime == "collapse"
     fine = burst.predict(dataclasses.replace(p, karn=False), c)
     assert 0.828 / 1.25 < fine.goodput_bps / link < 0.828 * 1.25

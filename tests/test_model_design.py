@@ -72,20 +72,28 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
 
     k = burst.fitted()
     assert k.version == _core.__version__
-    assert k.fit["seed"] == design.CALIBRATION_SEED and k.fit["points"] >= 300
+    # Fitted on nine designs pooled: one design's 300 points moved the interval with their
+    # draw (fitted on the first alone, the simulator landed inside it on 79.7-89.6% of ten
+    # fresh designs' points; on the nine, 82.3-91.7%).
+    assert k.fit["seeds"] == design.calibration_seeds(9) and k.fit["points"] >= 9 * 290
     held = k.fit["held_out"]
     assert held["points"] >= 300
-    # What the fit reached on the fresh design (the targets are 0.10, 0.90, 0.10,
-    # 0.80; these hold the model to what it reaches now, not to the targets: the held-out
-    # design, read while the mechanisms were chosen, fell from 90.4% to 88.2% within 1.5x as
-    # the mean of eight designs read less rose from 83.4% to 88.0%; on it the median error
-    # unflagged rose from 5.6% to 6.2% and the simulator inside the interval fell from 90.7% to
-    # 89.3% with limited transmit, BBR's startup, the windows carried out of a lossy block and
-    # the tail timeouts' constant at 0.2).
+    # What the fit reaches on the held-out design (the targets are 0.10, 0.90, 0.10, 0.80;
+    # these hold the model to what it reaches now, not to the targets: the held-out design
+    # was read while the mechanisms were chosen, so it flatters the model).
     assert held["median_error_unflagged"] <= 0.07
-    assert held["within_1_5x_unflagged"] >= 0.865
+    assert held["within_1_5x_unflagged"] >= 0.88
     assert held["flagged"] <= 0.10
     assert held["inside_interval"] >= 0.88
+    # And on ten designs drawn after the mechanisms were chosen, none of them read by a
+    # choice: the honest figure, short of the 90% within 1.5x aimed at.
+    fresh = k.fit["fresh"]
+    assert len(fresh["seeds"]) == 10 and fresh["points"] >= 2990
+    assert not set(fresh["seeds"]) & {design.HELD_OUT_SEED, *k.fit["seeds"]}
+    assert fresh["median_error"] <= 0.08
+    assert fresh["within_1_5x_unflagged"] >= 0.85
+    assert fresh["flagged"] <= 0.09
+    assert fresh["inside_interval"] >= 0.88
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
         assert 0 < lo < 1 < hi
@@ -184,6 +192,23 @@ def test_random_calibration_refuses_grid_flags(capsys: pytest.CaptureFixture[str
     from incastlab.cli import main
 
     assert main(["model", "calibrate", "--random", "20", "--quick"]) == 2
+    assert "--random" in capsys.readouterr().err
+
+
+def test_fresh_designs_are_neither_fitted_on_nor_the_held_out_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A fresh design is one no fit and no report has read: the held-out design's seed and a
+    calibration design's are refused, naming the flag; the two flags need --random."""
+    from incastlab.cli import main
+
+    assert design.HELD_OUT_SEED not in design.calibration_seeds(20)
+    assert design.calibration_seeds(3) == [design.CALIBRATION_SEED + i for i in range(3)]
+    for seed in (design.HELD_OUT_SEED, design.CALIBRATION_SEED + 2):
+        argv = ["model", "calibrate", "--random", "20", "--designs", "3", "--fresh", str(seed)]
+        assert main(argv) == 2
+        assert "--fresh" in capsys.readouterr().err
+    assert main(["model", "calibrate", "--quick", "--designs", "2"]) == 2
     assert "--random" in capsys.readouterr().err
 
 

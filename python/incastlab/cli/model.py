@@ -193,6 +193,7 @@ def cmd_rto_random(argv: Sequence[str], out: Console, err: Console) -> int:
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
     from incastlab.model.calibrate import SEEDS
+    from incastlab.model.design import CALIBRATION_SEED as DESIGN_CALIBRATION_SEED
     from incastlab.model.design import SEEDS as DESIGN_SEEDS
 
     p = Parser(
@@ -206,7 +207,9 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  incast model calibrate --cache ~/.cache/incastlab/calibrate\n"
         "  incast model calibrate --quick --json\n"
         "  incast model calibrate --variants iw1-restart,dctcp --save\n"
-        "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design --save\n"
+        "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design\n"
+        "  incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 "
+        "--cache ~/.cache/incastlab/design --save\n"
         '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -220,6 +223,25 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         help="instead of the grid: fit on a random design of N scenarios (Latin hypercube over "
         "senders, SRU, buffer, link, RTT, RTOmin, IW, profile, congestion control, window "
         "restart) and report the error on another, fresh one, with the interval and the flags",
+    )
+    p.add_argument(
+        "--designs",
+        type=whole(1, 1000),
+        default=1,
+        metavar="K",
+        help="with --random: fit on K random designs pooled (seeds "
+        f"{DESIGN_CALIBRATION_SEED} upward; default 1): a constant or an interval read off "
+        "300 points moves with their draw",
+    )
+    p.add_argument(
+        "--fresh",
+        type=whole(0, 2**32 - 1),
+        action="append",
+        default=[],
+        metavar="SEED",
+        help="with --random: also report the error on the design drawn with this seed, pooled "
+        "with the other --fresh ones (repeat it): designs drawn after the model's mechanisms "
+        "were chosen, which no choice has read",
     )
     p.add_argument(
         "--worst", type=whole(0, 10_000), default=15, help="with --random: worst points shown"
@@ -267,10 +289,22 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         if a.quick or a.variants or a.set or a.list_variants:
             raise UsageError("--random: its own design; not with --quick, --variants, --set")
         from incastlab.cli.model_design import run_random
+        from incastlab.model.design import HELD_OUT_SEED, calibration_seeds
         from incastlab.model.design import SEEDS as DESIGN_SEEDS
+
+        fitted_on = calibration_seeds(a.designs)
+        for seed in a.fresh:
+            if seed == HELD_OUT_SEED or seed in fitted_on:
+                raise UsageError(
+                    f"--fresh: {seed} is the seed of the held-out design ({HELD_OUT_SEED}) or "
+                    f"of a calibration design ({fitted_on[0]}..{fitted_on[-1]}); a fresh design "
+                    "is one that neither the fit nor the held-out report reads"
+                )
 
         a.seeds = a.seeds or DESIGN_SEEDS
         return run_random(a, out, err)
+    if a.designs != 1 or a.fresh:
+        raise UsageError("--designs and --fresh: random designs; give --random N")
     if a.list_variants:
         for name, keys in VARIANTS.items():
             out.print(f"{name}: {keys or 'the scenario defaults'}")

@@ -1,5 +1,6 @@
-"""`incast model calibrate --random N`: fit the burst model on one random design and report its
-error on a fresh one (:mod:`incastlab.model.design`), by axis, with the worst points and why."""
+"""`incast model calibrate --random N`: fit the burst model on random designs and report its
+error on another (:mod:`incastlab.model.design`), by axis, with the worst points and why, and on
+fresh designs pooled."""
 
 from __future__ import annotations
 
@@ -18,34 +19,41 @@ if TYPE_CHECKING:
 
 
 def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
-    """Simulate the calibration design and the held-out design (``a.random`` points each,
-    ``a.seeds`` seeds a point), fit the constants and the interval on the first, score the
-    second; ``a.save`` writes the constants into the package."""
+    """Simulate ``a.designs`` calibration designs, the held-out design and the ``a.fresh``
+    ones (``a.random`` points each, ``a.seeds`` seeds a point), fit the constants and the
+    interval on the calibration designs pooled, score the others; ``a.save`` writes the
+    constants into the package."""
     from incastlab.model import burst, design
     from incastlab.model.fit import fit_design
 
     cache = Path(a.cache).expanduser() if a.cache else None
-    measured = {}
+    fitted_on = design.calibration_seeds(a.designs)
+    plan = [("calibration", s) for s in fitted_on] + [("held out", design.HELD_OUT_SEED)]
+    plan += [("fresh", s) for s in a.fresh]
+    rows: dict[str, list[Measured]] = {"calibration": [], "held out": [], "fresh": []}
+    unfinished: list[str] = []
     with progress_bar(err, "simulating", not a.json) as bar:
-        designs = (("calibration", design.CALIBRATION_SEED), ("held out", design.HELD_OUT_SEED))
-        for name, seed in designs:
-            task = bar.add_task(f"{name} design", total=None)
+        for name, seed in plan:
+            task = bar.add_task(f"{name} design {seed}", total=None)
 
             def done(i: int, n: int, t: Any = task) -> None:
                 bar.update(t, completed=i, total=n)
 
-            measured[name] = design.measure(
+            measured, missed = design.measure(
                 design.design(a.random, seed),
                 seeds=a.seeds,
                 cache=cache,
                 workers=a.workers,
                 on_point=done,
             )
-    cal, _ = measured["calibration"]
-    held, unfinished = measured["held out"]
-    c = fit_design(cal)
+            rows[name] += measured
+            if name != "calibration":
+                unfinished += [f"design {seed}: {u}" for u in missed]
+    cal, held, fresh = rows["calibration"], rows["held out"], rows["fresh"]
+    c = fit_design(cal, seeds=fitted_on)
     design.score(held, c)
-    c = _with_held_out(c, held)
+    design.score(fresh, c)
+    c = _with_scores(c, held, fresh, a.fresh)
     if a.save:
         written = burst.save(c)
         design.score(cal, c)
@@ -59,25 +67,31 @@ def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
             {
                 "constants": c.to_json(),
                 "held_out": design.summary(held),
+                "fresh": {"seeds": a.fresh, **design.summary(fresh)} if fresh else None,
                 "by_axis": design.by_axis(held),
                 "unfinished": unfinished,
                 "points": [_point_json(r) for r in held],
             }
         )
         return 0
-    print_random(out, c, held, unfinished, a.worst)
+    print_random(out, c, held, fresh, len(a.fresh), unfinished, a.worst)
     return 0
 
 
-def _with_held_out(c: Any, held: list[Measured]) -> Any:
-    """The constants with their held-out scores in ``fit`` (kept with them, for the record)."""
+def _with_scores(c: Any, held: list[Measured], fresh: list[Measured], seeds: list[int]) -> Any:
+    """The constants with their held-out scores (and the fresh designs', if any) in ``fit``,
+    kept with them for the record."""
     import dataclasses
 
     from incastlab.model.design import summary
 
-    s = summary(held)
-    keep = {k: round(v, 4) if isinstance(v, float) else v for k, v in s.items()}
-    return dataclasses.replace(c, fit={**c.fit, "held_out": keep})
+    def kept(rows: list[Measured]) -> dict[str, Any]:
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in summary(rows).items()}
+
+    fit = {**c.fit, "held_out": kept(held)}
+    if fresh:
+        fit["fresh"] = {"seeds": seeds, **kept(fresh)}
+    return dataclasses.replace(c, fit=fit)
 
 
 def _point_json(r: Measured) -> dict[str, Any]:
@@ -96,31 +110,47 @@ def _point_json(r: Measured) -> dict[str, Any]:
 
 
 def print_random(
-    out: Console, c: Any, held: list[Measured], unfinished: list[str], worst: int
+    out: Console,
+    c: Any,
+    held: list[Measured],
+    fresh: list[Measured],
+    designs: int,
+    unfinished: list[str],
+    worst: int,
 ) -> None:
-    """The held-out figures against the model's targets, per axis, and the worst points."""
+    """The held-out figures (and the fresh designs', pooled) against the model's targets; per
+    axis and the worst points of the held-out design."""
     from incastlab.cli.common import table
     from incastlab.model import design
 
     s = design.summary(held)
+    f = design.summary(fresh) if fresh else None
+    fitted = len(c.fit.get("seeds", [])) or 1
     out.print(
-        f"[bold]burst model on {s['points']} random held-out scenarios[/bold] (simulator: "
-        f"mean block time of {len(held[0].by_seed) if held else 0} seeds; constants "
-        f"{c.named()}, fitted on another random design)"
+        f"[bold]burst model on {s['points']} random held-out scenarios[/bold]"
+        + (f" and {f['points']} from {designs} fresh designs" if f else "")
+        + f" (simulator: mean block time of {len(held[0].by_seed) if held else 0} seeds; "
+        f"constants {c.named()}, fitted on {fitted} other random design"
+        + ("s" if fitted > 1 else "")
+        + ")"
     )
-    rows = [
-        ("median |model/sim - 1|", s["median_error"], "<= 0.10"),
-        ("  among unflagged", s["median_error_unflagged"], ""),
-        ("within 1.5x, all", s["within_1_5x"], ""),
-        ("within 1.5x, unflagged", s["within_1_5x_unflagged"], ">= 0.90"),
-        ("flagged outside the domain", s["flagged"], "<= 0.10"),
-        ("simulator inside the 10-90% interval", s["inside_interval"], ">= 0.80"),
+    figures = [
+        ("median |model/sim - 1|", "median_error", "<= 0.10"),
+        ("  among unflagged", "median_error_unflagged", ""),
+        ("within 1.5x, all", "within_1_5x", ""),
+        ("within 1.5x, unflagged", "within_1_5x_unflagged", ">= 0.90"),
+        ("flagged outside the domain", "flagged", "<= 0.10"),
+        ("simulator inside the 10-90% interval", "inside_interval", ">= 0.80"),
     ]
     t = table()
-    for col in ("figure", "value", "target"):
+    for col in ("figure", "held out", *(["fresh"] if f else []), "target"):
         t.add_column(col, justify="right")
-    for name, v, target in rows:
-        t.add_row(name, "-" if v is None else f"{v:.3f}", target)
+
+    def shown(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    for name, key, target in figures:
+        t.add_row(name, shown(s[key]), *([shown(f[key])] if f else []), target)
     out.print(t)
     for key, groups in design.by_axis(held).items():
         t = table()

@@ -9,8 +9,8 @@ every axis of :data:`AXES` is cut into ``n`` equally likely strata and each stra
 exactly once, so even 300 points cover each axis evenly. Continuous axes are drawn on a log
 scale (a user's 100 Mbps and 100 Gbps are equally plausible), choices uniformly. The draw is a
 function of the seed alone (numpy's PCG64), so a design is regenerated, not stored: the held-out
-design and the calibration design are the same code with different seeds
-(:data:`HELD_OUT_SEED`, :data:`CALIBRATION_SEED`).
+design and the calibration designs are the same code with different seeds
+(:data:`HELD_OUT_SEED`, :func:`calibration_seeds`).
 
 :func:`measure` simulates each point under several seeds (pooled as in
 :func:`incastlab.model.calibrate.pooled`: the goodput of the mean block time) and
@@ -30,10 +30,18 @@ import numpy as np
 
 from incastlab.model.space import AXES
 
-#: The seed of the held-out design (the error the model reports) and of the one its constants
-#: are fitted on: different draws of the same space.
+#: The seed of the held-out design (the error the model reports) and of the first one its
+#: constants are fitted on: different draws of the same space.
 HELD_OUT_SEED = 32_001
 CALIBRATION_SEED = 32_002
+
+
+def calibration_seeds(k: int) -> list[int]:
+    """The seeds of ``k`` calibration designs: :data:`CALIBRATION_SEED` and the next ones up
+    (never the held-out design's)."""
+    return [CALIBRATION_SEED + i for i in range(k)]
+
+
 #: Blocks a point runs, fewer where N x SRU is large (the simulator's cost grows with the
 #: bytes moved): at most :data:`MAX_BYTES` over the run, never fewer than two blocks (the first
 #: starts from the initial window, the next from the window carried over).

@@ -1,6 +1,6 @@
-"""Fit the burst model's constants and its interval on a random calibration design
-(:mod:`incastlab.model.design`, :data:`~incastlab.model.design.CALIBRATION_SEED`), held apart
-from the design its error is reported on.
+"""Fit the burst model's constants and its interval on random calibration designs
+(:mod:`incastlab.model.design`, :func:`~incastlab.model.design.calibration_seeds`), held apart
+from the designs its error is reported on.
 
 The objective is the model's accuracy target: the share of points within a factor of 1.5 of the
 simulator (the larger the better), the median |log(model/sim)| breaking ties, over the
@@ -22,10 +22,10 @@ from incastlab.model.calibrate import coordinate_search
 
 #: Points a regime needs on the calibration design for an interval of its own.
 MIN_GROUP = 10
-#: Percentiles of the calibration design's simulator/model ratios that bound the interval the
+#: Percentiles of the calibration designs' simulator/model ratios that bound the interval the
 #: model states as the simulator's 10-90% range on a scenario it has not seen. The model's
 #: mechanisms were chosen beside the calibration and held-out designs, so its residuals there
-#: are narrower than on a fresh design: on the first design drawn after them, the calibration
+#: are narrower than on a fresh design: on the first design drawn after them, one calibration
 #: design's 10th and 90th percentiles held the simulator on 73% of the points, not 80%.
 INTERVAL_QUANTILES = (0.05, 0.95)
 
@@ -39,9 +39,12 @@ def _objective(rows: list[Any], paths: list[burst.Path], c: burst.Constants) -> 
     return -within, statistics.median(logs) if logs else 0.0
 
 
-def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.Constants:
+def fit_design(
+    rows: list[Any], start: burst.Constants | None = None, seeds: list[int] | None = None
+) -> burst.Constants:
     """Constants and interval fitted on measured design points
-    (:class:`incastlab.model.design.Measured`)."""
+    (:class:`incastlab.model.design.Measured`) of the designs drawn with ``seeds`` (recorded
+    with them; default the calibration design alone)."""
     from incastlab.backends.model import burst_path
 
     paths = [burst_path(r.scenario) for r in rows]
@@ -72,7 +75,7 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
         version=_core.__version__,
         fit={
             "design": "latin hypercube, incastlab.model.design",
-            "seed": _design_seed(),
+            "seeds": seeds or _design_seeds(),
             "points": len(rows),
             "inside_domain": len(rs),
             "within_1_5x": round(-best[0], 4),
@@ -81,7 +84,7 @@ def fit_design(rows: list[Any], start: burst.Constants | None = None) -> burst.C
     )
 
 
-def _design_seed() -> int:
+def _design_seeds() -> list[int]:
     from incastlab.model.design import CALIBRATION_SEED
 
-    return CALIBRATION_SEED
+    return [CALIBRATION_SEED]
