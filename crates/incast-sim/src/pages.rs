@@ -57,11 +57,29 @@ unsafe impl GlobalAlloc for LargePages {
         System.dealloc(ptr, layout)
     }
 
+    /// A block growing to [`HUGE_PAGE`] or more is moved into a new block advised before its
+    /// pages are touched: glibc grows a large block in place or with `mremap`, which keeps the
+    /// pages already touched as small ones (advice only changes how later faults are served),
+    /// so a table grown by doubling (the idle endpoints' compact forms, the per-endpoint
+    /// tables) kept about half of itself on small pages. The copy is the one a vector's growth
+    /// would make anyway.
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
-        advise(p, new_size);
-        heap_grown();
+        if new_size < HUGE_PAGE || new_size <= layout.size() {
+            let p = System.realloc(ptr, layout, new_size);
+            advise(p, new_size);
+            heap_grown();
+            return p;
+        }
+        // SAFETY: the caller guarantees `new_size`, rounded up to the alignment, does not
+        // overflow; the layout's alignment is a power of two.
+        let grown = Layout::from_size_align_unchecked(new_size, layout.align());
+        let p = self.alloc(grown);
+        if !p.is_null() {
+            // SAFETY: both blocks are live, distinct and at least `layout.size()` long.
+            std::ptr::copy_nonoverlapping(ptr, p, layout.size());
+            self.dealloc(ptr, layout);
+        }
         p
     }
 }
