@@ -142,6 +142,21 @@ def test_model_cli_table_json_and_plot(tmp_path: object) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_model_table_says_how_far_the_constants_were_validated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Above the table, what the package's constants reached on fresh random designs (the
+    record `incast model calibrate --fresh` stores with them)."""
+    from incastlab.cli import main
+    from incastlab.model import burst
+
+    fresh = burst.fitted().fit["fresh"]
+    assert main(["model", "--senders", "1,8", "--sru", "64KB", "--buffer", "32KB"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"validated on {fresh['points']:,} fresh random scenarios" in err
+    assert f"on {fresh['within_1_5x_unflagged']:.0%} of the" in err
+
+
 def test_model_cli_json_reports_onset_and_ignored_fields(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

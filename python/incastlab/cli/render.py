@@ -48,6 +48,15 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
         k = first.constants
         tag = f"fitted with incastlab {k.version}" if k.version else "not fitted"
         err.print(f"burst model · constants {tag}: {k.named()} (--uncalibrated: Chen Eq. 1-4)")
+        fresh = k.fit.get("fresh")
+        if fresh:
+            # How far to trust it, as measured on designs no choice of the model has read.
+            kept = round(fresh["points"] * (1 - fresh["flagged"]))
+            err.print(
+                f"validated on {fresh['points']:,} fresh random scenarios: within 1.5x of the "
+                f"simulator on {fresh['within_1_5x_unflagged']:.0%} of the {kept:,} it does not "
+                f"flag (!), the simulator inside its 10-90% on {fresh['inside_interval']:.0%}"
+            )
     for label, ps in series:
         p0 = ps[0]
         head = f"[bold]incast model[/bold] · {transport_label([p0.scenario])}"
