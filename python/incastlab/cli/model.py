@@ -222,7 +222,8 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="instead of the grid: fit on a random design of N scenarios (Latin hypercube over "
         "senders, SRU, buffer, link, RTT, RTOmin, IW, profile, congestion control, window "
-        "restart) and report the error on another, fresh one, with the interval and the flags",
+        "restart) and report the error on another, the held-out design, with the interval and "
+        "the flags",
     )
     p.add_argument(
         "--designs",
