@@ -55,7 +55,7 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "parse",
         "--save rewrites the constants shipped in the package",
     ),
-    "incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 --cache "
+    "incast model calibrate --random 300 --designs 9 --fresh 32012..32021 --cache "
     "~/.cache/incastlab/design --save": (
         "parse",
         "--save rewrites the constants shipped in the package",
@@ -64,10 +64,10 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "slow",
         "1800 simulations, about 4 min on two cores",
     ),
-    "incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 --cache "
+    "incast model calibrate --random 300 --designs 9 --fresh 32012..32021 --cache "
     "~/.cache/incastlab/design": (
         "slow",
-        "10,800 simulations, about 40 min on two cores",
+        "18,000 simulations, about 40 min on two cores",
     ),
     "incast sweep examples/sweep-rto.toml --dask tcp://scheduler:8786": (
         "parse",

@@ -201,6 +201,7 @@ def test_fresh_designs_are_neither_fitted_on_nor_the_held_out_one(
     """A fresh design is one no fit and no report has read: the held-out design's seed and a
     calibration design's are refused, naming the flag; the two flags need --random."""
     from incastlab.cli import main
+    from incastlab.cli.model import build_calibrate_parser
 
     assert design.HELD_OUT_SEED not in design.calibration_seeds(20)
     assert design.calibration_seeds(3) == [design.CALIBRATION_SEED + i for i in range(3)]
@@ -210,6 +211,13 @@ def test_fresh_designs_are_neither_fitted_on_nor_the_held_out_one(
         assert "--fresh" in capsys.readouterr().err
     assert main(["model", "calibrate", "--quick", "--designs", "2"]) == 2
     assert "--random" in capsys.readouterr().err
+    # A range of seeds names each; a reversed or huge one is refused.
+    parsed = build_calibrate_parser().parse_args(["--random", "20", "--fresh", "7..9"])
+    assert parsed.fresh == [7, 8, 9]
+    for bad in ("9..7", "1..1000", "x"):
+        with pytest.raises(SystemExit):
+            build_calibrate_parser().parse_args(["--random", "20", "--fresh", bad])
+        assert "--fresh" in capsys.readouterr().err
 
 
 def test_fit_interval_is_the_ratio_quantiles() -> None:

@@ -208,7 +208,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "  incast model calibrate --quick --json\n"
         "  incast model calibrate --variants iw1-restart,dctcp --save\n"
         "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design\n"
-        "  incast model calibrate --random 300 --designs 9 --fresh 32012 --fresh 32013 "
+        "  incast model calibrate --random 300 --designs 9 --fresh 32012..32021 "
         "--cache ~/.cache/incastlab/design --save\n"
         '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -236,13 +236,13 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--fresh",
-        type=whole(0, 2**32 - 1),
-        action="append",
+        type=_seeds,
+        action="extend",
         default=[],
-        metavar="SEED",
-        help="with --random: also report the error on the design drawn with this seed, pooled "
-        "with the other --fresh ones (repeat it): designs drawn after the model's mechanisms "
-        "were chosen, which no choice has read",
+        metavar="SEED[..LAST]",
+        help="with --random: also report the error on the designs drawn with these seeds, "
+        "pooled (repeat it): designs drawn after the model's mechanisms were chosen, which no "
+        "choice has read",
     )
     p.add_argument(
         "--worst", type=whole(0, 10_000), default=15, help="with --random: worst points shown"
@@ -267,6 +267,23 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", action="store_true", help="save the fitted constants in the package")
     p.add_argument("--json", action="store_true", help="print the fit and every point as JSON")
     return p
+
+
+#: Fresh designs one --fresh may name (each is 300 or more scenarios to simulate).
+MAX_FRESH = 100
+
+
+def _seeds(text: str) -> list[int]:
+    """An argparse type: one design seed, or a range ``FIRST..LAST`` of at most
+    :data:`MAX_FRESH`."""
+    seed = whole(0, 2**32 - 1)
+    first, sep, last = text.partition("..")
+    lo, hi = seed(first), seed(last) if sep else seed(first)
+    if not lo <= hi < lo + MAX_FRESH:
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)}: a seed or FIRST..LAST, FIRST <= LAST, at most {MAX_FRESH} seeds"
+        )
+    return list(range(lo, hi + 1))
 
 
 def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
