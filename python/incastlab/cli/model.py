@@ -311,6 +311,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         from incastlab.model.design import SEEDS as DESIGN_SEEDS
 
         fitted_on = calibration_seeds(a.designs)
+        a.fresh = list(dict.fromkeys(a.fresh))  # a design named twice is still one design
         for seed in a.fresh:
             if seed == HELD_OUT_SEED or seed in fitted_on:
                 raise UsageError(
