@@ -21,7 +21,7 @@ from incastlab.cli.common import (
 )
 from incastlab.cli.flags import add_scenario_flags, series_from, sru_list_as_vary
 from incastlab.cli.json_text import print_json
-from incastlab.units import shown
+from incastlab.units import UnitError, parse_int_ranges, shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -239,7 +239,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         type=_seeds,
         action="extend",
         default=[],
-        metavar="SEED[..LAST]",
+        metavar="SEEDS",
         help="with --random: also report the error on the designs drawn with these seeds, "
         "pooled (repeat it): designs drawn after the model's mechanisms were chosen, which no "
         "choice has read",
@@ -274,16 +274,12 @@ MAX_FRESH = 100
 
 
 def _seeds(text: str) -> list[int]:
-    """An argparse type: one design seed, or a range ``FIRST..LAST`` of at most
-    :data:`MAX_FRESH`."""
-    seed = whole(0, 2**32 - 1)
-    first, sep, last = text.partition("..")
-    lo, hi = seed(first), seed(last) if sep else seed(first)
-    if not lo <= hi < lo + MAX_FRESH:
-        raise argparse.ArgumentTypeError(
-            f"{shown(text)}: a seed or FIRST..LAST, FIRST <= LAST, at most {MAX_FRESH} seeds"
-        )
-    return list(range(lo, hi + 1))
+    """An argparse type: design seeds as the project writes whole-number lists (``32012``,
+    ``32012..32021``, ``32012,32015``), at most :data:`MAX_FRESH`."""
+    try:
+        return parse_int_ranges(text, "design seeds", MAX_FRESH)
+    except UnitError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
