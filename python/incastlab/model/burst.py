@@ -322,7 +322,9 @@ def _block(
         delack = min(p.delayed_ack, p.delack_max) + (p.timer_tick / 2 if p.quickack else 0)
     paced = 0.0 if first_block else bbr.largest_round(window, seg)  # BBR's measured rate
     burst = _burst(p, c, n, seg, window, True, ssthresh, paced)
-    loss_round, m0, left, w_loss, probes, lone, w_rto, spared, resend = burst  # at_timeout
+    loss_round, m0, left, w_loss = burst.loss_round, burst.timeouts, burst.left, burst.window
+    probes, lone, w_rto = burst.probes, burst.lone, burst.at_timeout
+    spared, resend = burst.spared, burst.resend
     # Under RACK-TLP BBR's senders in recovery with room for fast retransmit time out where
     # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
     if p.loss_blind and p.rack_tlp and loss_round is not None and _repairing(p) >= n:
