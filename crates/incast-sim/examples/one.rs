@@ -25,8 +25,8 @@ fn main() {
         .and_then(|s| s.run())
         .unwrap_or_else(|e| panic!("{e}"));
     // Written as it serializes: a 1,024-host cluster's report (a million flows) is hundreds of
-    // megabytes as one string.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // megabytes as one string, and tens of thousands of writes in the default 8 KiB.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, &r).expect("report serializes");
     writeln!(out)
         .and_then(|()| out.flush())

@@ -438,8 +438,7 @@ impl Tcp {
                 continue;
             }
             let slot = self.eps.slot(ep);
-            let at = cx.now + slot.host_rng.up_to(self.jitter);
-            slot.host_draws = slot.host_draws.wrapping_add(1);
+            let at = cx.now + slot.draw_jitter(self.jitter);
             // A connection's packets leave in order.
             let at = at.max(slot.host_last);
             slot.host_last = at;

@@ -16,7 +16,7 @@ use crate::engine::Timer;
 use crate::ids::EndpointId;
 use crate::net::fabric::prefetch;
 use crate::rng::{Rng, Stream};
-use crate::tcp::idle::{timer_fields, Collect, Compact, Decode, Encode, Fields, Kind};
+use crate::tcp::idle::{timer_fields, Collect, Compact, Decode, Encode, Fields, Kind, Reset};
 use crate::tcp::scoreboard::SegPool;
 use crate::tcp::{Endpoint, RtoPolicy, RttEstimator, TcpParams};
 use crate::units::SimTime;
@@ -45,9 +45,9 @@ pub(super) struct Slot {
     /// queue of the endpoint's: at a million connections each would be a fetch from memory.
     pub(super) host_last: SimTime,
     /// Its random stream for host jitter.
-    pub(super) host_rng: Rng,
+    host_rng: Rng,
     /// Numbers drawn from `host_rng` (one per packet sent with jitter).
-    pub(super) host_draws: u32,
+    host_draws: u32,
 }
 
 /// Up to this many host-jitter draws, a compact endpoint keeps their count and its stream is
@@ -59,6 +59,15 @@ const REPLAY_DRAWS: u32 = 256;
 const NEVER: u32 = u32::MAX;
 
 impl Slot {
+    /// A host jitter of up to `max`, drawn from the endpoint's stream. The only draw from
+    /// it: the stream is always its seed's after `host_draws` draws, which is how an idle
+    /// endpoint's check and its making whole read it without storing it.
+    #[inline]
+    pub(super) fn draw_jitter(&mut self, max: SimTime) -> SimTime {
+        self.host_draws = self.host_draws.wrapping_add(1);
+        self.host_rng.up_to(max)
+    }
+
     /// Visit what an idle endpoint may hold differently from one as set up (see `idle.rs`):
     /// the endpoint's fields, its timers' pending events and its host's random stream.
     fn idle_fields(&mut self, f: &mut impl Fields) {
@@ -212,10 +221,16 @@ impl Endpoints {
 
     /// Endpoint `ep` from its compact form.
     fn decoded(&self, ep: EndpointId) -> Slot {
-        let mut s = self.fresh(ep);
-        if let Some(c) = self.compact.get(self.idle[ep.index()] as usize) {
-            s.decode(c);
+        match self.compact.get(self.idle[ep.index()] as usize) {
+            Some(c) => self.decoded_from(ep, c),
+            None => self.fresh(ep),
         }
+    }
+
+    /// Endpoint `ep` from compact form `c`.
+    fn decoded_from(&self, ep: EndpointId, c: &Compact) -> Slot {
+        let mut s = self.fresh(ep);
+        s.decode(c);
         s
     }
 
@@ -230,25 +245,26 @@ impl Endpoints {
     }
 
     /// Make endpoint `ep` whole from its compact form, in a spare box if there is one (its
-    /// rounds list's buffer kept; the endpoint decoded into it is made afresh).
+    /// rounds list's buffer kept).
     #[cold]
     fn make_whole(&mut self, ep: EndpointId) {
-        let s = self.decoded(ep);
-        let at = std::mem::replace(&mut self.idle[ep.index()], NEVER);
-        if at != NEVER {
-            self.free.push(at);
-        }
-        let b = match self.spare.pop() {
+        let fresh = self.fresh(ep);
+        let mut b = match self.spare.pop() {
             Some(mut b) => {
                 let mut rounds = std::mem::take(&mut b.ep.tx.stats.rounds);
                 rounds.clear();
-                *b = s;
-                rounds.extend_from_slice(&b.ep.tx.stats.rounds);
+                rounds.extend_from_slice(&fresh.ep.tx.stats.rounds);
+                *b = fresh;
                 b.ep.tx.stats.rounds = rounds;
                 b
             }
-            None => Box::new(s),
+            None => Box::new(fresh),
         };
+        let at = std::mem::replace(&mut self.idle[ep.index()], NEVER);
+        if at != NEVER {
+            b.decode(&self.compact[at as usize]);
+            self.free.push(at);
+        }
         self.made[ep.index()] = Some(b);
     }
 
@@ -287,8 +303,12 @@ impl Endpoints {
         }
     }
 
-    /// The compact form of idle endpoint `ep`, `s`, if it reads back as `s` exactly.
+    /// The compact form of idle endpoint `ep`, `s`, if it reads back as `s` exactly; `s` is
+    /// then the endpoint as set up (its box is kept for the next endpoint made whole), and as
+    /// it was otherwise.
     fn compact(&self, ep: EndpointId, s: &mut Slot) -> Option<Compact> {
+        #[cfg(debug_assertions)]
+        let was = s.clone();
         let mut base = self.fresh(ep);
         let mut col = Collect::default();
         base.idle_fields(&mut col);
@@ -297,8 +317,27 @@ impl Endpoints {
         if !enc.fits() {
             return None;
         }
-        base.decode(&enc.out);
-        (base == *s).then_some(enc.out)
+        // Whether it is the endpoint as set up but for the fields stored: those reset, and the
+        // host's random stream, which is the endpoint's own stream after `host_draws` draws
+        // (`Slot::draw_jitter`) and is kept or replayed.
+        let rng = std::mem::replace(&mut s.host_rng, base.host_rng.clone());
+        s.idle_fields(&mut Reset::new(&col));
+        let same = *s == base;
+        if !same {
+            s.idle_fields(&mut Decode::new(&enc.out));
+            s.host_rng = rng;
+        }
+        #[cfg(debug_assertions)]
+        if same {
+            assert_eq!(
+                self.decoded_from(ep, &enc.out),
+                was,
+                "compact form reads back"
+            );
+        } else {
+            assert_eq!(*s, was, "an endpoint kept whole is as it was");
+        }
+        same.then_some(enc.out)
     }
 
     /// The endpoints made so far, with their indices.
@@ -436,6 +475,28 @@ mod tests {
             assert!(e.made[EP.index()].is_none(), "{draws} draws");
             assert_eq!(*e.slot(EP), before, "{draws} draws");
         }
+    }
+
+    #[test]
+    fn an_endpoint_differing_where_the_visit_does_not_look_stays_whole_as_it_was() {
+        let (mut e, mut pool) = endpoints();
+        transfer(&mut e, &mut pool, 0, 3_000);
+        let s = e.slot(EP);
+        // Recovery's state is not visited: an idle endpoint is back in Open.
+        s.ep.tx.ca = crate::tcp::cc::CaState::Loss;
+        for _ in 0..300 {
+            s.draw_jitter(1_000);
+        }
+        s.ep.tx.stats.rounds = vec![4_344, 8_688, 17_376];
+        let before = s.clone();
+        e.rest(EP, 0, &mut pool);
+        assert!(e.made[EP.index()].is_some());
+        assert_eq!(*e.slot(EP), before, "fields, rounds and stream restored");
+        e.slot(EP).ep.tx.ca = crate::tcp::cc::CaState::Open;
+        let open = e.slot(EP).clone();
+        e.rest(EP, 0, &mut pool);
+        assert!(e.made[EP.index()].is_none(), "compact once back in Open");
+        assert_eq!(*e.slot(EP), open, "and made whole as it was");
     }
 
     #[test]
