@@ -332,8 +332,8 @@ impl Fields for Reset<'_> {
 
     #[inline]
     fn num(&mut self, _kind: Kind, x: &mut u64) {
-        if let Some(&v) = self.base.values[..self.base.n.min(MAX_FIELDS)].get(self.i) {
-            *x = v;
+        if self.i < self.base.n.min(MAX_FIELDS) {
+            *x = self.base.values[self.i];
         }
         self.i += 1;
     }
@@ -406,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn reset_leaves_what_the_visit_does_not_look_at_and_decode_restores_it() {
+    fn reset_makes_a_record_as_set_up_and_decode_restores_it() {
         let base = Toy::default();
         let mut col = Collect::default();
         base.clone().visit(&mut col);
