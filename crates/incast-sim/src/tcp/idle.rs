@@ -175,6 +175,15 @@ impl Default for Collect {
     }
 }
 
+impl Collect {
+    /// The `i`-th visited field's value, if it was collected (a visit longer than
+    /// [`MAX_FIELDS`] keeps only the first).
+    #[inline]
+    fn value(&self, i: usize) -> Option<u64> {
+        self.values[..self.n.min(MAX_FIELDS)].get(i).copied()
+    }
+}
+
 impl Fields for Collect {
     const WRITES: bool = false;
 
@@ -233,7 +242,7 @@ impl Fields for Encode<'_> {
             return;
         }
         // Past the end of the base's fields (after a longer list) every field is stored.
-        if i < self.base.n && v == self.base.values[i] {
+        if self.base.value(i) == Some(v) {
             return;
         }
         let stored = match self.last.of(kind) {
@@ -332,8 +341,8 @@ impl Fields for Reset<'_> {
 
     #[inline]
     fn num(&mut self, _kind: Kind, x: &mut u64) {
-        if self.i < self.base.n.min(MAX_FIELDS) {
-            *x = self.base.values[self.i];
+        if let Some(v) = self.base.value(self.i) {
+            *x = v;
         }
         self.i += 1;
     }
