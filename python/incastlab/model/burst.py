@@ -296,7 +296,10 @@ def _burst(
 
 def _repairing(p: Path) -> float:
     """Senders the port's buffer and pipe hold a window each of that repairs a loss by fast
-    retransmit: ``dupthresh`` + 1 segments (DCTCP's marking keeps them at 2)."""
+    retransmit: ``dupthresh`` + 1 segments (DCTCP's marking keeps them at 2; BBR's under
+    RACK-TLP 2, where the port and the pipe hold that for every sender: bbr.rack_room)."""
+    if bbr.rack_room(p):
+        return p.held_packets / 2
     return p.held_packets / (1 + (1 if p.marking is not None else p.dupthresh))
 
 
@@ -329,6 +332,11 @@ def _block(
     # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
     if p.loss_blind and p.rack_tlp and loss_round is not None and _repairing(p) >= n:
         m0 += max(0.0, n - spared - m0) * bbr.unprobed_recovery(p, n, min(w_loss, seg))
+        # With room for every sender, a whole round lost in recovery recurs over the rounds
+        # the rest of the response takes after the one that overflowed (bbr.recovery_timeouts).
+        if bbr.rack_room(p):
+            after = max(0.0, left - min(w_loss, seg) / 2)
+            m0 += max(0.0, n - m0) * bbr.recovery_timeouts(p, after)
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
     if p.loss_blind and not p.rack_tlp:
