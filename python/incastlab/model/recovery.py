@@ -45,9 +45,10 @@ def timeout_share(
     # into 287 KB at 2.8 Gbps (Reno), 460-570 drops and no RTO.
     after = next_round_share(p, senders, delivered)
     few = sum(math.exp(-after) * after**k / math.factorial(k) for k in range(p.dupthresh))
-    if not p.rack_tlp and not p.loss_blind and p.marking is None:
+    if not p.rack_tlp and not p.loss_blind and not p.holds_queue:
         # Each SACK releases a new segment (limited transmit): one segment through can be
-        # enough (model/limited.py). DCTCP's and BBR's fitted rules stay as they were.
+        # enough (model/limited.py). BBR's fitted rule stays as it was, and DCTCP's where its
+        # marks keep the port short of full (burst.Path.holds_queue).
         few = stalled(2 * delivered, after, p.dupthresh)
     if p.rack_tlp:
         # One SACKed segment marks the hole lost after RACK's reorder timer (RTT/4 and two

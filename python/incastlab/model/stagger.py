@@ -84,8 +84,9 @@ def split(
     got = first_round(p, n, f, cap) if first else None
     if got is None:
         # Counted for classic Reno and CUBIC, as limited transmit (model/limited.py) is:
-        # BBR's, DCTCP's and RACK-TLP's fitted rules stay as they were.
-        counted = first and not (p.rack_tlp or p.loss_blind or p.marking is not None)
+        # BBR's and RACK-TLP's fitted rules stay as they were, and DCTCP's where its marks keep
+        # the port short of full (burst.Path.holds_queue).
+        counted = first and not (p.rack_tlp or p.loss_blind or p.holds_queue)
         whole = max(n - cap, emptied(n, f, cap) if counted else 0.0)
         partial = max(1e-9, n - whole)
         return whole, partial, max(0.0, n * f - cap - whole * f), n, min(f, cap / partial)
