@@ -456,7 +456,7 @@ def _block(
     elif loss_round is None and math.isfinite(found):
         w_next, s_next = hystart.grown(window, found, seg), ssthresh
     elif loss_round is None:
-        w_next, s_next = grow(window, ssthresh, seg), ssthresh
+        w_next, s_next = grow(window, ssthresh, seg, p.growth), ssthresh
     else:
         # The senders served sit idle through the RTO waits the block adds (stall), and a
         # restart after idle cuts their windows (carry.idle_restart).
