@@ -400,7 +400,8 @@ def _block(
     # they wait in one wave (no backoff); in a chain of waves the served senders' slow start
     # runs under the later waves' waits, and they time out again (serial.rejoined).
     if m0 > 0 and rotating <= 0 and waits <= 1.0 and left > 1 and not p.loss_blind:
-        again = restart_time(p, max(1.0, m0), left, max(2.0, w_rto / 2), ceiling)
+        # Slow start up to the timeout's ssthresh, the congestion control's cut (carry.py).
+        again = restart_time(p, max(1.0, m0), left, max(2.0, p.beta * w_rto), ceiling)
         stall += (1 - math.exp(-m0)) * max(0.0, again - m0 * left * p.packet_time)
     # The senders one wave served go on in slow start after their retransmission, and where
     # they come back fast enough to fill the port, those whose rounds it drops time out again
@@ -410,7 +411,7 @@ def _block(
     # designs scored worse (pooled within 1.5x 86.69% -> 86.19%, the linear-load version).
     classic = not (p.loss_blind or p.rack_tlp or p.marking is not None)
     if classic and m0 > 0 and waits <= 1.0 + 1e-9 and left > 1:
-        once, restart = min(m0, float(n)), max(2.0, w_rto / 2)
+        once, restart = min(m0, float(n)), max(2.0, p.beta * w_rto)
         rest = once * left * p.packet_time
         spread = max(transfer + sawtooth - rest, _rounds(seg, window) * p.rtt)
 
@@ -455,9 +456,12 @@ def _block(
     elif loss_round is None and math.isfinite(found):
         w_next, s_next = hystart.grown(window, found, seg), ssthresh
     elif loss_round is None:
-        w_next, s_next = grow(window, ssthresh, seg), ssthresh
+        w_next, s_next = grow(window, ssthresh, seg, p.growth), ssthresh
     else:
-        w_next, s_next = carried_after_loss(p, n, seg, window, ssthresh, burst)
+        # The senders served sit idle through the RTO waits the block adds (stall), and a
+        # restart after idle cuts their windows (carry.idle_restart).
+        idle = waits if stall > 0 else 0.0
+        w_next, s_next = carried_after_loss(p, n, seg, window, ssthresh, burst, idle)
     if first_block and loss_round is None:  # the handshake's RTO under the queue (carry.py)
         w_next, s_next = after_spurious_rtos(p, window, w_next, s_next)
     # Once marked, DCTCP carries its sawtooth's last window, under its share (marking.py).

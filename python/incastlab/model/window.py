@@ -31,17 +31,20 @@ if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
 
-def grow(window: float, ssthresh: float, acked: float) -> float:
+def grow(window: float, ssthresh: float, acked: float, growth: float = 1.0) -> float:
     """A window after ``acked`` segments are acknowledged without loss: one more segment per
-    ACK below ``ssthresh`` (slow start), one per window above it (congestion avoidance, whose
-    window grows while the ACKs come: dw/da = 1/w, so w^2 grows by twice the ACKs, not the
-    window by acked/w at once, which overshoots when the ACKs span many rounds)."""
+    ACK below ``ssthresh`` (slow start), ``growth`` per window above it (congestion avoidance,
+    whose window grows while the ACKs come: dw/da = growth/w, so w^2 grows by twice the ACKs
+    times ``growth``, not the window by acked/w at once, which overshoots when the ACKs span
+    many rounds). ``growth`` is a segment for Reno and DCTCP; CUBIC's (``Path.growth``, 0.53)
+    is its TCP-friendly region's (RFC 9438 4.3), which sets its pace at datacenter round trips,
+    where the cubic curve moves less than a segment over a whole block."""
     if window < ssthresh:
         room = ssthresh - window
         if acked <= room:
             return window + acked
         window, acked = ssthresh, acked - room
-    return math.sqrt(window * window + 2 * acked)
+    return math.sqrt(window * window + 2 * growth * acked)
 
 
 def at_timeout(window: float, ssthresh: float, through: float, sent: float) -> float:
