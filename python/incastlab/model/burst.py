@@ -58,6 +58,7 @@ from typing import NamedTuple
 from incastlab.model import bbr, hystart
 from incastlab.model.carry import after_spurious_rtos, carried_after_loss
 from incastlab.model.chain import chain_busy
+from incastlab.model.drift import retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -79,6 +80,7 @@ from incastlab.model.recovery import next_round_share, timeout_share
 from incastlab.model.rotate import fresh_turns
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
+from incastlab.model.turns import turn_waits
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
 
@@ -391,6 +393,11 @@ def _block(
     if rotating > 0:
         turns = fresh_turns(p, rotating, m0, left, rto)
         w_rot, t_rot, c_rot = chain_busy(p, c, turns, left, first_block, rto)
+        # Classic TCP's served senders reset their backoff: the turns come an RTO apart,
+        # those dropped by one back off (model/turns.py).
+        if not (p.loss_blind or p.rack_tlp or p.marking is not None):
+            cap = retransmit_capacity(p, c.dispersion, 0, first_block)
+            w_rot = max(w_rot, turn_waits(p, cap, turns, left))
         if w_rot > waits:
             waits, covered = w_rot, c_rot
         timeouts += t_rot
