@@ -351,6 +351,7 @@ def _block(
     spared, resend = burst.spared, burst.resend
     # Under RACK-TLP BBR's senders in recovery with room for fast retransmit time out where
     # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
+    unlucky = 0.0
     if p.loss_blind and p.rack_tlp and loss_round is not None and _repairing(p) >= n:
         m0 += max(0.0, n - spared - m0) * bbr.unprobed_recovery(p, n, min(w_loss, seg))
         # With room for every sender, a whole round lost in recovery recurs over the rounds
@@ -358,6 +359,8 @@ def _block(
         if bbr.rack_room(p):
             after = max(0.0, left - min(w_loss, seg) / 2)
             m0 += max(0.0, n - m0) * bbr.recovery_timeouts(p, after)
+            unlucky = bbr.unluckiest_waits(n, bbr.recovery_runs(p, after))
+            unlucky = min(unlucky, transfer / rto)  # none of theirs outlasts the transfer
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
     if p.loss_blind and not p.rack_tlp:
@@ -446,6 +449,10 @@ def _block(
         if p.loss_blind and not p.rack_tlp:
             busy_after *= 1 - bbr.lost_tail(p, n, w_loss)
         stall = max(0.0, stall - busy_after)
+    # BBR paces each sender at its share of the link, so what one sender lost to its own
+    # RTOs over the response is not made up by the others: the unluckiest ends the block.
+    if unlucky > 0:
+        stall = max(stall, unlucky * rto)
     if rotating > 0:
         # While they take turns the port stays full: the block ends when the last chain of
         # lost retransmissions, backed off, fires after the link has sent the rest (tail.py).
