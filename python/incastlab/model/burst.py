@@ -382,6 +382,8 @@ def _block(
     # by fast retransmit; the others take turns waiting for RTOs until their responses are
     # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps
     # losses away unless the senders' least windows, 2 each, overflow the port.
+    # Classic Reno and CUBIC: no DCTCP marks, BBR's kept windows or RACK-TLP's timers.
+    classic = not (p.loss_blind or p.rack_tlp or p.marking is not None)
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
         rotating = max(0.0, n - max(1.0, _repairing(p)))
@@ -398,7 +400,7 @@ def _block(
         w_rot, t_rot, c_rot = chain_busy(p, c, turns, left, first_block, rto)
         # Classic TCP's served senders reset their backoff: the turns come an RTO apart,
         # those dropped by one back off (model/turns.py).
-        if not (p.loss_blind or p.rack_tlp or p.marking is not None):
+        if classic:
             cap = retransmit_capacity(p, c.dispersion, 0, first_block)
             w_rot = max(w_rot, turn_waits(p, cap, turns, left))
         if w_rot > waits:
@@ -419,7 +421,6 @@ def _block(
     # first wave: its lossless time less the rest they still had to send. Classic Reno and
     # CUBIC only: with DCTCP's marks, BBR's kept windows and RACK-TLP's timers the random
     # designs scored worse (pooled within 1.5x 86.69% -> 86.19%, the linear-load version).
-    classic = not (p.loss_blind or p.rack_tlp or p.marking is not None)
     if classic and m0 > 0 and waits <= 1.0 + 1e-9 and left > 1:
         once, restart = min(m0, float(n)), max(2.0, p.beta * w_rto)
         rest = once * left * p.packet_time
