@@ -57,7 +57,7 @@ from typing import NamedTuple
 
 from incastlab.model import bbr, hystart
 from incastlab.model.carry import after_spurious_rtos, carried_after_loss
-from incastlab.model.chain import chain_busy
+from incastlab.model.chain import chain
 from incastlab.model.drift import retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
@@ -394,10 +394,10 @@ def _block(
         stalled = (
             0.0 if first_block else bbr.stalled_spread(p, n, seg, left, window, transfer / rto)
         )
-        waits, timeouts, covered = chain_busy(p, c, m0, max(1.0, left), first_block, rto, stalled)
+        waits, timeouts, covered = chain(p, c, m0, max(1.0, left), first_block, rto, stalled)
     if rotating > 0:
         turns = fresh_turns(p, rotating, m0, left, rto)
-        w_rot, t_rot, c_rot = chain_busy(p, c, turns, left, first_block, rto)
+        w_rot, t_rot, c_rot = chain(p, c, turns, left, first_block, rto)
         # Classic TCP's served senders reset their backoff: the turns come an RTO apart,
         # those dropped by one back off (model/turns.py).
         if classic:
@@ -441,7 +441,7 @@ def _block(
     if waiting > 0:
         busy_after = transfer * (1 - min(1.0, waiting / n)) * (left / seg)
         # On a coarse tick the waves wait behind the rest of the senders they served
-        # (busy.busy_wave), and the link sends it meanwhile (chain_busy): 271 x 447 KB into
+        # (busy.busy_wave), and the link sends it meanwhile (chain): 271 x 447 KB into
         # 131 frames at 396 Mbps (linux Reno) waits 127 RTOs a block, 100 of them hidden so.
         if p.timer_tick > 0:
             busy_after = max(busy_after, covered * rto)

@@ -26,21 +26,6 @@ def chain(
     first: bool,
     rto: float,
     stalled: float = 0.0,
-) -> tuple[float, float]:
-    """Senders that timed out together (in the run's ``first`` block or a later one):
-    (expected serial waits in RTOs, expected timeouts), as :func:`chain_busy`."""
-    waits, timeouts, _ = chain_busy(p, c, waiting, segments, first, rto, stalled)
-    return waits, timeouts
-
-
-def chain_busy(
-    p: Path,
-    c: Constants,
-    waiting: float,
-    segments: float,
-    first: bool,
-    rto: float,
-    stalled: float = 0.0,
 ) -> tuple[float, float, float]:
     """Senders that timed out together (in the run's ``first`` block or a later one):
     (expected serial waits in RTOs, expected timeouts, RTOs of those waits the link spends

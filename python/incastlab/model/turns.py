@@ -8,7 +8,7 @@ have their backoff reset by its ACK and go on in slow start; the port holds a wi
 repairs a loss by fast retransmit for only so many of them (``per`` below), and the others,
 whose next round it drops, time out again on a fresh timer: one RTO later, not a backed-off
 one. The block waits turn after turn, an RTO apart, until every sender is through, not the
-backed-off chain (:func:`~incastlab.model.chain.chain_busy`) whose waves come 1, 3, 7 RTOs
+backed-off chain (:func:`~incastlab.model.chain.chain`) whose waves come 1, 3, 7 RTOs
 after the loss.
 
 How many a turn serves depends on how long the served senders stay in the port. With a long
