@@ -321,7 +321,7 @@ def test_bbr_overflows_the_port_every_round_until_its_responses_are_through() ->
     10-12 RTOs and 7,800-9,300 drops a run, an RTO in every block; Reno 2.6 Gbps, none.
     Under RACK-TLP (Linux's profile) lost retransmissions are found by time, but for a whole
     round lost in recovery, where no probe is armed (bbr.unprobed_recovery), which recurs
-    over the rounds the responses take (bbr.recovery_timeouts): fewer. The simulator there:
+    over the rounds the responses take (bbr_rack.recovery_timeouts): fewer. The simulator there:
     438-489 Mbps, 16-21 RTOs a run (3-5 a block); the model 2.8 a block."""
     from incastlab.backends.model import burst_path
     from incastlab.model.window import repeated_timeouts

@@ -55,7 +55,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from incastlab.model import bbr, hystart
+from incastlab.model import bbr, bbr_rack, hystart
 from incastlab.model.carry import after_spurious_rtos, carried_after_loss
 from incastlab.model.chain import chain
 from incastlab.model.drift import retransmit_capacity
@@ -73,6 +73,7 @@ from incastlab.model.marking import (
     marked_sawtooth,
     threshold_port,
 )
+from incastlab.model.path import Path as Path
 from incastlab.model.port import round_capacity, rto_seconds, turns_rto
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
@@ -83,84 +84,6 @@ from incastlab.model.straggle import straggler_tail
 from incastlab.model.turns import turn_waits
 from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
 from incastlab.model.window import transfer_time as transfer_time
-
-
-@dataclass(frozen=True)
-class Path:
-    """One scenario point in the model's terms (bytes, bits per second, seconds)."""
-
-    senders: int
-    sru: int
-    buffer: int  # the bottleneck port's drop-tail limit
-    link_bps: float
-    rtt: float  # base RTT
-    rto: float  # the RTO a connection settles on at the base RTT (the simulator's estimator)
-    timer_tick: float  # retransmission timer granularity (0: exact)
-    mss: int
-    frame: int  # bytes one segment takes in the port's buffer (payload + headers)
-    wire: int  # bytes one segment takes on the wire (frame + preamble, gap)
-    request_wire: int  # bytes one request takes on the wire
-    initial_window: int
-    restart: str  # tcp.cwnd_restart: "block", "idle" or "never"
-    blocks: int
-    dupthresh: int = 3
-    rack_tlp: bool = False
-    delayed_ack: float = 0.0  # seconds; 0 = off
-    quickack: bool = False
-    delack_max: float = math.inf  # Linux's cap on the delayed-ACK timer (RTOmin less a tick)
-    marking: int | None = None  # ECN marking threshold K (bytes) when DCTCP holds the queue
-    beta: float = 0.5  # window kept after a loss (Reno 0.5, CUBIC 0.7)
-    probe: float = 0.0  # RACK-TLP's probe timeout at the base RTT (the simulator's rule)
-    probe_lone: float = 0.0  # the same with one segment out (model/probe.py)
-    probe_lone_queued: float = 0.0  # probe_lone after round trips through the full queue
-    rto_max: float = math.inf  # the cap on a backed-off RTO (tcp.rto_max), seconds
-    host_jitter: float = 0.0  # seconds each packet may wait in its host (topology.host_jitter)
-    karn: bool = True  # RTT samples skip retransmitted segments (no timestamp sample: sack_rtt)
-    rto_first: float = 0.0  # the RTO a first block starts with: the handshake's sample alone
-    rto_queued: float = 0.0  # the RTO after the block's queue built up (rto_seconds)
-    rto_settled: float = 0.0  # the RTO of an estimator settled on the full queue (turns_rto)
-    loss_blind: bool = False  # loss does not cut the sending rate (BBR; model/window.py)
-    growth: float = 1.0  # segments a window grows per round trip in congestion avoidance
-    tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
-    rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
-    hystart: bool = False  # Linux CUBIC's HyStart ends slow start early (model/hystart.py)
-
-    @property
-    def packet_time(self) -> float:  # seconds a segment takes on the link
-        return self.wire * 8 / self.link_bps
-
-    @property
-    def segments(self) -> int:  # segments of one response
-        return max(1, math.ceil(self.sru / self.mss))
-
-    @property
-    def buffer_packets(self) -> float:  # the port's limit in frames
-        return self.buffer / self.frame
-
-    @property
-    def pipe_packets(self) -> float:  # the bandwidth-delay product in segments on the wire
-        return self.link_bps * self.rtt / 8 / self.wire
-
-    @property
-    def held_packets(self) -> float:  # what the path holds: the port's buffer and the pipe
-        return self.buffer_packets + self.pipe_packets
-
-    @property
-    def holds_queue(self) -> bool:
-        """Whether DCTCP's marks keep the port short of full: not where the senders' least
-        windows, 2 each, overflow the buffer and the pipe, where every packet is marked and
-        its losses are Reno's (the simulator at 67 x 145 KB into 5.8 KB, 163 Mbps, classic:
-        24.7 Mbps under DCTCP, 25.3 under Reno). Limited transmit and the first round's
-        emptied senders (recovery.py, stagger.py) are counted for it there as for Reno."""
-        return self.marking is not None and 2 * self.senders <= self.held_packets
-
-    @property
-    def drain_s(self) -> float:  # seconds the link takes to send the full buffer
-        return self.buffer_packets * self.packet_time
-
-    @property
-    def request_gap(self) -> float:  # packet times between two answers: a request's wire time
-        return self.request_wire / self.wire
 
 
 @dataclass(frozen=True)
@@ -318,8 +241,8 @@ def _rounds(segments: float, window: float) -> int:
 def _repairing(p: Path) -> float:
     """Senders the port's buffer and pipe hold a window each of that repairs a loss by fast
     retransmit: ``dupthresh`` + 1 segments (DCTCP's marking keeps them at 2; BBR's under
-    RACK-TLP 2, where the port and the pipe hold that for every sender: bbr.rack_room)."""
-    if bbr.rack_room(p):
+    RACK-TLP 2, where the port and the pipe hold that for every sender: bbr_rack.rack_room)."""
+    if bbr_rack.rack_room(p):
         return p.held_packets / 2
     return p.held_packets / (1 + (1 if p.marking is not None else p.dupthresh))
 
@@ -355,11 +278,11 @@ def _block(
     if p.loss_blind and p.rack_tlp and loss_round is not None and _repairing(p) >= n:
         m0 += max(0.0, n - spared - m0) * bbr.unprobed_recovery(p, n, min(w_loss, seg))
         # With room for every sender, a whole round lost in recovery recurs over the rounds
-        # the rest of the response takes after the one that overflowed (bbr.recovery_timeouts).
-        if bbr.rack_room(p):
+        # the rest of the response takes after the one that overflowed (bbr_rack.recovery_timeouts).
+        if bbr_rack.rack_room(p):
             after = max(0.0, left - min(w_loss, seg) / 2)
-            m0 += max(0.0, n - m0) * bbr.recovery_timeouts(p, after)
-            unlucky = bbr.unluckiest_waits(n, bbr.recovery_runs(p, after))
+            m0 += max(0.0, n - m0) * bbr_rack.recovery_timeouts(p, after)
+            unlucky = bbr_rack.unluckiest_waits(n, bbr_rack.recovery_runs(p, after))
             unlucky = min(unlucky, transfer / rto)  # none of theirs outlasts the transfer
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
