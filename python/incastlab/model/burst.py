@@ -82,7 +82,14 @@ from incastlab.model.rotate import fresh_turns
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
 from incastlab.model.turns import turn_waits
-from incastlab.model.window import at_timeout, grow, repeated_timeouts, restart_time, sawtooth_time
+from incastlab.model.window import (
+    at_timeout,
+    grow,
+    repeated_timeouts,
+    restart_time,
+    sawtooth_time,
+    slow_start_rounds,
+)
 from incastlab.model.window import transfer_time as transfer_time
 
 
@@ -233,11 +240,6 @@ def _burst(
     return Rounds(None, 0.0, 0.0, w, 0.0, 0.0, w, senders, 0.0)
 
 
-def _rounds(segments: float, window: float) -> int:
-    """Slow-start rounds a response of ``segments`` takes from ``window``."""
-    return max(1, math.ceil(math.log2(segments / max(1.0, window) + 1)))
-
-
 def _repairing(p: Path) -> float:
     """Senders the port's buffer and pipe hold a window each of that repairs a loss by fast
     retransmit: ``dupthresh`` + 1 segments (DCTCP's marking keeps them at 2; BBR's under
@@ -347,7 +349,7 @@ def _block(
     if classic and m0 > 0 and waits <= 1.0 + 1e-9 and left > 1:
         once, restart = min(m0, float(n)), max(2.0, p.beta * w_rto)
         rest = once * left * p.packet_time
-        spread = max(transfer + sawtooth - rest, _rounds(seg, window) * p.rtt)
+        spread = max(transfer + sawtooth - rest, slow_start_rounds(seg, window) * p.rtt)
 
         def retimed(m: float) -> float:  # from the two segments the retransmission's ACK releases
             return _burst(p, c, m, left - 1, 2.0, False, restart).timeouts

@@ -40,14 +40,14 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from incastlab.model.serial import NONE
+from incastlab.model.window import slow_start_rounds
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
 #: Waves followed at most (each an RTO; a wave that fits the port ends them).
 MAX_WAVES = 16
-
-#: Expected senders below which a wave is taken as none.
-NONE = 1e-2
 
 
 def fresh_waves(
@@ -61,7 +61,7 @@ def fresh_waves(
     most 1). Each wave is one RTO, counted as often as it has a sender (an expected count
     ``m`` has one with chance 1 - e^-m)."""
     waits, timeouts, m = 0.0, 0.0, served
-    rounds = max(1, math.ceil(math.log2(left + 1)))
+    rounds = slow_start_rounds(left, 1.0)
     for _ in range(MAX_WAVES):
         busy = m * left * p.packet_time
         load = min(1.0, busy / max(spread + rounds * p.rtt, 1e-12))

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 #: a port that serves a few per wait need hundreds of waits).
 MAX_LEVELS = 400
 
+#: Expected senders below which a wave of retransmissions (or a turn of them) is taken as
+#: none (model/fresh.py, model/turns.py).
+NONE = 1e-2
+
 
 def backoff(p: Path, level: int) -> float:
     """The wait after ``level`` backoffs, in RTOs: doubling up to the cap ``tcp.rto_max``

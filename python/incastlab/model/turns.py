@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from incastlab.model.serial import NONE
+
 if TYPE_CHECKING:
     from incastlab.model.burst import Path
 
@@ -43,9 +45,6 @@ LONG_REST = 48.0
 
 #: Turns followed at most (each at least an RTO).
 MAX_TURNS = 100_000
-
-#: Expected senders below which a turn is taken as none.
-NONE = 1e-2
 
 
 def served_per_turn(p: Path, left: float) -> float:

@@ -47,6 +47,11 @@ def grow(window: float, ssthresh: float, acked: float, growth: float = 1.0) -> f
     return math.sqrt(window * window + 2 * growth * acked)
 
 
+def slow_start_rounds(segments: float, window: float) -> int:
+    """Slow-start rounds a response of ``segments`` takes from ``window``, doubling each."""
+    return max(1, math.ceil(math.log2(segments / max(1.0, window) + 1)))
+
+
 def at_timeout(window: float, ssthresh: float, through: float, sent: float) -> float:
     """The window of a sender that lost part of a round of ``sent`` segments from ``window``
     when its retransmission timer fires: the ACKs of the ``through`` segments that got through
