@@ -78,6 +78,7 @@ from incastlab.model.port import round_capacity, rto_seconds, turns_rto
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.recovery import next_round_share, timeout_share
+from incastlab.model.resent import lost_retransmissions
 from incastlab.model.rotate import fresh_turns
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
@@ -225,6 +226,9 @@ def _burst(
                 r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
                 resend = (probes * resend + r.probes * r.resend) / max(probes + r.probes, 1e-12)
                 m, probes, lone, spared = m + r.timeouts, probes + r.probes, lone + r.lone, r.spared
+            # Classic senders' cut windows can keep the port full through their recovery, and
+            # a retransmission lost there waits for the RTO (resent.py).
+            m += lost_retransmissions(p, senders, m, spared, f, w, ssthresh)
             grown = at_timeout(w, ssthresh, min(f, cap / senders), b)
             return Rounds(k, m, rem + b / 2, w, probes, lone, grown, spared, resend)
         if rem <= 1e-9:
