@@ -58,7 +58,7 @@ from typing import NamedTuple
 from incastlab.model import bbr, bbr_rack, hystart
 from incastlab.model.carry import after_spurious_rtos, carried_after_loss
 from incastlab.model.chain import chain
-from incastlab.model.drift import retransmit_capacity
+from incastlab.model.drift import drift_per_rto, retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
 from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
@@ -391,7 +391,9 @@ def _block(
         room = ceiling / n
         loss = c.busy_loss * (1.0 if p.loss_blind else max(0.0, 1.0 - room))
         busy = (transfer + sawtooth) / rto
-        tail = straggler_tail(p, busy, m0, t_rot, loss, room * n, rotating, left / seg)
+        # A later block's survivors come back at their drifted RTOs (model/tail.py).
+        drift = 0.0 if first_block or p.timer_tick > 0 else drift_per_rto(p, c.dispersion)
+        tail = straggler_tail(p, busy, m0, t_rot, loss, room * n, rotating, left / seg, drift)
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)

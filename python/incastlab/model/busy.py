@@ -16,10 +16,13 @@ served every wave alike and ended the chain after 10 backoffs (731 RTOs); with i
 
 A wave into the busy port competes with the served senders' rounds, one segment or more each
 after their RTO: the port's buffer and pipe hold ``held_packets`` of the two segments each of
-those sends, the rest is lost. Later blocks' waves spread over their senders' drifted RTOs
-(:mod:`incastlab.model.drift`) and do not meet the port at once; DCTCP's marks keep its queue
-short of full, and BBR's and RACK-TLP's losses are not found by the RTO alone (the model's
-other modules): the scores of the random designs got worse with those included.
+those sends (four for classic BBR: :func:`served_round`), the rest is lost. Later blocks'
+waves spread over their senders' drifted RTOs (:mod:`incastlab.model.drift`) and do not
+meet the port at once; DCTCP's marks keep its queue short of full, and under Linux's profile
+RACK-TLP finds losses apart from the RTO's waves (the model's other modules): the scores of
+the random designs got worse with those included. Classic BBR's first blocks are included
+(the read designs' pooled within 1.5x 87.77% -> 87.82% alone): its served senders, too,
+send their rest at once, and its waves back off as Reno's do.
 
 A wave's time is counted from the first wave's: the wave after ``level`` backoffs goes out
 2 + 4 + ... + 2^level RTOs after it (the first wave itself waited one RTO from the loss), not
@@ -46,6 +49,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from incastlab.model.bbr import MIN_WINDOW
 from incastlab.model.serial import waited
 
 if TYPE_CHECKING:
@@ -74,6 +78,20 @@ def busy_wave(
         if 2 * sending <= p.held_packets:
             return got, busy
         return min(got, math.floor(p.host_jitter / p.packet_time)), busy
-    if not first or p.marking is not None or p.loss_blind or p.rack_tlp:
+    if not first or p.marking is not None or p.rack_tlp:
         return got, busy
-    return got * min(1.0, p.held_packets / (2 * sending)), busy
+    return got * min(1.0, p.held_packets / (served_round(p) * sending)), busy
+
+
+def served_round(p: Path) -> float:
+    """Segments a sender a wave served sends at once when the ACK of its retransmission
+    comes: two from Reno's window of one, four from BBR's, which never goes under
+    ``bbr_cwnd_min_target`` once an ACK has come (Linux's ``bbr_set_cwnd``), though the RTO
+    left it at one. The simulator at 238 x 247 KB (171 segments, IW 3) into 7.0 KB (4.6
+    packets) at 444 Mbps, 8.5 us, RTOmin 3.3 ms, classic BBR, first block: a sender whose
+    retransmission got through 2,040 RTOs after the loss sends four segments 0.14 ms later,
+    loses the first of them in the port the others' rounds keep full and times out again;
+    of the waves 1, 3, 7 ... 2,047 RTOs after the loss, those at 31 and 127 get 2 and 3
+    senders' first segments through, the others 17-29 (the wave at 15 served 27 senders,
+    whose rest takes the link 39 RTOs)."""
+    return MIN_WINDOW if p.loss_blind else 2.0

@@ -59,10 +59,16 @@ def sub_tick_spread(spread: float, grain: float) -> float:
     return spread * (spread / grain) / 4
 
 
+def drift_per_rto(p: Path, dispersion: float) -> float:
+    """Packet times the retransmissions of senders that timed out together come apart per RTO
+    they wait, from the differences between their RTOs (:func:`rto_spread`)."""
+    return rto_spread(p, dispersion) * p.link_bps / (p.wire * 8)
+
+
 def retransmit_drift(p: Path, dispersion: float, level: int) -> float:
     """Packet times the retransmissions of senders that timed out together spread over after
-    ``level`` backoffs, from the differences between their RTOs (:func:`rto_spread`)."""
-    return rto_spread(p, dispersion) * p.link_bps / (p.wire * 8) * waited(p, level)
+    ``level`` backoffs (:func:`drift_per_rto` times the RTOs waited before them)."""
+    return drift_per_rto(p, dispersion) * waited(p, level)
 
 
 def retransmit_capacity(p: Path, dispersion: float, level: int, first: bool = False) -> float:

@@ -85,23 +85,24 @@ def straggler_tail(
     room: float,
     rotating: float,
     left: float,
+    drift: float = 0.0,
 ) -> float:
     """RTOs a block lasts beyond ``busy`` RTOs of the link's time for its bytes, where
     ``rotating`` senders take turns with ``left`` of the block's bytes (a share) each after
     the first loss: the lossy busy time stretched by the stragglers' unsent bytes (half their
-    share, on average), then the backoff tail after it (``start``, ``loss`` and ``room`` as
-    :func:`~incastlab.model.tail.backoff_tail`; its chains through the busy time are the
-    ``timeouts`` the senders' turns take). DCTCP's marked windows do not restart from one
+    share, on average), then the backoff tail after it (``start``, ``loss``, ``room`` and
+    ``drift`` as :func:`~incastlab.model.tail.backoff_tail`; its chains through the busy time
+    are the ``timeouts`` the senders' turns take). DCTCP's marked windows do not restart from one
     segment, BBR's find their lost retransmissions by RACK (Linux's profile) or, where the
     port holds a segment of each sender (``room``), repair its losses: the tail alone."""
     rate = timeouts / max(busy, 1.0)
     bbr_repairs = p.loss_blind and (p.rack_tlp or room >= p.senders)
     if bbr_repairs or p.marking is not None or rotating <= 0 or busy <= 0 or loss <= 0:
-        return backoff_tail(p, busy, start, rate, loss, room)
+        return backoff_tail(p, busy, start, rate, loss, room, drift)
     runs = rotating * left * p.segments / episode_segments(p)  # runs of timeouts a block
     stretched = busy
     for _ in range(PASSES):
         waiting = min(rotating, still_waiting(p, stretched, runs / stretched, loss))
         # A straggler's run of timeouts starts anywhere in its share: half of it is unsent.
         stretched = busy * (1 + 0.5 * left * waiting / p.senders)
-    return stretched - busy + backoff_tail(p, stretched, start, rate, loss, room)
+    return stretched - busy + backoff_tail(p, stretched, start, rate, loss, room, drift)
