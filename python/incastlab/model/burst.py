@@ -313,13 +313,10 @@ def _block(
     # by fast retransmit; the others take turns waiting for RTOs until their responses are
     # through (not twice, as the overflow's chain and again: rotate.py). DCTCP's marking keeps
     # losses away unless the senders' least windows, 2 each, overflow the port.
-    # Classic Reno and CUBIC: no BBR's kept windows or RACK-TLP's timers, and no DCTCP marks
-    # that hold the queue (Path.holds_queue): where the senders' least windows overflow the
-    # port, DCTCP's served senders take turns and come back as Reno's do (turns.py, fresh.py).
-    # The simulator at 39 x 15.2 KB into 31 packets (marking at 15, 3 of pipe) at 908 Mbps,
-    # IW 1, RTOmin 63 ms, classic DCTCP, idle restart: 9-21 RTOs a block, nearly all single
-    # (59-64 runs of one, one of two in 4 blocks), blocks of 1-3 RTOs (66-191 ms, 97-128 ms
-    # on average); the model with one wave a block 67 ms, with the turns 130 ms.
+    # Classic Reno and CUBIC: no BBR's kept windows, RACK-TLP's timers or DCTCP marks that
+    # hold the queue (Path.holds_queue); where they cannot, DCTCP's served senders take turns
+    # as Reno's do. Simulator, 39 x 15.2 KB into 31 packets, 908 Mbps, IW 1, RTOmin 63 ms,
+    # classic DCTCP: 9-21 single RTOs a block, blocks 97-128 ms; one wave 67 ms, turns 130.
     classic = not (p.loss_blind or p.rack_tlp or p.holds_queue)
     rotating, t_rot = 0.0, 0.0
     if loss_round is not None and (p.marking is None or 2 * n > ceiling) and left > 1:
