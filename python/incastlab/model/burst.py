@@ -78,7 +78,7 @@ from incastlab.model.port import round_capacity, rto_seconds, turns_rto
 from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.recovery import next_round_share, timeout_share
-from incastlab.model.rotate import fresh_turns
+from incastlab.model.rotate import fresh_turns, probed_turns
 from incastlab.model.stagger import lost_nothing, split
 from incastlab.model.straggle import straggler_tail
 from incastlab.model.turns import turn_waits
@@ -322,6 +322,8 @@ def _block(
         waits, timeouts, covered = chain(p, c, m0, max(1.0, left), first_block, rto, stalled)
     if rotating > 0:
         turns = fresh_turns(p, rotating, m0, left, rto)
+        # Under RACK-TLP only those whose probe or retransmission the full port drops (rotate.py).
+        turns = min(turns, probed_turns(p, rotating, left))
         w_rot, t_rot, c_rot = chain(p, c, turns, left, first_block, rto)
         # Classic TCP's served senders reset their backoff: the turns come an RTO apart,
         # those dropped by one back off (model/turns.py).
