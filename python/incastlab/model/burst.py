@@ -75,7 +75,7 @@ from incastlab.model.marking import (
 )
 from incastlab.model.path import Path as Path
 from incastlab.model.port import round_capacity, rto_seconds, turns_rto
-from incastlab.model.probe import lone_share, probe_losses, probe_wait
+from incastlab.model.probe import lone_share, probe_losses, probe_wait, still_full
 from incastlab.model.probe import probe_seconds as probe_seconds
 from incastlab.model.recovery import next_round_share, timeout_share
 from incastlab.model.rotate import fresh_turns, probed_turns
@@ -157,12 +157,20 @@ class Rounds(NamedTuple):
 
 
 def _overflow(
-    p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
+    p: Path,
+    c: Constants,
+    n: float,
+    f: float,
+    first: bool,
+    tail: bool,
+    last: bool,
+    paced: float,
+    rest: float = 0.0,
 ) -> tuple[float, float, float, float]:
-    """Expected n that time out when ``n`` send a round of ``f`` each (the response's
-    ``last``), and (RACK-TLP) those that wait for the probe timer instead, of these those with
-    only their last segment out, and the segments each of these waiting lost (model/probe.py);
-    ``paced``: a sender's chance of a timeout in a round BBR paced (bbr.paced_timeout), or -1."""
+    """Expected n that time out when ``n`` send a round of ``f`` each (the response's ``last``,
+    ``rest`` segments each after it), and (RACK-TLP) those that wait for the probe timer instead,
+    of these those with only their last segment out, and the segments each of these waiting lost
+    (model/probe.py); ``paced``: a sender's chance of a timeout in a round BBR paced, or -1."""
     if n <= 0 or f <= 0:
         return 0.0, 0.0, 0.0, 0.0
     burst = n * f
@@ -184,7 +192,8 @@ def _overflow(
         lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
         probes, resend = hit * share + whole, whole * f + hit * share * max(1.0, lost / partial)
         resend /= max(probes, 1e-12)
-        return probe_losses(p, whole, hit * (1.0 if tail else alone)), probes, lone, resend
+        full = still_full(p, n - whole, rest, f)  # the others' rest outlasts the probe timer
+        return probe_losses(p, whole, hit * (1.0 if tail else alone), full), probes, lone, resend
     return whole + hit * share, 0.0, 0.0, 0.0
 
 
@@ -217,7 +226,7 @@ def _burst(
             paced = bbr.paced_timeout(p, senders, f, delivered) if rem < p.dupthresh else None
             last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
             args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
-            m, probes, lone, resend = _overflow(p, c, senders, f, *args)
+            m, probes, lone, resend = _overflow(p, c, senders, f, *args, rest=rem)
             # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
             spared = lost_nothing(p, senders, f, cap, first and k == 0)
             rest = spared if rem > 1e-9 else 0.0
