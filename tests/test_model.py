@@ -19,6 +19,7 @@ from incastlab.model import (
     drift,
     loop,
     marking,
+    overflow,
     port,
     probe,
     rotate,
@@ -317,12 +318,12 @@ def test_tail_losses_time_out_unless_rack_tlp_probes_them() -> None:
     # RACK-TLP they all wait for the probe and none for the RTO.
     for rack, expect in ((False, (16.0, 0.0, 0.0)), (True, (0.0, 16.0, 0.0))):
         p = _path(rack_tlp=rack, probe=0.004, **kw)
-        assert burst._overflow(p, c, 16, 10, True, True, False, -1.0)[:3] == pytest.approx(expect)
+        assert overflow.overflow(p, c, 16, 10, True, True, False, -1.0)[:3] == pytest.approx(expect)
     # Whole windows and tails lost: the probes go out together (on the same tick) and the
     # port keeps a buffer's worth (21 whole frames, the one it sends counted); the senders
     # whose probe it drops wait for the RTO.
     p = _path(rack_tlp=True, probe=0.004, **kw)
-    timeouts, probes, _, _ = burst._overflow(p, c, 64, 10, True, True, False, -1.0)
+    timeouts, probes, _, _ = overflow.overflow(p, c, 64, 10, True, True, False, -1.0)
     assert probes == pytest.approx(64)
     assert timeouts == pytest.approx(64 - 21)
     # BBR's probes leave when its pacing lets them, not in step: of the senders that lost a
@@ -603,7 +604,7 @@ def test_senders_an_overflow_leaves_untouched_go_on_and_overflow_again() -> None
     assert rounds.untouched(10, 1, 9) == 0
     c = burst.Constants()
     p = _path(senders=354, sru=44_111, initial_window=4, buffer=2_071_035, blocks=1)
-    first = burst._overflow(p, c, 354, 4, True, False, False, -1.0)[0]
+    first = overflow.overflow(p, c, 354, 4, True, False, False, -1.0)[0]
     assert burst._burst(p, c, 354, 31, 4.0, True).timeouts > 10 * first
 
 

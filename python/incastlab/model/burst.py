@@ -73,14 +73,14 @@ from incastlab.model.marking import (
     marked_sawtooth,
     threshold_port,
 )
+from incastlab.model.overflow import overflow
 from incastlab.model.path import Path as Path
 from incastlab.model.port import round_capacity, rto_seconds, turns_rto
-from incastlab.model.probe import lone_share, probe_losses, probe_wait
 from incastlab.model.probe import probe_seconds as probe_seconds
-from incastlab.model.recovery import next_round_share, timeout_share
+from incastlab.model.probe import probe_wait
 from incastlab.model.resent import lost_retransmissions
-from incastlab.model.rotate import fresh_turns
-from incastlab.model.stagger import lost_nothing, split
+from incastlab.model.rotate import fresh_turns, probed_turns
+from incastlab.model.stagger import lost_nothing
 from incastlab.model.straggle import straggler_tail
 from incastlab.model.turns import turn_waits
 from incastlab.model.window import (
@@ -157,38 +157,6 @@ class Rounds(NamedTuple):
     resend: float  # segments each of those waiting for the probe lost
 
 
-def _overflow(
-    p: Path, c: Constants, n: float, f: float, first: bool, tail: bool, last: bool, paced: float
-) -> tuple[float, float, float, float]:
-    """Expected n that time out when ``n`` send a round of ``f`` each (the response's
-    ``last``), and (RACK-TLP) those that wait for the probe timer instead, of these those with
-    only their last segment out, and the segments each of these waiting lost (model/probe.py);
-    ``paced``: a sender's chance of a timeout in a round BBR paced (bbr.paced_timeout), or -1."""
-    if n <= 0 or f <= 0:
-        return 0.0, 0.0, 0.0, 0.0
-    burst = n * f
-    cap = round_capacity(p, n, f, first)
-    if burst <= cap:
-        return 0.0, 0.0, 0.0, 0.0
-    # Drop-tail keeps the first `cap` packets: whole bursts first where requests stagger them.
-    whole, partial, lost, sharing, each = split(p, n, f, cap, first)  # model/stagger.py
-    hit = min(partial, max(0.0, lost))
-    share = timeout_share(p, c, sharing, each, tail, first, f) if paced < 0 else paced
-    if p.rack_tlp:
-        # RACK finds lost retransmissions by time and the tail loss probe a lost tail: what
-        # would be an RTO waits for their timers instead, but the n with nothing through
-        # after their loss probe together, and those whose probe the port drops time out.
-        alone, dropped = (
-            math.exp(-next_round_share(p, sharing, each)),
-            0.0 if first else 1 - cap / burst,
-        )
-        lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
-        probes, resend = hit * share + whole, whole * f + hit * share * max(1.0, lost / partial)
-        resend /= max(probes, 1e-12)
-        return probe_losses(p, whole, hit * (1.0 if tail else alone)), probes, lone, resend
-    return whole + hit * share, 0.0, 0.0, 0.0
-
-
 def _burst(
     p: Path,
     c: Constants,
@@ -218,7 +186,7 @@ def _burst(
             paced = bbr.paced_timeout(p, senders, f, delivered) if rem < p.dupthresh else None
             last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
             args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
-            m, probes, lone, resend = _overflow(p, c, senders, f, *args)
+            m, probes, lone, resend = overflow(p, c, senders, f, *args, rest=rem)
             # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
             spared = lost_nothing(p, senders, f, cap, first and k == 0)
             rest = spared if rem > 1e-9 else 0.0
@@ -331,6 +299,8 @@ def _block(
         waits, timeouts, covered = chain(p, c, m0, max(1.0, left), first_block, rto, stalled)
     if rotating > 0:
         turns = fresh_turns(p, rotating, m0, left, rto)
+        # Under RACK-TLP only those whose probe or retransmission the full port drops (rotate.py).
+        turns = min(turns, probed_turns(p, rotating, left))
         w_rot, t_rot, c_rot = chain(p, c, turns, left, first_block, rto)
         # Classic TCP's served senders reset their backoff: the turns come an RTO apart,
         # those dropped by one back off (model/turns.py).

@@ -43,3 +43,40 @@ def fresh_turns(p: Path, rotating: float, timed_out: float, left: float, rto: fl
     if not p.rack_tlp or p.loss_blind or held(p) * left * p.packet_time >= rto:
         return rotating
     return max(0.0, rotating - timed_out)
+
+
+#: The share of what arrives at the full port that it drops while senders take turns in it
+#: under RACK-TLP: 0.064 in the simulator at 60 x 130 KB into 131 packets at 3.85 Gbps, 40 us
+#: (linux Reno, IW 3, RTOmin 15 ms: 1,386 drops of 21,600 segments over four blocks). A
+#: chosen figure, measured once, not fitted to the designs.
+FULL_PORT_DROP = 0.06
+
+
+def probed_turns(p: Path, rotating: float, left: float) -> float:
+    """Of ``rotating`` senders taking turns after the first loss with ``left`` segments each
+    still to send, those that time out under RACK-TLP (Reno, CUBIC, DCTCP; not BBR).
+
+    Under RACK-TLP a sender whose window is too small for duplicate ACKs does not wait for
+    the RTO: RACK repairs a hole that a later segment's SACK shows, and the tail loss probe
+    one that nothing shows. It times out only where the probe or the retransmission is
+    itself dropped, with nothing sent after it: once for its loss in the overflow, and once
+    more for every probe timer (``probe``) that fires while the port is still full, the link
+    sending the others' rest (``senders x left`` packets), each probe dropped with the full
+    port's :data:`FULL_PORT_DROP`; or once for each segment of its rest that is dropped and
+    whose retransmission is dropped again, where that is more (long responses). So the
+    count grows with the time the port stays full instead of staying at the senders the
+    port has no room for (``burst._repairing``), and it never exceeds them. The simulator at
+    60 x 43, 130, 430 and 1,300 KB into 131 packets at 3.85 Gbps (linux Reno, RTOmin 15 ms;
+    27 senders without room): 0.2, 10.8, 29.5 and 86.5 RTOs a block as the link's time goes
+    5.4, 16, 54 and 163 ms; over the read designs' Linux-profile points taking turns with no
+    timeout in the overflow, the RTOs per sender without room are a median 0.02-0.1 where
+    the port stays full for up to two probe timers, 0.2 at four, 0.7 at eight, 0.9 at 16,
+    2.3 at 32-64 (the fixed count: one each). 776 x 22.8 KB into 738 KB at 3.5 Gbps, 0.92
+    ms (linux CUBIC): 380 RTOs a block, the model 797 before, 401 with this (its goodput
+    0.66x the simulator's before, 0.77x after)."""
+    if not p.rack_tlp or p.loss_blind or rotating <= 0:
+        return rotating
+    full = p.senders * left * p.packet_time
+    probes = 1 + full / max(p.probe, 1e-12)
+    share = max(FULL_PORT_DROP * probes, left * FULL_PORT_DROP**2)
+    return min(rotating, rotating * share)
