@@ -284,8 +284,10 @@ def _block(
         if bbr_rack.rack_room(p):
             after = max(0.0, left - min(w_loss, seg) / 2)
             m0 += max(0.0, n - m0) * bbr_rack.recovery_timeouts(p, after)
-            unlucky = bbr_rack.unluckiest_waits(n, bbr_rack.recovery_runs(p, after))
-            unlucky = min(unlucky, transfer / rto)  # none of theirs outlasts the transfer
+            runs = bbr_rack.recovery_runs(p, after)
+            unlucky = min(bbr_rack.unluckiest_waits(n, runs), transfer / rto)  # within the transfer
+            # unless a chain of them backs off past it (bbr_rack.recovery_tail)
+            unlucky = max(unlucky, bbr_rack.recovery_tail(p, transfer / rto, n * runs, c.busy_loss))
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
     if p.loss_blind and not p.rack_tlp:
