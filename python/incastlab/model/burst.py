@@ -389,7 +389,9 @@ def _block(
         room = ceiling / n
         loss = c.busy_loss * (1.0 if p.loss_blind else max(0.0, 1.0 - room))
         busy = (transfer + sawtooth) / rto
-        tail = straggler_tail(p, busy, m0, t_rot, loss, room * n, rotating, left / seg)
+        # Under RACK-TLP BBR's turns also lose whole rounds (bbr_rack.recovery_runs).
+        runs = t_rot + (n * bbr_rack.recovery_runs(p, left) if p.loss_blind and p.rack_tlp else 0)
+        tail = straggler_tail(p, busy, m0, runs, loss, room * n, rotating, left / seg)
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
