@@ -258,8 +258,10 @@ def _block(
         if bbr_rack.rack_room(p):
             after = max(0.0, left - min(w_loss, seg) / 2)
             m0 += max(0.0, n - m0) * bbr_rack.recovery_timeouts(p, after)
-            unlucky = bbr_rack.unluckiest_waits(n, bbr_rack.recovery_runs(p, after))
-            unlucky = min(unlucky, transfer / rto)  # none of theirs outlasts the transfer
+            runs = bbr_rack.recovery_runs(p, after)
+            unlucky = min(bbr_rack.unluckiest_waits(n, runs), transfer / rto)  # within the transfer
+            # unless a chain of them backs off past it (bbr_rack.recovery_tail)
+            unlucky = max(unlucky, bbr_rack.recovery_tail(p, transfer / rto, n * runs, c.busy_loss))
     # BBR overflows the port every round (model/window.py) while its windows keep a queue
     # there (bbr.kept_full); RACK finds its lost retransmissions by time (but those above).
     if p.loss_blind and not p.rack_tlp:
@@ -368,7 +370,9 @@ def _block(
         busy = (transfer + sawtooth) / rto
         # A later block's survivors come back at their drifted RTOs (model/tail.py).
         drift = 0.0 if first_block or p.timer_tick > 0 else drift_per_rto(p, c.dispersion)
-        tail = straggler_tail(p, busy, m0, t_rot, loss, room * n, rotating, left / seg, drift)
+        # Under RACK-TLP BBR's turns also lose whole rounds (bbr_rack.recovery_runs).
+        runs = t_rot + (n * bbr_rack.recovery_runs(p, left) if p.loss_blind and p.rack_tlp else 0)
+        tail = straggler_tail(p, busy, m0, runs, loss, room * n, rotating, left / seg, drift)
         stall = max(stall, tail * rto)
     # The window each sender carries out: the mean over those that timed out and the others.
     if p.loss_blind:  # no loss cuts BBR's window: what it measured does (model/bbr.py)
