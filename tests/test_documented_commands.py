@@ -335,6 +335,9 @@ def test_a_documented_command_runs(
     how, why = _how(c)
     if how == "parse":
         pytest.skip(f"documented command parsed, not run: {why}")
+    # `--save` rewrites what the package ships (the model's constants): never run here, even
+    # when NOT_RUN has drifted from the documentation (its own test says which entry).
+    assert "--save" not in c.argv, f"{c.where}: `{c.text}` would rewrite the package; NOT_RUN"
     monkeypatch.chdir(scratch)
     argv = _argv(c, server)
     if tuple(argv) in _PASSED and not c.stdout:
