@@ -369,7 +369,7 @@ def _block(
         loss = c.busy_loss * (1.0 if p.loss_blind else max(0.0, 1.0 - room))
         busy = (transfer + sawtooth) / rto
         # A later block's survivors come back at their drifted RTOs (model/tail.py).
-        drift = 0.0 if first_block or p.timer_tick > 0 else drift_per_rto(p, c.dispersion)
+        drift = drift_per_rto(p, c.dispersion, first_block)
         # Under RACK-TLP BBR's turns also lose whole rounds (bbr_rack.recovery_runs).
         runs = t_rot + (n * bbr_rack.recovery_runs(p, left) if p.loss_blind and p.rack_tlp else 0)
         tail = straggler_tail(p, busy, m0, runs, loss, room * n, rotating, left / seg, drift)

@@ -59,16 +59,20 @@ def sub_tick_spread(spread: float, grain: float) -> float:
     return spread * (spread / grain) / 4
 
 
-def drift_per_rto(p: Path, dispersion: float) -> float:
+def drift_per_rto(p: Path, dispersion: float, first: bool = False) -> float:
     """Packet times the retransmissions of senders that timed out together come apart per RTO
-    they wait, from the differences between their RTOs (:func:`rto_spread`)."""
+    they wait, from the differences between their RTOs (:func:`rto_spread`): none in a run's
+    ``first`` block, whose RTOs are the handshake's, nor on a coarse timer tick, whose
+    timers stay in step however long they back off (:func:`tick_wave`)."""
+    if first or p.timer_tick > 0:
+        return 0.0
     return rto_spread(p, dispersion) * p.link_bps / (p.wire * 8)
 
 
-def retransmit_drift(p: Path, dispersion: float, level: int) -> float:
+def retransmit_drift(p: Path, dispersion: float, level: int, first: bool = False) -> float:
     """Packet times the retransmissions of senders that timed out together spread over after
     ``level`` backoffs (:func:`drift_per_rto` times the RTOs waited before them)."""
-    return drift_per_rto(p, dispersion) * waited(p, level)
+    return drift_per_rto(p, dispersion, first) * waited(p, level)
 
 
 def retransmit_capacity(p: Path, dispersion: float, level: int, first: bool = False) -> float:
@@ -85,8 +89,12 @@ def retransmit_capacity(p: Path, dispersion: float, level: int, first: bool = Fa
     if p.timer_tick > 0:
         return tick_wave(p)
     q = held(p)
-    drift = 0.0 if first else retransmit_drift(p, dispersion, level)
-    return q + p.host_jitter / p.packet_time + request_spread(p) + drift
+    return (
+        q
+        + p.host_jitter / p.packet_time
+        + request_spread(p)
+        + retransmit_drift(p, dispersion, level, first)
+    )
 
 
 def tick_wave(p: Path) -> float:
