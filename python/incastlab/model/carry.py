@@ -9,6 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from incastlab.model.loop import spurious_share
+from incastlab.model.port import slow_start_rate
 from incastlab.model.window import grow
 
 if TYPE_CHECKING:
@@ -71,6 +72,30 @@ def carried_after_loss(
     w_next = timed_out * after_rto + repaired * after_fr + kept * after_none
     inverse = timed_out / restart + repaired / s_fr + kept / s_none
     return w_next, 1.0 / inverse if inverse > 0 else math.inf
+
+
+def kept_window(
+    p: Path,
+    senders: float,
+    segments: float,
+    window: float,
+    ssthresh: float,
+    burst: Rounds,
+    idle_rtos: float = 0.0,
+) -> tuple[float, float]:
+    """The share of the senders that lost nothing in a block whose round overflowed the port
+    and the window they carry out of it (:func:`carried_after_loss`'s ``kept`` senders, whose
+    whole responses the next block can lose the tail of: model/kept.py)."""
+    if p.marking is not None or burst.loss_round is None:
+        return 0.0, 0.0
+    # Only where the round that overflowed arrived within a round trip, its order deciding
+    # who lost nothing (model/order.py); rounds that run into each other spare none.
+    if senders * min(burst.window, segments) / slow_start_rate(p) > p.pipe_packets:
+        return 0.0, 0.0
+    timed_out = min(1.0, burst.timeouts / senders)
+    kept = min(1.0 - timed_out, max(0.0, burst.spared / senders))
+    grown = grow(window, ssthresh, segments, p.growth)
+    return kept, idle_restart(p, grown, ssthresh, idle_rtos)[0]
 
 
 def idle_restart(p: Path, window: float, ssthresh: float, idle_rtos: float) -> tuple[float, float]:
