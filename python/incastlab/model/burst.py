@@ -191,7 +191,9 @@ def _burst(
             paced = bbr.paced_timeout(p, senders, f, delivered) if rem < p.dupthresh else None
             last, tail = rem <= 1e-9, rem < p.dupthresh and paced is None
             args = (first and k == 0, tail, last, -1.0 if paced is None else paced)
-            m, probes, lone, resend = overflow(p, c, senders, f, *args, rest=rem)
+            m, probes, lone, resend = overflow(
+                p, c, senders, f, *args, rest=rem, room=_repairing(p)
+            )
             # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
             spared = lost_nothing(p, senders, f, cap, first and k == 0, start)
             rest = spared if rem > 1e-9 else 0.0

@@ -16,6 +16,7 @@ from incastlab.model.fitted import Constants
 from incastlab.model.path import Path
 from incastlab.model.port import round_capacity
 from incastlab.model.probe import lone_share, probe_losses, still_full
+from incastlab.model.recover import recovery_timeouts
 from incastlab.model.recovery import next_round_share, timeout_share
 from incastlab.model.stagger import split
 
@@ -30,11 +31,13 @@ def overflow(
     last: bool,
     paced: float,
     rest: float = 0.0,
+    room: float = math.inf,
 ) -> tuple[float, float, float, float]:
     """Expected n that time out when ``n`` send a round of ``f`` each (the response's ``last``,
     ``rest`` segments each after it), and (RACK-TLP) those that wait for the probe timer instead,
     of these those with only their last segment out, and the segments each of these waiting lost
-    (model/probe.py); ``paced``: a sender's chance of a timeout in a round BBR paced, or -1."""
+    (model/probe.py); ``paced``: a sender's chance of a timeout in a round BBR paced, or -1;
+    ``room``: the senders the port holds a repairing window for (burst._repairing)."""
     if n <= 0 or f <= 0:
         return 0.0, 0.0, 0.0, 0.0
     burst = n * f
@@ -57,5 +60,12 @@ def overflow(
         probes, resend = hit * share + whole, whole * f + hit * share * max(1.0, lost / partial)
         resend /= max(probes, 1e-12)
         full = still_full(p, n - whole, rest, f)  # the others' rest outlasts the probe timer
-        return probe_losses(p, whole, hit * (1.0 if tail else alone), full), probes, lone, resend
+        probing = hit * (1.0 if tail else alone)
+        lost_probes = probe_losses(p, whole, probing, full)
+        # The others repair together, and the port can drop a whole flight (model/recover.py).
+        each = max(1.0, lost / partial)
+        probed_each = (whole * f + probing * each) / max(whole + probing, 1e-12)
+        probed = whole + probing - lost_probes
+        after = recovery_timeouts(p, f, probed, probed_each, hit - probing, each, lost_probes, room)
+        return lost_probes + after, probes, lone, resend
     return whole + hit * share, 0.0, 0.0, 0.0
