@@ -37,9 +37,10 @@ def cut_tails(p: Path, window: float, share: float, kept: float) -> tuple[float,
     window ``kept`` that a ``share`` of them carried out of the last block (the mean over all:
     ``window``), and lose its end there, and the segments each loses."""
     n, seg = float(p.senders), float(p.segments)
-    if share <= 0 or kept < seg or p.loss_blind or share >= 1:
+    if share <= 0 or kept < seg or p.loss_blind:
         return 0.0, 0.0
-    others = max(1.0, (window - share * kept) / (1 - share))
+    # The others' window: what the mean leaves once the kept ones' is taken out.
+    others = max(1.0, (window - share * kept) / (1 - share)) if share < 1 else 0.0
     total = n * (1 - share) * min(others, seg) + n * share * seg
     cap = round_capacity(p, n, seg, True)
     if total <= cap:
