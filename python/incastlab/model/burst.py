@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from incastlab.model import bbr, bbr_rack, hystart
-from incastlab.model.carry import after_spurious_rtos, carried_after_loss, kept_window
+from incastlab.model.carry import after_spurious_rtos, carried_after_loss
 from incastlab.model.chain import chain
 from incastlab.model.drift import drift_per_rto, retransmit_capacity
 from incastlab.model.fitted import CONSTANTS_FILE as CONSTANTS_FILE
@@ -64,7 +64,6 @@ from incastlab.model.fitted import Constants as Constants
 from incastlab.model.fitted import fitted as fitted
 from incastlab.model.fitted import save as save
 from incastlab.model.fresh import fresh_waves
-from incastlab.model.kept import cut_tails
 from incastlab.model.loop import spurious_loop as spurious_loop
 from incastlab.model.marking import (
     avoiding_capacity,
@@ -108,7 +107,6 @@ class Block:
     delack_s: float  # time a delayed ACK holds the first round
     sawtooth_s: float = 0.0  # time congestion avoidance after the loss adds (window.py)
     lock_s: float = 0.0  # time BBR's long-term bandwidth lock holds a sender (bbr.py)
-    kept: tuple[float, float] = (0.0, 0.0)  # share that lost nothing, their window (kept.py)
 
     @property
     def time_s(self) -> float:
@@ -168,13 +166,10 @@ def _burst(
     first: bool,
     ssthresh: float = math.inf,
     delivered: float = 0.0,
-    start: float = 0.0,
 ) -> Rounds:
     """Rounds of ``senders`` from ``window`` (doubling below ``ssthresh``, one more segment
-    a round above it) until one overflows the port (:class:`Rounds`); ``start``: the block's
-    first round's window, whose order later rounds keep (model/order.py; 0: ``window``)."""
+    a round above it) until one overflows the port (:class:`Rounds`)."""
     rem, w, marked, uncut = float(segments), max(1.0, window), False, senders
-    start = start or w
     avoiding = False
     for k in range(256):
         b = min(w, rem)
@@ -195,11 +190,10 @@ def _burst(
                 p, c, senders, f, *args, rest=rem, room=_repairing(p)
             )
             # Those that lost nothing go on in slow start and can overflow it again (stagger.py).
-            spared = lost_nothing(p, senders, f, cap, first and k == 0, start)
+            spared = lost_nothing(p, senders, f, cap, first and k == 0)
             rest = spared if rem > 1e-9 else 0.0
             if rest > 1e-6:
-                w_on = bbr.next_window(p, w, ssthresh)
-                r = _burst(p, c, rest, rem, w_on, False, ssthresh, b, start)
+                r = _burst(p, c, rest, rem, bbr.next_window(p, w, ssthresh), False, ssthresh, b)
                 resend = (probes * resend + r.probes * r.resend) / max(probes + r.probes, 1e-12)
                 m, probes, lone, spared = m + r.timeouts, probes + r.probes, lone + r.lone, r.spared
             # Classic senders' cut windows can keep the port full through their recovery, and
@@ -239,11 +233,9 @@ def _block(
     rto: float,
     index: int = 0,
     found: float = math.inf,
-    kept: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[Block, float, float]:
     """The run's block ``index`` (from 0) from ``window``: its account, the window, ssthresh;
-    ``found``: the window HyStart ended slow start at, before any loss (model/hystart.py);
-    ``kept``: the share of senders that carried the window they grew, and that window."""
+    ``found``: the window HyStart ended slow start at, before any loss (model/hystart.py)."""
     n, seg, first_block = p.senders, p.segments, index == 0
     transfer = transfer_time(p, n, seg, window, found)
     ssthresh = min(ssthresh, found)
@@ -258,14 +250,6 @@ def _block(
     loss_round, m0, left, w_loss = burst.loss_round, burst.timeouts, burst.left, burst.window
     probes, lone, w_rto = burst.probes, burst.lone, burst.at_timeout
     spared, resend = burst.spared, burst.resend
-    # Senders that carried a whole response's window lose its tail in the request's round:
-    # RACK-TLP's wait for the probe, classic TCP's RTO (model/kept.py).
-    tails, tail_lost = cut_tails(p, window, *kept)
-    if tails > 0 and p.rack_tlp:
-        resend = (probes * resend + tails * tail_lost) / (probes + tails)
-        probes += tails
-    elif tails > 0:
-        m0 += tails
     # Under RACK-TLP BBR's senders in recovery with room for fast retransmit time out where
     # a whole round of theirs is lost (bbr.unprobed_recovery); those without room rotate.
     unlucky = 0.0
@@ -422,7 +406,6 @@ def _block(
         delack_s=delack,
         sawtooth_s=sawtooth,
         lock_s=lock,
-        kept=kept_window(p, n, seg, window, ssthresh, burst, waits if stall > 0 else 0.0),
     )
     return block, w_next, s_next
 
@@ -439,9 +422,7 @@ def predict(p: Path, c: Constants) -> BurstPrediction:
         if not lost and math.isinf(found) and window < ssthresh:
             found = hystart.exit_window(p, p.senders, window, p.segments)
         rto_i = rto_seconds(p, first=i == 0)
-        kept = blocks[-1].kept if blocks and p.restart != "block" else (0.0, 0.0)
-        found_i = math.inf if lost else found
-        b, window, ssthresh = _block(p, c, window, ssthresh, rto_i, i, found_i, kept)
+        b, window, ssthresh = _block(p, c, window, ssthresh, rto_i, i, math.inf if lost else found)
         blocks.append(b)
         lost = lost or b.loss_round is not None
         if p.restart == "block":  # Linux's tcp_cwnd_restart keeps 3/4 of the window

@@ -9,7 +9,6 @@ import math
 from typing import TYPE_CHECKING
 
 from incastlab.model.loop import spurious_share
-from incastlab.model.port import slow_start_rate
 from incastlab.model.window import grow
 
 if TYPE_CHECKING:
@@ -41,8 +40,11 @@ def carried_after_loss(
     every later block overflows the port and waits for loss probes (blocks of 31-32 ms against
     6.4 ms for the first). With every window cut to 0.7 of itself (7.6, then 6.0) the model
     had the fourth block fit the port: 1.31 Gbps against the simulator's 0.76; now 1.0."""
-    left, w_loss, w_rto = burst.left, burst.window, burst.at_timeout
-    timed_out, kept = _shares(p, senders, burst)
+    timeouts, left, w_loss, w_rto = burst.timeouts, burst.left, burst.window, burst.at_timeout
+    spared = burst.spared
+    timed_out = min(1.0, timeouts / senders)
+    # DCTCP's marks reach every sender through the full queue, cutting those that lost nothing.
+    kept = 0.0 if p.marking is not None else min(1.0 - timed_out, max(0.0, spared / senders))
     if p.rack_tlp:
         # RACK-TLP finds a lost tail after the probe, once the ACKs of what got through have
         # grown the window (window.at_timeout): it cuts that window. The simulator at 134 x
@@ -64,49 +66,11 @@ def carried_after_loss(
     # 0.53 segments a round trip, not Reno's one (4 more of the read designs' points within 1.5x).
     after_rto = grow(1.0, restart, left, p.growth)
     after_fr, s_fr = idle_restart(p, grow(cut, cut, left, p.growth), cut, idle_rtos)
-    after_none, s_none = _grown(p, segments, window, ssthresh, idle_rtos)
+    grown = grow(window, ssthresh, segments, p.growth)
+    after_none, s_none = idle_restart(p, grown, ssthresh, idle_rtos)
     w_next = timed_out * after_rto + repaired * after_fr + kept * after_none
     inverse = timed_out / restart + repaired / s_fr + kept / s_none
     return w_next, 1.0 / inverse if inverse > 0 else math.inf
-
-
-def kept_window(
-    p: Path,
-    senders: float,
-    segments: float,
-    window: float,
-    ssthresh: float,
-    burst: Rounds,
-    idle_rtos: float = 0.0,
-) -> tuple[float, float]:
-    """The share of the senders that lost nothing in a block whose round overflowed the port
-    and the window they carry out of it (:func:`carried_after_loss`'s ``kept`` senders, whose
-    whole responses the next block can lose the tail of: model/kept.py)."""
-    if p.marking is not None or burst.loss_round is None:
-        return 0.0, 0.0
-    # Only where the round that overflowed arrived within a round trip, its order deciding
-    # who lost nothing (model/order.py); rounds that run into each other spare none.
-    if senders * min(burst.window, segments) / slow_start_rate(p) > p.pipe_packets:
-        return 0.0, 0.0
-    return _shares(p, senders, burst)[1], _grown(p, segments, window, ssthresh, idle_rtos)[0]
-
-
-def _shares(p: Path, senders: float, burst: Rounds) -> tuple[float, float]:
-    """Of the senders of a block whose round overflowed the port, the shares that timed out
-    and that lost nothing. DCTCP's marks reach every sender through the full queue, cutting
-    those that lost nothing: none keeps its window."""
-    timed_out = min(1.0, burst.timeouts / senders)
-    if p.marking is not None:
-        return timed_out, 0.0
-    return timed_out, min(1.0 - timed_out, max(0.0, burst.spared / senders))
-
-
-def _grown(
-    p: Path, segments: float, window: float, ssthresh: float, idle_rtos: float
-) -> tuple[float, float]:
-    """The window and ssthresh a sender that lost nothing carries: grown as in a block
-    without loss, then restarted after ``idle_rtos`` RTOs idle (:func:`idle_restart`)."""
-    return idle_restart(p, grow(window, ssthresh, segments, p.growth), ssthresh, idle_rtos)
 
 
 def idle_restart(p: Path, window: float, ssthresh: float, idle_rtos: float) -> tuple[float, float]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from incastlab.model.order import ordered_untouched
 from incastlab.model.rounds import untouched
 
 if TYPE_CHECKING:
@@ -95,19 +94,10 @@ def split(
     return n - full - partial, partial, partial * f - through, full + partial, through / partial
 
 
-def lost_nothing(p: Path, n: float, f: float, cap: float, first: bool, start: float = 0.0) -> float:
+def lost_nothing(p: Path, n: float, f: float, cap: float, first: bool) -> float:
     """Of ``n`` senders whose round of ``f`` overflows a port that takes ``cap`` packets,
     those that lost nothing and go on in slow start: the interleaved rounds' last to arrive
-    each lose a segment (:func:`incastlab.model.rounds.untouched`), in a ``first`` round
-    the first senders get their whole burst through (:func:`first_round`), and a later round
-    keeps the order of the block's first (bursts of ``start``), whose first senders' part of
-    it came before the port filled (:func:`incastlab.model.order.ordered_untouched`; not
-    BBR's paced rounds, nor DCTCP's, whose marks reach every sender through the queue: on
-    the read designs the rule lost more DCTCP points than it gained)."""
+    each lose a segment (:func:`incastlab.model.rounds.untouched`), and in a ``first`` round
+    the first senders get their whole burst through (:func:`first_round`)."""
     got = first_round(p, n, f, cap) if first else None
-    ordered = (
-        0.0
-        if first or p.loss_blind or p.marking is not None
-        else ordered_untouched(p, n, f, cap, start)
-    )
-    return max(untouched(n, f, cap), ordered, 0.0 if got is None else got[0])
+    return max(untouched(n, f, cap), 0.0 if got is None else got[0])
