@@ -57,15 +57,16 @@ def overflow(
             0.0 if first else 1 - cap / burst,
         )
         lone = hit * share * lone_share(lost, partial, dropped) if last else 0.0
-        probes, resend = hit * share + whole, whole * f + hit * share * max(1.0, lost / partial)
+        lost_each = max(1.0, lost / partial)  # segments each sender that got part through lost
+        probes, resend = hit * share + whole, whole * f + hit * share * lost_each
         resend /= max(probes, 1e-12)
         full = still_full(p, n - whole, rest, f)  # the others' rest outlasts the probe timer
         probing = hit * (1.0 if tail else alone)
         lost_probes = probe_losses(p, whole, probing, full)
         # The others repair together, and the port can drop a whole flight (model/recover.py).
-        each = max(1.0, lost / partial)
-        probed_each = (whole * f + probing * each) / max(whole + probing, 1e-12)
+        probed_each = (whole * f + probing * lost_each) / max(whole + probing, 1e-12)
         probed = whole + probing - lost_probes
-        after = recovery_timeouts(p, f, probed, probed_each, hit - probing, each, lost_probes, room)
+        sacked = hit - probing
+        after = recovery_timeouts(p, f, probed, probed_each, sacked, lost_each, lost_probes, room)
         return lost_probes + after, probes, lone, resend
     return whole + hit * share, 0.0, 0.0, 0.0
