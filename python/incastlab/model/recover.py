@@ -50,16 +50,15 @@ def lost_flights(p: Path, recovering: float, resend: float, window: float) -> fl
     flights of 1, 2, 4 ... up to the cut window (the congestion control's ``beta``), those
     with none of a flight through where the flights overflow the port
     (:func:`flight_capacity`). Not BBR (no PRR: model/bbr_rack.py), nor without RACK-TLP
-    (the classic profile's own rule: model/resent.py). DCTCP's too: its marks cannot hold
-    the first round's synchronized bursts (the read designs scored 0.04 point lower with
-    DCTCP's held queue left out)."""
+    (the classic profile's own rule: model/resent.py). DCTCP's flights are counted too: its
+    marks cannot hold the first round's synchronized bursts (the read designs scored 0.04
+    point lower with DCTCP's held queue left out)."""
     if not p.rack_tlp or p.loss_blind or recovering <= 0 or resend <= 0:
         return 0.0
     cut = max(1.0, p.beta * window)
-    out, left, flight, n = 0.0, resend, 1.0, recovering
+    out, left, flight, n, cap = 0.0, resend, 1.0, recovering, flight_capacity(p)
     while left > 1e-9 and n > 1e-9:
         f = min(flight, left, cut)
-        cap = flight_capacity(p)
         if n * f > cap:
             lost = emptied(n, f, cap)
             out, n = out + lost, n - lost
