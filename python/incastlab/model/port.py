@@ -29,10 +29,17 @@ def round_capacity(p: Path, senders: float, per_sender: float, first: bool) -> f
     if first:
         return q + per_sender + p.request_gap * (senders - 1)  # drained as requests go out
     # Each sender's NIC sends at most at the link rate.
-    rate = min(slow_start_rate(p), senders)
+    return arriving_capacity(p, min(slow_start_rate(p), senders))
+
+
+def arriving_capacity(p: Path, rate: float) -> float:
+    """Packets a round arriving at ``rate`` times the link's rate gets through the port: the
+    port sends one packet for every ``rate`` that arrive, so its buffer holds the last
+    ``1 - 1 / rate`` of the round, or the whole round where the buffer and the pipe hold it;
+    a round no faster than the link never fills it."""
     if rate <= 1:
         return math.inf
-    return min(q * rate / (rate - 1), p.held_packets)
+    return min(p.buffer_packets * rate / (rate - 1), p.held_packets)
 
 
 def queue_ramp(senders: int, queue_bytes: float, frame: int, link_bps: float) -> tuple[float, int]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from incastlab.model.port import arriving_capacity
 from incastlab.model.stagger import emptied
 
 if TYPE_CHECKING:
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
 
 def flight_capacity(p: Path) -> float:
     """Packets a round of recovery flights gets through the port: they arrive at twice the
-    link's rate (the receiver ACKs at once while a hole is open, and each ACK releases two),
-    so half of them must fit in the buffer, or all of them beyond the pipe."""
-    return min(2 * p.buffer_packets, p.held_packets)
+    link's rate (the receiver ACKs at once while a hole is open, and each ACK releases two;
+    :func:`~incastlab.model.port.arriving_capacity`)."""
+    return arriving_capacity(p, 2.0)
 
 
 def lost_flights(p: Path, recovering: float, resend: float, window: float) -> float:
