@@ -124,6 +124,8 @@ class Pool:
     def stop(self) -> None:
         """Cancel every job not started and end the workers now."""
         procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        # Taken before `shutdown`, which lets go of it.
+        manager = getattr(self._pool, "_executor_manager_thread", None)
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
             if p.is_alive():
@@ -133,16 +135,16 @@ class Pool:
         # Let the pool's manager thread finish closing its wake-up pipe now: left running, it
         # races the interpreter's exit hook, which writes to that pipe ("Exception ignored
         # ... OSError: Bad file descriptor" after a Ctrl-C).
-        manager = getattr(self._pool, "_executor_manager_thread", None)
         if manager is not None and manager is not threading.current_thread():
             manager.join(timeout=5)
-            if not manager.is_alive():
-                # Its pipe may be closed under the exit hook's feet: forget it.
-                import concurrent.futures.process
+            # Forget its pipe even if it is still closing (a loaded machine): `shutdown` has
+            # already woken it, and the exit hook's second wake-up could land on the pipe as it
+            # closes. The interpreter's exit still joins the thread.
+            import concurrent.futures.process
 
-                wakeups = getattr(concurrent.futures.process, "_threads_wakeups", None)
-                if wakeups is not None:
-                    wakeups.pop(manager, None)
+            wakeups = getattr(concurrent.futures.process, "_threads_wakeups", None)
+            if wakeups is not None:
+                wakeups.pop(manager, None)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
