@@ -176,7 +176,7 @@ def predict_scenario(
         c = constants or burst.fitted()
         path = burst_path(s)
         b = burst.predict(path, c)
-        flags = domain.outside(s, path, b)
+        flags = domain.outside(s, path, b, c)
         pred = model.Prediction(
             senders=n,
             regime=b.regime,

@@ -60,7 +60,7 @@ def fit_design(
     for r, p in inside:
         b = burst.predict(p, c)
         ratio = r.sim_bps / b.goodput_bps
-        group = "flagged" if domain.outside(r.scenario, p, b) else b.regime
+        group = "flagged" if domain.outside(r.scenario, p, b, c) else b.regime
         by_regime.setdefault(group, []).append(ratio)
         by_regime.setdefault("all", []).append(ratio)
     # A group too small for its 10th and 90th percentiles falls back on all points' interval.
