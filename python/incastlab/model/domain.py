@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from incastlab.model import burst, edge
+from incastlab.model import burst, edge, reliance
 from incastlab.model.space import AXES
 
 PS = 1e-12
@@ -68,9 +68,10 @@ SLACK = 1.05
 #: simulator's goodput several times either way. Beyond the upper bound the waits are many
 #: (backoffs up to tcp.rto_max) and their count averages out. Chosen on the calibration
 #: design: at most 10% of it flagged (9%), the most of the rest within 1.5x; the lower bound
-#: raised from 5x to 7x with the edge of a collapse (:mod:`incastlab.model.edge`), chosen with
-#: it on fifty designs.
-TIMER_BOUND = (7.0, 300.0)
+#: raised from 5x to 15x with the edge of a collapse (:mod:`incastlab.model.edge`) and the
+#: answers that rest on a fitted constant (:mod:`incastlab.model.reliance`), chosen with them
+#: on fifty designs.
+TIMER_BOUND = (15.0, 300.0)
 
 
 def outside(
@@ -81,8 +82,9 @@ def outside(
 ) -> list[str]:
     """The keys that take the normalized scenario ``s`` out of the validated domain (with
     the model's prediction ``p``, by the constants ``c``, the package's by default: also the
-    timer-bound regime of :data:`TIMER_BOUND` and the edge of a collapse,
-    :mod:`incastlab.model.edge`)."""
+    timer-bound regime of :data:`TIMER_BOUND`, the edge of a collapse,
+    :mod:`incastlab.model.edge`, and an answer that rests on a fitted constant,
+    :mod:`incastlab.model.reliance`)."""
     out = []
     for sec, key, lo, hi, shown in RANGES:
         v = s[sec][key]
@@ -103,7 +105,8 @@ def outside(
                 f"probe and RTO waits make the block {lo:g}-{hi:g}x its ideal time"
             )
     if p is not None:
-        field, x = edge.edge(path, c or burst.fitted(), p)
+        c = c or burst.fitted()
+        field, x = edge.edge(path, c, p)
         if x > edge.EDGE_JUMP:
             key, what = _EDGE_KEYS[field]
             if field == "sru" and s["workload"]["sru"] is None:
@@ -111,6 +114,14 @@ def outside(
             out.append(
                 f"{key}: the model's answer moves {x:.1f}x within {edge.EDGE_NUDGE:.0%} of this "
                 f"{what}: the edge of a collapse, which it cannot place that closely"
+            )
+        name, x = reliance.reliance(path, c, p)
+        if x > reliance.RELIANCE_JUMP:
+            n = reliance.RELIANCE_NUDGE
+            out.append(
+                f"model.{name}: the model's answer moves {x:.1f}x with its fitted {name} "
+                f"({getattr(c, name):g}) {1 / n:g}-{n:g} times as large: it rests on that "
+                "figure here more than on the scenario"
             )
     return out
 
