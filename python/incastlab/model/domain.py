@@ -3,9 +3,11 @@
 Two answers go with every prediction of the burst model:
 
 - :func:`outside`: the scenario keys that take a point out of the domain the model was
-  validated on (the random design's ranges, :data:`incastlab.model.space.AXES`, and the
-  settings the model does not describe well enough), each as ``"key: why"``. A flagged point
-  still gets an answer; the caller shows the flag beside it, and ``--json`` carries it.
+  validated on (the random design's ranges, :data:`incastlab.model.space.AXES`, the settings
+  the model does not describe well enough, and where its own answer says it cannot place the
+  point: on the edge of a collapse, or resting on a fitted constant, named ``model.NAME``),
+  each as ``"key: why"``. A flagged point still gets an answer; the caller shows the flag
+  beside it, and ``--json`` carries it.
 - :func:`interval`: the range the simulator's goodput is expected in, 10% to 90%: the model's
   goodput times the 10th and 90th percentiles of simulator/model measured on the calibration
   design (:attr:`incastlab.model.burst.Constants.interval`), per regime the model predicts
@@ -108,7 +110,7 @@ def outside(
         c = c or burst.fitted()
         field, x = edge.edge(path, c, p)
         if x > edge.EDGE_JUMP:
-            key, what = _EDGE_KEYS[field]
+            key, what = edge.FIELDS[field]
             if field == "sru" and s["workload"]["sru"] is None:
                 key = "workload.block"
             out.append(
@@ -124,10 +126,6 @@ def outside(
                 "figure here more than on the scenario"
             )
     return out
-
-
-#: The scenario key and the word for each field of the model's path that an edge is sought on.
-_EDGE_KEYS = {"buffer": ("topology.buffer", "buffer"), "sru": ("workload.sru", "response size")}
 
 
 def interval(

@@ -37,6 +37,9 @@ EDGE_NUDGE = 0.05
 #: The largest ratio between the model's answers within :data:`EDGE_NUDGE` (its own included)
 #: that is not an edge.
 EDGE_JUMP = 2.0
+#: The fields of the model's path an edge is sought on: the scenario key each comes from, and
+#: its name in words.
+FIELDS = {"buffer": ("topology.buffer", "buffer"), "sru": ("workload.sru", "response size")}
 
 
 def jump(path: burst.Path, c: burst.Constants, goodput_bps: float, field: str) -> float:
@@ -54,5 +57,5 @@ def edge(path: burst.Path, c: burst.Constants, p: burst.BurstPrediction) -> tupl
     """The field of ``path`` (``"buffer"`` or ``"sru"``) over which the model's answer ``p``
     moves the most within :data:`EDGE_NUDGE`, and by how many times; an edge if more than
     :data:`EDGE_JUMP`."""
-    jumps = [(f, jump(path, c, p.goodput_bps, f)) for f in ("buffer", "sru")]
+    jumps = [(f, jump(path, c, p.goodput_bps, f)) for f in FIELDS]
     return max(jumps, key=lambda x: x[1])
