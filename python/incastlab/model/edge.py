@@ -53,6 +53,13 @@ def jump(path: burst.Path, c: burst.Constants, goodput_bps: float, field: str) -
     for f in (1 - EDGE_NUDGE, 1 + EDGE_NUDGE):
         nudged = dataclasses.replace(path, **{field: max(1, round(getattr(path, field) * f))})
         answers.append(burst.predict(nudged, c).goodput_bps)
+    return moves(answers)
+
+
+def moves(answers: list[float]) -> float:
+    """How many times the largest of the model's ``answers`` (goodputs, bits per second) is
+    the smallest: the measure of both :func:`edge` and the reliance on a fitted constant
+    (:mod:`incastlab.model.reliance`)."""
     return max(answers) / max(1.0, min(answers))
 
 

@@ -47,12 +47,12 @@ class Constants:
 
     def named(self) -> str:
         """The fitted values in one line: ``"tail_timeout 0.7, dispersion 1, ..."``."""
-        return ", ".join(
-            f"{f.name} {getattr(self, f.name):g}"
-            for f in fields(self)
-            if isinstance(getattr(self, f.name), float)
-        )
+        return ", ".join(f"{name} {getattr(self, name):g}" for name in FITTED)
 
+
+#: The fitted constants' names: the fields that are figures (the interval, the version and
+#: the fit are their record).
+FITTED = tuple(f.name for f in fields(Constants) if f.type == "float")
 
 #: The fitted constants ship with the package (``incast model calibrate --save`` writes them).
 CONSTANTS_FILE = pathlib.Path(__file__).with_name("constants.json")

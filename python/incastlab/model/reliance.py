@@ -24,15 +24,14 @@ from __future__ import annotations
 import dataclasses
 
 from incastlab.model import burst
-from incastlab.model.fitted import Constants
+from incastlab.model.edge import moves
+from incastlab.model.fitted import FITTED, Constants
 
 #: The factor each fitted constant is moved by, down (its inverse) and up.
 RELIANCE_NUDGE = 1.25
 #: The largest ratio between the model's answers with one constant nudged (its own answer
 #: included) that is not a reliance on it.
 RELIANCE_JUMP = 2.0
-#: The fitted constants, by name.
-FITTED = tuple(f.name for f in dataclasses.fields(Constants) if isinstance(f.default, float | int))
 
 
 def reliance(path: burst.Path, c: Constants, p: burst.BurstPrediction) -> tuple[str, float]:
@@ -45,7 +44,7 @@ def reliance(path: burst.Path, c: Constants, p: burst.BurstPrediction) -> tuple[
         for f in (1 / RELIANCE_NUDGE, RELIANCE_NUDGE):
             nudged = dataclasses.replace(c, **{name: getattr(c, name) * f})
             answers.append(burst.predict(path, nudged).goodput_bps)
-        x = max(answers) / max(1.0, min(answers))
+        x = moves(answers)
         if x > best[1]:
             best = (name, x)
     return best
