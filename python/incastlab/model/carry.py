@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from incastlab.model.loop import spurious_share
-from incastlab.model.window import grow
+from incastlab.model.window import grow, held_grow
 
 if TYPE_CHECKING:
     from incastlab.model.burst import Path, Rounds
@@ -65,7 +65,8 @@ def carried_after_loss(
     # Past ssthresh the windows grow at the congestion control's pace (window.grow): CUBIC's
     # 0.53 segments a round trip, not Reno's one (4 more of the read designs' points within 1.5x).
     after_rto = grow(1.0, restart, left, p.growth)
-    after_fr, s_fr = idle_restart(p, grow(cut, cut, left, p.growth), cut, idle_rtos)
+    # Linux's CUBIC holds the cut window for 28 ms before it grows (window.held_avoidance).
+    after_fr, s_fr = idle_restart(p, held_grow(p, senders, cut, left), cut, idle_rtos)
     grown = grow(window, ssthresh, segments, p.growth)
     after_none, s_none = idle_restart(p, grown, ssthresh, idle_rtos)
     w_next = timed_out * after_rto + repaired * after_fr + kept * after_none
