@@ -106,9 +106,16 @@ def echoed_cut(p: Path, first: bool, window: float, per_sender: float) -> float:
 
     The senders, done, still take the marks their ACKs echo: the first marked ACK cuts the
     window, grown by the round's unmarked ACKs before it, to half, and the sender carries
-    that. Where the round's unmarked segments are a sender's whole round or more, one sender
-    can have gone unmarked: it carries what slow start grew on the whole round, and the next
-    block's first round overflows by it, so the block carries that. The simulator at
+    that. Where the marks fall on some senders' bursts whole (:func:`marked_senders`), one
+    sender can have gone unmarked: it carries what slow start grew on the whole round, and the
+    next block's first round overflows by it, so the block carries that. Where they fall on
+    every sender's burst, every sender cuts, however many of the round's segments come in
+    unmarked: the simulator at 17 x 15.9 KB (11 segments) into 189 KB (marking at 94 KB) at
+    668 Mbps, 54 us, IW 4, linux DCTCP, windows carried: rounds of 4 and 7, the queue at
+    most 174 KB, every window cut (at most 8, 4.8 on average carried), no drop, 3.5 ms
+    blocks; the model, which had one sender unmarked since the round's unmarked segments were
+    more than a sender's round, carried 15 and waited for probes in the second block
+    (0.31 Gbps against 0.62). The simulator at
     5 x 12 KB into 38 KB (marking at 19 KB, 4.7 packets of pipe) at 874 Mbps, 66 us, IW 3,
     classic DCTCP, windows carried: rounds of 3 and 6 segments, 4-6 of each sender's 9
     marked, all on the second round; the first marked ACK
@@ -120,7 +127,7 @@ def echoed_cut(p: Path, first: bool, window: float, per_sender: float) -> float:
     round: 21 RTOs. Carrying the mean window (27-31) there hid them (45x too optimistic)."""
     grown = window + per_sender
     hits = first_marks(p, p.senders, per_sender, first)
-    if hits is None or hits[0] < p.senders or hits[1] >= per_sender / p.senders:
+    if hits is None or hits[0] < p.senders:
         return grown
     return max(2.0, (window + hits[1]) / 2)
 
