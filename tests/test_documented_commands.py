@@ -55,7 +55,7 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "parse",
         "--save rewrites the constants shipped in the package",
     ),
-    "incast model calibrate --random 300 --designs 9 --fresh 32062..32071 --cache "
+    "incast model calibrate --random 300 --designs 9 --fresh 32072..32081 --cache "
     "~/.cache/incastlab/design --save": (
         "parse",
         "--save rewrites the constants shipped in the package",
@@ -64,7 +64,7 @@ NOT_RUN: dict[str, tuple[str, str]] = {
         "slow",
         "1800 simulations, about 4 min on two cores",
     ),
-    "incast model calibrate --random 300 --designs 9 --fresh 32062..32071 --cache "
+    "incast model calibrate --random 300 --designs 9 --fresh 32072..32081 --cache "
     "~/.cache/incastlab/design": (
         "slow",
         "18,000 simulations, about 40 min on two cores",

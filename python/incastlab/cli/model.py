@@ -208,7 +208,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "  incast model calibrate --quick --json\n"
         "  incast model calibrate --variants iw1-restart,dctcp --save\n"
         "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design\n"
-        "  incast model calibrate --random 300 --designs 9 --fresh 32062..32071 "
+        "  incast model calibrate --random 300 --designs 9 --fresh 32072..32081 "
         "--cache ~/.cache/incastlab/design --save\n"
         '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
