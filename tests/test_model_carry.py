@@ -66,3 +66,24 @@ def test_every_later_block_overflows_the_port_as_in_the_simulator() -> None:
     # The simulator: 34, 33 and 22 senders in fast recovery in blocks 1-3, 31-32 ms blocks.
     assert pred.steady.loss_round is not None
     assert pred.steady.stall_s > probe.probe_seconds(p)
+
+
+def test_linux_cubic_holds_its_cut_window_whatever_hystart() -> None:
+    """CUBIC as ``tcp_cubic.c`` computes it (``tcp.cubic_update = "linux"``, the linux
+    profile's) holds the window a loss cut for HZ/32 jiffies (model/window.py), HyStart or
+    not; CUBIC updated on every ACK (the classic profile's) grows it at once, unless the
+    scenario asks for Linux's update."""
+    from incastlab.model import window
+
+    held = _carried()
+    assert held.cubic_jiffies and window.cubic_hold(held) == pytest.approx(0.030)
+    # 40 segments ACKed from a cut window of 10, on a pipe of 600: a round trip or four.
+    assert window.held_grow(held, 213, 10.0, 40.0) == pytest.approx(10.0)
+    no_hystart = _carried(**{"tcp.hystart": False})
+    assert window.cubic_hold(no_hystart) == pytest.approx(0.030)
+    per_ack = _carried(**{"tcp.profile": "classic"})
+    assert not per_ack.cubic_jiffies and window.cubic_hold(per_ack) == 0.0
+    grown = window.grow(10.0, 10.0, 40.0, per_ack.growth)
+    assert window.held_grow(per_ack, 213, 10.0, 40.0) == pytest.approx(grown) and grown > 11
+    asked = _carried(**{"tcp.profile": "classic", "tcp.cubic_update": "linux"})
+    assert window.cubic_hold(asked) == pytest.approx(1 / 32, rel=0.01)

@@ -55,7 +55,12 @@ USED = CHEN_USED | {
     "tcp.congestion_control",
     "tcp.ecn",
     "tcp.profile",
+    "tcp.hystart",
+    "tcp.cubic_update",
+    "tcp.sack_rtt",
+    "tcp.tso",
     "topology.ecn_threshold",
+    "topology.host_jitter",
     "workload.request_size",
 }
 
@@ -341,4 +346,5 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
         growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
         hystart=cubic and tcp["hystart"],
+        cubic_jiffies=cubic and tcp["cubic_update"] == "linux",
     )

@@ -49,6 +49,7 @@ class Path:
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
     rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
     hystart: bool = False  # Linux CUBIC's HyStart ends slow start early (model/hystart.py)
+    cubic_jiffies: bool = False  # CUBIC as tcp_cubic.c computes it, once a jiffy (window.py)
 
     @property
     def packet_time(self) -> float:  # seconds a segment takes on the link

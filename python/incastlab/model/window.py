@@ -174,12 +174,14 @@ HELD_ROUNDS = 100
 
 def cubic_hold(p: Path) -> float:
     """Seconds Linux's CUBIC holds its window after a loss (:func:`held_avoidance`); 0 for
-    the other congestion controls and CUBIC per RFC 9438 (the classic profile). Its update
-    is recomputed once cwnd changes or HZ/32 jiffies on (28 ms at HZ 250), on the tick after
-    that: half a tick more on average."""
-    if not p.hystart or p.timer_tick <= 0:  # Linux's CUBIC: the profile with HyStart
+    the other congestion controls and CUBIC updated on every ACK (RFC 9438's, the classic
+    profile's: ``tcp.cubic_update``). Its update is recomputed once cwnd changes or HZ/32
+    jiffies on (28 ms at HZ 250, about 31 ms on a fine clock), on the tick after that: half
+    a tick more on average."""
+    tick = p.rto_grain
+    if not p.cubic_jiffies or tick <= 0:
         return 0.0
-    return (math.floor(1.0 / p.timer_tick / 32) + 0.5) * p.timer_tick
+    return (math.floor(1.0 / tick / 32) + 0.5) * tick
 
 
 def held_avoidance(p: Path, senders: float, ceiling: float) -> Callable[[float], float]:
