@@ -65,7 +65,7 @@ def carried_after_loss(
     # Past ssthresh the windows grow at the congestion control's pace (window.grow): CUBIC's
     # 0.53 segments a round trip, not Reno's one (4 more of the read designs' points within 1.5x).
     after_rto = grow(1.0, restart, left, p.growth)
-    # Linux's CUBIC holds the cut window for 28 ms before it grows (window.held_avoidance).
+    # Linux's CUBIC holds the cut window HZ/32 jiffies before it grows (window.cubic_hold).
     after_fr, s_fr = idle_restart(p, held_grow(p, senders, cut, left), cut, idle_rtos)
     grown = grow(window, ssthresh, segments, p.growth)
     after_none, s_none = idle_restart(p, grown, ssthresh, idle_rtos)
