@@ -4,7 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use incast_sim::capture::Points;
-use incast_sim::tcp::{probe_timeout, RttEstimator};
+use incast_sim::tcp::{linux_cubic_hold, probe_timeout, RttEstimator};
 use incast_sim::Simulation;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -101,7 +101,8 @@ pub(crate) fn describe() -> String {
 /// connection starts its first block with, `rto_handshake`, after the handshake's sample
 /// alone; the timer `tick`; Linux's cap on the delayed-ACK timer, `delack_max`; and
 /// `rto_queued`, the RTO once `samples` round trips have seen a queue build from nothing to
-/// `queue` picoseconds of delay (a port filling before its drops: the estimator follows it).
+/// `queue` picoseconds of delay (a port filling before its drops: the estimator follows it);
+/// and `cubic_hold`, the mean time Linux's CUBIC on this clock holds a window a loss cut.
 /// The analytical model reads these instead of repeating the simulator's rules.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, queue = 0, samples = 0))]
@@ -130,6 +131,7 @@ pub(crate) fn rto_timer(
         ),
         ("tick", est.tick()),
         ("delack_max", est.delack_max()),
+        ("cubic_hold", linux_cubic_hold(est.tick())),
     ]))
 }
 

@@ -346,5 +346,6 @@ def burst_path(s: dict[str, Any]) -> burst.Path:
         # CUBIC's Reno-friendly growth leads at datacenter RTTs (model/window.py).
         growth=3 * (1 - beta) / (1 + beta) if cubic else 1.0,
         hystart=cubic and tcp["hystart"],
-        cubic_jiffies=cubic and tcp["cubic_update"] == "linux",
+        # The simulator's rule (HZ/32 jiffies and half of one), on its RTO's clock.
+        cubic_hold=timer["cubic_hold"] * PS if cubic and tcp["cubic_update"] == "linux" else 0.0,
     )

@@ -49,7 +49,8 @@ class Path:
     tso: bool = False  # segmentation offload: BBR's paced bursts hold a round (model/bbr.py)
     rto_grain: float = 0.0  # the clock an RTO is whole ticks of, fine or not (model/drift.py)
     hystart: bool = False  # Linux CUBIC's HyStart ends slow start early (model/hystart.py)
-    cubic_jiffies: bool = False  # CUBIC as tcp_cubic.c computes it, once a jiffy (window.py)
+    # Seconds Linux's CUBIC (tcp_cubic.c, once a jiffy) holds a cut window; 0: no hold (window.py)
+    cubic_hold: float = 0.0
 
     @property
     def packet_time(self) -> float:  # seconds a segment takes on the link

@@ -177,13 +177,9 @@ def cubic_hold(p: Path) -> float:
     the other congestion controls and CUBIC updated on every ACK (RFC 9438's, the classic
     profile's: ``tcp.cubic_update``). Its update is recomputed once cwnd changes or HZ/32
     jiffies on (28 ms at HZ 250, about 31 ms on a fine clock), on the tick after that: half
-    a tick more on average. The rule's owner is the simulator's ``LinuxCubic::update``
-    (``cubic_linux.rs``, ``self.hz / 32``), which the core does not report yet: keep the two
-    in step (the test of ``carry.py`` holds this one to 30 ms at HZ 250)."""
-    tick = p.rto_grain
-    if not p.cubic_jiffies or tick <= 0:
-        return 0.0
-    return (math.floor(1.0 / tick / 32) + 0.5) * tick
+    a tick more on average. The simulator owns the rule (``linux_cubic_hold``, reported by
+    the core with the RTO's timers: ``backends/model.py``)."""
+    return max(p.cubic_hold, 0.0)
 
 
 def held_avoidance(p: Path, senders: float, ceiling: float) -> Callable[[float], float]:

@@ -46,6 +46,7 @@ mod slots;
 mod testing;
 
 pub use agent::Tcp;
+pub use cc::linux_cubic_hold;
 pub use endpoint::{Deadlines, Endpoint};
 pub use packet::Packet;
 pub use params::TcpParams;

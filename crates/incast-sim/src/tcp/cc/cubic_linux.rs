@@ -33,6 +33,15 @@ const FRIENDLY_SCALE: u32 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
 /// At most one segment per this many ACKs while W_max is unknown (after a timeout).
 const UNKNOWN_MAX_CNT: u32 = 20;
 
+/// The mean time Linux's CUBIC on a clock whose jiffy is `tick` holds the window a loss cut,
+/// for the analytical model: [`LinuxCubic::update`] recomputes `cnt` once cwnd changes or more
+/// than HZ/32 jiffies after it last did, so on the jiffy after HZ/32 have passed, and a cut
+/// falls on average half a jiffy into its own.
+pub fn linux_cubic_hold(tick: SimTime) -> SimTime {
+    let c = LinuxCubic::new(tick);
+    (c.hz / 32) * c.tick + c.tick / 2
+}
+
 /// One connection's CUBIC state, as Linux's `struct bictcp`. Times are jiffies.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LinuxCubic {
@@ -310,6 +319,14 @@ mod tests {
         // The eighth jiffy: 44 ACKed segments made the Reno-friendly window 2 + 14.
         assert_eq!(c.update(t0 + 8 * JIFFY, 2, 1), 2);
         assert_eq!(c.tcp_cwnd, 16);
+    }
+
+    /// The model's mean hold is the test above's: held through the seventh jiffy after the
+    /// cut's, recomputed on the eighth, 7.5 jiffies on from a cut half a jiffy into its own.
+    #[test]
+    fn the_mean_hold_is_hz_over_32_and_a_half_jiffies() {
+        assert_eq!(linux_cubic_hold(JIFFY), from_ms(30));
+        assert_eq!(linux_cubic_hold(crate::units::PS_PER_MS), from_us(31_500));
     }
 
     /// `cnt` is computed at most once per jiffy: cwnd reaching the curve's target changes it

@@ -10,6 +10,7 @@
 mod bbr;
 mod cubic;
 mod cubic_linux;
+pub use cubic_linux::linux_cubic_hold;
 mod dctcp;
 pub(crate) mod hystart;
 mod reno;
