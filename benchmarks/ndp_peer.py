@@ -8,11 +8,18 @@ Each of N senders sends 270,000 B (30 packets of 9000 B) to host 0 of htsim's 81
 generator picks (`connection_matrices/gen_incast.py`, seed 13), and incastlab places its
 senders on the same hosts (`topology.placement = "listed"`). Both sides run the paper's
 settings as htsim's main_ndp takes them: an initial window of 10 packets (`-cwnd 10`), switch
-ports that trim data beyond 8 packets' bytes (`-q 8`) and hold headers up to twice that
-(144,000 B), per-packet spraying (`-strat perm`: a permutation of the paths, packet after
-packet; incastlab: a random path per packet), 9000 B of payload plus 64 B of headers per data
-packet, 64 B control packets, no preamble or gap (`tcp.phy_overhead = 0`), no timeout sooner
-than main_ndp's 50 ms minimum (`ndp.rto = 50ms`).
+ports that trim data beyond 8 packets' bytes (`-q 8`: 72,000 B, seven frames of 9,064 B) and
+hold headers up to twice that (144,000 B), per-packet spraying (`-strat perm`: a permutation of
+the paths, packet after packet; incastlab: a random path per packet), 9000 B of payload plus
+64 B of headers per data packet, 64 B control packets, no preamble or gap
+(`tcp.phy_overhead = 0`). incastlab is set to do what htsim's code does (docs/htsim.md, "NDP"):
+its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight = 1000`, incastlab's most),
+trims the arriving data packet or the one last queued with equal chance (`ndp.trim =
+"either"`) and drops the headers it cannot hold (`ndp.return_to_sender = false`); its pull
+pacer runs at 0.99 of the link (`ndp.pull_rate`); its sender times each packet from its own
+send (`ndp.timer = "packet"`), 20 ms before its first ACK (`ndp.rto_initial`), then its 50 ms
+minimum × 0.75 to 1.25 drawn at each ACK (`ndp.rto = 37.5ms`, `ndp.rto_jitter = 0.6667`), and
+resends every packet due at once.
 
     cargo build --release -p incast-sim --example one
     python3 benchmarks/ndp_peer.py HTSIM/sim/datacenter/htsim_ndp target/release/examples/one
@@ -116,13 +123,24 @@ def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
             "mtu": "9000B",
             "header_bytes": "64B",
             "initial_window": IW,
-            "data_queue": QUEUE,
-            # htsim's CompositeQueue holds headers up to twice its data queue's bytes.
+            # htsim's -q 8 is 8 × 9000 B: seven frames of 9,064 B fit.
+            "data_queue": QUEUE * 9000 // 9064,
+            # htsim's CompositeQueue holds headers up to twice its data queue's bytes, serves
+            # them 100,000:1 and drops those it cannot hold (main_ndp never sets its RTS).
             "header_queue": f"{2 * QUEUE * 9000}B",
-            # main_ndp's NdpSrc::setMinRTO(50000): no timeout sooner than 37.5 ms (its 50 ms
-            # × 0.75 to 1.25); incastlab's 1 ms default fires while 8000 senders' first
-            # windows' NACKs queue at the receiver's NIC (a storm of resends).
-            "rto": "50ms",
+            "header_weight": 1000,
+            "return_to_sender": False,
+            "trim": "either",
+            # NdpPullPacer: pulls (9000 + 64) B / 0.99 apart at the link rate.
+            "pull_rate": 0.99,
+            # NdpSrc: each packet timed from its send; 20 ms before an RTT sample, then
+            # setMinRTO(50000) × 0.75 to 1.25, drawn on each RTT sample; every packet due sent
+            # again at once. (incastlab's 1 ms default fires while 8000 senders' first windows'
+            # NACKs queue at the receiver's NIC: a storm of resends.)
+            "timer": "packet",
+            "rto_initial": "20ms",
+            "rto": "37.5ms",
+            "rto_jitter": 0.6667,
             **(ndp or {}),
         },
         "workload": {"kind": "incast", "flow_size": f"{SIZE}B"},

@@ -54,6 +54,10 @@ pub enum Stream {
     Short,
     /// Homa's per-packet paths (`homa.spray`).
     HomaSpray,
+    /// One NDP flow's timer randomization (`ndp.rto_jitter`).
+    NdpTimer(u32),
+    /// NDP's switch ports' choice of the packet to trim (`ndp.trim = "either"`).
+    NdpTrim,
 }
 
 impl Stream {
@@ -81,6 +85,8 @@ impl Stream {
             Stream::Homa(i) => (18, i),
             Stream::Short => (19, 0),
             Stream::HomaSpray => (20, 0),
+            Stream::NdpTimer(f) => (21, f),
+            Stream::NdpTrim => (22, 0),
         };
         (purpose << 32) + index as u64
     }

@@ -91,7 +91,35 @@ pub enum PullOrder {
     ShortFirst,
 }
 
+/// Where an NDP sender's retransmission timer runs from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NdpTimer {
+    /// From the flow's last send or answer: a sender that hears nothing for `ndp.rto` gives
+    /// up everything unanswered (incastlab's), so a flow that still hears answers resends a
+    /// packet lost without a trace only once it falls silent.
+    Flow,
+    /// From each packet's own send: once the oldest unanswered packet has waited `ndp.rto`,
+    /// every packet that has waited as long is given up (htsim's `NdpSrc`, its sent times;
+    /// htsim also sends them all at once and never times a resent packet again, where
+    /// incastlab sends one at once, the rest on pulls, and times each send).
+    Packet,
+}
+
+/// Which data packet an NDP switch port trims when its data queue is full.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NdpTrim {
+    /// The arriving one (incastlab's).
+    Arriving,
+    /// The arriving one or the one last queued, with equal chance (htsim's
+    /// `CompositeQueue`): the later packets of a burst are not the only ones trimmed.
+    Either,
+}
+
 choices! {
+    NdpTimer: Flow, Packet;
+    NdpTrim: Arriving, Either;
     PullOrder: Fair, Fifo, ShortFirst;
     WorkloadKind: SyncRead, Incast, Queries, KvGets, Shuffle, Flows;
     KvPlacement: Ring, Uniform;
@@ -241,13 +269,33 @@ section! {
         pub data_queue: u32 [Plain] = 8,
         /// Bytes of headers a switch port's priority queue holds before it bounces (or drops).
         pub header_queue: u64 [Size] = 72_000,
+        /// The receiver's pulls as a fraction of its link: one pull per data frame's time on
+        /// the link ÷ pull_rate (1: the link's rate; htsim's NDP pull pacer 0.99, whose
+        /// slack lets the receiver's port drain between bursts).
+        pub pull_rate: f64 [Plain] = 1.0,
+        /// Which data packet a full data queue trims: `arriving` (the one that finds it full)
+        /// or `either` (that one or the one last queued, with equal chance: htsim's
+        /// `CompositeQueue`, so who loses its payload is not locked to the phase of arrivals).
+        pub trim: NdpTrim [Plain] = NdpTrim::Arriving,
         /// Header-queue packets served per data packet when both queues wait (weighted round
         /// robin, so data cannot starve).
         pub header_weight: u32 [Plain] = 10,
         /// Return a header to its sender when the header queue overflows (else drop it).
         pub return_to_sender: bool [Plain] = true,
-        /// A sender that hears nothing for this long resends what is unacknowledged.
+        /// How long a sender waits for an answer before it resends (see `timer`).
         pub rto: SimTime [Time] = from_ms(1),
+        /// The wait before a flow's first ACK; none: `rto` (htsim's NDP sender: 20 ms).
+        pub rto_initial: Option<SimTime> [Time] = None,
+        /// Timer randomization: each ACK draws the flow's wait anew as `rto` × (1 +
+        /// rto_jitter × u), u uniform in [0, 1) from the flow's own stream (htsim's NDP
+        /// sender draws its minimum timeout × 0.75 to 1.25 on each RTT sample: `rto` 0.75 of
+        /// it and 0.6667 here). 0: every wait is `rto` exactly.
+        pub rto_jitter: f64 [Plain] = 0.0,
+        /// Where the retransmission timer runs from: `flow` (the flow's last send or answer:
+        /// a sender that hears nothing for `rto` resends what is unanswered) or `packet`
+        /// (each packet's own send, as htsim's NDP sender: a packet unanswered `rto` after it
+        /// left is resent even while the flow hears answers for others).
+        pub timer: NdpTimer [Plain] = NdpTimer::Flow,
         /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
         /// paper's default: Handley et al., "Re-architecting datacenter networks and stacks
         /// for low latency and high performance", SIGCOMM 2017, §3.2), `fifo` (first come
@@ -683,6 +731,30 @@ impl Scenario {
         }
         if n.rto == 0 {
             return Err(bad("ndp.rto", "must be positive"));
+        }
+        if !(n.pull_rate > 0.0 && n.pull_rate <= 1.0) {
+            return Err(bad(
+                "ndp.pull_rate",
+                format!(
+                    "must be in (0, 1] (a fraction of the link), got {}",
+                    n.pull_rate
+                ),
+            ));
+        }
+        if n.rto_initial == Some(0) {
+            return Err(bad(
+                "ndp.rto_initial",
+                "must be positive (or none: ndp.rto)",
+            ));
+        }
+        if !(0.0..=1.0).contains(&n.rto_jitter) {
+            return Err(bad(
+                "ndp.rto_jitter",
+                format!(
+                    "must be in [0, 1] (a fraction of the timeout), got {}",
+                    n.rto_jitter
+                ),
+            ));
         }
         Ok(())
     }

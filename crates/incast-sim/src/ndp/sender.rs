@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use super::bits::Bits;
 use crate::engine::Timer;
+use crate::rng::Rng;
 use crate::units::SimTime;
 
 /// Why a packet is sent again.
@@ -57,10 +58,21 @@ pub(crate) struct Sender {
     /// packet it sees (until the flow completes), so while `answers > pulls` a pull is owed.
     answers: u32,
     pulls: u32,
-    /// Time to wait for an answer (`ndp.rto`).
+    /// Time to wait for an answer (`ndp.rto`), and the wait armed now: `ndp.rto_initial`
+    /// until the first ACK, then `rto` or, with `rto_jitter` (`ndp.rto_jitter`), `rto`
+    /// stretched by a draw from `timer_rng` at each ACK.
     rto: SimTime,
+    wait: SimTime,
+    rto_jitter: f64,
+    timer_rng: Rng,
     /// The timer (see `arm`).
     timer: Timer,
+    /// With a timer for each packet (`ndp.timer = "packet"`): each unanswered packet's last
+    /// send time, and the sends in the order made, oldest first (an entry whose packet has
+    /// since been answered or sent again is stale and dropped when it reaches the front).
+    /// Empty with the flow's timer.
+    sent_at: Vec<SimTime>,
+    sends: VecDeque<(u32, SimTime)>,
     /// Retransmissions by cause.
     retx: [u32; 3],
     /// Timer expiries that resent something.
@@ -68,7 +80,8 @@ pub(crate) struct Sender {
 }
 
 impl Sender {
-    /// A flow of `bytes` in `packets` packets, waiting `rto` for answers.
+    /// A flow of `bytes` in `packets` packets, waiting `rto` for answers, on a timer that
+    /// runs from the flow's last send or answer (`ndp.timer = "flow"`).
     pub(crate) fn new(bytes: u64, packets: u32, rto: SimTime) -> Sender {
         Sender {
             packets,
@@ -85,10 +98,30 @@ impl Sender {
             answers: 0,
             pulls: 0,
             rto,
+            wait: rto,
+            rto_jitter: 0.0,
+            timer_rng: Rng::new(0, 0),
             timer: Timer::default(),
+            sent_at: Vec::new(),
+            sends: VecDeque::new(),
             retx: [0; 3],
             timeouts: 0,
         }
+    }
+
+    /// Time each packet from its own send (`ndp.timer = "packet"`).
+    pub(crate) fn timed_per_packet(mut self) -> Sender {
+        self.sent_at = vec![0; self.packets as usize];
+        self
+    }
+
+    /// Wait `initial` before the first ACK (`ndp.rto_initial`), and from then on `rto`
+    /// stretched by up to `jitter` of itself, drawn from `rng` at each ACK (`ndp.rto_jitter`).
+    pub(crate) fn with_waits(mut self, initial: SimTime, jitter: f64, rng: Rng) -> Sender {
+        self.wait = initial;
+        self.rto_jitter = jitter;
+        self.timer_rng = rng;
+        self
     }
 
     /// Bytes in the flow.
@@ -136,7 +169,18 @@ impl Sender {
             self.acked_count += 1;
         }
         self.answers += 1;
+        self.wait = self.drawn_wait();
         self.answered(now, seq, out);
+    }
+
+    /// The wait after an ACK: `rto`, stretched by up to `rto_jitter` of itself.
+    fn drawn_wait(&mut self) -> SimTime {
+        if self.rto_jitter == 0.0 {
+            return self.rto;
+        }
+        // 53 random bits: u uniform in [0, 1).
+        let u = (self.timer_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        (self.rto).saturating_add((self.rto as f64 * self.rto_jitter * u) as SimTime)
     }
 
     /// The receiver NACKed packet `seq` (it saw only its header): resend it when pulled.
@@ -169,8 +213,9 @@ impl Sender {
         }
     }
 
-    /// The timer's event of generation `gen` fired at `now`: if due, everything unanswered
-    /// is given up for lost and one packet goes again.
+    /// The timer's event of generation `gen` fired at `now`: if due, what is unanswered is
+    /// given up for lost (everything, or with a timer for each packet those sent `rto` ago or
+    /// earlier) and one packet goes again.
     pub(crate) fn on_timer(&mut self, now: SimTime, gen: u32, out: &mut Vec<SenderOut>) {
         if !self.timer.fire(now, gen) {
             // Re-armed later since this event was scheduled: wait out the rest.
@@ -180,7 +225,27 @@ impl Sender {
         if self.in_flight == 0 && self.rtx.is_empty() {
             return;
         }
-        self.timeouts += 1;
+        if self.per_packet() && self.in_flight > 0 {
+            // Every packet due goes again at once, as htsim's `retransmit_packet` sends them
+            // (a resend has `sent_at == now`, not due again: every wait is positive).
+            let mut due = false;
+            while let Some(seq) = self.oldest_unanswered() {
+                if self.sent_at[seq as usize] + self.wait > now {
+                    break;
+                }
+                self.sends.pop_front();
+                self.awaiting.set(seq, false);
+                self.in_flight -= 1;
+                self.retx[Cause::Timeout as usize] += 1;
+                self.send_data(now, seq, out);
+                due = true;
+            }
+            if due {
+                self.timeouts += 1;
+            }
+            self.arm(now, out);
+            return;
+        }
         for seq in 0..self.next_new {
             if self.awaiting.get(seq) {
                 self.awaiting.set(seq, false);
@@ -188,8 +253,25 @@ impl Sender {
                 self.want_again(seq, Cause::Timeout);
             }
         }
+        self.timeouts += 1;
         self.send_one(now, out);
         self.arm(now, out);
+    }
+
+    /// Whether each packet has its own timer (`ndp.timer = "packet"`).
+    fn per_packet(&self) -> bool {
+        !self.sent_at.is_empty()
+    }
+
+    /// The unanswered packet sent longest ago, stale entries before it dropped.
+    fn oldest_unanswered(&mut self) -> Option<u32> {
+        while let Some(&(seq, t)) = self.sends.front() {
+            if self.awaiting.get(seq) && self.sent_at[seq as usize] == t {
+                return Some(seq);
+            }
+            self.sends.pop_front();
+        }
+        None
     }
 
     fn send_new(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
@@ -205,6 +287,10 @@ impl Sender {
         if !self.awaiting.get(seq) {
             self.awaiting.set(seq, true);
             self.in_flight += 1;
+        }
+        if self.per_packet() {
+            self.sent_at[seq as usize] = now;
+            self.sends.push_back((seq, now));
         }
         self.arm(now, out);
         out.push(SenderOut::Send(seq));
@@ -243,19 +329,26 @@ impl Sender {
     }
 
     /// Keep a timer while something could be lost unnoticed: packets awaiting an answer
-    /// (`rto`), or retransmissions waiting for a pull that was lost (100 `rto`, or four of
-    /// the flow's last gaps between pulls if that is longer).
+    /// (`rto` from now, or with a timer for each packet from the oldest one's send), or
+    /// retransmissions waiting for a pull that was lost (100 `rto`, or four of the flow's
+    /// last gaps between pulls if that is longer).
     fn arm(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
-        let wait = if self.in_flight > 0 {
-            self.rto
+        let oldest = if self.per_packet() {
+            self.oldest_unanswered()
+        } else {
+            None
+        };
+        let at = if self.in_flight > 0 {
+            // A wait drawn shorter may have passed already: due now.
+            (oldest.map_or(now, |seq| self.sent_at[seq as usize]) + self.wait).max(now)
         } else if !self.rtx.is_empty() {
             // Only a lost pull leaves a flow waiting here; pulls can be a whole pull queue
             // apart (N flows × one packet time), so wait long before resending.
-            (100 * self.rto).max(4 * self.pull_gap)
+            now + (100 * self.rto).max(4 * self.pull_gap)
         } else {
             return;
         };
-        self.timer.set(now + wait);
+        self.timer.set(at);
         self.sync(out);
     }
 
@@ -410,5 +503,85 @@ mod tests {
         assert!(out.is_empty(), "{out:?}");
         s.on_ack(20, 0, &mut out);
         assert_eq!(s.acked(), (1, 1));
+    }
+
+    /// htsim's timer (`ndp.timer = "packet"`): a packet unanswered `rto` after its own send is
+    /// given up even while answers for the others keep coming, and only it.
+    #[test]
+    fn a_timer_for_each_packet_resends_the_silent_one_while_others_are_answered() {
+        let mut s = Sender::new(5 * 100, 5, RTO).timed_per_packet();
+        let mut out = Vec::new();
+        s.start(0, 3, &mut out);
+        assert_eq!(out[0], Deadline(RTO, 1));
+        // Packets 0 and 2 are answered late, packet 1 never: the deadline stays packet 1's.
+        out.clear();
+        s.on_ack(RTO - 10, 0, &mut out);
+        s.on_ack(RTO - 5, 2, &mut out);
+        assert!(!out.iter().any(|o| matches!(o, Deadline(..))), "{out:?}");
+        out.clear();
+        s.on_timer(RTO, 1, &mut out);
+        assert_eq!(s.timeouts(), 1);
+        assert_eq!(s.retx(Cause::Timeout), 1);
+        // Packet 1 goes again at once and is timed from this send.
+        assert_eq!(out, [Deadline(2 * RTO, 2), Send(1)]);
+        // With the flow's timer the same answers push the deadline on: no timeout at RTO.
+        let mut f = Sender::new(5 * 100, 5, RTO);
+        let mut out = Vec::new();
+        f.start(0, 3, &mut out);
+        f.on_ack(RTO - 10, 0, &mut out);
+        f.on_ack(RTO - 5, 2, &mut out);
+        out.clear();
+        f.on_timer(RTO, 1, &mut out);
+        assert_eq!(f.timeouts(), 0);
+        assert!(!out.iter().any(|o| matches!(o, Send(_))), "{out:?}");
+    }
+
+    /// Of two packets sent at different times, the timer gives up only the one that has
+    /// waited `rto`; the other keeps its own deadline.
+    #[test]
+    fn a_timer_for_each_packet_gives_up_only_the_packets_due() {
+        let mut s = Sender::new(5 * 100, 5, RTO).timed_per_packet();
+        let mut out = Vec::new();
+        s.start(0, 1, &mut out);
+        s.on_pull(400, &mut out); // packet 1 at 400: a pull without an answer yet
+        out.clear();
+        s.on_timer(RTO, 1, &mut out);
+        assert_eq!(s.timeouts(), 1);
+        // Packet 0 goes again now; packet 1 is still awaited, due at 400 + RTO.
+        assert_eq!(out, [Deadline(400 + RTO, 2), Send(0)]);
+        out.clear();
+        s.on_ack(500, 1, &mut out);
+        // Answered: the next deadline is packet 0's resend, RTO after it.
+        s.on_timer(400 + RTO, 2, &mut out);
+        assert_eq!(s.timeouts(), 1);
+        assert_eq!(out.last(), Some(&Deadline(2 * RTO, 3)));
+    }
+
+    /// `ndp.rto_initial` until the first ACK; after each ACK a wait drawn from `rto` to
+    /// `rto` × (1 + jitter), the same for the same stream.
+    #[test]
+    fn the_first_wait_holds_until_an_ack_and_each_ack_draws_the_next() {
+        let waits = |seed: u64| {
+            let mut s = Sender::new(5 * 100, 5, RTO).with_waits(20 * RTO, 0.5, Rng::new(seed, 7));
+            let mut out = Vec::new();
+            s.start(0, 3, &mut out);
+            assert_eq!(out[0], Deadline(20 * RTO, 1));
+            s.on_nack(10, 0, &mut out); // a NACK is not an ACK: still the first wait
+            assert_eq!(s.wait, 20 * RTO);
+            (1..3)
+                .map(|seq| {
+                    s.on_ack(20 * seq as u64, seq, &mut out);
+                    s.wait
+                })
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (waits(1), waits(1));
+        assert_eq!(a, b);
+        assert!(
+            a.iter().all(|&w| (RTO..RTO + RTO / 2).contains(&w)),
+            "{a:?}"
+        );
+        assert_ne!(a[0], a[1]);
+        assert_ne!(waits(2), a);
     }
 }

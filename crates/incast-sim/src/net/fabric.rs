@@ -125,6 +125,9 @@ pub struct Fabric<P> {
     egress: Option<Box<Egress>>,
     /// One strict-priority port in front of each link, when the scenario asks for priorities.
     pub prio: Option<Vec<prio::Port>>,
+    /// The coin of trimming ports that trim the arriving data packet or the one last queued
+    /// with equal chance (`Fabric::trim_either`); none: always the arriving one.
+    trim_coin: Option<crate::rng::Rng>,
 }
 
 impl<P: Wire> Fabric<P> {
@@ -136,6 +139,7 @@ impl<P: Wire> Fabric<P> {
             pkts: PacketPool::default(),
             ports: None,
             prio: None,
+            trim_coin: None,
         }
     }
 
@@ -160,6 +164,14 @@ impl<P: Wire> Fabric<P> {
         );
     }
 
+    /// Where a switch port's data queue is full, trim the arriving data packet or the one
+    /// last queued with equal chance, drawn from `coin` (htsim's `CompositeQueue`: a burst's
+    /// later packets are not the only ones trimmed, so who loses its payload is not locked
+    /// to the phase of arrivals).
+    pub fn trim_either(&mut self, coin: crate::rng::Rng) {
+        self.trim_coin = Some(coin);
+    }
+
     /// Make every eager trimming port lazy (before the first packet): a capture writes each
     /// frame when its serialization ends, which an eager port has no event for.
     pub fn lazy_ports(&mut self) {
@@ -179,6 +191,16 @@ impl<P: Wire> Fabric<P> {
     ) -> Offered {
         match self.ports.as_mut() {
             Some(ports) => {
+                if let Some(coin) = self.trim_coin.as_mut() {
+                    let arriving = self.pkts.get(id);
+                    let port = &mut ports[l.index()];
+                    if arriving.is_data() && port.data_full() && coin.next_u64() >> 63 == 1 {
+                        // The arriving packet takes the last one's place; that one is trimmed.
+                        if let Some(last) = port.replace_last_data(arriving.frame()) {
+                            self.pkts.swap(id, last);
+                        }
+                    }
+                }
                 // An eager port's packet enters the pipe now or soon: the link it goes on to
                 // is worked out once, for the cache to fetch and for its arrival to carry.
                 let eager = ports[l.index()].is_eager();

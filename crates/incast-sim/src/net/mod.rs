@@ -99,6 +99,12 @@ impl<P> PacketPool<P> {
         &mut self.slots[id as usize]
     }
 
+    /// Exchange the contents of packets `a` and `b` (each keeps its id and place).
+    #[inline]
+    pub fn swap(&mut self, a: PktId, b: PktId) {
+        self.slots.swap(a as usize, b as usize);
+    }
+
     /// Packets currently alive.
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()

@@ -99,6 +99,21 @@ impl Port {
         }
     }
 
+    /// Whether a data packet arriving now would be trimmed (a NIC's queue is never full).
+    #[inline]
+    pub fn data_full(&self) -> bool {
+        self.data.len() >= self.data_limit
+    }
+
+    /// The last data packet queued, which takes the place of one of `frame` bytes: its id,
+    /// for the caller to swap the two packets' contents (none with the data queue empty).
+    pub fn replace_last_data(&mut self, frame: u32) -> Option<PktId> {
+        let last = self.data.back_mut()?;
+        self.data_bytes = self.data_bytes - u64::from(last.1) + u64::from(frame);
+        last.1 = frame;
+        Some(last.0)
+    }
+
     /// A host NIC: never trims, never refuses.
     pub fn nic(weight: u32) -> Port {
         Port {
@@ -588,5 +603,23 @@ mod tests {
             Offered::Queued(t) | Offered::Trimmed(t) => t,
             Offered::Refused { .. } => None,
         }
+    }
+
+    /// A full data queue's last packet gives its place to one of another size: the queue's
+    /// bytes follow, its count does not move, and an empty queue has no last packet.
+    #[test]
+    fn the_last_data_packet_gives_its_place_with_the_bytes_accounted() {
+        let mut f = switch();
+        assert!(f.port.replace_last_data(100).is_none());
+        assert!(!f.port.data_full());
+        for id in 0..3 {
+            f.offer(0, id, DATA);
+        }
+        // One serializing, two waiting: full.
+        assert!(f.port.data_full());
+        let before = f.port.data_bytes;
+        assert_eq!(f.port.replace_last_data(400), Some(2));
+        assert_eq!(f.port.data_bytes, before - 9064 + 400);
+        assert_eq!(f.port.data.len(), 2);
     }
 }
