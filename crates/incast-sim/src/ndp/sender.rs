@@ -59,24 +59,32 @@ pub(crate) struct Sender {
     answers: u32,
     pulls: u32,
     /// Time to wait for an answer (`ndp.rto`), and the wait armed now: `ndp.rto_initial`
-    /// until the first ACK, then `rto` or, with `rto_jitter` (`ndp.rto_jitter`), `rto`
-    /// stretched by a draw from `timer_rng` at each ACK.
+    /// until the first ACK, then `rto` or, with `drawn` (`ndp.rto_jitter` and the flow's
+    /// stream), `rto` stretched by a draw at each ACK. (Boxed, as the timer for each packet
+    /// below: a sender without them stays small for the many flows of a large incast.)
     rto: SimTime,
     wait: SimTime,
-    rto_jitter: f64,
-    timer_rng: Rng,
+    drawn: Option<Box<(f64, Rng)>>,
     /// The timer (see `arm`).
     timer: Timer,
     /// With a timer for each packet (`ndp.timer = "packet"`): each unanswered packet's last
     /// send time, and the sends in the order made, oldest first (an entry whose packet has
     /// since been answered or sent again is stale and dropped when it reaches the front).
-    /// Empty with the flow's timer.
-    sent_at: Vec<SimTime>,
-    sends: VecDeque<(u32, SimTime)>,
+    /// None with the flow's timer.
+    per_packet: Option<Box<PerPacket>>,
     /// Retransmissions by cause.
     retx: [u32; 3],
     /// Timer expiries that resent something.
     timeouts: u32,
+}
+
+/// A sender's timer for each packet (`ndp.timer = "packet"`).
+#[derive(Debug)]
+struct PerPacket {
+    /// Each packet's last send time.
+    sent_at: Vec<SimTime>,
+    /// The sends in the order made, oldest first.
+    sends: VecDeque<(u32, SimTime)>,
 }
 
 impl Sender {
@@ -99,11 +107,9 @@ impl Sender {
             pulls: 0,
             rto,
             wait: rto,
-            rto_jitter: 0.0,
-            timer_rng: Rng::new(0, 0),
+            drawn: None,
             timer: Timer::default(),
-            sent_at: Vec::new(),
-            sends: VecDeque::new(),
+            per_packet: None,
             retx: [0; 3],
             timeouts: 0,
         }
@@ -111,7 +117,10 @@ impl Sender {
 
     /// Time each packet from its own send (`ndp.timer = "packet"`).
     pub(crate) fn timed_per_packet(mut self) -> Sender {
-        self.sent_at = vec![0; self.packets as usize];
+        self.per_packet = Some(Box::new(PerPacket {
+            sent_at: vec![0; self.packets as usize],
+            sends: VecDeque::new(),
+        }));
         self
     }
 
@@ -119,8 +128,7 @@ impl Sender {
     /// stretched by up to `jitter` of itself, drawn from `rng` at each ACK (`ndp.rto_jitter`).
     pub(crate) fn with_waits(mut self, initial: SimTime, jitter: f64, rng: Rng) -> Sender {
         self.wait = initial;
-        self.rto_jitter = jitter;
-        self.timer_rng = rng;
+        self.drawn = (jitter > 0.0).then(|| Box::new((jitter, rng)));
         self
     }
 
@@ -175,12 +183,12 @@ impl Sender {
 
     /// The wait after an ACK: `rto`, stretched by up to `rto_jitter` of itself.
     fn drawn_wait(&mut self) -> SimTime {
-        if self.rto_jitter == 0.0 {
+        let Some((jitter, rng)) = self.drawn.as_deref_mut() else {
             return self.rto;
-        }
+        };
         // 53 random bits: u uniform in [0, 1).
-        let u = (self.timer_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        (self.rto).saturating_add((self.rto as f64 * self.rto_jitter * u) as SimTime)
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        (self.rto).saturating_add((self.rto as f64 * *jitter * u) as SimTime)
     }
 
     /// The receiver NACKed packet `seq` (it saw only its header): resend it when pulled.
@@ -225,15 +233,17 @@ impl Sender {
         if self.in_flight == 0 && self.rtx.is_empty() {
             return;
         }
-        if self.per_packet() && self.in_flight > 0 {
+        if self.per_packet.is_some() && self.in_flight > 0 {
             // Every packet due goes again at once, as htsim's `retransmit_packet` sends them
-            // (a resend has `sent_at == now`, not due again: every wait is positive).
+            // (a resend is sent at `now`, not due again: every wait is positive).
             let mut due = false;
-            while let Some(seq) = self.oldest_unanswered() {
-                if self.sent_at[seq as usize] + self.wait > now {
+            while let Some((seq, sent)) = self.oldest_unanswered() {
+                if sent + self.wait > now {
                     break;
                 }
-                self.sends.pop_front();
+                if let Some(pp) = self.per_packet.as_deref_mut() {
+                    pp.sends.pop_front();
+                }
                 self.awaiting.set(seq, false);
                 self.in_flight -= 1;
                 self.retx[Cause::Timeout as usize] += 1;
@@ -258,18 +268,15 @@ impl Sender {
         self.arm(now, out);
     }
 
-    /// Whether each packet has its own timer (`ndp.timer = "packet"`).
-    fn per_packet(&self) -> bool {
-        !self.sent_at.is_empty()
-    }
-
-    /// The unanswered packet sent longest ago, stale entries before it dropped.
-    fn oldest_unanswered(&mut self) -> Option<u32> {
-        while let Some(&(seq, t)) = self.sends.front() {
-            if self.awaiting.get(seq) && self.sent_at[seq as usize] == t {
-                return Some(seq);
+    /// With a timer for each packet, the unanswered packet sent longest ago and when it was
+    /// sent, stale entries before it dropped.
+    fn oldest_unanswered(&mut self) -> Option<(u32, SimTime)> {
+        let pp = self.per_packet.as_deref_mut()?;
+        while let Some(&(seq, t)) = pp.sends.front() {
+            if self.awaiting.get(seq) && pp.sent_at[seq as usize] == t {
+                return Some((seq, t));
             }
-            self.sends.pop_front();
+            pp.sends.pop_front();
         }
         None
     }
@@ -288,9 +295,9 @@ impl Sender {
             self.awaiting.set(seq, true);
             self.in_flight += 1;
         }
-        if self.per_packet() {
-            self.sent_at[seq as usize] = now;
-            self.sends.push_back((seq, now));
+        if let Some(pp) = self.per_packet.as_deref_mut() {
+            pp.sent_at[seq as usize] = now;
+            pp.sends.push_back((seq, now));
         }
         self.arm(now, out);
         out.push(SenderOut::Send(seq));
@@ -333,14 +340,10 @@ impl Sender {
     /// retransmissions waiting for a pull that was lost (100 `rto`, or four of the flow's
     /// last gaps between pulls if that is longer).
     fn arm(&mut self, now: SimTime, out: &mut Vec<SenderOut>) {
-        let oldest = if self.per_packet() {
-            self.oldest_unanswered()
-        } else {
-            None
-        };
+        let oldest = self.oldest_unanswered();
         let at = if self.in_flight > 0 {
             // A wait drawn shorter may have passed already: due now.
-            (oldest.map_or(now, |seq| self.sent_at[seq as usize]) + self.wait).max(now)
+            (oldest.map_or(now, |(_, sent)| sent) + self.wait).max(now)
         } else if !self.rtx.is_empty() {
             // Only a lost pull leaves a flow waiting here; pulls can be a whole pull queue
             // apart (N flows × one packet time), so wait long before resending.
