@@ -38,8 +38,12 @@ CompositeQueue::setRTS, and `perm`'s per-source copies of the routes carry no re
 so headers beyond 144,000 B are dropped; and its sender's retransmission timeout is compiled
 out unless `RESEND_ON_TIMEOUT` is defined (ndp.cpp, `rtx_timer_hook`). A stock build therefore
 loses those packets for good: at 1000 senders no flow completes. Build ndp.cpp with
-`-DRESEND_ON_TIMEOUT` (htsim's own switch) and its timer resends them. incastlab keeps the
-paper's return to sender (its headers bounce instead of being dropped).
+`-DRESEND_ON_TIMEOUT` (htsim's own switch) and its timer resends them. At 8000 senders that
+build still leaves two thirds of the flows unfinished: its `retransmit_packet` never times a
+resent packet again (the line `_sent_times[seqno] = eventlist().now();` is commented out), so a
+resend whose header is dropped too is lost for good; with that line back every flow completes.
+incastlab's defaults keep the paper's return to sender; this benchmark sets incastlab's `[ndp]`
+to what htsim's code does (above).
 
 Prints, per sender count, the completion percentiles (min, p10, median, p90, max; nearest
 rank over the finished flows, in ms from the common start) of both, their ratio and whether it
