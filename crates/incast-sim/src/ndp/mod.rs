@@ -576,6 +576,20 @@ mod tests {
         sc
     }
 
+    /// Run `sc` checking the invariants every 100 events; every flow delivers its bytes.
+    fn run_checked(sc: Scenario) -> Report {
+        let mut sim = crate::Simulation::new(sc).unwrap();
+        while !sim.step(100).unwrap() {
+            sim.check_invariants().unwrap();
+        }
+        let r = sim.report();
+        assert!(r
+            .flows
+            .iter()
+            .all(|f| f.bytes == 270_000 && f.fct.is_some()));
+        r
+    }
+
     fn optimal(r: &Report, n: u32) -> f64 {
         n as f64 * 270_000.0 * 8.0 / 1e10 * 1e12 + r.base_latency as f64
     }
@@ -603,15 +617,7 @@ mod tests {
     #[test]
     fn trims_pulls_and_retransmissions_add_up_and_every_byte_arrives_once() {
         for (n, iw) in [(15, 23), (12, 10), (6, 1)] {
-            let mut sim = crate::Simulation::new(incast(n, iw)).unwrap();
-            while !sim.step(100).unwrap() {
-                sim.check_invariants().unwrap();
-            }
-            let r = sim.report();
-            assert!(r
-                .flows
-                .iter()
-                .all(|f| f.bytes == 270_000 && f.fct.is_some()));
+            let r = run_checked(incast(n, iw));
             assert_eq!(r.app_bytes, n as u64 * 270_000);
             let s = r.ndp.unwrap();
             let retx = s.retx_nack + s.retx_bounce + s.retx_timeout;
@@ -741,15 +747,7 @@ mod tests {
             sc.ndp.trim = trim;
             sc
         };
-        let mut sim = crate::Simulation::new(htsim(NdpTrim::Either)).unwrap();
-        while !sim.step(100).unwrap() {
-            sim.check_invariants().unwrap();
-        }
-        let r = sim.report();
-        assert!(r
-            .flows
-            .iter()
-            .all(|f| f.bytes == 270_000 && f.fct.is_some()));
+        let r = run_checked(htsim(NdpTrim::Either));
         let s = r.ndp.as_ref().unwrap();
         assert_eq!(s.data_packets, 15 * 30 + s.retx_nack + s.retx_timeout);
         assert_eq!(s.trimmed, s.nacks + s.dropped);
