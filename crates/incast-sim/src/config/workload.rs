@@ -100,9 +100,9 @@ pub enum NdpTimer {
     /// packet lost without a trace only once it falls silent.
     Flow,
     /// From each packet's own send: once the oldest unanswered packet has waited `ndp.rto`,
-    /// every packet that has waited as long is given up (htsim's `NdpSrc`, its sent times;
-    /// htsim also sends them all at once and never times a resent packet again, where
-    /// incastlab sends one at once, the rest on pulls, and times each send).
+    /// every packet that has waited as long is sent again at once (htsim's `NdpSrc`: its
+    /// sent times and `retransmit_packet`). incastlab times each resend again; htsim does
+    /// not, so a resend whose header is dropped too is lost to it.
     Packet,
 }
 
@@ -287,14 +287,14 @@ section! {
         /// The wait before a flow's first ACK; none: `rto` (htsim's NDP sender: 20 ms).
         pub rto_initial: Option<SimTime> [Time] = None,
         /// Timer randomization: each ACK draws the flow's wait anew as `rto` × (1 +
-        /// rto_jitter × u), u uniform in [0, 1) from the flow's own stream (htsim's NDP
-        /// sender draws its minimum timeout × 0.75 to 1.25 on each RTT sample: `rto` 0.75 of
-        /// it and 0.6667 here). 0: every wait is `rto` exactly.
+        /// rto_jitter × u), u uniform in [0, 1) from the flow's own stream. 0: every wait is
+        /// `rto` exactly. htsim's NDP sender draws 50 ms × 0.75 to 1.25 on each RTT sample:
+        /// `rto = 37.5ms` and `rto_jitter = 0.6667` here.
         pub rto_jitter: f64 [Plain] = 0.0,
         /// Where the retransmission timer runs from: `flow` (the flow's last send or answer:
         /// a sender that hears nothing for `rto` resends what is unanswered) or `packet`
-        /// (each packet's own send, as htsim's NDP sender: a packet unanswered `rto` after it
-        /// left is resent even while the flow hears answers for others).
+        /// (each packet's own send, as htsim's NDP sender: every packet unanswered `rto` after
+        /// it left is resent at once, even while the flow hears answers for others).
         pub timer: NdpTimer [Plain] = NdpTimer::Flow,
         /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
         /// paper's default: Handley et al., "Re-architecting datacenter networks and stacks

@@ -221,9 +221,9 @@ impl Sender {
         }
     }
 
-    /// The timer's event of generation `gen` fired at `now`: if due, what is unanswered is
-    /// given up for lost (everything, or with a timer for each packet those sent `rto` ago or
-    /// earlier) and one packet goes again.
+    /// The timer's event of generation `gen` fired at `now`: if due, everything unanswered
+    /// is given up for lost and one packet goes again; with a timer for each packet, those
+    /// that have waited their wait go again, all at once.
     pub(crate) fn on_timer(&mut self, now: SimTime, gen: u32, out: &mut Vec<SenderOut>) {
         if !self.timer.fire(now, gen) {
             // Re-armed later since this event was scheduled: wait out the rest.
