@@ -143,6 +143,13 @@ impl Rng {
         result
     }
 
+    /// Uniform in [0, 1): the top 53 of the next 64 bits, every double of that grid equally
+    /// likely.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Uniform in `0..=max` (Lemire's multiply-shift; the bias is below 2^-64 per draw for the
     /// ranges used here and is deterministic, which is what matters).
     pub fn up_to(&mut self, max: u64) -> u64 {

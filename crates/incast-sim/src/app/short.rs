@@ -51,7 +51,7 @@ pub fn arrivals(sc: &Scenario) -> Vec<ShortSpec> {
     let mut t = 0.0f64;
     (0..w.queries)
         .map(|_| {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let u = rng.unit();
             t += -(1.0 - u).ln() / rate * 1e12;
             let server = rng.up_to(u64::from(sc.topology.senders) - 1) as u32;
             ShortSpec {

@@ -25,7 +25,7 @@ impl SizeDist {
         match self {
             SizeDist::Uniform(a, b) => a + rng.up_to(b - a),
             SizeDist::Cdf(pts) => {
-                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                let u = rng.unit();
                 let i = pts.partition_point(|&(_, p)| p < u).min(pts.len() - 1);
                 if i == 0 {
                     return pts[0].0;

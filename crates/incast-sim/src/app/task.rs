@@ -273,7 +273,7 @@ impl Workload {
         let rate = q.load * q.link_bps as f64 / mean_bits; // queries per second
         let mut t = now as f64;
         for _ in 0..q.count {
-            let u = (q.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let u = q.rng.unit();
             t += -(1.0 - u).ln() / rate * 1e12;
             let conn = ConnId(q.rng.up_to(n - 1) as u32);
             let size = q.sizes.sample(&mut q.rng);

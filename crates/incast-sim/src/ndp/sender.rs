@@ -186,8 +186,7 @@ impl Sender {
         let Some((jitter, rng)) = self.drawn.as_deref_mut() else {
             return self.rto;
         };
-        // 53 random bits: u uniform in [0, 1).
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = rng.unit();
         (self.rto).saturating_add((self.rto as f64 * *jitter * u) as SimTime)
     }
 

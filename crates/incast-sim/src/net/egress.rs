@@ -42,7 +42,7 @@ impl EcnMarking {
             return true;
         }
         let p = self.pmax * (queued - self.kmin) as f64 / (self.kmax - self.kmin) as f64;
-        let u = (self.rngs[l].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = self.rngs[l].unit();
         u < p
     }
 }

@@ -57,7 +57,7 @@ impl Red {
         }
         let pb = self.max_p * (self.avg - self.min) / (self.max - self.min);
         let pa = (pb / (1.0 - self.count as f64 * pb).max(f64::EPSILON)).min(1.0);
-        let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = self.rng.unit();
         if u < pa {
             self.count = 0;
             Verdict::Signal

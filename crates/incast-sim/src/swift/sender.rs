@@ -165,8 +165,7 @@ impl Sender {
         if self.rto_jitter == 0.0 {
             return t;
         }
-        // 53 random bits: u uniform in [0, 1).
-        let u = (self.timer_rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = self.timer_rng.unit();
         t.saturating_add((t as f64 * self.rto_jitter * u) as SimTime)
     }
 

@@ -22,14 +22,14 @@ pub(super) fn value_sizes(sc: &Scenario) -> SizeDist {
 /// puts, so a store of gets keeps its random sequence.
 pub(super) fn draw_put(rng: &mut Rng, fraction: f64) -> bool {
     fraction > 0.0 && {
-        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = rng.unit();
         u < fraction
     }
 }
 
 /// The time to a host's next get: exponential with mean `mean_gap` (a Poisson process).
 pub(super) fn exponential_gap(rng: &mut Rng, mean_gap: f64) -> SimTime {
-    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let u = rng.unit();
     (-(1.0 - u).ln() * mean_gap) as SimTime
 }
 
