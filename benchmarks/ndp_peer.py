@@ -8,8 +8,8 @@ Each of N senders sends 270,000 B (30 packets of 9000 B) to host 0 of htsim's 81
 generator picks (`connection_matrices/gen_incast.py`, seed 13), and incastlab places its
 senders on the same hosts (`topology.placement = "listed"`). Both sides run the paper's
 settings as htsim's main_ndp takes them: an initial window of 10 packets (`-cwnd 10`), switch
-ports that trim data beyond 8 packets' bytes (`-q 8`: 72,000 B, seven frames of 9,064 B) and
-hold headers up to twice that (144,000 B), per-packet spraying (`-strat perm`: a permutation of
+ports that trim data beyond 8 packets' bytes (`-q 8`: 72,000 B, seven frames of 9,064 B, the
+one being sent among them) and hold headers up to twice that (144,000 B), per-packet spraying (`-strat perm`: a permutation of
 the paths, packet after packet; incastlab: a random path per packet), 9000 B of payload plus
 64 B of headers per data packet, 64 B control packets, no preamble or gap
 (`tcp.phy_overhead = 0`). incastlab is set to do what htsim's code does (docs/htsim.md, "NDP"):
@@ -133,11 +133,14 @@ def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
             "mtu": "9000B",
             "header_bytes": "64B",
             "initial_window": IW,
-            # htsim's -q 8 is 8 × 9000 B: seven frames of 9,064 B fit.
-            "data_queue": QUEUE * 9000 // 9064,
-            # htsim's CompositeQueue holds headers up to twice its data queue's bytes, serves
-            # them 100,000:1 and drops those it cannot hold (main_ndp never sets its RTS).
-            "header_queue": f"{2 * QUEUE * 9000}B",
+            # htsim's -q 8 is 8 × 9000 B: seven frames of 9,064 B fit, the one on the wire
+            # among them (CompositeQueue takes a packet off its queue when its serialization
+            # ends); incastlab's data_queue counts the packets waiting behind the wire's.
+            "data_queue": QUEUE * 9000 // 9064 - 1,
+            # htsim's CompositeQueue holds headers up to twice its data queue's bytes (the one
+            # on the wire again among them), serves them 100,000:1 and drops those it cannot
+            # hold (main_ndp never sets its RTS).
+            "header_queue": f"{2 * QUEUE * 9000 - 64}B",
             "header_weight": 1000,
             "return_to_sender": False,
             "trim": "either",
