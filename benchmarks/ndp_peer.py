@@ -13,7 +13,7 @@ one being sent among them) and hold headers up to twice that (144,000 B), per-pa
 the paths, packet after packet; incastlab: a random path per packet), 9000 B of payload plus
 64 B of headers per data packet, 64 B control packets, no preamble or gap
 (`tcp.phy_overhead = 0`). incastlab is set to do what htsim's code does (docs/htsim.md, "NDP"):
-its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight = 1000`, incastlab's most),
+its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight = 100000`),
 trims the arriving data packet or the one last queued with equal chance (`ndp.trim =
 "either"`) and drops the headers it cannot hold (`ndp.return_to_sender = false`); its pull
 pacer runs at 0.99 of the link (`ndp.pull_rate`); its sender times each packet from its own
@@ -141,7 +141,7 @@ def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
             # on the wire again among them), serves them 100,000:1 and drops those it cannot
             # hold (main_ndp never sets its RTS).
             "header_queue": f"{2 * QUEUE * 9000 - 64}B",
-            "header_weight": 1000,
+            "header_weight": 100_000,
             "return_to_sender": False,
             "trim": "either",
             # NdpPullPacer: pulls (9000 + 64) B / 0.99 apart at the link rate.

@@ -145,8 +145,8 @@ impl Scenario {
         if n.header_queue < n.header_bytes {
             return Err(bad("ndp.header_queue", "must hold at least one header"));
         }
-        if n.header_weight == 0 || n.header_weight > 1000 {
-            return Err(bad("ndp.header_weight", "must be 1..1000"));
+        if n.header_weight == 0 || n.header_weight > 1_000_000 {
+            return Err(bad("ndp.header_weight", "must be 1..1000000"));
         }
         if n.rto == 0 {
             return Err(bad("ndp.rto", "must be positive"));
