@@ -9,12 +9,12 @@ generator picks (`connection_matrices/gen_incast.py`, seed 13), and incastlab pl
 senders on the same hosts (`topology.placement = "listed"`). Both sides run the paper's
 settings as htsim's main_ndp takes them: an initial window of 10 packets (`-cwnd 10`), switch
 ports that trim data beyond 8 packets' bytes (`-q 8`: 72,000 B, seven frames of 9,064 B, the
-one being sent among them) and hold headers up to twice that (144,000 B), per-packet spraying (`-strat perm`: a permutation of
-the paths, packet after packet; incastlab: a random path per packet), 9000 B of payload plus
-64 B of headers per data packet, 64 B control packets, no preamble or gap
-(`tcp.phy_overhead = 0`). incastlab is set to do what htsim's code does (docs/htsim.md, "NDP"):
-its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight = 100000`),
-trims the arriving data packet or the one last queued with equal chance (`ndp.trim =
+one being sent among them) and hold headers up to twice that (144,000 B), per-packet spraying
+(`-strat perm`: a permutation of the paths, packet after packet; incastlab: a random path per
+packet), 9000 B of payload plus 64 B of headers per data packet, 64 B control packets, no
+preamble or gap (`tcp.phy_overhead = 0`). incastlab is set to do what htsim's code does
+(docs/htsim.md, "NDP"): its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight =
+100000`), trims the arriving data packet or the one last queued with equal chance (`ndp.trim =
 "either"`) and drops the headers it cannot hold (`ndp.return_to_sender = false`); its pull
 pacer runs at 0.99 of the link (`ndp.pull_rate`); its sender times each packet from its own
 send (`ndp.timer = "packet"`), 20 ms before its first ACK (`ndp.rto_initial`), then its 50 ms
@@ -24,6 +24,7 @@ resends every packet due at once.
     cargo build --release -p incast-sim --example one
     python3 benchmarks/ndp_peer.py HTSIM/sim/datacenter/htsim_ndp target/release/examples/one
     python3 benchmarks/ndp_peer.py HTSIM_NDP ONE --senders 1000 --repeat 3
+    python3 benchmarks/ndp_peer.py HTSIM_NDP ONE --senders 1000,8000 --seeds 6
     python3 benchmarks/ndp_peer.py HTSIM_NDP ONE --reuse   # htsim's saved output, incastlab rerun
 
 The first argument is htsim's NDP binary, in its sim/datacenter build directory (beside the
