@@ -239,8 +239,8 @@ def test_compare_runs_one_scenario_on_three_backends(
     # One sender: the simulator, the model and real TCP agree within 15%. Agreement is a
     # capability of the testbed, judged like the single-sender rate: another comparison is
     # run, after a pause, only while real TCP had a busy moment of this shared machine (seen
-    # in full test runs: 76 Mbps against 93 once; 65 Mbps twice in a row once, without a
-    # drop or a timeout, while alone it measures 82-95). The model's gap never varies.
+    # in full test runs: 76 Mbps against 93 once, 65 Mbps twice in a row once, while alone
+    # it measures 82-95). The model's gap never varies.
     tries = []
     for attempt in range(3):
         if attempt:
