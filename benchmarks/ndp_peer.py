@@ -16,7 +16,8 @@ preamble or gap (`tcp.phy_overhead = 0`). incastlab is set to do what htsim's co
 (docs/htsim.md, "NDP"): its `CompositeQueue` serves headers 100,000:1 (`ndp.header_weight =
 100000`), trims the arriving data packet or the one last queued with equal chance (`ndp.trim =
 "either"`) and drops the headers it cannot hold (`ndp.return_to_sender = false`); its pull
-pacer runs at 0.99 of the link (`ndp.pull_rate`); its sender times each packet from its own
+queue serves the flows round-robin in the order of their ids (`ndp.pull_order = "cyclic"`) and
+its pacer runs at 0.99 of the link (`ndp.pull_rate`); its sender times each packet from its own
 send (`ndp.timer = "packet"`), 20 ms before its first ACK (`ndp.rto_initial`), then its 50 ms
 minimum × 0.75 to 1.25 drawn at each ACK (`ndp.rto = 37.5ms`, `ndp.rto_jitter = 0.6667`), and
 resends every packet due at once.
@@ -145,6 +146,10 @@ def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
             "header_weight": 100_000,
             "return_to_sender": False,
             "trim": "either",
+            # FairPullQueue: a map from flow id to its pulls, walked round-robin in id order
+            # (a flow coming to owe a pull is served when the walk reaches it); incastlab's
+            # flows are numbered in the matrix's order, as htsim's ids.
+            "pull_order": "cyclic",
             # NdpPullPacer: pulls (9000 + 64) B / 0.99 apart at the link rate.
             "pull_rate": 0.99,
             # NdpSrc: each packet timed from its send; 20 ms before an RTT sample, then

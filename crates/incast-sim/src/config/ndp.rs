@@ -27,6 +27,11 @@ pub enum PullOrder {
     /// flows beside the application's (`workload.short_load`) are pulled before the
     /// application's flows, each class round-robin.
     ShortFirst,
+    /// Round-robin over the flows in the fixed order of their indices, skipping those owed
+    /// nothing (htsim's `FairPullQueue`, a map from flow id to its pulls walked in id order):
+    /// a flow that comes to owe a pull is served when the turn reaches it, not after every
+    /// flow already waiting as with `fair`.
+    Cyclic,
 }
 
 /// Where an NDP sender's retransmission timer runs from.
@@ -58,7 +63,7 @@ pub enum NdpTrim {
 choices! {
     NdpTimer: Flow, Packet;
     NdpTrim: Arriving, Either;
-    PullOrder: Fair, Fifo, ShortFirst;
+    PullOrder: Fair, Fifo, ShortFirst, Cyclic;
 }
 
 section! {
@@ -104,8 +109,9 @@ section! {
         /// The receiver's pull queue: `fair` (round-robin over the flows owed a pull, the
         /// paper's default: Handley et al., "Re-architecting datacenter networks and stacks
         /// for low latency and high performance", SIGCOMM 2017, §3.2), `fifo` (first come
-        /// first served, incastlab's rule before November 2026) or `short_first` (the short
-        /// flows of `workload.short_load` in strict priority, the paper's prioritization).
+        /// first served, incastlab's rule before November 2026), `short_first` (the short
+        /// flows of `workload.short_load` in strict priority, the paper's prioritization) or
+        /// `cyclic` (round-robin in the fixed order of the flows, as htsim's pull queue).
         pub pull_order: PullOrder [Plain] = PullOrder::Fair,
     }
 }

@@ -559,7 +559,7 @@ impl Ndp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{NdpTimer, NdpTrim, TopologyKind, Transport, WorkloadKind};
+    use crate::config::{NdpTimer, NdpTrim, PullOrder, TopologyKind, Transport, WorkloadKind};
     use crate::units::from_us;
 
     /// N flows of 270000 bytes on a k = 4 fat tree (16 hosts) at 10 Gbps with 1 µs links.
@@ -730,13 +730,14 @@ mod tests {
     }
 
     /// NDP as htsim runs it (headers dropped, a timer for each packet, drawn waits, pulls at
-    /// 0.99, either packet trimmed): every byte arrives once, the counters add up, the run
+    /// 0.99 walked in the flows' order, either packet trimmed): every byte arrives once, the counters add up, the run
     /// repeats itself; trimming either packet trims some that arrived before the one that
     /// found the queue full, so the trims fall on other flows than with the arriving one.
     #[test]
     fn ndp_as_htsim_runs_it_keeps_its_invariants_and_repeats_itself() {
         let htsim = |trim: NdpTrim| {
             let mut sc = incast(15, 23);
+            sc.ndp.pull_order = PullOrder::Cyclic;
             sc.ndp.return_to_sender = false;
             sc.ndp.header_queue = 20 * 64;
             sc.ndp.timer = NdpTimer::Packet;

@@ -255,6 +255,14 @@ enum PullQueue {
     /// First come first served: one entry per pull owed, in the order they were earned (its
     /// buffer grows to the most pulls ever owed at once, then is reused).
     Fifo(VecDeque<u32>),
+    /// Round-robin in the fixed order of the flows' indices: `owed[f]` pulls owed to flow
+    /// `f`, `waiting` a bit per flow owed any, `cursor` the index the turn has reached (the
+    /// next served is the first flow waiting at or after it, wrapping around).
+    Cyclic {
+        owed: Vec<u32>,
+        waiting: Vec<u64>,
+        cursor: u32,
+    },
 }
 
 impl PullQueue {
@@ -269,7 +277,37 @@ impl PullQueue {
             PullOrder::Fair => rings(u32::MAX),
             PullOrder::ShortFirst => rings(apps),
             PullOrder::Fifo => PullQueue::Fifo(VecDeque::new()),
+            PullOrder::Cyclic => PullQueue::Cyclic {
+                owed: vec![0; flows],
+                waiting: vec![0; flows.div_ceil(64)],
+                cursor: 0,
+            },
         }
+    }
+
+    /// The first flow waiting at or after `from`, wrapping around (`waiting` a bit per flow).
+    #[inline]
+    fn next_waiting(waiting: &[u64], from: u32) -> Option<u32> {
+        let words = waiting.len();
+        let start = (from / 64) as usize % words.max(1);
+        // The start word's bits from `from` on, then the other words in turn, then the start
+        // word's bits before `from`.
+        let first = waiting.get(start)? & (u64::MAX << (from % 64));
+        if first != 0 {
+            return Some(start as u32 * 64 + first.trailing_zeros());
+        }
+        for k in 1..=words {
+            let w = (start + k) % words;
+            let bits = if w == start {
+                waiting[w] & !(u64::MAX << (from % 64))
+            } else {
+                waiting[w]
+            };
+            if bits != 0 {
+                return Some(w as u32 * 64 + bits.trailing_zeros());
+            }
+        }
+        None
     }
 
     /// One more pull is owed to `flow`.
@@ -297,6 +335,10 @@ impl PullQueue {
                 *tail = flow;
             }
             PullQueue::Fifo(q) => q.push_back(flow),
+            PullQueue::Cyclic { owed, waiting, .. } => {
+                owed[flow as usize] += 1;
+                waiting[(flow / 64) as usize] |= 1 << (flow % 64);
+            }
         }
     }
 
@@ -315,6 +357,9 @@ impl PullQueue {
                 (t != NONE).then(|| next[t as usize])
             }
             PullQueue::Fifo(q) => q.front().copied(),
+            PullQueue::Cyclic {
+                waiting, cursor, ..
+            } => Self::next_waiting(waiting, *cursor),
         }
     }
 
@@ -342,6 +387,22 @@ impl PullQueue {
             }
             PullQueue::Fifo(q) => {
                 q.pop_front();
+            }
+            PullQueue::Cyclic {
+                owed,
+                waiting,
+                cursor,
+            } => {
+                let Some(f) = Self::next_waiting(waiting, *cursor) else {
+                    return;
+                };
+                let fu = f as usize;
+                owed[fu] = if all { 0 } else { owed[fu] - 1 };
+                if owed[fu] == 0 {
+                    waiting[fu / 64] &= !(1 << (f % 64));
+                }
+                // The turn moves past the flow served, as htsim's iterator does.
+                *cursor = if fu + 1 == owed.len() { 0 } else { f + 1 };
             }
         }
     }
@@ -498,6 +559,63 @@ mod tests {
     }
 
     #[test]
+    fn cyclic_pulls_walk_the_flows_in_their_order_and_a_new_flow_waits_for_its_place() {
+        // The turn is at flow 0 when the short flow 3 comes to owe a pull: it is served when
+        // the walk reaches it, after flows 1 and 2 (as with `fair` here, since it comes last).
+        let mut r = incast_then_short(PullOrder::Cyclic);
+        assert_eq!(drain(&mut r, 10), [0, 1, 2, 3, 0, 1, 2, 0, 1, 2]);
+        // Flow 0 comes to owe a pull again while the turn is past it (at flow 2, flows 1 and
+        // 2 owing): `fair` serves it after every flow already waiting, as it joins the ring's
+        // tail; `cyclic` serves it when the walk wraps around to index 0, before flow 1.
+        for (order, want) in [
+            (PullOrder::Fair, [2, 1, 0, 2]),
+            (PullOrder::Cyclic, [2, 0, 1, 2]),
+        ] {
+            let mut r = Receiver::new(&[9, 9, 9], 3, GAP, order);
+            r.start(0);
+            let mut out = Vec::new();
+            r.on_data(10, 0, 0, &mut out);
+            r.on_data(10, 1, 0, &mut out);
+            r.on_data(10, 1, 1, &mut out);
+            r.on_data(10, 2, 0, &mut out);
+            r.on_data(10, 2, 1, &mut out);
+            out.clear();
+            // Ticks serve flows 0 and 1; the turn is then at flow 2, flow 1 owing one more
+            // and flow 2 two.
+            r.on_pull_tick(10, &mut out);
+            r.on_pull_tick(10 + GAP, &mut out);
+            assert_eq!(out[0], control(Kind::Pull, 0, 0), "{order:?}");
+            assert_eq!(out[2], control(Kind::Pull, 1, 0), "{order:?}");
+            r.on_data(20, 0, 1, &mut out);
+            assert_eq!(drain(&mut r, 10 + 2 * GAP), want, "{order:?}");
+        }
+    }
+
+    #[test]
+    fn the_cyclic_walk_wraps_across_words_and_skips_flows_owed_nothing() {
+        let mut q = PullQueue::new(PullOrder::Cyclic, 130, 130);
+        assert_eq!(q.front(), None);
+        for f in [129, 3, 64] {
+            q.push(f);
+        }
+        q.push(64);
+        let mut served = Vec::new();
+        while let Some(f) = q.front() {
+            served.push(f);
+            q.take_front(false);
+        }
+        // From index 0: 3, 64, 129, then around to 64's second pull.
+        assert_eq!(served, [3, 64, 129, 64]);
+        // Dropping every pull of the front flow clears it at once.
+        q.push(5);
+        q.push(5);
+        q.push(7);
+        assert_eq!(q.front(), Some(5));
+        q.take_front(true);
+        assert_eq!(q.front(), Some(7));
+    }
+
+    #[test]
     fn a_flow_that_runs_out_of_pulls_leaves_the_ring_and_rejoins_at_its_tail() {
         let mut r = Receiver::new(&[9, 9, 9], 3, GAP, PullOrder::Fair);
         r.start(0);
@@ -516,7 +634,7 @@ mod tests {
 
     #[test]
     fn a_finished_flows_owed_pulls_are_dropped_without_using_a_tick() {
-        for order in [PullOrder::Fair, PullOrder::Fifo] {
+        for order in [PullOrder::Fair, PullOrder::Fifo, PullOrder::Cyclic] {
             let mut r = Receiver::new(&[2, 3], 2, GAP, order);
             r.start(0);
             let mut out = Vec::new();
