@@ -86,6 +86,8 @@ from incastlab.scenario import from_dict
 HERE = Path(__file__).resolve().parent
 HOSTS, K, SIZE, GBPS, IW, QUEUE = 8192, 32, 270_000, 10, 10, 8
 TOLERANCE = 0.05
+#: htsim's own default seed (main_ndp's `-seed`, and gen_incast's placement seed here).
+HTSIM_SEED = 13
 POINTS = (("min", 0.0), ("p10", 0.10), ("median", 0.50), ("p90", 0.90), ("max", 1.0))
 
 
@@ -96,7 +98,7 @@ def matrix(dc: Path, work: Path, senders: int) -> Path:
         gen = dc / "connection_matrices" / "gen_incast.py"
         if not gen.exists():
             raise SystemExit(f"{gen} not found: give htsim_ndp inside its sim/datacenter")
-        args = [str(out), str(HOSTS), str(senders), str(SIZE), "0", "13"]
+        args = [str(out), str(HOSTS), str(senders), str(SIZE), "0", str(HTSIM_SEED)]
         subprocess.run([sys.executable, str(gen), *args], check=True, capture_output=True)
     return out
 
@@ -167,7 +169,7 @@ def scenario(hosts: list[int], ndp: dict[str, Any] | None = None) -> str:
     return from_dict(d).to_json()
 
 
-def htsim_command(binary: Path, cm: Path, senders: int, seed: int = 13) -> list[str]:
+def htsim_command(binary: Path, cm: Path, senders: int, seed: int = HTSIM_SEED) -> list[str]:
     """htsim's NDP run: the paper's incast settings, spelled out (`-seed`: its random
     stream, 13 by default)."""
     # htsim runs to -end whatever finishes (its timer scan ticks every 9 µs over every
@@ -192,7 +194,7 @@ def htsim_command(binary: Path, cm: Path, senders: int, seed: int = 13) -> list[
         str(GBPS * 1000),
         "-end",
         str(end_us),
-        *(["-seed", str(seed)] if seed != 13 else []),
+        *(["-seed", str(seed)] if seed != HTSIM_SEED else []),
     ]
 
 
@@ -223,10 +225,10 @@ def peerstats(text: str) -> str:
 
 
 def run_htsim(
-    binary: Path, cm: Path, senders: int, work: Path, reuse: bool, seed: int = 13
+    binary: Path, cm: Path, senders: int, work: Path, reuse: bool, seed: int = HTSIM_SEED
 ) -> dict[str, Any]:
     saved = work / (
-        f"htsim_ndp_{senders}.json" if seed == 13 else f"htsim_ndp_{senders}_s{seed}.json"
+        f"htsim_ndp_{senders}.json" if seed == HTSIM_SEED else f"htsim_ndp_{senders}_s{seed}.json"
     )
     if reuse and saved.exists():
         return dict(json.loads(saved.read_text()))
@@ -258,7 +260,7 @@ def by_seed(runs: list[dict[str, Any]]) -> list[list[float]]:
     same simulation, run again only for its cost)."""
     seen: dict[int, list[float]] = {}
     for r in runs:
-        seen.setdefault(r.get("seed", 0), r["fcts"])
+        seen.setdefault(r["seed"], r["fcts"])
     return list(seen.values())
 
 
@@ -334,7 +336,8 @@ def main() -> int:
             for r in range(a.repeat):
                 inc.append({**run_incastlab(one, seeded, n, work), "seed": 1 + i})
                 if not (a.reuse and r):  # a saved htsim run is one run
-                    ht.append({**run_htsim(binary, cm, n, work, a.reuse, 13 + i), "seed": 13 + i})
+                    seed = HTSIM_SEED + i
+                    ht.append({**run_htsim(binary, cm, n, work, a.reuse, seed), "seed": seed})
         print("\n".join(table(n, inc, ht)))
         print(f"incastlab events {inc[0]['events']:,}\n")
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())

@@ -7,6 +7,7 @@
 //! beside each key.
 
 use super::section::section;
+use super::trimming::{validate_header_queue, validate_packets};
 use super::{bad, ConfigError, Scenario, WorkloadKind, AN_HOUR};
 use crate::units::*;
 
@@ -80,27 +81,11 @@ impl Scenario {
                 "background flows are TCP; EQDS runs without them",
             ));
         }
-        if e.mtu == 0 || e.mtu > 65_000 {
-            return Err(bad(
-                "eqds.mtu",
-                format!("must be 1..65000 bytes, got {}", e.mtu),
-            ));
-        }
-        if e.header_bytes == 0 || e.header_bytes > 1000 {
-            return Err(bad("eqds.header_bytes", "must be 1..1000 bytes"));
-        }
-        if e.initial_window == 0 || e.initial_window > 100_000 {
-            return Err(bad("eqds.initial_window", "must be 1..100000 packets"));
-        }
+        validate_packets("eqds", e.mtu, e.header_bytes, e.initial_window)?;
         if e.data_queue == 0 || e.data_queue > 1_000_000 {
             return Err(bad("eqds.data_queue", "must be 1..1000000 packets"));
         }
-        if e.header_queue < e.header_bytes {
-            return Err(bad("eqds.header_queue", "must hold at least one header"));
-        }
-        if e.header_weight == 0 || e.header_weight > 1_000_000 {
-            return Err(bad("eqds.header_weight", "must be 1..1000000"));
-        }
+        validate_header_queue("eqds", e.header_queue, e.header_bytes, e.header_weight)?;
         if e.paths == 0 || e.paths > 65_536 {
             return Err(bad("eqds.paths", "must be 1..65536 entropies"));
         }

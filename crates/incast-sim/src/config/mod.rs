@@ -21,6 +21,7 @@ pub(crate) mod section;
 mod swift;
 mod tcp;
 mod topology;
+mod trimming;
 mod validate;
 mod workload;
 

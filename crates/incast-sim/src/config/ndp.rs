@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::section::{choices, section};
+use super::trimming::{validate_header_queue, validate_packets};
 use super::{bad, ConfigError, Scenario, WorkloadKind};
 use crate::units::*;
 
@@ -133,27 +134,11 @@ impl Scenario {
                 "background flows are TCP; NDP runs without them",
             ));
         }
-        if n.mtu == 0 || n.mtu > 65_000 {
-            return Err(bad(
-                "ndp.mtu",
-                format!("must be 1..65000 bytes, got {}", n.mtu),
-            ));
-        }
-        if n.header_bytes == 0 || n.header_bytes > 1000 {
-            return Err(bad("ndp.header_bytes", "must be 1..1000 bytes"));
-        }
-        if n.initial_window == 0 || n.initial_window > 100_000 {
-            return Err(bad("ndp.initial_window", "must be 1..100000 packets"));
-        }
+        validate_packets("ndp", n.mtu, n.header_bytes, n.initial_window)?;
         if n.data_queue == 0 {
             return Err(bad("ndp.data_queue", "must hold at least one packet"));
         }
-        if n.header_queue < n.header_bytes {
-            return Err(bad("ndp.header_queue", "must hold at least one header"));
-        }
-        if n.header_weight == 0 || n.header_weight > 1_000_000 {
-            return Err(bad("ndp.header_weight", "must be 1..1000000"));
-        }
+        validate_header_queue("ndp", n.header_queue, n.header_bytes, n.header_weight)?;
         if n.rto == 0 {
             return Err(bad("ndp.rto", "must be positive"));
         }

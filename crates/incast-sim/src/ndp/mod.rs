@@ -730,9 +730,10 @@ mod tests {
     }
 
     /// NDP as htsim runs it (headers dropped, a timer for each packet, drawn waits, pulls at
-    /// 0.99 walked in the flows' order, either packet trimmed): every byte arrives once, the counters add up, the run
-    /// repeats itself; trimming either packet trims some that arrived before the one that
-    /// found the queue full, so the trims fall on other flows than with the arriving one.
+    /// 0.99 walked in the flows' order, either packet trimmed): every byte arrives once, the
+    /// counters add up, the run repeats itself; trimming either packet trims some that arrived
+    /// before the one that found the queue full, so the trims fall on other flows than with
+    /// the arriving one.
     #[test]
     fn ndp_as_htsim_runs_it_keeps_its_invariants_and_repeats_itself() {
         let htsim = |trim: NdpTrim| {

@@ -574,15 +574,8 @@ mod tests {
             (PullOrder::Fair, [2, 1, 0, 2]),
             (PullOrder::Cyclic, [2, 0, 1, 2]),
         ] {
-            let mut r = Receiver::new(&[9, 9, 9], 3, GAP, order);
-            r.start(0);
+            let mut r = three_flows_owing(order, &[(0, 0), (1, 0), (1, 1), (2, 0), (2, 1)]);
             let mut out = Vec::new();
-            r.on_data(10, 0, 0, &mut out);
-            r.on_data(10, 1, 0, &mut out);
-            r.on_data(10, 1, 1, &mut out);
-            r.on_data(10, 2, 0, &mut out);
-            r.on_data(10, 2, 1, &mut out);
-            out.clear();
             // Ticks serve flows 0 and 1; the turn is then at flow 2, flow 1 owing one more
             // and flow 2 two.
             r.on_pull_tick(10, &mut out);
@@ -618,16 +611,22 @@ mod tests {
         assert_eq!(q.front(), Some(7));
     }
 
-    #[test]
-    fn a_flow_that_runs_out_of_pulls_leaves_the_ring_and_rejoins_at_its_tail() {
-        let mut r = Receiver::new(&[9, 9, 9], 3, GAP, PullOrder::Fair);
+    /// Three flows of nine packets, started at 0, whose packets `(flow, seq)` arrived at 10:
+    /// each arrival owes its flow a pull.
+    fn three_flows_owing(order: PullOrder, arrivals: &[(u32, u32)]) -> Receiver {
+        let mut r = Receiver::new(&[9, 9, 9], 3, GAP, order);
         r.start(0);
         let mut out = Vec::new();
-        r.on_data(10, 0, 0, &mut out);
-        r.on_data(10, 1, 0, &mut out);
-        r.on_data(10, 1, 1, &mut out);
-        r.on_data(10, 2, 0, &mut out);
-        out.clear();
+        for &(flow, seq) in arrivals {
+            r.on_data(10, flow, seq, &mut out);
+        }
+        r
+    }
+
+    #[test]
+    fn a_flow_that_runs_out_of_pulls_leaves_the_ring_and_rejoins_at_its_tail() {
+        let mut r = three_flows_owing(PullOrder::Fair, &[(0, 0), (1, 0), (1, 1), (2, 0)]);
+        let mut out = Vec::new();
         r.on_pull_tick(10, &mut out);
         assert_eq!(out, [control(Kind::Pull, 0, 0), PullTick(10 + GAP)]);
         // Flow 0 owes nothing now; its next arrival puts it behind flows 1 and 2.
