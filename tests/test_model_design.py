@@ -78,28 +78,26 @@ def test_fitted_constants_carry_their_design_and_held_out_scores() -> None:
     assert k.fit["seeds"] == design.calibration_seeds(9) and k.fit["points"] >= 9 * 290
     held = k.fit["held_out"]
     assert held["points"] >= 300
-    # What the fit reaches on the held-out design (the targets are 0.10, 0.90, 0.10, 0.80;
-    # these hold the model to what it reaches now, not to the targets: the held-out design
-    # was read while the mechanisms were chosen, so it flatters the model).
-    assert held["median_error_unflagged"] <= 0.07
-    assert held["within_1_5x_unflagged"] >= 0.88
-    # One design's 300 points: 32 flagged since the Linux tick waves (busy.busy_wave) moved
-    # some blocks into the timer-bound band, 34 since RACK-TLP's lost recovery flights
-    # (recover.py) moved two more, 26 since the timer-bound band starts at 15x its ideal time
-    # beside the edge of a collapse and the answers resting on a fitted constant (edge.py,
-    # reliance.py); the space's share is the fresh pool's, below (9-10%).
-    assert held["flagged"] <= 0.12
+    # What the fit reaches on the held-out design, with the learned correction (the targets
+    # are 0.10, 0.90, 0.10, 0.80; these hold the model to what it reaches now: the held-out
+    # design was read while the mechanisms were chosen, so it flatters them).
+    assert held["median_error_unflagged"] <= 0.05
+    assert held["within_1_5x_unflagged"] >= 0.92
+    # One design's 300 points: 23 flagged since the timer-bound band starts at 25x its ideal
+    # time beside the edge of a collapse and the answers resting on a fitted constant (edge.py,
+    # reliance.py); the space's share is the fresh pool's, below.
+    assert held["flagged"] <= 0.10
     assert held["inside_interval"] >= 0.88
-    # And on ten designs drawn after the mechanisms were chosen, none of them read by a
-    # choice: the honest figure, short of the 90% within 1.5x aimed at.
+    # And on ten designs drawn after the mechanisms were chosen, none of them read by a choice
+    # of the mechanisms, the flags or the correction's trees (which were fitted on seeds
+    # 32002-32071): the honest figure. The mechanisms alone read 87.6% within 1.5x there and
+    # flagged 10.2%.
     fresh = k.fit["fresh"]
     assert len(fresh["seeds"]) == 10 and fresh["points"] >= 2990
     assert not set(fresh["seeds"]) & {design.HELD_OUT_SEED, *k.fit["seeds"]}
-    assert fresh["median_error"] <= 0.08
-    assert fresh["within_1_5x_unflagged"] >= 0.85
-    # The ten designs of seeds 32072-32081 flag 10.2% (over the tenth allowed), the sixty-one
-    # read designs of the screening 8.9%: per design 6-14%, so a pool of ten moves by a point.
-    assert fresh["flagged"] <= 0.11
+    assert fresh["median_error"] <= 0.05
+    assert fresh["within_1_5x_unflagged"] >= 0.90
+    assert fresh["flagged"] <= 0.10
     assert fresh["inside_interval"] >= 0.88
     for regime in ("ideal", "timeouts", "collapse", "flagged"):
         lo, hi = k.interval[regime]
@@ -134,16 +132,15 @@ def test_the_domain_names_the_key_that_takes_a_point_out() -> None:
 
 
 def test_linux_timer_bound_points_are_flagged_by_rack_tlp() -> None:
-    """Under RACK-TLP a block a few probe waits make 15-300x its ideal time is flagged; the
-    same point under the classic profile (no probes) is not. (The simulator at 16 x 64 KB
-    into 32 KB, linux Reno: 972 Mbps, blocks of 8 ms, 0.9 ms at the link rate. Under CUBIC,
-    whose held windows (model/window.py) the model's ideal time now counts, its blocks are
-    13x that ideal time, short of the band: the simulator 602 Mbps, the model 550.)"""
+    """Under RACK-TLP a block a few probe waits make 25-300x its ideal time is flagged; the
+    same point under the classic profile (no probes) is not. (16 x 64 KB into 8 KB at
+    10 Gbps, RTOmin 20 ms: the model's linux block 36x its ideal time, the classic one 68x,
+    RTO waits alike but no probe tick to fire on or not.)"""
     from incastlab.backends.model import burst_path
 
-    keys = {"topology.senders": 16, "workload.sru": "64KB", "topology.buffer": "32KB",
+    keys = {"topology.senders": 16, "workload.sru": "64KB", "topology.buffer": "8KB",
             "topology.link": "10Gbps", "topology.receiver_link": "10Gbps",
-            "topology.rtt": "50us", "tcp.rto_min": "1ms",
+            "topology.rtt": "50us", "tcp.rto_min": "20ms",
             "tcp.congestion_control": "reno"}  # fmt: skip
     c = burst.fitted()
     for profile, flagged in (("linux", True), ("classic", False)):
@@ -239,12 +236,12 @@ def test_a_block_the_delayed_ack_makes_long_is_not_flagged() -> None:
 
 
 def test_model_json_carries_the_interval_and_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    """Reno at the timer-bound point above, flagged (under CUBIC the model's held windows
-    leave it short of the band)."""
+    """Reno at the timer-bound point above, flagged; the JSON carries the mechanisms' answer
+    beside the corrected one."""
     from incastlab.cli import main
 
-    argv = ["model", "--senders", "2,16", "--sru", "64KB", "--buffer", "32KB", "--link", "10Gbps",
-            "--rtt", "50us", "--rto-min", "1ms", "--cc", "reno", "--json"]  # fmt: skip
+    argv = ["model", "--senders", "2,16", "--sru", "64KB", "--buffer", "8KB", "--link", "10Gbps",
+            "--rtt", "50us", "--rto-min", "20ms", "--cc", "reno", "--json"]  # fmt: skip
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
     for row in rows:
@@ -253,6 +250,9 @@ def test_model_json_carries_the_interval_and_the_flags(capsys: pytest.CaptureFix
         assert lo < row["goodput_bps"] < hi
         assert isinstance(m["outside_domain"], list)
     assert any(r["report"]["model"]["outside_domain"] for r in rows)
+    for row in rows:
+        m = row["report"]["model"]
+        assert row["goodput_bps"] == pytest.approx(m["mechanisms_bps"] * m["correction"])
     assert main(argv[:-1]) == 0
     text = capsys.readouterr()
     assert "sim 10-90%" in text.out

@@ -12,7 +12,9 @@ from typing import Any
 from incastlab import _core, model
 from incastlab.backends import ProgressFn, off_defaults
 from incastlab.model import burst, domain
+from incastlab.model import correction as correction_mod
 from incastlab.model.burst import BurstPrediction, Constants
+from incastlab.model.correction import Correction
 from incastlab.model.onset import onset as burst_onset
 from incastlab.model.port import queue_ramp
 from incastlab.model.report import model_report
@@ -116,6 +118,8 @@ class ModelPoint:
     interval: tuple[float, float] | None = None
     #: The keys that take the point out of the model's validated domain, ``"key: why"``.
     outside: list[str] = field(default_factory=list)
+    #: Simulator / mechanisms by the learned correction (``None``: not corrected).
+    correction: float | None = None
 
     @property
     def dominant(self) -> str:
@@ -134,6 +138,9 @@ class ModelPoint:
             "onset": self.onset,
             "goodput_bps": p.goodput_bps,
             "goodput_fraction": p.goodput_bps / self.link_bps,
+            # The mechanisms' own answer and the factor the learned correction put on it.
+            "mechanisms_bps": self.burst.goodput_bps if self.burst is not None else None,
+            "correction": self.correction,
             "link_bps": self.link_bps,
             "block_time_s": p.block_time_s,
             "timeouts_per_block": p.timeouts_per_block,
@@ -164,11 +171,15 @@ def predict_scenario(
     a: float = 1.0,
     a_doubles_at: int | None = None,
     with_onset: bool = True,
+    correct: bool = True,
+    correction: Correction | None = None,
 ) -> ModelPoint:
     """The model's prediction for one scenario (one sender count): the burst model with the
-    package's fitted constants (or ``constants``), or with ``uncalibrated`` Chen's Eq. 1-4
-    with the papers' constants (``extra_buffer``, ``a``, ``a_doubles_at``). The burst model's
-    onset takes a scan over sender counts: ``with_onset=False`` skips it."""
+    package's fitted constants (or ``constants``) and its learned correction (the package's,
+    where it was fitted with those constants, or ``correction``; none with ``correct=False``:
+    the mechanisms alone), or with ``uncalibrated`` Chen's Eq. 1-4 with the papers' constants
+    (``extra_buffer``, ``a``, ``a_doubles_at``). The burst model's onset (the mechanisms')
+    takes a scan over sender counts: ``with_onset=False`` skips it."""
     s = sc.normalized()
     t, tcp, w = s["topology"], s["tcp"], s["workload"]
     if w["kind"] != "sync_read":
@@ -182,11 +193,13 @@ def predict_scenario(
         path = burst_path(s)
         b = burst.predict(path, c)
         flags = domain.outside(s, path, b, c)
+        fix = (correction or correction_mod.fitted(c.named())) if correct else None
+        factor = fix.factor(path, b) if fix is not None else 1.0
         pred = model.Prediction(
             senders=n,
             regime=b.regime,
-            goodput_bps=b.goodput_bps,
-            block_time_s=b.block_time_s,
+            goodput_bps=b.goodput_bps * factor,
+            block_time_s=b.block_time_s / factor,
             timeouts_per_block=b.timeouts_per_block,
         )
         return ModelPoint(
@@ -199,8 +212,11 @@ def predict_scenario(
             scenario=s,
             burst=b,
             constants=c,
-            interval=domain.interval(b, c, bool(flags)),
+            interval=domain.interval(
+                b, c, bool(flags), pred.goodput_bps, fix.interval if fix is not None else None
+            ),
             outside=flags,
+            correction=factor if fix is not None else None,
         )
     # A striped block: the engine's split; the model's senders are alike, so each returns the
     # largest share (the block ends when the slowest, largest one does).

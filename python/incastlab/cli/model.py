@@ -62,6 +62,12 @@ def add_model_parser(sub: Any) -> None:
         help="Chen's Eq. 1-4 with the papers' constants instead of the burst model",
     )
     m.add_argument(
+        "--mechanisms",
+        action="store_true",
+        help="the burst model's mechanisms alone, without its learned correction (the trees "
+        "fitted to what the mechanisms miss on random designs)",
+    )
+    m.add_argument(
         "--extra-buffer",
         default=None,
         help="with --uncalibrated: buffering beyond the port in Eq. 3 (default 8KB, Chen's)",
@@ -108,7 +114,11 @@ def cmd_model(a: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         extra = model.CHEN_EXTRA_BUFFER if extra is None else extra
         series = predict_series(
-            series_from(a), uncalibrated=a.uncalibrated, extra_buffer=extra, **options
+            series_from(a),
+            uncalibrated=a.uncalibrated,
+            extra_buffer=extra,
+            correct=not a.mechanisms,
+            **options,
         )
     except model.ModelError as e:
         raise ScenarioError(str(e)) from None
@@ -208,7 +218,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "  incast model calibrate --quick --json\n"
         "  incast model calibrate --variants iw1-restart,dctcp --save\n"
         "  incast model calibrate --random 300 --cache ~/.cache/incastlab/design\n"
-        "  incast model calibrate --random 300 --designs 9 --fresh 32072..32081 "
+        "  incast model calibrate --random 300 --designs 9 --correct 70 --fresh 32072..32081 "
         "--cache ~/.cache/incastlab/design --save\n"
         '  incast model calibrate --set topology.link=\\"10Gbps\\"',
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -233,6 +243,16 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         help="with --random: fit on K random designs pooled (seeds "
         f"{DESIGN_CALIBRATION_SEED} upward; default 1): a constant or an interval read off "
         "300 points moves with their draw",
+    )
+    p.add_argument(
+        "--correct",
+        type=whole(0, 1000),
+        default=0,
+        metavar="K",
+        help="with --random: also fit the learned correction (scikit-learn's gradient-boosted "
+        f"trees, pip install 'incastlab[calibrate]') on K random designs (seeds "
+        f"{DESIGN_CALIBRATION_SEED} upward); default 0: the package's correction, where it was "
+        "fitted with the constants the fit gives",
     )
     p.add_argument(
         "--fresh",
@@ -306,7 +326,7 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
         from incastlab.model.design import HELD_OUT_SEED, calibration_seeds
         from incastlab.model.design import SEEDS as DESIGN_SEEDS
 
-        fitted_on = calibration_seeds(a.designs)
+        fitted_on = calibration_seeds(max(a.designs, a.correct))
         a.fresh = list(dict.fromkeys(a.fresh))  # a design named twice is still one design
         for seed in a.fresh:
             if seed == HELD_OUT_SEED or seed in fitted_on:
@@ -315,11 +335,19 @@ def cmd_calibrate(argv: Sequence[str], out: Console, err: Console) -> int:
                     f"of a calibration design ({fitted_on[0]}..{fitted_on[-1]}); a fresh design "
                     "is one that neither the fit nor the held-out report reads"
                 )
+        if a.correct:
+            try:
+                import sklearn  # noqa: F401
+            except ImportError as e:
+                raise UsageError(
+                    "--correct: fitting the correction needs scikit-learn: "
+                    "pip install 'incastlab[calibrate]'"
+                ) from e
 
         a.seeds = a.seeds or DESIGN_SEEDS
         return run_random(a, out, err)
-    if a.designs != 1 or a.fresh:
-        raise UsageError("--designs and --fresh: random designs; give --random N")
+    if a.designs != 1 or a.fresh or a.correct:
+        raise UsageError("--designs, --correct and --fresh: random designs; give --random N")
     if a.list_variants:
         for name, keys in VARIANTS.items():
             out.print(f"{name}: {keys or 'the scenario defaults'}")

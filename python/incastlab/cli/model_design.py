@@ -21,14 +21,18 @@ if TYPE_CHECKING:
 def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
     """Simulate ``a.designs`` calibration designs, the held-out design and the ``a.fresh``
     ones (``a.random`` points each, ``a.seeds`` seeds a point), fit the constants and the
-    interval on the calibration designs pooled, score the others; ``a.save`` writes the
-    constants into the package."""
+    interval on the calibration designs pooled, and with ``a.correct`` the learned correction
+    on that many designs, score the others; ``a.save`` writes the constants (and the
+    correction) into the package."""
     from incastlab.model import burst, design
+    from incastlab.model import correction as correction_mod
     from incastlab.model.fit import fit_design
 
     cache = Path(a.cache).expanduser() if a.cache else None
     fitted_on = design.calibration_seeds(a.designs)
-    plan = [("calibration", s) for s in fitted_on] + [("held out", design.HELD_OUT_SEED)]
+    corrected_on = design.calibration_seeds(a.correct)
+    plan = [("calibration", s) for s in design.calibration_seeds(max(a.designs, a.correct))]
+    plan += [("held out", design.HELD_OUT_SEED)]
     plan += [("fresh", s) for s in a.fresh]
     rows: dict[str, list[Measured]] = {"calibration": [], "held out": [], "fresh": []}
     unfinished: list[str] = []
@@ -46,21 +50,37 @@ def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
                 workers=a.workers,
                 on_point=done,
             )
+            for m in measured:
+                m.design = seed
             rows[name] += measured
             if name != "calibration":
                 unfinished += [f"design {seed}: {u}" for u in missed]
-    cal, held, fresh = rows["calibration"], rows["held out"], rows["fresh"]
+    every, held, fresh = rows["calibration"], rows["held out"], rows["fresh"]
+    cal = [r for r in every if r.design in fitted_on]
     c = fit_design(cal, seeds=fitted_on)
-    design.score(held, c)
-    design.score(fresh, c)
+    fix = None
+    if a.correct:
+        from incastlab.model.fit_correction import fit_correction
+
+        if not a.json:
+            err.print(f"fitting the correction on {a.correct} designs ({len(every)} points)")
+        fix = fit_correction(
+            [r for r in every if r.design in corrected_on], c, corrected_on, a.workers
+        )
+    design.score(held, c, fix)
+    design.score(fresh, c, fix)
     c = _with_scores(c, held, fresh, a.fresh)
     if a.save:
         written = burst.save(c)
-        design.score(cal, c)
+        if fix is not None:
+            correction_mod.save(fix)
+        design.score(cal, c, fix)
         kept = design.save_subset(cal)
         if not a.json:
             err.print(
-                f"saved the constants in {written.name}, a subset of the design in {kept.name}"
+                f"saved the constants in {written.name}"
+                + (" and the correction in correction.json" if fix is not None else "")
+                + f", a subset of the design in {kept.name}"
             )
     if a.json:
         print_json(

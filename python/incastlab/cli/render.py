@@ -48,6 +48,11 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
         k = first.constants
         tag = f"fitted with incastlab {k.version}" if k.version else "not fitted"
         err.print(f"burst model · constants {tag}: {k.named()} (--uncalibrated: Chen Eq. 1-4)")
+        if first.correction is not None:
+            err.print(
+                "the mechanisms' goodput times a learned correction (learned x: regression "
+                "trees fitted on random designs; --mechanisms: the mechanisms alone)"
+            )
         fresh = k.fit.get("fresh")
         if fresh:
             # How far to trust it, as measured on designs no choice of the model has read.
@@ -71,7 +76,10 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
         rate, rate_cell = in_unit([p.prediction.goodput_bps for p in ps], "rate")
         unit, time_cell = in_unit([p.prediction.block_time_s for p in ps], "time")
         t = table()
+        corrected = any(p.correction is not None for p in ps)
         cols = ["N", "regime", header("goodput", rate)]
+        if corrected:
+            cols.append(header("learned", "x"))
         if not chen:
             cols.append(header("sim 10-90%", rate))
         for col in (
@@ -94,6 +102,8 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
                 regime = pr.regime
             cells = [str(p.senders), regime + (" [yellow]![/yellow]" if p.outside else "")]
             cells.append(rate_cell(pr.goodput_bps))
+            if corrected:
+                cells.append("" if p.correction is None else f"{p.correction:.2f}")
             if not chen:
                 lo, hi = p.interval or (math.nan, math.nan)
                 cells.append(f"{rate_cell(lo)}-{rate_cell(hi)}")

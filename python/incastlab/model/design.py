@@ -149,6 +149,8 @@ class Measured:
     model_timeouts: float = 0.0
     #: The term that dominates the model's block time ("RTO waits", "transfer", ...).
     dominant: str = ""
+    #: The seed of the design the point was drawn in (``None``: not from a design).
+    design: int | None = None
 
     @property
     def ratio(self) -> float:
@@ -203,14 +205,18 @@ def measure(
     return out, unfinished
 
 
-def score(rows: list[Measured], constants: Any = None) -> None:
-    """Fill in the model's answer, interval and flags for every measured point."""
+def score(rows: list[Measured], constants: Any = None, correction: Any = None) -> None:
+    """Fill in the model's answer, interval and flags for every measured point (with the
+    package's constants and correction, or ``constants`` and ``correction``)."""
     from incastlab.backends.model import predict_scenario
     from incastlab.scenario import from_dict
 
     for r in rows:
         mp = predict_scenario(
-            from_dict(r.scenario, normalized=True), constants=constants, with_onset=False
+            from_dict(r.scenario, normalized=True),
+            constants=constants,
+            correction=correction,
+            with_onset=False,
         )
         r.model_bps = mp.prediction.goodput_bps
         r.regime = mp.prediction.regime

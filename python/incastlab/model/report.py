@@ -22,6 +22,8 @@ def model_report(row: dict[str, Any], scenario: dict[str, Any]) -> dict[str, Any
         "ignored",
         "interval_bps",
         "outside_domain",
+        "mechanisms_bps",
+        "correction",
     )
     blocks = int(scenario["workload"]["blocks"])
     block_ps = round(row["block_time_s"] * 1e12)
