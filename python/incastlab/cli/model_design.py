@@ -71,9 +71,15 @@ def run_random(a: argparse.Namespace, out: Console, err: Console) -> int:
     design.score(fresh, c, fix)
     c = _with_scores(c, held, fresh, a.fresh)
     if a.save:
+        stale = fix is None and correction_mod.fitted(c.named()) is None
         written = burst.save(c)
         if fix is not None:
             correction_mod.save(fix)
+        elif stale and correction_mod.CORRECTION_FILE.exists():
+            err.print(
+                "[yellow]the package's learned correction was fitted with other constants and "
+                "is no longer applied: fit it again with --correct K[/yellow]"
+            )
         design.score(cal, c, fix)
         kept = design.save_subset(cal)
         if not a.json:
