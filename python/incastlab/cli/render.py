@@ -61,6 +61,7 @@ def print_model(out: Console, err: Console, series: Sequence[tuple[str, list[Mod
                 f"validated on {fresh['points']:,} fresh random scenarios: within 1.5x of the "
                 f"simulator on {fresh['within_1_5x_unflagged']:.0%} of the {kept:,} it does not "
                 f"flag (!), the simulator inside its 10-90% on {fresh['inside_interval']:.0%}"
+                + (" (with its learned correction)" if first.correction is None else "")
             )
     for label, ps in series:
         p0 = ps[0]

@@ -73,7 +73,7 @@ SLACK = 1.05
 #: raised from 5x to 15x with the edge of a collapse (:mod:`incastlab.model.edge`) and the
 #: answers that rest on a fitted constant (:mod:`incastlab.model.reliance`), chosen with them
 #: on fifty designs; raised to 25x with the learned correction (:mod:`incastlab.model.correction`),
-#: which brings 15-25x points within 1.5x as often as the rest: on the sixty-one screening
+#: which brings 15-25x points within 1.5x nearly as often as the rest: on the sixty-one screening
 #: designs, predicted out of each design's fold, 8.9% flagged and 92.1% of the rest within
 #: 1.5x at 15x, 7.6% and 91.8% at 25x.
 TIMER_BOUND = (25.0, 300.0)
