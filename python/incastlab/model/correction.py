@@ -15,7 +15,7 @@ are kept beside it (``report.model.mechanisms_bps`` in ``--json``).
 
 The trees ship with the package as plain numbers (``correction.json``: for each tree its
 nodes' feature, threshold, children and value), evaluated here without the library that
-fitted them; their features are :data:`FEATURES`, whose order is the file's. A correction
+fitted them; their inputs are :func:`features`, whose order is the file's. A correction
 fitted with other constants than the package's is not applied (:func:`fitted` returns
 ``None``): the mechanisms' answer it was fitted to would no longer be the one it corrects.
 """
@@ -26,7 +26,6 @@ import functools
 import json
 import math
 import pathlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,17 +107,11 @@ def _answer(p: Path, b: BurstPrediction) -> list[float]:
     ]
 
 
-#: The trees' inputs, in the order the stored trees index them: the scenario in the model's
-#: terms and the mechanisms' answer. Changing them means fitting the correction again.
-FEATURES: tuple[Callable[[Path, BurstPrediction], list[float]], ...] = (
-    lambda p, b: _scenario(p),
-    _answer,
-)
-
-
 def features(p: Path, b: BurstPrediction) -> list[float]:
-    """The correction's inputs for one point."""
-    return [x for f in FEATURES for x in f(p, b)]
+    """The correction's inputs for one point, in the order the stored trees index them: the
+    scenario in the model's terms and the mechanisms' answer. Changing them means fitting the
+    correction again."""
+    return _scenario(p) + _answer(p, b)
 
 
 @dataclass(frozen=True)

@@ -40,16 +40,19 @@ FOLDS = 5
 DIGITS = 7
 
 
-def _table(rows: list[Any], c: burst.Constants) -> tuple[list[list[float]], list[float]]:
+def _table(rows: list[Any], c: burst.Constants) -> tuple[list[list[float]], list[float], list[str]]:
+    """The trees' inputs, log(simulator / mechanisms) and each point's interval group: the
+    mechanisms' regime, or ``"flagged"`` where the domain flags it."""
     from incastlab.backends.model import burst_path
 
-    xs, ys = [], []
+    xs, ys, groups = [], [], []
     for r in rows:
         p = burst_path(r.scenario)
         b = burst.predict(p, c)
         xs.append(features(p, b))
         ys.append(math.log(r.sim_bps / b.goodput_bps))
-    return xs, ys
+        groups.append("flagged" if domain.outside(r.scenario, p, b, c) else b.regime)
+    return xs, ys, groups
 
 
 def _fit(xs: list[list[float]], ys: list[float]) -> Any:
@@ -93,9 +96,7 @@ def fit_correction(
     """The correction fitted on measured design points (:class:`incastlab.model.design.Measured`
     of the designs drawn with ``seeds``) for the mechanisms with constants ``c``, with its
     interval per predicted regime from predictions out of each point's own design's fold."""
-    from incastlab.backends.model import burst_path
-
-    xs, ys = _table(rows, c)
+    xs, ys, groups = _table(rows, c)
     base, trees = _export(_fit(xs, ys))
     # Out-of-fold predictions, whole designs held out together.
     order = sorted({r.design for r in rows})
@@ -114,15 +115,11 @@ def fit_correction(
     bound = math.log(MAX_FACTOR)
     by_group: dict[str, list[float]] = {}
     within = []
-    for i, r in enumerate(rows):
-        p = burst_path(r.scenario)
-        b = burst.predict(p, c)
-        flagged = bool(domain.outside(r.scenario, p, b, c))
+    for i, group in enumerate(groups):
         ratio = math.exp(ys[i] - min(bound, max(-bound, oof[i])))
-        group = "flagged" if flagged else b.regime
         by_group.setdefault(group, []).append(ratio)
         by_group.setdefault("all", []).append(ratio)
-        if not flagged:
+        if group != "flagged":
             within.append(abs(math.log(ratio)) <= math.log(1.5))
     interval = {
         k: [round(x, 4) for x in domain.quantiles(v, *INTERVAL_QUANTILES)]
