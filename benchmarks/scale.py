@@ -7,7 +7,7 @@ of warm-up then 1 s measured unless ``--warmup``/``--measured``) and the NDP inc
 ratios between them, so that a regression shows as a ratio rather than as a number that moves
 with the machine.
 
-    cargo build --release -p incast-sim --example one
+    cargo build --release -p incast-sim --example one --example memory_latency
     python3 benchmarks/scale.py target/release/examples/one
     python3 benchmarks/scale.py ONE --hosts 20,160 --no-ndp --measured 0.2s
 
@@ -19,6 +19,11 @@ the 20-host cluster's events per CPU second; both are printed as checks. A measu
 test: on a shared machine the CPU time also moves with the other processes' cache pressure, so
 each line ends with the load average when its run ended, and a case under 30 s of CPU is run
 three times (``--repeat``) and its median kept.
+
+The ratio is one between a cluster whose state stays in the core's caches and one whose state
+does not, so it moves with what a read from beyond the core's own caches costs on the machine
+of the day. Where the ``memory_latency`` example sits beside ``one``, its figures end the
+cluster's lines: a dependent load within 1 MiB and over hundreds of MiB, and eight at once.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -119,6 +125,25 @@ def run_median(one: Path, senders: int, text: str, repeat: int) -> dict[str, Any
     return median
 
 
+def memory_latency(one: Path) -> str | None:
+    """The ``memory_latency`` example's figures beside ``one``, as one line (None without it):
+    what a cold line costs the 1,024-host cluster on this machine against a warm one."""
+    tool = one.with_name("memory_latency")
+    if not tool.exists():
+        return None
+    rows: dict[str, tuple[float, float]] = {}
+    for text in subprocess.run(
+        [str(tool)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[1:]:
+        *size, one_chain, eight = text.split()
+        rows[" ".join(size)] = (float(one_chain), float(eight))
+    warm, cold = rows["1 MiB"], rows[list(rows)[-1]]
+    return (
+        f"  this machine: a dependent load {warm[0]:.1f} ns within 1 MiB, {cold[0]:.0f} ns over "
+        f"{list(rows)[-1]} ({cold[1]:.1f} ns each with eight at once)"
+    )
+
+
 def line(label: str, r: dict[str, Any], base: dict[str, Any] | None) -> str:
     events = r["report"]["events"]
     speed = events / r["cpu"]
@@ -172,6 +197,9 @@ def main() -> None:
             f"  {h1} hosts at ≥ 2/3 of {h0} hosts' events per CPU second: {ok_speed} "
             f"(×{ratio:.2f}); peak RSS ≤ 2 GB: {ok_rss} ({r1['rss_mb']:.0f} MB)"
         )
+    latency = memory_latency(a.one)
+    if latency is not None:
+        print(latency, flush=True)
     if a.no_ndp:
         return
     ndp: list[dict[str, Any]] = []
