@@ -131,16 +131,16 @@ def memory_latency(one: Path) -> str | None:
     tool = one.with_name("memory_latency")
     if not tool.exists():
         return None
-    rows: dict[str, tuple[float, float]] = {}
-    for text in subprocess.run(
-        [str(tool)], capture_output=True, text=True, check=True
-    ).stdout.splitlines()[1:]:
-        *size, one_chain, eight = text.split()
-        rows[" ".join(size)] = (float(one_chain), float(eight))
-    warm, cold = rows["1 MiB"], rows[list(rows)[-1]]
+    out = subprocess.run([str(tool), "--plain"], capture_output=True, text=True, check=True)
+    rows = {
+        int(kib): (float(one), float(eight))
+        for kib, one, eight in map(str.split, out.stdout.splitlines())
+    }
+    warm, largest = rows[1024], max(rows)
+    cold = rows[largest]
     return (
         f"  this machine: a dependent load {warm[0]:.1f} ns within 1 MiB, {cold[0]:.0f} ns over "
-        f"{list(rows)[-1]} ({cold[1]:.1f} ns each with eight at once)"
+        f"{largest // 1024} MiB ({cold[1]:.1f} ns each with eight at once)"
     )
 
 

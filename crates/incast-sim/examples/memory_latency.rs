@@ -7,7 +7,9 @@
 //! endpoint or packet costs); eight chains walk it at once, independent of each other (what
 //! the core can overlap when it knows the addresses early, as the engine's prefetches do).
 //! The memory comes from the simulator's own allocator, on 2 MiB pages where the kernel
-//! gives them, so the page-table walks are those a simulation sees.
+//! gives them, so the page-table walks are those a simulation sees. With `--plain`, a line a
+//! working set without the header: its KiB and the two figures, for a script to read
+//! (`benchmarks/scale.py`).
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -81,14 +83,21 @@ fn walk(lines: &[Line], chains: usize) -> f64 {
 }
 
 fn main() {
-    println!(
-        "{:>12} {:>14} {:>16}",
-        "working set", "1 chain, ns", "8 chains, ns"
-    );
+    let plain = std::env::args().any(|a| a == "--plain");
+    if !plain {
+        println!(
+            "{:>12} {:>14} {:>16}",
+            "working set", "1 chain, ns", "8 chains, ns"
+        );
+    }
     for kib in SIZES_KIB {
         let lines = cycle(kib);
         let one = walk(&lines, 1);
         let eight = walk(&lines, 8);
+        if plain {
+            println!("{kib} {one:.1} {eight:.1}");
+            continue;
+        }
         let size = if kib >= 1024 {
             format!("{} MiB", kib / 1024)
         } else {

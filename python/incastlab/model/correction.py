@@ -44,6 +44,12 @@ _REGIMES = ("ideal", "timeouts", "collapse")
 _RESTARTS = ("block", "idle", "never")
 
 
+def bounded(log_factor: float) -> float:
+    """A log factor held within 1 / :data:`MAX_FACTOR` to :data:`MAX_FACTOR`."""
+    bound = math.log(MAX_FACTOR)
+    return min(bound, max(-bound, log_factor))
+
+
 def _log(x: float) -> float:
     return math.log(max(x, 1e-12))
 
@@ -145,8 +151,7 @@ class Correction:
             while feature[node] >= 0:
                 node = left[node] if x[feature[node]] <= threshold[node] else right[node]
             total += self.scale * value[node]
-        bound = math.log(MAX_FACTOR)
-        return min(bound, max(-bound, total))
+        return bounded(total)
 
     def factor(self, p: Path, b: BurstPrediction) -> float:
         """Simulator / mechanisms the trees expect at this point."""

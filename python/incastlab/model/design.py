@@ -131,6 +131,11 @@ def label(p: dict[str, Any]) -> str:
     return " ".join(f"{short[k]}={v}" if short[k] else str(v) for k, v in p.items())
 
 
+#: The factor of the simulator the model is held to ("within 1.5x"): the design's figures,
+#: the constants' fit and the correction's out-of-fold score all count against it.
+TOLERANCE = 1.5
+
+
 @dataclass
 class Measured:
     """One design point: the simulator's pooled answer and the model's."""
@@ -162,7 +167,7 @@ class Measured:
 
     @property
     def within(self) -> bool:
-        return 1 / 1.5 <= self.ratio <= 1.5
+        return 1 / TOLERANCE <= self.ratio <= TOLERANCE
 
     @property
     def inside(self) -> bool:

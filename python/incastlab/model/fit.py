@@ -19,6 +19,7 @@ from typing import Any
 from incastlab import _core
 from incastlab.model import burst, domain
 from incastlab.model.calibrate import coordinate_search
+from incastlab.model.design import TOLERANCE
 
 #: Points a regime needs on the calibration design for an interval of its own.
 MIN_GROUP = 10
@@ -35,7 +36,7 @@ def _objective(rows: list[Any], paths: list[burst.Path], c: burst.Constants) -> 
         abs(math.log(burst.predict(p, c).goodput_bps / r.sim_bps))
         for r, p in zip(rows, paths, strict=True)
     ]
-    within = sum(x <= math.log(1.5) for x in logs) / max(1, len(logs))
+    within = sum(x <= math.log(TOLERANCE) for x in logs) / max(1, len(logs))
     return -within, statistics.median(logs) if logs else 0.0
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 from incastlab import _core
 from incastlab.model import burst, domain
-from incastlab.model.correction import MAX_FACTOR, Correction, features
+from incastlab.model.correction import Correction, bounded, features
+from incastlab.model.design import TOLERANCE
 from incastlab.model.fit import INTERVAL_QUANTILES, MIN_GROUP
 
 #: The trees, chosen by cross-validation over whole designs on the sixty-one designs read
@@ -112,15 +113,14 @@ def fit_correction(
         for test, pred in zip(tests, pool.map(_fold_predictions, tasks), strict=True):
             for i, v in zip(test, pred, strict=True):
                 oof[i] = v
-    bound = math.log(MAX_FACTOR)
     by_group: dict[str, list[float]] = {}
     within = []
     for i, group in enumerate(groups):
-        ratio = math.exp(ys[i] - min(bound, max(-bound, oof[i])))
+        ratio = math.exp(ys[i] - bounded(oof[i]))
         by_group.setdefault(group, []).append(ratio)
         by_group.setdefault("all", []).append(ratio)
         if group != "flagged":
-            within.append(abs(math.log(ratio)) <= math.log(1.5))
+            within.append(abs(math.log(ratio)) <= math.log(TOLERANCE))
     interval = {
         k: [round(x, 4) for x in domain.quantiles(v, *INTERVAL_QUANTILES)]
         for k, v in by_group.items()
